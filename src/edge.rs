@@ -1,0 +1,130 @@
+//! The waPC edge: decode what the host sends, call the pure core, encode
+//! the answer. The only module that knows about waPC and the SDK's wire types.
+
+use crate::evaluate::evaluate;
+use crate::lookup::HostLookup;
+use crate::outcome::{Outcome, Verdict};
+use crate::request::AdmissionRequest;
+use crate::settings::Settings;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use serde_json::value::RawValue;
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+/// The `validate` payload: `{"request": …, "settings": …}`.
+#[derive(Deserialize)]
+struct Payload<'a> {
+    #[serde(borrow, default)]
+    settings: Option<&'a RawValue>,
+    request: AdmissionRequest,
+}
+
+/// The SDK's `ValidationResponse`, with sorted audit annotations so the same
+/// request always gives byte-identical output (the SDK uses a `HashMap`).
+#[derive(Serialize)]
+struct ValidationResponse<'a> {
+    accepted: bool,
+    message: Option<&'a str>,
+    code: Option<u16>,
+    mutated_object: Option<Value>,
+    audit_annotations: Option<&'a BTreeMap<String, String>>,
+    warnings: Option<&'a [String]>,
+}
+
+/// The SDK's `SettingsValidationResponse`.
+#[derive(Serialize)]
+struct SettingsValidationResponse {
+    valid: bool,
+    message: Option<String>,
+}
+
+thread_local! {
+    /// Settings prepared for the last distinct settings document, so regexes
+    /// are compiled once per instance and settings, not per evaluation.
+    static PREPARED: RefCell<Option<(Vec<u8>, Rc<Settings>)>> = const { RefCell::new(None) };
+}
+
+fn prepared_settings(raw: &[u8]) -> Result<Rc<Settings>, String> {
+    PREPARED.with(|cell| {
+        if let Some((cached_raw, settings)) = &*cell.borrow() {
+            if cached_raw.as_slice() == raw {
+                return Ok(Rc::clone(settings));
+            }
+        }
+        let settings = Rc::new(Settings::from_json(raw).map_err(|e| e.to_string())?);
+        *cell.borrow_mut() = Some((raw.to_vec(), Rc::clone(&settings)));
+        Ok(settings)
+    })
+}
+
+/// waPC `validate`: evaluates one request against the host's cluster.
+pub fn validate(payload: &[u8]) -> Vec<u8> {
+    let payload: Payload<'_> = match serde_json::from_slice(payload) {
+        Ok(p) => p,
+        Err(e) => {
+            return encode(
+                Outcome::reject(format!("cannot decode the admission request: {e}")),
+                None,
+            );
+        }
+    };
+    let raw_settings = payload.settings.map_or("{}", RawValue::get);
+    let settings = match prepared_settings(raw_settings.as_bytes()) {
+        Ok(s) => s,
+        Err(e) => {
+            return encode(
+                Outcome::reject_with_code(format!("policy settings are not valid: {e}"), 500),
+                None,
+            );
+        }
+    };
+    let request = payload.request;
+    let outcome = evaluate(&request, &settings, &HostLookup);
+    encode(outcome, Some(request.object))
+}
+
+/// Encodes an outcome; a non-empty plan is applied to the owned object.
+fn encode(outcome: Outcome, object: Option<Value>) -> Vec<u8> {
+    let (accepted, message, code, mutated_object) = match &outcome.verdict {
+        Verdict::Allow(plan) if plan.is_empty() => (true, None, None, None),
+        Verdict::Allow(plan) => {
+            let mutated = object.map(|mut object| {
+                plan.apply(&mut object);
+                object
+            });
+            (true, None, None, mutated)
+        }
+        Verdict::Reject { message, code } => (false, Some(message.as_str()), Some(*code), None),
+    };
+    let response = ValidationResponse {
+        accepted,
+        message,
+        code,
+        mutated_object,
+        audit_annotations: Some(&outcome.audit_annotations).filter(|a| !a.is_empty()),
+        warnings: Some(outcome.warnings.as_slice()).filter(|w| !w.is_empty()),
+    };
+    serde_json::to_vec(&response).unwrap_or_else(|e| {
+        format!(r#"{{"accepted":false,"message":"cannot encode the response: {e}","code":500}}"#)
+            .into_bytes()
+    })
+}
+
+/// waPC `validate_settings`: `{"valid": bool, "message": …}`, with every
+/// problem named by its field (the SDK wrapper would surface serde errors as
+/// a waPC error rendered with Debug formatting).
+pub fn validate_settings(payload: &[u8]) -> Vec<u8> {
+    let response = match Settings::from_json(payload) {
+        Ok(_) => SettingsValidationResponse {
+            valid: true,
+            message: None,
+        },
+        Err(e) => SettingsValidationResponse {
+            valid: false,
+            message: Some(e.to_string()),
+        },
+    };
+    serde_json::to_vec(&response).unwrap_or_default()
+}

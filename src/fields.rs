@@ -1,0 +1,222 @@
+//! Reading typed values out of untyped Kubernetes objects.
+//!
+//! Objects stay `serde_json::Value` end to end (a typed round trip would drop
+//! unknown fields). This module is the one place that turns "what is at
+//! `spec.template.metadata.labels`" into a typed answer or an error that names
+//! the field, so a malformed object gets a message the user can act on.
+
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// A field inside an object, rendered the way users read it:
+/// `metadata.annotations["cloud-tags.plexsphere.io/labels"]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldPath(String);
+
+impl FieldPath {
+    /// The path of a chain of object members.
+    pub fn of(segments: &[&str]) -> Self {
+        Self(segments.join("."))
+    }
+
+    /// This path extended by a map key (rendered in brackets, since label
+    /// keys contain dots and slashes).
+    pub fn key(&self, key: &str) -> Self {
+        Self(format!("{}[{key:?}]", self.0))
+    }
+}
+
+impl fmt::Display for FieldPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A field of the object has a shape the policy cannot work with.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {problem}")]
+pub struct FieldError {
+    /// The offending field.
+    pub field: FieldPath,
+    /// What is wrong and, where possible, what would be right.
+    pub problem: String,
+}
+
+impl FieldError {
+    /// An error at `field`.
+    pub fn new(field: FieldPath, problem: impl Into<String>) -> Self {
+        Self {
+            field,
+            problem: problem.into(),
+        }
+    }
+}
+
+/// The JSON type name used in messages ("a number", "an array", ...).
+pub fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// The value at `path`, or `None` when any segment is absent or `null`.
+/// An intermediate segment that exists but is not an object is an error:
+/// the object is malformed there, and guessing would hide it.
+pub fn get<'a>(root: &'a Value, path: &[&str]) -> Result<Option<&'a Value>, FieldError> {
+    let mut current = root;
+    for (depth, segment) in path.iter().enumerate() {
+        let object = match current {
+            Value::Object(map) => map,
+            Value::Null => return Ok(None),
+            other => {
+                return Err(FieldError::new(
+                    FieldPath::of(&path[..depth]),
+                    format!("expected an object, found {}", type_name(other)),
+                ));
+            }
+        };
+        match object.get(*segment) {
+            None | Some(Value::Null) => return Ok(None),
+            Some(next) => current = next,
+        }
+    }
+    Ok(Some(current))
+}
+
+/// The object (JSON map) at `path`, if present.
+pub fn object<'a>(
+    root: &'a Value,
+    path: &[&str],
+) -> Result<Option<&'a Map<String, Value>>, FieldError> {
+    match get(root, path)? {
+        None => Ok(None),
+        Some(Value::Object(map)) => Ok(Some(map)),
+        Some(other) => Err(FieldError::new(
+            FieldPath::of(path),
+            format!("expected an object, found {}", type_name(other)),
+        )),
+    }
+}
+
+/// The string at `path`, if present.
+pub fn string<'a>(root: &'a Value, path: &[&str]) -> Result<Option<&'a str>, FieldError> {
+    match get(root, path)? {
+        None => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(other) => Err(FieldError::new(
+            FieldPath::of(path),
+            format!("expected a string, found {}", type_name(other)),
+        )),
+    }
+}
+
+/// A borrowed map of strings (labels, annotations, tags), sorted by key.
+pub type StringMap<'a> = BTreeMap<&'a str, &'a str>;
+
+/// The string map at `path` (absent → empty). Every value must be a string:
+/// Kubernetes label and annotation values are, and a map that is not would be
+/// rejected by the API server anyway, so it is reported rather than coerced.
+pub fn string_map<'a>(root: &'a Value, path: &[&str]) -> Result<StringMap<'a>, FieldError> {
+    match object(root, path)? {
+        None => Ok(BTreeMap::new()),
+        Some(map) => string_entries(map, || FieldPath::of(path)),
+    }
+}
+
+/// The entries of a JSON object as a string map, naming the first entry
+/// whose value is not a string.
+pub fn string_entries<'a>(
+    map: &'a Map<String, Value>,
+    field: impl Fn() -> FieldPath,
+) -> Result<StringMap<'a>, FieldError> {
+    map.iter()
+        .map(|(key, value)| match value {
+            Value::String(s) => Ok((key.as_str(), s.as_str())),
+            other => Err(FieldError::new(
+                field().key(key),
+                format!("expected a string value, found {}", type_name(other)),
+            )),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn string_map_absent_path_is_empty() {
+        let obj = json!({"metadata": {"name": "x"}});
+        assert!(
+            string_map(&obj, &["metadata", "labels"])
+                .unwrap()
+                .is_empty()
+        );
+        assert!(
+            string_map(&obj, &["spec", "template", "metadata", "labels"])
+                .unwrap()
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn string_map_null_is_empty() {
+        let obj = json!({"metadata": {"labels": null}});
+        assert!(
+            string_map(&obj, &["metadata", "labels"])
+                .unwrap()
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn string_map_non_string_value_names_the_key() {
+        let obj = json!({"metadata": {"labels": {"a": "1", "team/x": 5}}});
+        assert_eq!(
+            string_map(&obj, &["metadata", "labels"])
+                .unwrap_err()
+                .to_string(),
+            "metadata.labels[\"team/x\"]: expected a string value, found a number"
+        );
+    }
+
+    #[test]
+    fn string_map_wrong_container_type_names_the_field() {
+        let obj = json!({"metadata": {"labels": ["a"]}});
+        assert_eq!(
+            string_map(&obj, &["metadata", "labels"])
+                .unwrap_err()
+                .to_string(),
+            "metadata.labels: expected an object, found an array"
+        );
+    }
+
+    #[test]
+    fn get_intermediate_scalar_names_the_intermediate() {
+        let obj = json!({"spec": {"template": "oops"}});
+        assert_eq!(
+            get(&obj, &["spec", "template", "metadata", "labels"])
+                .unwrap_err()
+                .to_string(),
+            "spec.template: expected an object, found a string"
+        );
+    }
+
+    #[test]
+    fn string_wrong_type_names_the_field() {
+        let obj = json!({"spec": {"parameters": {"provider": 7}}});
+        assert_eq!(
+            string(&obj, &["spec", "parameters", "provider"])
+                .unwrap_err()
+                .to_string(),
+            "spec.parameters.provider: expected a string, found a number"
+        );
+    }
+}

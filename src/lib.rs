@@ -1,0 +1,34 @@
+//! Kubewarden policy: Cluster API metadata propagation and Crossplane XR
+//! cloud tags, decided at admission time.
+//!
+//! The crate is a pure core ([`evaluate`], [`capi`], [`tags`], [`plan`])
+//! over `serde_json::Value`, and a thin waPC [`edge`]. Parent objects are
+//! read through the [`lookup::Lookup`] trait so the core runs natively in
+//! tests and tools.
+
+pub mod capi;
+pub mod edge;
+pub mod evaluate;
+pub mod fields;
+pub mod lookup;
+pub mod outcome;
+pub mod plan;
+pub mod request;
+pub mod settings;
+pub mod tags;
+
+use kubewarden_policy_sdk::wapc_guest as guest;
+
+/// waPC entry point: registers the functions the Kubewarden host calls.
+#[allow(unsafe_code)]
+#[unsafe(no_mangle)]
+pub extern "C" fn wapc_init() {
+    guest::register_function("validate", |payload| Ok(edge::validate(payload)));
+    guest::register_function("validate_settings", |payload| {
+        Ok(edge::validate_settings(payload))
+    });
+    guest::register_function(
+        "protocol_version",
+        kubewarden_policy_sdk::protocol_version_guest,
+    );
+}

@@ -1,0 +1,70 @@
+//! What one evaluation decided, independent of how it reaches the host.
+
+use crate::plan::Plan;
+use std::collections::BTreeMap;
+
+/// The decision on a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Allowed; the plan lists the changes to make (empty: allowed unchanged).
+    Allow(Plan),
+    /// Rejected with a message for the user.
+    Reject {
+        /// What is wrong and how to fix it.
+        message: String,
+        /// HTTP-style status code (400 bad object, 500 infrastructure).
+        code: u16,
+    },
+}
+
+/// A decision plus what is reported next to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    /// Allow (with changes) or reject.
+    pub verdict: Verdict,
+    /// Admission warnings, in a stable order.
+    pub warnings: Vec<String>,
+    /// Audit annotations (sorted by key).
+    pub audit_annotations: BTreeMap<String, String>,
+}
+
+impl Outcome {
+    /// Allowed, unchanged, nothing to report.
+    pub fn allow() -> Self {
+        Self::with_plan(Plan::default())
+    }
+
+    /// Allowed with the changes in `plan`.
+    pub fn with_plan(plan: Plan) -> Self {
+        Self {
+            verdict: Verdict::Allow(plan),
+            warnings: Vec::new(),
+            audit_annotations: BTreeMap::new(),
+        }
+    }
+
+    /// Rejected: the object itself is wrong (400).
+    pub fn reject(message: impl Into<String>) -> Self {
+        Self::reject_with_code(message, 400)
+    }
+
+    /// Rejected with an explicit code.
+    pub fn reject_with_code(message: impl Into<String>, code: u16) -> Self {
+        Self {
+            verdict: Verdict::Reject {
+                message: message.into(),
+                code,
+            },
+            warnings: Vec::new(),
+            audit_annotations: BTreeMap::new(),
+        }
+    }
+
+    /// The plan, when allowed.
+    pub fn plan(&self) -> Option<&Plan> {
+        match &self.verdict {
+            Verdict::Allow(plan) => Some(plan),
+            Verdict::Reject { .. } => None,
+        }
+    }
+}

@@ -1,0 +1,217 @@
+//! The changes a capability wants to make, as data.
+//!
+//! Capabilities never edit the object while deciding: they compute a [`Plan`]
+//! over a borrowed object (so nothing is cloned unless something changes), and
+//! the edge applies it once to the owned object. A plan lists only real
+//! differences, so an empty plan means "the object already complies", and the
+//! same plan can later be rendered as a list of deviations instead of applied.
+
+use crate::fields::StringMap;
+use serde_json::{Map, Value};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Changes to one string map of the object (labels, annotations, tags).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MapEdit {
+    /// Where the map lives, e.g. `["spec", "template", "metadata", "labels"]`.
+    pub path: &'static [&'static str],
+    /// Keys to add or correct, with the value they must have.
+    pub set: BTreeMap<String, String>,
+    /// Keys to remove (only ever keys the policy owns).
+    pub remove: BTreeSet<String>,
+    /// Remove the whole map when it ends up empty (`spec.cloudTags` is absent,
+    /// not `{}`, when there are no tags).
+    pub drop_when_empty: bool,
+}
+
+impl MapEdit {
+    /// The edit that turns `current` into a map holding `desired` for the keys
+    /// in `desired` (other keys untouched). Only differing keys are recorded.
+    pub fn upsert(
+        path: &'static [&'static str],
+        current: &StringMap<'_>,
+        desired: &BTreeMap<&str, &str>,
+    ) -> Self {
+        let set = desired
+            .iter()
+            .filter(|(key, value)| current.get(*key) != Some(*value))
+            .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
+            .collect();
+        Self {
+            path,
+            set,
+            remove: BTreeSet::new(),
+            drop_when_empty: false,
+        }
+    }
+
+    /// True when applying the edit would change nothing.
+    pub fn is_empty(&self) -> bool {
+        self.set.is_empty() && self.remove.is_empty() && !self.drop_when_empty
+    }
+}
+
+/// Every change one evaluation wants, in a stable order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Plan {
+    /// Edits, at most one per map path.
+    pub edits: Vec<MapEdit>,
+}
+
+impl Plan {
+    /// Adds an edit unless it changes nothing.
+    pub fn push(&mut self, edit: MapEdit) {
+        if !edit.is_empty() {
+            self.edits.push(edit);
+        }
+    }
+
+    /// True when the object already complies.
+    pub fn is_empty(&self) -> bool {
+        self.edits.is_empty()
+    }
+
+    /// Applies the plan to `object`, creating missing maps on the way and
+    /// leaving every field the plan does not name untouched.
+    ///
+    /// Capabilities build plans only after reading the same paths with
+    /// [`crate::fields`], which rejects non-object intermediates, so the only
+    /// non-object values met here are absent or `null` ones.
+    pub fn apply(&self, object: &mut Value) {
+        for edit in &self.edits {
+            apply_edit(object, edit);
+        }
+    }
+}
+
+fn apply_edit(object: &mut Value, edit: &MapEdit) {
+    let Some((last, parents)) = edit.path.split_last() else {
+        return;
+    };
+    // Removals alone never create anything: with no map there is nothing to remove.
+    let create = !edit.set.is_empty();
+    let mut current = object;
+    for segment in parents {
+        let Some(map) = as_object_mut(current, create) else {
+            return;
+        };
+        current = if create {
+            map.entry(*segment)
+                .or_insert_with(|| Value::Object(Map::new()))
+        } else {
+            match map.get_mut(*segment) {
+                Some(next) => next,
+                None => return,
+            }
+        };
+    }
+    let Some(parent) = as_object_mut(current, create) else {
+        return;
+    };
+    if !create && !parent.contains_key(*last) {
+        return;
+    }
+    let target = parent
+        .entry(*last)
+        .or_insert_with(|| Value::Object(Map::new()));
+    if let Some(map) = as_object_mut(target, create) {
+        for key in &edit.remove {
+            map.remove(key);
+        }
+        for (key, value) in &edit.set {
+            map.insert(key.clone(), Value::String(value.clone()));
+        }
+        if edit.drop_when_empty && map.is_empty() {
+            parent.remove(*last);
+        }
+    }
+}
+
+/// The object behind `value`; with `create`, an explicit `null` becomes an
+/// empty object.
+fn as_object_mut(value: &mut Value, create: bool) -> Option<&mut Map<String, Value>> {
+    if create && value.is_null() {
+        *value = Value::Object(Map::new());
+    }
+    value.as_object_mut()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const LABELS: &[&str] = &["spec", "template", "metadata", "labels"];
+
+    fn edit(set: &[(&str, &str)], remove: &[&str], drop_when_empty: bool) -> MapEdit {
+        MapEdit {
+            path: LABELS,
+            set: set
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            remove: remove.iter().map(|k| k.to_string()).collect(),
+            drop_when_empty,
+        }
+    }
+
+    #[test]
+    fn upsert_records_only_differences() {
+        let current: StringMap = [("a", "1"), ("b", "2"), ("mine", "x")].into();
+        let desired: BTreeMap<&str, &str> = [("a", "1"), ("b", "3"), ("c", "4")].into();
+        let e = MapEdit::upsert(LABELS, &current, &desired);
+        assert_eq!(e, edit(&[("b", "3"), ("c", "4")], &[], false));
+    }
+
+    #[test]
+    fn apply_creates_missing_maps_and_keeps_siblings() {
+        let mut obj =
+            json!({"spec": {"replicas": 3, "template": {"spec": {"version": "v1.30.0"}}}});
+        let mut plan = Plan::default();
+        plan.push(edit(&[("env", "prod")], &[], false));
+        plan.apply(&mut obj);
+        assert_eq!(
+            obj,
+            json!({"spec": {"replicas": 3, "template": {
+                "metadata": {"labels": {"env": "prod"}},
+                "spec": {"version": "v1.30.0"}}}})
+        );
+    }
+
+    #[test]
+    fn apply_replaces_null_maps() {
+        let mut obj = json!({"spec": {"template": {"metadata": {"labels": null}}}});
+        let mut plan = Plan::default();
+        plan.push(edit(&[("env", "prod")], &[], false));
+        plan.apply(&mut obj);
+        assert_eq!(
+            obj,
+            json!({"spec": {"template": {"metadata": {"labels": {"env": "prod"}}}}})
+        );
+    }
+
+    #[test]
+    fn apply_drops_map_that_ends_up_empty() {
+        let mut obj = json!({"spec": {"template": {"metadata": {"labels": {"old": "1"}, "x": 1}}}});
+        let mut plan = Plan::default();
+        plan.push(edit(&[], &["old"], true));
+        plan.apply(&mut obj);
+        assert_eq!(obj, json!({"spec": {"template": {"metadata": {"x": 1}}}}));
+    }
+
+    #[test]
+    fn apply_removal_on_absent_map_creates_nothing() {
+        let mut obj = json!({"spec": {}});
+        let mut plan = Plan::default();
+        plan.push(edit(&[], &["old"], true));
+        plan.apply(&mut obj);
+        assert_eq!(obj, json!({"spec": {}}));
+    }
+
+    #[test]
+    fn push_ignores_empty_edits() {
+        let mut plan = Plan::default();
+        plan.push(edit(&[], &[], false));
+        assert!(plan.is_empty());
+    }
+}

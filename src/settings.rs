@@ -1,0 +1,343 @@
+//! Policy settings: what users write in the ClusterAdmissionPolicy, and the
+//! prepared form the evaluation uses.
+//!
+//! Settings are parsed strictly (unknown fields and wrong types are refused,
+//! with the path of the offending field) and then *prepared*: regexes are
+//! compiled and every problem is collected, so a user fixes all of them in one
+//! round trip instead of one per `kubectl apply`.
+
+use regex::{Regex, RegexBuilder};
+use serde::Deserialize;
+use std::collections::BTreeSet;
+use std::fmt;
+
+/// Labels seeded by the platform that can never be opted into cloud-tag
+/// propagation (seed 003: "The three seeded platform Definitions are
+/// immutable and cannot be opted in").
+pub const SEEDED_LABELS: [&str; 3] = ["platform/origin", "platform/mesh-ip", "platform/domain"];
+
+/// Default dotted path of the provider name inside an XR.
+pub const DEFAULT_PROVIDER_PATH: &str = "spec.parameters.provider";
+
+/// Upper bound on the compiled size of one user regex. CAPI's flags take any
+/// Go regex; a policy-server evaluates every request with these, so a
+/// pathological pattern is refused up front instead of costing memory later.
+pub const REGEX_SIZE_LIMIT: usize = 1 << 20;
+
+/// The settings as written by the user (camelCase, all optional).
+#[derive(Debug, Default, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawSettings {
+    /// Cluster API propagation settings.
+    pub capi: RawCapiSettings,
+    /// Crossplane XR cloud-tag settings.
+    pub cloud_tags: RawCloudTagSettings,
+}
+
+/// `capi.*` settings.
+#[derive(Debug, Default, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawCapiSettings {
+    /// Like CAPI's `--additional-sync-machine-labels`: RE2 regexes matched
+    /// (unanchored) against Machine label keys.
+    pub additional_sync_machine_labels: Vec<String>,
+    /// Like CAPI's `--additional-sync-machine-annotations`.
+    pub additional_sync_machine_annotations: Vec<String>,
+}
+
+/// `cloudTags.*` settings.
+#[derive(Debug, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawCloudTagSettings {
+    /// Exact qualified label keys opted into tag propagation.
+    pub propagating_labels: Vec<String>,
+    /// Dotted path to the provider name inside the XR.
+    pub provider_path: String,
+}
+
+impl Default for RawCloudTagSettings {
+    fn default() -> Self {
+        Self {
+            propagating_labels: Vec::new(),
+            provider_path: DEFAULT_PROVIDER_PATH.to_owned(),
+        }
+    }
+}
+
+/// Settings ready for evaluation: regexes compiled, opt-in list as a set,
+/// provider path split into segments.
+#[derive(Debug, Default)]
+pub struct Settings {
+    /// Extra Machine label keys CAPI syncs to the Node.
+    pub sync_machine_labels: Vec<Regex>,
+    /// Extra Machine annotation keys CAPI syncs to the Node.
+    pub sync_machine_annotations: Vec<Regex>,
+    /// Qualified label keys opted into cloud-tag propagation.
+    pub propagating_labels: BTreeSet<String>,
+    /// Segments of `cloudTags.providerPath`.
+    pub provider_path: Vec<String>,
+}
+
+/// Everything wrong with a settings document, each problem naming its field.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SettingsError {
+    /// One line per problem, in field order.
+    pub problems: Vec<String>,
+}
+
+impl fmt::Display for SettingsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.problems.join("; "))
+    }
+}
+
+impl std::error::Error for SettingsError {}
+
+impl Settings {
+    /// Parses and prepares a settings document (JSON). `null` or an empty
+    /// document means defaults.
+    pub fn from_json(raw: &[u8]) -> Result<Self, SettingsError> {
+        let trimmed = raw.trim_ascii();
+        if trimmed.is_empty() || trimmed == b"null" {
+            return RawSettings::default().prepare();
+        }
+        if trimmed.first() != Some(&b'{') {
+            // serde would also accept a struct written as an array of field
+            // values, which only produces confusing messages.
+            let found = serde_json::from_slice::<serde_json::Value>(trimmed)
+                .map_or("invalid JSON", |v| crate::fields::type_name(&v));
+            return Err(SettingsError {
+                problems: vec![format!(
+                    "settings: expected an object such as {{\"cloudTags\": {{…}}}}, found {found}"
+                )],
+            });
+        }
+        let de = &mut serde_json::Deserializer::from_slice(trimmed);
+        let parsed: RawSettings = serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            let inner = e.into_inner();
+            let problem = if path == "." || path.is_empty() {
+                format!("settings: {inner}")
+            } else {
+                format!("{path}: {inner}")
+            };
+            SettingsError {
+                problems: vec![problem],
+            }
+        })?;
+        parsed.prepare()
+    }
+}
+
+impl RawSettings {
+    /// Checks every field and compiles what needs compiling, collecting all
+    /// problems rather than stopping at the first.
+    pub fn prepare(self) -> Result<Settings, SettingsError> {
+        let mut problems = Vec::new();
+        let sync_machine_labels = compile_all(
+            "capi.additionalSyncMachineLabels",
+            &self.capi.additional_sync_machine_labels,
+            &mut problems,
+        );
+        let sync_machine_annotations = compile_all(
+            "capi.additionalSyncMachineAnnotations",
+            &self.capi.additional_sync_machine_annotations,
+            &mut problems,
+        );
+
+        let mut propagating_labels = BTreeSet::new();
+        for (i, key) in self.cloud_tags.propagating_labels.iter().enumerate() {
+            let field = format!("cloudTags.propagatingLabels[{i}]");
+            if key.is_empty() {
+                problems.push(format!(
+                    "{field}: empty label key; list exact qualified keys such as \"platform/env\""
+                ));
+            } else if SEEDED_LABELS.contains(&key.as_str()) {
+                problems.push(format!(
+                    "{field}: \"{key}\" is a seeded platform label and can never be opted into \
+                     cloud-tag propagation; remove it from the list"
+                ));
+            } else {
+                propagating_labels.insert(key.clone());
+            }
+        }
+
+        let path = &self.cloud_tags.provider_path;
+        let provider_path: Vec<String> = path.split('.').map(str::to_owned).collect();
+        if provider_path.iter().any(String::is_empty) {
+            problems.push(format!(
+                "cloudTags.providerPath: \"{path}\" is not a dotted field path; use e.g. \
+                 \"{DEFAULT_PROVIDER_PATH}\" (the default) or omit the field"
+            ));
+        }
+
+        if problems.is_empty() {
+            Ok(Settings {
+                sync_machine_labels,
+                sync_machine_annotations,
+                propagating_labels,
+                provider_path,
+            })
+        } else {
+            Err(SettingsError { problems })
+        }
+    }
+}
+
+fn compile_all(field: &str, patterns: &[String], problems: &mut Vec<String>) -> Vec<Regex> {
+    let mut compiled = Vec::with_capacity(patterns.len());
+    for (i, pattern) in patterns.iter().enumerate() {
+        match RegexBuilder::new(pattern)
+            .size_limit(REGEX_SIZE_LIMIT)
+            .build()
+        {
+            Ok(regex) => compiled.push(regex),
+            Err(regex::Error::CompiledTooBig(limit)) => problems.push(format!(
+                "{field}[{i}]: the regex compiles to more than {limit} bytes; \
+                 simplify it (e.g. fewer counted repetitions)"
+            )),
+            Err(e) => problems.push(format!(
+                "{field}[{i}]: invalid regex {pattern:?}: {}",
+                one_line(&e.to_string())
+            )),
+        }
+    }
+    compiled
+}
+
+/// regex's syntax errors are multi-line drawings; settings messages are one line.
+fn one_line(text: &str) -> String {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.chars().all(|c| c == '^' || c == ' '))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    fn problems(json: &str) -> Vec<String> {
+        Settings::from_json(json.as_bytes()).unwrap_err().problems
+    }
+
+    #[rstest]
+    #[case::empty_object("{}")]
+    #[case::null("null")]
+    #[case::empty_document("")]
+    #[case::explicit_defaults(
+        r#"{"capi":{"additionalSyncMachineLabels":[],"additionalSyncMachineAnnotations":[]},
+            "cloudTags":{"propagatingLabels":[],"providerPath":"spec.parameters.provider"}}"#
+    )]
+    fn settings_defaults_are_valid_and_propagate_nothing(#[case] json: &str) {
+        let s = Settings::from_json(json.as_bytes()).unwrap();
+        assert!(s.propagating_labels.is_empty());
+        assert!(s.sync_machine_labels.is_empty());
+        assert_eq!(s.provider_path, ["spec", "parameters", "provider"]);
+    }
+
+    #[test]
+    fn settings_full_document_is_prepared() {
+        let s = Settings::from_json(
+            br#"{"capi":{"additionalSyncMachineLabels":["^example\\.com/"],
+                 "additionalSyncMachineAnnotations":["team"]},
+                 "cloudTags":{"propagatingLabels":["platform/env","acme:checkout/owner","platform/env"],
+                 "providerPath":"spec.provider.name"}}"#,
+        )
+        .unwrap();
+        assert!(s.sync_machine_labels[0].is_match("example.com/zone"));
+        assert!(s.sync_machine_annotations[0].is_match("my-team-name"));
+        assert_eq!(
+            s.propagating_labels.iter().collect::<Vec<_>>(),
+            ["acme:checkout/owner", "platform/env"]
+        );
+        assert_eq!(s.provider_path, ["spec", "provider", "name"]);
+    }
+
+    #[test]
+    fn settings_unknown_field_names_the_path() {
+        assert_eq!(
+            problems(r#"{"cloudTags":{"propagatingLabel":["a"]}}"#),
+            [
+                "cloudTags.propagatingLabel: unknown field `propagatingLabel`, expected `propagatingLabels` or `providerPath` at line 1 column 32"
+            ]
+        );
+    }
+
+    #[test]
+    fn settings_wrong_type_names_the_element() {
+        assert_eq!(
+            problems(r#"{"cloudTags":{"propagatingLabels":["a", 3]}}"#),
+            [
+                "cloudTags.propagatingLabels[1]: invalid type: integer `3`, expected a string at line 1 column 41"
+            ]
+        );
+    }
+
+    #[test]
+    fn settings_not_an_object_is_refused() {
+        assert_eq!(
+            problems(r#"["capi"]"#),
+            ["settings: expected an object such as {\"cloudTags\": {…}}, found an array"]
+        );
+    }
+
+    #[test]
+    fn settings_collects_every_problem_in_field_order() {
+        assert_eq!(
+            problems(
+                r#"{"capi":{"additionalSyncMachineLabels":["ok", "("],
+                    "additionalSyncMachineAnnotations":["[z-a]"]},
+                    "cloudTags":{"propagatingLabels":["platform/origin","", "platform/domain","platform/env"],
+                    "providerPath":"spec..provider"}}"#
+            ),
+            [
+                "capi.additionalSyncMachineLabels[1]: invalid regex \"(\": regex parse error: ( error: unclosed group",
+                "capi.additionalSyncMachineAnnotations[0]: invalid regex \"[z-a]\": regex parse error: [z-a] error: invalid character class range, the start must be <= the end",
+                "cloudTags.propagatingLabels[0]: \"platform/origin\" is a seeded platform label and can never be opted into cloud-tag propagation; remove it from the list",
+                "cloudTags.propagatingLabels[1]: empty label key; list exact qualified keys such as \"platform/env\"",
+                "cloudTags.propagatingLabels[2]: \"platform/domain\" is a seeded platform label and can never be opted into cloud-tag propagation; remove it from the list",
+                "cloudTags.providerPath: \"spec..provider\" is not a dotted field path; use e.g. \"spec.parameters.provider\" (the default) or omit the field",
+            ]
+        );
+    }
+
+    #[rstest]
+    #[case::mesh_ip("platform/mesh-ip")]
+    #[case::origin("platform/origin")]
+    #[case::domain("platform/domain")]
+    fn settings_seeded_label_is_refused(#[case] key: &str) {
+        let p = problems(&format!(
+            r#"{{"cloudTags":{{"propagatingLabels":["{key}"]}}}}"#
+        ));
+        assert_eq!(p.len(), 1);
+        assert!(
+            p[0].starts_with("cloudTags.propagatingLabels[0]: \""),
+            "{p:?}"
+        );
+        assert!(p[0].contains("seeded platform label"), "{p:?}");
+    }
+
+    #[test]
+    fn settings_empty_provider_path_is_refused() {
+        assert_eq!(
+            problems(r#"{"cloudTags":{"providerPath":""}}"#),
+            [
+                "cloudTags.providerPath: \"\" is not a dotted field path; use e.g. \"spec.parameters.provider\" (the default) or omit the field"
+            ]
+        );
+    }
+
+    #[test]
+    fn settings_pathologically_large_regex_is_refused() {
+        let p = problems(r#"{"capi":{"additionalSyncMachineLabels":["(\\w{100}){100}"]}}"#);
+        assert_eq!(
+            p,
+            [
+                "capi.additionalSyncMachineLabels[0]: the regex compiles to more than 1048576 bytes; simplify it (e.g. fewer counted repetitions)"
+            ]
+        );
+    }
+}

@@ -1,0 +1,199 @@
+//! Crossplane composite resources: opted-in labels become provider-correct
+//! cloud tags in `spec.cloudTags` (seed 003; DESIGN.md §3).
+//!
+//! Four stages, as in the seed: *resolve* the label set and provider from the
+//! object (a malformed source rejects: "a resolve failure fails"), *transform*
+//! under the provider's profile (a skip never fails), *stamp* the result as a
+//! [`Plan`] over `spec.cloudTags` and the skip annotation, and *report* each
+//! skip as a warning.
+
+pub mod profile;
+pub mod transform;
+
+use crate::fields::{self, FieldError, FieldPath, StringMap};
+use crate::outcome::Outcome;
+use crate::plan::{MapEdit, Plan};
+use crate::settings::Settings;
+use profile::TagProfile;
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use transform::{Skip, TAG_PREFIX, Transformed};
+
+/// Annotation holding extra labels as a JSON object (qualified keys may
+/// contain `:`, which Kubernetes label keys cannot).
+pub const LABELS_ANNOTATION: &str = "cloud-tags.plexsphere.io/labels";
+/// Annotation listing every skipped label as a JSON array.
+pub const SKIPPED_ANNOTATION: &str = "cloud-tags.plexsphere.io/skipped";
+/// Label marking where a resource came from; `adopted` ones never propagate.
+pub const ORIGIN_LABEL: &str = "platform/origin";
+
+const LABELS: &[&str] = &["metadata", "labels"];
+const ANNOTATIONS: &[&str] = &["metadata", "annotations"];
+const CLOUD_TAGS: &[&str] = &["spec", "cloudTags"];
+
+/// The label set of an XR: `metadata.labels` overlaid by the label-set
+/// annotation. Values borrow from the object or from the parsed annotation.
+struct LabelSet<'a> {
+    labels: StringMap<'a>,
+    extra: StringMap<'a>,
+}
+
+impl<'a> LabelSet<'a> {
+    fn get(&self, key: &str) -> Option<&'a str> {
+        self.extra
+            .get(key)
+            .or_else(|| self.labels.get(key))
+            .copied()
+    }
+}
+
+/// Decides the cloud tags of one XR.
+pub fn evaluate(object: &Value, settings: &Settings) -> Outcome {
+    match plan(object, settings) {
+        Ok(outcome) => outcome,
+        Err(e) => Outcome::reject(format!("cannot compute cloud tags: {e}")),
+    }
+}
+
+fn plan(object: &Value, settings: &Settings) -> Result<Outcome, FieldError> {
+    let annotations = fields::string_map(object, ANNOTATIONS)?;
+    let parsed_extra = parse_labels_annotation(&annotations)?;
+    let set = LabelSet {
+        labels: fields::string_map(object, LABELS)?,
+        extra: match &parsed_extra {
+            Some(map) => fields::string_entries(map, labels_annotation_field)?,
+            None => BTreeMap::new(),
+        },
+    };
+    if set.get(ORIGIN_LABEL) == Some("adopted") {
+        // Adopted resources never propagate: left exactly as submitted.
+        return Ok(Outcome::allow());
+    }
+
+    let provider_path: Vec<&str> = settings.provider_path.iter().map(String::as_str).collect();
+    let profile = TagProfile::for_provider(fields::string(object, &provider_path)?);
+    let opted_in: BTreeMap<&str, &str> = settings
+        .propagating_labels
+        .iter()
+        .filter_map(|key| set.get(key).map(|value| (key.as_str(), value)))
+        .collect();
+    let transformed = transform::transform(&opted_in, profile);
+
+    let tags_present = fields::object(object, CLOUD_TAGS)?.is_some();
+    let current_tags = fields::string_map(object, CLOUD_TAGS)?;
+    let mut plan = Plan::default();
+    plan.push(cloud_tags_edit(&current_tags, tags_present, &transformed));
+    plan.push(skipped_edit(&annotations, &transformed.skipped));
+
+    let mut outcome = Outcome::with_plan(plan);
+    outcome.warnings = transformed.skipped.iter().map(warning).collect();
+    Ok(outcome)
+}
+
+fn labels_annotation_field() -> FieldPath {
+    FieldPath::of(ANNOTATIONS).key(LABELS_ANNOTATION)
+}
+
+/// The label-set annotation parsed as a JSON object, if present.
+fn parse_labels_annotation(
+    annotations: &StringMap<'_>,
+) -> Result<Option<serde_json::Map<String, Value>>, FieldError> {
+    let Some(text) = annotations.get(LABELS_ANNOTATION) else {
+        return Ok(None);
+    };
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(map)) => Ok(Some(map)),
+        Ok(other) => Err(FieldError::new(
+            labels_annotation_field(),
+            format!(
+                "expected a JSON object of label keys to string values, found {}",
+                fields::type_name(&other)
+            ),
+        )),
+        Err(e) => Err(FieldError::new(
+            labels_annotation_field(),
+            format!(
+                "not valid JSON ({e}); expected an object such as {{\"acme:team/owner\":\"payments\"}}"
+            ),
+        )),
+    }
+}
+
+/// `spec.cloudTags` = user entries without the prefix + the computed tags;
+/// stale prefixed entries go; the map is dropped when it ends up empty.
+fn cloud_tags_edit(
+    current: &StringMap<'_>,
+    present: bool,
+    transformed: &Transformed<'_>,
+) -> MapEdit {
+    let desired: BTreeMap<&str, &str> = transformed
+        .tags
+        .iter()
+        .map(|(key, value)| (key.as_str(), *value))
+        .collect();
+    let mut edit = MapEdit::upsert(CLOUD_TAGS, current, &desired);
+    edit.remove = current
+        .keys()
+        .filter(|key| key.starts_with(TAG_PREFIX) && !transformed.tags.contains_key(**key))
+        .map(|key| (*key).to_owned())
+        .collect();
+    let keeps_user_entries = current.keys().any(|key| !key.starts_with(TAG_PREFIX));
+    edit.drop_when_empty = present && transformed.tags.is_empty() && !keeps_user_entries;
+    edit
+}
+
+/// The skip annotation: present exactly when something was skipped.
+fn skipped_edit(annotations: &StringMap<'_>, skipped: &[Skip<'_>]) -> MapEdit {
+    if skipped.is_empty() {
+        let mut remove = BTreeSet::new();
+        if annotations.contains_key(SKIPPED_ANNOTATION) {
+            remove.insert(SKIPPED_ANNOTATION.to_owned());
+        }
+        return MapEdit {
+            path: ANNOTATIONS,
+            set: BTreeMap::new(),
+            remove,
+            drop_when_empty: false,
+        };
+    }
+    let records = skip_records(skipped);
+    let desired = BTreeMap::from([(SKIPPED_ANNOTATION, records.as_str())]);
+    MapEdit::upsert(ANNOTATIONS, annotations, &desired)
+}
+
+/// One record of the skip annotation (field order is the contract's).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SkipRecord<'a> {
+    qualified_key: &'a str,
+    tag_key: &'a str,
+    provider: &'a str,
+    reason: &'a str,
+}
+
+/// The skip annotation's value: a compact JSON array sorted by qualified key.
+pub fn skip_records(skipped: &[Skip<'_>]) -> String {
+    let records: Vec<SkipRecord<'_>> = skipped
+        .iter()
+        .map(|s| SkipRecord {
+            qualified_key: s.qualified_key,
+            tag_key: &s.tag_key,
+            provider: s.provider,
+            reason: s.reason.code(),
+        })
+        .collect();
+    serde_json::to_string(&records).unwrap_or_else(|_| "[]".to_owned())
+}
+
+/// The admission warning for one skip.
+pub fn warning(skip: &Skip<'_>) -> String {
+    format!(
+        "cloud tag skipped: label {:?} did not become tag {:?} on provider profile {}: {} ({})",
+        skip.qualified_key,
+        skip.tag_key,
+        skip.provider,
+        skip.reason.code(),
+        skip.reason
+    )
+}

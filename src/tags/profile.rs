@@ -1,0 +1,254 @@
+//! Per-provider tag profiles (seed 003, "The per-provider constraint table").
+//!
+//! A profile is data: length ceilings and how they are measured, the count
+//! cap, the key character class and the reserved prefixes. The transformer
+//! knows nothing provider-specific beyond what is in this table.
+
+use std::sync::LazyLock;
+
+/// How a length ceiling is measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    /// Unicode scalar values ("characters" in AWS, Hetzner and generic docs).
+    Runes,
+    /// UTF-8 bytes (OpenStack server metadata limits).
+    Bytes,
+}
+
+impl Unit {
+    /// The length of `text` in this unit.
+    pub fn measure(self, text: &str) -> usize {
+        match self {
+            Unit::Runes => text.chars().count(),
+            Unit::Bytes => text.len(),
+        }
+    }
+
+    /// Plural noun for messages.
+    pub fn noun(self) -> &'static str {
+        match self {
+            Unit::Runes => "runes",
+            Unit::Bytes => "bytes",
+        }
+    }
+}
+
+/// Which characters a tag key may carry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyCharacters {
+    /// Letters, digits, space and `+ - = . _ : / @` (AWS).
+    Aws,
+    /// Letters, digits and `- _ . : /` (Hetzner, generic).
+    Strict,
+    /// Any character that is not a control character (OpenStack).
+    NonControl,
+}
+
+impl KeyCharacters {
+    /// The first character of `key` this class does not admit.
+    pub fn first_disallowed(self, key: &str) -> Option<char> {
+        key.chars().find(|&c| !self.admits(c))
+    }
+
+    /// Whether this class admits `c`. "Letters" and "digits" are Unicode
+    /// general categories L and Nd, as Go's `unicode.IsLetter` /
+    /// `unicode.IsDigit` define them; "control" is category Cc.
+    pub fn admits(self, c: char) -> bool {
+        match self {
+            KeyCharacters::Aws => is_letter_or_digit(c) || " +-=._:/@".contains(c),
+            KeyCharacters::Strict => is_letter_or_digit(c) || "-_.:/".contains(c),
+            KeyCharacters::NonControl => !c.is_control(),
+        }
+    }
+
+    /// The class as users read it in messages.
+    pub fn describe(self) -> &'static str {
+        match self {
+            KeyCharacters::Aws => "letters, digits, space and + - = . _ : / @",
+            KeyCharacters::Strict => "letters, digits and - _ . : /",
+            KeyCharacters::NonControl => "any non-control character",
+        }
+    }
+}
+
+fn is_letter_or_digit(c: char) -> bool {
+    if c.is_ascii() {
+        return c.is_ascii_alphanumeric();
+    }
+    // Non-ASCII keys are rare: the table is built on first use only, from the
+    // Unicode data regex-syntax already carries.
+    static LETTERS_AND_DIGITS: LazyLock<Vec<(char, char)>> = LazyLock::new(|| {
+        use regex_syntax::hir::{Class, HirKind};
+        let hir = regex_syntax::Parser::new()
+            .parse(r"[\p{L}\p{Nd}]")
+            .expect("a constant Unicode class parses");
+        match hir.kind() {
+            HirKind::Class(Class::Unicode(class)) => {
+                class.iter().map(|r| (r.start(), r.end())).collect()
+            }
+            _ => Vec::new(),
+        }
+    });
+    LETTERS_AND_DIGITS
+        .binary_search_by(|&(start, end)| {
+            if end < c {
+                std::cmp::Ordering::Less
+            } else if start > c {
+                std::cmp::Ordering::Greater
+            } else {
+                std::cmp::Ordering::Equal
+            }
+        })
+        .is_ok()
+}
+
+/// The constraints one provider puts on tags.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TagProfile {
+    /// Profile name, as reported in skip records (`aws`, `hetzner`, ...).
+    pub name: &'static str,
+    /// Maximum length of the prefixed tag key.
+    pub key_max: usize,
+    /// Maximum length of the value.
+    pub value_max: usize,
+    /// How both ceilings are measured.
+    pub unit: Unit,
+    /// Maximum number of tags the policy emits per object.
+    pub cap: usize,
+    /// Characters admitted in the prefixed tag key.
+    pub key_characters: KeyCharacters,
+    /// Qualified-key prefixes the provider reserves (matched ignoring ASCII
+    /// case, as AWS reserves `aws:` "in any upper or lowercase combination").
+    pub reserved_prefixes: &'static [&'static str],
+}
+
+/// AWS: tagging guide limits.
+pub const AWS: TagProfile = TagProfile {
+    name: "aws",
+    key_max: 128,
+    value_max: 256,
+    unit: Unit::Runes,
+    cap: 50,
+    key_characters: KeyCharacters::Aws,
+    reserved_prefixes: &["aws:"],
+};
+
+/// Hetzner Cloud labels.
+pub const HETZNER: TagProfile = TagProfile {
+    name: "hetzner",
+    key_max: 63,
+    value_max: 63,
+    unit: Unit::Runes,
+    cap: 64,
+    key_characters: KeyCharacters::Strict,
+    reserved_prefixes: &[],
+};
+
+/// OpenStack server metadata (byte ceilings).
+pub const OPENSTACK: TagProfile = TagProfile {
+    name: "openstack",
+    key_max: 255,
+    value_max: 255,
+    unit: Unit::Bytes,
+    cap: 50,
+    key_characters: KeyCharacters::NonControl,
+    reserved_prefixes: &[],
+};
+
+/// The strict fallback for any other provider: an unknown provider's real
+/// constraints are unknown, so it gets a small, conservatively shaped set.
+pub const GENERIC: TagProfile = TagProfile {
+    name: "generic",
+    key_max: 63,
+    value_max: 255,
+    unit: Unit::Runes,
+    cap: 32,
+    key_characters: KeyCharacters::Strict,
+    reserved_prefixes: &[],
+};
+
+/// Every named profile; anything else falls back to [`GENERIC`].
+pub const PROFILES: [&TagProfile; 3] = [&AWS, &HETZNER, &OPENSTACK];
+
+impl TagProfile {
+    /// The profile for a provider name, matched ignoring case; missing or
+    /// unknown providers get [`GENERIC`].
+    pub fn for_provider(provider: Option<&str>) -> &'static TagProfile {
+        provider
+            .and_then(|p| {
+                PROFILES
+                    .into_iter()
+                    .find(|t| t.name.eq_ignore_ascii_case(p))
+            })
+            .unwrap_or(&GENERIC)
+    }
+
+    /// The reserved prefix `qualified_key` starts with, if any.
+    pub fn reserved_prefix_of(&self, qualified_key: &str) -> Option<&'static str> {
+        self.reserved_prefixes.iter().copied().find(|prefix| {
+            qualified_key
+                .as_bytes()
+                .get(..prefix.len())
+                .is_some_and(|head| head.eq_ignore_ascii_case(prefix.as_bytes()))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    #[rstest]
+    #[case::aws_lower(Some("aws"), "aws")]
+    #[case::aws_upper(Some("AWS"), "aws")]
+    #[case::hetzner_mixed(Some("HeTzNeR"), "hetzner")]
+    #[case::openstack(Some("OpenStack"), "openstack")]
+    #[case::unknown(Some("gcp"), "generic")]
+    #[case::padded_is_unknown(Some(" aws"), "generic")]
+    #[case::empty(Some(""), "generic")]
+    #[case::missing(None, "generic")]
+    fn for_provider_matches_ignoring_case(#[case] provider: Option<&str>, #[case] name: &str) {
+        assert_eq!(TagProfile::for_provider(provider).name, name);
+    }
+
+    #[rstest]
+    #[case::aws_lower("aws:cost", Some("aws:"))]
+    #[case::aws_upper("AWS:cost", Some("aws:"))]
+    #[case::aws_mixed("aWs:cost", Some("aws:"))]
+    #[case::not_at_start("team/aws:cost", None)]
+    #[case::shorter_than_prefix("aw", None)]
+    #[case::multibyte_start("äws:x", None)]
+    fn reserved_prefix_on_aws(#[case] key: &str, #[case] expected: Option<&str>) {
+        assert_eq!(AWS.reserved_prefix_of(key), expected);
+    }
+
+    #[rstest]
+    #[case::aws_symbols(KeyCharacters::Aws, "plexsphere:a b+c-d=e.f_g:h/i@j", None)]
+    #[case::aws_unicode_letters(KeyCharacters::Aws, "plexsphere:équipe/日本", None)]
+    #[case::aws_unicode_digits(KeyCharacters::Aws, "plexsphere:n/٣", None)]
+    #[case::aws_comma(KeyCharacters::Aws, "plexsphere:a,b", Some(','))]
+    #[case::aws_combining_mark(KeyCharacters::Aws, "plexsphere:e\u{301}", Some('\u{301}'))]
+    #[case::aws_letter_number(KeyCharacters::Aws, "plexsphere:Ⅻ", Some('Ⅻ'))]
+    #[case::strict_space(KeyCharacters::Strict, "plexsphere:a b", Some(' '))]
+    #[case::strict_at(KeyCharacters::Strict, "plexsphere:a@b", Some('@'))]
+    #[case::strict_plus(KeyCharacters::Strict, "plexsphere:a+b", Some('+'))]
+    #[case::strict_equals(KeyCharacters::Strict, "plexsphere:a=b", Some('='))]
+    #[case::strict_ok(KeyCharacters::Strict, "plexsphere:acme:checkout/owner_1.x-y", None)]
+    #[case::open_anything(KeyCharacters::NonControl, "plexsphere:a b,c;d#€", None)]
+    #[case::open_tab(KeyCharacters::NonControl, "plexsphere:a\tb", Some('\t'))]
+    #[case::open_del(KeyCharacters::NonControl, "plexsphere:a\u{7f}", Some('\u{7f}'))]
+    fn first_disallowed_character(
+        #[case] class: KeyCharacters,
+        #[case] key: &str,
+        #[case] expected: Option<char>,
+    ) {
+        assert_eq!(class.first_disallowed(key), expected);
+    }
+
+    #[test]
+    fn unit_measures_runes_and_bytes() {
+        assert_eq!(Unit::Runes.measure("日本"), 2);
+        assert_eq!(Unit::Bytes.measure("日本"), 6);
+    }
+}

@@ -1,0 +1,190 @@
+//! The pure label → cloud-tag transformer (seed 003, `render.CloudTags`).
+//!
+//! Input: the opted-in labels, sorted by qualified key (a `BTreeMap`, whose
+//! byte-wise `str` order is Go's string order), and a profile. Output: the
+//! tags that map cleanly, and one [`Skip`] for every label that does not.
+//! Every input label ends as exactly one tag or one skip.
+
+use super::profile::{TagProfile, Unit};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// Prefix of every tag key the policy emits and owns.
+pub const TAG_PREFIX: &str = "plexsphere:";
+
+/// Why a label did not become a tag. The set is closed; the variants are
+/// checked in declaration order and the first that applies wins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SkipReason {
+    /// The qualified key opens with a provider-reserved namespace.
+    ReservedPrefix {
+        /// The reserved prefix that matched.
+        prefix: &'static str,
+    },
+    /// The prefixed tag key exceeds the key ceiling.
+    KeyTooLong {
+        /// Measured length of the tag key.
+        length: usize,
+        /// The ceiling.
+        limit: usize,
+        /// Unit of both numbers.
+        unit: Unit,
+    },
+    /// The value exceeds the value ceiling.
+    ValueTooLong {
+        /// Measured length of the value.
+        length: usize,
+        /// The ceiling.
+        limit: usize,
+        /// Unit of both numbers.
+        unit: Unit,
+    },
+    /// The prefixed tag key carries a character the provider does not admit.
+    KeyCharacterClass {
+        /// The first offending character.
+        character: char,
+    },
+    /// Valid, but lower-sorting keys already filled the per-object cap.
+    CountCap {
+        /// The cap.
+        cap: usize,
+    },
+}
+
+impl SkipReason {
+    /// The stable, machine-readable reason (the skip annotation's `reason`).
+    pub fn code(&self) -> &'static str {
+        match self {
+            SkipReason::ReservedPrefix { .. } => "reserved-prefix",
+            SkipReason::KeyTooLong { .. } => "key-too-long",
+            SkipReason::ValueTooLong { .. } => "value-too-long",
+            SkipReason::KeyCharacterClass { .. } => "key-character-class",
+            SkipReason::CountCap { .. } => "count-cap",
+        }
+    }
+}
+
+impl fmt::Display for SkipReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            SkipReason::ReservedPrefix { prefix } => {
+                write!(f, "the key starts with the reserved prefix \"{prefix}\"")
+            }
+            SkipReason::KeyTooLong {
+                length,
+                limit,
+                unit,
+            } => write!(
+                f,
+                "the tag key is {length} {}, the limit is {limit}",
+                unit.noun()
+            ),
+            SkipReason::ValueTooLong {
+                length,
+                limit,
+                unit,
+            } => write!(
+                f,
+                "the value is {length} {}, the limit is {limit}",
+                unit.noun()
+            ),
+            SkipReason::KeyCharacterClass { character } => write!(
+                f,
+                "the tag key contains {character:?} (U+{:04X})",
+                u32::from(character)
+            ),
+            SkipReason::CountCap { cap } => write!(
+                f,
+                "{cap} tags with lower-sorting keys already reached the cap of {cap}"
+            ),
+        }
+    }
+}
+
+/// One label that did not become a tag.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skip<'a> {
+    /// The label's qualified key.
+    pub qualified_key: &'a str,
+    /// The tag key it would have had.
+    pub tag_key: String,
+    /// Name of the profile that refused it.
+    pub provider: &'static str,
+    /// Why.
+    pub reason: SkipReason,
+}
+
+/// The result of transforming one label set.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Transformed<'a> {
+    /// Tag key → value, sorted.
+    pub tags: BTreeMap<String, &'a str>,
+    /// Refused labels, sorted by qualified key.
+    pub skipped: Vec<Skip<'a>>,
+}
+
+/// The tag key for a qualified label key.
+pub fn tag_key(qualified_key: &str) -> String {
+    let mut key = String::with_capacity(TAG_PREFIX.len() + qualified_key.len());
+    key.push_str(TAG_PREFIX);
+    key.push_str(qualified_key);
+    key
+}
+
+/// The first reason `profile` refuses this label, ignoring the count cap.
+pub fn check(
+    profile: &TagProfile,
+    qualified_key: &str,
+    tag_key: &str,
+    value: &str,
+) -> Option<SkipReason> {
+    if let Some(prefix) = profile.reserved_prefix_of(qualified_key) {
+        return Some(SkipReason::ReservedPrefix { prefix });
+    }
+    let unit = profile.unit;
+    let key_length = unit.measure(tag_key);
+    if key_length > profile.key_max {
+        return Some(SkipReason::KeyTooLong {
+            length: key_length,
+            limit: profile.key_max,
+            unit,
+        });
+    }
+    let value_length = unit.measure(value);
+    if value_length > profile.value_max {
+        return Some(SkipReason::ValueTooLong {
+            length: value_length,
+            limit: profile.value_max,
+            unit,
+        });
+    }
+    profile
+        .key_characters
+        .first_disallowed(tag_key)
+        .map(|character| SkipReason::KeyCharacterClass { character })
+}
+
+/// Maps opted-in labels to tags under `profile`. Labels are visited in
+/// qualified-key order, so the count cap keeps the lowest-sorting valid keys
+/// and the result is a pure function of the label set.
+pub fn transform<'a>(labels: &BTreeMap<&'a str, &'a str>, profile: &TagProfile) -> Transformed<'a> {
+    let mut out = Transformed::default();
+    for (&qualified_key, &value) in labels {
+        let tag_key = tag_key(qualified_key);
+        let reason = check(profile, qualified_key, &tag_key, value).or_else(|| {
+            (out.tags.len() >= profile.cap).then_some(SkipReason::CountCap { cap: profile.cap })
+        });
+        match reason {
+            None => {
+                out.tags.insert(tag_key, value);
+            }
+            Some(reason) => out.skipped.push(Skip {
+                qualified_key,
+                tag_key,
+                provider: profile.name,
+                reason,
+            }),
+        }
+    }
+    out
+}
