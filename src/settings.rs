@@ -6,7 +6,7 @@
 //! compiled and every problem is collected, so a user fixes all of them in one
 //! round trip instead of one per `kubectl apply`.
 
-use regex::{Regex, RegexBuilder};
+use regex_lite::{Regex, RegexBuilder};
 use serde::Deserialize;
 use std::collections::BTreeSet;
 use std::fmt;
@@ -192,26 +192,21 @@ fn compile_all(field: &str, patterns: &[String], problems: &mut Vec<String>) -> 
             .build()
         {
             Ok(regex) => compiled.push(regex),
-            Err(regex::Error::CompiledTooBig(limit)) => problems.push(format!(
-                "{field}[{i}]: the regex compiles to more than {limit} bytes; \
-                 simplify it (e.g. fewer counted repetitions)"
-            )),
-            Err(e) => problems.push(format!(
-                "{field}[{i}]: invalid regex {pattern:?}: {}",
-                one_line(&e.to_string())
-            )),
+            Err(e) => {
+                let hint = if e.to_string().contains("size limit") {
+                    format!(
+                        " ({REGEX_SIZE_LIMIT} bytes); simplify it, e.g. fewer counted repetitions"
+                    )
+                } else {
+                    String::new()
+                };
+                problems.push(format!(
+                    "{field}[{i}]: invalid regex {pattern:?}: {e}{hint}"
+                ));
+            }
         }
     }
     compiled
-}
-
-/// regex's syntax errors are multi-line drawings; settings messages are one line.
-fn one_line(text: &str) -> String {
-    text.lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.chars().all(|c| c == '^' || c == ' '))
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 #[cfg(test)]
@@ -294,8 +289,8 @@ mod tests {
                     "providerPath":"spec..provider"}}"#
             ),
             [
-                "capi.additionalSyncMachineLabels[1]: invalid regex \"(\": regex parse error: ( error: unclosed group",
-                "capi.additionalSyncMachineAnnotations[0]: invalid regex \"[z-a]\": regex parse error: [z-a] error: invalid character class range, the start must be <= the end",
+                "capi.additionalSyncMachineLabels[1]: invalid regex \"(\": found open group without closing ')'",
+                "capi.additionalSyncMachineAnnotations[0]: invalid regex \"[z-a]\": invalid range in character class",
                 "cloudTags.propagatingLabels[0]: \"platform/origin\" is a seeded platform label and can never be opted into cloud-tag propagation; remove it from the list",
                 "cloudTags.propagatingLabels[1]: empty label key; list exact qualified keys such as \"platform/env\"",
                 "cloudTags.propagatingLabels[2]: \"platform/domain\" is a seeded platform label and can never be opted into cloud-tag propagation; remove it from the list",
@@ -332,11 +327,11 @@ mod tests {
 
     #[test]
     fn settings_pathologically_large_regex_is_refused() {
-        let p = problems(r#"{"capi":{"additionalSyncMachineLabels":["(\\w{100}){100}"]}}"#);
+        let p = problems(r#"{"capi":{"additionalSyncMachineLabels":["(\\w{1000}){1000}"]}}"#);
         assert_eq!(
             p,
             [
-                "capi.additionalSyncMachineLabels[0]: the regex compiles to more than 1048576 bytes; simplify it (e.g. fewer counted repetitions)"
+                r#"capi.additionalSyncMachineLabels[0]: invalid regex "(\\w{1000}){1000}": compiled regex exceeded size limit (1048576 bytes); simplify it, e.g. fewer counted repetitions"#
             ]
         );
     }

@@ -4,8 +4,6 @@
 //! cap, the key character class and the reserved prefixes. The transformer
 //! knows nothing provider-specific beyond what is in this table.
 
-use std::sync::LazyLock;
-
 /// How a length ceiling is measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Unit {
@@ -72,34 +70,12 @@ impl KeyCharacters {
 }
 
 fn is_letter_or_digit(c: char) -> bool {
+    use unicode_properties::{GeneralCategoryGroup, UnicodeGeneralCategory};
     if c.is_ascii() {
         return c.is_ascii_alphanumeric();
     }
-    // Non-ASCII keys are rare: the table is built on first use only, from the
-    // Unicode data regex-syntax already carries.
-    static LETTERS_AND_DIGITS: LazyLock<Vec<(char, char)>> = LazyLock::new(|| {
-        use regex_syntax::hir::{Class, HirKind};
-        let hir = regex_syntax::Parser::new()
-            .parse(r"[\p{L}\p{Nd}]")
-            .expect("a constant Unicode class parses");
-        match hir.kind() {
-            HirKind::Class(Class::Unicode(class)) => {
-                class.iter().map(|r| (r.start(), r.end())).collect()
-            }
-            _ => Vec::new(),
-        }
-    });
-    LETTERS_AND_DIGITS
-        .binary_search_by(|&(start, end)| {
-            if end < c {
-                std::cmp::Ordering::Less
-            } else if start > c {
-                std::cmp::Ordering::Greater
-            } else {
-                std::cmp::Ordering::Equal
-            }
-        })
-        .is_ok()
+    c.general_category_group() == GeneralCategoryGroup::Letter
+        || c.general_category() == unicode_properties::GeneralCategory::DecimalNumber
 }
 
 /// The constraints one provider puts on tags.
