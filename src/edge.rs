@@ -48,10 +48,10 @@ thread_local! {
 
 fn prepared_settings(raw: &[u8]) -> Result<Rc<Settings>, String> {
     PREPARED.with(|cell| {
-        if let Some((cached_raw, settings)) = &*cell.borrow() {
-            if cached_raw.as_slice() == raw {
-                return Ok(Rc::clone(settings));
-            }
+        if let Some((cached_raw, settings)) = &*cell.borrow()
+            && cached_raw.as_slice() == raw
+        {
+            return Ok(Rc::clone(settings));
         }
         let settings = Rc::new(Settings::from_json(raw).map_err(|e| e.to_string())?);
         *cell.borrow_mut() = Some((raw.to_vec(), Rc::clone(&settings)));
