@@ -1,9 +1,27 @@
-//! Cluster API metadata propagation (issue 3; in progress).
+//! Cluster API metadata propagation at admission time.
+//!
+//! For a child object, find the first [rule](rules::CAPI_RULES) whose parent
+//! link applies, read the parent through [`Lookup`] (at most one look-up per
+//! parent object; none when no rule applies), and plan the flows: parent keys
+//! are added or corrected on the child, nothing is removed, and the child's
+//! bookkeeping keys are never written. Machines also report which keys CAPI
+//! will sync to their Node, and Machine templates warn about Kubernetes
+//! labels that will never reach a Node.
 
-use crate::lookup::Lookup;
+pub mod node_sync;
+pub mod owners;
+pub mod rules;
+pub mod topology;
+
+use crate::fields::{self, FieldError, StringMap};
+use crate::lookup::{Lookup, LookupError, ObjectRef};
 use crate::outcome::Outcome;
+use crate::plan::{MapEdit, Plan};
 use crate::request::AdmissionRequest;
 use crate::settings::Settings;
+use rules::{CAPI_RULES, MACHINE, NODE_BOUND_LABELS, ParentLink, Rule};
+use serde_json::Value;
+use std::collections::BTreeMap;
 
 /// API groups whose kinds follow the CAPI propagation contract.
 pub const CAPI_GROUPS: [&str; 4] = [
@@ -18,11 +36,252 @@ pub fn is_capi_group(group: &str) -> bool {
     CAPI_GROUPS.contains(&group)
 }
 
+/// Why a CAPI object cannot be decided.
+#[derive(Debug, thiserror::Error)]
+enum CapiError {
+    /// The child itself is malformed.
+    #[error("{0}")]
+    Child(#[from] FieldError),
+    /// A parent is malformed where the contract reads it.
+    #[error("parent {parent} of this {family} is malformed: {error}")]
+    Parent {
+        family: &'static str,
+        parent: Box<ObjectRef>,
+        error: FieldError,
+    },
+    /// A parent could not be read.
+    #[error(
+        "cannot read {parent}, the parent of this {family}: {message}; the request can be \
+         retried once the policy can read it"
+    )]
+    Lookup {
+        family: &'static str,
+        parent: Box<ObjectRef>,
+        message: String,
+    },
+}
+
 /// Decides one Cluster API object.
-pub fn evaluate(
-    _request: &AdmissionRequest,
-    _settings: &Settings,
-    _lookup: &dyn Lookup,
-) -> Outcome {
-    Outcome::allow()
+pub fn evaluate(request: &AdmissionRequest, settings: &Settings, lookup: &dyn Lookup) -> Outcome {
+    match decide(request, settings, lookup) {
+        Ok(outcome) => outcome,
+        Err(e @ CapiError::Lookup { .. }) => Outcome::reject_with_code(e.to_string(), 500),
+        Err(e) => Outcome::reject(format!("cannot propagate Cluster API metadata: {e}")),
+    }
+}
+
+fn decide(
+    request: &AdmissionRequest,
+    settings: &Settings,
+    lookup: &dyn Lookup,
+) -> Result<Outcome, CapiError> {
+    let object = &request.object;
+    let (group, kind) = (request.kind.group.as_str(), request.kind.kind.as_str());
+    let namespace = fields::string(object, &["metadata", "namespace"])?
+        .filter(|ns| !ns.is_empty())
+        .unwrap_or(&request.namespace);
+
+    let mut plan = Plan::default();
+    if let Some((rule, parent)) = resolve_parent(request, namespace, lookup)? {
+        for flow in rule.flows {
+            let source = fields::string_map(&parent.object, flow.from)
+                .map_err(|error| malformed(rule, &parent.reference, error))?;
+            for &to in flow.to {
+                let kept = rule.bookkeeping.for_path(to);
+                let desired: BTreeMap<&str, &str> = source
+                    .iter()
+                    .filter(|(key, _)| !flow.never_copied.contains(key) && !kept.contains(key))
+                    .map(|(key, value)| (*key, *value))
+                    .collect();
+                let current = fields::string_map(object, to)?;
+                plan.push(MapEdit::upsert(to, &current, &desired));
+            }
+        }
+    }
+
+    let mut outcome = Outcome::with_plan(Plan::default());
+    let label_regexes = &settings.sync_machine_labels;
+    for (kinds, path) in NODE_BOUND_LABELS {
+        if kinds.matches(group, kind) {
+            let labels = resulting_map(object, &plan, path)?;
+            outcome.warnings.extend(node_sync::unsynced_label_warnings(
+                &labels,
+                &path.join("."),
+                label_regexes,
+            ));
+        }
+    }
+    if MACHINE.matches(group, kind) {
+        let labels = resulting_map(object, &plan, &["metadata", "labels"])?;
+        let annotations = resulting_map(object, &plan, &["metadata", "annotations"])?;
+        outcome.audit_annotations = node_sync::audit_annotations(
+            &labels,
+            &annotations,
+            label_regexes,
+            &settings.sync_machine_annotations,
+        );
+    }
+    outcome.verdict = crate::outcome::Verdict::Allow(plan);
+    Ok(outcome)
+}
+
+/// The string map at `path` as it will be stored: the object's own entries
+/// overlaid by the plan's edits for that path.
+fn resulting_map<'a>(
+    object: &'a Value,
+    plan: &'a Plan,
+    path: &[&str],
+) -> Result<StringMap<'a>, FieldError> {
+    let mut map = fields::string_map(object, path)?;
+    for edit in plan.edits.iter().filter(|e| e.path == path) {
+        for key in &edit.remove {
+            map.remove(key.as_str());
+        }
+        for (key, value) in &edit.set {
+            map.insert(key, value);
+        }
+    }
+    Ok(map)
+}
+
+/// A parent read from the cluster (or synthesised from topology).
+struct Parent {
+    reference: ObjectRef,
+    object: Value,
+}
+
+/// The rule that applies and its parent, or `None` when no rule applies, the
+/// parent does not exist, or the topology has no entry for the child.
+fn resolve_parent(
+    request: &AdmissionRequest,
+    namespace: &str,
+    lookup: &dyn Lookup,
+) -> Result<Option<(&'static Rule, Parent)>, CapiError> {
+    let object = &request.object;
+    let (group, kind) = (request.kind.group.as_str(), request.kind.kind.as_str());
+    let candidates = CAPI_RULES.iter().filter(|r| r.child.matches(group, kind));
+    let mut owners = None;
+    for rule in candidates {
+        match rule.parent {
+            ParentLink::ControllerOwner(_) | ParentLink::NonControllerOwner(_) => {
+                let refs = match &owners {
+                    Some(refs) => refs,
+                    None => owners.insert(owners::owner_refs(object)?),
+                };
+                let Some(owner) = owners::find(refs, &rule.parent) else {
+                    continue;
+                };
+                let reference = ObjectRef {
+                    api_version: owner.api_version.to_owned(),
+                    kind: owner.kind.to_owned(),
+                    name: owner.name.to_owned(),
+                    namespace: Some(namespace.to_owned()),
+                };
+                return Ok(read(lookup, rule, reference)?.map(|parent| (rule, parent)));
+            }
+            ParentLink::Topology(entry) => {
+                if let Some(found) = resolve_topology(request, namespace, lookup, rule, entry)? {
+                    return Ok(Some(found));
+                }
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// The merged topology + class metadata of a topology-owned child. Makes no
+/// look-up unless the child carries the topology labels.
+fn resolve_topology(
+    request: &AdmissionRequest,
+    namespace: &str,
+    lookup: &dyn Lookup,
+    rule: &'static Rule,
+    entry: rules::TopologyEntry,
+) -> Result<Option<(&'static Rule, Parent)>, CapiError> {
+    let labels = fields::string_map(&request.object, &["metadata", "labels"])?;
+    if !labels.contains_key(topology::TOPOLOGY_OWNED_LABEL) {
+        return Ok(None);
+    }
+    let cluster_name = labels
+        .get(topology::CLUSTER_NAME_LABEL)
+        .filter(|n| !n.is_empty());
+    let shape = topology::shape_for_child_version(&request.kind.version);
+    let deployment_name = match entry {
+        rules::TopologyEntry::ControlPlane => Some(""),
+        rules::TopologyEntry::MachineDeployment => {
+            labels.get(topology::DEPLOYMENT_NAME_LABEL).copied()
+        }
+    };
+    let (Some(cluster_name), Some(shape), Some(deployment_name)) =
+        (cluster_name, shape, deployment_name)
+    else {
+        return Ok(None);
+    };
+
+    let cluster_ref = ObjectRef {
+        api_version: shape.api_version.to_owned(),
+        kind: "Cluster".to_owned(),
+        name: (*cluster_name).to_owned(),
+        namespace: Some(namespace.to_owned()),
+    };
+    let Some(cluster) = read(lookup, rule, cluster_ref)? else {
+        return Ok(None);
+    };
+    let class_ref = topology::class_ref(shape, &cluster.object, namespace)
+        .map_err(|error| malformed(rule, &cluster.reference, error))?;
+    let Some((class_name, class_namespace)) = class_ref else {
+        return Ok(None);
+    };
+    let class_ref = ObjectRef {
+        api_version: shape.api_version.to_owned(),
+        kind: "ClusterClass".to_owned(),
+        name: class_name.to_owned(),
+        namespace: Some(class_namespace.to_owned()),
+    };
+    let Some(class) = read(lookup, rule, class_ref)? else {
+        return Ok(None);
+    };
+    let merged = topology::merged_parent(
+        shape,
+        entry,
+        &cluster.object,
+        &class.object,
+        deployment_name,
+    )
+    .map_err(|(source, error)| {
+        let parent = match source {
+            topology::Source::Cluster => &cluster.reference,
+            topology::Source::ClusterClass => &class.reference,
+        };
+        malformed(rule, parent, error)
+    })?;
+    Ok(merged.map(|object| {
+        let reference = cluster.reference;
+        (rule, Parent { reference, object })
+    }))
+}
+
+fn malformed(rule: &Rule, parent: &ObjectRef, error: FieldError) -> CapiError {
+    CapiError::Parent {
+        family: rule.family,
+        parent: Box::new(parent.clone()),
+        error,
+    }
+}
+
+/// One look-up: NotFound is `None` (allowed unchanged), anything else fails.
+fn read(
+    lookup: &dyn Lookup,
+    rule: &Rule,
+    reference: ObjectRef,
+) -> Result<Option<Parent>, CapiError> {
+    match lookup.get(&reference) {
+        Ok(object) => Ok(Some(Parent { reference, object })),
+        Err(LookupError::NotFound) => Ok(None),
+        Err(LookupError::Failed(message)) => Err(CapiError::Lookup {
+            family: rule.family,
+            parent: Box::new(reference),
+            message,
+        }),
+    }
 }

@@ -60,12 +60,17 @@ pub const NOT_FOUND_PREFIX: &str = "Cannot find ";
 
 /// Prefix the waPC guest puts before the host's own error text.
 const HOST_ERROR_PREFIX: &str = "Host error: ";
+/// Prefix policy-evaluator puts before every failed callback's text.
+const CALLBACK_FAILURE_PREFIX: &str = "Callback evaluation failure: ";
 
 /// Classifies the text of a failed host call.
 pub fn classify_host_error(text: &str) -> LookupError {
     let host_text = text
         .find(HOST_ERROR_PREFIX)
         .map_or(text, |at| &text[at + HOST_ERROR_PREFIX.len()..]);
+    let host_text = host_text
+        .strip_prefix(CALLBACK_FAILURE_PREFIX)
+        .unwrap_or(host_text);
     if host_text.starts_with(NOT_FOUND_PREFIX) {
         LookupError::NotFound
     } else {
@@ -160,6 +165,14 @@ mod tests {
     #[case::object_missing(
         "error invoking host capability kubernetes.get_resource: Host error: Cannot find cluster.x-k8s.io/v1beta1/MachineDeployment named 'md-9' inside of namespace 'Some(\"default\")'",
         LookupError::NotFound
+    )]
+    #[case::wrapped_by_policy_evaluator(
+        "error invoking host capability kubernetes.get_resource: Host error: Callback evaluation failure: Cannot find cluster.x-k8s.io/v1beta1/MachineSet named 'ms' inside of namespace 'Some(\"default\")'",
+        LookupError::NotFound
+    )]
+    #[case::wrapped_failure(
+        "Host error: Callback evaluation failure: Replay error: unexpected request",
+        LookupError::Failed("Replay error: unexpected request".into())
     )]
     #[case::kind_not_served(
         "Host error: Cannot find resource cluster.x-k8s.io/v1beta2/MachineDeployment",

@@ -1,0 +1,36 @@
+//! `policy-runner`: runs a Kubewarden waPC policy module the way `kwctl run`
+//! does (a compatible subset), and annotates it the way `kwctl annotate` does.
+//!
+//! stdout carries only the AdmissionResponse; everything else goes to stderr.
+//! Exit code 1 means a tool error (bad input, invalid settings), never a
+//! rejected request.
+
+mod annotate;
+mod cli;
+mod host;
+mod input;
+mod metadata;
+mod policy;
+mod replay;
+mod response;
+mod run;
+mod wasm_sections;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    let result = match &cli.command {
+        cli::Command::Run(args) => run::run(args),
+        cli::Command::Annotate(args) => annotate::annotate(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("Error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

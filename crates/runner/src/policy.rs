@@ -1,0 +1,109 @@
+//! A loaded policy module and its three waPC entry points.
+//!
+//! The module is compiled with wasmtime through `wasmtime-provider` (WASI
+//! enabled, no async, no cache), the stack policy-evaluator uses, and driven
+//! through a `wapc::WapcHost`. The calls and their failure texts follow
+//! policy-evaluator `runtimes/wapc/runtime.rs`.
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+use thiserror::Error;
+use wasmtime_provider::WasmtimeEngineProviderBuilder;
+
+use crate::input::AdmissionRequest;
+use crate::response::{AdmissionResponse, PolicyResponse};
+
+/// Why the module could not be loaded or queried.
+#[derive(Debug, Error)]
+pub enum PolicyError {
+    /// wasmtime refused the module (not wasm, missing imports, ...).
+    #[error("cannot load the policy module: {0}")]
+    Engine(#[source] wasmtime_provider::errors::Error),
+    /// The waPC host could not be set up (e.g. `wapc_init` trapped).
+    #[error("cannot initialise the policy module: {0}")]
+    Host(#[source] wapc::errors::Error),
+    /// `protocol_version` failed or returned something unexpected.
+    #[error("cannot compute ProtocolVersion used by the policy: {0}")]
+    ProtocolVersion(String),
+}
+
+/// The guest's answer to `validate_settings` (SDK `SettingsValidationResponse`).
+#[derive(Debug, Deserialize)]
+struct SettingsValidationResponse {
+    valid: bool,
+    #[serde(default)]
+    message: Option<String>,
+}
+
+/// An instantiated policy.
+pub struct Policy {
+    host: wapc::WapcHost,
+}
+
+impl Policy {
+    /// Compiles and instantiates `module`, routing host calls to `callback`.
+    pub fn load(module: &[u8], callback: Box<wapc::HostCallback>) -> Result<Policy, PolicyError> {
+        let engine = WasmtimeEngineProviderBuilder::new()
+            .module_bytes(module)
+            .wasi_params(wapc::WasiParams::default())
+            .build()
+            .map_err(PolicyError::Engine)?;
+        let host =
+            wapc::WapcHost::new(Box::new(engine), Some(callback)).map_err(PolicyError::Host)?;
+        Ok(Policy { host })
+    }
+
+    /// Calls `validate_settings`; `Err` carries the reason the settings are
+    /// refused (the policy's message, or why the call failed).
+    pub fn validate_settings(&self, settings: &Value) -> Result<(), String> {
+        let payload = serde_json::to_vec(settings).expect("JSON values always serialise");
+        let reply = self
+            .host
+            .call("validate_settings", &payload)
+            .map_err(|e| format!("Error invoking settings validation callback: {e}"))?;
+        let verdict: SettingsValidationResponse = serde_json::from_slice(&reply)
+            .map_err(|e| format!("error: invalid response from policy: {e}"))?;
+        if verdict.valid {
+            Ok(())
+        } else {
+            Err(verdict.message.unwrap_or_default())
+        }
+    }
+
+    /// Calls `validate` with `{"request", "settings"}` and builds the
+    /// AdmissionResponse; a failed call is a 500 rejection, as in kwctl.
+    pub fn validate(&self, request: &AdmissionRequest, settings: &Value) -> AdmissionResponse {
+        let uid = request.uid();
+        let payload = json!({"request": &request.value, "settings": settings});
+        let payload = serde_json::to_vec(&payload).expect("JSON values always serialise");
+        let reply = match self.host.call("validate", &payload) {
+            Ok(reply) => reply,
+            Err(e) => return AdmissionResponse::internal_server_error(uid, &e.to_string()),
+        };
+        match serde_json::from_slice::<PolicyResponse>(&reply) {
+            Ok(policy) => AdmissionResponse::from_policy(uid, request.object(), policy),
+            Err(e) => AdmissionResponse::internal_server_error(
+                uid,
+                &format!("invalid response from policy: {e}"),
+            ),
+        }
+    }
+
+    /// Calls `protocol_version`; the SDK answers a JSON string such as `"v1"`.
+    pub fn protocol_version(&self) -> Result<String, PolicyError> {
+        let reply = self
+            .host
+            .call("protocol_version", &[])
+            .map_err(|e| PolicyError::ProtocolVersion(e.to_string()))?;
+        match serde_json::from_slice::<String>(&reply) {
+            Ok(version) if version == "v1" => Ok(version),
+            Ok(version) => Err(PolicyError::ProtocolVersion(format!(
+                "unknown protocol version `{version}`"
+            ))),
+            Err(e) => Err(PolicyError::ProtocolVersion(format!(
+                "`{}` is not a JSON string: {e}",
+                String::from_utf8_lossy(&reply)
+            ))),
+        }
+    }
+}

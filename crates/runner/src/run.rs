@@ -1,0 +1,184 @@
+//! `policy-runner run`: evaluate one request the way `kwctl run` does.
+//!
+//! Flow (kwctl `command/run.rs`): load the module, decide which Kubernetes
+//! resources it may read, instantiate it with the host callback, call
+//! `validate_settings` (refusal → `Provided settings are not valid: …`, exit
+//! 1), call `validate`, print the AdmissionResponse as one JSON line on
+//! stdout (exit 0 whether allowed or not). Diagnostics go to stderr only.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use anyhow::{Context, Result, anyhow};
+use serde_json::Value;
+
+use crate::cli::{RunArgs, SettingsSource};
+use crate::host::{self, Host};
+use crate::input::{self, AdmissionRequest};
+use crate::metadata::{ContextAwareResource, Metadata, MetadataError};
+use crate::policy::Policy;
+use crate::replay::Replay;
+use crate::wasm_sections::SectionError;
+
+/// kwctl's warnings when an annotated context-aware policy runs without
+/// `--allow-context-aware` (kwctl `command/run/evaluator.rs`).
+const NO_ACCESS_WARNINGS: [&str; 2] = [
+    "Policy requires access to Kubernetes resources at evaluation time. During this execution the access to Kubernetes resources is denied. This can cause the policy to not behave properly",
+    "Carefully review which types of Kubernetes resources the policy needs via the `inspect` command, then run the policy using the `--allow-context-aware` flag.",
+];
+
+/// kwctl's notice when `--allow-context-aware` meets an unannotated module.
+const NOT_ANNOTATED_NOTICE: &str =
+    "Policy is not annotated, access to Kubernetes resources is not allowed";
+
+/// Runs `args`; `Ok` after printing the response, `Err` for tool errors.
+pub fn run(args: &RunArgs) -> Result<()> {
+    let request = read_request(&args.request_path)?;
+    let settings = read_settings(&args.settings_source())?;
+    let module = fs::read(&args.policy)
+        .with_context(|| format!("cannot read policy module {}", args.policy.display()))?;
+    let metadata = embedded_metadata(&module)
+        .with_context(|| format!("cannot read the metadata of {}", args.policy.display()))?;
+
+    let (allow_list, notices) = allow_list(args.allow_context_aware, metadata.as_ref());
+    for notice in notices {
+        eprintln!("WARN policy-runner: {notice}");
+    }
+    let replay = args
+        .replay_host_capabilities_interactions
+        .as_deref()
+        .map(read_replay)
+        .transpose()?;
+
+    let host = Arc::new(Mutex::new(Host::new(allow_list, replay)));
+    let policy = Policy::load(&module, host::callback(Arc::clone(&host)))?;
+
+    policy
+        .validate_settings(&settings)
+        .map_err(|message| anyhow!("Provided settings are not valid: {message}"))?;
+    let response = policy.validate(&request, &settings);
+
+    let unreplayed = host.lock().map_or(0, |host| host.unreplayed());
+    if unreplayed > 0 {
+        eprintln!(
+            "WARN policy-runner: {unreplayed} of the recorded exchanges have not been replayed"
+        );
+    }
+    println!("{}", response.to_json_line());
+    Ok(())
+}
+
+/// The resources the policy may read, and the notices kwctl prints about
+/// them. Without `--allow-context-aware` nothing is granted; with it, the
+/// module's embedded `contextAwareResources` are (nothing if unannotated).
+fn allow_list(
+    allow_context_aware: bool,
+    metadata: Option<&Metadata>,
+) -> (BTreeSet<ContextAwareResource>, Vec<&'static str>) {
+    match (allow_context_aware, metadata) {
+        (false, Some(metadata)) if !metadata.context_aware_resources.is_empty() => {
+            (BTreeSet::new(), NO_ACCESS_WARNINGS.to_vec())
+        }
+        (false, _) => (BTreeSet::new(), Vec::new()),
+        (true, Some(metadata)) => (metadata.context_aware_resources.clone(), Vec::new()),
+        (true, None) => (BTreeSet::new(), vec![NOT_ANNOTATED_NOTICE]),
+    }
+}
+
+/// The module's embedded metadata; a text (`.wat`) module has none.
+fn embedded_metadata(module: &[u8]) -> Result<Option<Metadata>, MetadataError> {
+    match Metadata::from_module(module) {
+        Err(MetadataError::Module(SectionError::NotWasm)) => Ok(None),
+        other => other,
+    }
+}
+
+fn read_request(path: &Path) -> Result<AdmissionRequest> {
+    let text = fs::read_to_string(path)
+        .with_context(|| format!("cannot read request file {}", path.display()))?;
+    let document: Value = serde_json::from_str(&text)
+        .with_context(|| format!("request file {} is not valid JSON", path.display()))?;
+    AdmissionRequest::from_document(document)
+        .with_context(|| format!("invalid request file {}", path.display()))
+}
+
+fn read_settings(source: &SettingsSource) -> Result<Value> {
+    match source {
+        SettingsSource::Empty => Ok(Value::Object(serde_json::Map::new())),
+        SettingsSource::Inline(text) => {
+            input::settings_from_text(text).context("invalid --settings-json")
+        }
+        SettingsSource::File(path) => {
+            let text = fs::read_to_string(path)
+                .with_context(|| format!("cannot read settings file {}", path.display()))?;
+            input::settings_from_text(&text)
+                .with_context(|| format!("invalid settings file {}", path.display()))
+        }
+    }
+}
+
+fn read_replay(path: &Path) -> Result<Replay> {
+    let text = fs::read_to_string(path)
+        .with_context(|| format!("cannot read replay session {}", path.display()))?;
+    Replay::from_yaml(&text).with_context(|| format!("invalid replay session {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn metadata_with(resources: &[(&str, &str)]) -> Metadata {
+        let resources: Vec<String> = resources
+            .iter()
+            .map(|(api_version, kind)| format!("{{apiVersion: {api_version}, kind: {kind}}}"))
+            .collect();
+        Metadata::from_yaml(&format!(
+            "rules: []\nmutating: false\ncontextAwareResources: [{}]\n",
+            resources.join(", ")
+        ))
+        .unwrap()
+    }
+
+    fn cluster() -> ContextAwareResource {
+        ContextAwareResource {
+            api_version: "cluster.x-k8s.io/v1beta1".to_owned(),
+            kind: "Cluster".to_owned(),
+        }
+    }
+
+    #[test]
+    fn allow_list_trusts_embedded_resources_when_allowed() {
+        let metadata = metadata_with(&[("cluster.x-k8s.io/v1beta1", "Cluster")]);
+
+        assert_eq!(
+            allow_list(true, Some(&metadata)),
+            (BTreeSet::from([cluster()]), Vec::new())
+        );
+    }
+
+    #[test]
+    fn allow_list_is_empty_without_flag_and_warns_like_kwctl() {
+        let metadata = metadata_with(&[("cluster.x-k8s.io/v1beta1", "Cluster")]);
+
+        assert_eq!(
+            allow_list(false, Some(&metadata)),
+            (BTreeSet::new(), NO_ACCESS_WARNINGS.to_vec())
+        );
+    }
+
+    #[test]
+    fn allow_list_is_empty_for_unannotated_module() {
+        assert_eq!(
+            allow_list(true, None),
+            (BTreeSet::new(), vec![NOT_ANNOTATED_NOTICE])
+        );
+        assert_eq!(allow_list(false, None), (BTreeSet::new(), Vec::new()));
+    }
+
+    #[test]
+    fn embedded_metadata_is_none_for_text_modules() {
+        assert_eq!(embedded_metadata(b"(module)").unwrap(), None);
+    }
+}

@@ -1,0 +1,353 @@
+//! End-to-end: the `policy-runner` binary against a tiny waPC guest.
+//!
+//! The guest (tests/data/wapc_guest.wat) accepts only `{}` settings, logs one
+//! record and answers `validate` by looking up MachineDeployment md-0 and
+//! returning it as the mutated object, so every host path is exercised:
+//! settings refusal, logging, the allow-list, replay success, replay error,
+//! replay mismatch, patch building, and `annotate`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use serde_json::{Value, json};
+
+const RUNNER: &str = env!("CARGO_BIN_EXE_policy-runner");
+
+const DENIED: &str = "internal server error: Guest call failure: Policy has not been granted access to Kubernetes cluster.x-k8s.io/v1beta1/MachineDeployment resources. The violation has been reported.";
+
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name)
+}
+
+/// A fresh scratch directory per call, so tests can run in parallel.
+fn scratch() -> PathBuf {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "e2e-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The guest compiled to a binary module, unannotated.
+fn guest(dir: &Path) -> PathBuf {
+    let module = wat::parse_file(data("wapc_guest.wat")).unwrap();
+    let path = dir.join("policy.wasm");
+    std::fs::write(&path, module).unwrap();
+    path
+}
+
+fn runner(args: &[&str]) -> Output {
+    Command::new(RUNNER).args(args).output().unwrap()
+}
+
+/// The guest annotated by `policy-runner annotate` with tests/data/metadata.yml.
+fn annotated_guest(dir: &Path) -> PathBuf {
+    let policy = guest(dir);
+    let annotated = dir.join("annotated-policy.wasm");
+    let output = runner(&[
+        "annotate",
+        "--metadata-path",
+        data("metadata.yml").to_str().unwrap(),
+        "--output-path",
+        annotated.to_str().unwrap(),
+        policy.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    annotated
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8(output.stderr.clone()).unwrap()
+}
+
+/// Runs `run` and returns the single JSON line printed on stdout.
+fn run_ok(extra: &[&str], policy: &Path) -> (Value, String) {
+    let request = data("machinedeployment_create.json");
+    let mut args = vec!["run", "--request-path", request.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    args.push(policy.to_str().unwrap());
+    let output = runner(&args);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let out = stdout(&output);
+    assert_eq!(out.lines().count(), 1, "stdout must be one line: {out}");
+    (serde_json::from_str(&out).unwrap(), stderr(&output))
+}
+
+#[test]
+fn run_annotated_guest_mutates_from_replay() {
+    let dir = scratch();
+    let policy = annotated_guest(&dir);
+    let replay = data("replay_md0_found.yml");
+
+    let (response, err) = run_ok(
+        &[
+            "--allow-context-aware",
+            "--replay-host-capabilities-interactions",
+            replay.to_str().unwrap(),
+        ],
+        &policy,
+    );
+
+    let patch = STANDARD
+        .decode(response["patch"].as_str().unwrap())
+        .unwrap();
+    assert_eq!(
+        serde_json::from_slice::<Value>(&patch).unwrap(),
+        json!([{"op": "add", "path": "/metadata/labels", "value": {"team": "a"}}])
+    );
+    assert_eq!(
+        response["uid"],
+        json!("1299d386-525b-4032-98ae-1949f69f9cfc")
+    );
+    assert_eq!(response["allowed"], json!(true));
+    assert_eq!(response["patchType"], json!("JSONPatch"));
+    assert_eq!(response["auditAnnotations"], Value::Null);
+    assert_eq!(response["warnings"], Value::Null);
+    assert!(response.get("status").is_none());
+    assert!(
+        err.contains(r#"INFO policy_log: guest says hello {"policy":"test-guest"}"#),
+        "{err}"
+    );
+}
+
+#[test]
+fn run_unannotated_guest_is_denied_lookup_with_allow_flag() {
+    let dir = scratch();
+    let policy = guest(&dir);
+    let replay = data("replay_md0_found.yml");
+
+    let (response, err) = run_ok(
+        &[
+            "--allow-context-aware",
+            "--replay-host-capabilities-interactions",
+            replay.to_str().unwrap(),
+        ],
+        &policy,
+    );
+
+    assert_eq!(
+        response,
+        json!({
+            "uid": "1299d386-525b-4032-98ae-1949f69f9cfc",
+            "allowed": false,
+            "status": {"message": DENIED, "code": 500},
+            "auditAnnotations": null,
+            "warnings": null
+        })
+    );
+    assert!(err.contains("Policy is not annotated"), "{err}");
+}
+
+#[test]
+fn run_annotated_guest_is_denied_lookup_without_allow_flag() {
+    let dir = scratch();
+    let policy = annotated_guest(&dir);
+
+    let (response, err) = run_ok(&[], &policy);
+
+    assert_eq!(response["status"]["message"], json!(DENIED));
+    assert!(err.contains("--allow-context-aware"), "{err}");
+}
+
+#[test]
+fn run_replay_error_reaches_guest_with_callback_prefix() {
+    let dir = scratch();
+    let policy = annotated_guest(&dir);
+    let replay = data("replay_md0_not_found.yml");
+
+    let (response, _) = run_ok(
+        &[
+            "--allow-context-aware",
+            "--replay-host-capabilities-interactions",
+            replay.to_str().unwrap(),
+        ],
+        &policy,
+    );
+
+    assert_eq!(
+        response["status"],
+        json!({
+            "message": "internal server error: Guest call failure: Callback evaluation failure: Cannot find cluster.x-k8s.io/v1beta1/MachineDeployment named 'md-0' inside of namespace 'Some(\"default\")'",
+            "code": 500
+        })
+    );
+}
+
+#[test]
+fn run_replay_mismatch_names_expected_and_received() {
+    let dir = scratch();
+    let policy = annotated_guest(&dir);
+    let replay = data("replay_md1_found.yml");
+
+    let (response, _) = run_ok(
+        &[
+            "--allow-context-aware",
+            "--replay-host-capabilities-interactions",
+            replay.to_str().unwrap(),
+        ],
+        &policy,
+    );
+
+    assert_eq!(
+        response["status"]["message"],
+        json!(
+            "internal server error: Guest call failure: Callback evaluation failure: \
+             Replay error: unexpected request. Was expecting \
+             cluster.x-k8s.io/v1beta1/MachineDeployment md-1 in namespace default \
+             (disable_cache: false, field_masks: none), got \
+             cluster.x-k8s.io/v1beta1/MachineDeployment md-0 in namespace default \
+             (disable_cache: false, field_masks: none) instead"
+        )
+    );
+}
+
+#[test]
+fn run_invalid_settings_exits_1_with_policy_message() {
+    let dir = scratch();
+    let policy = guest(&dir);
+    let request = data("machinedeployment_create.json");
+
+    let output = runner(&[
+        "run",
+        "--request-path",
+        request.to_str().unwrap(),
+        "--settings-json",
+        r#"{"unexpected": true}"#,
+        policy.to_str().unwrap(),
+    ]);
+
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(stdout(&output), "");
+    assert_eq!(
+        stderr(&output),
+        "Error: Provided settings are not valid: only {} is accepted\n"
+    );
+}
+
+#[test]
+fn run_accepts_admission_review_and_yaml_settings_file() {
+    let dir = scratch();
+    let policy = annotated_guest(&dir);
+    let request: Value = serde_json::from_str(
+        &std::fs::read_to_string(data("machinedeployment_create.json")).unwrap(),
+    )
+    .unwrap();
+    let review = dir.join("review.json");
+    std::fs::write(
+        &review,
+        json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request})
+            .to_string(),
+    )
+    .unwrap();
+    let settings = dir.join("settings.yml");
+    std::fs::write(&settings, "# no settings\n").unwrap();
+    let replay = data("replay_md0_found.yml");
+
+    let output = runner(&[
+        "run",
+        "--request-path",
+        review.to_str().unwrap(),
+        "--settings-path",
+        settings.to_str().unwrap(),
+        "--allow-context-aware",
+        "--replay-host-capabilities-interactions",
+        replay.to_str().unwrap(),
+        policy.to_str().unwrap(),
+    ]);
+
+    assert!(output.status.success(), "{}", stderr(&output));
+    let response: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(response["allowed"], json!(true));
+    assert_eq!(response["patchType"], json!("JSONPatch"));
+}
+
+#[test]
+fn run_conflicting_settings_flags_is_a_usage_error() {
+    let output = runner(&[
+        "run",
+        "--request-path",
+        "r.json",
+        "--settings-json",
+        "{}",
+        "--settings-path",
+        "s.yml",
+        "p.wasm",
+    ]);
+
+    assert_eq!(output.status.code(), Some(2));
+    let err = stderr(&output);
+    assert!(
+        err.contains("--settings-json") && err.contains("--settings-path"),
+        "{err}"
+    );
+}
+
+#[test]
+fn annotate_embeds_metadata_and_refuses_a_second_time() {
+    let dir = scratch();
+    let policy = annotated_guest(&dir);
+
+    let output = runner(&[
+        "annotate",
+        "--metadata-path",
+        data("metadata.yml").to_str().unwrap(),
+        "--output-path",
+        dir.join("twice.wasm").to_str().unwrap(),
+        policy.to_str().unwrap(),
+    ]);
+
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        stderr(&output),
+        format!(
+            "Error: {} is already annotated: it has a `io.kubewarden.metadata` custom section\n",
+            policy.display()
+        )
+    );
+}
+
+#[test]
+fn annotate_records_protocol_version_and_usage() {
+    let dir = scratch();
+    let policy = guest(&dir);
+    let readme = dir.join("README.md");
+    std::fs::write(&readme, "Usage text").unwrap();
+    let annotated = dir.join("annotated-policy.wasm");
+
+    let output = runner(&[
+        "annotate",
+        "--metadata-path",
+        data("metadata.yml").to_str().unwrap(),
+        "--usage-path",
+        readme.to_str().unwrap(),
+        "--output-path",
+        annotated.to_str().unwrap(),
+        policy.to_str().unwrap(),
+    ]);
+
+    assert!(output.status.success(), "{}", stderr(&output));
+    let original = std::fs::read(&policy).unwrap();
+    let bytes = std::fs::read(&annotated).unwrap();
+    assert_eq!(&bytes[..original.len()], &original[..]);
+    let appended = String::from_utf8_lossy(&bytes[original.len()..]);
+    for expected in [
+        "io.kubewarden.metadata",
+        r#""protocolVersion":"v1""#,
+        r#""io.kubewarden.policy.usage":"Usage text""#,
+        r#""contextAwareResources":[{"apiVersion":"cluster.x-k8s.io/v1beta1","kind":"MachineDeployment"}]"#,
+    ] {
+        assert!(appended.contains(expected), "{expected} not in {appended}");
+    }
+}

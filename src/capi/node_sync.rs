@@ -1,0 +1,242 @@
+//! Which Machine labels and annotations Cluster API copies to the Node
+//! (capi-rules §c: `GetManagedLabels` / `GetManagedAnnotations`, v1.14).
+//!
+//! The domain of a key is the part before the first `/` (the whole key when
+//! there is none), exactly as CAPI's `strings.Split(key, "/")[0]`.
+
+use crate::fields::StringMap;
+use regex_lite::Regex;
+use std::collections::BTreeMap;
+
+/// Audit annotation listing the Machine label keys synced to the Node.
+pub const NODE_LABELS_AUDIT: &str = "node-labels";
+/// Audit annotation listing the Machine annotation keys synced to the Node.
+pub const NODE_ANNOTATIONS_AUDIT: &str = "node-annotations";
+
+/// Annotations CAPI computes itself and always puts on the Node; they are
+/// not copied from the Machine, so they are never listed.
+pub const COMPUTED_NODE_ANNOTATIONS: &[&str] = &[
+    "cluster.x-k8s.io/cluster-name",
+    "cluster.x-k8s.io/cluster-namespace",
+    "cluster.x-k8s.io/machine",
+    "cluster.x-k8s.io/owner-kind",
+    "cluster.x-k8s.io/owner-name",
+];
+
+fn domain(key: &str) -> &str {
+    key.split('/').next().unwrap_or(key)
+}
+
+fn in_domain(domain: &str, root: &str) -> bool {
+    domain == root
+        || domain
+            .strip_suffix(root)
+            .is_some_and(|head| head.ends_with('.'))
+}
+
+/// Whether CAPI syncs a Machine label with this key to the Node.
+/// `node-role.kubernetes.io` matches exactly (no subdomains), unlike the
+/// other two domains.
+pub fn label_is_synced(key: &str, additional: &[Regex]) -> bool {
+    let d = domain(key);
+    d == "node-role.kubernetes.io"
+        || in_domain(d, "node-restriction.kubernetes.io")
+        || in_domain(d, "node.cluster.x-k8s.io")
+        || additional.iter().any(|re| re.is_match(key))
+}
+
+/// Whether CAPI syncs a Machine annotation with this key to the Node.
+pub fn annotation_is_synced(key: &str, additional: &[Regex]) -> bool {
+    !COMPUTED_NODE_ANNOTATIONS.contains(&key)
+        && (in_domain(domain(key), "node.cluster.x-k8s.io")
+            || additional.iter().any(|re| re.is_match(key)))
+}
+
+/// The `node-labels` / `node-annotations` audit annotations for a Machine
+/// as it will be stored.
+pub fn audit_annotations(
+    labels: &StringMap<'_>,
+    annotations: &StringMap<'_>,
+    label_regexes: &[Regex],
+    annotation_regexes: &[Regex],
+) -> BTreeMap<String, String> {
+    let synced_labels = labels
+        .keys()
+        .filter(|key| label_is_synced(key, label_regexes));
+    let synced_annotations = annotations
+        .keys()
+        .filter(|key| annotation_is_synced(key, annotation_regexes));
+    BTreeMap::from([
+        (NODE_LABELS_AUDIT.to_owned(), join(synced_labels)),
+        (NODE_ANNOTATIONS_AUDIT.to_owned(), join(synced_annotations)),
+    ])
+}
+
+fn join<'a>(keys: impl Iterator<Item = &'a &'a str>) -> String {
+    keys.copied().collect::<Vec<_>>().join(",")
+}
+
+/// True for keys in the `kubernetes.io` / `k8s.io` namespaces or their
+/// subdomains: the ones users expect on Nodes and are surprised to miss.
+pub fn is_kubernetes_namespaced(key: &str) -> bool {
+    // Unprefixed keys have no namespace, even when they look like a domain.
+    key.contains('/') && {
+        let d = domain(key);
+        in_domain(d, "kubernetes.io") || in_domain(d, "k8s.io")
+    }
+}
+
+/// Warnings for the Kubernetes-namespaced labels at `path` that CAPI will
+/// not sync to the Node, sorted by key.
+pub fn unsynced_label_warnings(
+    labels: &StringMap<'_>,
+    path: &str,
+    regexes: &[Regex],
+) -> Vec<String> {
+    labels
+        .keys()
+        .filter(|key| is_kubernetes_namespaced(key) && !label_is_synced(key, regexes))
+        .map(|key| {
+            format!(
+                "label {key:?} in {path} will not be synced to the Node by Cluster API, which \
+                 only syncs node-role.kubernetes.io, node-restriction.kubernetes.io and \
+                 node.cluster.x-k8s.io labels; to sync it, match it in Cluster API's \
+                 --additional-sync-machine-labels flag and in this policy's \
+                 capi.additionalSyncMachineLabels setting"
+            )
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    //! Ported from cluster-api v1.14.0 util/labels/helpers_test.go
+    //! TestGetManagedLabels and util/annotations/helpers_test.go
+    //! TestGetManagedAnnotations.
+    use super::*;
+    use rstest::rstest;
+
+    fn regexes(patterns: &[&str]) -> Vec<Regex> {
+        patterns.iter().map(|p| Regex::new(p).unwrap()).collect()
+    }
+
+    #[rstest]
+    #[case::node_role("node-role.kubernetes.io/worker", true)]
+    #[case::node_role_no_name("node-role.kubernetes.io", true)]
+    #[case::node_role_subdomain_is_not_synced("custom.node-role.kubernetes.io/x", false)]
+    #[case::node_restriction("node-restriction.kubernetes.io/zone", true)]
+    #[case::node_restriction_subdomain("foo.node-restriction.kubernetes.io/zone", true)]
+    #[case::node_cluster("node.cluster.x-k8s.io/pool", true)]
+    #[case::node_cluster_subdomain("team.node.cluster.x-k8s.io/owner", true)]
+    #[case::lookalike_suffix("mynode.cluster.x-k8s.io/x", false)]
+    #[case::node_kubernetes_io("node.kubernetes.io/exclude-from-external-load-balancers", false)]
+    #[case::plain("env", false)]
+    #[case::kubernetes_io("kubernetes.io/hostname", false)]
+    fn label_is_synced_by_domain(#[case] key: &str, #[case] synced: bool) {
+        assert_eq!(label_is_synced(key, &[]), synced, "{key}");
+    }
+
+    #[test]
+    fn label_is_synced_by_additional_regex_unanchored() {
+        let re = regexes(&["exclude-from"]);
+        assert!(label_is_synced(
+            "node.kubernetes.io/exclude-from-external-load-balancers",
+            &re
+        ));
+        assert!(!label_is_synced("env", &re));
+    }
+
+    // TestGetManagedLabels 'sync all labels'
+    #[test]
+    fn label_is_synced_everything_with_dot_star() {
+        assert!(label_is_synced("anything/at-all", &regexes(&[".*"])));
+        assert!(label_is_synced("", &regexes(&[".*"])));
+    }
+
+    #[rstest]
+    #[case::node_cluster("node.cluster.x-k8s.io/maintenance", true)]
+    #[case::subdomain("team.node.cluster.x-k8s.io/owner", true)]
+    #[case::node_role_not_for_annotations("node-role.kubernetes.io/worker", false)]
+    #[case::node_restriction_not_for_annotations("node-restriction.kubernetes.io/zone", false)]
+    #[case::computed_never_listed("cluster.x-k8s.io/cluster-name", false)]
+    fn annotation_is_synced_by_domain(#[case] key: &str, #[case] synced: bool) {
+        assert_eq!(annotation_is_synced(key, &[]), synced, "{key}");
+    }
+
+    #[test]
+    fn annotation_computed_keys_are_never_listed_even_by_regex() {
+        let all = regexes(&[".*"]);
+        assert!(!annotation_is_synced("cluster.x-k8s.io/owner-name", &all));
+        assert!(annotation_is_synced("example.com/anything", &all));
+    }
+
+    #[test]
+    fn audit_annotations_are_sorted_and_comma_separated() {
+        let labels: StringMap = [
+            ("node-role.kubernetes.io/worker", ""),
+            ("env", "prod"),
+            ("node-restriction.kubernetes.io/zone", "a"),
+            ("cluster.x-k8s.io/cluster-name", "c"),
+        ]
+        .into();
+        let annotations: StringMap = [("node.cluster.x-k8s.io/maintenance", "x")].into();
+        assert_eq!(
+            audit_annotations(&labels, &annotations, &[], &[]),
+            BTreeMap::from([
+                (
+                    "node-annotations".to_owned(),
+                    "node.cluster.x-k8s.io/maintenance".to_owned()
+                ),
+                (
+                    "node-labels".to_owned(),
+                    "node-restriction.kubernetes.io/zone,node-role.kubernetes.io/worker".to_owned()
+                ),
+            ])
+        );
+    }
+
+    #[test]
+    fn audit_annotations_empty_when_nothing_syncs() {
+        let audit = audit_annotations(&[("env", "prod")].into(), &StringMap::new(), &[], &[]);
+        assert_eq!(audit["node-labels"], "");
+        assert_eq!(audit["node-annotations"], "");
+    }
+
+    #[rstest]
+    #[case::kubernetes_io("node.kubernetes.io/exclude-from-external-load-balancers", true)]
+    #[case::k8s_io("k8s.io/x", true)]
+    #[case::sub_k8s_io("topology.k8s.io/zone", true)]
+    #[case::bare_domain_is_not_a_namespace("kubernetes.io", false)]
+    #[case::other("example.com/kubernetes.io", false)]
+    #[case::lookalike("notkubernetes.io/x", false)]
+    fn kubernetes_namespaced_keys(#[case] key: &str, #[case] expected: bool) {
+        assert_eq!(is_kubernetes_namespaced(key), expected, "{key}");
+    }
+
+    #[test]
+    fn unsynced_label_warnings_name_key_path_and_setting() {
+        let labels: StringMap = [
+            (
+                "node.kubernetes.io/exclude-from-external-load-balancers",
+                "true",
+            ),
+            ("node-role.kubernetes.io/worker", ""),
+            ("env", "prod"),
+        ]
+        .into();
+        let warnings = unsynced_label_warnings(&labels, "spec.template.metadata.labels", &[]);
+        assert_eq!(
+            warnings,
+            [
+                "label \"node.kubernetes.io/exclude-from-external-load-balancers\" in \
+              spec.template.metadata.labels will not be synced to the Node by Cluster API, \
+              which only syncs node-role.kubernetes.io, node-restriction.kubernetes.io and \
+              node.cluster.x-k8s.io labels; to sync it, match it in Cluster API's \
+              --additional-sync-machine-labels flag and in this policy's \
+              capi.additionalSyncMachineLabels setting"
+            ]
+        );
+        let synced = regexes(&["^node\\.kubernetes\\.io/"]);
+        assert!(unsynced_label_warnings(&labels, "x", &synced).is_empty());
+    }
+}
