@@ -1,0 +1,55 @@
+# Targets as in Kubewarden's own Rust policies (policies/Makefile.rust), plus
+# the project's own host: `policy-runner`, a kwctl-compatible subset built
+# on wapc + wasmtime, used wherever kwctl is not installed.
+SHELL := /bin/bash
+CARGO ?= cargo
+RUNNER := target/host/policy-runner
+# e2e tests and annotation use a real kwctl when given: `make e2e-tests KWCTL=kwctl`.
+KWCTL ?= $(RUNNER)
+RUNNER_DEP := $(if $(filter $(RUNNER),$(KWCTL)),$(RUNNER),)
+
+POLICY_SOURCES := $(shell find src -name '*.rs') Cargo.toml Cargo.lock
+RUNNER_SOURCES := $(shell find crates/runner/src -name '*.rs') crates/runner/Cargo.toml Cargo.lock
+
+.PHONY: all demo check test fmt lint unit-tests e2e-tests clean
+
+all: annotated-policy.wasm
+
+policy.wasm: $(POLICY_SOURCES)
+	@rustup target list --installed 2>/dev/null | grep -qx wasm32-wasip1 || rustup target add wasm32-wasip1
+	$(CARGO) build --target=wasm32-wasip1 --release --locked -p metadata-propagation-policy
+	cp target/wasm32-wasip1/release/metadata_propagation_policy.wasm policy.wasm
+
+$(RUNNER): $(RUNNER_SOURCES)
+	$(CARGO) build --locked -p policy-runner --profile host
+
+annotated-policy.wasm: policy.wasm policy-metadata.yml README.md $(RUNNER_DEP)
+	rm -f annotated-policy.wasm
+	$(KWCTL) annotate -m policy-metadata.yml -u README.md -o annotated-policy.wasm policy.wasm
+
+# Runs the policy on the bundled example objects and prints what it decided.
+demo: annotated-policy.wasm $(RUNNER_DEP)
+	KWCTL=$(KWCTL) POLICY=annotated-policy.wasm scripts/demo.sh
+
+fmt:
+	$(CARGO) fmt --all -- --check
+
+lint:
+	$(CARGO) clippy --locked --all-targets -- -D warnings
+	$(CARGO) clippy --locked -p policy-runner --all-targets --profile host -- -D warnings
+
+unit-tests:
+	$(CARGO) test --locked
+	$(CARGO) test --locked -p policy-runner --profile host
+
+test: fmt lint unit-tests
+
+e2e-tests: annotated-policy.wasm $(RUNNER_DEP)
+	KWCTL=$(KWCTL) POLICY=annotated-policy.wasm bats e2e-tests/
+
+# Everything CI runs: the README's test command.
+check: test e2e-tests
+
+clean:
+	$(CARGO) clean
+	rm -f policy.wasm annotated-policy.wasm

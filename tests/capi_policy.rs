@@ -1,0 +1,487 @@
+//! The CAPI capability through `evaluate`: which look-ups are made, what
+//! happens when a parent is missing, unreadable or malformed, and that the
+//! child keeps everything the contract does not name.
+
+use metadata_propagation_policy::evaluate::evaluate;
+use metadata_propagation_policy::lookup::{LookupError, MapLookup, ObjectRef};
+use metadata_propagation_policy::outcome::{Outcome, Verdict};
+use metadata_propagation_policy::request::AdmissionRequest;
+use metadata_propagation_policy::settings::Settings;
+use serde_json::{Value, json};
+
+fn request(operation: &str, object: Value) -> AdmissionRequest {
+    let api_version = object["apiVersion"].as_str().unwrap().to_owned();
+    let (group, version) = api_version.rsplit_once('/').unwrap();
+    serde_json::from_value(json!({
+        "uid": "u-1",
+        "kind": {"group": group, "version": version, "kind": object["kind"]},
+        "operation": operation,
+        "namespace": "default",
+        "object": object,
+    }))
+    .unwrap()
+}
+
+fn run(operation: &str, object: Value, lookup: &MapLookup) -> (Outcome, Value) {
+    run_with(operation, object, lookup, "{}")
+}
+
+fn run_with(
+    operation: &str,
+    object: Value,
+    lookup: &MapLookup,
+    settings: &str,
+) -> (Outcome, Value) {
+    let settings = Settings::from_json(settings.as_bytes()).unwrap();
+    let req = request(operation, object);
+    let outcome = evaluate(&req, &settings, lookup);
+    let mut mutated = req.object.clone();
+    if let Verdict::Allow(plan) = &outcome.verdict {
+        plan.apply(&mut mutated);
+    }
+    (outcome, mutated)
+}
+
+fn md_ref(version: &str, name: &str) -> ObjectRef {
+    ObjectRef {
+        api_version: format!("cluster.x-k8s.io/{version}"),
+        kind: "MachineDeployment".into(),
+        name: name.into(),
+        namespace: Some("default".into()),
+    }
+}
+
+fn machine_deployment(version: &str) -> Value {
+    json!({
+        "apiVersion": format!("cluster.x-k8s.io/{version}"),
+        "kind": "MachineDeployment",
+        "metadata": {
+            "name": "capi-quickstart-md-0", "namespace": "default",
+            "labels": {"cluster.x-k8s.io/cluster-name": "capi-quickstart", "md-only": "never-flows"},
+            "annotations": {
+                "machinedeployment.clusters.x-k8s.io/revision": "3",
+                "kubectl.kubernetes.io/last-applied-configuration": "{}",
+                "platform.example.com/owner": "team-a"
+            }
+        },
+        "spec": {
+            "clusterName": "capi-quickstart", "replicas": 3,
+            "selector": {"matchLabels": {"cluster.x-k8s.io/cluster-name": "capi-quickstart"}},
+            "template": {
+                "metadata": {
+                    "labels": {"cluster.x-k8s.io/cluster-name": "capi-quickstart", "env": "prod",
+                               "node-role.kubernetes.io/worker": ""},
+                    "annotations": {"platform.example.com/cost-center": "42"}
+                },
+                "spec": {"clusterName": "capi-quickstart", "version": "v1.31.0",
+                         "bootstrap": {"configRef": {"apiVersion": "bootstrap.cluster.x-k8s.io/v1beta1",
+                                                     "kind": "KubeadmConfigTemplate", "name": "capi-quickstart-md-0"}},
+                         "infrastructureRef": {"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1",
+                                               "kind": "DockerMachineTemplate", "name": "capi-quickstart-md-0"}}
+            }
+        }
+    })
+}
+
+fn machine_set(version: &str) -> Value {
+    json!({
+        "apiVersion": format!("cluster.x-k8s.io/{version}"),
+        "kind": "MachineSet",
+        "metadata": {
+            "name": "capi-quickstart-md-0-7d8f9", "namespace": "default",
+            "labels": {"cluster.x-k8s.io/cluster-name": "capi-quickstart",
+                       "cluster.x-k8s.io/deployment-name": "capi-quickstart-md-0",
+                       "machine-template-hash": "1234567", "env": "staging", "user/added": "keep"},
+            "annotations": {"machinedeployment.clusters.x-k8s.io/revision": "3"},
+            "ownerReferences": [{"apiVersion": format!("cluster.x-k8s.io/{version}"), "kind": "MachineDeployment",
+                                 "name": "capi-quickstart-md-0", "uid": "a1", "controller": true,
+                                 "blockOwnerDeletion": true}]
+        },
+        "spec": {
+            "clusterName": "capi-quickstart", "replicas": 3,
+            "selector": {"matchLabels": {"machine-template-hash": "1234567"}},
+            "template": {"metadata": {"labels": {"machine-template-hash": "1234567"}},
+                         "spec": {"clusterName": "capi-quickstart", "version": "v1.31.0"}}
+        },
+        "status": {"replicas": 3}
+    })
+}
+
+#[test]
+fn machine_set_update_corrects_and_adds_but_never_removes() {
+    for version in ["v1beta1", "v1beta2"] {
+        let lookup = MapLookup::new().with_object(machine_deployment(version));
+        let (outcome, ms) = run("UPDATE", machine_set(version), &lookup);
+        assert_eq!(lookup.requests(), [md_ref(version, "capi-quickstart-md-0")]);
+        assert!(outcome.warnings.is_empty(), "{:?}", outcome.warnings);
+        assert_eq!(
+            ms["metadata"],
+            json!({
+                "name": "capi-quickstart-md-0-7d8f9", "namespace": "default",
+                "labels": {"cluster.x-k8s.io/cluster-name": "capi-quickstart",
+                           "cluster.x-k8s.io/deployment-name": "capi-quickstart-md-0",
+                           "machine-template-hash": "1234567", "env": "prod", "user/added": "keep",
+                           "node-role.kubernetes.io/worker": ""},
+                "annotations": {"machinedeployment.clusters.x-k8s.io/revision": "3",
+                                "platform.example.com/owner": "team-a"},
+                "ownerReferences": [{"apiVersion": format!("cluster.x-k8s.io/{version}"), "kind": "MachineDeployment",
+                                     "name": "capi-quickstart-md-0", "uid": "a1", "controller": true,
+                                     "blockOwnerDeletion": true}]
+            })
+        );
+        assert_eq!(
+            ms["spec"]["template"]["metadata"],
+            json!({"labels": {"machine-template-hash": "1234567", "env": "prod",
+                              "node-role.kubernetes.io/worker": ""},
+                   "annotations": {"platform.example.com/cost-center": "42"}})
+        );
+        // Everything the contract does not name is untouched.
+        let mut untouched = machine_set(version);
+        untouched["metadata"] = ms["metadata"].clone();
+        untouched["spec"]["template"]["metadata"] = ms["spec"]["template"]["metadata"].clone();
+        assert_eq!(ms, untouched);
+    }
+}
+
+#[test]
+fn parent_not_found_allows_unchanged() {
+    let lookup = MapLookup::new();
+    let (outcome, _) = run("CREATE", machine_set("v1beta1"), &lookup);
+    assert_eq!(outcome, Outcome::allow());
+    assert_eq!(lookup.requests().len(), 1);
+}
+
+#[test]
+fn lookup_failure_rejects_naming_parent_and_retry() {
+    let lookup = MapLookup::new().with_error(
+        md_ref("v1beta2", "capi-quickstart-md-0"),
+        LookupError::Failed("machinedeployments.cluster.x-k8s.io is forbidden".into()),
+    );
+    let (outcome, _) = run("CREATE", machine_set("v1beta2"), &lookup);
+    assert_eq!(
+        outcome.verdict,
+        Verdict::Reject {
+            message: "cannot read MachineDeployment default/capi-quickstart-md-0 \
+                      (cluster.x-k8s.io/v1beta2), the parent of this MachineSet: \
+                      machinedeployments.cluster.x-k8s.io is forbidden; the request can be \
+                      retried once the policy can read it"
+                .into(),
+            code: 500
+        }
+    );
+}
+
+#[test]
+fn malformed_parent_rejects_naming_parent_and_field() {
+    let mut md = machine_deployment("v1beta1");
+    md["spec"]["template"]["metadata"]["labels"] = json!(["env=prod"]);
+    let lookup = MapLookup::new().with_object(md);
+    let (outcome, _) = run("CREATE", machine_set("v1beta1"), &lookup);
+    assert_eq!(
+        outcome.verdict,
+        Verdict::Reject {
+            message: "cannot propagate Cluster API metadata: parent MachineDeployment \
+                      default/capi-quickstart-md-0 (cluster.x-k8s.io/v1beta1) of this MachineSet \
+                      is malformed: spec.template.metadata.labels: expected an object, found an array"
+                .into(),
+            code: 400
+        }
+    );
+}
+
+#[test]
+fn parent_without_spec_propagates_annotations_only() {
+    let mut md = machine_deployment("v1beta1");
+    md.as_object_mut().unwrap().remove("spec");
+    let lookup = MapLookup::new().with_object(md);
+    let (_, ms) = run("CREATE", machine_set("v1beta1"), &lookup);
+    assert_eq!(
+        ms["metadata"]["annotations"],
+        json!({"machinedeployment.clusters.x-k8s.io/revision": "3",
+               "platform.example.com/owner": "team-a"})
+    );
+    assert_eq!(ms["metadata"]["labels"]["env"], "staging");
+}
+
+#[test]
+fn objects_without_a_rule_or_owner_make_no_lookup() {
+    let lookup = MapLookup::new();
+    let mut orphan = machine_set("v1beta1");
+    orphan["metadata"]
+        .as_object_mut()
+        .unwrap()
+        .remove("ownerReferences");
+    let cluster = json!({"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster",
+                         "metadata": {"name": "c", "namespace": "default"}, "spec": {}});
+    let template = json!({"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1",
+                          "kind": "DockerMachineTemplate",
+                          "metadata": {"name": "t", "namespace": "default",
+                                       "ownerReferences": [{"apiVersion": "cluster.x-k8s.io/v1beta1",
+                                                            "kind": "ClusterClass", "name": "quick-start", "uid": "x"}]},
+                          "spec": {"template": {"spec": {}}}});
+    // A KCP without the topology label is not topology-owned.
+    let kcp = json!({"apiVersion": "controlplane.cluster.x-k8s.io/v1beta1", "kind": "KubeadmControlPlane",
+                     "metadata": {"name": "cp", "namespace": "default",
+                                  "labels": {"cluster.x-k8s.io/cluster-name": "c"}},
+                     "spec": {"machineTemplate": {"metadata": {}}}});
+    for object in [orphan, cluster, template, kcp] {
+        let (outcome, _) = run("CREATE", object, &lookup);
+        assert_eq!(outcome, Outcome::allow());
+    }
+    let (outcome, _) = run("DELETE", machine_set("v1beta1"), &lookup);
+    assert_eq!(outcome, Outcome::allow());
+    assert!(lookup.requests().is_empty());
+}
+
+#[test]
+fn infra_machine_follows_only_a_non_controller_owner() {
+    let ms = json!({"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "MachineSet",
+                    "metadata": {"name": "ms", "namespace": "default"},
+                    "spec": {"template": {"metadata": {"labels": {"env": "prod"},
+                                                       "annotations": {"team": "a"}}}}});
+    let lookup = MapLookup::new().with_object(ms);
+    let docker_machine = |controller: bool| {
+        json!({"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "DockerMachine",
+               "metadata": {"name": "dm", "namespace": "default",
+                            "labels": {"cluster.x-k8s.io/cluster-name": "c"},
+                            "ownerReferences": [{"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "MachineSet",
+                                                 "name": "ms", "uid": "1", "controller": controller}]},
+               "spec": {}})
+    };
+    let (_, dm) = run("CREATE", docker_machine(false), &lookup);
+    assert_eq!(
+        dm["metadata"]["labels"],
+        json!({"cluster.x-k8s.io/cluster-name": "c", "env": "prod"})
+    );
+    assert_eq!(dm["metadata"]["annotations"], json!({"team": "a"}));
+    let (outcome, _) = run("CREATE", docker_machine(true), &lookup);
+    assert_eq!(outcome, Outcome::allow());
+    assert_eq!(lookup.requests().len(), 1);
+}
+
+#[test]
+fn malformed_child_is_rejected_naming_the_field() {
+    let mut ms = machine_set("v1beta1");
+    ms["metadata"]["labels"]["replicas"] = json!(3);
+    let lookup = MapLookup::new().with_object(machine_deployment("v1beta1"));
+    let (outcome, _) = run("CREATE", ms, &lookup);
+    assert_eq!(
+        outcome.verdict,
+        Verdict::Reject {
+            message: "cannot propagate Cluster API metadata: metadata.labels[\"replicas\"]: \
+                      expected a string value, found a number"
+                .into(),
+            code: 400
+        }
+    );
+}
+
+#[test]
+fn machine_deployment_template_warns_about_labels_that_never_reach_the_node() {
+    let mut md = machine_deployment("v1beta2");
+    md["spec"]["template"]["metadata"]["labels"]["node.kubernetes.io/exclude-from-external-load-balancers"] =
+        json!("true");
+    let lookup = MapLookup::new();
+    let (outcome, _) = run("CREATE", md.clone(), &lookup);
+    assert_eq!(outcome.warnings.len(), 1);
+    assert!(outcome.warnings[0].starts_with(
+        "label \"node.kubernetes.io/exclude-from-external-load-balancers\" in \
+         spec.template.metadata.labels will not be synced to the Node"
+    ));
+    assert!(
+        outcome.audit_annotations.is_empty(),
+        "only Machines get node audit annotations"
+    );
+    let (synced, _) = run_with(
+        "CREATE",
+        md,
+        &lookup,
+        r#"{"capi":{"additionalSyncMachineLabels":["^node\\.kubernetes\\.io/exclude"]}}"#,
+    );
+    assert!(synced.warnings.is_empty());
+}
+
+#[test]
+fn machine_node_sync_is_computed_after_propagation() {
+    let kcp = json!({"apiVersion": "controlplane.cluster.x-k8s.io/v1beta2", "kind": "KubeadmControlPlane",
+                     "metadata": {"name": "capi-quickstart-cp", "namespace": "default"},
+                     "spec": {"machineTemplate": {"metadata": {
+                         "labels": {"node-role.kubernetes.io/control-plane": "",
+                                    "topology.k8s.io/zone": "eu-1a"},
+                         "annotations": {"node.cluster.x-k8s.io/maintenance-window": "sun"}}}}});
+    let machine = json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Machine",
+                         "metadata": {"name": "capi-quickstart-cp-x1", "namespace": "default",
+                                      "labels": {"cluster.x-k8s.io/cluster-name": "capi-quickstart",
+                                                 "cluster.x-k8s.io/control-plane": "",
+                                                 "cluster.x-k8s.io/control-plane-name": "capi-quickstart-cp"},
+                                      "ownerReferences": [{"apiVersion": "controlplane.cluster.x-k8s.io/v1beta2",
+                                                           "kind": "KubeadmControlPlane", "name": "capi-quickstart-cp",
+                                                           "uid": "k", "controller": true}]},
+                         "spec": {"clusterName": "capi-quickstart"}});
+    let lookup = MapLookup::new().with_object(kcp);
+    let (outcome, m) = run("CREATE", machine, &lookup);
+    assert_eq!(
+        m["metadata"]["labels"]["node-role.kubernetes.io/control-plane"],
+        ""
+    );
+    assert_eq!(
+        outcome.audit_annotations["node-labels"],
+        "node-role.kubernetes.io/control-plane"
+    );
+    assert_eq!(
+        outcome.audit_annotations["node-annotations"],
+        "node.cluster.x-k8s.io/maintenance-window"
+    );
+    assert_eq!(outcome.warnings.len(), 1);
+    assert!(outcome.warnings[0].contains("\"topology.k8s.io/zone\" in metadata.labels"));
+}
+
+fn topology_cluster(version: &str) -> Value {
+    let topology = if version == "v1beta1" {
+        json!({"class": "quick-start", "version": "v1.31.0"})
+    } else {
+        json!({"classRef": {"name": "quick-start"}, "version": "v1.31.0"})
+    };
+    let mut cluster = json!({"apiVersion": format!("cluster.x-k8s.io/{version}"), "kind": "Cluster",
+                             "metadata": {"name": "capi-quickstart", "namespace": "default"},
+                             "spec": {"topology": topology}});
+    cluster["spec"]["topology"]["controlPlane"] = json!({"replicas": 3, "metadata": {
+        "labels": {"env": "prod", "tier": "topology"}, "annotations": {"a": "topology"}}});
+    cluster["spec"]["topology"]["workers"] = json!({"machineDeployments": [
+        {"class": "default-worker", "name": "md-0", "replicas": 2,
+         "metadata": {"labels": {"pool": "md-0-topology"},
+                      "annotations": {"topology.cluster.x-k8s.io/defer-upgrade": "",
+                                      "owner": "team-a"}}}]});
+    cluster
+}
+
+fn quick_start_class(version: &str, machine_infrastructure: bool) -> Value {
+    let md_class = if version == "v1beta1" {
+        json!({"class": "default-worker", "template": {"metadata": {"labels": {"pool": "class", "class-only": "x"}}}})
+    } else {
+        json!({"class": "default-worker", "metadata": {"labels": {"pool": "class", "class-only": "x"}}})
+    };
+    let mut class = json!({"apiVersion": format!("cluster.x-k8s.io/{version}"), "kind": "ClusterClass",
+                           "metadata": {"name": "quick-start", "namespace": "default"},
+                           "spec": {"controlPlane": {"metadata": {"labels": {"tier": "class", "class-cp": "y"}}},
+                                    "workers": {"machineDeployments": [md_class]}}});
+    if machine_infrastructure {
+        class["spec"]["controlPlane"]["machineInfrastructure"] =
+            json!({"ref": {"kind": "DockerMachineTemplate", "name": "quick-start-control-plane"}});
+    }
+    class
+}
+
+#[test]
+fn topology_control_plane_merges_topology_over_class() {
+    for version in ["v1beta1", "v1beta2"] {
+        for infra in [true, false] {
+            let lookup = MapLookup::new()
+                .with_object(topology_cluster(version))
+                .with_object(quick_start_class(version, infra));
+            let kcp = json!({"apiVersion": format!("controlplane.cluster.x-k8s.io/{version}"),
+                             "kind": "KubeadmControlPlane",
+                             "metadata": {"name": "capi-quickstart-x7k2", "namespace": "default",
+                                          "labels": {"cluster.x-k8s.io/cluster-name": "capi-quickstart",
+                                                     "topology.cluster.x-k8s.io/owned": ""}},
+                             "spec": {"replicas": 3, "version": "v1.31.0",
+                                      "machineTemplate": {"metadata": {"labels": {"own": "1"}}}}});
+            let (_, cp) = run("CREATE", kcp, &lookup);
+            let requests: Vec<String> = lookup.requests().iter().map(|r| r.to_string()).collect();
+            assert_eq!(
+                requests,
+                [
+                    format!("Cluster default/capi-quickstart (cluster.x-k8s.io/{version})"),
+                    format!("ClusterClass default/quick-start (cluster.x-k8s.io/{version})"),
+                ]
+            );
+            assert_eq!(
+                cp["metadata"]["labels"],
+                json!({"cluster.x-k8s.io/cluster-name": "capi-quickstart",
+                       "topology.cluster.x-k8s.io/owned": "",
+                       "env": "prod", "tier": "topology", "class-cp": "y"})
+            );
+            assert_eq!(cp["metadata"]["annotations"], json!({"a": "topology"}));
+            let expected_template = if infra {
+                json!({"labels": {"own": "1", "env": "prod", "tier": "topology", "class-cp": "y"},
+                       "annotations": {"a": "topology"}})
+            } else {
+                json!({"labels": {"own": "1"}})
+            };
+            assert_eq!(cp["spec"]["machineTemplate"]["metadata"], expected_template);
+        }
+    }
+}
+
+#[test]
+fn topology_machine_deployment_uses_its_entry_and_class_metadata_path() {
+    for version in ["v1beta1", "v1beta2"] {
+        let lookup = MapLookup::new()
+            .with_object(topology_cluster(version))
+            .with_object(quick_start_class(version, true));
+        let md = json!({"apiVersion": format!("cluster.x-k8s.io/{version}"), "kind": "MachineDeployment",
+                        "metadata": {"name": "capi-quickstart-md-0-abc", "namespace": "default",
+                                     "labels": {"cluster.x-k8s.io/cluster-name": "capi-quickstart",
+                                                "topology.cluster.x-k8s.io/owned": "",
+                                                "topology.cluster.x-k8s.io/deployment-name": "md-0"}},
+                        "spec": {"clusterName": "capi-quickstart", "template": {"spec": {"clusterName": "capi-quickstart"}}}});
+        let (_, out) = run("CREATE", md.clone(), &lookup);
+        let labels = json!({"cluster.x-k8s.io/cluster-name": "capi-quickstart",
+                            "topology.cluster.x-k8s.io/owned": "",
+                            "topology.cluster.x-k8s.io/deployment-name": "md-0",
+                            "pool": "md-0-topology", "class-only": "x"});
+        assert_eq!(out["metadata"]["labels"], labels);
+        assert_eq!(out["metadata"]["annotations"], json!({"owner": "team-a"}));
+        assert_eq!(
+            out["spec"]["template"]["metadata"],
+            json!({"labels": {"pool": "md-0-topology", "class-only": "x"},
+                   "annotations": {"owner": "team-a"}})
+        );
+
+        // A deployment-name with no topology entry is a skip, not a failure.
+        let mut unknown = md;
+        unknown["metadata"]["labels"]["topology.cluster.x-k8s.io/deployment-name"] = json!("md-9");
+        let (outcome, _) = run("CREATE", unknown, &lookup);
+        assert_eq!(outcome, Outcome::allow());
+    }
+}
+
+#[test]
+fn topology_cluster_not_found_stops_after_one_lookup() {
+    let lookup = MapLookup::new();
+    let md = json!({"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "MachineDeployment",
+                    "metadata": {"name": "md", "namespace": "default",
+                                 "labels": {"cluster.x-k8s.io/cluster-name": "gone",
+                                            "topology.cluster.x-k8s.io/owned": "",
+                                            "topology.cluster.x-k8s.io/deployment-name": "md-0"}},
+                    "spec": {}});
+    let (outcome, _) = run("CREATE", md, &lookup);
+    assert_eq!(outcome, Outcome::allow());
+    assert_eq!(lookup.requests().len(), 1);
+}
+
+#[test]
+fn topology_malformed_class_is_blamed_on_the_class() {
+    let mut class = quick_start_class("v1beta2", false);
+    class["spec"]["workers"]["machineDeployments"][0]["metadata"]["labels"] = json!("pool=class");
+    let lookup = MapLookup::new()
+        .with_object(topology_cluster("v1beta2"))
+        .with_object(class);
+    let md = json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineDeployment",
+                    "metadata": {"name": "md", "namespace": "default",
+                                 "labels": {"cluster.x-k8s.io/cluster-name": "capi-quickstart",
+                                            "topology.cluster.x-k8s.io/owned": "",
+                                            "topology.cluster.x-k8s.io/deployment-name": "md-0"}},
+                    "spec": {}});
+    let (outcome, _) = run("CREATE", md, &lookup);
+    assert_eq!(
+        outcome.verdict,
+        Verdict::Reject {
+            message: "cannot propagate Cluster API metadata: parent ClusterClass default/quick-start \
+                      (cluster.x-k8s.io/v1beta2) of this MachineDeployment is malformed: \
+                      spec.workers.machineDeployments[0].metadata.labels: expected an object, found a string"
+                .into(),
+            code: 400
+        }
+    );
+}
