@@ -134,7 +134,7 @@ fn resulting_map<'a>(
 ) -> Result<StringMap<'a>, FieldError> {
     let mut map = fields::string_map(object, path)?;
     for edit in plan.edits.iter().filter(|e| e.path == path) {
-        for key in &edit.remove {
+        for key in edit.remove.keys() {
             map.remove(key.as_str());
         }
         for (key, value) in &edit.set {

@@ -7,6 +7,7 @@
 //! tests and tools.
 
 pub mod capi;
+pub mod deviations;
 pub mod edge;
 pub mod evaluate;
 pub mod fields;

@@ -8,7 +8,7 @@
 
 use crate::fields::StringMap;
 use serde_json::{Map, Value};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 /// Changes to one string map of the object (labels, annotations, tags).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,8 +17,9 @@ pub struct MapEdit {
     pub path: &'static [&'static str],
     /// Keys to add or correct, with the value they must have.
     pub set: BTreeMap<String, String>,
-    /// Keys to remove (only ever keys the policy owns).
-    pub remove: BTreeSet<String>,
+    /// Keys to remove (only ever keys the policy owns), each with why it
+    /// goes ("stale", "invalid: key-too-long"), for deviation reports.
+    pub remove: BTreeMap<String, String>,
     /// Remove the whole map when it ends up empty (`spec.cloudTags` is absent,
     /// not `{}`, when there are no tags).
     pub drop_when_empty: bool,
@@ -40,7 +41,7 @@ impl MapEdit {
         Self {
             path,
             set,
-            remove: BTreeSet::new(),
+            remove: BTreeMap::new(),
             drop_when_empty: false,
         }
     }
@@ -115,7 +116,7 @@ fn apply_edit(object: &mut Value, edit: &MapEdit) {
         .entry(*last)
         .or_insert_with(|| Value::Object(Map::new()));
     if let Some(map) = as_object_mut(target, create) {
-        for key in &edit.remove {
+        for key in edit.remove.keys() {
             map.remove(key);
         }
         for (key, value) in &edit.set {
@@ -150,7 +151,10 @@ mod tests {
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
-            remove: remove.iter().map(|k| k.to_string()).collect(),
+            remove: remove
+                .iter()
+                .map(|k| (k.to_string(), "stale".to_string()))
+                .collect(),
             drop_when_empty,
         }
     }

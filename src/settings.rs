@@ -24,10 +24,24 @@ pub const DEFAULT_PROVIDER_PATH: &str = "spec.parameters.provider";
 /// pathological pattern is refused up front instead of costing memory later.
 pub const REGEX_SIZE_LIMIT: usize = 1 << 20;
 
+/// What the policy does with the changes the contract asks for.
+#[derive(Debug, Default, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Make the changes (return a mutated object).
+    #[default]
+    Mutate,
+    /// Never mutate: reject objects that deviate, listing every deviation
+    /// (for `mutating: false` policies and background audits).
+    Validate,
+}
+
 /// The settings as written by the user (camelCase, all optional).
 #[derive(Debug, Default, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct RawSettings {
+    /// `mutate` (default) or `validate`.
+    pub mode: Mode,
     /// Cluster API propagation settings.
     pub capi: RawCapiSettings,
     /// Crossplane XR cloud-tag settings.
@@ -68,6 +82,8 @@ impl Default for RawCloudTagSettings {
 /// provider path split into segments.
 #[derive(Debug, Default)]
 pub struct Settings {
+    /// `mutate` or `validate`.
+    pub mode: Mode,
     /// Extra Machine label keys CAPI syncs to the Node.
     pub sync_machine_labels: Vec<Regex>,
     /// Extra Machine annotation keys CAPI syncs to the Node.
@@ -173,6 +189,7 @@ impl RawSettings {
 
         if problems.is_empty() {
             Ok(Settings {
+                mode: self.mode,
                 sync_machine_labels,
                 sync_machine_annotations,
                 propagating_labels,
@@ -313,6 +330,21 @@ mod tests {
             "{p:?}"
         );
         assert!(p[0].contains("seeded platform label"), "{p:?}");
+    }
+
+    #[test]
+    fn settings_mode_defaults_to_mutate_and_accepts_validate() {
+        assert_eq!(Settings::from_json(b"{}").unwrap().mode, Mode::Mutate);
+        let s = Settings::from_json(br#"{"mode":"validate"}"#).unwrap();
+        assert_eq!(s.mode, Mode::Validate);
+    }
+
+    #[test]
+    fn settings_unknown_mode_lists_the_valid_ones() {
+        assert_eq!(
+            problems(r#"{"mode":"audit"}"#),
+            ["mode: unknown variant `audit`, expected `mutate` or `validate` at line 1 column 15"]
+        );
     }
 
     #[test]

@@ -17,7 +17,7 @@ use crate::settings::Settings;
 use profile::TagProfile;
 use serde::Serialize;
 use serde_json::Value;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use transform::{Skip, TAG_PREFIX, Transformed};
 
 /// Annotation holding extra labels as a JSON object (qualified keys may
@@ -83,7 +83,12 @@ fn plan(object: &Value, settings: &Settings) -> Result<Outcome, FieldError> {
     let tags_present = fields::object(object, CLOUD_TAGS)?.is_some();
     let current_tags = fields::string_map(object, CLOUD_TAGS)?;
     let mut plan = Plan::default();
-    plan.push(cloud_tags_edit(&current_tags, tags_present, &transformed));
+    plan.push(cloud_tags_edit(
+        &current_tags,
+        tags_present,
+        &transformed,
+        profile,
+    ));
     plan.push(skipped_edit(&annotations, &transformed.skipped));
 
     let mut outcome = Outcome::with_plan(plan);
@@ -126,6 +131,7 @@ fn cloud_tags_edit(
     current: &StringMap<'_>,
     present: bool,
     transformed: &Transformed<'_>,
+    profile: &TagProfile,
 ) -> MapEdit {
     let desired: BTreeMap<&str, &str> = transformed
         .tags
@@ -134,21 +140,48 @@ fn cloud_tags_edit(
         .collect();
     let mut edit = MapEdit::upsert(CLOUD_TAGS, current, &desired);
     edit.remove = current
-        .keys()
-        .filter(|key| key.starts_with(TAG_PREFIX) && !transformed.tags.contains_key(**key))
-        .map(|key| (*key).to_owned())
+        .iter()
+        .filter(|(key, _)| key.starts_with(TAG_PREFIX) && !transformed.tags.contains_key(**key))
+        .map(|(key, value)| {
+            (
+                (*key).to_owned(),
+                removal_note(key, value, transformed, profile),
+            )
+        })
         .collect();
     let keeps_user_entries = current.keys().any(|key| !key.starts_with(TAG_PREFIX));
     edit.drop_when_empty = present && transformed.tags.is_empty() && !keeps_user_entries;
     edit
 }
 
+/// Why a prefixed entry of `spec.cloudTags` goes: a skip of this evaluation,
+/// an entry the profile refuses, or simply no opted-in label producing it.
+fn removal_note(
+    tag_key: &str,
+    value: &str,
+    transformed: &Transformed<'_>,
+    profile: &TagProfile,
+) -> String {
+    let skipped = transformed.skipped.iter().find(|s| s.tag_key == tag_key);
+    let reason = match skipped {
+        Some(skip) => Some(skip.reason),
+        None => transform::check(profile, &tag_key[TAG_PREFIX.len()..], tag_key, value),
+    };
+    match reason {
+        Some(reason) => format!("invalid for profile {}: {}", profile.name, reason.code()),
+        None => "stale: no opted-in label produces it".to_owned(),
+    }
+}
+
 /// The skip annotation: present exactly when something was skipped.
 fn skipped_edit(annotations: &StringMap<'_>, skipped: &[Skip<'_>]) -> MapEdit {
     if skipped.is_empty() {
-        let mut remove = BTreeSet::new();
+        let mut remove = BTreeMap::new();
         if annotations.contains_key(SKIPPED_ANNOTATION) {
-            remove.insert(SKIPPED_ANNOTATION.to_owned());
+            remove.insert(
+                SKIPPED_ANNOTATION.to_owned(),
+                "stale: no label was skipped".to_owned(),
+            );
         }
         return MapEdit {
             path: ANNOTATIONS,
