@@ -13,12 +13,23 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-/// The `validate` payload: `{"request": …, "settings": …}`.
+/// The `validate` payload: `{"request": …, "settings": …}`. Settings stay
+/// raw so they are prepared once per distinct document, not per request.
 #[derive(Deserialize)]
-struct Payload<'a> {
+pub struct Payload<'a> {
+    /// The settings document, undecoded.
     #[serde(borrow, default)]
-    settings: Option<&'a RawValue>,
-    request: AdmissionRequest,
+    pub settings: Option<&'a RawValue>,
+    /// The admission request.
+    pub request: AdmissionRequest,
+}
+
+impl<'a> Payload<'a> {
+    /// Decodes a `validate` payload.
+    pub fn decode(payload: &'a [u8]) -> Result<Self, String> {
+        serde_json::from_slice(payload)
+            .map_err(|e| format!("cannot decode the admission request: {e}"))
+    }
 }
 
 /// The SDK's `ValidationResponse`, with sorted audit annotations so the same
@@ -61,14 +72,9 @@ fn prepared_settings(raw: &[u8]) -> Result<Rc<Settings>, String> {
 
 /// waPC `validate`: evaluates one request against the host's cluster.
 pub fn validate(payload: &[u8]) -> Vec<u8> {
-    let payload: Payload<'_> = match serde_json::from_slice(payload) {
+    let payload = match Payload::decode(payload) {
         Ok(p) => p,
-        Err(e) => {
-            return encode(
-                Outcome::reject(format!("cannot decode the admission request: {e}")),
-                None,
-            );
-        }
+        Err(message) => return encode(Outcome::reject(message), None),
     };
     let raw_settings = payload.settings.map_or("{}", RawValue::get);
     let settings = match prepared_settings(raw_settings.as_bytes()) {
@@ -86,7 +92,7 @@ pub fn validate(payload: &[u8]) -> Vec<u8> {
 }
 
 /// Encodes an outcome; a non-empty plan is applied to the owned object.
-fn encode(outcome: Outcome, object: Option<Value>) -> Vec<u8> {
+pub fn encode(outcome: Outcome, object: Option<Value>) -> Vec<u8> {
     let (accepted, message, code, mutated_object) = match &outcome.verdict {
         Verdict::Allow(plan) if plan.is_empty() => (true, None, None, None),
         Verdict::Allow(plan) => {

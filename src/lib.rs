@@ -18,12 +18,14 @@ pub mod request;
 pub mod settings;
 pub mod tags;
 
-use kubewarden_policy_sdk::wapc_guest as guest;
-
 /// waPC entry point: registers the functions the Kubewarden host calls.
+/// Behind the default `wapc-entry` feature so other modules (the benchmark's
+/// floor policy) can link this crate without a second `wapc_init`.
+#[cfg(feature = "wapc-entry")]
 #[allow(unsafe_code)]
 #[unsafe(no_mangle)]
 pub extern "C" fn wapc_init() {
+    use kubewarden_policy_sdk::wapc_guest as guest;
     guest::register_function("validate", |payload| Ok(edge::validate(payload)));
     guest::register_function("validate_settings", |payload| {
         Ok(edge::validate_settings(payload))
