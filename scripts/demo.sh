@@ -37,12 +37,12 @@ for dir in test_data/xr/examples test_data/capi/examples; do
   settings="$dir/settings.json"
   for request in "$dir"/*.json; do
     case "$request" in */settings*.json) continue ;; esac
-    args=(--request-path "$request")
+    # The annotated module declares contextAwareResources; grant them as a
+    # ClusterAdmissionPolicy would. XRs make no look-ups.
+    args=(--allow-context-aware --request-path "$request")
     [ -f "$settings" ] && args+=(--settings-path "$settings")
     replay="${request%.json}.replay.yml"
-    if [ -f "$replay" ]; then
-      args+=(--allow-context-aware --replay-host-capabilities-interactions "$replay")
-    fi
+    [ -f "$replay" ] && args+=(--replay-host-capabilities-interactions "$replay")
     show "$request" "${args[@]}"
   done
 done

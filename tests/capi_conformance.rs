@@ -130,6 +130,9 @@ fn capi_conformance_rows() {
                 continue;
             }
         };
+        if rows.is_empty() {
+            failures.push(format!("{file}: no rows"));
+        }
         for (index, row) in rows.iter().enumerate() {
             rows_run += 1;
             if let Err(e) = run_row(&file, index, row) {
@@ -137,6 +140,7 @@ fn capi_conformance_rows() {
             }
         }
     }
+    eprintln!("{rows_run} conformance rows from {} files", files.len());
     assert!(
         failures.is_empty(),
         "{} of {rows_run} rows failed:\n{}",

@@ -1,0 +1,931 @@
+#!/usr/bin/env bats
+#
+# End-to-end tests of the Cluster API metadata propagation, driven through a
+# kwctl-compatible runner with recorded host-capability sessions.
+#
+#   bats e2e-tests/capi.bats                      # project runner + annotated-policy.wasm
+#   KWCTL=kwctl bats e2e-tests/capi.bats          # a real kwctl on the PATH
+#   POLICY=path/to/module.wasm bats e2e-tests/capi.bats
+#
+# Fixtures: test_data/capi/<version>/<scenario>.json (AdmissionRequest) and
+# replay_<scenario>.yml (the parents the policy may read, in the order it must
+# read them; an empty session means "no look-up allowed"). The parents are
+# also kept readable in test_data/capi/<version>/parents/ (see README.md there).
+#
+# Every expected value below is written out by hand from the propagation
+# contract; nothing is recomputed from the fixtures.
+
+RUNNER="${KWCTL:-target/host/policy-runner}"
+POLICY="${POLICY:-annotated-policy.wasm}"
+DATA=test_data/capi
+
+setup() {
+  cd "${BATS_TEST_DIRNAME}/.." || return 1
+  if [[ "${BATS_TEST_DESCRIPTION}" == fixtures:* ]]; then
+    return 0
+  fi
+  if [[ "$RUNNER" == */* ]]; then
+    [[ -x "$RUNNER" ]] || skip "runner '$RUNNER' not found: build it (cargo build -p policy-runner --profile host) or set KWCTL=kwctl"
+  else
+    command -v "$RUNNER" >/dev/null || skip "runner '$RUNNER' is not on the PATH"
+  fi
+  [[ -f "$POLICY" ]] || skip "policy module '$POLICY' not found: build it (make annotated-policy.wasm) or set POLICY=..."
+  command -v jq >/dev/null || skip "jq is required"
+  command -v python3 >/dev/null || skip "python3 is required"
+  command -v base64 >/dev/null || skip "base64 is required"
+}
+
+# ---------------------------------------------------------------------------
+# helpers
+# ---------------------------------------------------------------------------
+
+# evaluate VERSION SCENARIO [runner args...]
+# Runs the policy on test_data/capi/VERSION/SCENARIO.json with the session
+# replay_SCENARIO.yml. Sets REQUEST and response (the runner's stdout).
+evaluate() {
+  local version=$1 scenario=$2
+  shift 2
+  REQUEST="$DATA/$version/$scenario.json"
+  local replay="$DATA/$version/replay_$scenario.yml"
+  local stderr_file="${BATS_TMPDIR:-/tmp}/capi-bats-stderr.$$"
+  [[ -f "$REQUEST" && -f "$replay" ]] || { echo "missing fixture $REQUEST or $replay"; return 1; }
+  if ! response=$("$RUNNER" run --allow-context-aware \
+      --request-path "$REQUEST" \
+      --replay-host-capabilities-interactions "$replay" \
+      "$@" "$POLICY" 2>"$stderr_file"); then
+    echo "runner failed on $REQUEST"
+    cat "$stderr_file"
+    return 1
+  fi
+  echo "response = ${response}"
+  if ! jq -e 'type == "object"' >/dev/null 2>&1 <<<"$response"; then
+    echo "the runner did not print one JSON object; stderr:"
+    cat "$stderr_file"
+    return 1
+  fi
+  apply_response_patch
+}
+
+assert_allowed() {
+  local actual
+  actual=$(jq -r '.allowed' <<<"$response")
+  if [[ "$actual" != "$1" ]]; then
+    echo "expected allowed=$1, got allowed=$actual (status: $(jq -c '.status' <<<"$response"))"
+    return 1
+  fi
+}
+
+decoded_patch() {
+  jq -r '.patch // empty' <<<"$response" | base64 -d
+}
+
+assert_no_patch() {
+  if ! jq -e '.patch == null and .patchType == null' >/dev/null <<<"$response"; then
+    echo "expected no patch, got:"
+    decoded_patch | jq .
+    return 1
+  fi
+}
+
+# assert_patch_ops '["add /metadata/labels/x", ...]'
+# The decoded JSONPatch has exactly these "op path" pairs (order ignored).
+assert_patch_ops() {
+  local actual expected
+  jq -e '.patchType == "JSONPatch"' >/dev/null <<<"$response" || {
+    echo "expected a JSONPatch, got patchType=$(jq -c '.patchType' <<<"$response")"
+    return 1
+  }
+  actual=$(decoded_patch | jq -c '[.[] | "\(.op) \(.path)"] | sort')
+  expected=$(jq -c 'sort' <<<"$1")
+  if [[ "$actual" != "$expected" ]]; then
+    echo "patch operations differ"
+    echo "expected: $expected"
+    echo "actual:   $actual"
+    decoded_patch | jq .
+    return 1
+  fi
+}
+
+# Applies the decoded patch to the request's object (RFC 6902 add/replace/remove).
+APPLY_PATCH_PY='
+import json, sys
+doc = json.load(open(sys.argv[1]))["object"]
+patch = json.load(sys.stdin)
+def walk(node, tokens):
+    for t in tokens:
+        node = node[int(t)] if isinstance(node, list) else node[t]
+    return node
+for op in patch:
+    tokens = [t.replace("~1", "/").replace("~0", "~") for t in op["path"].split("/")[1:]]
+    if not tokens:
+        sys.exit("operation on the whole document: " + json.dumps(op))
+    parent, last = walk(doc, tokens[:-1]), tokens[-1]
+    kind = op["op"]
+    if kind == "add":
+        if isinstance(parent, list):
+            parent.insert(len(parent) if last == "-" else int(last), op["value"])
+        else:
+            parent[last] = op["value"]
+    elif kind == "replace":
+        if isinstance(parent, list):
+            parent[int(last)] = op["value"]
+        elif last in parent:
+            parent[last] = op["value"]
+        else:
+            sys.exit("replace of a missing member: " + op["path"])
+    elif kind == "remove":
+        if isinstance(parent, list):
+            del parent[int(last)]
+        else:
+            del parent[last]
+    else:
+        sys.exit("unexpected operation: " + json.dumps(op))
+json.dump(doc, sys.stdout)
+'
+
+# The request's object with the response's patch applied (computed once per
+# evaluation, in evaluate).
+patched_object() {
+  if [[ -z "${PATCHED_OBJECT:-}" ]]; then
+    echo "no patched object: ${PATCH_ERROR:-the response has no patch}" >&2
+    return 1
+  fi
+  printf '%s\n' "$PATCHED_OBJECT"
+}
+
+apply_response_patch() {
+  PATCHED_OBJECT=""
+  PATCH_ERROR=""
+  if jq -e '.patch != null' >/dev/null <<<"$response"; then
+    if ! PATCHED_OBJECT=$(decoded_patch | python3 -c "$APPLY_PATCH_PY" "$REQUEST" 2>&1); then
+      PATCH_ERROR="cannot apply the patch: $PATCHED_OBJECT"
+      PATCHED_OBJECT=""
+    fi
+  fi
+}
+
+# Applying the patch changes nothing outside the propagated metadata.
+assert_only_metadata_changed() {
+  local strip='del(.metadata.labels, .metadata.annotations, .spec.template.metadata, .spec.machineTemplate.metadata)'
+  local before after
+  before=$(jq -S ".object | $strip" "$REQUEST")
+  after=$(patched_object | jq -S "$strip") || { echo "cannot apply the patch"; return 1; }
+  if [[ "$before" != "$after" ]]; then
+    echo "the patch changes more than metadata labels/annotations:"
+    diff <(echo "$before") <(echo "$after") || true
+    return 1
+  fi
+}
+
+# assert_patched JQ_PATH 'JSON'  -- the patched object at JQ_PATH equals JSON.
+assert_patched() {
+  local actual expected
+  actual=$(patched_object | jq -S "$1") || { echo "cannot apply the patch"; return 1; }
+  expected=$(jq -S . <<<"$2")
+  if [[ "$actual" != "$expected" ]]; then
+    echo "patched object at $1 differs"
+    diff <(echo "$expected") <(echo "$actual") || true
+    return 1
+  fi
+}
+
+# assert_audit KEY VALUE  -- auditAnnotations[KEY] exists and equals VALUE.
+assert_audit() {
+  local actual
+  if ! jq -e --arg k "$1" '(.auditAnnotations // {}) | has($k)' >/dev/null <<<"$response"; then
+    echo "auditAnnotations has no '$1': $(jq -c '.auditAnnotations' <<<"$response")"
+    return 1
+  fi
+  actual=$(jq -r --arg k "$1" '.auditAnnotations[$k]' <<<"$response")
+  if [[ "$actual" != "$2" ]]; then
+    echo "auditAnnotations['$1']: expected '$2', got '$actual'"
+    return 1
+  fi
+}
+
+assert_no_warnings() {
+  if ! jq -e '(.warnings // []) | length == 0' >/dev/null <<<"$response"; then
+    echo "expected no warnings, got $(jq -c '.warnings' <<<"$response")"
+    return 1
+  fi
+}
+
+# assert_warning_mentions KEY  -- some admission warning contains KEY.
+assert_warning_mentions() {
+  if ! jq -e --arg k "$1" '(.warnings // []) | any(contains($k))' >/dev/null <<<"$response"; then
+    echo "no warning mentions '$1': $(jq -c '.warnings' <<<"$response")"
+    return 1
+  fi
+}
+
+# refute_warning_mentions KEY  -- no admission warning contains KEY.
+refute_warning_mentions() {
+  if jq -e --arg k "$1" '(.warnings // []) | any(contains($k))' >/dev/null <<<"$response"; then
+    echo "a warning mentions '$1' (synced to the Node, nothing to warn about): $(jq -c '.warnings' <<<"$response")"
+    return 1
+  fi
+}
+
+# assert_message_mentions TEXT  -- status.message contains TEXT (case-insensitive).
+assert_message_mentions() {
+  local message
+  message=$(jq -r '.status.message // ""' <<<"$response")
+  if ! grep -qiF -- "$1" <<<"$message"; then
+    echo "status.message does not mention '$1': '$message'"
+    return 1
+  fi
+}
+
+# ---------------------------------------------------------------------------
+# expectations shared by both API versions (written out by hand)
+# ---------------------------------------------------------------------------
+
+# MachineSet capi-quickstart-md-1-x7k2p created for MachineDeployment
+# capi-quickstart-md-1. Flows: MD annotations minus last-applied/revision/
+# conversion-data; MD template labels to labels and template labels; MD
+# template annotations to template annotations; MD top-level label
+# environment=staging does not flow.
+check_machineset_create_from_md() {
+  local version=$1
+  evaluate "$version" machineset_create_from_md
+  assert_allowed true
+  assert_no_warnings
+  assert_patch_ops '[
+    "add /metadata/annotations/cluster.x-k8s.io~1cluster-api-autoscaler-node-group-max-size",
+    "add /metadata/annotations/cluster.x-k8s.io~1cluster-api-autoscaler-node-group-min-size",
+    "add /metadata/labels/node-role.kubernetes.io~1worker",
+    "add /metadata/labels/nodepool",
+    "add /spec/template/metadata/annotations",
+    "add /spec/template/metadata/labels/node-role.kubernetes.io~1worker",
+    "add /spec/template/metadata/labels/nodepool"
+  ]'
+  assert_only_metadata_changed
+  assert_patched '.metadata.labels' '{
+    "cluster.x-k8s.io/cluster-name": "capi-quickstart",
+    "cluster.x-k8s.io/deployment-name": "capi-quickstart-md-1",
+    "machine-template-hash": "3214853532-x7k2p",
+    "node-role.kubernetes.io/worker": "",
+    "nodepool": "pool1"
+  }'
+  if [[ "$version" == v1beta1 ]]; then
+    assert_patched '.metadata.annotations' '{
+      "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size": "5",
+      "cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size": "1",
+      "machinedeployment.clusters.x-k8s.io/desired-replicas": "2",
+      "machinedeployment.clusters.x-k8s.io/max-replicas": "3",
+      "machinedeployment.clusters.x-k8s.io/revision": "2"
+    }'
+  else
+    assert_patched '.metadata.annotations' '{
+      "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size": "5",
+      "cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size": "1",
+      "cluster.x-k8s.io/disable-machine-create": "false",
+      "machinedeployment.clusters.x-k8s.io/desired-replicas": "2",
+      "machinedeployment.clusters.x-k8s.io/max-replicas": "3",
+      "machinedeployment.clusters.x-k8s.io/revision": "2"
+    }'
+  fi
+  assert_patched '.spec.template.metadata' '{
+    "labels": {
+      "cluster.x-k8s.io/cluster-name": "capi-quickstart",
+      "cluster.x-k8s.io/deployment-name": "capi-quickstart-md-1",
+      "machine-template-hash": "3214853532-x7k2p",
+      "node-role.kubernetes.io/worker": "",
+      "nodepool": "pool1"
+    },
+    "annotations": {
+      "pre-drain.delete.hook.machine.cluster.x-k8s.io/wait-for-volumes": "storage-operator"
+    }
+  }'
+}
+
+# Machine capi-quickstart-md-1-x7k2p-6nbqt created by MachineSet
+# capi-quickstart-md-1-x7k2p: MS spec.template.metadata -> Machine metadata.
+check_machine_create_from_machineset() {
+  local version=$1
+  evaluate "$version" machine_create_from_machineset
+  assert_allowed true
+  assert_no_warnings
+  assert_patch_ops '[
+    "add /metadata/annotations",
+    "add /metadata/labels/node-role.kubernetes.io~1worker",
+    "add /metadata/labels/nodepool"
+  ]'
+  assert_only_metadata_changed
+  assert_patched '.metadata.labels' '{
+    "cluster.x-k8s.io/cluster-name": "capi-quickstart",
+    "cluster.x-k8s.io/deployment-name": "capi-quickstart-md-1",
+    "cluster.x-k8s.io/set-name": "capi-quickstart-md-1-x7k2p",
+    "machine-template-hash": "3214853532-x7k2p",
+    "node-role.kubernetes.io/worker": "",
+    "nodepool": "pool1"
+  }'
+  assert_patched '.metadata.annotations' '{
+    "pre-drain.delete.hook.machine.cluster.x-k8s.io/wait-for-volumes": "storage-operator"
+  }'
+  assert_audit node-labels "node-role.kubernetes.io/worker"
+  assert_audit node-annotations ""
+}
+
+# Control plane Machine capi-quickstart-wqx5r-hb7xq created by
+# KubeadmControlPlane capi-quickstart-wqx5r: KCP spec.machineTemplate.metadata
+# -> Machine metadata. Keys without "/" ending in .node.cluster.x-k8s.io are
+# synced to the Node by CAPI (domain = whole key).
+check_machine_create_from_kcp() {
+  local version=$1
+  evaluate "$version" machine_create_from_kcp
+  assert_allowed true
+  assert_no_warnings
+  if [[ "$version" == v1beta1 ]]; then
+    assert_patch_ops '[
+      "add /metadata/labels/ControlPlaneTemplate.machineTemplate.label",
+      "add /metadata/labels/Cluster.topology.controlPlane.label",
+      "add /metadata/labels/Cluster.topology.controlPlane.label.node.cluster.x-k8s.io",
+      "add /metadata/labels/ClusterClass.controlPlane.label",
+      "add /metadata/labels/topology.cluster.x-k8s.io~1owned",
+      "add /metadata/annotations/ControlPlaneTemplate.machineTemplate.annotation",
+      "add /metadata/annotations/Cluster.topology.controlPlane.annotation",
+      "add /metadata/annotations/Cluster.topology.controlPlane.annotation.node.cluster.x-k8s.io",
+      "add /metadata/annotations/ClusterClass.controlPlane.annotation"
+    ]'
+    assert_patched '.metadata.annotations | del(.["controlplane.cluster.x-k8s.io/kubeadm-cluster-configuration"])' '{
+      "ControlPlaneTemplate.machineTemplate.annotation": "ControlPlaneTemplate.machineTemplate.annotationValue",
+      "Cluster.topology.controlPlane.annotation": "Cluster.topology.controlPlane.annotationValue",
+      "Cluster.topology.controlPlane.annotation.node.cluster.x-k8s.io": "Cluster.topology.controlPlane.nodeAnnotationValue",
+      "ClusterClass.controlPlane.annotation": "ClusterClass.controlPlane.annotationValue"
+    }'
+  else
+    assert_patch_ops '[
+      "add /metadata/labels/ControlPlaneTemplate.machineTemplate.label",
+      "add /metadata/labels/Cluster.topology.controlPlane.label",
+      "add /metadata/labels/Cluster.topology.controlPlane.label.node.cluster.x-k8s.io",
+      "add /metadata/labels/ClusterClass.controlPlane.label",
+      "add /metadata/labels/topology.cluster.x-k8s.io~1owned",
+      "add /metadata/annotations/ControlPlaneTemplate.machineTemplate.annotation",
+      "add /metadata/annotations/Cluster.topology.controlPlane.annotation",
+      "add /metadata/annotations/Cluster.topology.controlPlane.annotation.node.cluster.x-k8s.io",
+      "add /metadata/annotations/ClusterClass.controlPlane.annotation",
+      "add /metadata/annotations/pre-drain.delete.hook.machine.cluster.x-k8s.io~1kcp-ready-check"
+    ]'
+    assert_patched '.metadata.annotations' '{
+      "pre-terminate.delete.hook.machine.cluster.x-k8s.io/kcp-cleanup": "",
+      "ControlPlaneTemplate.machineTemplate.annotation": "ControlPlaneTemplate.machineTemplate.annotationValue",
+      "Cluster.topology.controlPlane.annotation": "Cluster.topology.controlPlane.annotationValue",
+      "Cluster.topology.controlPlane.annotation.node.cluster.x-k8s.io": "Cluster.topology.controlPlane.nodeAnnotationValue",
+      "ClusterClass.controlPlane.annotation": "ClusterClass.controlPlane.annotationValue",
+      "pre-drain.delete.hook.machine.cluster.x-k8s.io/kcp-ready-check": "true"
+    }'
+  fi
+  assert_only_metadata_changed
+  assert_patched '.metadata.labels' '{
+    "cluster.x-k8s.io/cluster-name": "capi-quickstart",
+    "cluster.x-k8s.io/control-plane": "",
+    "cluster.x-k8s.io/control-plane-name": "capi-quickstart-wqx5r",
+    "ControlPlaneTemplate.machineTemplate.label": "ControlPlaneTemplate.machineTemplate.labelValue",
+    "Cluster.topology.controlPlane.label": "Cluster.topology.controlPlane.labelValue",
+    "Cluster.topology.controlPlane.label.node.cluster.x-k8s.io": "Cluster.topology.controlPlane.nodeLabelValue",
+    "ClusterClass.controlPlane.label": "ClusterClass.controlPlane.labelValue",
+    "topology.cluster.x-k8s.io/owned": ""
+  }'
+  assert_audit node-labels "Cluster.topology.controlPlane.label.node.cluster.x-k8s.io"
+  assert_audit node-annotations "Cluster.topology.controlPlane.annotation.node.cluster.x-k8s.io"
+}
+
+# DockerMachine cloned by MachineSet capi-quickstart-md-1-x7k2p (ownerReference
+# without controller: true): same flow as the Machine.
+check_dockermachine_create_from_machineset() {
+  local version=$1
+  evaluate "$version" dockermachine_create_from_machineset
+  assert_allowed true
+  assert_patch_ops '[
+    "add /metadata/annotations/pre-drain.delete.hook.machine.cluster.x-k8s.io~1wait-for-volumes",
+    "add /metadata/labels/node-role.kubernetes.io~1worker",
+    "add /metadata/labels/nodepool"
+  ]'
+  assert_only_metadata_changed
+  assert_patched '.metadata.labels' '{
+    "cluster.x-k8s.io/cluster-name": "capi-quickstart",
+    "cluster.x-k8s.io/deployment-name": "capi-quickstart-md-1",
+    "cluster.x-k8s.io/set-name": "capi-quickstart-md-1-x7k2p",
+    "machine-template-hash": "3214853532-x7k2p",
+    "node-role.kubernetes.io/worker": "",
+    "nodepool": "pool1"
+  }'
+  assert_patched '.metadata.annotations' '{
+    "cluster.x-k8s.io/cloned-from-groupkind": "DockerMachineTemplate.infrastructure.cluster.x-k8s.io",
+    "cluster.x-k8s.io/cloned-from-name": "capi-quickstart-md-1",
+    "pre-drain.delete.hook.machine.cluster.x-k8s.io/wait-for-volumes": "storage-operator"
+  }'
+}
+
+# KubeadmConfig created by KubeadmControlPlane capi-quickstart-wqx5r
+# (ownerReference without controller: true).
+check_kubeadmconfig_create_from_kcp() {
+  local version=$1
+  evaluate "$version" kubeadmconfig_create_from_kcp
+  assert_allowed true
+  assert_patch_ops '[
+    "add /metadata/annotations",
+    "add /metadata/labels/ControlPlaneTemplate.machineTemplate.label",
+    "add /metadata/labels/Cluster.topology.controlPlane.label",
+    "add /metadata/labels/Cluster.topology.controlPlane.label.node.cluster.x-k8s.io",
+    "add /metadata/labels/ClusterClass.controlPlane.label",
+    "add /metadata/labels/topology.cluster.x-k8s.io~1owned"
+  ]'
+  assert_only_metadata_changed
+  assert_patched '.metadata.labels' '{
+    "cluster.x-k8s.io/cluster-name": "capi-quickstart",
+    "cluster.x-k8s.io/control-plane": "",
+    "cluster.x-k8s.io/control-plane-name": "capi-quickstart-wqx5r",
+    "ControlPlaneTemplate.machineTemplate.label": "ControlPlaneTemplate.machineTemplate.labelValue",
+    "Cluster.topology.controlPlane.label": "Cluster.topology.controlPlane.labelValue",
+    "Cluster.topology.controlPlane.label.node.cluster.x-k8s.io": "Cluster.topology.controlPlane.nodeLabelValue",
+    "ClusterClass.controlPlane.label": "ClusterClass.controlPlane.labelValue",
+    "topology.cluster.x-k8s.io/owned": ""
+  }'
+  if [[ "$version" == v1beta1 ]]; then
+    assert_patched '.metadata.annotations' '{
+      "ControlPlaneTemplate.machineTemplate.annotation": "ControlPlaneTemplate.machineTemplate.annotationValue",
+      "Cluster.topology.controlPlane.annotation": "Cluster.topology.controlPlane.annotationValue",
+      "Cluster.topology.controlPlane.annotation.node.cluster.x-k8s.io": "Cluster.topology.controlPlane.nodeAnnotationValue",
+      "ClusterClass.controlPlane.annotation": "ClusterClass.controlPlane.annotationValue"
+    }'
+  else
+    assert_patched '.metadata.annotations' '{
+      "ControlPlaneTemplate.machineTemplate.annotation": "ControlPlaneTemplate.machineTemplate.annotationValue",
+      "Cluster.topology.controlPlane.annotation": "Cluster.topology.controlPlane.annotationValue",
+      "Cluster.topology.controlPlane.annotation.node.cluster.x-k8s.io": "Cluster.topology.controlPlane.nodeAnnotationValue",
+      "ClusterClass.controlPlane.annotation": "ClusterClass.controlPlane.annotationValue",
+      "pre-drain.delete.hook.machine.cluster.x-k8s.io/kcp-ready-check": "true"
+    }'
+  fi
+}
+
+# KubeadmControlPlane created by the topology controller; the ClusterClass
+# has controlPlane.machineInfrastructure, so spec.machineTemplate.metadata
+# receives the merge too. Template-derived keys (ControlPlaneTemplate.*) and
+# bookkeeping keys stay.
+check_kubeadmcontrolplane_create_topology() {
+  local version=$1
+  evaluate "$version" kubeadmcontrolplane_create_topology
+  assert_allowed true
+  assert_no_warnings
+  if [[ "$version" == v1beta1 ]]; then
+    assert_patch_ops '[
+      "add /metadata/labels/Cluster.topology.controlPlane.label",
+      "add /metadata/labels/Cluster.topology.controlPlane.label.node.cluster.x-k8s.io",
+      "add /metadata/labels/ClusterClass.controlPlane.label",
+      "add /metadata/annotations/Cluster.topology.controlPlane.annotation",
+      "add /metadata/annotations/Cluster.topology.controlPlane.annotation.node.cluster.x-k8s.io",
+      "add /metadata/annotations/ClusterClass.controlPlane.annotation",
+      "add /spec/machineTemplate/metadata/labels/Cluster.topology.controlPlane.label",
+      "add /spec/machineTemplate/metadata/labels/Cluster.topology.controlPlane.label.node.cluster.x-k8s.io",
+      "add /spec/machineTemplate/metadata/labels/ClusterClass.controlPlane.label",
+      "add /spec/machineTemplate/metadata/annotations/Cluster.topology.controlPlane.annotation",
+      "add /spec/machineTemplate/metadata/annotations/Cluster.topology.controlPlane.annotation.node.cluster.x-k8s.io",
+      "add /spec/machineTemplate/metadata/annotations/ClusterClass.controlPlane.annotation"
+    ]'
+    assert_patched '.metadata.annotations' '{
+      "ControlPlaneTemplate.template.annotation": "ControlPlaneTemplate.template.annotationValue",
+      "cluster.x-k8s.io/cloned-from-groupkind": "KubeadmControlPlaneTemplate.controlplane.cluster.x-k8s.io",
+      "cluster.x-k8s.io/cloned-from-name": "quick-start-control-plane",
+      "Cluster.topology.controlPlane.annotation": "Cluster.topology.controlPlane.annotationValue",
+      "Cluster.topology.controlPlane.annotation.node.cluster.x-k8s.io": "Cluster.topology.controlPlane.nodeAnnotationValue",
+      "ClusterClass.controlPlane.annotation": "ClusterClass.controlPlane.annotationValue"
+    }'
+    assert_patched '.spec.machineTemplate.metadata.annotations' '{
+      "ControlPlaneTemplate.machineTemplate.annotation": "ControlPlaneTemplate.machineTemplate.annotationValue",
+      "Cluster.topology.controlPlane.annotation": "Cluster.topology.controlPlane.annotationValue",
+      "Cluster.topology.controlPlane.annotation.node.cluster.x-k8s.io": "Cluster.topology.controlPlane.nodeAnnotationValue",
+      "ClusterClass.controlPlane.annotation": "ClusterClass.controlPlane.annotationValue"
+    }'
+  else
+    assert_patch_ops '[
+      "add /metadata/labels/Cluster.topology.controlPlane.label",
+      "add /metadata/labels/Cluster.topology.controlPlane.label.node.cluster.x-k8s.io",
+      "add /metadata/labels/ClusterClass.controlPlane.label",
+      "add /metadata/annotations/Cluster.topology.controlPlane.annotation",
+      "add /metadata/annotations/Cluster.topology.controlPlane.annotation.node.cluster.x-k8s.io",
+      "add /metadata/annotations/ClusterClass.controlPlane.annotation",
+      "add /metadata/annotations/pre-drain.delete.hook.machine.cluster.x-k8s.io~1kcp-ready-check",
+      "add /spec/machineTemplate/metadata/labels/Cluster.topology.controlPlane.label",
+      "add /spec/machineTemplate/metadata/labels/Cluster.topology.controlPlane.label.node.cluster.x-k8s.io",
+      "add /spec/machineTemplate/metadata/labels/ClusterClass.controlPlane.label",
+      "add /spec/machineTemplate/metadata/annotations/Cluster.topology.controlPlane.annotation",
+      "add /spec/machineTemplate/metadata/annotations/Cluster.topology.controlPlane.annotation.node.cluster.x-k8s.io",
+      "add /spec/machineTemplate/metadata/annotations/ClusterClass.controlPlane.annotation",
+      "add /spec/machineTemplate/metadata/annotations/pre-drain.delete.hook.machine.cluster.x-k8s.io~1kcp-ready-check"
+    ]'
+    assert_patched '.metadata.annotations' '{
+      "ControlPlaneTemplate.template.annotation": "ControlPlaneTemplate.template.annotationValue",
+      "cluster.x-k8s.io/cloned-from-groupkind": "KubeadmControlPlaneTemplate.controlplane.cluster.x-k8s.io",
+      "cluster.x-k8s.io/cloned-from-name": "quick-start-control-plane",
+      "Cluster.topology.controlPlane.annotation": "Cluster.topology.controlPlane.annotationValue",
+      "Cluster.topology.controlPlane.annotation.node.cluster.x-k8s.io": "Cluster.topology.controlPlane.nodeAnnotationValue",
+      "ClusterClass.controlPlane.annotation": "ClusterClass.controlPlane.annotationValue",
+      "pre-drain.delete.hook.machine.cluster.x-k8s.io/kcp-ready-check": "true"
+    }'
+    assert_patched '.spec.machineTemplate.metadata.annotations' '{
+      "ControlPlaneTemplate.machineTemplate.annotation": "ControlPlaneTemplate.machineTemplate.annotationValue",
+      "Cluster.topology.controlPlane.annotation": "Cluster.topology.controlPlane.annotationValue",
+      "Cluster.topology.controlPlane.annotation.node.cluster.x-k8s.io": "Cluster.topology.controlPlane.nodeAnnotationValue",
+      "ClusterClass.controlPlane.annotation": "ClusterClass.controlPlane.annotationValue",
+      "pre-drain.delete.hook.machine.cluster.x-k8s.io/kcp-ready-check": "true"
+    }'
+  fi
+  assert_only_metadata_changed
+  assert_patched '.metadata.labels' '{
+    "ControlPlaneTemplate.template.label": "ControlPlaneTemplate.template.labelValue",
+    "cluster.x-k8s.io/cluster-name": "capi-quickstart",
+    "topology.cluster.x-k8s.io/owned": "",
+    "Cluster.topology.controlPlane.label": "Cluster.topology.controlPlane.labelValue",
+    "Cluster.topology.controlPlane.label.node.cluster.x-k8s.io": "Cluster.topology.controlPlane.nodeLabelValue",
+    "ClusterClass.controlPlane.label": "ClusterClass.controlPlane.labelValue"
+  }'
+  assert_patched '.spec.machineTemplate.metadata.labels' '{
+    "ControlPlaneTemplate.machineTemplate.label": "ControlPlaneTemplate.machineTemplate.labelValue",
+    "cluster.x-k8s.io/cluster-name": "capi-quickstart",
+    "topology.cluster.x-k8s.io/owned": "",
+    "Cluster.topology.controlPlane.label": "Cluster.topology.controlPlane.labelValue",
+    "Cluster.topology.controlPlane.label.node.cluster.x-k8s.io": "Cluster.topology.controlPlane.nodeLabelValue",
+    "ClusterClass.controlPlane.label": "ClusterClass.controlPlane.labelValue"
+  }'
+}
+
+# UPDATE (finalizer added) of the topology KubeadmControlPlane of Cluster
+# capi-quickstart-xns, whose ClusterClass quick-start-without-cp-infra lives in
+# namespace capi-classes and has no controlPlane.machineInfrastructure:
+# metadata only, spec.machineTemplate.metadata untouched. environment is set
+# by both (topology: production, class: class-default): topology wins, and
+# parent wins over the stale child values.
+check_kubeadmcontrolplane_update_no_machine_infrastructure() {
+  local version=$1
+  evaluate "$version" kubeadmcontrolplane_update_topology_no_machine_infrastructure
+  assert_allowed true
+  assert_no_warnings
+  assert_patch_ops '[
+    "add /metadata/labels/Cluster.topology.controlPlane.label",
+    "replace /metadata/labels/environment",
+    "add /metadata/annotations/ClusterClass.controlPlane.annotation",
+    "replace /metadata/annotations/Cluster.topology.controlPlane.annotation"
+  ]'
+  assert_only_metadata_changed
+  assert_patched '.metadata.labels' '{
+    "ClusterClass.controlPlane.label": "ClusterClass.controlPlane.labelValue",
+    "Cluster.topology.controlPlane.label": "Cluster.topology.controlPlane.labelValue",
+    "ControlPlaneTemplate.template.label": "ControlPlaneTemplate.template.labelValue",
+    "cluster.x-k8s.io/cluster-name": "capi-quickstart-xns",
+    "environment": "production",
+    "topology.cluster.x-k8s.io/owned": ""
+  }'
+  assert_patched '.metadata.annotations' '{
+    "Cluster.topology.controlPlane.annotation": "Cluster.topology.controlPlane.annotationValue",
+    "ClusterClass.controlPlane.annotation": "ClusterClass.controlPlane.annotationValue",
+    "ControlPlaneTemplate.template.annotation": "ControlPlaneTemplate.template.annotationValue",
+    "cluster.x-k8s.io/cloned-from-groupkind": "KubeadmControlPlaneTemplate.controlplane.cluster.x-k8s.io",
+    "cluster.x-k8s.io/cloned-from-name": "quick-start-control-plane"
+  }'
+  assert_patched '.spec.machineTemplate.metadata' '{
+    "labels": {"ControlPlaneTemplate.machineTemplate.label": "ControlPlaneTemplate.machineTemplate.labelValue"},
+    "annotations": {"ControlPlaneTemplate.machineTemplate.annotation": "ControlPlaneTemplate.machineTemplate.annotationValue"}
+  }'
+}
+
+# MachineDeployment md-0 created by the topology controller: merge of the
+# Cluster topology entry md-0 and the ClusterClass class default-worker, on
+# metadata and spec.template.metadata; the hold-upgrade-sequence (v1beta1
+# fixture) / defer-upgrade (v1beta2 fixture) annotation is not propagated.
+check_machinedeployment_create_topology() {
+  local version=$1
+  evaluate "$version" machinedeployment_create_topology
+  assert_allowed true
+  assert_no_warnings
+  assert_patch_ops '[
+    "add /metadata/annotations",
+    "add /metadata/labels/Cluster.topology.machineDeployment.label",
+    "add /metadata/labels/Cluster.topology.machineDeployment.label.node.cluster.x-k8s.io",
+    "add /metadata/labels/ClusterClass.machineDeployment.label",
+    "add /spec/template/metadata/annotations",
+    "add /spec/template/metadata/labels/Cluster.topology.machineDeployment.label",
+    "add /spec/template/metadata/labels/Cluster.topology.machineDeployment.label.node.cluster.x-k8s.io",
+    "add /spec/template/metadata/labels/ClusterClass.machineDeployment.label"
+  ]'
+  assert_only_metadata_changed
+  local labels='{
+    "cluster.x-k8s.io/cluster-name": "capi-quickstart",
+    "topology.cluster.x-k8s.io/deployment-name": "md-0",
+    "topology.cluster.x-k8s.io/owned": "",
+    "Cluster.topology.machineDeployment.label": "Cluster.topology.machineDeployment.labelValue",
+    "Cluster.topology.machineDeployment.label.node.cluster.x-k8s.io": "Cluster.topology.machineDeployment.nodeLabelValue",
+    "ClusterClass.machineDeployment.label": "ClusterClass.machineDeployment.labelValue"
+  }'
+  local annotations='{
+    "Cluster.topology.machineDeployment.annotation": "Cluster.topology.machineDeployment.annotationValue",
+    "Cluster.topology.md.annotation.node.cluster.x-k8s.io": "Cluster.topology.machineDeployment.nodeAnnotationValue",
+    "ClusterClass.machineDeployment.annotation": "ClusterClass.machineDeployment.annotationValue"
+  }'
+  assert_patched '.metadata.labels' "$labels"
+  assert_patched '.metadata.annotations' "$annotations"
+  assert_patched '.spec.template.metadata.labels' "$labels"
+  assert_patched '.spec.template.metadata.annotations' "$annotations"
+  assert_patched '.spec.selector.matchLabels' '{
+    "cluster.x-k8s.io/cluster-name": "capi-quickstart",
+    "topology.cluster.x-k8s.io/deployment-name": "md-0",
+    "topology.cluster.x-k8s.io/owned": ""
+  }'
+}
+
+# kubectl label on the old MachineSet capi-quickstart-md-1-5nmbd, which has
+# drifted from its MachineDeployment: node-role label missing from
+# metadata.labels, nodepool=pool0 instead of pool1 (labels and template
+# labels). The user's owner label and the MS's own revision "1" stay.
+check_machineset_update_drifted_from_md() {
+  local version=$1
+  evaluate "$version" machineset_update_drifted_from_md
+  assert_allowed true
+  assert_no_warnings
+  assert_patch_ops '[
+    "add /metadata/labels/node-role.kubernetes.io~1worker",
+    "replace /metadata/labels/nodepool",
+    "replace /spec/template/metadata/labels/nodepool"
+  ]'
+  assert_only_metadata_changed
+  assert_patched '.metadata.labels' '{
+    "cluster.x-k8s.io/cluster-name": "capi-quickstart",
+    "cluster.x-k8s.io/deployment-name": "capi-quickstart-md-1",
+    "machine-template-hash": "1740562209-5nmbd",
+    "node-role.kubernetes.io/worker": "",
+    "nodepool": "pool1",
+    "owner": "team-payments"
+  }'
+  if [[ "$version" == v1beta1 ]]; then
+    assert_patched '.metadata.annotations' '{
+      "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size": "5",
+      "cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size": "1",
+      "machinedeployment.clusters.x-k8s.io/desired-replicas": "2",
+      "machinedeployment.clusters.x-k8s.io/max-replicas": "3",
+      "machinedeployment.clusters.x-k8s.io/revision": "1"
+    }'
+  else
+    assert_patched '.metadata.annotations' '{
+      "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size": "5",
+      "cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size": "1",
+      "cluster.x-k8s.io/disable-machine-create": "false",
+      "machinedeployment.clusters.x-k8s.io/desired-replicas": "2",
+      "machinedeployment.clusters.x-k8s.io/max-replicas": "3",
+      "machinedeployment.clusters.x-k8s.io/revision": "1"
+    }'
+  fi
+  assert_patched '.spec.template.metadata' '{
+    "labels": {
+      "cluster.x-k8s.io/cluster-name": "capi-quickstart",
+      "cluster.x-k8s.io/deployment-name": "capi-quickstart-md-1",
+      "machine-template-hash": "1740562209-5nmbd",
+      "node-role.kubernetes.io/worker": "",
+      "nodepool": "pool1"
+    },
+    "annotations": {
+      "pre-drain.delete.hook.machine.cluster.x-k8s.io/wait-for-volumes": "storage-operator"
+    }
+  }'
+}
+
+# Machine of the edge pool (MachineSet capi-quickstart-md-edge-r8w2d).
+# Synced to the Node: node-role.kubernetes.io/*, (*.)node-restriction.kubernetes.io/*,
+# (*.)node.cluster.x-k8s.io/* labels and (*.)node.cluster.x-k8s.io/* annotations.
+# node.kubernetes.io/exclude-from-external-load-balancers is not synced: warning.
+check_machine_create_node_labels() {
+  local version=$1
+  evaluate "$version" machine_create_node_labels
+  assert_allowed true
+  assert_patch_ops '[
+    "add /metadata/annotations",
+    "add /metadata/labels/node-restriction.kubernetes.io~1zone",
+    "add /metadata/labels/nodepool",
+    "add /metadata/labels/team.node.cluster.x-k8s.io~1owner"
+  ]'
+  assert_only_metadata_changed
+  assert_patched '.metadata.labels' '{
+    "cluster.x-k8s.io/cluster-name": "capi-quickstart",
+    "cluster.x-k8s.io/deployment-name": "capi-quickstart-md-edge",
+    "cluster.x-k8s.io/set-name": "capi-quickstart-md-edge-r8w2d",
+    "machine-template-hash": "2907338157-r8w2d",
+    "node-role.kubernetes.io/worker": "",
+    "node.kubernetes.io/exclude-from-external-load-balancers": "true",
+    "node-restriction.kubernetes.io/zone": "edge-a",
+    "nodepool": "edge",
+    "team.node.cluster.x-k8s.io/owner": "payments"
+  }'
+  assert_patched '.metadata.annotations' '{
+    "edge.example.com/site": "fra-02",
+    "team.node.cluster.x-k8s.io/contact": "payments-oncall"
+  }'
+  assert_audit node-labels "node-restriction.kubernetes.io/zone,node-role.kubernetes.io/worker,team.node.cluster.x-k8s.io/owner"
+  assert_audit node-annotations "team.node.cluster.x-k8s.io/contact"
+  assert_warning_mentions "node.kubernetes.io/exclude-from-external-load-balancers"
+  refute_warning_mentions "node-role.kubernetes.io/worker"
+  refute_warning_mentions "node-restriction.kubernetes.io/zone"
+}
+
+# Same Machine with additionalSyncMachineLabels/Annotations: the regexes add
+# nodepool and edge.example.com/site to what CAPI syncs.
+check_machine_create_node_labels_with_settings() {
+  local version=$1
+  evaluate "$version" machine_create_node_labels \
+    --settings-json '{"capi":{"additionalSyncMachineLabels":["^nodepool$"],"additionalSyncMachineAnnotations":["^edge\\.example\\.com/"]}}'
+  assert_allowed true
+  assert_patch_ops '[
+    "add /metadata/annotations",
+    "add /metadata/labels/node-restriction.kubernetes.io~1zone",
+    "add /metadata/labels/nodepool",
+    "add /metadata/labels/team.node.cluster.x-k8s.io~1owner"
+  ]'
+  assert_audit node-labels "node-restriction.kubernetes.io/zone,node-role.kubernetes.io/worker,nodepool,team.node.cluster.x-k8s.io/owner"
+  assert_audit node-annotations "edge.example.com/site,team.node.cluster.x-k8s.io/contact"
+}
+
+# kubectl apply of the edge MachineDeployment: not topology-owned and no
+# owner, so no look-up and no patch; its template carries a kubernetes.io
+# label CAPI will not sync to the Node.
+check_machinedeployment_create_exclude_lb_label() {
+  local version=$1
+  evaluate "$version" machinedeployment_create_exclude_lb_label
+  assert_allowed true
+  assert_no_patch
+  assert_warning_mentions "node.kubernetes.io/exclude-from-external-load-balancers"
+  refute_warning_mentions "node-role.kubernetes.io/worker"
+  refute_warning_mentions "node-restriction.kubernetes.io/zone"
+}
+
+check_allowed_unchanged() {
+  evaluate "$1" "$2"
+  assert_allowed true
+  assert_no_patch
+}
+
+# ---------------------------------------------------------------------------
+# tests
+# ---------------------------------------------------------------------------
+
+@test "fixtures: every replay payload equals its parents/ file" {
+  python3 -c 'import yaml' 2>/dev/null || skip "PyYAML is required for the fixture check"
+  run python3 "$DATA/check_replays.py"
+  echo "$output"
+  [ "$status" -eq 0 ]
+}
+
+@test "v1beta1: MachineSet created from its MachineDeployment gets the MD's metadata" {
+  check_machineset_create_from_md v1beta1
+}
+
+@test "v1beta2: MachineSet created from its MachineDeployment gets the MD's metadata" {
+  check_machineset_create_from_md v1beta2
+}
+
+@test "v1beta1: Machine created by a MachineSet gets the MS template metadata and node audit annotations" {
+  check_machine_create_from_machineset v1beta1
+}
+
+@test "v1beta2: Machine created by a MachineSet gets the MS template metadata and node audit annotations" {
+  check_machine_create_from_machineset v1beta2
+}
+
+@test "v1beta1: control plane Machine gets the KubeadmControlPlane machineTemplate metadata" {
+  check_machine_create_from_kcp v1beta1
+}
+
+@test "v1beta2: control plane Machine gets the KubeadmControlPlane machineTemplate metadata" {
+  check_machine_create_from_kcp v1beta2
+}
+
+@test "v1beta1: DockerMachine (non-controller MachineSet owner) gets the MS template metadata" {
+  check_dockermachine_create_from_machineset v1beta1
+}
+
+@test "v1beta2: DockerMachine (non-controller MachineSet owner) gets the MS template metadata" {
+  check_dockermachine_create_from_machineset v1beta2
+}
+
+@test "v1beta1: KubeadmConfig (non-controller KCP owner) gets the KCP machineTemplate metadata" {
+  check_kubeadmconfig_create_from_kcp v1beta1
+}
+
+@test "v1beta2: KubeadmConfig (non-controller KCP owner) gets the KCP machineTemplate metadata" {
+  check_kubeadmconfig_create_from_kcp v1beta2
+}
+
+@test "v1beta1: topology KubeadmControlPlane gets topology+class metadata, also on machineTemplate" {
+  check_kubeadmcontrolplane_create_topology v1beta1
+}
+
+@test "v1beta2: topology KubeadmControlPlane gets topology+class metadata, also on machineTemplate" {
+  check_kubeadmcontrolplane_create_topology v1beta2
+}
+
+@test "v1beta1: topology KubeadmControlPlane, class in another namespace without machineInfrastructure: metadata only, topology wins" {
+  check_kubeadmcontrolplane_update_no_machine_infrastructure v1beta1
+}
+
+@test "v1beta2: topology KubeadmControlPlane, class in another namespace without machineInfrastructure: metadata only, topology wins" {
+  check_kubeadmcontrolplane_update_no_machine_infrastructure v1beta2
+}
+
+@test "v1beta1: topology MachineDeployment gets topology+class metadata, hold-upgrade-sequence dropped" {
+  check_machinedeployment_create_topology v1beta1
+}
+
+@test "v1beta2: topology MachineDeployment gets topology+class metadata, defer-upgrade dropped" {
+  check_machinedeployment_create_topology v1beta2
+}
+
+@test "v1beta1: UPDATE of a drifted MachineSet restores the MD's values and keeps the user's label" {
+  check_machineset_update_drifted_from_md v1beta1
+}
+
+@test "v1beta2: UPDATE of a drifted MachineSet restores the MD's values and keeps the user's label" {
+  check_machineset_update_drifted_from_md v1beta2
+}
+
+@test "v1beta1: Machine with node-relevant labels: node-labels/node-annotations and a warning" {
+  check_machine_create_node_labels v1beta1
+}
+
+@test "v1beta2: Machine with node-relevant labels: node-labels/node-annotations and a warning" {
+  check_machine_create_node_labels v1beta2
+}
+
+@test "v1beta1: additionalSyncMachineLabels/Annotations extend node-labels/node-annotations" {
+  check_machine_create_node_labels_with_settings v1beta1
+}
+
+@test "v1beta2: additionalSyncMachineLabels/Annotations extend node-labels/node-annotations" {
+  check_machine_create_node_labels_with_settings v1beta2
+}
+
+@test "v1beta1: MachineDeployment template with node.kubernetes.io/exclude-from-external-load-balancers: warning, no patch" {
+  check_machinedeployment_create_exclude_lb_label v1beta1
+}
+
+@test "v1beta2: MachineDeployment template with node.kubernetes.io/exclude-from-external-load-balancers: warning, no patch" {
+  check_machinedeployment_create_exclude_lb_label v1beta2
+}
+
+@test "v1beta1: parent MachineDeployment not found: allowed unchanged" {
+  check_allowed_unchanged v1beta1 machineset_create_parent_not_found
+}
+
+@test "v1beta2: parent MachineDeployment not found: allowed unchanged" {
+  check_allowed_unchanged v1beta2 machineset_create_parent_not_found
+}
+
+@test "v1beta1: topology KubeadmControlPlane whose Cluster is gone: allowed unchanged, ClusterClass not read" {
+  check_allowed_unchanged v1beta1 kubeadmcontrolplane_create_topology_cluster_not_found
+}
+
+@test "v1beta2: topology KubeadmControlPlane whose Cluster is gone: allowed unchanged, ClusterClass not read" {
+  check_allowed_unchanged v1beta2 kubeadmcontrolplane_create_topology_cluster_not_found
+}
+
+@test "v1beta1: MachineSet look-up forbidden (403): rejected, names the parent, can be retried" {
+  evaluate v1beta1 machine_create_lookup_forbidden
+  assert_allowed false
+  assert_no_patch
+  assert_message_mentions "MachineSet"
+  assert_message_mentions "capi-quickstart-md-1-x7k2p"
+  assert_message_mentions "retried"
+}
+
+@test "v1beta2: KubeadmControlPlane look-up unavailable (503): rejected, names the parent, can be retried" {
+  evaluate v1beta2 kubeadmconfig_create_lookup_unavailable
+  assert_allowed false
+  assert_no_patch
+  assert_message_mentions "KubeadmControlPlane"
+  assert_message_mentions "capi-quickstart-wqx5r"
+  assert_message_mentions "retried"
+}
+
+@test "v1beta1: topology MachineDeployment missing from the Cluster topology: allowed unchanged" {
+  check_allowed_unchanged v1beta1 machinedeployment_update_topology_not_in_cluster
+}
+
+@test "v1beta2: topology MachineDeployment missing from the Cluster topology: allowed unchanged" {
+  check_allowed_unchanged v1beta2 machinedeployment_update_topology_not_in_cluster
+}
+
+@test "v1beta1: MachineSet without ownerReferences: no look-up, allowed unchanged" {
+  check_allowed_unchanged v1beta1 machineset_create_without_owner
+  assert_no_warnings
+}
+
+@test "v1beta2: MachineSet without ownerReferences: no look-up, allowed unchanged" {
+  check_allowed_unchanged v1beta2 machineset_create_without_owner
+  assert_no_warnings
+}
+
+@test "v1beta1: DELETE of a Machine: no look-up, allowed unchanged" {
+  check_allowed_unchanged v1beta1 machine_delete
+}
+
+@test "v1beta2: DELETE of a Machine: no look-up, allowed unchanged" {
+  check_allowed_unchanged v1beta2 machine_delete
+}
