@@ -44,8 +44,16 @@ unit-tests:
 
 test: fmt lint unit-tests
 
+# The mutate suites run through record-kwctl, which logs every invocation;
+# validate_mode.bats then replays them all in validate mode (issue 4's
+# invariants).
+E2E_TMP := e2e-tests/.tmp
 e2e-tests: annotated-policy.wasm $(RUNNER_DEP)
-	KWCTL=$(KWCTL) POLICY=annotated-policy.wasm bats e2e-tests/
+	rm -rf $(E2E_TMP) && mkdir -p $(E2E_TMP)
+	KWCTL=e2e-tests/record-kwctl KWCTL_REAL=$(KWCTL) KWCTL_RECORD=$(E2E_TMP)/invocations.jsonl \
+	  POLICY=annotated-policy.wasm bats e2e-tests/capi.bats e2e-tests/xr.bats
+	KWCTL=$(KWCTL) POLICY=annotated-policy.wasm INVOCATIONS=$(E2E_TMP)/invocations.jsonl \
+	  bats e2e-tests/validate_mode.bats
 
 # Everything CI runs: the README's test command.
 check: test e2e-tests
@@ -53,3 +61,10 @@ check: test e2e-tests
 clean:
 	$(CARGO) clean
 	rm -f policy.wasm annotated-policy.wasm
+
+# Times the policy against the floor module on every scenario in
+# test_data/bench and prints a markdown table and the module sizes
+# (BENCHMARKS.md). ITERATIONS / WARMUP tune the run.
+.PHONY: bench
+bench:
+	@CARGO=$(CARGO) scripts/bench.sh

@@ -117,3 +117,77 @@ fn xr_empty_tag_map_must_be_absent() {
          spec.cloudTags: must be absent when empty"
     );
 }
+
+/// Every parent of the CAPI fixtures of one API version, as a lookup.
+fn capi_parents(version: &str) -> MapLookup {
+    let dir = format!(
+        "{}/test_data/capi/{version}/parents",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let mut paths: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    paths.sort();
+    paths.iter().fold(MapLookup::new(), |lookup, path| {
+        let text = std::fs::read_to_string(path).unwrap();
+        lookup.with_object(serde_norway::from_str(&text).unwrap())
+    })
+}
+
+#[test]
+fn capi_deviation_messages_per_kind() {
+    // (fixture, the full deviation list after the common prefix)
+    let cases = [
+        (
+            "machineset_update_drifted_from_md",
+            r#"metadata.labels: missing "node-role.kubernetes.io/worker" (expected ""), "nodepool" is "pool0" (expected "pool1"); spec.template.metadata.labels: "nodepool" is "pool0" (expected "pool1")"#,
+        ),
+        (
+            "machine_create_from_machineset",
+            r#"metadata.annotations: missing "pre-drain.delete.hook.machine.cluster.x-k8s.io/wait-for-volumes" (expected "storage-operator"); metadata.labels: missing "node-role.kubernetes.io/worker" (expected ""), missing "nodepool" (expected "pool1")"#,
+        ),
+        (
+            "dockermachine_create_from_machineset",
+            r#"metadata.annotations: missing "pre-drain.delete.hook.machine.cluster.x-k8s.io/wait-for-volumes" (expected "storage-operator"); metadata.labels: missing "node-role.kubernetes.io/worker" (expected ""), missing "nodepool" (expected "pool1")"#,
+        ),
+        (
+            "kubeadmconfig_create_from_kcp",
+            r#"metadata.annotations: missing "Cluster.topology.controlPlane.annotation" (expected "Cluster.topology.controlPlane.annotationValue"), missing "Cluster.topology.controlPlane.annotation.node.cluster.x-k8s.io" (expected "Cluster.topology.controlPlane.nodeAnnotationValue"), missing "ClusterClass.controlPlane.annotation" (expected "ClusterClass.controlPlane.annotationValue"), missing "ControlPlaneTemplate.machineTemplate.annotation" (expected "ControlPlaneTemplate.machineTemplate.annotationValue"), missing "pre-drain.delete.hook.machine.cluster.x-k8s.io/kcp-ready-check" (expected "true"); metadata.labels: missing "Cluster.topology.controlPlane.label" (expected "Cluster.topology.controlPlane.labelValue"), missing "Cluster.topology.controlPlane.label.node.cluster.x-k8s.io" (expected "Cluster.topology.controlPlane.nodeLabelValue"), missing "ClusterClass.controlPlane.label" (expected "ClusterClass.controlPlane.labelValue"), missing "ControlPlaneTemplate.machineTemplate.label" (expected "ControlPlaneTemplate.machineTemplate.labelValue"), missing "topology.cluster.x-k8s.io/owned" (expected "")"#,
+        ),
+        (
+            "kubeadmcontrolplane_update_topology_no_machine_infrastructure",
+            r#"metadata.annotations: "Cluster.topology.controlPlane.annotation" is "previous-value" (expected "Cluster.topology.controlPlane.annotationValue"), missing "ClusterClass.controlPlane.annotation" (expected "ClusterClass.controlPlane.annotationValue"); metadata.labels: missing "Cluster.topology.controlPlane.label" (expected "Cluster.topology.controlPlane.labelValue"), "environment" is "class-default" (expected "production")"#,
+        ),
+        (
+            "machinedeployment_create_topology",
+            r#"metadata.annotations: missing "Cluster.topology.machineDeployment.annotation" (expected "Cluster.topology.machineDeployment.annotationValue"), missing "Cluster.topology.md.annotation.node.cluster.x-k8s.io" (expected "Cluster.topology.machineDeployment.nodeAnnotationValue"), missing "ClusterClass.machineDeployment.annotation" (expected "ClusterClass.machineDeployment.annotationValue"); metadata.labels: missing "Cluster.topology.machineDeployment.label" (expected "Cluster.topology.machineDeployment.labelValue"), missing "Cluster.topology.machineDeployment.label.node.cluster.x-k8s.io" (expected "Cluster.topology.machineDeployment.nodeLabelValue"), missing "ClusterClass.machineDeployment.label" (expected "ClusterClass.machineDeployment.labelValue"); spec.template.metadata.annotations: missing "Cluster.topology.machineDeployment.annotation" (expected "Cluster.topology.machineDeployment.annotationValue"), missing "Cluster.topology.md.annotation.node.cluster.x-k8s.io" (expected "Cluster.topology.machineDeployment.nodeAnnotationValue"), missing "ClusterClass.machineDeployment.annotation" (expected "ClusterClass.machineDeployment.annotationValue"); spec.template.metadata.labels: missing "Cluster.topology.machineDeployment.label" (expected "Cluster.topology.machineDeployment.labelValue"), missing "Cluster.topology.machineDeployment.label.node.cluster.x-k8s.io" (expected "Cluster.topology.machineDeployment.nodeLabelValue"), missing "ClusterClass.machineDeployment.label" (expected "ClusterClass.machineDeployment.labelValue")"#,
+        ),
+    ];
+    for (name, deviations) in cases {
+        let object = fixture(&format!("test_data/capi/v1beta2/{name}.json"));
+        let (outcome, _) = both_modes(&object, &capi_parents("v1beta2"), "{}");
+        assert_eq!(
+            message(&outcome),
+            format!(
+                "the object deviates from the metadata propagation contract (validate mode): {deviations}"
+            ),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn capi_compliant_objects_are_accepted_in_both_versions() {
+    for version in ["v1beta1", "v1beta2"] {
+        let object = fixture(&format!(
+            "test_data/capi/{version}/machineset_create_from_md.json"
+        ));
+        let (_, mutated) = both_modes(&object, &capi_parents(version), "{}");
+        let (outcome, _) = both_modes(&mutated, &capi_parents(version), "{}");
+        assert!(
+            matches!(outcome.verdict, Verdict::Allow(ref p) if p.is_empty()),
+            "{version}"
+        );
+    }
+}

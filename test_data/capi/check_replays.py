@@ -75,7 +75,8 @@ def check_replay(path, parents, problems):
 
 def main():
     problems = []
-    versions = sorted(d for d in os.listdir(HERE) if os.path.isdir(os.path.join(HERE, d)))
+    # API-version directories only (examples/ holds links into them).
+    versions = sorted(d for d in os.listdir(HERE) if d.startswith("v1") and os.path.isdir(os.path.join(HERE, d)))
     for version in versions:
         version_dir = os.path.join(HERE, version)
         parents = load_parents(version_dir)

@@ -1,0 +1,56 @@
+#!/usr/bin/env bats
+# Validate mode end to end. The invariant test replays every request the
+# mutate suites (capi.bats, xr.bats) sent, as recorded by record-kwctl
+# (`make e2e-tests` sets that up), in validate mode through the module.
+
+KWCTL=${KWCTL:-target/host/policy-runner}
+POLICY=${POLICY:-annotated-policy.wasm}
+
+setup() {
+  command -v "$KWCTL" >/dev/null 2>&1 || [ -x "$KWCTL" ] || skip "no runner at $KWCTL (make target/host/policy-runner)"
+  [ -f "$POLICY" ] || skip "no policy module at $POLICY (make annotated-policy.wasm)"
+}
+
+@test "validate(x) rejects exactly when mutate(x) changes x, and validate(mutate(x)) accepts, for every e2e request" {
+  [ -n "${INVOCATIONS:-}" ] || skip "no recorded invocations: run through make e2e-tests"
+  [ -s "$INVOCATIONS" ]
+  run python3 e2e-tests/validate_invariants.py "$INVOCATIONS"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  # Both suites contribute: at least the CAPI and XR requests that mutate.
+  checked=$(echo "$output" | sed -n 's/^\([0-9]*\) mutate requests checked (\([0-9]*\) changed.*/\1 \2/p')
+  [ "${checked% *}" -ge 40 ]
+  [ "${checked#* }" -ge 20 ]
+}
+
+@test "validate mode rejects a drifted MachineSet with the full list of deviations and no patch" {
+  run "$KWCTL" run --allow-context-aware \
+    --request-path test_data/capi/v1beta2/machineset_update_drifted_from_md.json \
+    --replay-host-capabilities-interactions test_data/capi/v1beta2/replay_machineset_update_drifted_from_md.yml \
+    --settings-json '{"mode":"validate"}' "$POLICY"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  response=$(echo "$output" | tail -n 1)
+  [ "$(echo "$response" | jq -r .allowed)" = false ]
+  [ "$(echo "$response" | jq -r 'has("patch")')" = false ]
+  [ "$(echo "$response" | jq -r .status.message)" = 'the object deviates from the metadata propagation contract (validate mode): metadata.labels: missing "node-role.kubernetes.io/worker" (expected ""), "nodepool" is "pool0" (expected "pool1"); spec.template.metadata.labels: "nodepool" is "pool0" (expected "pool1")' ]
+}
+
+@test "validate mode keeps skip warnings on a compliant XR" {
+  settings=$(jq -c '. + {mode: "validate"}' test_data/xr/settings_propagating.json)
+  run "$KWCTL" run --request-path test_data/xr/xdatabase_converged_hetzner.json \
+    --settings-json "$settings" "$POLICY"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  response=$(echo "$output" | tail -n 1)
+  [ "$(echo "$response" | jq -r .allowed)" = true ]
+  [ "$(echo "$response" | jq -r '.warnings | length')" -ge 1 ]
+}
+
+@test "an unknown mode is refused, listing the valid ones" {
+  run "$KWCTL" run --request-path test_data/xr/xnetwork_v1_aws.json --settings-json '{"mode":"audit"}' "$POLICY"
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"Provided settings are not valid"* ]]
+  [[ "$output" == *'mode: unknown variant `audit`, expected `mutate` or `validate`'* ]]
+}
