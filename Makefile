@@ -11,7 +11,7 @@ RUNNER_DEP := $(if $(filter $(RUNNER),$(KWCTL)),$(RUNNER),)
 POLICY_SOURCES := $(shell find src -name '*.rs') Cargo.toml Cargo.lock
 RUNNER_SOURCES := $(shell find crates/runner/src -name '*.rs') crates/runner/Cargo.toml Cargo.lock
 
-.PHONY: all demo check test fmt lint unit-tests e2e-tests clean
+.PHONY: all demo check test fmt lint unit-tests e2e-tests fuzz clean
 
 all: annotated-policy.wasm
 
@@ -57,6 +57,17 @@ e2e-tests: annotated-policy.wasm $(RUNNER_DEP)
 
 # Everything CI runs: the README's test command.
 check: test e2e-tests
+
+# Bounded fuzzing (CI): replay the regression inputs, then FUZZ_SECONDS per
+# target. Stable toolchain: RUSTC_BOOTSTRAP enables cargo-fuzz's flags.
+FUZZ_SECONDS ?= 20
+FUZZ_TARGETS := validate_bytes settings_bytes mutated_objects
+fuzz:
+	@command -v cargo-fuzz >/dev/null || { echo "cargo install cargo-fuzz --locked"; exit 1; }
+	cd fuzz && for t in $(FUZZ_TARGETS); do \
+	  if [ -d regressions/$$t ]; then RUSTC_BOOTSTRAP=1 $(CARGO) fuzz run -O $$t regressions/$$t/* || exit 1; fi; \
+	  RUSTC_BOOTSTRAP=1 $(CARGO) fuzz run -O $$t -- -max_total_time=$(FUZZ_SECONDS) || exit 1; \
+	done
 
 clean:
 	$(CARGO) clean

@@ -11,6 +11,7 @@ pub mod deviations;
 pub mod edge;
 pub mod evaluate;
 pub mod fields;
+pub mod invariants;
 pub mod lookup;
 pub mod outcome;
 pub mod plan;

@@ -1,0 +1,252 @@
+//! Properties every mutation must have, as checks over (before, after).
+//!
+//! Used by the property tests and the fuzz targets, so both hold the policy
+//! to one definition of "changes only what the contract names":
+//! - *contained*: outside the maps the capability owns, nothing changes (no
+//!   field added, removed, rewritten or reordered in value);
+//! - *conservative*: inside them, no key is removed unless the policy owns
+//!   the key itself (`plexsphere:` tags and the skip annotation), and keys
+//!   the policy does not own keep their values unless the contract says the
+//!   parent wins (CAPI maps).
+
+use crate::tags::transform::TAG_PREFIX;
+use crate::tags::{LABELS_ANNOTATION, SKIPPED_ANNOTATION};
+use serde_json::{Map, Value};
+
+/// Which capability produced the mutation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Capability {
+    /// Cluster API propagation: adds and corrects keys, never removes.
+    Capi,
+    /// XR cloud tags: owns `plexsphere:` tags and the skip annotation only.
+    CloudTags,
+}
+
+const CAPI_MAPS: &[&[&str]] = &[
+    &["metadata", "labels"],
+    &["metadata", "annotations"],
+    &["spec", "template", "metadata", "labels"],
+    &["spec", "template", "metadata", "annotations"],
+    &["spec", "machineTemplate", "metadata", "labels"],
+    &["spec", "machineTemplate", "metadata", "annotations"],
+];
+
+const TAG_MAPS: &[&[&str]] = &[&["metadata", "annotations"], &["spec", "cloudTags"]];
+
+impl Capability {
+    /// The capability for a request's API group.
+    pub fn for_group(group: &str) -> Self {
+        if crate::capi::is_capi_group(group) {
+            Capability::Capi
+        } else {
+            Capability::CloudTags
+        }
+    }
+
+    fn maps(self) -> &'static [&'static [&'static str]] {
+        match self {
+            Capability::Capi => CAPI_MAPS,
+            Capability::CloudTags => TAG_MAPS,
+        }
+    }
+
+    /// Whether the policy may remove or rewrite `key` in the map at `path`.
+    fn owns(self, path: &[&str], key: &str) -> bool {
+        match self {
+            Capability::Capi => false,
+            Capability::CloudTags => match path {
+                ["spec", "cloudTags"] => key.starts_with(TAG_PREFIX),
+                ["metadata", "annotations"] => key == SKIPPED_ANNOTATION,
+                _ => false,
+            },
+        }
+    }
+
+    /// Whether the policy may change the value of an existing key it does
+    /// not own (CAPI: the parent's value wins).
+    fn may_correct(self) -> bool {
+        self == Capability::Capi
+    }
+}
+
+/// Checks that `after` is `before` changed only as `capability` may change it.
+pub fn check_mutation(capability: Capability, before: &Value, after: &Value) -> Result<(), String> {
+    let mut outside_before = before.clone();
+    let mut outside_after = after.clone();
+    for path in capability.maps() {
+        let old = take(&mut outside_before, path);
+        let new = take(&mut outside_after, path);
+        check_map(capability, path, old.as_ref(), new.as_ref())?;
+        prune_created_parents(&mut outside_after, &outside_before, path);
+        drop_null_parents(&mut outside_before, path);
+        drop_null_parents(&mut outside_after, path);
+    }
+    if outside_before != outside_after {
+        return Err(format!(
+            "a field outside the contract's maps changed:\n before: {outside_before}\n after:  {outside_after}"
+        ));
+    }
+    Ok(())
+}
+
+fn check_map(
+    capability: Capability,
+    path: &[&str],
+    before: Option<&Value>,
+    after: Option<&Value>,
+) -> Result<(), String> {
+    let empty = Map::new();
+    let old = before.and_then(Value::as_object).unwrap_or(&empty);
+    let new = after.and_then(Value::as_object).unwrap_or(&empty);
+    let at = path.join(".");
+    if before.is_some_and(|v| !v.is_object() && !v.is_null()) && before != after {
+        return Err(format!("{at} was not a map and was rewritten"));
+    }
+    for (key, old_value) in old {
+        let owned = capability.owns(path, key);
+        match new.get(key) {
+            None if !owned => return Err(format!("{at}[{key:?}] was removed")),
+            Some(new_value) if new_value != old_value && !owned && !capability.may_correct() => {
+                return Err(format!("{at}[{key:?}] was rewritten"));
+            }
+            _ => {}
+        }
+    }
+    for (key, value) in new {
+        if !value.is_string() {
+            return Err(format!("{at}[{key:?}] is not a string"));
+        }
+        if !old.contains_key(key)
+            && capability == Capability::CloudTags
+            && !capability.owns(path, key)
+        {
+            return Err(format!(
+                "{at}[{key:?}] was added but the policy does not own it"
+            ));
+        }
+    }
+    if path == ["metadata", "annotations"]
+        && old.get(LABELS_ANNOTATION) != new.get(LABELS_ANNOTATION)
+    {
+        return Err(format!("{at}[{LABELS_ANNOTATION:?}] changed"));
+    }
+    Ok(())
+}
+
+/// Removes and returns the value at `path`.
+fn take(root: &mut Value, path: &[&str]) -> Option<Value> {
+    let (last, parents) = path.split_last()?;
+    let mut current = root;
+    for segment in parents {
+        current = current.as_object_mut()?.get_mut(*segment)?;
+    }
+    current.as_object_mut()?.remove(*last)
+}
+
+/// A mutation may create the parents of a map it adds (e.g.
+/// `spec.template.metadata`); once the maps are taken out, drop parents that
+/// are empty in `after` and absent in `before`.
+fn prune_created_parents(after: &mut Value, before: &Value, path: &[&str]) {
+    if let Some((_map, parents)) = path.split_last() {
+        prune(after, Some(before), parents);
+    }
+}
+
+/// `null` along a map's parent chain means absent (the policy may fill it).
+fn drop_null_parents(root: &mut Value, path: &[&str]) {
+    let mut current = root;
+    for segment in &path[..path.len().saturating_sub(1)] {
+        let Some(map) = current.as_object_mut() else {
+            return;
+        };
+        if map.get(*segment).is_some_and(Value::is_null) {
+            map.remove(*segment);
+            return;
+        }
+        match map.get_mut(*segment) {
+            Some(next) => current = next,
+            None => return,
+        }
+    }
+}
+
+fn prune(after: &mut Value, before: Option<&Value>, parents: &[&str]) {
+    let Some((first, rest)) = parents.split_first() else {
+        return;
+    };
+    let Some(map) = after.as_object_mut() else {
+        return;
+    };
+    // `null` reads as absent everywhere in the policy (fields::get).
+    let before_child = before.and_then(|b| b.get(*first)).filter(|v| !v.is_null());
+    if let Some(child) = map.get_mut(*first) {
+        prune(child, before_child, rest);
+        if before_child.is_none() && child.as_object().is_some_and(Map::is_empty) {
+            map.remove(*first);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn capi_may_add_and_correct_but_not_remove() {
+        let before = json!({"metadata": {"labels": {"a": "1", "b": "2"}}, "spec": {"x": 1}});
+        let ok = json!({"metadata": {"labels": {"a": "9", "b": "2", "c": "3"}}, "spec": {"x": 1}});
+        assert_eq!(check_mutation(Capability::Capi, &before, &ok), Ok(()));
+        let removed = json!({"metadata": {"labels": {"a": "1"}}, "spec": {"x": 1}});
+        assert_eq!(
+            check_mutation(Capability::Capi, &before, &removed),
+            Err("metadata.labels[\"b\"] was removed".into())
+        );
+    }
+
+    #[test]
+    fn capi_created_template_parents_are_allowed() {
+        let before = json!({"spec": {"template": {"spec": {}}}});
+        let after = json!({"spec": {"template": {"spec": {}, "metadata": {"labels": {"a": "1"}}}}});
+        assert_eq!(check_mutation(Capability::Capi, &before, &after), Ok(()));
+    }
+
+    // Found by the mutated_objects fuzz target: `spec: null` is absent.
+    #[test]
+    fn capi_null_parent_replaced_by_created_map_is_allowed() {
+        let before = json!({"metadata": {"name": "ms"}, "spec": null});
+        let after = json!({"metadata": {"name": "ms"},
+                           "spec": {"template": {"metadata": {"labels": {"a": "1"}}}}});
+        assert_eq!(check_mutation(Capability::Capi, &before, &after), Ok(()));
+    }
+
+    #[test]
+    fn any_change_outside_the_maps_is_caught() {
+        let before = json!({"metadata": {"name": "x"}, "spec": {"replicas": 1}});
+        let after = json!({"metadata": {"name": "x"}, "spec": {"replicas": 2}});
+        assert!(check_mutation(Capability::Capi, &before, &after).is_err());
+        let dropped = json!({"metadata": {"name": "x"}});
+        assert!(check_mutation(Capability::CloudTags, &before, &dropped).is_err());
+    }
+
+    #[test]
+    fn cloud_tags_own_only_prefixed_tags_and_the_skip_annotation() {
+        let before = json!({"metadata": {"annotations": {"team": "a", SKIPPED_ANNOTATION: "[]"}},
+                            "spec": {"cloudTags": {"plexsphere:old": "1", "CostCenter": "42"}}});
+        let ok = json!({"metadata": {"annotations": {"team": "a"}},
+                        "spec": {"cloudTags": {"plexsphere:new": "2", "CostCenter": "42"}}});
+        assert_eq!(check_mutation(Capability::CloudTags, &before, &ok), Ok(()));
+        let user_removed = json!({"metadata": {"annotations": {"team": "a"}},
+                                  "spec": {"cloudTags": {"plexsphere:new": "2"}}});
+        assert_eq!(
+            check_mutation(Capability::CloudTags, &before, &user_removed),
+            Err("spec.cloudTags[\"CostCenter\"] was removed".into())
+        );
+        let rewritten = json!({"metadata": {"annotations": {"team": "b"}},
+                               "spec": {"cloudTags": {"CostCenter": "42"}}});
+        assert_eq!(
+            check_mutation(Capability::CloudTags, &before, &rewritten),
+            Err("metadata.annotations[\"team\"] was rewritten".into())
+        );
+    }
+}

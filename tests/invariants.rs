@@ -1,0 +1,243 @@
+//! Property tests over both capabilities, on real CAPI and Crossplane
+//! fixtures with generated label/annotation/tag maps spliced in:
+//! - idempotent: mutating the mutated object changes nothing;
+//! - contained and conservative: `invariants::check_mutation`;
+//! - deterministic: the same request and settings give the same outcome and
+//!   byte-identical mutated objects.
+
+use metadata_propagation_policy::evaluate::evaluate;
+use metadata_propagation_policy::invariants::{Capability, check_mutation};
+use metadata_propagation_policy::lookup::MapLookup;
+use metadata_propagation_policy::outcome::Verdict;
+use metadata_propagation_policy::request::AdmissionRequest;
+use metadata_propagation_policy::settings::Settings;
+use proptest::prelude::*;
+use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+fn read(path: &str) -> String {
+    let full = format!("{}/{path}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("{full}: {e}"))
+}
+
+fn files(dir: &str, suffix: &str) -> Vec<String> {
+    let full = format!("{}/{dir}", env!("CARGO_MANIFEST_DIR"));
+    let mut names: Vec<String> = std::fs::read_dir(&full)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(suffix) && !n.starts_with("settings"))
+        .map(|n| format!("{dir}/{n}"))
+        .collect();
+    names.sort();
+    names
+}
+
+/// (request objects, parents) per API version, from test_data/capi.
+static CAPI: LazyLock<Vec<(Vec<Value>, Vec<Value>)>> = LazyLock::new(|| {
+    ["v1beta1", "v1beta2"]
+        .iter()
+        .map(|v| {
+            let requests = files(&format!("test_data/capi/{v}"), ".json")
+                .iter()
+                .map(|p| serde_json::from_str::<Value>(&read(p)).unwrap()["object"].clone())
+                .filter(|o| o.is_object())
+                .collect();
+            let parents = files(&format!("test_data/capi/{v}/parents"), ".yaml")
+                .iter()
+                .map(|p| serde_norway::from_str::<Value>(&read(p)).unwrap())
+                .collect();
+            (requests, parents)
+        })
+        .collect()
+});
+
+static XRS: LazyLock<Vec<Value>> = LazyLock::new(|| {
+    files("test_data/xr", ".json")
+        .iter()
+        .map(|p| serde_json::from_str::<Value>(&read(p)).unwrap()["object"].clone())
+        .filter(|o| o.is_object())
+        .collect()
+});
+
+/// Keys that exercise every rule: bookkeeping, Node-synced domains,
+/// Kubernetes namespaces, skip lists, tag prefixes and plain keys.
+const KEY_POOL: &[&str] = &[
+    "cluster.x-k8s.io/cluster-name",
+    "cluster.x-k8s.io/deployment-name",
+    "cluster.x-k8s.io/set-name",
+    "machine-template-hash",
+    "topology.cluster.x-k8s.io/owned",
+    "topology.cluster.x-k8s.io/defer-upgrade",
+    "machinedeployment.clusters.x-k8s.io/revision",
+    "kubectl.kubernetes.io/last-applied-configuration",
+    "node-role.kubernetes.io/worker",
+    "node.kubernetes.io/exclude-from-external-load-balancers",
+    "team.node.cluster.x-k8s.io/owner",
+    "platform/env",
+    "platform/origin",
+    "acme:checkout/owner",
+    "aws:billing",
+    "team/cost center",
+    "env",
+    "plexsphere:platform/env",
+    "cloud-tags.plexsphere.io/skipped",
+];
+
+fn key() -> impl Strategy<Value = String> {
+    prop_oneof![
+        3 => proptest::sample::select(KEY_POOL).prop_map(str::to_owned),
+        1 => "[a-z]{1,6}(/[a-zé]{1,6})?",
+    ]
+}
+
+fn value() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just(String::new()),
+        Just("adopted".to_owned()),
+        "[a-z0-9 ]{0,12}",
+        "[é日a]{60,80}",
+    ]
+}
+
+fn string_map() -> impl Strategy<Value = BTreeMap<String, String>> {
+    proptest::collection::btree_map(key(), value(), 0..8)
+}
+
+fn to_json(map: &BTreeMap<String, String>) -> Value {
+    Value::Object(
+        map.iter()
+            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+            .collect::<Map<_, _>>(),
+    )
+}
+
+/// Merges generated entries into the string map at `path` (creating it).
+fn splice(object: &mut Value, path: &[&str], entries: &BTreeMap<String, String>) {
+    let mut current = object;
+    for segment in path {
+        if !current.is_object() {
+            return;
+        }
+        current = current
+            .as_object_mut()
+            .unwrap()
+            .entry(*segment)
+            .or_insert_with(|| json!({}));
+    }
+    if let Some(map) = current.as_object_mut() {
+        for (k, v) in entries {
+            map.insert(k.clone(), Value::String(v.clone()));
+        }
+    }
+}
+
+fn request_for(object: &Value) -> AdmissionRequest {
+    let api_version = object["apiVersion"].as_str().unwrap_or("x/v1");
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    serde_json::from_value(json!({
+        "uid": "prop", "operation": "UPDATE",
+        "namespace": object["metadata"]["namespace"].as_str().unwrap_or("default"),
+        "kind": {"group": group, "version": version, "kind": object["kind"]},
+        "object": object,
+    }))
+    .unwrap()
+}
+
+/// Runs the four properties on one request.
+fn check_properties(
+    object: Value,
+    settings: &Settings,
+    lookup: &MapLookup,
+) -> Result<(), TestCaseError> {
+    let request = request_for(&object);
+    let first = evaluate(&request, settings, lookup);
+    let second = evaluate(&request, settings, lookup);
+    prop_assert_eq!(&first, &second, "deterministic outcome");
+    let Verdict::Allow(plan) = &first.verdict else {
+        return Ok(());
+    };
+    let mut after = object.clone();
+    plan.apply(&mut after);
+    let mut again = object.clone();
+    if let Verdict::Allow(p) = &second.verdict {
+        p.apply(&mut again);
+    }
+    prop_assert_eq!(
+        serde_json::to_vec(&after).unwrap(),
+        serde_json::to_vec(&again).unwrap(),
+        "byte-identical mutation"
+    );
+    let capability = Capability::for_group(&request.kind.group);
+    if let Err(e) = check_mutation(capability, &object, &after) {
+        return Err(TestCaseError::fail(e));
+    }
+    let idempotent = evaluate(&request_for(&after), settings, lookup);
+    prop_assert!(
+        idempotent.plan().is_some_and(|p| p.is_empty()),
+        "idempotent: second pass wants {:?}",
+        idempotent.verdict
+    );
+    Ok(())
+}
+
+const CAPI_PATHS: &[&[&str]] = &[
+    &["metadata", "labels"],
+    &["metadata", "annotations"],
+    &["spec", "template", "metadata", "labels"],
+    &["spec", "machineTemplate", "metadata", "annotations"],
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn capi_mutations_are_idempotent_contained_conservative_deterministic(
+        version in 0usize..2,
+        pick in any::<prop::sample::Index>(),
+        child_maps in proptest::collection::vec(string_map(), 4),
+        parent_maps in proptest::collection::vec(string_map(), 4),
+    ) {
+        let (requests, parents) = &CAPI[version];
+        let mut object = pick.get(requests).clone();
+        for (path, entries) in CAPI_PATHS.iter().zip(&child_maps) {
+            splice(&mut object, path, entries);
+        }
+        let lookup = parents.iter().fold(MapLookup::new(), |lookup, parent| {
+            let mut parent = parent.clone();
+            for (path, entries) in CAPI_PATHS.iter().zip(&parent_maps) {
+                splice(&mut parent, path, entries);
+            }
+            lookup.with_object(parent)
+        });
+        check_properties(object, &Settings::default(), &lookup)?;
+    }
+
+    #[test]
+    fn xr_mutations_are_idempotent_contained_conservative_deterministic(
+        pick in any::<prop::sample::Index>(),
+        labels in string_map(),
+        extra in string_map(),
+        tags in string_map(),
+        provider in proptest::sample::select(&["aws", "AWS", "hetzner", "openstack", "gcp", ""][..]),
+        opted_in in proptest::collection::btree_set(proptest::sample::select(KEY_POOL), 0..10),
+    ) {
+        let mut object = pick.get(&XRS).clone();
+        let Some(meta) = object["metadata"].as_object_mut() else { return Ok(()); };
+        let _ = meta;
+        splice(&mut object, &["metadata", "labels"], &labels);
+        let extra_json = to_json(&extra).to_string();
+        splice(&mut object, &["metadata", "annotations"],
+               &BTreeMap::from([("cloud-tags.plexsphere.io/labels".to_owned(), extra_json)]));
+        splice(&mut object, &["spec", "cloudTags"], &tags);
+        if object["spec"]["parameters"].is_object() {
+            object["spec"]["parameters"]["provider"] = json!(provider);
+        }
+        let seeded = ["platform/origin", "platform/mesh-ip", "platform/domain"];
+        let keys: Vec<&str> = opted_in.into_iter().filter(|k| !seeded.contains(k)).collect();
+        let settings = Settings::from_json(
+            json!({"cloudTags": {"propagatingLabels": keys}}).to_string().as_bytes(),
+        ).unwrap();
+        check_properties(object, &settings, &MapLookup::new())?;
+    }
+}
