@@ -53,7 +53,7 @@ e2e-tests: annotated-policy.wasm $(RUNNER_DEP)
 	KWCTL=e2e-tests/record-kwctl KWCTL_REAL=$(KWCTL) KWCTL_RECORD=$(E2E_TMP)/invocations.jsonl \
 	  POLICY=annotated-policy.wasm bats e2e-tests/capi.bats e2e-tests/xr.bats
 	KWCTL=$(KWCTL) POLICY=annotated-policy.wasm INVOCATIONS=$(E2E_TMP)/invocations.jsonl \
-	  bats e2e-tests/validate_mode.bats
+	  bats e2e-tests/validate_mode.bats e2e-tests/robustness.bats
 
 # Everything CI runs: the README's test command.
 check: test e2e-tests
