@@ -1,11 +1,12 @@
-//! Command-line parsing: a compatible subset of `kwctl run` and `kwctl annotate`.
+//! Command-line parsing: a compatible subset of `kwctl run`, `kwctl annotate`
+//! and `kwctl bench`.
 //!
 //! clap fills typed structs here; run.rs and annotate.rs execute them (kwctl
 //! keeps the same split between `cli/` and `command/`).
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// Runs a Kubewarden waPC policy module locally, the way `kwctl run` does.
 #[derive(Debug, Parser)]
@@ -23,6 +24,8 @@ pub enum Command {
     Run(RunArgs),
     /// Embed metadata.yml (and the README) into the module, like `kwctl annotate`.
     Annotate(AnnotateArgs),
+    /// Time `validate` on one request, like `kwctl bench`.
+    Bench(BenchArgs),
 }
 
 /// `policy-runner run`.
@@ -79,6 +82,40 @@ impl RunArgs {
             (None, None) => SettingsSource::Empty,
         }
     }
+}
+
+/// `policy-runner bench`: the `run` inputs plus how long to measure.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// The request, settings, replay session and module, as for `run`.
+    #[command(flatten)]
+    pub run: RunArgs,
+
+    /// Timed evaluations.
+    #[arg(long, value_name = "N", default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..))]
+    pub iterations: u32,
+
+    /// Untimed evaluations before the timed ones.
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    pub warmup: u32,
+
+    /// A floor module (decodes the request and accepts) to run the same
+    /// request against, reporting the ratio of medians policy / floor.
+    #[arg(long, value_name = "FLOOR.wasm")]
+    pub floor: Option<PathBuf>,
+
+    /// Report format.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub output: OutputFormat,
+}
+
+/// How `bench` prints its report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    /// Lines for people.
+    Text,
+    /// One JSON object, for scripts.
+    Json,
 }
 
 /// `policy-runner annotate`.
@@ -170,6 +207,60 @@ mod tests {
         let text = err.to_string();
         assert!(text.contains("--settings-json"), "{text}");
         assert!(text.contains("--settings-path"), "{text}");
+    }
+
+    #[test]
+    fn cli_bench_parses_run_flags_and_its_own() {
+        let cli = parse(&[
+            "bench",
+            "--request-path",
+            "req.json",
+            "--settings-json",
+            "{}",
+            "--allow-context-aware",
+            "--replay-host-capabilities-interactions",
+            "session.yml",
+            "--iterations",
+            "50",
+            "--warmup",
+            "5",
+            "--floor",
+            "floor.wasm",
+            "--output",
+            "json",
+            "policy.wasm",
+        ])
+        .unwrap();
+
+        let Command::Bench(bench) = cli.command else {
+            panic!("expected bench");
+        };
+        assert_eq!(bench.run.request_path, PathBuf::from("req.json"));
+        assert_eq!(
+            bench.run.settings_source(),
+            SettingsSource::Inline("{}".to_owned())
+        );
+        assert!(bench.run.allow_context_aware);
+        assert_eq!(bench.iterations, 50);
+        assert_eq!(bench.warmup, 5);
+        assert_eq!(bench.floor, Some(PathBuf::from("floor.wasm")));
+        assert_eq!(bench.output, OutputFormat::Json);
+        assert_eq!(bench.run.policy, PathBuf::from("policy.wasm"));
+    }
+
+    #[test]
+    fn cli_bench_defaults_and_refuses_zero_iterations() {
+        let cli = parse(&["bench", "-r", "req.json", "policy.wasm"]).unwrap();
+
+        let Command::Bench(bench) = cli.command else {
+            panic!("expected bench");
+        };
+        assert_eq!((bench.iterations, bench.warmup), (1000, 100));
+        assert_eq!(bench.floor, None);
+        assert_eq!(bench.output, OutputFormat::Text);
+
+        let err = parse(&["bench", "-r", "req.json", "--iterations", "0", "p.wasm"]).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::ValueValidation);
     }
 
     #[test]

@@ -124,6 +124,19 @@ impl Host {
         self.replay.as_ref().map_or(0, Replay::remaining)
     }
 
+    /// How many replay entries have been answered since the last rewind.
+    pub fn replayed(&self) -> usize {
+        self.replay.as_ref().map_or(0, Replay::replayed)
+    }
+
+    /// Starts the replay session over, so the next evaluation is answered by
+    /// the same exchanges as the first one (`bench`).
+    pub fn rewind_replay(&mut self) {
+        if let Some(replay) = self.replay.as_mut() {
+            replay.rewind();
+        }
+    }
+
     fn get_resource(&mut self, payload: &[u8]) -> Result<Vec<u8>, HostError> {
         let request: GetResourceRequest =
             serde_json::from_slice(payload).map_err(|source| HostError::Payload {

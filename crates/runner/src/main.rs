@@ -1,11 +1,14 @@
 //! `policy-runner`: runs a Kubewarden waPC policy module the way `kwctl run`
-//! does (a compatible subset), and annotates it the way `kwctl annotate` does.
+//! does (a compatible subset), annotates it the way `kwctl annotate` does,
+//! and times it the way `kwctl bench` does.
 //!
-//! stdout carries only the AdmissionResponse; everything else goes to stderr.
+//! stdout carries only the AdmissionResponse (or the bench report); everything
+//! else goes to stderr.
 //! Exit code 1 means a tool error (bad input, invalid settings), never a
 //! rejected request.
 
 mod annotate;
+mod bench;
 mod cli;
 mod host;
 mod input;
@@ -25,6 +28,7 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         cli::Command::Run(args) => run::run(args),
         cli::Command::Annotate(args) => annotate::annotate(args),
+        cli::Command::Bench(args) => bench::bench(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -74,9 +74,8 @@ impl Policy {
     /// AdmissionResponse; a failed call is a 500 rejection, as in kwctl.
     pub fn validate(&self, request: &AdmissionRequest, settings: &Value) -> AdmissionResponse {
         let uid = request.uid();
-        let payload = json!({"request": &request.value, "settings": settings});
-        let payload = serde_json::to_vec(&payload).expect("JSON values always serialise");
-        let reply = match self.host.call("validate", &payload) {
+        let payload = validate_payload(request, settings);
+        let reply = match self.call_validate(&payload) {
             Ok(reply) => reply,
             Err(e) => return AdmissionResponse::internal_server_error(uid, &e.to_string()),
         };
@@ -87,6 +86,12 @@ impl Policy {
                 &format!("invalid response from policy: {e}"),
             ),
         }
+    }
+
+    /// Calls `validate` with a ready payload and returns the guest's reply
+    /// as it is (the SDK's `ValidationResponse` JSON).
+    pub fn call_validate(&self, payload: &[u8]) -> Result<Vec<u8>, wapc::errors::Error> {
+        self.host.call("validate", payload)
     }
 
     /// Calls `protocol_version`; the SDK answers a JSON string such as `"v1"`.
@@ -106,4 +111,10 @@ impl Policy {
             ))),
         }
     }
+}
+
+/// The `validate` payload the host sends: `{"request": …, "settings": …}`.
+pub fn validate_payload(request: &AdmissionRequest, settings: &Value) -> Vec<u8> {
+    let payload = json!({"request": &request.value, "settings": settings});
+    serde_json::to_vec(&payload).expect("JSON values always serialise")
 }

@@ -24,7 +24,7 @@
 //! Only `!KubernetesGetResource` is understood; an entry of another type is
 //! refused when the file is loaded, naming the entry.
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::BTreeSet;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
@@ -135,10 +135,13 @@ pub enum ReplayError {
     Recorded(String),
 }
 
-/// A loaded session: the exchanges not yet replayed, in order.
+/// A loaded session: every recorded exchange, in order, and the position
+/// of the next one to replay. [`Replay::rewind`] starts it over, so a
+/// benchmark can replay the same exchanges on every evaluation.
 #[derive(Debug)]
 pub struct Replay {
-    exchanges: VecDeque<Exchange>,
+    exchanges: Vec<Exchange>,
+    next: usize,
 }
 
 impl Replay {
@@ -157,30 +160,44 @@ impl Replay {
                     })?;
                 Ok(Exchange { request, response })
             })
-            .collect::<Result<VecDeque<_>, ReplayError>>()?;
-        Ok(Replay { exchanges })
+            .collect::<Result<Vec<_>, ReplayError>>()?;
+        Ok(Replay { exchanges, next: 0 })
     }
 
     /// Answers `request` from the next entry, consuming it whether or not it
     /// matches (as kwctl does). A match returns the recorded payload bytes or
     /// the recorded error message.
     pub fn answer(&mut self, request: &GetResourceRequest) -> Result<Vec<u8>, ReplayError> {
-        let exchange = self.exchanges.pop_front().ok_or(ReplayError::Exhausted)?;
+        let exchange = self
+            .exchanges
+            .get(self.next)
+            .ok_or(ReplayError::Exhausted)?;
+        self.next += 1;
         if exchange.request != *request {
             return Err(ReplayError::Unexpected {
-                expected: Box::new(exchange.request),
+                expected: Box::new(exchange.request.clone()),
                 received: Box::new(request.clone()),
             });
         }
-        match exchange.response {
-            RecordedResponse::Success { payload } => Ok(payload.into_bytes()),
-            RecordedResponse::Error { message } => Err(ReplayError::Recorded(message)),
+        match &exchange.response {
+            RecordedResponse::Success { payload } => Ok(payload.clone().into_bytes()),
+            RecordedResponse::Error { message } => Err(ReplayError::Recorded(message.clone())),
         }
     }
 
     /// How many entries have not been replayed.
     pub fn remaining(&self) -> usize {
-        self.exchanges.len()
+        self.exchanges.len() - self.next
+    }
+
+    /// How many entries have been replayed since the start (or the last rewind).
+    pub fn replayed(&self) -> usize {
+        self.next
+    }
+
+    /// Starts the session over: the next look-up is answered by the first entry.
+    pub fn rewind(&mut self) {
+        self.next = 0;
     }
 }
 
@@ -279,14 +296,13 @@ mod tests {
         replay.answer(&md("md-0")).unwrap();
 
         // entry 1 has no `field_masks` key at all
-        assert_eq!(replay.exchanges[0].request, md("md-9"));
+        assert_eq!(replay.exchanges[replay.next].request, md("md-9"));
     }
 
     #[test]
     fn replay_compares_field_masks_as_sets() {
         let mut replay = Replay::from_yaml(SESSION).unwrap();
-        replay.exchanges.pop_front();
-        replay.exchanges.pop_front();
+        replay.next = 2;
 
         // recorded as ["spec.template.metadata", "metadata.labels"]
         assert!(replay.answer(&namespace_with_masks()).is_ok());
@@ -326,6 +342,22 @@ mod tests {
              cluster.x-k8s.io/v1beta1/MachineDeployment md-0 in namespace default \
              (disable_cache: false, field_masks: [metadata.labels]) instead"
         );
+    }
+
+    #[test]
+    fn replay_rewind_answers_the_same_entries_again() {
+        let mut replay = Replay::from_yaml(SESSION).unwrap();
+        replay.answer(&md("md-0")).unwrap();
+        replay.answer(&md("md-9")).unwrap_err();
+
+        replay.rewind();
+
+        assert_eq!((replay.replayed(), replay.remaining()), (0, 3));
+        assert_eq!(
+            replay.answer(&md("md-0")),
+            Ok(br#"{"kind":"MachineDeployment"}"#.to_vec())
+        );
+        assert_eq!((replay.replayed(), replay.remaining()), (1, 2));
     }
 
     #[test]

@@ -37,30 +37,15 @@ const NOT_ANNOTATED_NOTICE: &str =
 pub fn run(args: &RunArgs) -> Result<()> {
     let request = read_request(&args.request_path)?;
     let settings = read_settings(&args.settings_source())?;
-    let module = fs::read(&args.policy)
-        .with_context(|| format!("cannot read policy module {}", args.policy.display()))?;
-    let metadata = embedded_metadata(&module)
-        .with_context(|| format!("cannot read the metadata of {}", args.policy.display()))?;
+    let loaded = load(
+        &args.policy,
+        args.allow_context_aware,
+        args.replay_host_capabilities_interactions.as_deref(),
+        &settings,
+    )?;
+    let response = loaded.policy.validate(&request, &settings);
 
-    let (allow_list, notices) = allow_list(args.allow_context_aware, metadata.as_ref());
-    for notice in notices {
-        eprintln!("WARN policy-runner: {notice}");
-    }
-    let replay = args
-        .replay_host_capabilities_interactions
-        .as_deref()
-        .map(read_replay)
-        .transpose()?;
-
-    let host = Arc::new(Mutex::new(Host::new(allow_list, replay)));
-    let policy = Policy::load(&module, host::callback(Arc::clone(&host)))?;
-
-    policy
-        .validate_settings(&settings)
-        .map_err(|message| anyhow!("Provided settings are not valid: {message}"))?;
-    let response = policy.validate(&request, &settings);
-
-    let unreplayed = host.lock().map_or(0, |host| host.unreplayed());
+    let unreplayed = loaded.unreplayed();
     if unreplayed > 0 {
         eprintln!(
             "WARN policy-runner: {unreplayed} of the recorded exchanges have not been replayed"
@@ -68,6 +53,52 @@ pub fn run(args: &RunArgs) -> Result<()> {
     }
     println!("{}", response.to_json_line());
     Ok(())
+}
+
+/// A policy instance ready for `validate`, and the host state behind its
+/// callbacks.
+pub struct Loaded {
+    /// The compiled, instantiated module; its settings have been accepted.
+    pub policy: Policy,
+    /// The host answering its callbacks (allow-list, replay session).
+    pub host: Arc<Mutex<Host>>,
+}
+
+impl Loaded {
+    /// How many recorded exchanges the policy has not asked for (yet).
+    pub fn unreplayed(&self) -> usize {
+        self.host.lock().map_or(0, |host| host.unreplayed())
+    }
+}
+
+/// What `run` and `bench` share: read the module at `path`, decide which
+/// resources it may read (printing kwctl's notices), load the replay
+/// session, compile and instantiate the module with the host callback, and
+/// have it accept `settings` (refusal → `Provided settings are not valid: …`).
+pub fn load(
+    path: &Path,
+    allow_context_aware: bool,
+    replay: Option<&Path>,
+    settings: &Value,
+) -> Result<Loaded> {
+    let module =
+        fs::read(path).with_context(|| format!("cannot read policy module {}", path.display()))?;
+    let metadata = embedded_metadata(&module)
+        .with_context(|| format!("cannot read the metadata of {}", path.display()))?;
+
+    let (allow_list, notices) = allow_list(allow_context_aware, metadata.as_ref());
+    for notice in notices {
+        eprintln!("WARN policy-runner: {notice}");
+    }
+    let replay = replay.map(read_replay).transpose()?;
+
+    let host = Arc::new(Mutex::new(Host::new(allow_list, replay)));
+    let policy = Policy::load(&module, host::callback(Arc::clone(&host)))?;
+
+    policy
+        .validate_settings(settings)
+        .map_err(|message| anyhow!("Provided settings are not valid: {message}"))?;
+    Ok(Loaded { policy, host })
 }
 
 /// The resources the policy may read, and the notices kwctl prints about
@@ -95,7 +126,8 @@ fn embedded_metadata(module: &[u8]) -> Result<Option<Metadata>, MetadataError> {
     }
 }
 
-fn read_request(path: &Path) -> Result<AdmissionRequest> {
+/// Reads the request file (a bare AdmissionRequest or an AdmissionReview).
+pub fn read_request(path: &Path) -> Result<AdmissionRequest> {
     let text = fs::read_to_string(path)
         .with_context(|| format!("cannot read request file {}", path.display()))?;
     let document: Value = serde_json::from_str(&text)
@@ -104,7 +136,8 @@ fn read_request(path: &Path) -> Result<AdmissionRequest> {
         .with_context(|| format!("invalid request file {}", path.display()))
 }
 
-fn read_settings(source: &SettingsSource) -> Result<Value> {
+/// Reads the settings (`{}` when none are given).
+pub fn read_settings(source: &SettingsSource) -> Result<Value> {
     match source {
         SettingsSource::Empty => Ok(Value::Object(serde_json::Map::new())),
         SettingsSource::Inline(text) => {

@@ -351,3 +351,73 @@ fn annotate_records_protocol_version_and_usage() {
         assert!(appended.contains(expected), "{expected} not in {appended}");
     }
 }
+
+#[test]
+fn bench_replays_the_session_on_every_evaluation_and_compares_with_floor() {
+    let dir = scratch();
+    let policy = annotated_guest(&dir);
+    let request = data("machinedeployment_create.json");
+    let replay = data("replay_md0_found.yml");
+
+    // Without a rewind the second evaluation would find the one-entry
+    // session exhausted, answer differently and fail the determinism check.
+    let output = runner(&[
+        "bench",
+        "--request-path",
+        request.to_str().unwrap(),
+        "--allow-context-aware",
+        "--replay-host-capabilities-interactions",
+        replay.to_str().unwrap(),
+        "--iterations",
+        "5",
+        "--warmup",
+        "2",
+        "--floor",
+        policy.to_str().unwrap(),
+        "--output",
+        "json",
+        policy.to_str().unwrap(),
+    ]);
+
+    assert!(output.status.success(), "{}", stderr(&output));
+    let report: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(report["iterations"], json!(5));
+    assert_eq!(report["policy"]["stats"]["samples"], json!(5));
+    assert_eq!(
+        report["policy"]["answer"]["accepted"],
+        json!(true),
+        "{report}"
+    );
+    assert_eq!(report["policy"]["answer"]["mutated"], json!(true));
+    assert_eq!(report["policy"]["answer"]["lookups"], json!(1));
+    assert_eq!(report["policy"]["answer"]["unreplayed"], json!(0));
+    // the floor is given the same session (here: the same guest)
+    assert_eq!(report["floor"]["answer"]["lookups"], json!(1));
+    assert!(report["ratio"].as_f64().unwrap() > 0.0, "{report}");
+    let stats = &report["policy"]["stats"];
+    assert!(stats["min_us"].as_f64() <= stats["median_us"].as_f64());
+    assert!(stats["median_us"].as_f64() <= stats["p99_us"].as_f64());
+}
+
+#[test]
+fn bench_refuses_invalid_settings_like_run() {
+    let dir = scratch();
+    let policy = guest(&dir);
+    let request = data("machinedeployment_create.json");
+
+    let output = runner(&[
+        "bench",
+        "--request-path",
+        request.to_str().unwrap(),
+        "--settings-json",
+        "{\"unexpected\": true}",
+        policy.to_str().unwrap(),
+    ]);
+
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("Provided settings are not valid"),
+        "{}",
+        stderr(&output)
+    );
+}
