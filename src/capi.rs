@@ -8,11 +8,13 @@
 //! will sync to their Node, and Machine templates warn about Kubernetes
 //! labels that will never reach a Node.
 
+mod explain;
 pub mod node_sync;
 pub mod owners;
 pub mod rules;
 pub mod topology;
 
+use crate::explain::Explanation;
 use crate::fields::{self, FieldError, StringMap};
 use crate::lookup::{Lookup, LookupError, ObjectRef};
 use crate::outcome::Outcome;
@@ -61,9 +63,14 @@ enum CapiError {
     },
 }
 
-/// Decides one Cluster API object.
-pub fn evaluate(request: &AdmissionRequest, settings: &Settings, lookup: &dyn Lookup) -> Outcome {
-    match decide(request, settings, lookup) {
+/// Decides one Cluster API object; fills `explain` when given.
+pub fn evaluate(
+    request: &AdmissionRequest,
+    settings: &Settings,
+    lookup: &dyn Lookup,
+    explain: Option<&mut Explanation>,
+) -> Outcome {
+    match decide(request, settings, lookup, explain) {
         Ok(outcome) => outcome,
         Err(e @ CapiError::Lookup { .. }) => Outcome::reject_with_code(e.to_string(), 500),
         Err(e) => Outcome::reject(format!("cannot propagate Cluster API metadata: {e}")),
@@ -74,6 +81,7 @@ fn decide(
     request: &AdmissionRequest,
     settings: &Settings,
     lookup: &dyn Lookup,
+    mut explain: Option<&mut Explanation>,
 ) -> Result<Outcome, CapiError> {
     let object = &request.object;
     let (group, kind) = (request.kind.group.as_str(), request.kind.kind.as_str());
@@ -82,7 +90,11 @@ fn decide(
         .unwrap_or(&request.namespace);
 
     let mut plan = Plan::default();
-    if let Some((rule, parent)) = resolve_parent(request, namespace, lookup)? {
+    let resolved = resolve_parent(request, namespace, lookup)?;
+    if let Some(explain) = explain.as_deref_mut() {
+        explain::note_resolution(explain, &resolved);
+    }
+    if let Resolved::Parent(rule, parent) = resolved {
         for flow in rule.flows {
             let source = fields::string_map(&parent.object, flow.from)
                 .map_err(|error| malformed(rule, &parent.reference, error))?;
@@ -94,6 +106,17 @@ fn decide(
                     .map(|(key, value)| (*key, *value))
                     .collect();
                 let current = fields::string_map(object, to)?;
+                if let Some(explain) = explain.as_deref_mut() {
+                    explain::flow(
+                        explain,
+                        rule,
+                        &parent.reference,
+                        flow,
+                        to,
+                        &source,
+                        &current,
+                    );
+                }
                 plan.push(MapEdit::upsert(to, &current, &desired));
             }
         }
@@ -120,6 +143,9 @@ fn decide(
             label_regexes,
             &settings.sync_machine_annotations,
         );
+        if let Some(explain) = explain {
+            explain::node_sync(explain, &labels, &annotations, settings);
+        }
     }
     outcome.verdict = crate::outcome::Verdict::Allow(plan);
     Ok(outcome)
@@ -150,13 +176,24 @@ struct Parent {
     object: Value,
 }
 
-/// The rule that applies and its parent, or `None` when no rule applies, the
-/// parent does not exist, or the topology has no entry for the child.
+/// How the search for a parent ended.
+enum Resolved {
+    /// A rule applies and its parent was read.
+    Parent(&'static Rule, Parent),
+    /// No rule applies (no matching owner, not topology-owned): no look-up.
+    NoRule,
+    /// The parent (or Cluster / ClusterClass) does not exist.
+    NotFound(&'static Rule, ObjectRef),
+    /// The Cluster topology has no entry for this MachineDeployment.
+    NoTopologyEntry(&'static Rule, ObjectRef),
+}
+
+/// The rule that applies and its parent, or why there is none.
 fn resolve_parent(
     request: &AdmissionRequest,
     namespace: &str,
     lookup: &dyn Lookup,
-) -> Result<Option<(&'static Rule, Parent)>, CapiError> {
+) -> Result<Resolved, CapiError> {
     let object = &request.object;
     let (group, kind) = (request.kind.group.as_str(), request.kind.kind.as_str());
     let candidates = CAPI_RULES.iter().filter(|r| r.child.matches(group, kind));
@@ -177,16 +214,20 @@ fn resolve_parent(
                     name: owner.name.to_owned(),
                     namespace: Some(namespace.to_owned()),
                 };
-                return Ok(read(lookup, rule, reference)?.map(|parent| (rule, parent)));
+                return Ok(match read(lookup, rule, reference.clone())? {
+                    Some(parent) => Resolved::Parent(rule, parent),
+                    None => Resolved::NotFound(rule, reference),
+                });
             }
             ParentLink::Topology(entry) => {
-                if let Some(found) = resolve_topology(request, namespace, lookup, rule, entry)? {
-                    return Ok(Some(found));
+                match resolve_topology(request, namespace, lookup, rule, entry)? {
+                    Resolved::NoRule => {}
+                    resolved => return Ok(resolved),
                 }
             }
         }
     }
-    Ok(None)
+    Ok(Resolved::NoRule)
 }
 
 /// The merged topology + class metadata of a topology-owned child. Makes no
@@ -197,10 +238,10 @@ fn resolve_topology(
     lookup: &dyn Lookup,
     rule: &'static Rule,
     entry: rules::TopologyEntry,
-) -> Result<Option<(&'static Rule, Parent)>, CapiError> {
+) -> Result<Resolved, CapiError> {
     let labels = fields::string_map(&request.object, &["metadata", "labels"])?;
     if !labels.contains_key(topology::TOPOLOGY_OWNED_LABEL) {
-        return Ok(None);
+        return Ok(Resolved::NoRule);
     }
     let cluster_name = labels
         .get(topology::CLUSTER_NAME_LABEL)
@@ -215,7 +256,7 @@ fn resolve_topology(
     let (Some(cluster_name), Some(shape), Some(deployment_name)) =
         (cluster_name, shape, deployment_name)
     else {
-        return Ok(None);
+        return Ok(Resolved::NoRule);
     };
 
     let cluster_ref = ObjectRef {
@@ -224,13 +265,13 @@ fn resolve_topology(
         name: (*cluster_name).to_owned(),
         namespace: Some(namespace.to_owned()),
     };
-    let Some(cluster) = read(lookup, rule, cluster_ref)? else {
-        return Ok(None);
+    let Some(cluster) = read(lookup, rule, cluster_ref.clone())? else {
+        return Ok(Resolved::NotFound(rule, cluster_ref));
     };
     let class_ref = topology::class_ref(shape, &cluster.object, namespace)
         .map_err(|error| malformed(rule, &cluster.reference, error))?;
     let Some((class_name, class_namespace)) = class_ref else {
-        return Ok(None);
+        return Ok(Resolved::NoTopologyEntry(rule, cluster.reference));
     };
     let class_ref = ObjectRef {
         api_version: shape.api_version.to_owned(),
@@ -238,8 +279,8 @@ fn resolve_topology(
         name: class_name.to_owned(),
         namespace: Some(class_namespace.to_owned()),
     };
-    let Some(class) = read(lookup, rule, class_ref)? else {
-        return Ok(None);
+    let Some(class) = read(lookup, rule, class_ref.clone())? else {
+        return Ok(Resolved::NotFound(rule, class_ref));
     };
     let merged = topology::merged_parent(
         shape,
@@ -255,10 +296,16 @@ fn resolve_topology(
         };
         malformed(rule, parent, error)
     })?;
-    Ok(merged.map(|object| {
-        let reference = cluster.reference;
-        (rule, Parent { reference, object })
-    }))
+    Ok(match merged {
+        Some(object) => Resolved::Parent(
+            rule,
+            Parent {
+                reference: cluster.reference,
+                object,
+            },
+        ),
+        None => Resolved::NoTopologyEntry(rule, cluster.reference),
+    })
 }
 
 fn malformed(rule: &Rule, parent: &ObjectRef, error: FieldError) -> CapiError {

@@ -1,5 +1,6 @@
 //! Dispatch: which capability handles a request.
 
+use crate::explain::Explanation;
 use crate::lookup::Lookup;
 use crate::outcome::Outcome;
 use crate::request::AdmissionRequest;
@@ -13,13 +14,40 @@ use crate::{capi, deviations, tags};
 /// CONNECT and requests without an object are allowed unchanged. In
 /// validate mode, a change becomes a rejection listing every deviation.
 pub fn evaluate(request: &AdmissionRequest, settings: &Settings, lookup: &dyn Lookup) -> Outcome {
+    decide(request, settings, lookup, None)
+}
+
+/// [`evaluate`], plus why each label, annotation and tag did or did not
+/// flow. Same functions, same outcome; the explanation costs only here.
+pub fn explain(
+    request: &AdmissionRequest,
+    settings: &Settings,
+    lookup: &dyn Lookup,
+) -> (Outcome, Explanation) {
+    let mut explanation = Explanation::default();
+    let outcome = decide(request, settings, lookup, Some(&mut explanation));
+    (outcome, explanation)
+}
+
+fn decide(
+    request: &AdmissionRequest,
+    settings: &Settings,
+    lookup: &dyn Lookup,
+    mut explain: Option<&mut Explanation>,
+) -> Outcome {
     if !request.is_write() || !request.object.is_object() {
+        if let Some(explain) = explain.as_deref_mut() {
+            explain.notes.push(format!(
+                "{} requests are allowed unchanged",
+                request.operation
+            ));
+        }
         return Outcome::allow();
     }
     let outcome = if capi::is_capi_group(&request.kind.group) {
-        capi::evaluate(request, settings, lookup)
+        capi::evaluate(request, settings, lookup, explain)
     } else {
-        tags::evaluate(&request.object, settings)
+        tags::evaluate(&request.object, settings, explain)
     };
     deviations::enforce(outcome, &request.object, settings.mode)
 }

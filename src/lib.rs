@@ -10,6 +10,7 @@ pub mod capi;
 pub mod deviations;
 pub mod edge;
 pub mod evaluate;
+pub mod explain;
 pub mod fields;
 pub mod invariants;
 pub mod lookup;

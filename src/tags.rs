@@ -10,6 +10,7 @@
 pub mod profile;
 pub mod transform;
 
+use crate::explain::{CloudTags, Explanation, LabelFate, TagFate};
 use crate::fields::{self, FieldError, FieldPath, StringMap};
 use crate::outcome::Outcome;
 use crate::plan::{MapEdit, Plan};
@@ -17,7 +18,7 @@ use crate::settings::Settings;
 use profile::TagProfile;
 use serde::Serialize;
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use transform::{Skip, TAG_PREFIX, Transformed};
 
 /// Annotation holding extra labels as a JSON object (qualified keys may
@@ -48,15 +49,19 @@ impl<'a> LabelSet<'a> {
     }
 }
 
-/// Decides the cloud tags of one XR.
-pub fn evaluate(object: &Value, settings: &Settings) -> Outcome {
-    match plan(object, settings) {
+/// Decides the cloud tags of one XR; fills `explain` when given.
+pub fn evaluate(object: &Value, settings: &Settings, explain: Option<&mut Explanation>) -> Outcome {
+    match plan(object, settings, explain) {
         Ok(outcome) => outcome,
         Err(e) => Outcome::reject(format!("cannot compute cloud tags: {e}")),
     }
 }
 
-fn plan(object: &Value, settings: &Settings) -> Result<Outcome, FieldError> {
+fn plan(
+    object: &Value,
+    settings: &Settings,
+    explain: Option<&mut Explanation>,
+) -> Result<Outcome, FieldError> {
     let annotations = fields::string_map(object, ANNOTATIONS)?;
     let parsed_extra = parse_labels_annotation(&annotations)?;
     let set = LabelSet {
@@ -68,11 +73,17 @@ fn plan(object: &Value, settings: &Settings) -> Result<Outcome, FieldError> {
     };
     if set.get(ORIGIN_LABEL) == Some("adopted") {
         // Adopted resources never propagate: left exactly as submitted.
+        if let Some(explain) = explain {
+            explain.notes.push(format!(
+                "{ORIGIN_LABEL} is \"adopted\": left exactly as submitted"
+            ));
+        }
         return Ok(Outcome::allow());
     }
 
     let provider_path: Vec<&str> = settings.provider_path.iter().map(String::as_str).collect();
-    let profile = TagProfile::for_provider(fields::string(object, &provider_path)?);
+    let provider = fields::string(object, &provider_path)?;
+    let profile = TagProfile::for_provider(provider);
     let opted_in: BTreeMap<&str, &str> = settings
         .propagating_labels
         .iter()
@@ -82,18 +93,77 @@ fn plan(object: &Value, settings: &Settings) -> Result<Outcome, FieldError> {
 
     let tags_present = fields::object(object, CLOUD_TAGS)?.is_some();
     let current_tags = fields::string_map(object, CLOUD_TAGS)?;
+    let tags_edit = cloud_tags_edit(&current_tags, tags_present, &transformed, profile);
+    if let Some(explain) = explain {
+        let provider_source = match provider {
+            Some(p) => format!("{} = {p:?}", settings.provider_path.join(".")),
+            None => format!("{} is absent", settings.provider_path.join(".")),
+        };
+        explain.cloud_tags = Some(explain_labels(
+            &set,
+            settings,
+            &transformed,
+            profile,
+            provider_source,
+            &tags_edit,
+        ));
+    }
     let mut plan = Plan::default();
-    plan.push(cloud_tags_edit(
-        &current_tags,
-        tags_present,
-        &transformed,
-        profile,
-    ));
+    plan.push(tags_edit);
     plan.push(skipped_edit(&annotations, &transformed.skipped));
 
     let mut outcome = Outcome::with_plan(plan);
     outcome.warnings = transformed.skipped.iter().map(warning).collect();
     Ok(outcome)
+}
+
+/// The fate of every label of the set (explanations only).
+fn explain_labels(
+    set: &LabelSet<'_>,
+    settings: &Settings,
+    transformed: &Transformed<'_>,
+    profile: &TagProfile,
+    provider: String,
+    tags_edit: &MapEdit,
+) -> CloudTags {
+    let keys: BTreeSet<&str> = set.labels.keys().chain(set.extra.keys()).copied().collect();
+    let labels = keys
+        .into_iter()
+        .map(|key| {
+            let source = if set.extra.contains_key(key) {
+                format!("annotation {LABELS_ANNOTATION}")
+            } else {
+                "metadata.labels".to_owned()
+            };
+            let fate = if !settings.propagating_labels.contains(key) {
+                TagFate::NotOptedIn
+            } else if let Some(skip) = transformed.skipped.iter().find(|s| s.qualified_key == key) {
+                TagFate::Skipped {
+                    reason: skip.reason.code().to_owned(),
+                    detail: skip.reason.to_string(),
+                }
+            } else {
+                TagFate::Tag {
+                    tag_key: transform::tag_key(key),
+                }
+            };
+            LabelFate {
+                qualified_key: key.to_owned(),
+                source,
+                fate,
+            }
+        })
+        .collect();
+    CloudTags {
+        profile: profile.name.to_owned(),
+        provider,
+        labels,
+        removed: tags_edit
+            .remove
+            .iter()
+            .map(|(k, why)| (k.clone(), why.clone()))
+            .collect(),
+    }
 }
 
 fn labels_annotation_field() -> FieldPath {

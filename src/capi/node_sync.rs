@@ -34,22 +34,49 @@ fn in_domain(domain: &str, root: &str) -> bool {
             .is_some_and(|head| head.ends_with('.'))
 }
 
-/// Whether CAPI syncs a Machine label with this key to the Node.
+/// Why CAPI syncs a Machine label with this key to the Node, or `None`.
 /// `node-role.kubernetes.io` matches exactly (no subdomains), unlike the
 /// other two domains.
-pub fn label_is_synced(key: &str, additional: &[Regex]) -> bool {
+pub fn label_sync_criterion(key: &str, additional: &[Regex]) -> Option<String> {
     let d = domain(key);
-    d == "node-role.kubernetes.io"
-        || in_domain(d, "node-restriction.kubernetes.io")
-        || in_domain(d, "node.cluster.x-k8s.io")
-        || additional.iter().any(|re| re.is_match(key))
+    if d == "node-role.kubernetes.io" {
+        return Some("domain node-role.kubernetes.io".to_owned());
+    }
+    for root in ["node-restriction.kubernetes.io", "node.cluster.x-k8s.io"] {
+        if in_domain(d, root) {
+            return Some(format!("domain {root} or a subdomain"));
+        }
+    }
+    regex_criterion(key, additional, "capi.additionalSyncMachineLabels")
+}
+
+/// Why CAPI syncs a Machine annotation with this key to the Node, or `None`.
+pub fn annotation_sync_criterion(key: &str, additional: &[Regex]) -> Option<String> {
+    if COMPUTED_NODE_ANNOTATIONS.contains(&key) {
+        return None;
+    }
+    if in_domain(domain(key), "node.cluster.x-k8s.io") {
+        return Some("domain node.cluster.x-k8s.io or a subdomain".to_owned());
+    }
+    regex_criterion(key, additional, "capi.additionalSyncMachineAnnotations")
+}
+
+fn regex_criterion(key: &str, regexes: &[Regex], setting: &str) -> Option<String> {
+    regexes
+        .iter()
+        .enumerate()
+        .find(|(_, re)| re.is_match(key))
+        .map(|(i, re)| format!("{setting}[{i}] {:?}", re.as_str()))
+}
+
+/// Whether CAPI syncs a Machine label with this key to the Node.
+pub fn label_is_synced(key: &str, additional: &[Regex]) -> bool {
+    label_sync_criterion(key, additional).is_some()
 }
 
 /// Whether CAPI syncs a Machine annotation with this key to the Node.
 pub fn annotation_is_synced(key: &str, additional: &[Regex]) -> bool {
-    !COMPUTED_NODE_ANNOTATIONS.contains(&key)
-        && (in_domain(domain(key), "node.cluster.x-k8s.io")
-            || additional.iter().any(|re| re.is_match(key)))
+    annotation_sync_criterion(key, additional).is_some()
 }
 
 /// The `node-labels` / `node-annotations` audit annotations for a Machine
@@ -134,6 +161,31 @@ mod tests {
     #[case::kubernetes_io("kubernetes.io/hostname", false)]
     fn label_is_synced_by_domain(#[case] key: &str, #[case] synced: bool) {
         assert_eq!(label_is_synced(key, &[]), synced, "{key}");
+    }
+
+    #[test]
+    fn sync_criteria_name_the_domain_or_the_regex() {
+        let re = regexes(&["^zone$", "exclude"]);
+        assert_eq!(
+            label_sync_criterion("node-role.kubernetes.io/worker", &re).as_deref(),
+            Some("domain node-role.kubernetes.io")
+        );
+        assert_eq!(
+            label_sync_criterion("a.node.cluster.x-k8s.io/x", &re).as_deref(),
+            Some("domain node.cluster.x-k8s.io or a subdomain")
+        );
+        assert_eq!(
+            label_sync_criterion(
+                "node.kubernetes.io/exclude-from-external-load-balancers",
+                &re
+            )
+            .as_deref(),
+            Some("capi.additionalSyncMachineLabels[1] \"exclude\"")
+        );
+        assert_eq!(
+            annotation_sync_criterion("cluster.x-k8s.io/machine", &re),
+            None
+        );
     }
 
     #[test]

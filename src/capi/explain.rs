@@ -1,0 +1,109 @@
+//! Filling the [`Explanation`] for Cluster API objects. Called only when an
+//! explanation was asked for.
+
+use super::node_sync;
+use super::rules::{Flow, Rule};
+use super::{Parent, Resolved};
+use crate::explain::{Explanation, Fate, KeyFate, NodeKey, NodeSync, PathExplanation, RuleUsed};
+use crate::fields::StringMap;
+use crate::lookup::ObjectRef;
+use crate::settings::Settings;
+
+/// Records how the search for a parent ended.
+pub(super) fn note_resolution(explain: &mut Explanation, resolved: &Resolved) {
+    match resolved {
+        Resolved::Parent(rule, Parent { reference, .. }) => {
+            explain.rule = Some(RuleUsed {
+                family: rule.family.to_owned(),
+                parent: reference.to_string(),
+                upstream: rule.upstream.to_owned(),
+            });
+        }
+        Resolved::NoRule => explain.notes.push(
+            "no propagation rule applies: no matching owner reference and not topology-owned; \
+             no look-up made"
+                .to_owned(),
+        ),
+        Resolved::NotFound(rule, reference) => explain.notes.push(format!(
+            "{reference} (parent of this {}) not found: allowed unchanged",
+            rule.family
+        )),
+        Resolved::NoTopologyEntry(rule, cluster) => explain.notes.push(format!(
+            "{cluster} has no topology entry for this {}: allowed unchanged",
+            rule.family
+        )),
+    }
+}
+
+/// Records the fate of every key one flow offers to one target map.
+pub(super) fn flow(
+    explain: &mut Explanation,
+    rule: &Rule,
+    parent: &ObjectRef,
+    flow: &Flow,
+    to: &[&str],
+    source: &StringMap<'_>,
+    current: &StringMap<'_>,
+) {
+    let kept = rule.bookkeeping.for_path(to);
+    let from = format!("{parent} {}", flow.from.join("."));
+    let keys = source
+        .iter()
+        .map(|(&key, &value)| {
+            let fate = if flow.never_copied.contains(&key) {
+                Fate::NotPropagated {
+                    rule: format!("never copied along this path ({})", rule.upstream),
+                }
+            } else if kept.contains(&key) {
+                Fate::KeptBookkeeping {
+                    child_value: current.get(key).map(|v| (*v).to_owned()),
+                }
+            } else {
+                let change = match current.get(key) {
+                    None => "added",
+                    Some(v) if *v == value => "unchanged",
+                    Some(_) => "corrected",
+                };
+                Fate::Flows {
+                    value: value.to_owned(),
+                    from: from.clone(),
+                    change: change.to_owned(),
+                }
+            };
+            KeyFate {
+                key: key.to_owned(),
+                fate,
+            }
+        })
+        .collect();
+    explain.paths.push(PathExplanation {
+        path: to.join("."),
+        keys,
+    });
+}
+
+/// Records, for every key of a Machine as stored, whether CAPI syncs it to
+/// the Node and by which criterion.
+pub(super) fn node_sync(
+    explain: &mut Explanation,
+    labels: &StringMap<'_>,
+    annotations: &StringMap<'_>,
+    settings: &Settings,
+) {
+    let keys = |map: &StringMap<'_>, criterion: &dyn Fn(&str) -> Option<String>| {
+        map.keys()
+            .map(|key| NodeKey {
+                key: (*key).to_owned(),
+                synced_by: criterion(key),
+            })
+            .collect()
+    };
+    explain.node_sync = Some(NodeSync {
+        labels: keys(labels, &|k| {
+            node_sync::label_sync_criterion(k, &settings.sync_machine_labels)
+        }),
+        annotations: keys(annotations, &|k| {
+            node_sync::annotation_sync_criterion(k, &settings.sync_machine_annotations)
+        }),
+    });
+}

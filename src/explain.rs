@@ -1,0 +1,237 @@
+//! Why each label, annotation and tag did or did not flow.
+//!
+//! The capabilities fill an [`Explanation`] only when one is passed in
+//! ([`crate::evaluate::explain`]); the admission path passes none, so it
+//! pays nothing. The policy, the runner's `explain` command and the web page
+//! all call the same functions: there is one core, no fork.
+
+use serde::Serialize;
+use std::fmt;
+
+/// Everything the policy decided about one object, key by key.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Explanation {
+    /// The propagation rule applied, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<RuleUsed>,
+    /// One entry per target map, in rule order.
+    pub paths: Vec<PathExplanation>,
+    /// Machines: which keys CAPI will sync to the Node, and why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node_sync: Option<NodeSync>,
+    /// XRs: the fate of every label.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cloud_tags: Option<CloudTags>,
+    /// Decisions that concern the whole object (no rule, parent not found,
+    /// adopted, ...), in the order they were made.
+    pub notes: Vec<String>,
+}
+
+/// The rule that applied.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RuleUsed {
+    /// Child family (MachineSet, Machine, ...).
+    pub family: String,
+    /// The parent read (or the Cluster, for topology children).
+    pub parent: String,
+    /// The CAPI function the rule mirrors.
+    pub upstream: String,
+}
+
+/// The keys of one target map.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PathExplanation {
+    /// Target map, e.g. `spec.template.metadata.labels`.
+    pub path: String,
+    /// Every key the parent offered for this map, sorted.
+    pub keys: Vec<KeyFate>,
+}
+
+/// What happened to one key offered by the parent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KeyFate {
+    /// The key.
+    pub key: String,
+    /// What happened to it.
+    #[serde(flatten)]
+    pub fate: Fate,
+}
+
+/// The closed set of fates of a parent key.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "fate", rename_all = "kebab-case")]
+pub enum Fate {
+    /// The key flows with the parent's value.
+    Flows {
+        /// The value the child gets.
+        value: String,
+        /// The parent map it comes from, e.g. `MachineDeployment default/md-0
+        /// spec.template.metadata.labels`.
+        from: String,
+        /// `added`, `corrected` (the child had another value) or `unchanged`.
+        change: String,
+    },
+    /// A CAPI bookkeeping key: the child keeps its own value (or absence).
+    KeptBookkeeping {
+        /// The child's value, if it has one.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        child_value: Option<String>,
+    },
+    /// The contract says this key does not travel.
+    NotPropagated {
+        /// The rule that says so.
+        rule: String,
+    },
+}
+
+/// Node-sync explanation for a Machine.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeSync {
+    /// Every label of the Machine as stored.
+    pub labels: Vec<NodeKey>,
+    /// Every annotation of the Machine as stored.
+    pub annotations: Vec<NodeKey>,
+}
+
+/// One Machine key and whether CAPI syncs it to the Node.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeKey {
+    /// The key.
+    pub key: String,
+    /// The criterion or regex that matched; `None`: not synced.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub synced_by: Option<String>,
+}
+
+/// Cloud-tag explanation for an XR.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CloudTags {
+    /// The profile applied.
+    pub profile: String,
+    /// Where the provider came from.
+    pub provider: String,
+    /// Every label of the label set, sorted by qualified key.
+    pub labels: Vec<LabelFate>,
+    /// Prefixed entries of `spec.cloudTags` that go, and why.
+    pub removed: Vec<(String, String)>,
+}
+
+/// One label of an XR and what became of it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LabelFate {
+    /// Qualified key.
+    pub qualified_key: String,
+    /// `metadata.labels` or the label-set annotation.
+    pub source: String,
+    /// What became of it.
+    #[serde(flatten)]
+    pub fate: TagFate,
+}
+
+/// The closed set of fates of an XR label.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "fate", rename_all = "kebab-case")]
+pub enum TagFate {
+    /// It became a tag.
+    Tag {
+        /// The tag key.
+        tag_key: String,
+    },
+    /// It was skipped.
+    Skipped {
+        /// The reason code (`key-too-long`, ...).
+        reason: String,
+        /// Measured length and limit, offending character, prefix or cap.
+        detail: String,
+    },
+    /// Not in `cloudTags.propagatingLabels`.
+    NotOptedIn,
+}
+
+impl fmt::Display for Explanation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for note in &self.notes {
+            writeln!(f, "note: {note}")?;
+        }
+        if let Some(rule) = &self.rule {
+            writeln!(
+                f,
+                "rule: {} from {} (mirrors CAPI {})",
+                rule.family, rule.parent, rule.upstream
+            )?;
+        }
+        for path in &self.paths {
+            writeln!(f, "{}:", path.path)?;
+            for key in &path.keys {
+                match &key.fate {
+                    Fate::Flows {
+                        value,
+                        from,
+                        change,
+                    } => writeln!(
+                        f,
+                        "  {:?} = {value:?}: flows from {from} ({change})",
+                        key.key
+                    )?,
+                    Fate::KeptBookkeeping { child_value } => writeln!(
+                        f,
+                        "  {:?}: kept, CAPI bookkeeping (child value {})",
+                        key.key,
+                        child_value
+                            .as_deref()
+                            .map_or("absent".to_owned(), |v| format!("{v:?}"))
+                    )?,
+                    Fate::NotPropagated { rule } => {
+                        writeln!(f, "  {:?}: not propagated: {rule}", key.key)?
+                    }
+                }
+            }
+        }
+        if let Some(node) = &self.node_sync {
+            for (what, keys) in [("labels", &node.labels), ("annotations", &node.annotations)] {
+                writeln!(f, "node {what}:")?;
+                for key in keys {
+                    match &key.synced_by {
+                        Some(by) => writeln!(f, "  {:?}: synced to the Node ({by})", key.key)?,
+                        None => writeln!(f, "  {:?}: not synced", key.key)?,
+                    }
+                }
+            }
+        }
+        if let Some(tags) = &self.cloud_tags {
+            writeln!(
+                f,
+                "cloud tags: profile {} ({})",
+                tags.profile, tags.provider
+            )?;
+            for label in &tags.labels {
+                let key = &label.qualified_key;
+                match &label.fate {
+                    TagFate::Tag { tag_key } => {
+                        writeln!(f, "  {key:?} ({}): tag {tag_key:?}", label.source)?
+                    }
+                    TagFate::Skipped { reason, detail } => writeln!(
+                        f,
+                        "  {key:?} ({}): skipped, {reason}: {detail}",
+                        label.source
+                    )?,
+                    TagFate::NotOptedIn => {
+                        writeln!(f, "  {key:?} ({}): not opted in", label.source)?
+                    }
+                }
+            }
+            for (key, why) in &tags.removed {
+                writeln!(f, "  {key:?}: removed from spec.cloudTags ({why})")?;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,297 @@
+//! The explanation next to the decision: every path, every fate, every skip
+//! reason, and the same outcome as `evaluate`.
+
+use metadata_propagation_policy::evaluate::{evaluate, explain};
+use metadata_propagation_policy::explain::{Explanation, Fate, KeyFate, NodeKey, TagFate};
+use metadata_propagation_policy::lookup::MapLookup;
+use metadata_propagation_policy::request::AdmissionRequest;
+use metadata_propagation_policy::settings::Settings;
+use serde_json::{Value, json};
+
+fn request(object: Value) -> AdmissionRequest {
+    let api_version = object["apiVersion"].as_str().unwrap().to_owned();
+    let (group, version) = api_version.rsplit_once('/').unwrap();
+    serde_json::from_value(json!({
+        "uid": "u", "operation": "UPDATE", "namespace": "default",
+        "kind": {"group": group, "version": version, "kind": object["kind"]},
+        "object": object,
+    }))
+    .unwrap()
+}
+
+/// Explains, and checks the outcome equals the one `evaluate` gives.
+fn explained(object: Value, lookup: &MapLookup, settings: &str) -> Explanation {
+    let settings = Settings::from_json(settings.as_bytes()).unwrap();
+    let req = request(object);
+    let (outcome, explanation) = explain(&req, &settings, lookup);
+    assert_eq!(outcome, evaluate(&req, &settings, lookup));
+    explanation
+}
+
+fn machine_deployment() -> Value {
+    json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineDeployment",
+           "metadata": {"name": "md-0", "namespace": "default",
+                        "labels": {"top-level": "never"},
+                        "annotations": {"machinedeployment.clusters.x-k8s.io/revision": "4",
+                                        "team": "payments"}},
+           "spec": {"template": {"metadata": {"labels": {
+               "cluster.x-k8s.io/cluster-name": "c1", "env": "prod", "tier": "gold"}}}}})
+}
+
+fn machine_set() -> Value {
+    json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineSet",
+           "metadata": {"name": "md-0-abc", "namespace": "default",
+                        "labels": {"cluster.x-k8s.io/cluster-name": "c1", "tier": "silver", "env": "prod"},
+                        "ownerReferences": [{"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineDeployment",
+                                             "name": "md-0", "uid": "1", "controller": true}]},
+           "spec": {"template": {"metadata": {}}}})
+}
+
+#[test]
+fn machine_set_keys_flow_are_kept_or_are_not_propagated() {
+    let lookup = MapLookup::new().with_object(machine_deployment());
+    let e = explained(machine_set(), &lookup, "{}");
+    let rule = e.rule.unwrap();
+    assert_eq!(rule.family, "MachineSet");
+    assert_eq!(
+        rule.parent,
+        "MachineDeployment default/md-0 (cluster.x-k8s.io/v1beta2)"
+    );
+    let paths: Vec<&str> = e.paths.iter().map(|p| p.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        [
+            "metadata.annotations",
+            "metadata.labels",
+            "spec.template.metadata.labels",
+            "spec.template.metadata.annotations"
+        ]
+    );
+    let from_template =
+        "MachineDeployment default/md-0 (cluster.x-k8s.io/v1beta2) spec.template.metadata.labels";
+    assert_eq!(
+        e.paths[1].keys,
+        [
+            KeyFate {
+                key: "cluster.x-k8s.io/cluster-name".into(),
+                fate: Fate::KeptBookkeeping {
+                    child_value: Some("c1".into())
+                }
+            },
+            KeyFate {
+                key: "env".into(),
+                fate: Fate::Flows {
+                    value: "prod".into(),
+                    from: from_template.into(),
+                    change: "unchanged".into()
+                }
+            },
+            KeyFate {
+                key: "tier".into(),
+                fate: Fate::Flows {
+                    value: "gold".into(),
+                    from: from_template.into(),
+                    change: "corrected".into()
+                }
+            },
+        ]
+    );
+    assert_eq!(
+        e.paths[0].keys[0],
+        KeyFate {
+            key: "machinedeployment.clusters.x-k8s.io/revision".into(),
+            fate: Fate::NotPropagated {
+                rule: "never copied along this path (machinedeployment computeDesiredMS + mdutil MachineSetAnnotationsFromMachineDeployment)".into()
+            }
+        }
+    );
+    assert!(matches!(&e.paths[0].keys[1].fate, Fate::Flows { change, .. } if change == "added"));
+}
+
+#[test]
+fn machine_node_sync_names_the_criterion_or_regex() {
+    let ms = json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineSet",
+                    "metadata": {"name": "ms", "namespace": "default"},
+                    "spec": {"template": {"metadata": {"labels": {"node-role.kubernetes.io/worker": "", "zone": "a"}}}}});
+    let machine = json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Machine",
+                         "metadata": {"name": "m", "namespace": "default",
+                                      "annotations": {"node.cluster.x-k8s.io/drain": "x"},
+                                      "ownerReferences": [{"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineSet",
+                                                           "name": "ms", "uid": "1", "controller": true}]}});
+    let e = explained(
+        machine,
+        &MapLookup::new().with_object(ms),
+        r#"{"capi":{"additionalSyncMachineLabels":["^zone$"]}}"#,
+    );
+    let node = e.node_sync.unwrap();
+    assert_eq!(
+        node.labels,
+        [
+            NodeKey {
+                key: "node-role.kubernetes.io/worker".into(),
+                synced_by: Some("domain node-role.kubernetes.io".into())
+            },
+            NodeKey {
+                key: "zone".into(),
+                synced_by: Some("capi.additionalSyncMachineLabels[0] \"^zone$\"".into())
+            },
+        ]
+    );
+    assert_eq!(
+        node.annotations,
+        [NodeKey {
+            key: "node.cluster.x-k8s.io/drain".into(),
+            synced_by: Some("domain node.cluster.x-k8s.io or a subdomain".into())
+        }]
+    );
+}
+
+#[test]
+fn notes_say_why_nothing_flowed() {
+    let mut orphan = machine_set();
+    orphan["metadata"]
+        .as_object_mut()
+        .unwrap()
+        .remove("ownerReferences");
+    assert_eq!(
+        explained(orphan, &MapLookup::new(), "{}").notes,
+        [
+            "no propagation rule applies: no matching owner reference and not topology-owned; no look-up made"
+        ]
+    );
+    assert_eq!(
+        explained(machine_set(), &MapLookup::new(), "{}").notes,
+        [
+            "MachineDeployment default/md-0 (cluster.x-k8s.io/v1beta2) (parent of this MachineSet) not found: allowed unchanged"
+        ]
+    );
+}
+
+fn xr(labels: Value, annotation: &str) -> Value {
+    json!({"apiVersion": "platform.example.org/v1alpha1", "kind": "XNetwork",
+           "metadata": {"name": "n", "labels": labels,
+                        "annotations": {"cloud-tags.plexsphere.io/labels": annotation}},
+           "spec": {"parameters": {"provider": "Hetzner"},
+                    "cloudTags": {"plexsphere:old/key": "x", "CostCenter": "42"}}})
+}
+
+#[test]
+fn xr_every_label_has_a_fate_with_measurements() {
+    let long_value = "v".repeat(64);
+    let labels = json!({"platform/env": "prod", "team/cost center": "42",
+                        "team/long": long_value, "unlisted": "x"});
+    let annotation = r#"{"acme:checkout/owner":"payments"}"#;
+    let settings = r#"{"cloudTags":{"propagatingLabels":
+        ["platform/env","team/cost center","team/long","acme:checkout/owner"]}}"#;
+    let e = explained(xr(labels, annotation), &MapLookup::new(), settings);
+    let tags = e.cloud_tags.unwrap();
+    assert_eq!(tags.profile, "hetzner");
+    assert_eq!(tags.provider, "spec.parameters.provider = \"Hetzner\"");
+    let fates: Vec<(&str, &str, &TagFate)> = tags
+        .labels
+        .iter()
+        .map(|l| (l.qualified_key.as_str(), l.source.as_str(), &l.fate))
+        .collect();
+    assert_eq!(
+        fates,
+        [
+            (
+                "acme:checkout/owner",
+                "annotation cloud-tags.plexsphere.io/labels",
+                &TagFate::Tag {
+                    tag_key: "plexsphere:acme:checkout/owner".into()
+                }
+            ),
+            (
+                "platform/env",
+                "metadata.labels",
+                &TagFate::Tag {
+                    tag_key: "plexsphere:platform/env".into()
+                }
+            ),
+            (
+                "team/cost center",
+                "metadata.labels",
+                &TagFate::Skipped {
+                    reason: "key-character-class".into(),
+                    detail: "the tag key contains ' ' (U+0020)".into()
+                }
+            ),
+            (
+                "team/long",
+                "metadata.labels",
+                &TagFate::Skipped {
+                    reason: "value-too-long".into(),
+                    detail: "the value is 64 runes, the limit is 63".into()
+                }
+            ),
+            ("unlisted", "metadata.labels", &TagFate::NotOptedIn),
+        ]
+    );
+    assert_eq!(
+        tags.removed,
+        [(
+            "plexsphere:old/key".to_owned(),
+            "stale: no opted-in label produces it".to_owned()
+        )]
+    );
+}
+
+#[test]
+fn xr_explanation_renders_as_text() {
+    let e = explained(
+        xr(json!({"aws:x": "1", "platform/env": "prod"}), "{}"),
+        &MapLookup::new(),
+        r#"{"cloudTags":{"propagatingLabels":["aws:x","platform/env"]}}"#,
+    );
+    assert_eq!(
+        e.to_string(),
+        "cloud tags: profile hetzner (spec.parameters.provider = \"Hetzner\")\n\
+         \x20 \"aws:x\" (metadata.labels): tag \"plexsphere:aws:x\"\n\
+         \x20 \"platform/env\" (metadata.labels): tag \"plexsphere:platform/env\"\n\
+         \x20 \"plexsphere:old/key\": removed from spec.cloudTags (stale: no opted-in label produces it)\n"
+    );
+}
+
+#[test]
+fn xr_adopted_is_noted() {
+    let e = explained(
+        xr(json!({"platform/origin": "adopted"}), "{}"),
+        &MapLookup::new(),
+        "{}",
+    );
+    assert_eq!(
+        e.notes,
+        ["platform/origin is \"adopted\": left exactly as submitted"]
+    );
+    assert!(e.cloud_tags.is_none());
+}
+
+#[test]
+fn skip_reasons_each_explained() {
+    let key_128 = format!("team/{}", "k".repeat(113)); // 11 + 118 = 129 > 128
+    let labels = json!({"aws:billing": "1", key_128.clone(): "v", "team/a,b": "v"});
+    let settings =
+        json!({"cloudTags": {"propagatingLabels": ["aws:billing", key_128, "team/a,b"]}});
+    let mut object = xr(labels, "{}");
+    object["spec"]["parameters"]["provider"] = json!("aws");
+    let e = explained(object, &MapLookup::new(), &settings.to_string());
+    let details: Vec<String> = e
+        .cloud_tags
+        .unwrap()
+        .labels
+        .into_iter()
+        .filter_map(|l| match l.fate {
+            TagFate::Skipped { reason, detail } => Some(format!("{reason}: {detail}")),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        details,
+        [
+            "reserved-prefix: the key starts with the reserved prefix \"aws:\"",
+            "key-character-class: the tag key contains ',' (U+002C)",
+            "key-too-long: the tag key is 129 runes, the limit is 128",
+        ]
+    );
+}
