@@ -83,7 +83,11 @@ fn run_case(case: &Case) -> Result<(), String> {
         (Verdict::Allow(plan), "allowed-mutated") if !plan.is_empty() => {
             let mut after = request.object.clone();
             plan.apply(&mut after);
-            check_mutation(Capability::for_group(&request.kind.group), &request.object, &after)?;
+            check_mutation(
+                Capability::for_group(&request.kind.group),
+                &request.object,
+                &after,
+            )?;
             contains(&outcome.warnings.join("\n"))
         }
         (verdict, expected) => Err(format!("expected {expected}, got {verdict:?}")),
@@ -93,7 +97,11 @@ fn run_case(case: &Case) -> Result<(), String> {
 #[test]
 fn every_bad_input_has_its_documented_outcome() {
     let cases = cases();
-    assert!(cases.len() >= 20, "the catalogue lost cases: {}", cases.len());
+    assert!(
+        cases.len() >= 20,
+        "the catalogue lost cases: {}",
+        cases.len()
+    );
     let failures: Vec<String> = cases
         .iter()
         .filter_map(|c| run_case(c).err().map(|e| format!("{}: {e}", c.name)))
