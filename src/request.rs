@@ -26,8 +26,59 @@ pub struct AdmissionRequest {
 }
 
 impl AdmissionRequest {
+    /// The request the API server would send for `object`: group, version
+    /// and kind from its `apiVersion` / `kind`, namespace from its metadata.
+    /// Used by tools (explain, the web page) and tests that start from an
+    /// object rather than a recorded request.
+    pub fn for_object(operation: &str, object: Value) -> Self {
+        let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+        let api_version = text(&object["apiVersion"]);
+        let (group, version) = api_version
+            .rsplit_once('/')
+            .unwrap_or(("", api_version.as_str()));
+        Self {
+            uid: String::new(),
+            kind: GroupVersionKind {
+                group: group.to_owned(),
+                version: version.to_owned(),
+                kind: text(&object["kind"]),
+            },
+            operation: operation.to_owned(),
+            namespace: text(&object["metadata"]["namespace"]),
+            object,
+        }
+    }
+
     /// True for the operations the policy acts on.
     pub fn is_write(&self) -> bool {
         matches!(self.operation.as_str(), "CREATE" | "UPDATE")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn for_object_derives_kind_and_namespace() {
+        let request = AdmissionRequest::for_object(
+            "CREATE",
+            json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineSet",
+                   "metadata": {"name": "ms", "namespace": "team-a"}}),
+        );
+        assert_eq!(
+            (request.kind.group.as_str(), request.kind.version.as_str()),
+            ("cluster.x-k8s.io", "v1beta2")
+        );
+        assert_eq!(request.kind.kind, "MachineSet");
+        assert_eq!(request.namespace, "team-a");
+        assert!(request.is_write());
+        let core =
+            AdmissionRequest::for_object("UPDATE", json!({"apiVersion": "v1", "kind": "Pod"}));
+        assert_eq!(
+            (core.kind.group.as_str(), core.kind.version.as_str()),
+            ("", "v1")
+        );
     }
 }

@@ -11,7 +11,7 @@ use metadata_propagation_policy::outcome::Verdict;
 use metadata_propagation_policy::request::AdmissionRequest;
 use metadata_propagation_policy::settings::Settings;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -37,19 +37,6 @@ struct Expected {
     audit_annotations: Option<BTreeMap<String, String>>,
 }
 
-fn request_for(row: &Row) -> AdmissionRequest {
-    let api_version = row.object["apiVersion"].as_str().unwrap_or_default();
-    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
-    serde_json::from_value(json!({
-        "uid": "conformance",
-        "kind": {"group": group, "version": version, "kind": row.object["kind"]},
-        "operation": row.operation,
-        "namespace": row.object["metadata"]["namespace"],
-        "object": row.object,
-    }))
-    .expect("request")
-}
-
 fn run_row(file: &str, index: usize, row: &Row) -> Result<(), String> {
     let label = format!("{file}[{index}] {} ({})", row.upstream, row.comment);
     let settings_json = if row.settings.is_null() {
@@ -63,7 +50,7 @@ fn run_row(file: &str, index: usize, row: &Row) -> Result<(), String> {
         .parents
         .iter()
         .fold(MapLookup::new(), |l, p| l.with_object(p.clone()));
-    let request = request_for(row);
+    let request = AdmissionRequest::for_object(&row.operation, row.object.clone());
     let outcome = evaluate(&request, &settings, &lookup);
     let Verdict::Allow(plan) = &outcome.verdict else {
         return Err(format!("{label}: rejected: {:?}", outcome.verdict));

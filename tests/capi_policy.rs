@@ -9,19 +9,6 @@ use metadata_propagation_policy::request::AdmissionRequest;
 use metadata_propagation_policy::settings::Settings;
 use serde_json::{Value, json};
 
-fn request(operation: &str, object: Value) -> AdmissionRequest {
-    let api_version = object["apiVersion"].as_str().unwrap().to_owned();
-    let (group, version) = api_version.rsplit_once('/').unwrap();
-    serde_json::from_value(json!({
-        "uid": "u-1",
-        "kind": {"group": group, "version": version, "kind": object["kind"]},
-        "operation": operation,
-        "namespace": "default",
-        "object": object,
-    }))
-    .unwrap()
-}
-
 fn run(operation: &str, object: Value, lookup: &MapLookup) -> (Outcome, Value) {
     run_with(operation, object, lookup, "{}")
 }
@@ -33,7 +20,7 @@ fn run_with(
     settings: &str,
 ) -> (Outcome, Value) {
     let settings = Settings::from_json(settings.as_bytes()).unwrap();
-    let req = request(operation, object);
+    let req = AdmissionRequest::for_object(operation, object);
     let outcome = evaluate(&req, &settings, lookup);
     let mut mutated = req.object.clone();
     if let Verdict::Allow(plan) = &outcome.verdict {

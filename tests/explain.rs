@@ -8,21 +8,10 @@ use metadata_propagation_policy::request::AdmissionRequest;
 use metadata_propagation_policy::settings::Settings;
 use serde_json::{Value, json};
 
-fn request(object: Value) -> AdmissionRequest {
-    let api_version = object["apiVersion"].as_str().unwrap().to_owned();
-    let (group, version) = api_version.rsplit_once('/').unwrap();
-    serde_json::from_value(json!({
-        "uid": "u", "operation": "UPDATE", "namespace": "default",
-        "kind": {"group": group, "version": version, "kind": object["kind"]},
-        "object": object,
-    }))
-    .unwrap()
-}
-
 /// Explains, and checks the outcome equals the one `evaluate` gives.
 fn explained(object: Value, lookup: &MapLookup, settings: &str) -> Explanation {
     let settings = Settings::from_json(settings.as_bytes()).unwrap();
-    let req = request(object);
+    let req = AdmissionRequest::for_object("UPDATE", object);
     let (outcome, explanation) = explain(&req, &settings, lookup);
     assert_eq!(outcome, evaluate(&req, &settings, lookup));
     explanation

@@ -132,25 +132,13 @@ fn splice(object: &mut Value, path: &[&str], entries: &BTreeMap<String, String>)
     }
 }
 
-fn request_for(object: &Value) -> AdmissionRequest {
-    let api_version = object["apiVersion"].as_str().unwrap_or("x/v1");
-    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
-    serde_json::from_value(json!({
-        "uid": "prop", "operation": "UPDATE",
-        "namespace": object["metadata"]["namespace"].as_str().unwrap_or("default"),
-        "kind": {"group": group, "version": version, "kind": object["kind"]},
-        "object": object,
-    }))
-    .unwrap()
-}
-
 /// Runs the four properties on one request.
 fn check_properties(
     object: Value,
     settings: &Settings,
     lookup: &MapLookup,
 ) -> Result<(), TestCaseError> {
-    let request = request_for(&object);
+    let request = AdmissionRequest::for_object("UPDATE", object.clone());
     let first = evaluate(&request, settings, lookup);
     let second = evaluate(&request, settings, lookup);
     prop_assert_eq!(&first, &second, "deterministic outcome");
@@ -172,7 +160,11 @@ fn check_properties(
     if let Err(e) = check_mutation(capability, &object, &after) {
         return Err(TestCaseError::fail(e));
     }
-    let idempotent = evaluate(&request_for(&after), settings, lookup);
+    let idempotent = evaluate(
+        &AdmissionRequest::for_object("UPDATE", after.clone()),
+        settings,
+        lookup,
+    );
     prop_assert!(
         idempotent.plan().is_some_and(|p| p.is_empty()),
         "idempotent: second pass wants {:?}",

@@ -8,17 +8,6 @@ use metadata_propagation_policy::request::AdmissionRequest;
 use metadata_propagation_policy::settings::Settings;
 use serde_json::{Value, json};
 
-fn request(object: &Value) -> AdmissionRequest {
-    let api_version = object["apiVersion"].as_str().unwrap();
-    let (group, version) = api_version.rsplit_once('/').unwrap();
-    serde_json::from_value(json!({
-        "uid": "u", "operation": "UPDATE", "namespace": "default",
-        "kind": {"group": group, "version": version, "kind": object["kind"]},
-        "object": object,
-    }))
-    .unwrap()
-}
-
 /// (validate-mode outcome, object after mutate mode).
 fn both_modes(object: &Value, lookup: &MapLookup, settings: &str) -> (Outcome, Value) {
     let mutate = Settings::from_json(settings.as_bytes()).unwrap();
@@ -26,7 +15,7 @@ fn both_modes(object: &Value, lookup: &MapLookup, settings: &str) -> (Outcome, V
     validate_json["mode"] = json!("validate");
     let validate = Settings::from_json(validate_json.to_string().as_bytes()).unwrap();
 
-    let req = request(object);
+    let req = AdmissionRequest::for_object("UPDATE", object.clone());
     let mutated = evaluate(&req, &mutate, lookup);
     let mut after = object.clone();
     if let Verdict::Allow(plan) = &mutated.verdict {
@@ -41,7 +30,11 @@ fn both_modes(object: &Value, lookup: &MapLookup, settings: &str) -> (Outcome, V
         "validate rejects iff mutate changes"
     );
     assert_eq!(checked.warnings, mutated.warnings, "skips stay warnings");
-    let again = evaluate(&request(&after), &validate, lookup);
+    let again = evaluate(
+        &AdmissionRequest::for_object("UPDATE", after.clone()),
+        &validate,
+        lookup,
+    );
     assert!(
         matches!(again.verdict, Verdict::Allow(ref p) if p.is_empty()),
         "validate(mutate(x)) is accepted: {:?}",
