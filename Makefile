@@ -17,7 +17,10 @@ all: annotated-policy.wasm
 
 policy.wasm: $(POLICY_SOURCES)
 	@rustup target list --installed 2>/dev/null | grep -qx wasm32-wasip1 || rustup target add wasm32-wasip1
-	$(CARGO) build --target=wasm32-wasip1 --release --locked -p metadata-propagation-policy
+	# `cargo rustc --crate-type cdylib`: with crate-type ["cdylib", "rlib"] in
+	# Cargo.toml a plain `cargo build` silently skips LTO (rust-lang/cargo#9672),
+	# costing 23-40% per evaluation and ~80 KB of module size.
+	$(CARGO) rustc --target=wasm32-wasip1 --release --locked -p metadata-propagation-policy --lib --crate-type cdylib
 	cp target/wasm32-wasip1/release/metadata_propagation_policy.wasm policy.wasm
 
 $(RUNNER): $(RUNNER_SOURCES)
