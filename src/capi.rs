@@ -19,6 +19,7 @@ use crate::fields::{self, FieldError, StringMap};
 use crate::lookup::{Lookup, LookupError, ObjectRef};
 use crate::outcome::Outcome;
 use crate::plan::{MapEdit, Plan};
+use crate::projection::Projection;
 use crate::request::AdmissionRequest;
 use crate::settings::Settings;
 use rules::{CAPI_RULES, MACHINE, NODE_BOUND_LABELS, ParentLink, Rule};
@@ -214,7 +215,9 @@ fn resolve_parent(
                     name: owner.name.to_owned(),
                     namespace: Some(namespace.to_owned()),
                 };
-                return Ok(match read(lookup, rule, reference.clone())? {
+                let from: Vec<&[&str]> = rule.flows.iter().map(|flow| flow.from).collect();
+                let projection = Projection::of(&from);
+                return Ok(match read(lookup, rule, reference.clone(), &projection)? {
                     Some(parent) => Resolved::Parent(rule, parent),
                     None => Resolved::NotFound(rule, reference),
                 });
@@ -265,7 +268,13 @@ fn resolve_topology(
         name: (*cluster_name).to_owned(),
         namespace: Some(namespace.to_owned()),
     };
-    let Some(cluster) = read(lookup, rule, cluster_ref.clone())? else {
+    let Some(cluster) = read(
+        lookup,
+        rule,
+        cluster_ref.clone(),
+        &shape.cluster_projection(),
+    )?
+    else {
         return Ok(Resolved::NotFound(rule, cluster_ref));
     };
     let class_ref = topology::class_ref(shape, &cluster.object, namespace)
@@ -279,7 +288,7 @@ fn resolve_topology(
         name: class_name.to_owned(),
         namespace: Some(class_namespace.to_owned()),
     };
-    let Some(class) = read(lookup, rule, class_ref.clone())? else {
+    let Some(class) = read(lookup, rule, class_ref.clone(), &shape.class_projection())? else {
         return Ok(Resolved::NotFound(rule, class_ref));
     };
     let merged = topology::merged_parent(
@@ -321,8 +330,9 @@ fn read(
     lookup: &dyn Lookup,
     rule: &Rule,
     reference: ObjectRef,
+    projection: &Projection,
 ) -> Result<Option<Parent>, CapiError> {
-    match lookup.get(&reference) {
+    match lookup.get(&reference, projection) {
         Ok(object) => Ok(Some(Parent { reference, object })),
         Err(LookupError::NotFound) => Ok(None),
         Err(LookupError::Failed(message)) => Err(CapiError::Lookup {

@@ -16,6 +16,7 @@ pub mod invariants;
 pub mod lookup;
 pub mod outcome;
 pub mod plan;
+pub mod projection;
 pub mod request;
 pub mod settings;
 pub mod tags;

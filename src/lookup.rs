@@ -5,6 +5,7 @@
 //! in tests and tools by an in-memory map ([`MapLookup`]). No global test
 //! doubles, no `#[cfg(test)]` swaps.
 
+use crate::projection::Projection;
 use serde_json::Value;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -48,8 +49,9 @@ pub enum LookupError {
 
 /// Reads objects from the cluster.
 pub trait Lookup {
-    /// The object named by `object`, as JSON.
-    fn get(&self, object: &ObjectRef) -> Result<Value, LookupError>;
+    /// The object named by `object`, as JSON, holding only the paths of
+    /// `projection` (the rest is never decoded).
+    fn get(&self, object: &ObjectRef, projection: &Projection) -> Result<Value, LookupError>;
 }
 
 /// The policy-server reports NotFound only as text: "Cannot find
@@ -83,10 +85,9 @@ pub fn classify_host_error(text: &str) -> LookupError {
 pub struct HostLookup;
 
 impl Lookup for HostLookup {
-    fn get(&self, object: &ObjectRef) -> Result<Value, LookupError> {
-        use kubewarden_policy_sdk::host_capabilities::kubernetes::{
-            GetResourceRequest, get_resource,
-        };
+    fn get(&self, object: &ObjectRef, projection: &Projection) -> Result<Value, LookupError> {
+        use kubewarden_policy_sdk::host_capabilities::kubernetes::GetResourceRequest;
+        use kubewarden_policy_sdk::wapc_guest::host_call;
         let request = GetResourceRequest {
             api_version: object.api_version.clone(),
             kind: object.kind.clone(),
@@ -97,12 +98,22 @@ impl Lookup for HostLookup {
             disable_cache: false,
             field_masks: None,
         };
-        get_resource::<Value>(&request).map_err(|e| classify_host_error(&e.to_string()))
+        // The SDK's get_resource would decode the whole object into a Value;
+        // the raw call lets the projection skip what the rules never read.
+        let message = serde_json::to_vec(&request)
+            .map_err(|e| LookupError::Failed(format!("cannot encode the look-up: {e}")))?;
+        let answer = host_call("kubewarden", "kubernetes", "get_resource", &message)
+            .map_err(|e| classify_host_error(&e.to_string()))?;
+        projection
+            .decode(&answer)
+            .map_err(|e| LookupError::Failed(format!("cannot decode {object}: {e}")))
     }
 }
 
 /// [`Lookup`] answered from memory; records every request so tests can
-/// assert how many look-ups an evaluation made.
+/// assert how many look-ups an evaluation made. Answers go through the
+/// projection like the host's, so a rule reading a path it did not project
+/// fails in tests too.
 #[derive(Debug, Default)]
 pub struct MapLookup {
     answers: BTreeMap<ObjectRef, Result<Value, LookupError>>,
@@ -147,12 +158,14 @@ fn str_at(object: &Value, key: &str) -> String {
 }
 
 impl Lookup for MapLookup {
-    fn get(&self, object: &ObjectRef) -> Result<Value, LookupError> {
+    fn get(&self, object: &ObjectRef, projection: &Projection) -> Result<Value, LookupError> {
         self.requests.borrow_mut().push(object.clone());
-        self.answers
-            .get(object)
-            .cloned()
-            .unwrap_or(Err(LookupError::NotFound))
+        let found = self.answers.get(object).cloned();
+        let whole = found.unwrap_or(Err(LookupError::NotFound))?;
+        let bytes = serde_json::to_vec(&whole).map_err(|e| LookupError::Failed(e.to_string()))?;
+        projection
+            .decode(&bytes)
+            .map_err(|e| LookupError::Failed(e.to_string()))
     }
 }
 
@@ -202,8 +215,9 @@ mod tests {
             name: "other".into(),
             ..hit.clone()
         };
-        assert!(lookup.get(&hit).is_ok());
-        assert_eq!(lookup.get(&miss), Err(LookupError::NotFound));
+        let all = Projection::of(&[&[]]);
+        assert!(lookup.get(&hit, &all).is_ok());
+        assert_eq!(lookup.get(&miss, &all), Err(LookupError::NotFound));
         assert_eq!(lookup.requests(), [hit, miss]);
     }
 }

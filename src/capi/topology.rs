@@ -8,6 +8,7 @@
 
 use super::rules::TopologyEntry;
 use crate::fields::{self, FieldError, FieldPath, StringMap};
+use crate::projection::Projection;
 use serde_json::{Map, Value};
 
 /// Label present on every object the topology controller owns.
@@ -45,6 +46,35 @@ pub const SHAPES: &[ClusterShape] = &[
         md_class_metadata: &["metadata"],
     },
 ];
+
+impl ClusterShape {
+    /// What the resolver reads of the Cluster.
+    pub fn cluster_projection(&self) -> Projection {
+        const WORKERS: [&str; 4] = ["spec", "topology", "workers", "machineDeployments"];
+        Projection::of(&[
+            self.class_name,
+            self.class_namespace,
+            &["spec", "topology", "controlPlane", "metadata"],
+            &[WORKERS[0], WORKERS[1], WORKERS[2], WORKERS[3], "name"],
+            &[WORKERS[0], WORKERS[1], WORKERS[2], WORKERS[3], "class"],
+            &[WORKERS[0], WORKERS[1], WORKERS[2], WORKERS[3], "metadata"],
+        ])
+    }
+
+    /// What the resolver reads of the ClusterClass.
+    pub fn class_projection(&self) -> Projection {
+        let class_metadata: Vec<&str> = ["spec", "workers", "machineDeployments"]
+            .into_iter()
+            .chain(self.md_class_metadata.iter().copied())
+            .collect();
+        Projection::of(&[
+            &["spec", "controlPlane", "metadata"],
+            &["spec", "controlPlane", "machineInfrastructure"],
+            &["spec", "workers", "machineDeployments", "class"],
+            &class_metadata,
+        ])
+    }
+}
 
 /// The shape of the Cluster a child of API version `version` looks up
 /// (DESIGN.md: the Cluster is read at the child's own version).
