@@ -63,7 +63,11 @@ pub struct KeyFate {
 
 /// The closed set of fates of a parent key.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "fate", rename_all = "kebab-case", rename_all_fields = "camelCase")]
+#[serde(
+    tag = "fate",
+    rename_all = "kebab-case",
+    rename_all_fields = "camelCase"
+)]
 pub enum Fate {
     /// The key flows with the parent's value.
     Flows {
@@ -138,7 +142,11 @@ pub struct LabelFate {
 
 /// The closed set of fates of an XR label.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "fate", rename_all = "kebab-case", rename_all_fields = "camelCase")]
+#[serde(
+    tag = "fate",
+    rename_all = "kebab-case",
+    rename_all_fields = "camelCase"
+)]
 pub enum TagFate {
     /// It became a tag.
     Tag {
