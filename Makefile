@@ -4,8 +4,11 @@
 SHELL := /bin/bash
 CARGO ?= cargo
 RUNNER := target/host/policy-runner
-# e2e tests and annotation use a real kwctl when given: `make e2e-tests KWCTL=kwctl`.
-KWCTL ?= $(RUNNER)
+# e2e tests and annotation use a real kwctl when one is on the PATH (or
+# given: `make e2e-tests KWCTL=kwctl`), else the runner.
+ifeq ($(origin KWCTL),undefined)
+KWCTL := $(shell command -v kwctl 2>/dev/null || echo $(RUNNER))
+endif
 RUNNER_DEP := $(if $(filter $(RUNNER),$(KWCTL)),$(RUNNER),)
 
 POLICY_SOURCES := $(shell find src -name '*.rs') Cargo.toml Cargo.lock
@@ -39,6 +42,7 @@ fmt:
 
 lint:
 	$(CARGO) clippy --locked --all-targets -- -D warnings
+	$(CARGO) clippy --locked -p floor-policy -p explain-web --all-targets -- -D warnings
 	$(CARGO) clippy --locked -p policy-runner --all-targets --profile host -- -D warnings
 
 unit-tests:
@@ -56,10 +60,10 @@ e2e-tests: annotated-policy.wasm $(RUNNER_DEP)
 	KWCTL=e2e-tests/record-kwctl KWCTL_REAL=$(KWCTL) KWCTL_RECORD=$(E2E_TMP)/invocations.jsonl \
 	  POLICY=annotated-policy.wasm bats e2e-tests/capi.bats e2e-tests/xr.bats
 	KWCTL=$(KWCTL) POLICY=annotated-policy.wasm INVOCATIONS=$(E2E_TMP)/invocations.jsonl \
-	  bats e2e-tests/validate_mode.bats e2e-tests/robustness.bats
+	  bats e2e-tests/validate_mode.bats e2e-tests/robustness.bats e2e-tests/distribution.bats
 
 # Everything CI runs: the README's test command.
-check: test e2e-tests
+check: test e2e-tests check-artifacthub
 
 # Bounded fuzzing (CI): replay the regression inputs, then FUZZ_SECONDS per
 # target. Stable toolchain: RUSTC_BOOTSTRAP enables cargo-fuzz's flags.
@@ -82,3 +86,65 @@ clean:
 .PHONY: bench
 bench:
 	@CARGO=$(CARGO) scripts/bench.sh
+
+# The static explain page (web/): the policy core compiled to
+# wasm32-unknown-unknown and bound with wasm-bindgen into web/pkg/ (needs
+# `cargo install wasm-bindgen-cli --version <crates/web's wasm-bindgen> --locked`),
+# and its end-to-end test in headless Chromium (Debian's chromium and
+# chromium-driver) against the page served from 127.0.0.1, after the layer's
+# native unit tests.
+.PHONY: web web-test
+web:
+	@CARGO=$(CARGO) scripts/web.sh build
+
+web-test: web
+	$(CARGO) test --locked -p explain-web
+	@scripts/web.sh test
+
+# Distribution (issue 6).
+#
+# `make push REGISTRY=host[:port]/repository [TAG=vX.Y.Z]` pushes
+# annotated-policy.wasm as an OCI artifact, with kwctl when KWCTL is a real
+# kwctl (`kwctl push -o json`), else with the runner, and prints the
+# immutable reference (…@sha256:…). Credentials come from the Docker config
+# (`docker login`). A loopback registry (127.*, localhost) is reached over
+# plain HTTP through a kwctl sources file; anything else over HTTPS.
+POLICY_VERSION := $(shell sed -n 's/^ *io\.kubewarden\.policy\.version: *//p' policy-metadata.yml)
+TAG ?= v$(POLICY_VERSION)
+PUSH_TOOL := $(if $(filter kwctl,$(notdir $(KWCTL))),$(KWCTL),$(RUNNER))
+PUSH_DEP := $(if $(filter $(RUNNER),$(PUSH_TOOL)),$(RUNNER),)
+
+.PHONY: push
+push: annotated-policy.wasm $(PUSH_DEP)
+	@test -n "$(REGISTRY)" || { echo "usage: make push REGISTRY=host[:port]/repository [TAG=$(TAG)]" >&2; exit 2; }
+	@set -euo pipefail; \
+	uri="$(REGISTRY):$(TAG)"; uri="$${uri#registry://}"; host="$${uri%%/*}"; \
+	sources=$$(mktemp); trap 'rm -f "$$sources"' EXIT; flags=(); \
+	case "$$host" in 127.*|localhost|localhost:*) \
+	  printf 'insecure_sources:\n  - "%s"\n' "$$host" >"$$sources"; flags=(--sources-path "$$sources");; \
+	esac; \
+	out=$$($(PUSH_TOOL) push "$${flags[@]}" -o json annotated-policy.wasm "registry://$$uri"); \
+	jq -r .immutable_ref <<<"$$out"
+
+# artifacthub-pkg.yml, generated from policy-metadata.yml by the runner's
+# `scaffold artifacthub` (kwctl's format). createdAt is SOURCE_DATE_EPOCH,
+# by default the committer date of the last commit that touched the
+# metadata, so regenerating gives the same bytes; check-artifacthub ignores
+# createdAt (as Kubewarden's check-artifacthub action does) and fails when
+# anything else in the committed file is stale.
+ARTIFACTHUB_EPOCH = $(or $(SOURCE_DATE_EPOCH),$(shell git log -1 --format=%ct -- policy-metadata.yml 2>/dev/null))
+ARTIFACTHUB = $(if $(ARTIFACTHUB_EPOCH),SOURCE_DATE_EPOCH=$(ARTIFACTHUB_EPOCH)) \
+  $(RUNNER) scaffold artifacthub --metadata-path policy-metadata.yml
+
+.PHONY: artifacthub-pkg.yml check-artifacthub
+artifacthub-pkg.yml: $(RUNNER)
+	$(ARTIFACTHUB) --output $@
+
+check-artifacthub: $(RUNNER)
+	@set -euo pipefail; tmp=$$(mktemp); trap 'rm -f "$$tmp"' EXIT; \
+	$(ARTIFACTHUB) --output "$$tmp"; \
+	if ! diff -u --ignore-matching-lines='^createdAt: ' artifacthub-pkg.yml "$$tmp"; then \
+	  echo "artifacthub-pkg.yml is stale (the diff shows what policy-metadata.yml now gives): run 'make artifacthub-pkg.yml' and commit it" >&2; \
+	  exit 1; \
+	fi; \
+	echo "artifacthub-pkg.yml is up to date"

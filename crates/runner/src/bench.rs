@@ -33,7 +33,7 @@ use crate::run::{self, Loaded};
 /// Runs `args` and prints the report on stdout.
 pub fn bench(args: &BenchArgs) -> Result<()> {
     let request = run::read_request(&args.run.request_path)?;
-    let settings = run::read_settings(&args.run.settings_source())?;
+    let settings = run::read_settings(&args.run.settings.source())?;
     let payload = policy::validate_payload(&request, &settings);
 
     let inputs = Inputs {

@@ -1,5 +1,5 @@
-//! Command-line parsing: a compatible subset of `kwctl run`, `kwctl annotate`
-//! and `kwctl bench`.
+//! Command-line parsing: a compatible subset of `kwctl run`, `kwctl annotate`,
+//! `kwctl bench`, `kwctl push`, `kwctl pull` and `kwctl scaffold artifacthub`.
 //!
 //! clap fills typed structs here; run.rs and annotate.rs execute them (kwctl
 //! keeps the same split between `cli/` and `command/`).
@@ -26,6 +26,47 @@ pub enum Command {
     Annotate(AnnotateArgs),
     /// Time `validate` on one request, like `kwctl bench`.
     Bench(BenchArgs),
+    /// Explain why each label, annotation and tag did or did not flow, with
+    /// parents read from files (no cluster, no replay session).
+    Explain(ExplainArgs),
+    /// Push an annotated module to an OCI registry, like `kwctl push`.
+    Push(PushArgs),
+    /// Pull a module from an OCI registry into a file, like `kwctl pull -o`.
+    Pull(PullArgs),
+    /// Generate files from the policy metadata, like `kwctl scaffold`.
+    #[command(subcommand)]
+    Scaffold(ScaffoldCommand),
+}
+
+/// `policy-runner explain`.
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// File holding an AdmissionRequest, an AdmissionReview, or just the
+    /// object (YAML or JSON; a bare object is explained as an UPDATE).
+    #[arg(short = 'r', long, value_name = "FILE")]
+    pub request_path: PathBuf,
+
+    /// A file with parent objects (YAML, several documents allowed, or
+    /// JSON; a `List` or an array works too). Repeatable.
+    #[arg(short = 'p', long = "parent", value_name = "FILE")]
+    pub parents: Vec<PathBuf>,
+
+    /// Policy settings.
+    #[command(flatten)]
+    pub settings: SettingsArgs,
+
+    /// Output format.
+    #[arg(short = 'o', long, value_enum, default_value_t = ExplainFormat::Text)]
+    pub output: ExplainFormat,
+}
+
+/// `explain -o`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExplainFormat {
+    /// Readable text.
+    Text,
+    /// One JSON document.
+    Json,
 }
 
 /// `policy-runner run`.
@@ -35,18 +76,9 @@ pub struct RunArgs {
     #[arg(short = 'r', long, value_name = "FILE")]
     pub request_path: PathBuf,
 
-    /// Policy settings as an inline JSON (or YAML) map.
-    #[arg(
-        short = 's',
-        long,
-        value_name = "JSON",
-        conflicts_with = "settings_path"
-    )]
-    pub settings_json: Option<String>,
-
-    /// File holding the policy settings (YAML or JSON).
-    #[arg(long, value_name = "FILE")]
-    pub settings_path: Option<PathBuf>,
+    /// Policy settings.
+    #[command(flatten)]
+    pub settings: SettingsArgs,
 
     /// Grant the Kubernetes resources listed in the module's embedded
     /// `contextAwareResources` (written by `annotate`).
@@ -73,9 +105,27 @@ pub enum SettingsSource {
     File(PathBuf),
 }
 
-impl RunArgs {
+/// `--settings-json` / `--settings-path`, shared by every command that
+/// evaluates.
+#[derive(Debug, Args)]
+pub struct SettingsArgs {
+    /// Policy settings as an inline JSON (or YAML) map.
+    #[arg(
+        short = 's',
+        long,
+        value_name = "JSON",
+        conflicts_with = "settings_path"
+    )]
+    pub settings_json: Option<String>,
+
+    /// File holding the policy settings (YAML or JSON).
+    #[arg(long, value_name = "FILE")]
+    pub settings_path: Option<PathBuf>,
+}
+
+impl SettingsArgs {
     /// The settings source; clap has already refused both flags together.
-    pub fn settings_source(&self) -> SettingsSource {
+    pub fn source(&self) -> SettingsSource {
         match (&self.settings_json, &self.settings_path) {
             (Some(json), _) => SettingsSource::Inline(json.clone()),
             (None, Some(path)) => SettingsSource::File(path.clone()),
@@ -138,6 +188,77 @@ pub struct AnnotateArgs {
     pub policy: PathBuf,
 }
 
+/// `policy-runner push`.
+#[derive(Debug, Args)]
+pub struct PushArgs {
+    /// Push a module that carries no metadata (not annotated).
+    #[arg(short = 'f', long)]
+    pub force: bool,
+
+    /// Reach the registry over plain HTTP (a local test registry).
+    #[arg(long)]
+    pub insecure_http: bool,
+
+    /// kwctl sources file; its `insecure_sources` are reached over plain HTTP.
+    #[arg(long, value_name = "FILE")]
+    pub sources_path: Option<PathBuf>,
+
+    /// `text`, or `json` for `{"immutable_ref": …}`.
+    #[arg(short = 'o', long, value_enum, default_value_t = OutputFormat::Text)]
+    pub output: OutputFormat,
+
+    /// The annotated policy module.
+    #[arg(value_name = "POLICY.wasm")]
+    pub policy: PathBuf,
+
+    /// Destination: `[registry://]HOST[:PORT]/REPOSITORY:TAG`.
+    #[arg(value_name = "URI")]
+    pub uri: String,
+}
+
+/// `policy-runner pull`.
+#[derive(Debug, Args)]
+pub struct PullArgs {
+    /// Reach the registry over plain HTTP (a local test registry).
+    #[arg(long)]
+    pub insecure_http: bool,
+
+    /// kwctl sources file; its `insecure_sources` are reached over plain HTTP.
+    #[arg(long, value_name = "FILE")]
+    pub sources_path: Option<PathBuf>,
+
+    /// Where to write the module.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output_path: PathBuf,
+
+    /// Source: `[registry://]HOST[:PORT]/REPOSITORY:TAG` or `…@sha256:DIGEST`.
+    #[arg(value_name = "URI")]
+    pub uri: String,
+}
+
+/// `policy-runner scaffold …`.
+#[derive(Debug, Subcommand)]
+pub enum ScaffoldCommand {
+    /// The artifacthub-pkg.yml of the policy, like `kwctl scaffold artifacthub`.
+    Artifacthub(ArtifacthubArgs),
+}
+
+/// `policy-runner scaffold artifacthub`.
+#[derive(Debug, Args)]
+pub struct ArtifacthubArgs {
+    /// The policy metadata (default: metadata.yml or metadata.yaml).
+    #[arg(short = 'm', long, value_name = "FILE")]
+    pub metadata_path: Option<PathBuf>,
+
+    /// Rancher UI questions (default: questions-ui.yml or .yaml, if present).
+    #[arg(short = 'q', long, value_name = "FILE")]
+    pub questions_path: Option<PathBuf>,
+
+    /// Where to write the document (default: stdout).
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -167,7 +288,7 @@ mod tests {
         };
         assert_eq!(run.request_path, PathBuf::from("req.json"));
         assert_eq!(
-            run.settings_source(),
+            run.settings.source(),
             SettingsSource::File(PathBuf::from("s.yml"))
         );
         assert!(run.allow_context_aware);
@@ -185,7 +306,7 @@ mod tests {
         let Command::Run(run) = cli.command else {
             panic!("expected run");
         };
-        assert_eq!(run.settings_source(), SettingsSource::Empty);
+        assert_eq!(run.settings.source(), SettingsSource::Empty);
         assert!(!run.allow_context_aware);
     }
 
@@ -237,7 +358,7 @@ mod tests {
         };
         assert_eq!(bench.run.request_path, PathBuf::from("req.json"));
         assert_eq!(
-            bench.run.settings_source(),
+            bench.run.settings.source(),
             SettingsSource::Inline("{}".to_owned())
         );
         assert!(bench.run.allow_context_aware);
@@ -284,5 +405,73 @@ mod tests {
         assert_eq!(annotate.usage_path, Some(PathBuf::from("README.md")));
         assert_eq!(annotate.output_path, PathBuf::from("annotated-policy.wasm"));
         assert_eq!(annotate.policy, PathBuf::from("policy.wasm"));
+    }
+
+    #[test]
+    fn cli_push_parses_kwctl_flags() {
+        let cli = parse(&[
+            "push",
+            "--force",
+            "--insecure-http",
+            "-o",
+            "json",
+            "annotated-policy.wasm",
+            "registry://127.0.0.1:5000/p/mp:v1",
+        ])
+        .unwrap();
+
+        let Command::Push(push) = cli.command else {
+            panic!("expected push");
+        };
+        assert!(push.force && push.insecure_http);
+        assert_eq!(push.output, OutputFormat::Json);
+        assert_eq!(push.sources_path, None);
+        assert_eq!(push.policy, PathBuf::from("annotated-policy.wasm"));
+        assert_eq!(push.uri, "registry://127.0.0.1:5000/p/mp:v1");
+    }
+
+    #[test]
+    fn cli_pull_requires_an_output_path() {
+        let cli = parse(&[
+            "pull",
+            "--sources-path",
+            "sources.yml",
+            "-o",
+            "p.wasm",
+            "ghcr.io/a/b:v1",
+        ])
+        .unwrap();
+        let Command::Pull(pull) = cli.command else {
+            panic!("expected pull");
+        };
+        assert_eq!(pull.sources_path, Some(PathBuf::from("sources.yml")));
+        assert_eq!(pull.output_path, PathBuf::from("p.wasm"));
+        assert!(!pull.insecure_http);
+
+        let err = parse(&["pull", "ghcr.io/a/b:v1"]).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::MissingRequiredArgument);
+    }
+
+    #[test]
+    fn cli_scaffold_artifacthub_parses_kwctl_flags() {
+        let cli = parse(&[
+            "scaffold",
+            "artifacthub",
+            "--metadata-path",
+            "policy-metadata.yml",
+            "--output",
+            "artifacthub-pkg.yml",
+        ])
+        .unwrap();
+
+        let Command::Scaffold(ScaffoldCommand::Artifacthub(args)) = cli.command else {
+            panic!("expected scaffold artifacthub");
+        };
+        assert_eq!(
+            args.metadata_path,
+            Some(PathBuf::from("policy-metadata.yml"))
+        );
+        assert_eq!(args.questions_path, None);
+        assert_eq!(args.output, Some(PathBuf::from("artifacthub-pkg.yml")));
     }
 }

@@ -1,22 +1,30 @@
 //! `policy-runner`: runs a Kubewarden waPC policy module the way `kwctl run`
 //! does (a compatible subset), annotates it the way `kwctl annotate` does,
-//! and times it the way `kwctl bench` does.
+//! and times it the way `kwctl bench` does. It also publishes and fetches
+//! the annotated module as an OCI artifact (`push`, `pull`) and writes
+//! artifacthub-pkg.yml (`scaffold artifacthub`), as kwctl does.
 //!
-//! stdout carries only the AdmissionResponse (or the bench report); everything
-//! else goes to stderr.
+//! stdout carries only the AdmissionResponse (or the bench report, the pushed
+//! or pulled reference, the scaffolded document); everything else goes to
+//! stderr.
 //! Exit code 1 means a tool error (bad input, invalid settings), never a
 //! rejected request.
 
 mod annotate;
 mod bench;
 mod cli;
+mod explain;
 mod host;
 mod input;
 mod metadata;
 mod policy;
+mod pull;
+mod push;
+mod registry;
 mod replay;
 mod response;
 mod run;
+mod scaffold;
 mod wasm_sections;
 
 use std::process::ExitCode;
@@ -29,6 +37,12 @@ fn main() -> ExitCode {
         cli::Command::Run(args) => run::run(args),
         cli::Command::Annotate(args) => annotate::annotate(args),
         cli::Command::Bench(args) => bench::bench(args),
+        cli::Command::Explain(args) => explain::explain(args),
+        cli::Command::Push(args) => push::push(args),
+        cli::Command::Pull(args) => pull::pull(args),
+        cli::Command::Scaffold(cli::ScaffoldCommand::Artifacthub(args)) => {
+            scaffold::artifacthub(args)
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

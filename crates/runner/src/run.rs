@@ -36,7 +36,7 @@ const NOT_ANNOTATED_NOTICE: &str =
 /// Runs `args`; `Ok` after printing the response, `Err` for tool errors.
 pub fn run(args: &RunArgs) -> Result<()> {
     let request = read_request(&args.request_path)?;
-    let settings = read_settings(&args.settings_source())?;
+    let settings = read_settings(&args.settings.source())?;
     let loaded = load(
         &args.policy,
         args.allow_context_aware,

@@ -1,0 +1,147 @@
+//! `policy-runner explain`: why each label, annotation and tag did or did
+//! not flow, computed by the policy's own core linked natively, with parents
+//! read from files instead of a cluster or a replay session.
+
+use std::fs;
+use std::path::Path;
+
+use anyhow::{Context, Result, anyhow, bail};
+use metadata_propagation_policy::evaluate;
+use metadata_propagation_policy::lookup::MapLookup;
+use metadata_propagation_policy::outcome::Verdict;
+use metadata_propagation_policy::request::AdmissionRequest;
+use metadata_propagation_policy::settings::Settings;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::cli::{ExplainArgs, ExplainFormat};
+use crate::{input, run};
+
+/// Runs `args`, printing the explanation on stdout.
+pub fn explain(args: &ExplainArgs) -> Result<()> {
+    let request = read_request(&args.request_path)?;
+    let mut lookup = MapLookup::new();
+    for path in &args.parents {
+        for parent in read_objects(path)? {
+            lookup = lookup.with_object(parent);
+        }
+    }
+    let raw_settings = run::read_settings(&args.settings.source())?;
+    let settings = Settings::from_json(raw_settings.to_string().as_bytes())
+        .map_err(|e| anyhow!("Provided settings are not valid: {e}"))?;
+
+    let (outcome, explanation) = evaluate::explain(&request, &settings, &lookup);
+    let (allowed, message, patch) = match &outcome.verdict {
+        Verdict::Allow(plan) => {
+            let mut mutated = request.object.clone();
+            plan.apply(&mut mutated);
+            let patch = json_patch::diff(&request.object, &mutated);
+            (true, None, serde_json::to_value(patch)?)
+        }
+        Verdict::Reject { message, .. } => (false, Some(message.clone()), json!([])),
+    };
+    match args.output {
+        ExplainFormat::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({
+                "allowed": allowed,
+                "message": message,
+                "warnings": outcome.warnings,
+                "auditAnnotations": outcome.audit_annotations,
+                "explanation": explanation,
+                "patch": patch,
+            }))?
+        ),
+        ExplainFormat::Text => {
+            match &message {
+                None => println!("decision: allowed"),
+                Some(m) => println!("decision: rejected: {m}"),
+            }
+            for warning in &outcome.warnings {
+                println!("warning: {warning}");
+            }
+            for (key, value) in &outcome.audit_annotations {
+                println!("audit annotation {key}: {value:?}");
+            }
+            print!("{explanation}");
+            let ops = patch.as_array().map_or(0, Vec::len);
+            if ops == 0 {
+                println!("patch: none");
+            } else {
+                println!("patch:");
+                for op in patch.as_array().into_iter().flatten() {
+                    println!("  {op}");
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A request file (AdmissionRequest or AdmissionReview, as `run` reads), or
+/// a bare object, explained as an UPDATE.
+fn read_request(path: &Path) -> Result<AdmissionRequest> {
+    let mut objects = read_objects(path)?;
+    if objects.len() != 1 {
+        bail!("{} must hold exactly one request or object", path.display());
+    }
+    let document = objects.remove(0);
+    if document.get("request").is_some() || document.get("object").is_some() {
+        let request = input::AdmissionRequest::from_document(document)
+            .with_context(|| format!("invalid request file {}", path.display()))?;
+        return serde_json::from_value(request.value)
+            .with_context(|| format!("invalid request file {}", path.display()));
+    }
+    Ok(AdmissionRequest::for_object("UPDATE", document))
+}
+
+/// Every object in a YAML (multi-document) or JSON file; arrays and
+/// `kind: List` documents are flattened.
+fn read_objects(path: &Path) -> Result<Vec<Value>> {
+    let text =
+        fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut objects = Vec::new();
+    for document in serde_norway::Deserializer::from_str(&text) {
+        let value = Value::deserialize(document)
+            .with_context(|| format!("{} is not valid YAML or JSON", path.display()))?;
+        flatten(value, &mut objects);
+    }
+    Ok(objects)
+}
+
+fn flatten(value: Value, out: &mut Vec<Value>) {
+    match value {
+        Value::Null => {}
+        Value::Array(items) => items.into_iter().for_each(|v| flatten(v, out)),
+        Value::Object(mut map) if map.get("kind").and_then(Value::as_str) == Some("List") => {
+            if let Some(Value::Array(items)) = map.remove("items") {
+                items.into_iter().for_each(|v| flatten(v, out));
+            }
+        }
+        other => out.push(other),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flatten_lists_arrays_and_skips_empty_documents() {
+        let mut out = Vec::new();
+        flatten(
+            json!({"kind": "List", "items": [{"kind": "A"}, [{"kind": "B"}]]}),
+            &mut out,
+        );
+        flatten(Value::Null, &mut out);
+        flatten(json!({"kind": "C"}), &mut out);
+        assert_eq!(
+            out,
+            [
+                json!({"kind": "A"}),
+                json!({"kind": "B"}),
+                json!({"kind": "C"})
+            ]
+        );
+    }
+}

@@ -1,0 +1,438 @@
+//! What `push` and `pull` share: OCI references, the registry client, the
+//! credentials, and the pure pieces of kwctl's push (manifest annotations,
+//! the immutable reference).
+//!
+//! kwctl stores a policy as an OCI artifact (policy-fetcher
+//! `registry/mod.rs`, on the `oci-client` crate used here too): a config blob
+//! `{}` of media type `application/vnd.wasm.config.v1+json` and one layer, the
+//! annotated module, of media type `application/vnd.wasm.content.layer.v1+wasm`.
+//! kwctl `push.rs` copies the module's metadata annotations into the manifest.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Once;
+
+use anyhow::{Context, Result, anyhow, bail};
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use oci_client::annotations::ORG_OPENCONTAINERS_IMAGE_SOURCE;
+use oci_client::client::{ClientConfig, ClientProtocol};
+use oci_client::secrets::RegistryAuth;
+use oci_client::{Client, Reference};
+use serde::Deserialize;
+
+/// The config blob kwctl pushes with every policy.
+pub const CONFIG_DATA: &[u8] = b"{}";
+
+/// Media type of the config blob (`oci_client::manifest::WASM_CONFIG_MEDIA_TYPE`).
+pub use oci_client::manifest::WASM_CONFIG_MEDIA_TYPE;
+
+/// Media type of the module layer (`oci_client::manifest::WASM_LAYER_MEDIA_TYPE`).
+pub use oci_client::manifest::WASM_LAYER_MEDIA_TYPE;
+
+/// Annotation whose value kwctl also publishes as
+/// `org.opencontainers.image.source` (policy-evaluator constants.rs).
+pub const ANNOTATION_POLICY_SOURCE: &str = "io.kubewarden.policy.source";
+
+/// The OCI reference named by `uri`: `registry://host[:port]/repo:tag`,
+/// `…@sha256:…`, or the same without the `registry://` scheme (as kwctl
+/// accepts). Other schemes are refused.
+pub fn parse_reference(uri: &str) -> Result<Reference> {
+    let image = match uri.split_once("://") {
+        None => uri,
+        Some(("registry", rest)) => rest,
+        Some((scheme, _)) => {
+            bail!("unsupported scheme `{scheme}://` in {uri}: use registry://HOST/REPO:TAG")
+        }
+    };
+    Reference::try_from(image)
+        .map_err(|error| anyhow!("cannot parse {uri} as an OCI reference: {error}"))
+}
+
+/// The manifest annotations kwctl `push.rs` (`build_oci_annotations`)
+/// derives from the module's metadata annotations: multi-line values are
+/// left out (the OCI spec does not support them; the README stored as
+/// `io.kubewarden.policy.usage` is the usual one), the others are trimmed,
+/// and `io.kubewarden.policy.source` is copied to
+/// `org.opencontainers.image.source` unless that is already set.
+pub fn manifest_annotations(annotations: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+    let mut out: BTreeMap<String, String> = annotations
+        .iter()
+        .filter(|(key, value)| {
+            let keep = value.lines().count() <= 1;
+            if !keep {
+                eprintln!(
+                    "WARN policy-runner: annotation {key} is a multi-line string, it will be removed from the OCI manifest"
+                );
+            }
+            keep
+        })
+        .map(|(key, value)| (key.clone(), value.trim().to_owned()))
+        .collect();
+    if let Some(source) = out.get(ANNOTATION_POLICY_SOURCE).cloned() {
+        out.entry(ORG_OPENCONTAINERS_IMAGE_SOURCE.to_owned())
+            .or_insert(source);
+    }
+    out
+}
+
+/// `registry/repository@digest` for a pushed manifest, as kwctl's
+/// `build_immutable_ref`: the digest is the last path segment of the
+/// manifest URL the registry answered with, and must be a well-formed
+/// sha256 or sha512 digest.
+pub fn immutable_ref(reference: &Reference, manifest_url: &str) -> Result<String> {
+    let digest = manifest_url
+        .rsplit_once('/')
+        .map(|(_, digest)| digest)
+        .ok_or_else(|| {
+            anyhow!("cannot extract the manifest digest from the registry's answer: {manifest_url}")
+        })?;
+    check_digest(digest)?;
+    Ok(format!(
+        "{}/{}@{digest}",
+        reference.registry(),
+        reference.repository()
+    ))
+}
+
+/// Refuses anything but `sha256:<64 hex>` or `sha512:<128 hex>`.
+pub fn check_digest(digest: &str) -> Result<()> {
+    let (algorithm, hex) = digest
+        .split_once(':')
+        .ok_or_else(|| anyhow!("invalid digest: {digest}"))?;
+    let len = match algorithm {
+        "sha256" => 64,
+        "sha512" => 128,
+        other => bail!("unknown algorithm '{other}' for manifest {digest}"),
+    };
+    if hex.len() != len || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        bail!("the digest of the returned manifest is not valid: {digest}");
+    }
+    Ok(())
+}
+
+/// How to reach the registry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Transport {
+    /// HTTPS, verified against the system's roots.
+    Https,
+    /// Plain HTTP for every registry (`--insecure-http`).
+    Http,
+    /// HTTPS except for these `host[:port]`s, reached over plain HTTP
+    /// (`insecure_sources` of a kwctl sources file).
+    HttpsExcept(Vec<String>),
+}
+
+impl Transport {
+    /// The transport for `--insecure-http` and `--sources-path`.
+    pub fn from_flags(insecure_http: bool, sources_path: Option<&Path>) -> Result<Transport> {
+        if insecure_http {
+            return Ok(Transport::Http);
+        }
+        match sources_path {
+            None => Ok(Transport::Https),
+            Some(path) => {
+                let text = fs::read_to_string(path)
+                    .with_context(|| format!("cannot read sources file {}", path.display()))?;
+                let sources = Sources::from_yaml(&text)
+                    .with_context(|| format!("invalid sources file {}", path.display()))?;
+                Ok(if sources.insecure_sources.is_empty() {
+                    Transport::Https
+                } else {
+                    Transport::HttpsExcept(sources.insecure_sources)
+                })
+            }
+        }
+    }
+
+    /// A hint appended to connection errors.
+    pub fn hint(&self) -> &'static str {
+        match self {
+            Transport::Http => "",
+            _ => {
+                " (a plain-HTTP registry needs --insecure-http, or --sources-path listing it in insecure_sources)"
+            }
+        }
+    }
+
+    fn protocol(&self) -> ClientProtocol {
+        match self {
+            Transport::Https => ClientProtocol::Https,
+            Transport::Http => ClientProtocol::Http,
+            Transport::HttpsExcept(hosts) => ClientProtocol::HttpsExcept(hosts.clone()),
+        }
+    }
+}
+
+/// The part of kwctl's sources file (`--sources-path`) the runner honours.
+#[derive(Debug, Default, Deserialize)]
+pub struct Sources {
+    /// Registries (`host[:port]`) reached over plain HTTP.
+    #[serde(default)]
+    pub insecure_sources: Vec<String>,
+    /// Custom CAs per registry: not supported by the runner.
+    #[serde(default)]
+    pub source_authorities: Option<serde_norway::Value>,
+}
+
+impl Sources {
+    /// Parses a kwctl sources file; refuses `source_authorities`, which the
+    /// runner does not implement, rather than ignoring it.
+    pub fn from_yaml(text: &str) -> Result<Sources> {
+        let sources: Sources = serde_norway::from_str(text)?;
+        if sources
+            .source_authorities
+            .as_ref()
+            .is_some_and(|value| !value.is_null())
+        {
+            bail!("source_authorities (custom CAs) are not supported by policy-runner; use kwctl");
+        }
+        Ok(sources)
+    }
+}
+
+/// A registry client for `transport`. rustls needs a process-wide crypto
+/// provider (oci-client is built without one, to use `ring`).
+pub fn client(transport: &Transport) -> Client {
+    static PROVIDER: Once = Once::new();
+    PROVIDER.call_once(|| {
+        // Fails only when a provider is already installed, which is fine.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+    Client::new(ClientConfig {
+        protocol: transport.protocol(),
+        ..Default::default()
+    })
+}
+
+/// A current-thread tokio runtime for one registry command.
+pub fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
+
+/// Credentials for `registry` from the Docker config kwctl reads too
+/// (`$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`; `auths`
+/// entries only, no credential helpers); anonymous when there is none.
+pub fn auth(registry: &str) -> Result<RegistryAuth> {
+    let Some(path) = docker_config_path() else {
+        return Ok(RegistryAuth::Anonymous);
+    };
+    let text = match fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(RegistryAuth::Anonymous);
+        }
+        Err(error) => {
+            return Err(error).with_context(|| format!("cannot read {}", path.display()));
+        }
+    };
+    auth_from_docker_config(&text, registry).with_context(|| format!("in {}", path.display()))
+}
+
+fn docker_config_path() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("DOCKER_CONFIG") {
+        return Some(PathBuf::from(dir).join("config.json"));
+    }
+    std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".docker/config.json"))
+}
+
+#[derive(Deserialize)]
+struct DockerConfig {
+    #[serde(default)]
+    auths: BTreeMap<String, DockerAuth>,
+}
+
+#[derive(Deserialize)]
+struct DockerAuth {
+    auth: Option<String>,
+    username: Option<String>,
+    password: Option<String>,
+}
+
+/// The `auths` entry for `registry` in a Docker config.json (keys may be a
+/// bare `host[:port]` or a URL such as `https://host/`).
+pub fn auth_from_docker_config(text: &str, registry: &str) -> Result<RegistryAuth> {
+    let config: DockerConfig = serde_json::from_str(text).context("invalid Docker config")?;
+    let entry = config.auths.iter().find(|(key, _)| {
+        let host = key
+            .trim_start_matches("https://")
+            .trim_start_matches("http://");
+        host.split('/').next() == Some(registry)
+    });
+    let Some((_, entry)) = entry else {
+        return Ok(RegistryAuth::Anonymous);
+    };
+    if let (Some(username), Some(password)) = (&entry.username, &entry.password) {
+        return Ok(RegistryAuth::Basic(username.clone(), password.clone()));
+    }
+    let Some(encoded) = &entry.auth else {
+        return Ok(RegistryAuth::Anonymous);
+    };
+    let decoded = STANDARD
+        .decode(encoded.trim())
+        .with_context(|| format!("auths[{registry}].auth is not base64"))?;
+    let decoded = String::from_utf8(decoded)
+        .with_context(|| format!("auths[{registry}].auth is not UTF-8"))?;
+    let (username, password) = decoded
+        .split_once(':')
+        .ok_or_else(|| anyhow!("auths[{registry}].auth is not `user:password`"))?;
+    Ok(RegistryAuth::Basic(
+        username.to_owned(),
+        password.to_owned(),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn annotations(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn manifest_annotations_drop_multi_line_trim_and_copy_source() {
+        let out = manifest_annotations(&annotations(&[
+            ("io.kubewarden.policy.source", "https://github.com/acme/p"),
+            ("io.kubewarden.policy.url", "https://github.com/acme/p"),
+            ("io.kubewarden.policy.usage", "# Title\n\nbody\n"),
+            ("io.kubewarden.policy.description", "one line ending\n"),
+            ("io.kubewarden.policy.title", "  padded "),
+        ]));
+
+        assert_eq!(
+            out,
+            annotations(&[
+                ("io.kubewarden.policy.description", "one line ending"),
+                ("io.kubewarden.policy.source", "https://github.com/acme/p"),
+                ("io.kubewarden.policy.title", "padded"),
+                ("io.kubewarden.policy.url", "https://github.com/acme/p"),
+                (
+                    "org.opencontainers.image.source",
+                    "https://github.com/acme/p"
+                ),
+            ])
+        );
+    }
+
+    #[test]
+    fn manifest_annotations_keep_an_explicit_oci_source() {
+        let out = manifest_annotations(&annotations(&[
+            ("io.kubewarden.policy.source", "https://github.com/acme/p"),
+            ("org.opencontainers.image.source", "https://oci.example/p"),
+        ]));
+
+        assert_eq!(
+            out["org.opencontainers.image.source"],
+            "https://oci.example/p"
+        );
+        assert_eq!(
+            out["io.kubewarden.policy.source"],
+            "https://github.com/acme/p"
+        );
+    }
+
+    #[test]
+    fn manifest_annotations_without_source_add_nothing() {
+        let out = manifest_annotations(&annotations(&[("a", ""), ("b", "x")]));
+
+        assert_eq!(out, annotations(&[("a", ""), ("b", "x")]));
+    }
+
+    #[test]
+    fn parse_reference_accepts_registry_scheme_bare_and_digest() {
+        let tagged = parse_reference("registry://127.0.0.1:5000/policies/mp:v0.1.0").unwrap();
+        assert_eq!(tagged.registry(), "127.0.0.1:5000");
+        assert_eq!(tagged.repository(), "policies/mp");
+        assert_eq!(tagged.tag(), Some("v0.1.0"));
+
+        let bare = parse_reference("ghcr.io/plexsphere/policies/metadata-propagation:v1").unwrap();
+        assert_eq!(bare.registry(), "ghcr.io");
+        assert_eq!(
+            bare.repository(),
+            "plexsphere/policies/metadata-propagation"
+        );
+
+        let digest = format!("sha256:{}", "a".repeat(64));
+        let pinned = parse_reference(&format!("localhost:5000/p@{digest}")).unwrap();
+        assert_eq!(pinned.digest(), Some(digest.as_str()));
+    }
+
+    #[test]
+    fn parse_reference_refuses_other_schemes() {
+        let error = parse_reference("https://ghcr.io/a/b:v1").unwrap_err();
+
+        assert!(
+            error.to_string().contains("unsupported scheme `https://`"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn immutable_ref_takes_the_digest_from_the_manifest_url() {
+        let reference = parse_reference("ghcr.io/kubewarden/secure-policy:latest").unwrap();
+        let digest = "sha256:72b4569c3daee67abeaa64192fb53895d0edb2d44fa6e1d9d4c5d3f8ece09f6e";
+
+        assert_eq!(
+            immutable_ref(
+                &reference,
+                &format!("https://ghcr.io/v2/kubewarden/secure-policy/manifests/{digest}")
+            )
+            .unwrap(),
+            format!("ghcr.io/kubewarden/secure-policy@{digest}")
+        );
+    }
+
+    #[test]
+    fn immutable_ref_refuses_malformed_digests() {
+        let reference = parse_reference("ghcr.io/a/b:latest").unwrap();
+        for url in [
+            "https://ghcr.io/v2/a/b/manifests/sha256:XYZ4569c3daee67abeaa64192fb53895d0edb2d44fa6e1d9d4c5d3f8ece09f6e",
+            "https://ghcr.io/v2/a/b/manifests/sha256:72b4569c",
+            "https://ghcr.io/v2/a/b/manifests/sha384:72b4569c3daee67abeaa64192fb53895d0edb2d44fa6e1d9d4c5d3f8ece09f6e",
+            "not an url",
+        ] {
+            assert!(immutable_ref(&reference, url).is_err(), "{url}");
+        }
+    }
+
+    #[test]
+    fn sources_file_gives_http_exceptions_and_refuses_custom_cas() {
+        let sources = Sources::from_yaml("insecure_sources:\n  - 127.0.0.1:5000\n").unwrap();
+        assert_eq!(sources.insecure_sources, vec!["127.0.0.1:5000".to_owned()]);
+
+        let error = Sources::from_yaml(
+            "source_authorities:\n  host:5000:\n    - type: Path\n      path: /ca.pem\n",
+        )
+        .unwrap_err();
+        assert!(error.to_string().contains("not supported"), "{error}");
+    }
+
+    #[test]
+    fn docker_config_auth_decodes_basic_credentials() {
+        let config = r#"{"auths": {
+            "https://ghcr.io/": {"auth": "dXNlcjpwYXNzOndvcmQ="},
+            "other.example": {"username": "u", "password": "p"}
+        }}"#;
+
+        assert_eq!(
+            auth_from_docker_config(config, "ghcr.io").unwrap(),
+            RegistryAuth::Basic("user".to_owned(), "pass:word".to_owned())
+        );
+        assert_eq!(
+            auth_from_docker_config(config, "other.example").unwrap(),
+            RegistryAuth::Basic("u".to_owned(), "p".to_owned())
+        );
+        assert_eq!(
+            auth_from_docker_config(config, "127.0.0.1:5000").unwrap(),
+            RegistryAuth::Anonymous
+        );
+    }
+}

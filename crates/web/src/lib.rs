@@ -1,0 +1,533 @@
+//! The policy's `explain` for the static web page in `web/`.
+//!
+//! A thin layer over the policy crate: it parses what the user pasted
+//! (YAML or JSON), builds the [`AdmissionRequest`] the host would send, and
+//! calls the same [`metadata_propagation_policy::evaluate::explain`] the
+//! policy and the runner call, then applies the plan and diffs the object
+//! into an RFC 6902 patch the way the Kubewarden host does. Everything here
+//! is plain Rust, unit-tested natively; the `#[wasm_bindgen]` export is a
+//! one-liner.
+
+use metadata_propagation_policy::evaluate;
+use metadata_propagation_policy::explain::Explanation;
+use metadata_propagation_policy::fields::type_name;
+use metadata_propagation_policy::lookup::MapLookup;
+use metadata_propagation_policy::outcome::Verdict;
+use metadata_propagation_policy::request::AdmissionRequest;
+use metadata_propagation_policy::settings::Settings;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use wasm_bindgen::prelude::wasm_bindgen;
+
+/// Explains one object for the page: `object`, `parents` and `settings` are
+/// YAML or JSON text, `operation` is CREATE, UPDATE, DELETE or CONNECT.
+/// Returns a [`Report`] as JSON; never throws.
+#[wasm_bindgen]
+pub fn explain(object: &str, parents: &str, settings: &str, operation: &str) -> String {
+    explain_json(object, parents, settings, operation)
+}
+
+/// What the page renders, serialized as camelCase JSON.
+#[derive(Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Report {
+    /// False when the input could not be evaluated (see `error`).
+    pub ok: bool,
+    /// The admission decision; `None` when not evaluated.
+    pub allowed: Option<bool>,
+    /// The rejection message.
+    pub message: Option<String>,
+    /// The rejection code.
+    pub code: Option<u16>,
+    /// Admission warnings.
+    pub warnings: Vec<String>,
+    /// Audit annotations.
+    pub audit_annotations: BTreeMap<String, String>,
+    /// Why each key did or did not flow.
+    pub explanation: Option<Explanation>,
+    /// The explanation as readable text.
+    pub explanation_text: String,
+    /// RFC 6902 patch from the submitted object to the mutated one (`[]`:
+    /// unchanged; `None` when rejected or not evaluated).
+    pub patch: Option<Value>,
+    /// The object after the policy's changes, when allowed.
+    pub mutated: Option<Value>,
+    /// Why the input could not be evaluated.
+    pub error: Option<String>,
+}
+
+/// [`run`], serialized; an input error becomes `{"ok": false, "error": …}`.
+pub fn explain_json(object: &str, parents: &str, settings: &str, operation: &str) -> String {
+    let report = run(object, parents, settings, operation).unwrap_or_else(|error| Report {
+        error: Some(error),
+        ..Report::default()
+    });
+    serde_json::to_string(&report).unwrap_or_else(|e| {
+        serde_json::json!({"ok": false, "error": format!("cannot encode the report: {e}")})
+            .to_string()
+    })
+}
+
+/// Parses the inputs, evaluates with the policy's core and assembles the
+/// report. `Err` names the input that is wrong.
+pub fn run(object: &str, parents: &str, settings: &str, operation: &str) -> Result<Report, String> {
+    let object = parse_object(object)?;
+    let parents = parse_parents(parents)?;
+    let settings = parse_settings(settings)?;
+    let request = admission_request(object, operation)?;
+    let lookup = parents
+        .into_iter()
+        .fold(MapLookup::new(), MapLookup::with_object);
+
+    let (outcome, explanation) = evaluate::explain(&request, &settings, &lookup);
+    let mut report = Report {
+        ok: true,
+        warnings: outcome.warnings,
+        audit_annotations: outcome.audit_annotations,
+        explanation_text: explanation.to_string(),
+        explanation: Some(explanation),
+        ..Report::default()
+    };
+    match outcome.verdict {
+        Verdict::Allow(plan) => {
+            let mut mutated = request.object.clone();
+            plan.apply(&mut mutated);
+            let patch = json_patch::diff(&request.object, &mutated);
+            report.allowed = Some(true);
+            report.patch = Some(serde_json::to_value(patch).map_err(|e| e.to_string())?);
+            report.mutated = Some(mutated);
+        }
+        Verdict::Reject { message, code } => {
+            report.allowed = Some(false);
+            report.message = Some(message);
+            report.code = Some(code);
+        }
+    }
+    Ok(report)
+}
+
+/// Every document of `text`, `null` documents dropped. Text that starts like
+/// JSON is read as JSON first (exact error positions, and tab indentation,
+/// which YAML refuses); anything else as a YAML stream (JSON is YAML too).
+pub fn documents(text: &str, what: &str) -> Result<Vec<Value>, String> {
+    if text.trim_start().starts_with(['{', '[']) {
+        return match serde_json::from_str::<Value>(text) {
+            Ok(value) => Ok(vec![value]),
+            Err(json_error) => yaml_documents(text, what)
+                .map_err(|_| format!("{what}: not valid YAML or JSON: {json_error}")),
+        };
+    }
+    yaml_documents(text, what)
+}
+
+fn yaml_documents(text: &str, what: &str) -> Result<Vec<Value>, String> {
+    let mut values = Vec::new();
+    for (i, document) in serde_norway::Deserializer::from_str(text).enumerate() {
+        let value = Value::deserialize(document).map_err(|e| {
+            let at = if i == 0 {
+                String::new()
+            } else {
+                format!(" (document {})", i + 1)
+            };
+            format!("{what}{at}: not valid YAML or JSON: {e}")
+        })?;
+        if !value.is_null() {
+            values.push(value);
+        }
+    }
+    Ok(values)
+}
+
+/// The object to evaluate: one document. An `AdmissionReview` or a bare
+/// AdmissionRequest (as in `test_data/`) is unwrapped to its `object`.
+pub fn parse_object(text: &str) -> Result<Value, String> {
+    let mut docs = documents(text, "object")?;
+    let mut object = match docs.len() {
+        0 => return Err("object: empty; paste the object to evaluate (YAML or JSON)".into()),
+        1 => docs.remove(0),
+        n => {
+            return Err(format!(
+                "object: {n} documents; paste one object here and its parents below"
+            ));
+        }
+    };
+    if object.get("kind").and_then(Value::as_str) == Some("AdmissionReview") {
+        object = object["request"].take();
+    }
+    if object.get("apiVersion").is_none() && object.get("object").is_some_and(Value::is_object) {
+        object = object["object"].take();
+    }
+    if !object.is_object() {
+        return Err(format!(
+            "object: expected a Kubernetes object, found {}",
+            type_name(&object)
+        ));
+    }
+    Ok(object)
+}
+
+/// The parents: a multi-document YAML stream, a JSON array, or a `List`
+/// (`kubectl get -o yaml`); each must name itself (apiVersion, kind, name).
+pub fn parse_parents(text: &str) -> Result<Vec<Value>, String> {
+    let mut parents = Vec::new();
+    for document in documents(text, "parents")? {
+        match document {
+            Value::Array(items) => parents.extend(items),
+            Value::Object(mut map)
+                if map.get("kind").and_then(Value::as_str) == Some("List")
+                    && map.get("items").is_some_and(Value::is_array) =>
+            {
+                if let Some(Value::Array(items)) = map.remove("items") {
+                    parents.extend(items);
+                }
+            }
+            other => parents.push(other),
+        }
+    }
+    for (i, parent) in parents.iter().enumerate() {
+        let named = parent["apiVersion"].is_string()
+            && parent["kind"].is_string()
+            && parent["metadata"]["name"].is_string();
+        if !named {
+            return Err(format!(
+                "parents[{i}]: expected an object with apiVersion, kind and metadata.name, found {}",
+                if parent.is_object() {
+                    "an object without them".to_owned()
+                } else {
+                    type_name(parent).to_owned()
+                }
+            ));
+        }
+    }
+    Ok(parents)
+}
+
+/// The settings, YAML or JSON; empty means defaults. Prepared by the
+/// policy's own [`Settings::from_json`], so the page refuses what the policy
+/// server would.
+pub fn parse_settings(text: &str) -> Result<Settings, String> {
+    let mut docs = documents(text, "settings")?;
+    let json = match docs.len() {
+        0 => Vec::new(),
+        1 => serde_json::to_vec(&docs.remove(0)).map_err(|e| format!("settings: {e}"))?,
+        n => return Err(format!("settings: {n} documents; expected one")),
+    };
+    Settings::from_json(&json).map_err(|e| format!("settings are not valid: {e}"))
+}
+
+/// The AdmissionRequest the API server would send for `object`
+/// ([`AdmissionRequest::for_object`]), once the operation and the object's
+/// apiVersion and kind are checked.
+pub fn admission_request(object: Value, operation: &str) -> Result<AdmissionRequest, String> {
+    let operation = operation.trim().to_ascii_uppercase();
+    if !matches!(
+        operation.as_str(),
+        "CREATE" | "UPDATE" | "DELETE" | "CONNECT"
+    ) {
+        return Err(format!(
+            "operation: {operation:?} is not one of CREATE, UPDATE, DELETE, CONNECT"
+        ));
+    }
+    if !object["apiVersion"].is_string() {
+        return Err("object: apiVersion is missing or not a string".into());
+    }
+    if !object["kind"].is_string() {
+        return Err("object: kind is missing or not a string".into());
+    }
+    Ok(AdmissionRequest::for_object(&operation, object))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const MACHINESET_YAML: &str = "\
+apiVersion: cluster.x-k8s.io/v1beta2
+kind: MachineSet
+metadata:
+  name: ms-0
+  namespace: default
+  labels:
+    nodepool: pool0
+  ownerReferences:
+  - apiVersion: cluster.x-k8s.io/v1beta2
+    kind: MachineDeployment
+    name: md-0
+    uid: 4b691dc1-e237-5ec3-bf12-a86b6e2ee54a
+    controller: true
+spec:
+  clusterName: c
+";
+
+    const MD_YAML: &str = "\
+# a comment, as in test_data/capi/*/parents
+apiVersion: cluster.x-k8s.io/v1beta2
+kind: MachineDeployment
+metadata:
+  name: md-0
+  namespace: default
+spec:
+  template:
+    metadata:
+      labels:
+        nodepool: pool1
+";
+
+    fn patch_of(report: &Report) -> Vec<(String, String)> {
+        report
+            .patch
+            .as_ref()
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|op| {
+                (
+                    op["op"].as_str().unwrap().to_owned(),
+                    op["path"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn yaml_and_json_objects_parse_alike() {
+        let from_yaml = parse_object(MACHINESET_YAML).unwrap();
+        let from_json = parse_object(&from_yaml.to_string()).unwrap();
+        assert_eq!(from_yaml, from_json);
+        assert_eq!(from_yaml["metadata"]["labels"]["nodepool"], "pool0");
+    }
+
+    #[test]
+    fn json_with_tab_indentation_parses() {
+        let object =
+            parse_object("{\n\t\"apiVersion\": \"v1\",\n\t\"kind\": \"ConfigMap\"\n}").unwrap();
+        assert_eq!(object["kind"], "ConfigMap");
+    }
+
+    #[test]
+    fn admission_wrappers_are_unwrapped() {
+        let object = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}});
+        let request = json!({"uid": "u", "operation": "CREATE", "object": object});
+        let review = json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request});
+        assert_eq!(parse_object(&request.to_string()).unwrap(), object);
+        assert_eq!(parse_object(&review.to_string()).unwrap(), object);
+    }
+
+    #[test]
+    fn object_errors_name_the_input() {
+        assert_eq!(
+            parse_object("  \n").unwrap_err(),
+            "object: empty; paste the object to evaluate (YAML or JSON)"
+        );
+        assert!(
+            parse_object("kind: [")
+                .unwrap_err()
+                .starts_with("object: not valid YAML or JSON: ")
+        );
+        assert!(
+            parse_object("{\"kind\": ")
+                .unwrap_err()
+                .starts_with("object: not valid YAML or JSON: ")
+        );
+        assert_eq!(
+            parse_object("[1]").unwrap_err(),
+            "object: expected a Kubernetes object, found an array"
+        );
+        assert_eq!(
+            parse_object("a: 1\n---\nb: 2\n").unwrap_err(),
+            "object: 2 documents; paste one object here and its parents below"
+        );
+    }
+
+    #[test]
+    fn parents_accept_streams_arrays_and_lists() {
+        let md = parse_object(MD_YAML).unwrap();
+        let stream = format!("{MD_YAML}---\n{MD_YAML}---\n");
+        assert_eq!(parse_parents(&stream).unwrap(), [md.clone(), md.clone()]);
+        let array = json!([md, md]).to_string();
+        assert_eq!(parse_parents(&array).unwrap(), [md.clone(), md.clone()]);
+        let list = json!({"apiVersion": "v1", "kind": "List", "items": [md]}).to_string();
+        assert_eq!(parse_parents(&list).unwrap(), [md]);
+        assert!(parse_parents("").unwrap().is_empty());
+        assert!(parse_parents("# nothing\n---\n").unwrap().is_empty());
+    }
+
+    #[test]
+    fn parents_must_name_themselves() {
+        assert_eq!(
+            parse_parents(&format!("{MD_YAML}---\nkind: Cluster\n")).unwrap_err(),
+            "parents[1]: expected an object with apiVersion, kind and metadata.name, found an object without them"
+        );
+        assert_eq!(
+            parse_parents("[1]").unwrap_err(),
+            "parents[0]: expected an object with apiVersion, kind and metadata.name, found a number"
+        );
+        assert!(
+            parse_parents(&format!("{MD_YAML}---\nkind: [\n"))
+                .unwrap_err()
+                .starts_with("parents (document 2): not valid YAML or JSON: ")
+        );
+    }
+
+    #[test]
+    fn settings_yaml_json_and_empty() {
+        let yaml = parse_settings("cloudTags:\n  propagatingLabels: [platform/env]\n").unwrap();
+        let json =
+            parse_settings(r#"{"cloudTags":{"propagatingLabels":["platform/env"]}}"#).unwrap();
+        assert!(yaml.propagating_labels.contains("platform/env"));
+        assert_eq!(yaml.propagating_labels, json.propagating_labels);
+        assert!(parse_settings("").unwrap().propagating_labels.is_empty());
+        assert!(
+            parse_settings("# defaults\n")
+                .unwrap()
+                .propagating_labels
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn settings_errors_come_from_the_policy() {
+        assert_eq!(
+            parse_settings("cloudTags:\n  propagatingLabels: [platform/origin]\n").unwrap_err(),
+            "settings are not valid: cloudTags.propagatingLabels[0]: \"platform/origin\" is a seeded \
+             platform label and can never be opted into cloud-tag propagation; remove it from the list"
+        );
+        assert!(
+            parse_settings("cloudTag: {}\n")
+                .unwrap_err()
+                .contains("unknown field `cloudTag`")
+        );
+    }
+
+    #[test]
+    fn request_from_object() {
+        let object = parse_object(MACHINESET_YAML).unwrap();
+        let request = admission_request(object.clone(), " update ").unwrap();
+        assert_eq!(request.kind.group, "cluster.x-k8s.io");
+        assert_eq!(request.kind.version, "v1beta2");
+        assert_eq!(request.kind.kind, "MachineSet");
+        assert_eq!(request.operation, "UPDATE");
+        assert_eq!(request.namespace, "default");
+        assert_eq!(request.object, object);
+
+        let core =
+            admission_request(json!({"apiVersion": "v1", "kind": "ConfigMap"}), "CREATE").unwrap();
+        assert_eq!(
+            (core.kind.group.as_str(), core.kind.version.as_str()),
+            ("", "v1")
+        );
+        assert_eq!(core.namespace, "");
+    }
+
+    #[test]
+    fn request_errors() {
+        let object = parse_object(MACHINESET_YAML).unwrap();
+        assert_eq!(
+            admission_request(object, "PATCH").unwrap_err(),
+            "operation: \"PATCH\" is not one of CREATE, UPDATE, DELETE, CONNECT"
+        );
+        assert_eq!(
+            admission_request(json!({"kind": "X"}), "CREATE").unwrap_err(),
+            "object: apiVersion is missing or not a string"
+        );
+        assert_eq!(
+            admission_request(json!({"apiVersion": "v1"}), "CREATE").unwrap_err(),
+            "object: kind is missing or not a string"
+        );
+    }
+
+    #[test]
+    fn run_corrects_a_drifted_label_and_explains_it() {
+        let report = run(MACHINESET_YAML, MD_YAML, "", "UPDATE").unwrap();
+        assert!(report.ok);
+        assert_eq!(report.allowed, Some(true));
+        assert_eq!(
+            patch_of(&report),
+            [
+                ("replace".to_owned(), "/metadata/labels/nodepool".to_owned()),
+                ("add".to_owned(), "/spec/template".to_owned()),
+            ]
+        );
+        assert_eq!(report.patch.as_ref().unwrap()[0]["value"], "pool1");
+        assert_eq!(
+            report.mutated.as_ref().unwrap()["metadata"]["labels"]["nodepool"],
+            "pool1"
+        );
+        assert!(report.explanation_text.contains(
+            "\"nodepool\" = \"pool1\": flows from MachineDeployment default/md-0 (cluster.x-k8s.io/v1beta2) \
+             spec.template.metadata.labels (corrected)"
+        ));
+        let explanation = serde_json::to_value(report.explanation.as_ref().unwrap()).unwrap();
+        assert_eq!(explanation["rule"]["family"], "MachineSet");
+    }
+
+    #[test]
+    fn run_without_the_parent_allows_unchanged() {
+        let report = run(MACHINESET_YAML, "", "", "UPDATE").unwrap();
+        assert_eq!(report.allowed, Some(true));
+        assert_eq!(report.patch, Some(json!([])));
+        assert!(
+            report.explanation_text.contains("not found"),
+            "{}",
+            report.explanation_text
+        );
+    }
+
+    #[test]
+    fn run_in_validate_mode_rejects_without_a_patch() {
+        let report = run(MACHINESET_YAML, MD_YAML, "mode: validate", "UPDATE").unwrap();
+        assert!(report.ok);
+        assert_eq!(report.allowed, Some(false));
+        assert_eq!(report.code, Some(400));
+        assert!(
+            report
+                .message
+                .as_deref()
+                .unwrap()
+                .contains("missing \"nodepool\"")
+        );
+        assert_eq!((report.patch, report.mutated), (None, None));
+    }
+
+    #[test]
+    fn delete_is_allowed_unchanged() {
+        let report = run(MACHINESET_YAML, MD_YAML, "", "DELETE").unwrap();
+        assert_eq!(report.patch, Some(json!([])));
+        assert_eq!(
+            report.explanation.unwrap().notes,
+            ["DELETE requests are allowed unchanged"]
+        );
+    }
+
+    #[test]
+    fn explain_json_reports_input_errors_as_json() {
+        let out: Value = serde_json::from_str(&explain_json("kind: [", "", "", "UPDATE")).unwrap();
+        assert_eq!(out["ok"], false);
+        assert_eq!(out["allowed"], Value::Null);
+        assert!(
+            out["error"]
+                .as_str()
+                .unwrap()
+                .starts_with("object: not valid YAML or JSON")
+        );
+
+        let out: Value =
+            serde_json::from_str(&explain(MACHINESET_YAML, MD_YAML, "{}", "UPDATE")).unwrap();
+        assert_eq!(out["ok"], true);
+        assert_eq!(out["error"], Value::Null);
+        for key in [
+            "allowed",
+            "warnings",
+            "auditAnnotations",
+            "explanation",
+            "explanationText",
+            "patch",
+            "mutated",
+        ] {
+            assert!(out.get(key).is_some(), "missing {key}");
+        }
+    }
+}

@@ -1,0 +1,69 @@
+#!/usr/bin/env bats
+# `policy-runner explain`: the policy's own core, natively, with parents read
+# from plain YAML/JSON files (no replay session). Not a kwctl command, so it
+# always uses the runner.
+
+RUNNER=${RUNNER:-target/host/policy-runner}
+
+setup() {
+  [ -x "$RUNNER" ] || skip "no runner at $RUNNER (make target/host/policy-runner)"
+}
+
+@test "explain a drifted MachineSet from its MachineDeployment file, as text" {
+  run "$RUNNER" explain -r test_data/capi/v1beta2/machineset_update_drifted_from_md.json \
+    -p test_data/capi/v1beta2/parents/machinedeployment_capi-quickstart-md-1.yaml
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = "decision: allowed" ]
+  [[ "$output" == *'rule: MachineSet from MachineDeployment default/capi-quickstart-md-1 (cluster.x-k8s.io/v1beta2)'* ]]
+  [[ "$output" == *'"nodepool" = "pool1": flows from MachineDeployment default/capi-quickstart-md-1 (cluster.x-k8s.io/v1beta2) spec.template.metadata.labels (corrected)'* ]]
+  [[ "$output" == *'"machinedeployment.clusters.x-k8s.io/revision": not propagated: never copied along this path'* ]]
+  [[ "$output" == *'"cluster.x-k8s.io/deployment-name": kept, CAPI bookkeeping (child value "capi-quickstart-md-1")'* ]]
+  [[ "$output" == *'{"op":"replace","path":"/metadata/labels/nodepool","value":"pool1"}'* ]]
+}
+
+@test "explain a topology MachineDeployment with its Cluster and ClusterClass, as JSON" {
+  run "$RUNNER" explain -o json -r test_data/capi/v1beta2/machinedeployment_create_topology.json \
+    -p test_data/capi/v1beta2/parents/cluster_capi-quickstart.yaml \
+    -p test_data/capi/v1beta2/parents/clusterclass_quick-start.yaml
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(echo "$output" | jq -r .explanation.rule.family)" = MachineDeployment ]
+  [ "$(echo "$output" | jq -r '.explanation.paths[] | select(.path == "metadata.annotations") | .keys[] | select(.key == "topology.cluster.x-k8s.io/defer-upgrade") | .fate')" = not-propagated ]
+  [ "$(echo "$output" | jq -r '.explanation.paths[] | select(.path == "metadata.labels") | .keys[] | select(.key == "ClusterClass.machineDeployment.label") | .change')" = added ]
+}
+
+@test "explain a Machine's Node sync with the criterion or regex that matched" {
+  run "$RUNNER" explain -o json -r test_data/capi/v1beta2/machine_create_node_labels.json \
+    -p test_data/capi/v1beta2/parents/machineset_capi-quickstart-md-edge-r8w2d.yaml \
+    --settings-json '{"capi":{"additionalSyncMachineLabels":["^nodepool$"]}}'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(echo "$output" | jq -r '.explanation.nodeSync.labels[] | select(.key == "nodepool") | .syncedBy')" = 'capi.additionalSyncMachineLabels[0] "^nodepool$"' ]
+  [ "$(echo "$output" | jq -r '.explanation.nodeSync.labels[] | select(.key == "node-role.kubernetes.io/worker") | .syncedBy')" = "domain node-role.kubernetes.io" ]
+  [ "$(echo "$output" | jq -r '.explanation.nodeSync.labels[] | select(.key == "node.kubernetes.io/exclude-from-external-load-balancers") | has("syncedBy")')" = false ]
+}
+
+@test "explain an XR: each label's fate, skips with measurement and limit" {
+  run "$RUNNER" explain -o json -r test_data/xr/examples/xdatabase_hetzner.json \
+    --settings-path test_data/xr/examples/settings.json
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(echo "$output" | jq -r .explanation.cloudTags.profile)" = hetzner ]
+  [ "$(echo "$output" | jq -r '.explanation.cloudTags.labels[] | select(.qualifiedKey == "acme:checkout/on call") | .reason')" = key-character-class ]
+  [ "$(echo "$output" | jq -r '.explanation.cloudTags.labels[] | select(.qualifiedKey == "acme:checkout/on call") | .detail')" = "the tag key contains ' ' (U+0020)" ]
+  [ "$(echo "$output" | jq -r '[.explanation.cloudTags.labels[] | select(.fate == "tag")] | length')" -ge 3 ]
+}
+
+@test "explain accepts a bare object in YAML and refuses invalid settings" {
+  tmp=$(mktemp --suffix=.yaml)
+  printf 'apiVersion: platform.example.org/v1alpha1\nkind: XNetwork\nmetadata:\n  name: n\n  labels: {platform/env: prod}\nspec: {parameters: {provider: aws}}\n' > "$tmp"
+  run "$RUNNER" explain -r "$tmp" --settings-json '{"cloudTags":{"propagatingLabels":["platform/env"]}}'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *'"platform/env" (metadata.labels): tag "plexsphere:platform/env"'* ]]
+  run "$RUNNER" explain -r "$tmp" --settings-json '{"cloudTags":{"propagatingLabels":["platform/origin"]}}'
+  rm -f "$tmp"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"Provided settings are not valid"* ]]
+}

@@ -1,0 +1,230 @@
+// The explain page: loads the policy core (web/pkg, built by `make web`),
+// runs it on the three inputs and renders what it returns. No framework.
+import init, { explain } from "./pkg/explain_web.js";
+
+const $ = (id) => document.getElementById(id);
+const inputs = ["object", "parents", "settings"].map($);
+const DEBOUNCE_MS = 250;
+
+let examples = [];
+let timer = 0;
+let runs = 0;
+
+// Tiny DOM builder: el("td", {class: "x"}, "text", child, ...).
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+  for (const c of children) node.append(c instanceof Node ? c : String(c));
+  return node;
+}
+
+function table(head, rows) {
+  return el("table", {},
+    el("thead", {}, el("tr", {}, ...head.map((h) => el("th", {}, h)))),
+    el("tbody", {}, ...rows));
+}
+
+function setStatus(text) {
+  $("status").textContent = text;
+}
+
+// --- examples -------------------------------------------------------------
+
+async function fetchText(path) {
+  const response = await fetch(path);
+  if (!response.ok) throw new Error(`${path}: ${response.status} ${response.statusText}`);
+  return response.text();
+}
+
+async function loadExample(id) {
+  const ex = examples.find((e) => e.id === id);
+  if (!ex) return;
+  setStatus(`loading example ${id}…`);
+  const [object, parents, settings] = await Promise.all(
+    [ex.object, ex.parents, ex.settings].map((f) => (f ? fetchText(`examples/${f}`) : "")));
+  $("object").value = object;
+  $("parents").value = parents;
+  $("settings").value = settings;
+  $("operation").value = ex.operation;
+  history.replaceState(null, "", `#${id}`);
+  run();
+}
+
+// --- running --------------------------------------------------------------
+
+function run() {
+  clearTimeout(timer);
+  let report;
+  try {
+    report = JSON.parse(explain(
+      $("object").value, $("parents").value, $("settings").value, $("operation").value));
+  } catch (e) {
+    report = { ok: false, error: `the policy module failed: ${e}` };
+  }
+  render(report);
+  runs += 1;
+  document.body.dataset.runs = String(runs);
+  setStatus(report.ok ? "up to date" : "input error");
+}
+
+function scheduleRun() {
+  clearTimeout(timer);
+  setStatus("editing…");
+  timer = setTimeout(run, DEBOUNCE_MS);
+}
+
+// --- rendering ------------------------------------------------------------
+
+function render(r) {
+  const error = $("error");
+  error.hidden = r.ok;
+  error.textContent = r.ok ? "" : r.error;
+  document.body.classList.toggle("failed", !r.ok);
+
+  const decision = $("decision");
+  if (!r.ok) {
+    decision.className = "decision error";
+    decision.textContent = "not evaluated: fix the input";
+  } else if (r.allowed) {
+    const n = r.patch.length;
+    decision.className = "decision allowed";
+    decision.textContent = n === 0
+      ? "Allowed, unchanged"
+      : `Allowed, with ${n} patch operation${n === 1 ? "" : "s"}`;
+  } else {
+    decision.className = "decision rejected";
+    decision.textContent = `Rejected (${r.code}): ${r.message}`;
+  }
+
+  const list = (node, items) => {
+    node.replaceChildren(...items.map((i) => el("li", {}, i)));
+    if (items.length === 0) node.append(el("li", { class: "none" }, "none"));
+  };
+  list($("warnings"), r.warnings ?? []);
+  list($("audit"), Object.entries(r.auditAnnotations ?? {}).map(([k, v]) => `${k}: ${v}`));
+
+  $("explanation").replaceChildren(...(r.explanation ? explanation(r.explanation) : []));
+  $("explanation-text").textContent = r.explanationText ?? "";
+  $("patch").textContent = r.patch
+    ? (r.patch.length ? `[\n${r.patch.map((op) => "  " + JSON.stringify(op)).join(",\n")}\n]` : "[]")
+    : "";
+  $("mutated").textContent = r.mutated ? JSON.stringify(r.mutated, null, 2) : "";
+}
+
+const quote = (s) => JSON.stringify(s);
+
+// The core serializes the fields inside its fate enums in snake_case
+// (child_value, tag_key) and everything else in camelCase: read either.
+const field = (o, camel) => o[camel] ?? o[camel.replace(/[A-Z]/g, (c) => "_" + c.toLowerCase())];
+
+const keyCell = (key) => el("td", { class: "key" }, key);
+const fateCell = (text) => el("td", { class: "fate" }, text);
+
+function fateRow(key, fate) {
+  switch (fate.fate) {
+    case "flows":
+      return el("tr", { class: "flows" }, keyCell(key),
+        fateCell(`flows (${fate.change})`),
+        el("td", {}, `= ${quote(fate.value)} from ${fate.from}`));
+    case "kept-bookkeeping": {
+      const child = field(fate, "childValue");
+      return el("tr", { class: "kept" }, keyCell(key), fateCell("kept: CAPI bookkeeping"),
+        el("td", {}, child === undefined ? "the child has none" : `the child keeps ${quote(child)}`));
+    }
+    case "not-propagated":
+      return el("tr", { class: "not" }, keyCell(key), fateCell("not propagated"),
+        el("td", {}, fate.rule));
+    default:
+      return el("tr", {}, keyCell(key), fateCell(fate.fate), el("td", {}, ""));
+  }
+}
+
+function tagRow(label) {
+  const cells = (fate, detail, cls) => el("tr", { class: cls },
+    keyCell(label.qualifiedKey), el("td", {}, label.source), fateCell(fate), el("td", {}, detail));
+  switch (label.fate) {
+    case "tag": return cells("tag", field(label, "tagKey"), "flows");
+    case "skipped": return cells(`skipped: ${label.reason}`, label.detail, "skipped");
+    case "not-opted-in": return cells("not opted in", "not in cloudTags.propagatingLabels", "not");
+    default: return cells(label.fate, "", "");
+  }
+}
+
+function explanation(x) {
+  const out = [];
+  if (x.notes.length) out.push(el("ul", { class: "notes" }, ...x.notes.map((n) => el("li", {}, n))));
+  if (x.rule) {
+    out.push(el("p", { class: "rule" }, "Rule: ", el("strong", {}, x.rule.family),
+      ` from ${x.rule.parent} (mirrors CAPI ${x.rule.upstream})`));
+  }
+  for (const path of x.paths) {
+    out.push(el("h3", {}, path.path));
+    out.push(path.keys.length
+      ? table(["key", "fate", "detail"], path.keys.map((k) => fateRow(k.key, k)))
+      : el("p", { class: "none" }, "the parent offers no keys here"));
+  }
+  if (x.nodeSync) {
+    for (const what of ["labels", "annotations"]) {
+      out.push(el("h3", {}, `Node sync: ${what}`));
+      const keys = x.nodeSync[what];
+      out.push(keys.length
+        ? table(["key", "synced to the Node"], keys.map((k) => el("tr", { class: k.syncedBy ? "flows" : "not" },
+          keyCell(k.key), el("td", {}, k.syncedBy ? `yes (${k.syncedBy})` : "no"))))
+        : el("p", { class: "none" }, `the Machine has no ${what}`));
+    }
+  }
+  if (x.cloudTags) {
+    const t = x.cloudTags;
+    out.push(el("h3", {}, `Cloud tags: profile ${t.profile}`));
+    out.push(el("p", {}, `provider: ${t.provider}`));
+    out.push(t.labels.length
+      ? table(["label", "source", "fate", "detail"], t.labels.map(tagRow))
+      : el("p", { class: "none" }, "the XR has no labels"));
+    if (t.removed.length) {
+      out.push(table(["removed from spec.cloudTags", "why"],
+        t.removed.map(([k, why]) => el("tr", { class: "skipped" }, keyCell(k), el("td", {}, why)))));
+    }
+  }
+  return out;
+}
+
+// --- start ----------------------------------------------------------------
+
+async function main() {
+  try {
+    await init();
+  } catch (e) {
+    render({ ok: false, error: `cannot load the policy module (web/pkg; run make web): ${e}` });
+    setStatus("failed");
+    return;
+  }
+  $("run").disabled = false;
+  $("run").addEventListener("click", run);
+  $("operation").addEventListener("change", run);
+  for (const input of inputs) input.addEventListener("input", scheduleRun);
+  $("example").addEventListener("change", (e) => loadExample(e.target.value).catch(showLoadError));
+
+  try {
+    examples = JSON.parse(await fetchText("examples/index.json"));
+  } catch (e) {
+    showLoadError(e);
+    return;
+  }
+  $("example").replaceChildren(
+    el("option", { value: "" }, "(choose an example)"),
+    ...examples.map((ex) => el("option", { value: ex.id }, ex.title)));
+  const wanted = location.hash.slice(1);
+  const first = examples.some((ex) => ex.id === wanted) ? wanted : examples[0]?.id;
+  if (first) {
+    $("example").value = first;
+    await loadExample(first).catch(showLoadError);
+  }
+  document.body.dataset.ready = "true";
+}
+
+function showLoadError(e) {
+  render({ ok: false, error: `cannot load the examples: ${e}` });
+  setStatus("failed");
+}
+
+main();

@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""Writes the page's bundled examples (web/examples/) from the repository's fixtures.
+
+Objects are the fixtures' `request.object`, parents are the fixtures'
+parents/*.yaml files verbatim (several joined into one YAML stream), settings
+the fixtures' settings documents. Three XR examples are derived from a fixture
+by adding labels to the label-set annotation (and opting them in), so that every
+provider profile shows a skipped label; `derived` in index.json says what was
+added. `cargo test -p explain-web` checks the files against the fixtures.
+
+Run from anywhere: python3 web/examples/gen.py
+"""
+import json
+import pathlib
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+OUT = pathlib.Path(__file__).resolve().parent
+CAPI = "test_data/capi/v1beta2"
+XR = "test_data/xr"
+LABELS = "cloud-tags.plexsphere.io/labels"
+CAPI_NODE_SYNC = {
+    "capi": {
+        "additionalSyncMachineLabels": ["^nodepool$"],
+        "additionalSyncMachineAnnotations": ["^edge\\.example\\.com/"],
+    }
+}
+
+EXAMPLES = [
+    {
+        "id": "machineset",
+        "title": "MachineSet created from its MachineDeployment",
+        "request": f"{CAPI}/machineset_create_from_md.json",
+        "parents": [f"{CAPI}/parents/machinedeployment_capi-quickstart-md-1.yaml"],
+    },
+    {
+        "id": "machineset-drifted",
+        "title": "MachineSet drifted from its MachineDeployment (UPDATE)",
+        "request": f"{CAPI}/machineset_update_drifted_from_md.json",
+        "parents": [f"{CAPI}/parents/machinedeployment_capi-quickstart-md-1.yaml"],
+    },
+    {
+        "id": "topology-md",
+        "title": "Topology MachineDeployment with its Cluster and ClusterClass",
+        "request": f"{CAPI}/machinedeployment_create_topology.json",
+        "parents": [
+            f"{CAPI}/parents/cluster_capi-quickstart.yaml",
+            f"{CAPI}/parents/clusterclass_quick-start.yaml",
+        ],
+    },
+    {
+        "id": "machine-node-labels",
+        "title": "Machine with node labels (additionalSyncMachine* settings)",
+        "request": f"{CAPI}/machine_create_node_labels.json",
+        "parents": [f"{CAPI}/parents/machineset_capi-quickstart-md-edge-r8w2d.yaml"],
+        "settings_value": CAPI_NODE_SYNC,
+        "settings_from": "e2e-tests/capi.bats (check_machine_create_node_labels_with_settings)",
+    },
+    {
+        "id": "xr-aws",
+        "title": "XR on AWS: reserved prefix and a comma skipped",
+        "request": f"{XR}/examples/xnetwork_aws.json",
+        "settings": f"{XR}/examples/settings.json",
+        "derived": {
+            "labels": {"aws:cost-center": "42", "acme:checkout/owner,backup": "team-sre"},
+        },
+    },
+    {
+        "id": "xr-hetzner",
+        "title": "XR on Hetzner: a space in the key skipped",
+        "request": f"{XR}/examples/xdatabase_hetzner.json",
+        "settings": f"{XR}/examples/settings.json",
+    },
+    {
+        "id": "xr-openstack",
+        "title": "XR on OpenStack: a tab in the key and a value over 255 bytes skipped",
+        "request": f"{XR}/examples/xdatabase_openstack.json",
+        "settings": f"{XR}/examples/settings.json",
+        "derived": {
+            "labels": {"acme:checkout/on\tcall": "pager", "acme:checkout/motto": "東" * 86},
+        },
+    },
+    {
+        "id": "xr-generic",
+        "title": "XR on an unknown provider (gcp, generic profile): '+' and '@' skipped",
+        "request": f"{XR}/xdatabase_gcp_generic.json",
+        "settings": f"{XR}/settings_propagating.json",
+    },
+]
+
+
+def dump(value):
+    return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+
+
+def main():
+    index = []
+    for ex in EXAMPLES:
+        request = json.loads((ROOT / ex["request"]).read_text())
+        obj = request["object"]
+        if "settings" in ex:
+            settings = json.loads((ROOT / ex["settings"]).read_text())
+        else:
+            settings = ex.get("settings_value", {})
+        derived = ex.get("derived")
+        if derived:
+            annotations = obj["metadata"].setdefault("annotations", {})
+            label_set = json.loads(annotations.get(LABELS, "{}"))
+            label_set.update(derived["labels"])
+            annotations[LABELS] = json.dumps(label_set, ensure_ascii=False, separators=(",", ":"))
+            opted = settings["cloudTags"]["propagatingLabels"]
+            opted.extend(k for k in derived["labels"] if k not in opted)
+        parents = "---\n".join((ROOT / p).read_text() for p in ex.get("parents", []))
+
+        files = {"object": f"{ex['id']}.object.json", "settings": f"{ex['id']}.settings.json"}
+        (OUT / files["object"]).write_text(dump(obj))
+        (OUT / files["settings"]).write_text(dump(settings))
+        if parents:
+            files["parents"] = f"{ex['id']}.parents.yaml"
+            (OUT / files["parents"]).write_text(parents)
+        entry = {
+            "id": ex["id"],
+            "title": ex["title"],
+            "operation": request["operation"],
+            **files,
+            "source": {
+                "request": ex["request"],
+                "parents": ex.get("parents", []),
+                "settings": ex.get("settings", ex.get("settings_from")),
+            },
+        }
+        if derived:
+            entry["derived"] = {"addedLabels": derived["labels"]}
+        index.append(entry)
+    (OUT / "index.json").write_text(dump(index))
+
+
+if __name__ == "__main__":
+    main()
