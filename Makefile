@@ -61,6 +61,8 @@ e2e-tests: annotated-policy.wasm $(RUNNER_DEP)
 	  POLICY=annotated-policy.wasm bats e2e-tests/capi.bats e2e-tests/xr.bats
 	KWCTL=$(KWCTL) POLICY=annotated-policy.wasm INVOCATIONS=$(E2E_TMP)/invocations.jsonl \
 	  bats e2e-tests/validate_mode.bats e2e-tests/robustness.bats e2e-tests/distribution.bats
+	$(MAKE) $(RUNNER)
+	RUNNER=$(RUNNER) bats e2e-tests/explain.bats
 
 # Everything CI runs: the README's test command.
 check: test e2e-tests check-artifacthub
