@@ -17,12 +17,12 @@ pub mod topology;
 use crate::explain::Explanation;
 use crate::fields::{self, FieldError, StringMap};
 use crate::lookup::{Lookup, LookupError, ObjectRef};
-use crate::outcome::Outcome;
+use crate::outcome::{Outcome, Verdict};
 use crate::plan::{MapEdit, Plan};
 use crate::projection::Projection;
 use crate::request::AdmissionRequest;
 use crate::settings::Settings;
-use rules::{CAPI_RULES, MACHINE, NODE_BOUND_LABELS, ParentLink, Rule};
+use rules::{CAPI_RULES, KeyRule, MACHINE, NODE_BOUND_LABELS, ParentLink, Rule};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -103,7 +103,7 @@ fn decide(
                 let kept = rule.bookkeeping.for_path(to);
                 let desired: BTreeMap<&str, &str> = source
                     .iter()
-                    .filter(|(key, _)| !flow.never_copied.contains(key) && !kept.contains(key))
+                    .filter(|(key, _)| flow.rule_for(key, kept) == KeyRule::Copied)
                     .map(|(key, value)| (*key, *value))
                     .collect();
                 let current = fields::string_map(object, to)?;
@@ -123,12 +123,13 @@ fn decide(
         }
     }
 
-    let mut outcome = Outcome::with_plan(Plan::default());
+    let mut warnings = Vec::new();
+    let mut audit_annotations = BTreeMap::new();
     let label_regexes = &settings.sync_machine_labels;
     for (kinds, path) in NODE_BOUND_LABELS {
         if kinds.matches(group, kind) {
             let labels = resulting_map(object, &plan, path)?;
-            outcome.warnings.extend(node_sync::unsynced_label_warnings(
+            warnings.extend(node_sync::unsynced_label_warnings(
                 &labels,
                 &path.join("."),
                 label_regexes,
@@ -138,7 +139,7 @@ fn decide(
     if MACHINE.matches(group, kind) {
         let labels = resulting_map(object, &plan, &["metadata", "labels"])?;
         let annotations = resulting_map(object, &plan, &["metadata", "annotations"])?;
-        outcome.audit_annotations = node_sync::audit_annotations(
+        audit_annotations = node_sync::audit_annotations(
             &labels,
             &annotations,
             label_regexes,
@@ -148,8 +149,11 @@ fn decide(
             explain::node_sync(explain, &labels, &annotations, settings);
         }
     }
-    outcome.verdict = crate::outcome::Verdict::Allow(plan);
-    Ok(outcome)
+    Ok(Outcome {
+        verdict: Verdict::Allow(plan),
+        warnings,
+        audit_annotations,
+    })
 }
 
 /// The string map at `path` as it will be stored: the object's own entries

@@ -2,7 +2,7 @@
 //! explanation was asked for.
 
 use super::node_sync;
-use super::rules::{Flow, Rule};
+use super::rules::{Flow, KeyRule, Rule};
 use super::{Parent, Resolved};
 use crate::explain::{Explanation, Fate, KeyFate, NodeKey, NodeSync, PathExplanation, RuleUsed};
 use crate::fields::StringMap;
@@ -50,24 +50,24 @@ pub(super) fn flow(
     let keys = source
         .iter()
         .map(|(&key, &value)| {
-            let fate = if flow.never_copied.contains(&key) {
-                Fate::NotPropagated {
+            let fate = match flow.rule_for(key, kept) {
+                KeyRule::NeverCopied => Fate::NotPropagated {
                     rule: format!("never copied along this path ({})", rule.upstream),
-                }
-            } else if kept.contains(&key) {
-                Fate::KeptBookkeeping {
+                },
+                KeyRule::Bookkeeping => Fate::KeptBookkeeping {
                     child_value: current.get(key).map(|v| (*v).to_owned()),
-                }
-            } else {
-                let change = match current.get(key) {
-                    None => "added",
-                    Some(v) if *v == value => "unchanged",
-                    Some(_) => "corrected",
-                };
-                Fate::Flows {
-                    value: value.to_owned(),
-                    from: from.clone(),
-                    change: change.to_owned(),
+                },
+                KeyRule::Copied => {
+                    let change = match current.get(key) {
+                        None => "added",
+                        Some(v) if *v == value => "unchanged",
+                        Some(_) => "corrected",
+                    };
+                    Fate::Flows {
+                        value: value.to_owned(),
+                        from: from.clone(),
+                        change: change.to_owned(),
+                    }
                 }
             };
             KeyFate {

@@ -93,6 +93,32 @@ pub struct Flow {
     pub never_copied: &'static [&'static str],
 }
 
+/// What one flow does with one parent key for one target map.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyRule {
+    /// The contract never copies this key along this flow.
+    NeverCopied,
+    /// A bookkeeping key of the child: the child keeps its value.
+    Bookkeeping,
+    /// The key flows with the parent's value.
+    Copied,
+}
+
+impl Flow {
+    /// The one place that decides whether `key` travels to a target map
+    /// whose bookkeeping keys are `kept`; the plan and the explanation both
+    /// ask here.
+    pub fn rule_for(&self, key: &str, kept: &[&str]) -> KeyRule {
+        if self.never_copied.contains(&key) {
+            KeyRule::NeverCopied
+        } else if kept.contains(&key) {
+            KeyRule::Bookkeeping
+        } else {
+            KeyRule::Copied
+        }
+    }
+}
+
 /// Keys the child's own controller sets after copying from the parent, so the
 /// child's value (or absence) stands: the policy never writes them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
