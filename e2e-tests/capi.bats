@@ -904,6 +904,16 @@ check_allowed_unchanged() {
   assert_message_mentions "retried"
 }
 
+@test "v1beta2: a look-up failure quotes kube-rs's first line and status, not its debug dump or cause chain" {
+  # The replay carries kube-rs's whole 503 error as policy-server 1.35 passes it.
+  evaluate v1beta2 kubeadmconfig_create_lookup_unavailable
+  local message
+  message=$(jq -r '.status.message' <<<"$response")
+  echo "message = $message"
+  [ "$message" = "cannot read KubeadmControlPlane default/capi-quickstart-wqx5r (controlplane.cluster.x-k8s.io/v1beta2), the parent of this BootstrapConfig: ApiError: the server is currently unable to handle the request (get kubeadmcontrolplanes.controlplane.cluster.x-k8s.io): ServiceUnavailable (HTTP 503); the request can be retried once the policy can read it" ]
+  [ "$(jq -r '.status.code' <<<"$response")" = 500 ]
+}
+
 @test "v1beta1: topology MachineDeployment missing from the Cluster topology: allowed unchanged" {
   check_allowed_unchanged v1beta1 machinedeployment_update_topology_not_in_cluster
 }

@@ -21,7 +21,7 @@ use crate::outcome::{Outcome, Verdict};
 use crate::plan::{MapEdit, Plan};
 use crate::projection::Projection;
 use crate::request::AdmissionRequest;
-use crate::settings::Settings;
+use crate::settings::{Settings, SettingsError};
 use rules::{CAPI_RULES, KeyRule, MACHINE, NODE_BOUND_LABELS, ParentLink, Rule};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -52,6 +52,10 @@ enum CapiError {
         parent: Box<ObjectRef>,
         error: FieldError,
     },
+    /// The settings could not be prepared (only when `validate_settings`,
+    /// which refuses them, was bypassed).
+    #[error("policy settings are not valid: {0}")]
+    Settings(#[from] SettingsError),
     /// A parent could not be read.
     #[error(
         "cannot read {parent}, the parent of this {family}: {message}; the request can be \
@@ -73,7 +77,9 @@ pub fn evaluate(
 ) -> Outcome {
     match decide(request, settings, lookup, explain) {
         Ok(outcome) => outcome,
-        Err(e @ CapiError::Lookup { .. }) => Outcome::reject_with_code(e.to_string(), 500),
+        Err(e @ (CapiError::Lookup { .. } | CapiError::Settings(_))) => {
+            Outcome::reject_with_code(e.to_string(), 500)
+        }
         Err(e) => Outcome::reject(format!("cannot propagate Cluster API metadata: {e}")),
     }
 }
@@ -125,28 +131,33 @@ fn decide(
 
     let mut warnings = Vec::new();
     let mut audit_annotations = BTreeMap::new();
-    let label_regexes = &settings.sync_machine_labels;
     for (kinds, path) in NODE_BOUND_LABELS {
         if kinds.matches(group, kind) {
             let labels = resulting_map(object, &plan, path)?;
             warnings.extend(node_sync::unsynced_label_warnings(
                 &labels,
                 &path.join("."),
-                label_regexes,
-            ));
+                || settings.sync_machine_labels(),
+            )?);
         }
     }
     if MACHINE.matches(group, kind) {
         let labels = resulting_map(object, &plan, &["metadata", "labels"])?;
         let annotations = resulting_map(object, &plan, &["metadata", "annotations"])?;
-        audit_annotations = node_sync::audit_annotations(
-            &labels,
-            &annotations,
-            label_regexes,
-            &settings.sync_machine_annotations,
+        let (label_regexes, annotation_regexes) = (
+            settings.sync_machine_labels()?,
+            settings.sync_machine_annotations()?,
         );
+        audit_annotations =
+            node_sync::audit_annotations(&labels, &annotations, label_regexes, annotation_regexes);
         if let Some(explain) = explain {
-            explain::node_sync(explain, &labels, &annotations, settings);
+            explain::node_sync(
+                explain,
+                &labels,
+                &annotations,
+                label_regexes,
+                annotation_regexes,
+            );
         }
     }
     Ok(Outcome {
@@ -276,7 +287,7 @@ fn resolve_topology(
         lookup,
         rule,
         cluster_ref.clone(),
-        &shape.cluster_projection(),
+        &shape.cluster_projection(entry),
     )?
     else {
         return Ok(Resolved::NotFound(rule, cluster_ref));
@@ -292,7 +303,13 @@ fn resolve_topology(
         name: class_name.to_owned(),
         namespace: Some(class_namespace.to_owned()),
     };
-    let Some(class) = read(lookup, rule, class_ref.clone(), &shape.class_projection())? else {
+    let Some(class) = read(
+        lookup,
+        rule,
+        class_ref.clone(),
+        &shape.class_projection(entry),
+    )?
+    else {
         return Ok(Resolved::NotFound(rule, class_ref));
     };
     let merged = topology::merged_parent(

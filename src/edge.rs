@@ -9,12 +9,10 @@ use crate::settings::Settings;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
-use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::rc::Rc;
 
 /// The `validate` payload: `{"request": …, "settings": …}`. Settings stay
-/// raw so they are prepared once per distinct document, not per request.
+/// raw here; [`Settings::parse`] reads them.
 #[derive(Deserialize)]
 pub struct Payload<'a> {
     /// The settings document, undecoded.
@@ -51,33 +49,18 @@ struct SettingsValidationResponse {
     message: Option<String>,
 }
 
-thread_local! {
-    /// Settings prepared for the last distinct settings document, so regexes
-    /// are compiled once per instance and settings, not per evaluation.
-    static PREPARED: RefCell<Option<(Vec<u8>, Rc<Settings>)>> = const { RefCell::new(None) };
-}
-
-fn prepared_settings(raw: &[u8]) -> Result<Rc<Settings>, String> {
-    PREPARED.with(|cell| {
-        if let Some((cached_raw, settings)) = &*cell.borrow()
-            && cached_raw.as_slice() == raw
-        {
-            return Ok(Rc::clone(settings));
-        }
-        let settings = Rc::new(Settings::from_json(raw).map_err(|e| e.to_string())?);
-        *cell.borrow_mut() = Some((raw.to_vec(), Rc::clone(&settings)));
-        Ok(settings)
-    })
-}
-
 /// waPC `validate`: evaluates one request against the host's cluster.
+///
+/// Nothing is cached across calls: policy-server runs every request on a
+/// fresh instance, so a cache would never hit there. The settings are
+/// parsed here and each part is prepared only if the request reads it.
 pub fn validate(payload: &[u8]) -> Vec<u8> {
     let payload = match Payload::decode(payload) {
         Ok(p) => p,
         Err(message) => return encode(Outcome::reject(message), None),
     };
     let raw_settings = payload.settings.map_or("{}", RawValue::get);
-    let settings = match prepared_settings(raw_settings.as_bytes()) {
+    let settings = match Settings::parse(raw_settings.as_bytes()) {
         Ok(s) => s,
         Err(e) => {
             return encode(

@@ -8,7 +8,7 @@
 use crate::projection::Projection;
 use serde_json::Value;
 use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 /// The identity of an object to read.
@@ -65,6 +65,9 @@ const HOST_ERROR_PREFIX: &str = "Host error: ";
 /// Prefix policy-evaluator puts before every failed callback's text.
 const CALLBACK_FAILURE_PREFIX: &str = "Callback evaluation failure: ";
 
+/// Longest host error text a rejection quotes; a longer first line is cut.
+pub const MAX_HOST_ERROR_CHARS: usize = 300;
+
 /// Classifies the text of a failed host call.
 pub fn classify_host_error(text: &str) -> LookupError {
     let host_text = text
@@ -76,8 +79,58 @@ pub fn classify_host_error(text: &str) -> LookupError {
     if host_text.starts_with(NOT_FOUND_PREFIX) {
         LookupError::NotFound
     } else {
-        LookupError::Failed(host_text.to_owned())
+        LookupError::Failed(readable_host_error(host_text))
     }
+}
+
+/// What a user needs of a host error: its first line, without the Rust
+/// debug dump kube-rs appends to it, plus the HTTP status code that dump
+/// carries. policy-server passes kube-rs's whole error (about 700
+/// characters: `ApiError: <message>: <Reason> (Status { … code: 503, … })`
+/// and a `Caused by:` chain); the reason and the code are what tell a
+/// transient failure (503) from a missing grant (403).
+pub fn readable_host_error(text: &str) -> String {
+    let first_line = text.lines().next().unwrap_or_default().trim_end();
+    let (summary, dump) = match debug_dump_start(first_line) {
+        Some(at) => (&first_line[..at], &first_line[at..]),
+        None => (first_line, ""),
+    };
+    let mut readable = match summary.char_indices().nth(MAX_HOST_ERROR_CHARS) {
+        Some((cut, _)) => format!("{}…", &summary[..cut]),
+        None => summary.to_owned(),
+    };
+    if let Some(code) = http_code(dump) {
+        readable.push_str(&format!(" (HTTP {code})"));
+    }
+    readable
+}
+
+/// Where ` (Name { …` starts: the `{:?}` of a Rust struct (kube-rs's
+/// `Status` or `ErrorResponse`) appended to a message.
+fn debug_dump_start(line: &str) -> Option<usize> {
+    line.match_indices(" (").map(|(at, _)| at).find(|&at| {
+        let rest = &line[at + 2..];
+        let name_len = rest
+            .find(|c: char| !c.is_ascii_alphanumeric())
+            .unwrap_or(rest.len());
+        name_len > 0
+            && rest.as_bytes()[0].is_ascii_uppercase()
+            && rest[name_len..].starts_with(" {")
+    })
+}
+
+/// The `code: NNN` field of a debug dump, when it is an HTTP status.
+fn http_code(dump: &str) -> Option<u16> {
+    dump.match_indices(", code: ")
+        .chain(dump.match_indices("{ code: "))
+        .filter_map(|(at, field)| {
+            let digits = &dump[at + field.len()..];
+            let end = digits
+                .find(|c: char| !c.is_ascii_digit())
+                .unwrap_or(digits.len());
+            digits[..end].parse().ok()
+        })
+        .find(|code| (100..600).contains(code))
 }
 
 /// [`Lookup`] through Kubewarden's `kubernetes/get_resource` host capability.
@@ -96,10 +149,12 @@ impl Lookup for HostLookup {
             // The 5 s host cache is fine: parents change rarely, and a stale
             // parent is corrected by the next write of the child.
             disable_cache: false,
-            field_masks: None,
+            field_masks: Some(projection.field_masks()),
         };
-        // The SDK's get_resource would decode the whole object into a Value;
-        // the raw call lets the projection skip what the rules never read.
+        // The masks let the host prune the parent before it crosses into
+        // the guest. The SDK's get_resource would then decode the rest into
+        // a Value; the projection still skips whatever a host that ignores
+        // masks sends.
         let message = serde_json::to_vec(&request)
             .map_err(|e| LookupError::Failed(format!("cannot encode the look-up: {e}")))?;
         let answer = host_call("kubewarden", "kubernetes", "get_resource", &message)
@@ -117,7 +172,7 @@ impl Lookup for HostLookup {
 #[derive(Debug, Default)]
 pub struct MapLookup {
     answers: BTreeMap<ObjectRef, Result<Value, LookupError>>,
-    requests: RefCell<Vec<ObjectRef>>,
+    requests: RefCell<Vec<(ObjectRef, BTreeSet<String>)>>,
 }
 
 impl MapLookup {
@@ -149,7 +204,21 @@ impl MapLookup {
 
     /// Every request made so far, in order.
     pub fn requests(&self) -> Vec<ObjectRef> {
-        self.requests.borrow().clone()
+        self.requests
+            .borrow()
+            .iter()
+            .map(|(r, _)| r.clone())
+            .collect()
+    }
+
+    /// The field masks of every request made so far, in order: what
+    /// [`HostLookup`] would send.
+    pub fn field_masks(&self) -> Vec<BTreeSet<String>> {
+        self.requests
+            .borrow()
+            .iter()
+            .map(|(_, m)| m.clone())
+            .collect()
     }
 }
 
@@ -159,7 +228,9 @@ fn str_at(object: &Value, key: &str) -> String {
 
 impl Lookup for MapLookup {
     fn get(&self, object: &ObjectRef, projection: &Projection) -> Result<Value, LookupError> {
-        self.requests.borrow_mut().push(object.clone());
+        self.requests
+            .borrow_mut()
+            .push((object.clone(), projection.field_masks()));
         let found = self.answers.get(object).cloned();
         let whole = found.unwrap_or(Err(LookupError::NotFound))?;
         let bytes = serde_json::to_vec(&whole).map_err(|e| LookupError::Failed(e.to_string()))?;
@@ -196,8 +267,34 @@ mod tests {
         LookupError::Failed("Policy has not been granted access to Kubernetes cluster.x-k8s.io/v1beta1/Cluster resources. The violation has been reported.".into())
     )]
     #[case::no_prefix("connection refused", LookupError::Failed("connection refused".into()))]
+    #[case::kube_rs_503_as_policy_server_sends_it(
+        POLICY_SERVER_503,
+        LookupError::Failed("ApiError: the server is currently unable to handle the request (get machinedeployments.cluster.x-k8s.io): ServiceUnavailable (HTTP 503)".into())
+    )]
+    #[case::kube_rs_403_error_response(
+        "Host error: Callback evaluation failure: ApiError: machinesets.cluster.x-k8s.io \"ms-1\" is forbidden: User \"system:serviceaccount:kubewarden:policy-server-default\" cannot get resource \"machinesets\" in API group \"cluster.x-k8s.io\" in the namespace \"default\": Forbidden (ErrorResponse { status: \"Failure\", message: \"machinesets.cluster.x-k8s.io \\\"ms-1\\\" is forbidden\", reason: \"Forbidden\", code: 403 })\n\nCaused by:\n    machinesets.cluster.x-k8s.io \"ms-1\" is forbidden: Forbidden",
+        LookupError::Failed("ApiError: machinesets.cluster.x-k8s.io \"ms-1\" is forbidden: User \"system:serviceaccount:kubewarden:policy-server-default\" cannot get resource \"machinesets\" in API group \"cluster.x-k8s.io\" in the namespace \"default\": Forbidden (HTTP 403)".into())
+    )]
     fn classify_host_error_by_text(#[case] text: &str, #[case] expected: LookupError) {
         assert_eq!(classify_host_error(text), expected);
+    }
+
+    /// The host error text policy-server 1.35 gives the guest when the API
+    /// server answers 503 for a MachineDeployment (shared/reference/
+    /// kubewarden.md §8, observed), as the waPC guest receives it.
+    const POLICY_SERVER_503: &str = "error invoking host capability kubernetes.get_resource: Host error: Callback evaluation failure: ApiError: the server is currently unable to handle the request (get machinedeployments.cluster.x-k8s.io): ServiceUnavailable (Status { status: Some(Failure), code: 503, message: \"the server is currently unable to handle the request (get machinedeployments.cluster.x-k8s.io)\", metadata: Some(ListMeta { continue_: None, remaining_item_count: None, resource_version: None, self_link: None }), reason: \"ServiceUnavailable\", details: Some(StatusDetails { name: \"my-cluster-md-0\", group: \"cluster.x-k8s.io\", kind: \"machinedeployments\", uid: \"\", causes: [], retry_after_seconds: 0 }) })\n\nCaused by:\n    the server is currently unable to handle the request (get machinedeployments.cluster.x-k8s.io): ServiceUnavailable";
+
+    #[test]
+    fn readable_host_error_keeps_plain_messages_and_cuts_long_ones() {
+        assert_eq!(
+            readable_host_error("Replay error: unexpected request (Was expecting x)"),
+            "Replay error: unexpected request (Was expecting x)"
+        );
+        let long = "x".repeat(MAX_HOST_ERROR_CHARS + 50);
+        let cut = readable_host_error(&long);
+        assert_eq!(cut.chars().count(), MAX_HOST_ERROR_CHARS + 1);
+        assert!(cut.ends_with('…'));
+        assert_eq!(readable_host_error(""), "");
     }
 
     #[test]

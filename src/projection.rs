@@ -9,7 +9,7 @@
 
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 /// The set of paths to keep; everything outside them is dropped.
@@ -32,6 +32,29 @@ impl Projection {
             node.all = true;
         }
         root
+    }
+
+    /// The projection as Kubewarden `field_masks`: one dot path per kept
+    /// subtree, sorted (the SDK sends a `BTreeSet`). A host that honours
+    /// them prunes everything else but `metadata` before serialising the
+    /// object into the guest; [`Projection::decode`] still guards against a
+    /// host that ignores them. Paths never overlap, so the host's pruning
+    /// keeps exactly what the decode keeps.
+    pub fn field_masks(&self) -> BTreeSet<String> {
+        fn walk(node: &Projection, prefix: &mut Vec<String>, out: &mut BTreeSet<String>) {
+            if node.all {
+                out.insert(prefix.join("."));
+                return;
+            }
+            for (segment, child) in &node.children {
+                prefix.push(segment.clone());
+                walk(child, prefix, out);
+                prefix.pop();
+            }
+        }
+        let mut masks = BTreeSet::new();
+        walk(self, &mut Vec::new(), &mut masks);
+        masks
     }
 
     /// Decodes `json` keeping only the projected paths.
@@ -174,6 +197,25 @@ mod tests {
                 .decode(&serde_json::to_vec(&md).unwrap())
                 .unwrap(),
             json!({"spec": {"template": "oops"}})
+        );
+    }
+
+    #[test]
+    fn field_masks_name_each_kept_subtree_once_in_sorted_order() {
+        let projection = Projection::of(&[
+            &["spec", "template", "metadata", "labels"],
+            &["metadata", "annotations"],
+            &["spec", "template", "metadata"],
+            &["spec", "template", "metadata", "annotations"],
+            &["spec", "topology", "workers", "machineDeployments", "name"],
+        ]);
+        assert_eq!(
+            projection.field_masks().into_iter().collect::<Vec<_>>(),
+            [
+                "metadata.annotations",
+                "spec.template.metadata",
+                "spec.topology.workers.machineDeployments.name"
+            ]
         );
     }
 

@@ -3,11 +3,14 @@
 //!
 //! Settings are parsed strictly (unknown fields and wrong types are refused,
 //! with the path of the offending field) and then *prepared*: regexes are
-//! compiled and every problem is collected, so a user fixes all of them in one
-//! round trip instead of one per `kubectl apply`.
+//! compiled and the opt-in list is checked. `validate_settings` prepares
+//! everything and collects every problem, so a user fixes all of them in one
+//! round trip instead of one per `kubectl apply`; an evaluation prepares only
+//! what its request reads ([`Settings`]).
 
 use regex_lite::{Regex, RegexBuilder};
 use serde::Deserialize;
+use std::cell::OnceCell;
 use std::collections::BTreeSet;
 use std::fmt;
 
@@ -78,16 +81,29 @@ impl Default for RawCloudTagSettings {
     }
 }
 
-/// Settings ready for evaluation: regexes compiled, opt-in list as a set,
-/// provider path split into segments.
+/// Settings ready for evaluation.
+///
+/// Parsing is strict and cheap; what costs (compiling the node-sync regexes,
+/// building the opt-in set) is prepared the first time an evaluation asks
+/// for it. policy-server evaluates every request on a fresh instance
+/// (`shared/reference/kubewarden.md` §8), so anything prepared up front would
+/// be paid by every request, including the many that never read it: a
+/// MachineSet needs no cloud-tag settings and usually no regex, an XR never
+/// needs the node-sync regexes.
 #[derive(Debug, Default)]
 pub struct Settings {
     /// `mutate` or `validate`.
     pub mode: Mode,
-    /// Extra Machine label keys CAPI syncs to the Node.
-    pub sync_machine_labels: Vec<Regex>,
-    /// Extra Machine annotation keys CAPI syncs to the Node.
-    pub sync_machine_annotations: Vec<Regex>,
+    capi: RawCapiSettings,
+    cloud_tags: RawCloudTagSettings,
+    sync_machine_labels: OnceCell<Result<Vec<Regex>, SettingsError>>,
+    sync_machine_annotations: OnceCell<Result<Vec<Regex>, SettingsError>>,
+    prepared_cloud_tags: OnceCell<Result<CloudTagSettings, SettingsError>>,
+}
+
+/// The cloud-tag settings, checked and prepared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CloudTagSettings {
     /// Qualified label keys opted into cloud-tag propagation.
     pub propagating_labels: BTreeSet<String>,
     /// Segments of `cloudTags.providerPath`.
@@ -110,12 +126,36 @@ impl fmt::Display for SettingsError {
 impl std::error::Error for SettingsError {}
 
 impl Settings {
-    /// Parses and prepares a settings document (JSON). `null` or an empty
-    /// document means defaults.
+    /// Parses a settings document (JSON) and prepares every part of it,
+    /// reporting every problem at once: what `validate_settings` answers
+    /// when the policy is loaded, and what tools and tests start from.
+    /// `null` or an empty document means defaults.
     pub fn from_json(raw: &[u8]) -> Result<Self, SettingsError> {
+        let settings = Self::parse(raw)?;
+        let problems: Vec<String> = [
+            settings.sync_machine_labels().err(),
+            settings.sync_machine_annotations().err(),
+            settings.cloud_tags().err(),
+        ]
+        .into_iter()
+        .flatten()
+        .flat_map(|e| e.problems)
+        .collect();
+        if problems.is_empty() {
+            Ok(settings)
+        } else {
+            Err(SettingsError { problems })
+        }
+    }
+
+    /// Parses a settings document strictly (unknown fields and wrong types
+    /// are refused, naming the field) and prepares nothing: each part is
+    /// prepared when an evaluation first reads it. What `validate` uses, for
+    /// settings `validate_settings` has already accepted.
+    pub fn parse(raw: &[u8]) -> Result<Self, SettingsError> {
         let trimmed = raw.trim_ascii();
         if trimmed.is_empty() || trimmed == b"null" {
-            return RawSettings::default().prepare();
+            return Ok(Self::default());
         }
         if trimmed.first() != Some(&b'{') {
             // serde would also accept a struct written as an array of field
@@ -141,28 +181,63 @@ impl Settings {
                 problems: vec![problem],
             }
         })?;
-        parsed.prepare()
+        Ok(Self::from(parsed))
+    }
+
+    /// `capi.additionalSyncMachineLabels`, compiled on first use.
+    pub fn sync_machine_labels(&self) -> Result<&[Regex], SettingsError> {
+        prepared(&self.sync_machine_labels, || {
+            compile_all(
+                "capi.additionalSyncMachineLabels",
+                &self.capi.additional_sync_machine_labels,
+            )
+        })
+        .map(Vec::as_slice)
+    }
+
+    /// `capi.additionalSyncMachineAnnotations`, compiled on first use.
+    pub fn sync_machine_annotations(&self) -> Result<&[Regex], SettingsError> {
+        prepared(&self.sync_machine_annotations, || {
+            compile_all(
+                "capi.additionalSyncMachineAnnotations",
+                &self.capi.additional_sync_machine_annotations,
+            )
+        })
+        .map(Vec::as_slice)
+    }
+
+    /// `cloudTags.*`, checked and prepared on first use.
+    pub fn cloud_tags(&self) -> Result<&CloudTagSettings, SettingsError> {
+        prepared(&self.prepared_cloud_tags, || self.cloud_tags.prepare())
     }
 }
 
-impl RawSettings {
-    /// Checks every field and compiles what needs compiling, collecting all
-    /// problems rather than stopping at the first.
-    pub fn prepare(self) -> Result<Settings, SettingsError> {
-        let mut problems = Vec::new();
-        let sync_machine_labels = compile_all(
-            "capi.additionalSyncMachineLabels",
-            &self.capi.additional_sync_machine_labels,
-            &mut problems,
-        );
-        let sync_machine_annotations = compile_all(
-            "capi.additionalSyncMachineAnnotations",
-            &self.capi.additional_sync_machine_annotations,
-            &mut problems,
-        );
+impl From<RawSettings> for Settings {
+    fn from(raw: RawSettings) -> Self {
+        Self {
+            mode: raw.mode,
+            capi: raw.capi,
+            cloud_tags: raw.cloud_tags,
+            ..Self::default()
+        }
+    }
+}
 
+/// The value in `cell`, prepared by `prepare` the first time.
+fn prepared<T>(
+    cell: &OnceCell<Result<T, SettingsError>>,
+    prepare: impl FnOnce() -> Result<T, SettingsError>,
+) -> Result<&T, SettingsError> {
+    cell.get_or_init(prepare).as_ref().map_err(Clone::clone)
+}
+
+impl RawCloudTagSettings {
+    /// Checks every field, collecting all problems rather than stopping at
+    /// the first.
+    fn prepare(&self) -> Result<CloudTagSettings, SettingsError> {
+        let mut problems = Vec::new();
         let mut propagating_labels = BTreeSet::new();
-        for (i, key) in self.cloud_tags.propagating_labels.iter().enumerate() {
+        for (i, key) in self.propagating_labels.iter().enumerate() {
             let field = format!("cloudTags.propagatingLabels[{i}]");
             if key.is_empty() {
                 problems.push(format!(
@@ -178,7 +253,7 @@ impl RawSettings {
             }
         }
 
-        let path = &self.cloud_tags.provider_path;
+        let path = &self.provider_path;
         let provider_path: Vec<String> = path.split('.').map(str::to_owned).collect();
         if provider_path.iter().any(String::is_empty) {
             problems.push(format!(
@@ -188,10 +263,7 @@ impl RawSettings {
         }
 
         if problems.is_empty() {
-            Ok(Settings {
-                mode: self.mode,
-                sync_machine_labels,
-                sync_machine_annotations,
+            Ok(CloudTagSettings {
                 propagating_labels,
                 provider_path,
             })
@@ -201,8 +273,9 @@ impl RawSettings {
     }
 }
 
-fn compile_all(field: &str, patterns: &[String], problems: &mut Vec<String>) -> Vec<Regex> {
+fn compile_all(field: &str, patterns: &[String]) -> Result<Vec<Regex>, SettingsError> {
     let mut compiled = Vec::with_capacity(patterns.len());
+    let mut problems = Vec::new();
     for (i, pattern) in patterns.iter().enumerate() {
         match RegexBuilder::new(pattern)
             .size_limit(REGEX_SIZE_LIMIT)
@@ -223,7 +296,11 @@ fn compile_all(field: &str, patterns: &[String], problems: &mut Vec<String>) -> 
             }
         }
     }
-    compiled
+    if problems.is_empty() {
+        Ok(compiled)
+    } else {
+        Err(SettingsError { problems })
+    }
 }
 
 #[cfg(test)]
@@ -245,9 +322,10 @@ mod tests {
     )]
     fn settings_defaults_are_valid_and_propagate_nothing(#[case] json: &str) {
         let s = Settings::from_json(json.as_bytes()).unwrap();
-        assert!(s.propagating_labels.is_empty());
-        assert!(s.sync_machine_labels.is_empty());
-        assert_eq!(s.provider_path, ["spec", "parameters", "provider"]);
+        let tags = s.cloud_tags().unwrap();
+        assert!(tags.propagating_labels.is_empty());
+        assert!(s.sync_machine_labels().unwrap().is_empty());
+        assert_eq!(tags.provider_path, ["spec", "parameters", "provider"]);
     }
 
     #[test]
@@ -259,13 +337,14 @@ mod tests {
                  "providerPath":"spec.provider.name"}}"#,
         )
         .unwrap();
-        assert!(s.sync_machine_labels[0].is_match("example.com/zone"));
-        assert!(s.sync_machine_annotations[0].is_match("my-team-name"));
+        assert!(s.sync_machine_labels().unwrap()[0].is_match("example.com/zone"));
+        assert!(s.sync_machine_annotations().unwrap()[0].is_match("my-team-name"));
+        let tags = s.cloud_tags().unwrap();
         assert_eq!(
-            s.propagating_labels.iter().collect::<Vec<_>>(),
+            tags.propagating_labels.iter().collect::<Vec<_>>(),
             ["acme:checkout/owner", "platform/env"]
         );
-        assert_eq!(s.provider_path, ["spec", "provider", "name"]);
+        assert_eq!(tags.provider_path, ["spec", "provider", "name"]);
     }
 
     #[test]
@@ -355,6 +434,41 @@ mod tests {
                 "cloudTags.providerPath: \"\" is not a dotted field path; use e.g. \"spec.parameters.provider\" (the default) or omit the field"
             ]
         );
+    }
+
+    #[test]
+    fn parse_prepares_nothing_until_asked_and_then_reports_only_that_part() {
+        let s = Settings::parse(
+            br#"{"capi":{"additionalSyncMachineLabels":["("]},
+                 "cloudTags":{"propagatingLabels":["platform/origin"]}}"#,
+        )
+        .unwrap();
+        assert!(s.sync_machine_labels.get().is_none());
+        assert!(s.prepared_cloud_tags.get().is_none());
+        assert_eq!(
+            s.sync_machine_labels().unwrap_err().problems,
+            [
+                "capi.additionalSyncMachineLabels[0]: invalid regex \"(\": found open group without closing ')'"
+            ]
+        );
+        assert!(s.prepared_cloud_tags.get().is_none());
+        assert!(s.sync_machine_annotations().unwrap().is_empty());
+        assert_eq!(s.cloud_tags().unwrap_err().problems.len(), 1);
+    }
+
+    #[test]
+    fn parse_is_as_strict_as_from_json_about_the_document() {
+        for json in [
+            r#"{"capi":{"additionalSyncMachineLabel":[]}}"#,
+            r#"["capi"]"#,
+            r#"{"mode":"audit"}"#,
+        ] {
+            assert_eq!(
+                Settings::parse(json.as_bytes()).unwrap_err(),
+                Settings::from_json(json.as_bytes()).unwrap_err(),
+                "{json}"
+            );
+        }
     }
 
     #[test]

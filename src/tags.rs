@@ -14,7 +14,7 @@ use crate::explain::{CloudTags, Explanation, LabelFate, TagFate};
 use crate::fields::{self, FieldError, FieldPath, StringMap};
 use crate::outcome::Outcome;
 use crate::plan::{MapEdit, Plan};
-use crate::settings::Settings;
+use crate::settings::{CloudTagSettings, Settings};
 use profile::TagProfile;
 use serde::Serialize;
 use serde_json::Value;
@@ -51,6 +51,13 @@ impl<'a> LabelSet<'a> {
 
 /// Decides the cloud tags of one XR; fills `explain` when given.
 pub fn evaluate(object: &Value, settings: &Settings, explain: Option<&mut Explanation>) -> Outcome {
+    let settings = match settings.cloud_tags() {
+        Ok(settings) => settings,
+        // Only when validate_settings, which refuses them, was bypassed.
+        Err(e) => {
+            return Outcome::reject_with_code(format!("policy settings are not valid: {e}"), 500);
+        }
+    };
     match plan(object, settings, explain) {
         Ok(outcome) => outcome,
         Err(e) => Outcome::reject(format!("cannot compute cloud tags: {e}")),
@@ -59,7 +66,7 @@ pub fn evaluate(object: &Value, settings: &Settings, explain: Option<&mut Explan
 
 fn plan(
     object: &Value,
-    settings: &Settings,
+    settings: &CloudTagSettings,
     explain: Option<&mut Explanation>,
 ) -> Result<Outcome, FieldError> {
     let annotations = fields::string_map(object, ANNOTATIONS)?;
@@ -120,7 +127,7 @@ fn plan(
 /// The fate of every label of the set (explanations only).
 fn explain_labels(
     set: &LabelSet<'_>,
-    settings: &Settings,
+    settings: &CloudTagSettings,
     transformed: &Transformed<'_>,
     profile: &TagProfile,
     provider: String,

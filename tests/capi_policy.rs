@@ -29,6 +29,15 @@ fn run_with(
     (outcome, mutated)
 }
 
+/// The field masks of every look-up so far, as sorted lists.
+fn masks(lookup: &MapLookup) -> Vec<Vec<String>> {
+    lookup
+        .field_masks()
+        .into_iter()
+        .map(|m| m.into_iter().collect())
+        .collect()
+}
+
 fn md_ref(version: &str, name: &str) -> ObjectRef {
     ObjectRef {
         api_version: format!("cluster.x-k8s.io/{version}"),
@@ -100,6 +109,14 @@ fn machine_set_update_corrects_and_adds_but_never_removes() {
         let lookup = MapLookup::new().with_object(machine_deployment(version));
         let (outcome, ms) = run("UPDATE", machine_set(version), &lookup);
         assert_eq!(lookup.requests(), [md_ref(version, "capi-quickstart-md-0")]);
+        assert_eq!(
+            masks(&lookup),
+            [[
+                "metadata.annotations",
+                "spec.template.metadata.annotations",
+                "spec.template.metadata.labels"
+            ]]
+        );
         assert!(outcome.warnings.is_empty(), "{:?}", outcome.warnings);
         assert_eq!(
             ms["metadata"],
@@ -382,6 +399,31 @@ fn topology_control_plane_merges_topology_over_class() {
                     format!("ClusterClass default/quick-start (cluster.x-k8s.io/{version})"),
                 ]
             );
+            let class_ref: &[&str] = match version {
+                "v1beta1" => &["spec.topology.class", "spec.topology.classNamespace"],
+                _ => &[
+                    "spec.topology.classRef.name",
+                    "spec.topology.classRef.namespace",
+                ],
+            };
+            assert_eq!(
+                masks(&lookup),
+                [
+                    [
+                        class_ref,
+                        &[
+                            "spec.topology.controlPlane.metadata.annotations",
+                            "spec.topology.controlPlane.metadata.labels",
+                        ]
+                    ]
+                    .concat(),
+                    vec![
+                        "spec.controlPlane.machineInfrastructure",
+                        "spec.controlPlane.metadata.annotations",
+                        "spec.controlPlane.metadata.labels",
+                    ],
+                ]
+            );
             assert_eq!(
                 cp["metadata"]["labels"],
                 json!({"cluster.x-k8s.io/cluster-name": "capi-quickstart",
@@ -413,6 +455,42 @@ fn topology_machine_deployment_uses_its_entry_and_class_metadata_path() {
                                                 "topology.cluster.x-k8s.io/deployment-name": "md-0"}},
                         "spec": {"clusterName": "capi-quickstart", "template": {"spec": {"clusterName": "capi-quickstart"}}}});
         let (_, out) = run("CREATE", md.clone(), &lookup);
+        let (class_ref, class_metadata): (&[&str], &str) = match version {
+            "v1beta1" => (
+                &["spec.topology.class", "spec.topology.classNamespace"],
+                "spec.workers.machineDeployments.template.metadata",
+            ),
+            _ => (
+                &[
+                    "spec.topology.classRef.name",
+                    "spec.topology.classRef.namespace",
+                ],
+                "spec.workers.machineDeployments.metadata",
+            ),
+        };
+        assert_eq!(
+            masks(&lookup),
+            [
+                [
+                    class_ref,
+                    &[
+                        "spec.topology.workers.machineDeployments.class",
+                        "spec.topology.workers.machineDeployments.metadata.annotations",
+                        "spec.topology.workers.machineDeployments.metadata.labels",
+                        "spec.topology.workers.machineDeployments.name",
+                    ]
+                ]
+                .concat(),
+                [
+                    "spec.workers.machineDeployments.class".to_owned(),
+                    format!("{class_metadata}.annotations"),
+                    format!("{class_metadata}.labels"),
+                ]
+                .iter()
+                .map(String::as_str)
+                .collect(),
+            ]
+        );
         let labels = json!({"cluster.x-k8s.io/cluster-name": "capi-quickstart",
                             "topology.cluster.x-k8s.io/owned": "",
                             "topology.cluster.x-k8s.io/deployment-name": "md-0",
@@ -469,6 +547,50 @@ fn topology_malformed_class_is_blamed_on_the_class() {
                       spec.workers.machineDeployments[0].metadata.labels: expected an object, found a string"
                 .into(),
             code: 400
+        }
+    );
+}
+
+/// On a fresh instance every request pays for what it prepares, so each
+/// capability prepares only the settings it reads: a settings document whose
+/// regex would not compile (which `validate_settings` refuses when the
+/// policy is loaded) shows which requests compile the regexes at all.
+#[test]
+fn each_request_prepares_only_the_settings_it_reads() {
+    let bad_regex = Settings::parse(
+        br#"{"capi":{"additionalSyncMachineLabels":["("]},"cloudTags":{"propagatingLabels":["platform/origin"]}}"#,
+    )
+    .unwrap();
+    let evaluate_with = |object: Value, lookup: &MapLookup| {
+        evaluate(
+            &AdmissionRequest::for_object("UPDATE", object),
+            &bad_regex,
+            lookup,
+        )
+    };
+
+    // A MachineSet whose template labels CAPI syncs by its own rules
+    // (node-role.kubernetes.io) needs neither the regexes nor the cloud-tag
+    // settings.
+    let mut ms = machine_set("v1beta2");
+    ms["spec"]["template"]["metadata"]["labels"] = json!({"machine-template-hash": "1"});
+    let lookup = MapLookup::new().with_object(machine_deployment("v1beta2"));
+    let outcome = evaluate_with(ms.clone(), &lookup);
+    assert!(matches!(outcome.verdict, Verdict::Allow(_)), "{outcome:?}");
+
+    // Under a parent whose template carries a Kubernetes label CAPI does not
+    // sync by itself, the label is checked against the regexes.
+    let mut md = machine_deployment("v1beta2");
+    md["spec"]["template"]["metadata"]["labels"] =
+        json!({"node.kubernetes.io/exclude-from-external-load-balancers": "true"});
+    let outcome = evaluate_with(ms, &MapLookup::new().with_object(md));
+    assert_eq!(
+        outcome.verdict,
+        Verdict::Reject {
+            message: "policy settings are not valid: capi.additionalSyncMachineLabels[0]: \
+                      invalid regex \"(\": found open group without closing ')'"
+                .into(),
+            code: 500
         }
     );
 }

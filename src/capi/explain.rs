@@ -7,7 +7,7 @@ use super::{Parent, Resolved};
 use crate::explain::{Explanation, Fate, KeyFate, NodeKey, NodeSync, PathExplanation, RuleUsed};
 use crate::fields::StringMap;
 use crate::lookup::ObjectRef;
-use crate::settings::Settings;
+use regex_lite::Regex;
 
 /// Records how the search for a parent ended.
 pub(super) fn note_resolution(explain: &mut Explanation, resolved: &Resolved) {
@@ -88,7 +88,8 @@ pub(super) fn node_sync(
     explain: &mut Explanation,
     labels: &StringMap<'_>,
     annotations: &StringMap<'_>,
-    settings: &Settings,
+    label_regexes: &[Regex],
+    annotation_regexes: &[Regex],
 ) {
     let keys = |map: &StringMap<'_>, criterion: &dyn Fn(&str) -> Option<String>| {
         map.keys()
@@ -100,10 +101,10 @@ pub(super) fn node_sync(
     };
     explain.node_sync = Some(NodeSync {
         labels: keys(labels, &|k| {
-            node_sync::label_sync_criterion(k, &settings.sync_machine_labels)
+            node_sync::label_sync_criterion(k, label_regexes)
         }),
         annotations: keys(annotations, &|k| {
-            node_sync::annotation_sync_criterion(k, &settings.sync_machine_annotations)
+            node_sync::annotation_sync_criterion(k, annotation_regexes)
         }),
     });
 }

@@ -114,15 +114,25 @@ pub fn is_kubernetes_namespaced(key: &str) -> bool {
 }
 
 /// Warnings for the Kubernetes-namespaced labels at `path` that CAPI will
-/// not sync to the Node, sorted by key.
-pub fn unsynced_label_warnings(
+/// not sync to the Node, sorted by key. `regexes` is asked for only when a
+/// Kubernetes-namespaced label is not synced by CAPI's own domains: most
+/// objects have none, and on a fresh instance the regexes would be compiled
+/// for nothing.
+pub fn unsynced_label_warnings<'r, E>(
     labels: &StringMap<'_>,
     path: &str,
-    regexes: &[Regex],
-) -> Vec<String> {
-    labels
+    regexes: impl FnOnce() -> Result<&'r [Regex], E>,
+) -> Result<Vec<String>, E> {
+    let mut candidates = labels
         .keys()
-        .filter(|key| is_kubernetes_namespaced(key) && !label_is_synced(key, regexes))
+        .filter(|key| is_kubernetes_namespaced(key) && !label_is_synced(key, &[]))
+        .peekable();
+    if candidates.peek().is_none() {
+        return Ok(Vec::new());
+    }
+    let regexes = regexes()?;
+    Ok(candidates
+        .filter(|key| !label_is_synced(key, regexes))
         .map(|key| {
             format!(
                 "label {key:?} in {path} will not be synced to the Node by Cluster API, which \
@@ -132,7 +142,7 @@ pub fn unsynced_label_warnings(
                  capi.additionalSyncMachineLabels setting"
             )
         })
-        .collect()
+        .collect())
 }
 
 #[cfg(test)]
@@ -142,6 +152,7 @@ mod tests {
     //! TestGetManagedAnnotations.
     use super::*;
     use rstest::rstest;
+    use std::convert::Infallible;
 
     fn regexes(patterns: &[&str]) -> Vec<Regex> {
         patterns.iter().map(|p| Regex::new(p).unwrap()).collect()
@@ -276,7 +287,9 @@ mod tests {
             ("env", "prod"),
         ]
         .into();
-        let warnings = unsynced_label_warnings(&labels, "spec.template.metadata.labels", &[]);
+        let none = || Ok::<_, Infallible>(&[][..]);
+        let warnings =
+            unsynced_label_warnings(&labels, "spec.template.metadata.labels", none).unwrap();
         assert_eq!(
             warnings,
             [
@@ -289,6 +302,23 @@ mod tests {
             ]
         );
         let synced = regexes(&["^node\\.kubernetes\\.io/"]);
-        assert!(unsynced_label_warnings(&labels, "x", &synced).is_empty());
+        let given = || Ok::<_, Infallible>(synced.as_slice());
+        assert!(
+            unsynced_label_warnings(&labels, "x", given)
+                .unwrap()
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn unsynced_label_warnings_ask_for_the_regexes_only_for_kubernetes_labels() {
+        let labels: StringMap = [("env", "prod"), ("node-role.kubernetes.io/worker", "")].into();
+        let never = || -> Result<&[Regex], &str> { Err("the regexes were asked for") };
+        assert_eq!(unsynced_label_warnings(&labels, "x", never), Ok(Vec::new()));
+        let labels: StringMap = [("topology.kubernetes.io/zone", "a")].into();
+        assert_eq!(
+            unsynced_label_warnings(&labels, "x", never),
+            Err("the regexes were asked for")
+        );
     }
 }

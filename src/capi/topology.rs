@@ -48,31 +48,48 @@ pub const SHAPES: &[ClusterShape] = &[
 ];
 
 impl ClusterShape {
-    /// What the resolver reads of the Cluster.
-    pub fn cluster_projection(&self) -> Projection {
+    /// What the resolver reads of the Cluster for `entry`: the class
+    /// reference and that entry's metadata. These are also the look-up's
+    /// field masks, so nothing else of the Cluster crosses into the guest.
+    pub fn cluster_projection(&self, entry: TopologyEntry) -> Projection {
+        const CONTROL_PLANE: [&str; 4] = ["spec", "topology", "controlPlane", "metadata"];
         const WORKERS: [&str; 4] = ["spec", "topology", "workers", "machineDeployments"];
-        Projection::of(&[
-            self.class_name,
-            self.class_namespace,
-            &["spec", "topology", "controlPlane", "metadata"],
-            &[WORKERS[0], WORKERS[1], WORKERS[2], WORKERS[3], "name"],
-            &[WORKERS[0], WORKERS[1], WORKERS[2], WORKERS[3], "class"],
-            &[WORKERS[0], WORKERS[1], WORKERS[2], WORKERS[3], "metadata"],
-        ])
+        match entry {
+            TopologyEntry::ControlPlane => Projection::of(&[
+                self.class_name,
+                self.class_namespace,
+                &[CONTROL_PLANE.as_slice(), &["labels"]].concat(),
+                &[CONTROL_PLANE.as_slice(), &["annotations"]].concat(),
+            ]),
+            TopologyEntry::MachineDeployment => Projection::of(&[
+                self.class_name,
+                self.class_namespace,
+                &[WORKERS.as_slice(), &["name"]].concat(),
+                &[WORKERS.as_slice(), &["class"]].concat(),
+                &[WORKERS.as_slice(), &["metadata", "labels"]].concat(),
+                &[WORKERS.as_slice(), &["metadata", "annotations"]].concat(),
+            ]),
+        }
     }
 
-    /// What the resolver reads of the ClusterClass.
-    pub fn class_projection(&self) -> Projection {
-        let class_metadata: Vec<&str> = ["spec", "workers", "machineDeployments"]
-            .into_iter()
-            .chain(self.md_class_metadata.iter().copied())
-            .collect();
-        Projection::of(&[
-            &["spec", "controlPlane", "metadata"],
-            &["spec", "controlPlane", "machineInfrastructure"],
-            &["spec", "workers", "machineDeployments", "class"],
-            &class_metadata,
-        ])
+    /// What the resolver reads of the ClusterClass for `entry`.
+    pub fn class_projection(&self, entry: TopologyEntry) -> Projection {
+        match entry {
+            TopologyEntry::ControlPlane => Projection::of(&[
+                &["spec", "controlPlane", "metadata", "labels"],
+                &["spec", "controlPlane", "metadata", "annotations"],
+                &["spec", "controlPlane", "machineInfrastructure"],
+            ]),
+            TopologyEntry::MachineDeployment => {
+                const WORKERS: [&str; 3] = ["spec", "workers", "machineDeployments"];
+                let metadata = [WORKERS.as_slice(), self.md_class_metadata].concat();
+                Projection::of(&[
+                    &[WORKERS.as_slice(), &["class"]].concat(),
+                    &[metadata.as_slice(), &["labels"]].concat(),
+                    &[metadata.as_slice(), &["annotations"]].concat(),
+                ])
+            }
+        }
     }
 }
 

@@ -10,13 +10,19 @@ replay (file or -), outcome, message (substring the message must contain, or -).
 Outcomes: allowed-unchanged, allowed-mutated, rejected, settings-refused,
 undecodable (the payload is not JSON: the policy rejects it; kwctl and the
 runner refuse the request file before calling the policy).
+
+The replay sessions' look-ups carry the field_masks the policy sends
+(test_data/field_masks.py); the runner matches them exactly.
 """
 import copy
 import json
 import os
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.dirname(HERE))
+from field_masks import child_of, masks_for, yaml_lines  # noqa: E402  (test_data/field_masks.py)
 
 
 def load(path):
@@ -56,6 +62,7 @@ def md_replay(name, parent):
     """A replay session answering the MachineSet's one look-up with `parent`."""
     parent_path = write(f"{name}_parent", parent)
     owner = MS["object"]["metadata"]["ownerReferences"][0]
+    masks = masks_for(*child_of(MS), owner["apiVersion"], owner["kind"])
     replay = f"test_data/bad/{name}_replay.yml"
     with open(os.path.join(ROOT, replay), "w") as f:
         f.write(
@@ -67,7 +74,7 @@ def md_replay(name, parent):
             f"    name: {owner['name']}\n"
             f"    namespace: {MS['object']['metadata']['namespace']}\n"
             "    disable_cache: false\n"
-            "    field_masks: null\n"
+            + yaml_lines(masks) +
             "  response:\n"
             "    type: Success\n"
             f"    payload: '{json.dumps(parent, separators=(',', ':'))}'\n")

@@ -8,11 +8,14 @@ committed files byte for byte.
 Every scenario is an AdmissionRequest as the API server sends it (objects
 with metadata.managedFields, status and the controller's user), its policy
 settings, and a kwctl replay session answering the look-ups the policy makes.
-The parents in the sessions are whole objects as `kubectl get -o json` shows
-them, because that is what kubernetes/get_resource returns
-(field_masks: null).
+Each look-up in a session carries the field_masks the policy sends for it
+(test_data/field_masks.py, which mirrors src/capi/rules.rs and
+src/capi/topology.rs); the replay runner matches them exactly. The parents in
+the sessions are whole objects as `kubectl get -o json` shows them.
 
-scenarios.tsv lists them: name, request, settings, replay (or -).
+scenarios.tsv lists them: name, request, settings, replay (or -). A variant
+scenario (md-ms-validate, kcp-machine-regexes) points at its base scenario's
+request and replay and has only its own settings file.
 
 Scenarios:
 - md-ms: a MachineSet UPDATE; its MachineDeployment (one look-up) carries an
@@ -34,15 +37,27 @@ Scenarios:
   annotations); 48 of them and two labels are opted in (aws's cap of 50).
 - unhandled-cluster: a CAPI Cluster UPDATE; no rule has Cluster as child,
   so no look-up and no change.
+- md-ms-validate: md-ms (same request and replay) with settings
+  {"mode": "validate"}: the policy rejects the MachineSet listing every
+  deviation instead of returning a patch.
+- kcp-machine-regexes: kcp-machine (same request and replay) with
+  machine-node-sync's settings (2 additionalSyncMachineLabels regexes, 1
+  additionalSyncMachineAnnotations regex). None of them matches a key of the
+  Machine or of the KubeadmControlPlane's machineTemplate, so the answer is
+  kcp-machine's; kcp-machine vs kcp-machine-regexes is what configured regexes
+  cost per request.
 """
 
 import copy
 import json
 import os
+import sys
 import uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.relpath(HERE, os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.dirname(HERE))
+from field_masks import child_of, masks_for, yaml_lines  # noqa: E402  (test_data/field_masks.py)
 
 NS = "payments"
 CLUSTER = "payments-prod"
@@ -713,6 +728,12 @@ def topology_kcp():
     }
 
 
+# machine-node-sync's settings: additional node-sync regexes (2 labels, 1 annotation)
+NODE_SYNC_SETTINGS = {"capi": {
+    "additionalSyncMachineLabels": [r"^topology\.kubernetes\.io/", r"^platform\.example\.com/"],
+    "additionalSyncMachineAnnotations": [r"^platform\.example\.com/maintenance-"]}}
+
+
 def node_sync_machine_set():
     ms = machine_set()
     labels = {
@@ -889,9 +910,12 @@ def xr_annotation_10k():
 # --------------------------------------------------------------------------
 # Files
 # --------------------------------------------------------------------------
-def get_resource_entry(obj):
+def get_resource_entry(child, obj):
+    """One exchange answering the look-up of `obj` made for `child`
+    ((apiVersion, kind) of the object under admission)."""
     payload = json.dumps(obj, separators=(",", ":"), sort_keys=True)
     meta = obj["metadata"]
+    masks = masks_for(child[0], child[1], obj["apiVersion"], obj["kind"])
     return (
         "- type: Exchange\n"
         "  request: |\n"
@@ -901,7 +925,7 @@ def get_resource_entry(obj):
         f"    name: {meta['name']}\n"
         f"    namespace: {meta['namespace']}\n"
         "    disable_cache: false\n"
-        "    field_masks: null\n"
+        + yaml_lines(masks) +
         "  response:\n"
         "    type: Success\n"
         "    payload: '" + payload.replace("'", "''") + "'\n"
@@ -925,9 +949,16 @@ def main():
         write_json(f"{name}.settings.json", settings)
         replay = "-"
         if parents:
-            write(f"{name}.replay.yml", "".join(get_resource_entry(p) for p in parents))
+            child = child_of(request)
+            write(f"{name}.replay.yml", "".join(get_resource_entry(child, p) for p in parents))
             replay = f"{ROOT}/{name}.replay.yml"
         rows.append((name, f"{ROOT}/{name}.request.json", f"{ROOT}/{name}.settings.json", replay))
+
+    def variant(name, base, settings):
+        """`base`'s request and replay (the same files) with other settings."""
+        _, request, _, replay = next(row for row in rows if row[0] == base)
+        write_json(f"{name}.settings.json", settings)
+        rows.append((name, request, f"{ROOT}/{name}.settings.json", replay))
 
     ms = machine_set()
     scenario("md-ms", admission_request(ms, "UPDATE", CAPI_SA, old=ms), {},
@@ -938,11 +969,7 @@ def main():
              [topology_cluster(), quick_start_class()])
     machine = node_sync_machine()
     scenario("machine-node-sync", admission_request(machine, "UPDATE", CAPI_SA, old=machine),
-             {"capi": {
-                 "additionalSyncMachineLabels": [r"^topology\.kubernetes\.io/",
-                                                 r"^platform\.example\.com/"],
-                 "additionalSyncMachineAnnotations": [r"^platform\.example\.com/maintenance-"]}},
-             [node_sync_machine_set()])
+             NODE_SYNC_SETTINGS, [node_sync_machine_set()])
     for n in (5, 50, 500):
         obj, settings = xr_labels(n)
         scenario(f"xr-aws-{n}", admission_request(obj, "CREATE", CROSSPLANE_SA), settings, [])
@@ -951,6 +978,8 @@ def main():
     cluster = unhandled_cluster()
     scenario("unhandled-cluster", admission_request(cluster, "UPDATE", TOPOLOGY_SA, old=cluster),
              {}, [])
+    variant("md-ms-validate", "md-ms", {"mode": "validate"})
+    variant("kcp-machine-regexes", "kcp-machine", NODE_SYNC_SETTINGS)
 
     write("scenarios.tsv",
           "# name\trequest\tsettings\treplay (or -); written by gen.py\n"

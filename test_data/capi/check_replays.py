@@ -3,12 +3,19 @@
 
 For every test_data/capi/<version>/<scenario>.json there must be a
 replay_<scenario>.yml (kwctl replay session). Every exchange must be a
-`!KubernetesGetResource` with disable_cache false and field_masks null, and
-every `Success` payload must be exactly one of the readable parent files in
-parents/ (same apiVersion, kind, name and namespace as requested).
+`!KubernetesGetResource` with disable_cache false and field_masks exactly the
+sorted list test_data/field_masks.py gives for the scenario's child (the
+object, or request.kind, of <scenario>.json) and the requested parent: the
+replay runner matches the masks exactly, so a session with other masks fails
+the e2e tests. Every `Success` payload must be exactly one of the readable
+parent files in parents/ (same apiVersion, kind, name and namespace as
+requested).
 
-Usage: python3 test_data/capi/check_replays.py   (needs PyYAML)
+Usage: python3 test_data/capi/check_replays.py [--fix]   (needs PyYAML)
 Exit status 0 when consistent; the problems are listed otherwise.
+--fix first rewrites the `field_masks:` entry of every request block to the
+expected masks (block style, as kwctl writes it), leaving every other byte of
+the sessions as it is, then checks.
 """
 import glob
 import json
@@ -18,6 +25,9 @@ import sys
 import yaml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+from field_masks import child_of, masks_for, yaml_lines  # noqa: E402  (test_data/field_masks.py)
+
 TAG = "!KubernetesGetResource"
 
 
@@ -31,7 +41,49 @@ def load_parents(version_dir):
     return parents
 
 
-def check_replay(path, parents, problems):
+def expected_masks(child, request):
+    """The masks for one look-up, or the reason there are none."""
+    try:
+        return masks_for(child[0], child[1], request.get("api_version"), request.get("kind")), None
+    except ValueError as e:
+        return None, str(e)
+
+
+def fix_replay(path, child):
+    """Rewrites the field_masks entries of the request blocks of `path` in
+    place, line by line, so that comments, quoting and order stay as they are."""
+    with open(path) as f:
+        lines = f.read().splitlines(keepends=True)
+    out, request, i = [], {}, 0
+    while i < len(lines):
+        line = lines[i]
+        stripped = line.strip()
+        if stripped == TAG:
+            request = {}
+        elif line.startswith("    ") and not line.startswith("     ") and ": " in stripped:
+            key, _, value = stripped.partition(": ")  # api_version: ..., kind: ...
+            request[key] = value
+        if line.startswith("    field_masks:"):
+            masks, why = expected_masks(child, request)
+            if masks is None:
+                raise SystemExit(f"{os.path.relpath(path, HERE)}: {why}")
+            out.append(yaml_lines(masks))
+            i += 1
+            while i < len(lines) and lines[i].startswith("    - "):
+                i += 1  # the previous block-style list
+            continue
+        out.append(line)
+        i += 1
+    text = "".join(out)
+    with open(path) as f:
+        if f.read() == text:
+            return False
+    with open(path, "w") as f:
+        f.write(text)
+    return True
+
+
+def check_replay(path, child, parents, problems):
     with open(path) as f:
         entries = yaml.safe_load(f)
     name = os.path.relpath(path, HERE)
@@ -51,8 +103,13 @@ def check_replay(path, parents, problems):
         expected_keys = ["api_version", "kind", "name", "namespace", "disable_cache", "field_masks"]
         if list(request) != expected_keys:
             problems.append(f"{where}: request keys {list(request)} != {expected_keys}")
-        if request.get("disable_cache") is not False or request.get("field_masks") is not None:
-            problems.append(f"{where}: disable_cache must be false and field_masks null")
+        if request.get("disable_cache") is not False:
+            problems.append(f"{where}: disable_cache must be false")
+        masks, why = expected_masks(child, request)
+        if masks is None:
+            problems.append(f"{where}: {why}")
+        elif request.get("field_masks") != masks:
+            problems.append(f"{where}: field_masks {request.get('field_masks')!r} != {masks!r}")
         response = entry.get("response", {})
         if response.get("type") == "Error":
             if not response.get("message"):
@@ -74,6 +131,10 @@ def check_replay(path, parents, problems):
 
 
 def main():
+    fix = sys.argv[1:] == ["--fix"]
+    if sys.argv[1:] and not fix:
+        print("usage: python3 test_data/capi/check_replays.py [--fix]", file=sys.stderr)
+        return 2
     problems = []
     # API-version directories only (examples/ holds links into them).
     versions = sorted(d for d in os.listdir(HERE) if d.startswith("v1") and os.path.isdir(os.path.join(HERE, d)))
@@ -87,9 +148,15 @@ def main():
                 problems.append(f"{os.path.relpath(request, HERE)}: no replay_{scenario}.yml")
         for replay in sorted(glob.glob(os.path.join(version_dir, "replay_*.yml"))):
             scenario = os.path.basename(replay)[len("replay_"):-len(".yml")]
-            if not os.path.exists(os.path.join(version_dir, f"{scenario}.json")):
+            request_path = os.path.join(version_dir, f"{scenario}.json")
+            if not os.path.exists(request_path):
                 problems.append(f"{os.path.relpath(replay, HERE)}: no {scenario}.json")
-            check_replay(replay, parents, problems)
+                continue
+            with open(request_path) as f:
+                child = child_of(json.load(f))
+            if fix and fix_replay(replay, child):
+                print(f"fixed {os.path.relpath(replay, HERE)}")
+            check_replay(replay, child, parents, problems)
     for p in problems:
         print(p)
     return 1 if problems else 0

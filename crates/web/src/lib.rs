@@ -377,15 +377,11 @@ spec:
         let yaml = parse_settings("cloudTags:\n  propagatingLabels: [platform/env]\n").unwrap();
         let json =
             parse_settings(r#"{"cloudTags":{"propagatingLabels":["platform/env"]}}"#).unwrap();
-        assert!(yaml.propagating_labels.contains("platform/env"));
-        assert_eq!(yaml.propagating_labels, json.propagating_labels);
-        assert!(parse_settings("").unwrap().propagating_labels.is_empty());
-        assert!(
-            parse_settings("# defaults\n")
-                .unwrap()
-                .propagating_labels
-                .is_empty()
-        );
+        let opted_in = |s: &Settings| s.cloud_tags().unwrap().propagating_labels.clone();
+        assert!(opted_in(&yaml).contains("platform/env"));
+        assert_eq!(opted_in(&yaml), opted_in(&json));
+        assert!(opted_in(&parse_settings("").unwrap()).is_empty());
+        assert!(opted_in(&parse_settings("# defaults\n").unwrap()).is_empty());
     }
 
     #[test]
