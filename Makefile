@@ -53,7 +53,8 @@ test: fmt lint unit-tests
 
 # The mutate suites run through record-kwctl, which logs every invocation;
 # validate_mode.bats then replays them all in validate mode (issue 4's
-# invariants).
+# invariants). With the runner, the mutate suites run in both instance
+# shapes (fresh per request, and reused).
 E2E_TMP := e2e-tests/.tmp
 e2e-tests: annotated-policy.wasm $(RUNNER_DEP)
 	rm -rf $(E2E_TMP) && mkdir -p $(E2E_TMP)
@@ -61,6 +62,13 @@ e2e-tests: annotated-policy.wasm $(RUNNER_DEP)
 	  POLICY=annotated-policy.wasm bats e2e-tests/capi.bats e2e-tests/xr.bats
 	KWCTL=$(KWCTL) POLICY=annotated-policy.wasm INVOCATIONS=$(E2E_TMP)/invocations.jsonl \
 	  bats e2e-tests/validate_mode.bats e2e-tests/robustness.bats e2e-tests/distribution.bats
+	# The runner evaluates on a fresh instance per request, as policy-server
+	# does; the mutate suites pass again on the instance that validated the
+	# settings, as kwctl runs them (a real kwctl only has that shape).
+	if [ -n "$(RUNNER_DEP)" ]; then \
+	  POLICY_RUNNER_REUSE_INSTANCE=1 KWCTL=$(KWCTL) POLICY=annotated-policy.wasm \
+	    bats e2e-tests/capi.bats e2e-tests/xr.bats; \
+	fi
 	$(MAKE) $(RUNNER)
 	RUNNER=$(RUNNER) bats e2e-tests/explain.bats
 

@@ -1,19 +1,31 @@
 #!/usr/bin/env bash
-# `make bench`: times the policy on every scenario of test_data/bench and
-# prints a markdown table, then the module sizes (BENCHMARKS.md).
+# `make bench`: what the policy costs per admission request, on every
+# scenario of test_data/bench, in the two shapes a host can run it
+# (BENCHMARKS.md):
 #
-# Every scenario runs against the annotated policy and against the floor
-# module (crates/floor: decodes the same request and accepts) in one
-# `policy-runner bench` process; the ratio of the medians is what the policy
-# costs beyond JSON in and out.
+# - fresh: a new instance of the compiled module per request, as
+#   policy-server does (the headline);
+# - warm: one instance for every request, as `kwctl bench` does.
+#
+# Each (scenario, shape) is one `policy-runner bench` process that measures
+# the policy and both floors (crates/floor: the accept floor decodes the
+# request and accepts; the echo floor returns the request's object as the
+# mutated object) taking turns. The ratio is policy / echo floor when the
+# policy mutates, policy / accept floor otherwise.
+#
+# Prints a markdown table and the module sizes on stdout, and writes
+# target/bench/results.json: one object per (scenario, instance) row,
+# {"scenario","instance","mutates","median_us","p99_us",
+#  "accept_floor_median_us","echo_floor_median_us","ratio"}.
 #
 # Environment:
-#   ITERATIONS (default 1000) and WARMUP (default 100) per scenario and module
+#   ITERATIONS (default 1000) and WARMUP (default 100) per scenario, shape
+#              and module
 #   SCENARIOS  (default test_data/bench/scenarios.tsv)
 #   POLICY     the annotated module to time (default annotated-policy.wasm,
 #              built here); the sizes are always those of policy.wasm
 #
-# Builds what it needs (the policy, the runner, the floor) and installs
+# Builds what it needs (the policy, the runner, the floors) and installs
 # nothing. Build output goes to stderr; stdout is the report.
 set -euo pipefail
 
@@ -24,10 +36,10 @@ RUNNER=target/host/policy-runner
 POLICY=${POLICY:-annotated-policy.wasm}
 FLOOR_BUILD=target/wasm32-wasip1/release/floor_policy.wasm
 OUT=target/bench
-FLOOR=$OUT/annotated-floor.wasm
 ITERATIONS=${ITERATIONS:-1000}
 WARMUP=${WARMUP:-100}
 SCENARIOS=${SCENARIOS:-test_data/bench/scenarios.tsv}
+RESULTS=$OUT/results.json
 # Features rustc enables by default for wasm32-wasip1; older binaryen
 # releases (Debian's) refuse the module unless they are named.
 WASM_OPT_FEATURES=(--enable-bulk-memory --enable-sign-ext --enable-mutable-globals
@@ -40,42 +52,62 @@ done
 {
   # policy.wasm, annotated-policy.wasm and the runner, as the Makefile builds them
   make --no-print-directory policy.wasm "$RUNNER" annotated-policy.wasm KWCTL="$RUNNER"
-  "$CARGO" build --locked --target wasm32-wasip1 --release -p floor-policy
   mkdir -p "$OUT"
-  cp "$FLOOR_BUILD" "$OUT/floor.wasm"
-  # The same metadata as the policy, so both modules carry the same sections
-  rm -f "$FLOOR"
-  "$RUNNER" annotate -m policy-metadata.yml -o "$FLOOR" "$OUT/floor.wasm"
+  # The two floors, annotated with the policy's metadata so all three
+  # modules carry the same sections.
+  for floor in accept echo; do
+    features=()
+    [[ "$floor" == echo ]] && features=(--features echo)
+    "$CARGO" build --locked --target wasm32-wasip1 --release -p floor-policy "${features[@]}"
+    cp "$FLOOR_BUILD" "$OUT/$floor-floor.wasm"
+    rm -f "$OUT/annotated-$floor-floor.wasm"
+    "$RUNNER" annotate -m policy-metadata.yml -o "$OUT/annotated-$floor-floor.wasm" "$OUT/$floor-floor.wasm"
+  done
 } >&2
 
 kib() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1024 }'; }
 size_of() { wc -c <"$1" | tr -d ' '; }
 
-echo "| scenario | policy median µs | p99 | min | evals/s | floor median µs | ratio |"
-echo "|---|---:|---:|---:|---:|---:|---:|"
+echo "| scenario | mutates | fresh median µs | fresh p99 µs | accept floor µs | echo floor µs | ratio | warm median µs | warm ratio |"
+echo "|---|:-:|---:|---:|---:|---:|---:|---:|---:|"
 answers=()
+rows=()
 while IFS=$'\t' read -r name request settings replay; do
   [[ -z "$name" || "$name" == \#* ]] && continue
   args=(bench --output json --iterations "$ITERATIONS" --warmup "$WARMUP"
     --request-path "$request" --settings-path "$settings" --allow-context-aware
-    --floor "$FLOOR")
+    --accept-floor "$OUT/annotated-accept-floor.wasm" --echo-floor "$OUT/annotated-echo-floor.wasm")
   if [[ "$replay" != "-" ]]; then
     args+=(--replay-host-capabilities-interactions "$replay")
   fi
-  report=$("$RUNNER" "${args[@]}" "$POLICY")
-  jq -r --arg name "$name" '
+  fresh=$("$RUNNER" "${args[@]}" "$POLICY")
+  warm=$("$RUNNER" "${args[@]}" --reuse-instance "$POLICY")
+  for report in "$fresh" "$warm"; do
+    rows+=("$(jq -c --arg name "$name" '{
+      scenario: $name, instance, mutates,
+      median_us: .policy.stats.median_us, p99_us: .policy.stats.p99_us,
+      accept_floor_median_us: .accept_floor.stats.median_us,
+      echo_floor_median_us: .echo_floor.stats.median_us,
+      ratio}' <<<"$report")")
+  done
+  jq -r -n --arg name "$name" --argjson f "$fresh" --argjson w "$warm" '
     def us: . * 10 | round / 10;
-    "| \($name) | \(.policy.stats.median_us | us) | \(.policy.stats.p99_us | us) | \(.policy.stats.min_us | us) | \(.policy.stats.evals_per_second | round) | \(.floor.stats.median_us | us) | \(.ratio * 100 | round / 100) |"
-  ' <<<"$report"
+    def r: . * 100 | round / 100;
+    "| \($name) | \(if $f.mutates then "yes" else "no" end) | \($f.policy.stats.median_us | us) | \($f.policy.stats.p99_us | us) | \($f.accept_floor.stats.median_us | us) | \($f.echo_floor.stats.median_us | us) | \($f.ratio | r) | \($w.policy.stats.median_us | us) | \($w.ratio | r) |"
+  '
   answers+=("$(jq -r --arg name "$name" '
     .policy.answer as $a
     | "- \($name): \(if $a.accepted then "accepted" else "rejected (code \($a.code))" end)"
-      + "\(if $a.mutated then ", mutated" else "" end), \($a.lookups) look-up(s), \($a.warnings) warning(s), \($a.audit_annotations) audit annotation(s); request \(.payload_bytes) B, reply \($a.reply_bytes) B"
-  ' <<<"$report")")
+      + "\(if $a.mutated then ", mutated (\($a.patch_operations) patch operations)" else "" end), \($a.lookups) look-up(s), \($a.warnings) warning(s), \($a.audit_annotations) audit annotation(s); request \(.payload_bytes) B, reply \($a.reply_bytes) B"
+  ' <<<"$fresh")")
 done <"$SCENARIOS"
+printf '%s\n' "${rows[@]}" | jq -s . >"$RESULTS"
 
 echo
-echo "$ITERATIONS timed evaluations per scenario and module, after $WARMUP warm-up, on one instance each."
+echo "$ITERATIONS timed evaluations per scenario, shape and module, after $WARMUP warm-up."
+echo "fresh: a new instance per evaluation (policy-server); warm: one instance (kwctl bench)."
+echo "ratio: policy / echo floor where the policy mutates, policy / accept floor otherwise,"
+echo "both measured in the same run and shape. Rows as JSON: $RESULTS"
 echo
 echo "What the policy answered (identical on every evaluation):"
 echo
@@ -96,5 +128,7 @@ else
 fi
 annotated_bytes=$(size_of "$POLICY")
 echo "- $POLICY (timed; annotated with metadata and README): $annotated_bytes bytes ($(kib "$annotated_bytes") KiB)"
-floor_bytes=$(size_of "$OUT/floor.wasm")
-echo "- floor.wasm (release build): $floor_bytes bytes ($(kib "$floor_bytes") KiB)"
+for floor in accept echo; do
+  floor_bytes=$(size_of "$OUT/$floor-floor.wasm")
+  echo "- $floor-floor.wasm (release build): $floor_bytes bytes ($(kib "$floor_bytes") KiB)"
+done

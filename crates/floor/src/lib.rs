@@ -1,20 +1,32 @@
-//! The benchmark's floor: a waPC policy that does only what no policy can
+//! The benchmark's floors: waPC policies that do only what no policy can
 //! avoid. `validate` decodes the payload exactly as the real policy does
 //! (`edge::Payload::decode`: the admission request with its object as a
-//! `serde_json::Value`, the settings left raw) and encodes an acceptance
-//! with the real policy's encoder. `policy-runner bench --floor` runs every
-//! scenario against it; the ratio policy / floor is what the policy costs
-//! beyond JSON in and out.
+//! `serde_json::Value`, the settings left raw) and encodes its answer with
+//! the real policy's encoder.
 //!
-//! Build: `cargo build --target wasm32-wasip1 --release -p floor-policy`.
+//! - The **accept floor** (default build) accepts: the least any policy
+//!   costs.
+//! - The **echo floor** (`--features echo`) returns the request's object
+//!   unchanged as `mutated_object`: the least a mutating policy costs, since
+//!   a Kubewarden policy returns the whole object and the host parses it and
+//!   diffs it against the request's to build the JSONPatch (empty here).
+//!
+//! `policy-runner bench --accept-floor … --echo-floor …` measures both next
+//! to the policy; `make bench` builds them (scripts/bench.sh).
 
 use metadata_propagation_policy::edge::{self, Payload};
 use metadata_propagation_policy::outcome::Outcome;
 
-/// Decodes the request like the policy, then accepts it unchanged. An
-/// undecodable payload is rejected, as the policy does.
+/// Decodes the request like the policy, then accepts it (or, in the echo
+/// floor, returns its object). An undecodable payload is rejected, as the
+/// policy does.
 pub fn validate(payload: &[u8]) -> Vec<u8> {
     match Payload::decode(payload) {
+        // The SDK's own mutation response: the same fields and encoder
+        // (serde_json) as the policy's.
+        Ok(payload) if cfg!(feature = "echo") => {
+            kubewarden_policy_sdk::mutate_request(payload.request.object).unwrap_or_default()
+        }
         Ok(_) => edge::encode(Outcome::allow(), None),
         Err(message) => edge::encode(Outcome::reject(message), None),
     }

@@ -1,22 +1,33 @@
-//! `policy-runner bench`: how long one `validate` takes, like `kwctl bench`.
+//! `policy-runner bench`: what one admission request costs the host.
 //!
-//! The module is compiled and instantiated once and its settings are
-//! validated once ([`run::load`]), as a policy-server does for a warm
-//! instance. The same request is then evaluated `warmup` times untimed and
-//! `iterations` times timed on that one instance. Before every evaluation
-//! the replay session is rewound, so each one makes the same look-ups and
-//! gets the same answers.
+//! Two shapes (shared/reference/kubewarden.md §8):
 //!
-//! Only the waPC `validate` call is timed, host callbacks included: the
-//! payload is serialised once beforehand, and the reply is checked after the
-//! clock stops. Every reply must be byte-identical to the first; a policy
-//! whose answer drifts fails the benchmark.
+//! - **fresh** (the default): every evaluation gets a new instance of the
+//!   once-compiled module, as policy-server's `rehydrate` does per request.
+//!   Timed: instantiation and `wapc_init`, the `validate` call with its host
+//!   callbacks, the host's handling of the reply (decode, and the
+//!   `json_patch::diff` of a mutated object against the request's), and
+//!   dropping the instance. Nothing the guest keeps in memory survives.
+//! - **warm** (`--reuse-instance`): every evaluation runs on the one instance
+//!   that validated the settings, as `kwctl bench` does. Timed: the
+//!   `validate` call and the host's handling of the reply.
 //!
-//! With `--floor`, a minimal module that only decodes the request and accepts
-//! is measured the same way, in the same process, and the report gives the
-//! ratio of the medians: what the policy costs beyond JSON in and out. The
-//! two modules take turns, one evaluation each, so a burst of load on the
-//! machine slows both alike instead of skewing the ratio.
+//! The settings are validated once, on the first instance, as policy-server
+//! does when it loads a policy. The same request is evaluated `warmup` times
+//! untimed and `iterations` times timed. Before every evaluation the replay
+//! session is rewound, so each one makes the same look-ups and gets the same
+//! answers; a look-up the session does not answer fails the benchmark. The
+//! payload is serialised once beforehand. Every reply must be
+//! byte-identical to the first; a policy whose answer drifts fails the
+//! benchmark.
+//!
+//! Two floors can be measured in the same run and shape
+//! (`--accept-floor`, `--echo-floor`): modules that decode the payload and
+//! accept, or return the request's object unchanged as `mutated_object`.
+//! The modules take turns, one evaluation each, so a burst of load on the
+//! machine slows them alike. The report's ratio is the policy's median over
+//! the echo floor's when the policy mutates, over the accept floor's
+//! otherwise.
 
 use std::path::Path;
 use std::time::Instant;
@@ -26,8 +37,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::cli::{BenchArgs, OutputFormat};
-use crate::policy;
-use crate::response::PolicyResponse;
+use crate::input::AdmissionRequest;
+use crate::policy::{self, Policy};
+use crate::response::{AdmissionResponse, PolicyResponse};
 use crate::run::{self, Loaded};
 
 /// Runs `args` and prints the report on stdout.
@@ -35,43 +47,63 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
     let request = run::read_request(&args.run.request_path)?;
     let settings = run::read_settings(&args.run.settings.source())?;
     let payload = policy::validate_payload(&request, &settings);
+    let shape = if args.run.reuse_instance {
+        Shape::Warm
+    } else {
+        Shape::Fresh
+    };
 
     let inputs = Inputs {
         allow_context_aware: args.run.allow_context_aware,
-        // Same session for the floor; it is expected to leave it unused.
+        // Same session for the floors; they are expected to leave it unused.
         replay: args.run.replay_host_capabilities_interactions.as_deref(),
         settings: &settings,
         payload: &payload,
+        request: &request,
+        shape,
     };
-    let mut modules = vec![Subject::load(&args.run.policy, &inputs)?];
-    if let Some(floor) = &args.floor {
-        modules.push(Subject::load(floor, &inputs)?);
+    let mut subjects = vec![Subject::load(&args.run.policy, &inputs)?];
+    for floor in [&args.accept_floor, &args.echo_floor].into_iter().flatten() {
+        subjects.push(Subject::load(floor, &inputs)?);
     }
-    if modules[0].answer.unreplayed > 0 {
+    if subjects[0].answer.unreplayed > 0 {
         eprintln!(
             "WARN policy-runner: {} of the recorded exchanges have not been replayed",
-            modules[0].answer.unreplayed
+            subjects[0].answer.unreplayed
         );
     }
     for round in 1..=args.warmup + args.iterations {
-        for module in &mut modules {
-            module.evaluate(&payload, round, round > args.warmup)?;
+        for subject in &mut subjects {
+            subject.evaluate(&inputs, round, round > args.warmup)?;
         }
     }
-    let mut measured = modules.into_iter().map(Subject::finish);
+    let mut measured = subjects.into_iter().map(Subject::finish);
     let policy = measured.next().expect("the policy is always measured");
-    let floor = measured.next();
+    let accept_floor = args.accept_floor.as_ref().and_then(|_| measured.next());
+    let echo_floor = args.echo_floor.as_ref().and_then(|_| measured.next());
 
+    let mutates = policy.answer.mutated;
+    let reference = if mutates { &echo_floor } else { &accept_floor };
     let report = Report {
         request: args.run.request_path.display().to_string(),
+        instance: shape,
         warmup: args.warmup,
         iterations: args.iterations,
         payload_bytes: payload.len(),
-        ratio: floor
+        mutates,
+        ratio: reference
             .as_ref()
             .map(|floor| policy.stats.median_us / floor.stats.median_us),
+        ratio_to: reference.as_ref().map(|_| {
+            if mutates {
+                "echo floor"
+            } else {
+                "accept floor"
+            }
+        }),
         policy,
-        floor,
+        accept_floor,
+        echo_floor,
     };
     match args.output {
         OutputFormat::Text => print!("{}", report.text()),
@@ -83,12 +115,24 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
     Ok(())
 }
 
+/// How evaluations get their instance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Shape {
+    /// A new instance per evaluation (policy-server).
+    Fresh,
+    /// One instance for every evaluation (`kwctl bench`).
+    Warm,
+}
+
 /// What every module in one bench run is given.
 struct Inputs<'a> {
     allow_context_aware: bool,
     replay: Option<&'a Path>,
     settings: &'a Value,
     payload: &'a [u8],
+    request: &'a AdmissionRequest,
+    shape: Shape,
 }
 
 /// One module's measurement.
@@ -105,6 +149,8 @@ struct Answer {
     accepted: bool,
     code: Option<u16>,
     mutated: bool,
+    /// Operations in the JSONPatch the host built from the mutated object.
+    patch_operations: usize,
     warnings: usize,
     audit_annotations: usize,
     /// Look-ups answered from the replay session per evaluation.
@@ -115,19 +161,32 @@ struct Answer {
 }
 
 impl Answer {
-    fn new(reply: &[u8], lookups: usize, unreplayed: usize) -> Result<Answer> {
-        let response: PolicyResponse = serde_json::from_slice(reply).with_context(|| {
-            format!(
-                "invalid response from policy: {}",
-                String::from_utf8_lossy(reply)
-            )
-        })?;
+    /// The answer in `reply` to `request`, after `lookups` replayed
+    /// exchanges with `unreplayed` left over.
+    fn new(
+        reply: &[u8],
+        request: &AdmissionRequest,
+        lookups: usize,
+        unreplayed: usize,
+    ) -> Result<Answer> {
+        let response = policy_response(reply)?;
+        let mutated = response.mutated_object.is_some();
+        let admission = AdmissionResponse::from_policy(request.uid(), request.object(), response);
+        let patch_operations = match &admission.patch {
+            None => 0,
+            Some(patch) => {
+                use base64::Engine as _;
+                let bytes = base64::engine::general_purpose::STANDARD.decode(patch)?;
+                serde_json::from_slice::<Vec<Value>>(&bytes)?.len()
+            }
+        };
         Ok(Answer {
-            accepted: response.accepted,
-            code: response.code,
-            mutated: response.mutated_object.is_some(),
-            warnings: response.warnings.map_or(0, |w| w.len()),
-            audit_annotations: response.audit_annotations.map_or(0, |a| a.len()),
+            accepted: admission.allowed,
+            code: admission.status.and_then(|s| s.code),
+            mutated,
+            patch_operations,
+            warnings: admission.warnings.map_or(0, |w| w.len()),
+            audit_annotations: admission.audit_annotations.map_or(0, |a| a.len()),
             lookups,
             unreplayed,
             reply_bytes: reply.len(),
@@ -147,7 +206,10 @@ impl Answer {
             parts.push(format!("code {code}"));
         }
         if self.mutated {
-            parts.push("mutated".to_owned());
+            parts.push(format!(
+                "mutated ({})",
+                plural(self.patch_operations, "patch operation")
+            ));
         }
         parts.push(plural(self.warnings, "warning"));
         parts.push(plural(self.audit_annotations, "audit annotation"));
@@ -165,51 +227,67 @@ fn plural(n: usize, what: &str) -> String {
     }
 }
 
-/// One module under measurement: a warm instance, its first reply and the
-/// timings so far.
+fn policy_response(reply: &[u8]) -> Result<PolicyResponse> {
+    serde_json::from_slice(reply).with_context(|| {
+        format!(
+            "invalid response from policy: {}",
+            String::from_utf8_lossy(reply)
+        )
+    })
+}
+
+/// One module under measurement: its compiled form, its warm instance (in
+/// the warm shape), its first reply and the timings so far.
 struct Subject {
     module: String,
     loaded: Loaded,
+    warm: Option<Policy>,
     first: Vec<u8>,
     answer: Answer,
     samples: Vec<u64>,
 }
 
 impl Subject {
-    /// Loads the module at `path` and makes the untimed reference
-    /// evaluation, whose reply every later one must repeat byte for byte.
+    /// Compiles the module at `path`, has it accept the settings, and makes
+    /// the untimed reference evaluation, whose reply every later one must
+    /// repeat byte for byte.
     fn load(path: &Path, inputs: &Inputs<'_>) -> Result<Subject> {
-        let loaded = run::load(
+        let (loaded, settings_instance) = run::load(
             path,
             inputs.allow_context_aware,
             inputs.replay,
             inputs.settings,
         )?;
-        rewind(&loaded);
-        let first = loaded
-            .policy
-            .call_validate(inputs.payload)
+        let warm = (inputs.shape == Shape::Warm).then_some(settings_instance);
+        let (first, _) = evaluate_once(&loaded, warm.as_ref(), inputs)
             .with_context(|| format!("the first evaluation of {} failed", path.display()))?;
-        let lookups = loaded.host.lock().map_or(0, |host| host.replayed());
-        let answer = Answer::new(&first, lookups, loaded.unreplayed())?;
+        let (lookups, unreplayed, failure) = {
+            let host = loaded.host.lock().unwrap_or_else(|p| p.into_inner());
+            let failure = host.replay_failure().map(str::to_owned);
+            (host.replayed(), host.unreplayed(), failure)
+        };
+        if let Some(failure) = failure {
+            bail!(
+                "the first evaluation of {} made a look-up the replay session does not \
+                 answer: {failure}",
+                path.display()
+            );
+        }
+        let answer = Answer::new(&first, inputs.request, lookups, unreplayed)?;
         Ok(Subject {
             module: path.display().to_string(),
             loaded,
+            warm,
             first,
             answer,
             samples: Vec::new(),
         })
     }
 
-    /// One evaluation, timed around the `validate` call alone; its duration
-    /// is kept when `keep` (after the warm-up).
-    fn evaluate(&mut self, payload: &[u8], round: u32, keep: bool) -> Result<()> {
-        rewind(&self.loaded);
-        let start = Instant::now();
-        let reply = self.loaded.policy.call_validate(payload);
-        let elapsed = start.elapsed();
-        let reply =
-            reply.with_context(|| format!("evaluation {round} of {} failed", self.module))?;
+    /// One evaluation; its duration is kept when `keep` (after the warm-up).
+    fn evaluate(&mut self, inputs: &Inputs<'_>, round: u32, keep: bool) -> Result<()> {
+        let (reply, elapsed) = evaluate_once(&self.loaded, self.warm.as_ref(), inputs)
+            .with_context(|| format!("evaluation {round} of {} failed", self.module))?;
         if reply != self.first {
             bail!(
                 "non-deterministic policy {}: evaluation {round} answered differently from the \
@@ -220,8 +298,7 @@ impl Subject {
             );
         }
         if keep {
-            self.samples
-                .push(elapsed.as_nanos().try_into().unwrap_or(u64::MAX));
+            self.samples.push(elapsed);
         }
         Ok(())
     }
@@ -235,12 +312,44 @@ impl Subject {
     }
 }
 
-fn rewind(loaded: &Loaded) {
-    let mut host = loaded
+/// One evaluation on `warm`, or on a fresh instance of `loaded` when there
+/// is none, after rewinding the replay session; returns the guest's reply
+/// and the timed duration in nanoseconds.
+fn evaluate_once(
+    loaded: &Loaded,
+    warm: Option<&Policy>,
+    inputs: &Inputs<'_>,
+) -> Result<(Vec<u8>, u64)> {
+    loaded
         .host
         .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    host.rewind_replay();
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .rewind_replay();
+    let start = Instant::now();
+    let reply = {
+        let fresh;
+        let instance = match warm {
+            Some(instance) => instance,
+            None => {
+                fresh = loaded.instantiate()?;
+                &fresh
+            }
+        };
+        let reply = instance.call_validate(inputs.payload)?;
+        // The host's side of every request: decode the reply and, for a
+        // mutation, diff the object into a JSONPatch.
+        let response = policy_response(&reply)?;
+        std::hint::black_box(AdmissionResponse::from_policy(
+            inputs.request.uid(),
+            inputs.request.object(),
+            response,
+        ));
+        reply
+        // a fresh instance is dropped here, inside the timed span, as
+        // policy-server drops it after each request
+    };
+    let elapsed = start.elapsed().as_nanos().try_into().unwrap_or(u64::MAX);
+    Ok((reply, elapsed))
 }
 
 /// Summary of the timed evaluations, in microseconds.
@@ -258,7 +367,7 @@ pub struct Stats {
     pub mean_us: f64,
     /// Slowest.
     pub max_us: f64,
-    /// Sequential evaluations per second on the one instance: 1 / mean.
+    /// Sequential evaluations per second: 1 / mean.
     pub evals_per_second: f64,
 }
 
@@ -308,24 +417,35 @@ pub fn median(sorted: &[u64]) -> f64 {
 #[derive(Debug, Serialize)]
 struct Report {
     request: String,
+    instance: Shape,
     warmup: u32,
     iterations: u32,
     payload_bytes: usize,
+    /// Whether the policy returns a mutated object.
+    mutates: bool,
     policy: Measurement,
-    floor: Option<Measurement>,
-    /// Median policy / median floor.
+    accept_floor: Option<Measurement>,
+    echo_floor: Option<Measurement>,
+    /// Median policy / median of the floor named by `ratio_to`.
     ratio: Option<f64>,
+    /// `echo floor` when the policy mutates, `accept floor` otherwise.
+    ratio_to: Option<&'static str>,
 }
 
 impl Report {
     fn text(&self) -> String {
+        let shape = match self.instance {
+            Shape::Fresh => "a fresh instance per evaluation",
+            Shape::Warm => "one warm instance",
+        };
         let mut out = format!(
-            "{}: {} timed evaluations after {} warm-up, {} payload bytes\n",
+            "{}: {} timed evaluations after {} warm-up on {shape}, {} payload bytes\n",
             self.request, self.iterations, self.warmup, self.payload_bytes
         );
         for (role, measurement) in [
             ("policy", Some(&self.policy)),
-            ("floor", self.floor.as_ref()),
+            ("accept floor", self.accept_floor.as_ref()),
+            ("echo floor", self.echo_floor.as_ref()),
         ] {
             let Some(m) = measurement else { continue };
             let s = &m.stats;
@@ -342,8 +462,8 @@ impl Report {
                 s.evals_per_second
             ));
         }
-        if let Some(ratio) = self.ratio {
-            out.push_str(&format!("ratio policy / floor (medians): {ratio:.2}\n"));
+        if let (Some(ratio), Some(to)) = (self.ratio, self.ratio_to) {
+            out.push_str(&format!("ratio policy / {to} (medians): {ratio:.2}\n"));
         }
         out
     }
@@ -412,14 +532,19 @@ mod tests {
 
     #[test]
     fn answer_summarises_the_guest_reply() {
-        let reply = br#"{"accepted":true,"message":null,"code":null,"mutated_object":{"a":1},"audit_annotations":{"node-labels":""},"warnings":["w1","w2"]}"#;
+        let reply = br#"{"accepted":true,"message":null,"code":null,"mutated_object":{"a":1,"b":2},"audit_annotations":{"node-labels":""},"warnings":["w1","w2"]}"#;
+        let request = AdmissionRequest::from_document(serde_json::json!({
+            "uid": "u", "kind": {}, "resource": {}, "operation": "UPDATE", "userInfo": {},
+            "object": {"a": 1}}))
+        .unwrap();
 
-        let answer = Answer::new(reply, 1, 0).unwrap();
+        let answer = Answer::new(reply, &request, 1, 0).unwrap();
 
         assert_eq!(
             answer.summary(),
             format!(
-                "accepted, mutated, 2 warnings, 1 audit annotation, 1 look-up, {} reply bytes",
+                "accepted, mutated (1 patch operation), 2 warnings, 1 audit annotation, \
+                 1 look-up, {} reply bytes",
                 reply.len()
             )
         );

@@ -24,8 +24,12 @@ pub enum Command {
     Run(RunArgs),
     /// Embed metadata.yml (and the README) into the module, like `kwctl annotate`.
     Annotate(AnnotateArgs),
-    /// Time `validate` on one request, like `kwctl bench`.
+    /// Time `validate` on one request: on a fresh instance per evaluation
+    /// (policy-server) or on one instance (`kwctl bench`).
     Bench(BenchArgs),
+    /// Time each phase of one evaluation, with the policy's core linked
+    /// natively (where a `bench` evaluation's time goes).
+    Profile(ProfileArgs),
     /// Explain why each label, annotation and tag did or did not flow, with
     /// parents read from files (no cluster, no replay session).
     Explain(ExplainArgs),
@@ -89,6 +93,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub replay_host_capabilities_interactions: Option<PathBuf>,
 
+    /// Evaluate on the instance that validated the settings (`kwctl run`,
+    /// `kwctl bench`) instead of a fresh instance per evaluation
+    /// (policy-server).
+    #[arg(long, env = "POLICY_RUNNER_REUSE_INSTANCE", value_parser = clap::builder::BoolishValueParser::new())]
+    pub reuse_instance: bool,
+
     /// The policy module (.wasm).
     #[arg(value_name = "POLICY.wasm")]
     pub policy: PathBuf,
@@ -149,14 +159,44 @@ pub struct BenchArgs {
     #[arg(long, value_name = "N", default_value_t = 100)]
     pub warmup: u32,
 
-    /// A floor module (decodes the request and accepts) to run the same
-    /// request against, reporting the ratio of medians policy / floor.
+    /// The accept floor: a module that decodes the payload and accepts,
+    /// measured in the same run and shape as the policy.
+    #[arg(long, alias = "floor", value_name = "FLOOR.wasm")]
+    pub accept_floor: Option<PathBuf>,
+
+    /// The echo floor: a module that decodes the payload and returns the
+    /// request's object as `mutated_object` (the least a mutating policy
+    /// costs, the host's diff included), measured in the same run and shape.
     #[arg(long, value_name = "FLOOR.wasm")]
-    pub floor: Option<PathBuf>,
+    pub echo_floor: Option<PathBuf>,
 
     /// Report format.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub output: OutputFormat,
+}
+
+/// `policy-runner profile`.
+#[derive(Debug, Args)]
+pub struct ProfileArgs {
+    /// File holding an AdmissionRequest or a whole AdmissionReview (JSON).
+    #[arg(short = 'r', long, value_name = "FILE")]
+    pub request_path: PathBuf,
+
+    /// Policy settings.
+    #[command(flatten)]
+    pub settings: SettingsArgs,
+
+    /// kwctl session file answering the look-ups, in order.
+    #[arg(long, value_name = "FILE")]
+    pub replay_host_capabilities_interactions: Option<PathBuf>,
+
+    /// Timed evaluations.
+    #[arg(long, value_name = "N", default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..))]
+    pub iterations: u32,
+
+    /// Untimed evaluations before the timed ones.
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    pub warmup: u32,
 }
 
 /// How `bench` prints its report.
@@ -347,6 +387,9 @@ mod tests {
             "5",
             "--floor",
             "floor.wasm",
+            "--echo-floor",
+            "echo.wasm",
+            "--reuse-instance",
             "--output",
             "json",
             "policy.wasm",
@@ -364,7 +407,10 @@ mod tests {
         assert!(bench.run.allow_context_aware);
         assert_eq!(bench.iterations, 50);
         assert_eq!(bench.warmup, 5);
-        assert_eq!(bench.floor, Some(PathBuf::from("floor.wasm")));
+        // `--floor` is the accept floor's old name
+        assert_eq!(bench.accept_floor, Some(PathBuf::from("floor.wasm")));
+        assert_eq!(bench.echo_floor, Some(PathBuf::from("echo.wasm")));
+        assert!(bench.run.reuse_instance);
         assert_eq!(bench.output, OutputFormat::Json);
         assert_eq!(bench.run.policy, PathBuf::from("policy.wasm"));
     }
@@ -377,7 +423,8 @@ mod tests {
             panic!("expected bench");
         };
         assert_eq!((bench.iterations, bench.warmup), (1000, 100));
-        assert_eq!(bench.floor, None);
+        assert_eq!(bench.accept_floor, None);
+        assert_eq!(bench.echo_floor, None);
         assert_eq!(bench.output, OutputFormat::Text);
 
         let err = parse(&["bench", "-r", "req.json", "--iterations", "0", "p.wasm"]).unwrap_err();

@@ -75,12 +75,17 @@ pub enum HostError {
 pub struct Host {
     allow_list: BTreeSet<ContextAwareResource>,
     replay: Option<Replay>,
+    replay_failure: Option<String>,
 }
 
 impl Host {
     /// A host granting `allow_list` and answering from `replay`.
     pub fn new(allow_list: BTreeSet<ContextAwareResource>, replay: Option<Replay>) -> Host {
-        Host { allow_list, replay }
+        Host {
+            allow_list,
+            replay,
+            replay_failure: None,
+        }
     }
 
     /// Handles one host call.
@@ -129,6 +134,13 @@ impl Host {
         self.replay.as_ref().map_or(0, Replay::replayed)
     }
 
+    /// The last look-up the replay session could not answer (a request it
+    /// did not record, or one past its end), if any. A recorded `Error`
+    /// answer is a replayed exchange, not a failure.
+    pub fn replay_failure(&self) -> Option<&str> {
+        self.replay_failure.as_deref()
+    }
+
     /// Starts the replay session over, so the next evaluation is answered by
     /// the same exchanges as the first one (`bench`).
     pub fn rewind_replay(&mut self) {
@@ -156,9 +168,12 @@ impl Host {
             .replay
             .as_mut()
             .ok_or_else(|| HostError::Callback(NO_CLUSTER.to_owned()))?;
-        replay
-            .answer(&request)
-            .map_err(|e: ReplayError| HostError::Callback(e.to_string()))
+        replay.answer(&request).map_err(|e: ReplayError| {
+            if !matches!(e, ReplayError::Recorded(_)) {
+                self.replay_failure = Some(e.to_string());
+            }
+            HostError::Callback(e.to_string())
+        })
     }
 }
 
@@ -303,9 +318,14 @@ mod tests {
             get(&mut host, GET_C9),
             Err(r#"Callback evaluation failure: Cannot find cluster.x-k8s.io/v1beta1/Cluster named 'c-9' inside of namespace 'Some("default")'"#.to_owned())
         );
+        assert_eq!(host.replay_failure(), None);
         assert_eq!(
             get(&mut host, GET_C1),
             Err("Callback evaluation failure: the list of recorded responses is empty".to_owned())
+        );
+        assert_eq!(
+            host.replay_failure(),
+            Some("the list of recorded responses is empty")
         );
     }
 

@@ -14,10 +14,12 @@ mod annotate;
 mod bench;
 mod cli;
 mod explain;
+mod field_mask;
 mod host;
 mod input;
 mod metadata;
 mod policy;
+mod profile;
 mod pull;
 mod push;
 mod registry;
@@ -37,6 +39,7 @@ fn main() -> ExitCode {
         cli::Command::Run(args) => run::run(args),
         cli::Command::Annotate(args) => annotate::annotate(args),
         cli::Command::Bench(args) => bench::bench(args),
+        cli::Command::Profile(args) => profile::profile(args),
         cli::Command::Explain(args) => explain::explain(args),
         cli::Command::Push(args) => push::push(args),
         cli::Command::Pull(args) => pull::pull(args),

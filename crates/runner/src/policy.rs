@@ -1,14 +1,17 @@
-//! A loaded policy module and its three waPC entry points.
+//! A compiled policy module, its instances and their three waPC entry points.
 //!
-//! The module is compiled with wasmtime through `wasmtime-provider` (WASI
-//! enabled, no async, no cache), the stack policy-evaluator uses, and driven
-//! through a `wapc::WapcHost`. The calls and their failure texts follow
+//! The module is compiled once with wasmtime through `wasmtime-provider`
+//! (WASI enabled, no async, no cache), the stack policy-evaluator uses, into
+//! a [`Module`] (a `WasmtimeEngineProviderPre`). Each [`Policy`] is a fresh
+//! instance of it (a new store and instance, `wapc_init` run), driven through
+//! a `wapc::WapcHost`, as policy-server's `PolicyEvaluatorPre::rehydrate`
+//! does for every request. The calls and their failure texts follow
 //! policy-evaluator `runtimes/wapc/runtime.rs`.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
 use thiserror::Error;
-use wasmtime_provider::WasmtimeEngineProviderBuilder;
+use wasmtime_provider::{WasmtimeEngineProviderBuilder, WasmtimeEngineProviderPre};
 
 use crate::input::AdmissionRequest;
 use crate::response::{AdmissionResponse, PolicyResponse};
@@ -35,6 +38,32 @@ struct SettingsValidationResponse {
     message: Option<String>,
 }
 
+/// A compiled module, ready to be instantiated any number of times.
+pub struct Module {
+    pre: WasmtimeEngineProviderPre,
+}
+
+impl Module {
+    /// Compiles `module` (binary or text wasm).
+    pub fn compile(module: &[u8]) -> Result<Module, PolicyError> {
+        let pre = WasmtimeEngineProviderBuilder::new()
+            .module_bytes(module)
+            .wasi_params(wapc::WasiParams::default())
+            .build_pre()
+            .map_err(PolicyError::Engine)?;
+        Ok(Module { pre })
+    }
+
+    /// A fresh instance (new store, new instance, `wapc_init` run) whose
+    /// host calls go to `callback`: what policy-server makes per request.
+    pub fn instantiate(&self, callback: Box<wapc::HostCallback>) -> Result<Policy, PolicyError> {
+        let engine = self.pre.rehydrate(None).map_err(PolicyError::Engine)?;
+        let host =
+            wapc::WapcHost::new(Box::new(engine), Some(callback)).map_err(PolicyError::Host)?;
+        Ok(Policy { host })
+    }
+}
+
 /// An instantiated policy.
 pub struct Policy {
     host: wapc::WapcHost,
@@ -43,14 +72,7 @@ pub struct Policy {
 impl Policy {
     /// Compiles and instantiates `module`, routing host calls to `callback`.
     pub fn load(module: &[u8], callback: Box<wapc::HostCallback>) -> Result<Policy, PolicyError> {
-        let engine = WasmtimeEngineProviderBuilder::new()
-            .module_bytes(module)
-            .wasi_params(wapc::WasiParams::default())
-            .build()
-            .map_err(PolicyError::Engine)?;
-        let host =
-            wapc::WapcHost::new(Box::new(engine), Some(callback)).map_err(PolicyError::Host)?;
-        Ok(Policy { host })
+        Module::compile(module)?.instantiate(callback)
     }
 
     /// Calls `validate_settings`; `Err` carries the reason the settings are

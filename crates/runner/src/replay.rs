@@ -28,7 +28,10 @@ use std::collections::BTreeSet;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use thiserror::Error;
+
+use crate::field_mask;
 
 /// A `kubernetes/get_resource` look-up: the payload the guest sends (SDK
 /// `GetResourceRequest`) and the body of a recorded `!KubernetesGetResource`.
@@ -101,6 +104,9 @@ enum RawEntry {
 struct Exchange {
     request: GetResourceRequest,
     response: RecordedResponse,
+    /// A `Success` payload parsed once, so an answer is pruned from a
+    /// cached object, as policy-server prunes its cached one.
+    object: Option<Value>,
 }
 
 /// Why a replay file could not be loaded or a look-up could not be answered.
@@ -158,15 +164,25 @@ impl Replay {
                         index,
                         reason: e.to_string(),
                     })?;
-                Ok(Exchange { request, response })
+                let object = match &response {
+                    RecordedResponse::Success { payload } => serde_json::from_str(payload).ok(),
+                    RecordedResponse::Error { .. } => None,
+                };
+                Ok(Exchange {
+                    request,
+                    response,
+                    object,
+                })
             })
             .collect::<Result<Vec<_>, ReplayError>>()?;
         Ok(Replay { exchanges, next: 0 })
     }
 
     /// Answers `request` from the next entry, consuming it whether or not it
-    /// matches (as kwctl does). A match returns the recorded payload bytes or
-    /// the recorded error message.
+    /// matches (as kwctl does). A match returns the recorded payload, pruned
+    /// by the request's field masks as policy-evaluator prunes a live
+    /// object ([`field_mask`](crate::field_mask)), or the recorded error
+    /// message.
     pub fn answer(&mut self, request: &GetResourceRequest) -> Result<Vec<u8>, ReplayError> {
         let exchange = self
             .exchanges
@@ -179,9 +195,13 @@ impl Replay {
                 received: Box::new(request.clone()),
             });
         }
-        match &exchange.response {
-            RecordedResponse::Success { payload } => Ok(payload.clone().into_bytes()),
-            RecordedResponse::Error { message } => Err(ReplayError::Recorded(message.clone())),
+        match (&exchange.response, &exchange.object) {
+            (RecordedResponse::Success { .. }, Some(object)) if request.field_masks.is_some() => {
+                let pruned = field_mask::prune(object, request.field_masks.as_ref());
+                Ok(serde_json::to_vec(&pruned).expect("JSON values always serialise"))
+            }
+            (RecordedResponse::Success { payload }, _) => Ok(payload.clone().into_bytes()),
+            (RecordedResponse::Error { message }, _) => Err(ReplayError::Recorded(message.clone())),
         }
     }
 
@@ -306,6 +326,41 @@ mod tests {
 
         // recorded as ["spec.template.metadata", "metadata.labels"]
         assert!(replay.answer(&namespace_with_masks()).is_ok());
+    }
+
+    #[test]
+    fn replay_prunes_a_masked_answer_like_the_host() {
+        let session = r#"
+- type: Exchange
+  request: |
+    !KubernetesGetResource
+    api_version: cluster.x-k8s.io/v1beta1
+    kind: MachineDeployment
+    name: md-0
+    namespace: default
+    disable_cache: false
+    field_masks:
+    - metadata.annotations
+    - spec.template.metadata.labels
+  response:
+    type: Success
+    payload: '{"kind":"MachineDeployment","metadata":{"name":"md-0","labels":{"a":"1"}},"spec":{"replicas":1,"template":{"metadata":{"labels":{"b":"2"}},"spec":{}}},"status":{}}'
+"#;
+        let mut replay = Replay::from_yaml(session).unwrap();
+        let mut request = md("md-0");
+        request.field_masks = Some(BTreeSet::from([
+            "metadata.annotations".to_owned(),
+            "spec.template.metadata.labels".to_owned(),
+        ]));
+
+        let answer = replay.answer(&request).unwrap();
+
+        assert_eq!(
+            serde_json::from_slice::<Value>(&answer).unwrap(),
+            serde_json::json!({"kind": "MachineDeployment",
+                               "metadata": {"name": "md-0", "labels": {"a": "1"}},
+                               "spec": {"template": {"metadata": {"labels": {"b": "2"}}}}})
+        );
     }
 
     #[test]

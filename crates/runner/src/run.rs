@@ -1,10 +1,17 @@
 //! `policy-runner run`: evaluate one request the way `kwctl run` does.
 //!
 //! Flow (kwctl `command/run.rs`): load the module, decide which Kubernetes
-//! resources it may read, instantiate it with the host callback, call
-//! `validate_settings` (refusal → `Provided settings are not valid: …`, exit
-//! 1), call `validate`, print the AdmissionResponse as one JSON line on
-//! stdout (exit 0 whether allowed or not). Diagnostics go to stderr only.
+//! resources it may read, compile it, call `validate_settings` on an
+//! instance (refusal → `Provided settings are not valid: …`, exit 1), call
+//! `validate`, print the AdmissionResponse as one JSON line on stdout (exit
+//! 0 whether allowed or not). Diagnostics go to stderr only.
+//!
+//! `validate` runs on a fresh instance of the compiled module, as in
+//! policy-server, which rehydrates one per request
+//! (shared/reference/kubewarden.md §8). `--reuse-instance` (or
+//! `POLICY_RUNNER_REUSE_INSTANCE=1`, so unchanged kwctl-style scripts can ask
+//! for it) runs it on the instance that validated the settings, as
+//! `kwctl run` does.
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -18,7 +25,7 @@ use crate::cli::{RunArgs, SettingsSource};
 use crate::host::{self, Host};
 use crate::input::{self, AdmissionRequest};
 use crate::metadata::{ContextAwareResource, Metadata, MetadataError};
-use crate::policy::Policy;
+use crate::policy::{Module, Policy};
 use crate::replay::Replay;
 use crate::wasm_sections::SectionError;
 
@@ -37,13 +44,19 @@ const NOT_ANNOTATED_NOTICE: &str =
 pub fn run(args: &RunArgs) -> Result<()> {
     let request = read_request(&args.request_path)?;
     let settings = read_settings(&args.settings.source())?;
-    let loaded = load(
+    let (loaded, settings_instance) = load(
         &args.policy,
         args.allow_context_aware,
         args.replay_host_capabilities_interactions.as_deref(),
         &settings,
     )?;
-    let response = loaded.policy.validate(&request, &settings);
+    let policy = if args.reuse_instance {
+        settings_instance
+    } else {
+        drop(settings_instance);
+        loaded.instantiate()?
+    };
+    let response = policy.validate(&request, &settings);
 
     let unreplayed = loaded.unreplayed();
     if unreplayed > 0 {
@@ -55,16 +68,25 @@ pub fn run(args: &RunArgs) -> Result<()> {
     Ok(())
 }
 
-/// A policy instance ready for `validate`, and the host state behind its
-/// callbacks.
+/// A compiled policy whose settings have been accepted, and the host state
+/// behind its instances' callbacks.
 pub struct Loaded {
-    /// The compiled, instantiated module; its settings have been accepted.
-    pub policy: Policy,
-    /// The host answering its callbacks (allow-list, replay session).
+    /// The compiled module.
+    pub module: Module,
+    /// The host answering every instance's callbacks (allow-list, replay
+    /// session).
     pub host: Arc<Mutex<Host>>,
 }
 
 impl Loaded {
+    /// A fresh instance of the module, its host calls answered by
+    /// [`Loaded::host`].
+    pub fn instantiate(&self) -> Result<Policy> {
+        Ok(self
+            .module
+            .instantiate(host::callback(Arc::clone(&self.host)))?)
+    }
+
     /// How many recorded exchanges the policy has not asked for (yet).
     pub fn unreplayed(&self) -> usize {
         self.host.lock().map_or(0, |host| host.unreplayed())
@@ -73,14 +95,15 @@ impl Loaded {
 
 /// What `run` and `bench` share: read the module at `path`, decide which
 /// resources it may read (printing kwctl's notices), load the replay
-/// session, compile and instantiate the module with the host callback, and
-/// have it accept `settings` (refusal → `Provided settings are not valid: …`).
+/// session, compile the module, and have an instance of it accept
+/// `settings` (refusal → `Provided settings are not valid: …`). Returns the
+/// compiled policy and that instance.
 pub fn load(
     path: &Path,
     allow_context_aware: bool,
     replay: Option<&Path>,
     settings: &Value,
-) -> Result<Loaded> {
+) -> Result<(Loaded, Policy)> {
     let module =
         fs::read(path).with_context(|| format!("cannot read policy module {}", path.display()))?;
     let metadata = embedded_metadata(&module)
@@ -92,13 +115,15 @@ pub fn load(
     }
     let replay = replay.map(read_replay).transpose()?;
 
-    let host = Arc::new(Mutex::new(Host::new(allow_list, replay)));
-    let policy = Policy::load(&module, host::callback(Arc::clone(&host)))?;
-
+    let loaded = Loaded {
+        module: Module::compile(&module)?,
+        host: Arc::new(Mutex::new(Host::new(allow_list, replay))),
+    };
+    let policy = loaded.instantiate()?;
     policy
         .validate_settings(settings)
         .map_err(|message| anyhow!("Provided settings are not valid: {message}"))?;
-    Ok(Loaded { policy, host })
+    Ok((loaded, policy))
 }
 
 /// The resources the policy may read, and the notices kwctl prints about
@@ -152,7 +177,8 @@ pub fn read_settings(source: &SettingsSource) -> Result<Value> {
     }
 }
 
-fn read_replay(path: &Path) -> Result<Replay> {
+/// Reads a kwctl replay session.
+pub fn read_replay(path: &Path) -> Result<Replay> {
     let text = fs::read_to_string(path)
         .with_context(|| format!("cannot read replay session {}", path.display()))?;
     Replay::from_yaml(&text).with_context(|| format!("invalid replay session {}", path.display()))

@@ -372,15 +372,20 @@ fn bench_replays_the_session_on_every_evaluation_and_compares_with_floor() {
         "5",
         "--warmup",
         "2",
-        "--floor",
+        "--accept-floor",
+        policy.to_str().unwrap(),
+        "--echo-floor",
         policy.to_str().unwrap(),
         "--output",
         "json",
         policy.to_str().unwrap(),
     ]);
 
+    // The guest answers one validate per instance: 7 evaluations succeed
+    // only on a fresh instance each.
     assert!(output.status.success(), "{}", stderr(&output));
     let report: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(report["instance"], json!("fresh"));
     assert_eq!(report["iterations"], json!(5));
     assert_eq!(report["policy"]["stats"]["samples"], json!(5));
     assert_eq!(
@@ -391,12 +396,79 @@ fn bench_replays_the_session_on_every_evaluation_and_compares_with_floor() {
     assert_eq!(report["policy"]["answer"]["mutated"], json!(true));
     assert_eq!(report["policy"]["answer"]["lookups"], json!(1));
     assert_eq!(report["policy"]["answer"]["unreplayed"], json!(0));
-    // the floor is given the same session (here: the same guest)
-    assert_eq!(report["floor"]["answer"]["lookups"], json!(1));
+    // the floors are given the same session (here: the same guest)
+    assert_eq!(report["accept_floor"]["answer"]["lookups"], json!(1));
+    assert_eq!(report["echo_floor"]["answer"]["lookups"], json!(1));
+    // the guest mutates: the ratio is to the echo floor
+    assert_eq!(report["mutates"], json!(true));
+    assert_eq!(report["ratio_to"], json!("echo floor"));
     assert!(report["ratio"].as_f64().unwrap() > 0.0, "{report}");
     let stats = &report["policy"]["stats"];
     assert!(stats["min_us"].as_f64() <= stats["median_us"].as_f64());
     assert!(stats["median_us"].as_f64() <= stats["p99_us"].as_f64());
+}
+
+#[test]
+fn bench_reuse_instance_evaluates_on_the_instance_that_validated_the_settings() {
+    let dir = scratch();
+    let policy = annotated_guest(&dir);
+    let request = data("machinedeployment_create.json");
+    let replay = data("replay_md0_found.yml");
+
+    let output = runner(&[
+        "bench",
+        "--request-path",
+        request.to_str().unwrap(),
+        "--allow-context-aware",
+        "--replay-host-capabilities-interactions",
+        replay.to_str().unwrap(),
+        "--iterations",
+        "5",
+        "--reuse-instance",
+        policy.to_str().unwrap(),
+    ]);
+
+    // validate_settings does not count; the second validate on the one
+    // instance is refused by the guest.
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("instance reused"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn run_evaluates_on_a_fresh_instance_or_on_the_settings_instance() {
+    let dir = scratch();
+    let policy = annotated_guest(&dir);
+    let request = data("machinedeployment_create.json");
+    let replay = data("replay_md0_found.yml");
+    for reuse in [false, true] {
+        let mut args = vec![
+            "run",
+            "--request-path",
+            request.to_str().unwrap(),
+            "--allow-context-aware",
+            "--replay-host-capabilities-interactions",
+            replay.to_str().unwrap(),
+        ];
+        if reuse {
+            args.push("--reuse-instance");
+        }
+        args.push(policy.to_str().unwrap());
+
+        let output = runner(&args);
+
+        // Either way the instance has answered no validate before this one.
+        assert!(output.status.success(), "{}", stderr(&output));
+        let response: Value = serde_json::from_str(&stdout(&output)).unwrap();
+        assert_eq!(
+            response["allowed"],
+            json!(true),
+            "reuse {reuse}: {response}"
+        );
+    }
 }
 
 #[test]

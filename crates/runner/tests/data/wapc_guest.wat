@@ -9,7 +9,10 @@
 ;;                         in namespace default and answers
 ;;                         {"accepted":true,"mutated_object":<the look-up reply>};
 ;;                         a failed look-up becomes a guest error carrying the
-;;                         host error text.
+;;                         host error text. An instance answers one validate
+;;                         only; a second one is the guest error
+;;                         "instance reused", so the tests see which instance
+;;                         shape the runner used.
 (module
   (import "wapc" "__guest_request" (func $guest_request (param i32 i32)))
   (import "wapc" "__guest_response" (func $guest_response (param i32 i32)))
@@ -35,6 +38,9 @@
   (data (i32.const 656) "{\"accepted\":true,\"mutated_object\":") ;; mutate_prefix, 34 bytes
   (data (i32.const 704) "}") ;; close, 1 bytes
   (data (i32.const 720) "unknown operation") ;; unknown_op, 17 bytes
+  (data (i32.const 752) "instance reused") ;; reused, 15 bytes
+
+  (global $validated (mut i32) (i32.const 0))
 
   (func (export "__guest_call") (param $op_len i32) (param $req_len i32) (result i32)
     (local $len i32)
@@ -57,6 +63,11 @@
     ;; validate
     (if (i32.eq (local.get $op_len) (i32.const 8))
       (then
+        (if (global.get $validated)
+          (then
+            (call $guest_error (i32.const 752) (i32.const 15))
+            (return (i32.const 0))))
+        (global.set $validated (i32.const 1))
         (drop (call $host_call (i32.const 256) (i32.const 10) (i32.const 272) (i32.const 7) (i32.const 288) (i32.const 3) (i32.const 416) (i32.const 67)))
         (if (i32.eqz (call $host_call (i32.const 256) (i32.const 10) (i32.const 304) (i32.const 10) (i32.const 320) (i32.const 12) (i32.const 496) (i32.const 146)))
           (then
