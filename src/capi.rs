@@ -107,11 +107,6 @@ fn decide(
                 .map_err(|error| malformed(rule, &parent.reference, error))?;
             for &to in flow.to {
                 let kept = rule.bookkeeping.for_path(to);
-                let desired: BTreeMap<&str, &str> = source
-                    .iter()
-                    .filter(|(key, _)| flow.rule_for(key, kept) == KeyRule::Copied)
-                    .map(|(key, value)| (*key, *value))
-                    .collect();
                 let current = fields::string_map(object, to)?;
                 if let Some(explain) = explain.as_deref_mut() {
                     explain::flow(
@@ -124,7 +119,11 @@ fn decide(
                         &current,
                     );
                 }
-                plan.push(MapEdit::upsert(to, &current, &desired));
+                let desired = source
+                    .iter()
+                    .filter(|(key, _)| flow.rule_for(key, kept) == KeyRule::Copied)
+                    .map(|(key, value)| (*key, *value));
+                plan.push(MapEdit::upsert(to, &current, desired));
             }
         }
     }

@@ -76,24 +76,29 @@ pub fn validate(payload: &[u8]) -> Vec<u8> {
 
 /// Encodes an outcome; a non-empty plan is applied to the owned object.
 pub fn encode(outcome: Outcome, object: Option<Value>) -> Vec<u8> {
-    let (accepted, message, code, mutated_object) = match &outcome.verdict {
+    let Outcome {
+        verdict,
+        warnings,
+        audit_annotations,
+    } = outcome;
+    let (accepted, message, code, mutated_object) = match verdict {
         Verdict::Allow(plan) if plan.is_empty() => (true, None, None, None),
         Verdict::Allow(plan) => {
             let mutated = object.map(|mut object| {
-                plan.apply(&mut object);
+                plan.apply_owned(&mut object);
                 object
             });
             (true, None, None, mutated)
         }
-        Verdict::Reject { message, code } => (false, Some(message.as_str()), Some(*code), None),
+        Verdict::Reject { message, code } => (false, Some(message), Some(code), None),
     };
     let response = ValidationResponse {
         accepted,
-        message,
+        message: message.as_deref(),
         code,
         mutated_object,
-        audit_annotations: Some(&outcome.audit_annotations).filter(|a| !a.is_empty()),
-        warnings: Some(outcome.warnings.as_slice()).filter(|w| !w.is_empty()),
+        audit_annotations: Some(&audit_annotations).filter(|a| !a.is_empty()),
+        warnings: Some(warnings.as_slice()).filter(|w| !w.is_empty()),
     };
     serde_json::to_vec(&response).unwrap_or_else(|e| {
         format!(r#"{{"accepted":false,"message":"cannot encode the response: {e}","code":500}}"#)

@@ -28,15 +28,15 @@ pub struct MapEdit {
 impl MapEdit {
     /// The edit that turns `current` into a map holding `desired` for the keys
     /// in `desired` (other keys untouched). Only differing keys are recorded.
-    pub fn upsert(
+    pub fn upsert<'d>(
         path: &'static [&'static str],
         current: &StringMap<'_>,
-        desired: &BTreeMap<&str, &str>,
+        desired: impl IntoIterator<Item = (&'d str, &'d str)>,
     ) -> Self {
         let set = desired
-            .iter()
-            .filter(|(key, value)| current.get(*key) != Some(*value))
-            .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
+            .into_iter()
+            .filter(|(key, value)| current.get(key) != Some(value))
+            .map(|(key, value)| (key.to_owned(), value.to_owned()))
             .collect();
         Self {
             path,
@@ -79,13 +79,19 @@ impl Plan {
     /// [`crate::fields`], which rejects non-object intermediates, so the only
     /// non-object values met here are absent or `null` ones.
     pub fn apply(&self, object: &mut Value) {
-        for edit in &self.edits {
+        self.clone().apply_owned(object);
+    }
+
+    /// [`Plan::apply`], moving the plan's keys and values into the object
+    /// instead of copying them (the edge's path, once per request).
+    pub fn apply_owned(self, object: &mut Value) {
+        for edit in self.edits {
             apply_edit(object, edit);
         }
     }
 }
 
-fn apply_edit(object: &mut Value, edit: &MapEdit) {
+fn apply_edit(object: &mut Value, edit: MapEdit) {
     let Some((last, parents)) = edit.path.split_last() else {
         return;
     };
@@ -119,8 +125,8 @@ fn apply_edit(object: &mut Value, edit: &MapEdit) {
         for key in edit.remove.keys() {
             map.remove(key);
         }
-        for (key, value) in &edit.set {
-            map.insert(key.clone(), Value::String(value.clone()));
+        for (key, value) in edit.set {
+            map.insert(key, Value::String(value));
         }
         if edit.drop_when_empty && map.is_empty() {
             parent.remove(*last);
@@ -163,7 +169,7 @@ mod tests {
     fn upsert_records_only_differences() {
         let current: StringMap = [("a", "1"), ("b", "2"), ("mine", "x")].into();
         let desired: BTreeMap<&str, &str> = [("a", "1"), ("b", "3"), ("c", "4")].into();
-        let e = MapEdit::upsert(LABELS, &current, &desired);
+        let e = MapEdit::upsert(LABELS, &current, desired.iter().map(|(k, v)| (*k, *v)));
         assert_eq!(e, edit(&[("b", "3"), ("c", "4")], &[], false));
     }
 

@@ -168,6 +168,11 @@ impl Settings {
                 )],
             });
         }
+        // Path tracking costs on every request; only a refused document
+        // needs it, to name the field.
+        if let Ok(parsed) = serde_json::from_slice::<RawSettings>(trimmed) {
+            return Ok(Self::from(parsed));
+        }
         let de = &mut serde_json::Deserializer::from_slice(trimmed);
         let parsed: RawSettings = serde_path_to_error::deserialize(de).map_err(|e| {
             let path = e.path().to_string();

@@ -210,12 +210,11 @@ fn cloud_tags_edit(
     transformed: &Transformed<'_>,
     profile: &TagProfile,
 ) -> MapEdit {
-    let desired: BTreeMap<&str, &str> = transformed
+    let desired = transformed
         .tags
         .iter()
-        .map(|(key, value)| (key.as_str(), *value))
-        .collect();
-    let mut edit = MapEdit::upsert(CLOUD_TAGS, current, &desired);
+        .map(|(key, value)| (key.as_str(), *value));
+    let mut edit = MapEdit::upsert(CLOUD_TAGS, current, desired);
     edit.remove = current
         .iter()
         .filter(|(key, _)| key.starts_with(TAG_PREFIX) && !transformed.tags.contains_key(**key))
@@ -268,8 +267,11 @@ fn skipped_edit(annotations: &StringMap<'_>, skipped: &[Skip<'_>]) -> MapEdit {
         };
     }
     let records = skip_records(skipped);
-    let desired = BTreeMap::from([(SKIPPED_ANNOTATION, records.as_str())]);
-    MapEdit::upsert(ANNOTATIONS, annotations, &desired)
+    MapEdit::upsert(
+        ANNOTATIONS,
+        annotations,
+        [(SKIPPED_ANNOTATION, records.as_str())],
+    )
 }
 
 /// One record of the skip annotation (field order is the contract's).

@@ -45,17 +45,65 @@ pub enum KeyCharacters {
 impl KeyCharacters {
     /// The first character of `key` this class does not admit.
     pub fn first_disallowed(self, key: &str) -> Option<char> {
-        key.chars().find(|&c| !self.admits(c))
+        // Keys are nearly always ASCII: check bytes against the class's
+        // ASCII table, and decode characters only from the first non-ASCII
+        // byte on.
+        let table = match self {
+            KeyCharacters::Aws => AWS_ASCII,
+            KeyCharacters::Strict => STRICT_ASCII,
+            KeyCharacters::NonControl => NON_CONTROL_ASCII,
+        };
+        for (at, byte) in key.bytes().enumerate() {
+            if !byte.is_ascii() {
+                return key[at..].chars().find(|&c| !self.admits(c));
+            }
+            if table & (1 << byte) == 0 {
+                return Some(char::from(byte));
+            }
+        }
+        None
+    }
+
+    /// The ASCII characters this class admits, as a bit set (bit n: the
+    /// character with code n).
+    const fn ascii_table(self) -> u128 {
+        let mut table = 0u128;
+        let mut c = 0u8;
+        while c < 128 {
+            if self.admits_ascii(c) {
+                table |= 1 << c;
+            }
+            c += 1;
+        }
+        table
+    }
+
+    const fn admits_ascii(self, c: u8) -> bool {
+        match self {
+            KeyCharacters::Aws => {
+                c.is_ascii_alphanumeric()
+                    || matches!(
+                        c,
+                        b' ' | b'+' | b'-' | b'=' | b'.' | b'_' | b':' | b'/' | b'@'
+                    )
+            }
+            KeyCharacters::Strict => {
+                c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.' | b':' | b'/')
+            }
+            KeyCharacters::NonControl => !c.is_ascii_control(),
+        }
     }
 
     /// Whether this class admits `c`. "Letters" and "digits" are Unicode
     /// general categories L and Nd, as Go's `unicode.IsLetter` /
     /// `unicode.IsDigit` define them; "control" is category Cc.
     pub fn admits(self, c: char) -> bool {
-        match self {
-            KeyCharacters::Aws => is_letter_or_digit(c) || " +-=._:/@".contains(c),
-            KeyCharacters::Strict => is_letter_or_digit(c) || "-_.:/".contains(c),
-            KeyCharacters::NonControl => !c.is_control(),
+        match u8::try_from(c) {
+            Ok(ascii) if ascii.is_ascii() => self.admits_ascii(ascii),
+            _ => match self {
+                KeyCharacters::Aws | KeyCharacters::Strict => is_letter_or_digit(c),
+                KeyCharacters::NonControl => !c.is_control(),
+            },
         }
     }
 
@@ -69,11 +117,13 @@ impl KeyCharacters {
     }
 }
 
+/// Letters and decimal digits beyond ASCII (ASCII is in the class tables).
+const AWS_ASCII: u128 = KeyCharacters::Aws.ascii_table();
+const STRICT_ASCII: u128 = KeyCharacters::Strict.ascii_table();
+const NON_CONTROL_ASCII: u128 = KeyCharacters::NonControl.ascii_table();
+
 fn is_letter_or_digit(c: char) -> bool {
     use unicode_properties::{GeneralCategoryGroup, UnicodeGeneralCategory};
-    if c.is_ascii() {
-        return c.is_ascii_alphanumeric();
-    }
     c.general_category_group() == GeneralCategoryGroup::Letter
         || c.general_category() == unicode_properties::GeneralCategory::DecimalNumber
 }
@@ -220,6 +270,19 @@ mod tests {
         #[case] expected: Option<char>,
     ) {
         assert_eq!(class.first_disallowed(key), expected);
+    }
+
+    proptest::proptest! {
+        /// The ASCII fast path finds the same character as checking every
+        /// character with `admits`.
+        #[test]
+        fn first_disallowed_matches_admits(key in "(?s).{0,24}|[ -~]{0,24}", class in 0..3usize) {
+            let class = [KeyCharacters::Aws, KeyCharacters::Strict, KeyCharacters::NonControl][class];
+            proptest::prop_assert_eq!(
+                class.first_disallowed(&key),
+                key.chars().find(|&c| !class.admits(c))
+            );
+        }
     }
 
     #[test]

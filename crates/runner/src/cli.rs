@@ -190,6 +190,12 @@ pub struct ProfileArgs {
     #[arg(long, value_name = "FILE")]
     pub replay_host_capabilities_interactions: Option<PathBuf>,
 
+    /// Also time what a fresh instance of this module costs before and
+    /// after `validate`: instantiation, `wapc_init` and the drop.
+    /// Repeatable, to compare modules (the policy and a floor).
+    #[arg(long = "module", value_name = "MODULE.wasm")]
+    pub modules: Vec<PathBuf>,
+
     /// Timed evaluations.
     #[arg(long, value_name = "N", default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..))]
     pub iterations: u32,

@@ -12,8 +12,8 @@
 //! second pass decides with settings prepared beforehand, so the difference
 //! is what preparing the settings costs this request. Native code runs
 //! faster than the same code in wasm, so the shares matter more than the
-//! absolute numbers; `bench` gives those, and fresh minus warm in `bench`
-//! gives the cost of a fresh instance.
+//! absolute numbers; `bench` gives those. `--module` adds what a fresh
+//! instance of a module costs by itself (instantiation, `wapc_init`, drop).
 
 use std::cell::{Cell, RefCell};
 use std::time::{Duration, Instant};
@@ -98,7 +98,33 @@ pub fn profile(args: &ProfileArgs) -> Result<()> {
          settings prepared beforehand)",
         medians[4], medians[7]
     );
+    for module in &args.modules {
+        let us = instantiation_median_us(module, args.warmup, args.iterations)?;
+        println!(
+            "  {us:8.1} µs  a fresh instance of {} (instantiate, wapc_init, drop; in wasm)",
+            module.display()
+        );
+    }
     Ok(())
+}
+
+/// The median cost of a fresh instance of the module at `path` that
+/// evaluates nothing: what policy-server pays per request before and after
+/// `validate`.
+fn instantiation_median_us(path: &std::path::Path, warmup: u32, iterations: u32) -> Result<f64> {
+    let bytes =
+        std::fs::read(path).with_context(|| format!("cannot read module {}", path.display()))?;
+    let module = policy::Module::compile(&bytes)?;
+    let mut samples = Vec::new();
+    for round in 0..warmup + iterations {
+        let start = Instant::now();
+        drop(module.instantiate(Box::new(|_, _, _, _, _| Ok(Vec::new())))?);
+        if round >= warmup {
+            samples.push(u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX));
+        }
+    }
+    samples.sort_unstable();
+    Ok(median(&samples) / 1_000.0)
 }
 
 /// [`Lookup`] answered from a replay session the way the host answers, with

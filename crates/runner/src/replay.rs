@@ -179,10 +179,11 @@ impl Replay {
     }
 
     /// Answers `request` from the next entry, consuming it whether or not it
-    /// matches (as kwctl does). A match returns the recorded payload, pruned
+    /// matches (as kwctl does). A match returns the recorded object, pruned
     /// by the request's field masks as policy-evaluator prunes a live
-    /// object ([`field_mask`](crate::field_mask)), or the recorded error
-    /// message.
+    /// object ([`field_mask`](crate::field_mask)) and serialised again (a
+    /// payload that is not JSON is returned as recorded), or the recorded
+    /// error message.
     pub fn answer(&mut self, request: &GetResourceRequest) -> Result<Vec<u8>, ReplayError> {
         let exchange = self
             .exchanges
@@ -196,7 +197,9 @@ impl Replay {
             });
         }
         match (&exchange.response, &exchange.object) {
-            (RecordedResponse::Success { .. }, Some(object)) if request.field_masks.is_some() => {
+            // As policy-server answers from its cache: a copy of the object,
+            // pruned when there are masks, serialised for the guest.
+            (RecordedResponse::Success { .. }, Some(object)) => {
                 let pruned = field_mask::prune(object, request.field_masks.as_ref());
                 Ok(serde_json::to_vec(&pruned).expect("JSON values always serialise"))
             }
