@@ -36,7 +36,7 @@ use anyhow::{Context, Result, bail};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::cli::{BenchArgs, OutputFormat};
+use crate::cli::{BenchArgs, OutputFormat, RunArgs};
 use crate::input::AdmissionRequest;
 use crate::policy::{self, Policy};
 use crate::response::{AdmissionResponse, PolicyResponse};
@@ -54,9 +54,8 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
     };
 
     let inputs = Inputs {
-        allow_context_aware: args.run.allow_context_aware,
-        // Same session for the floors; they are expected to leave it unused.
-        replay: args.run.replay_host_capabilities_interactions.as_deref(),
+        // Same hosting and session for the floors; they leave it unused.
+        run: &args.run,
         settings: &settings,
         payload: &payload,
         request: &request,
@@ -127,8 +126,7 @@ pub enum Shape {
 
 /// What every module in one bench run is given.
 struct Inputs<'a> {
-    allow_context_aware: bool,
-    replay: Option<&'a Path>,
+    run: &'a RunArgs,
     settings: &'a Value,
     payload: &'a [u8],
     request: &'a AdmissionRequest,
@@ -252,12 +250,7 @@ impl Subject {
     /// the untimed reference evaluation, whose reply every later one must
     /// repeat byte for byte.
     fn load(path: &Path, inputs: &Inputs<'_>) -> Result<Subject> {
-        let (loaded, settings_instance) = run::load(
-            path,
-            inputs.allow_context_aware,
-            inputs.replay,
-            inputs.settings,
-        )?;
+        let (loaded, settings_instance) = run::load(path, inputs.run, inputs.settings)?;
         let warm = (inputs.shape == Shape::Warm).then_some(settings_instance);
         let (first, _) = evaluate_once(&loaded, warm.as_ref(), inputs)
             .with_context(|| format!("the first evaluation of {} failed", path.display()))?;

@@ -99,6 +99,11 @@ pub struct RunArgs {
     #[arg(long, env = "POLICY_RUNNER_REUSE_INSTANCE", value_parser = clap::builder::BoolishValueParser::new())]
     pub reuse_instance: bool,
 
+    /// Answer look-ups with whole recorded objects, ignoring their field
+    /// masks, as kwctl's replay does (policy-server prunes by the masks).
+    #[arg(long, env = "POLICY_RUNNER_IGNORE_FIELD_MASKS", value_parser = clap::builder::BoolishValueParser::new())]
+    pub ignore_field_masks: bool,
+
     /// The policy module (.wasm).
     #[arg(value_name = "POLICY.wasm")]
     pub policy: PathBuf,

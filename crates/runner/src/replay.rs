@@ -148,6 +148,7 @@ pub enum ReplayError {
 pub struct Replay {
     exchanges: Vec<Exchange>,
     next: usize,
+    apply_field_masks: bool,
 }
 
 impl Replay {
@@ -175,7 +176,11 @@ impl Replay {
                 })
             })
             .collect::<Result<Vec<_>, ReplayError>>()?;
-        Ok(Replay { exchanges, next: 0 })
+        Ok(Replay {
+            exchanges,
+            next: 0,
+            apply_field_masks: true,
+        })
     }
 
     /// Answers `request` from the next entry, consuming it whether or not it
@@ -200,12 +205,24 @@ impl Replay {
             // As policy-server answers from its cache: a copy of the object,
             // pruned when there are masks, serialised for the guest.
             (RecordedResponse::Success { .. }, Some(object)) => {
-                let pruned = field_mask::prune(object, request.field_masks.as_ref());
+                let masks = request
+                    .field_masks
+                    .as_ref()
+                    .filter(|_| self.apply_field_masks);
+                let pruned = field_mask::prune(object, masks);
                 Ok(serde_json::to_vec(&pruned).expect("JSON values always serialise"))
             }
             (RecordedResponse::Success { payload }, _) => Ok(payload.clone().into_bytes()),
             (RecordedResponse::Error { message }, _) => Err(ReplayError::Recorded(message.clone())),
         }
+    }
+
+    /// Answers with the recorded objects whole, whatever the masks, like a
+    /// host that ignores them (kwctl's replay does): the policy's own
+    /// projection must then keep only what it reads.
+    pub fn ignore_field_masks(mut self) -> Replay {
+        self.apply_field_masks = false;
+        self
     }
 
     /// How many entries have not been replayed.
@@ -399,6 +416,21 @@ mod tests {
              (disable_cache: false, field_masks: none), got \
              cluster.x-k8s.io/v1beta1/MachineDeployment md-0 in namespace default \
              (disable_cache: false, field_masks: [metadata.labels]) instead"
+        );
+    }
+
+    #[test]
+    fn replay_ignoring_field_masks_answers_whole_objects() {
+        let session = SESSION.replace(
+            "payload: '{\"kind\":\"Namespace\"}'",
+            "payload: '{\"kind\":\"Namespace\",\"spec\":{\"finalizers\":[\"kubernetes\"]}}'",
+        );
+        let mut replay = Replay::from_yaml(&session).unwrap().ignore_field_masks();
+        replay.next = 2;
+
+        assert_eq!(
+            replay.answer(&namespace_with_masks()),
+            Ok(br#"{"kind":"Namespace","spec":{"finalizers":["kubernetes"]}}"#.to_vec())
         );
     }
 

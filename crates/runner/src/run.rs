@@ -44,12 +44,7 @@ const NOT_ANNOTATED_NOTICE: &str =
 pub fn run(args: &RunArgs) -> Result<()> {
     let request = read_request(&args.request_path)?;
     let settings = read_settings(&args.settings.source())?;
-    let (loaded, settings_instance) = load(
-        &args.policy,
-        args.allow_context_aware,
-        args.replay_host_capabilities_interactions.as_deref(),
-        &settings,
-    )?;
+    let (loaded, settings_instance) = load(&args.policy, args, &settings)?;
     let policy = if args.reuse_instance {
         settings_instance
     } else {
@@ -96,24 +91,31 @@ impl Loaded {
 /// What `run` and `bench` share: read the module at `path`, decide which
 /// resources it may read (printing kwctl's notices), load the replay
 /// session, compile the module, and have an instance of it accept
-/// `settings` (refusal → `Provided settings are not valid: …`). Returns the
-/// compiled policy and that instance.
-pub fn load(
-    path: &Path,
-    allow_context_aware: bool,
-    replay: Option<&Path>,
-    settings: &Value,
-) -> Result<(Loaded, Policy)> {
+/// `settings` (refusal → `Provided settings are not valid: …`). `args` says
+/// how to host it (context-aware access, replay session, field masks).
+/// Returns the compiled policy and that instance.
+pub fn load(path: &Path, args: &RunArgs, settings: &Value) -> Result<(Loaded, Policy)> {
     let module =
         fs::read(path).with_context(|| format!("cannot read policy module {}", path.display()))?;
     let metadata = embedded_metadata(&module)
         .with_context(|| format!("cannot read the metadata of {}", path.display()))?;
 
-    let (allow_list, notices) = allow_list(allow_context_aware, metadata.as_ref());
+    let (allow_list, notices) = allow_list(args.allow_context_aware, metadata.as_ref());
     for notice in notices {
         eprintln!("WARN policy-runner: {notice}");
     }
-    let replay = replay.map(read_replay).transpose()?;
+    let replay = args
+        .replay_host_capabilities_interactions
+        .as_deref()
+        .map(read_replay)
+        .transpose()?
+        .map(|replay| {
+            if args.ignore_field_masks {
+                replay.ignore_field_masks()
+            } else {
+                replay
+            }
+        });
 
     let loaded = Loaded {
         module: Module::compile(&module)?,
