@@ -39,6 +39,19 @@ pub fn is_capi_group(group: &str) -> bool {
     CAPI_GROUPS.contains(&group)
 }
 
+/// Whether the policy does anything for objects of this CAPI kind: a rule
+/// propagates to it, or CAPI syncs its (template) labels to Nodes. For every
+/// other kind [`evaluate`] allows the object unchanged without reading it.
+pub fn acts_on(group: &str, kind: &str) -> bool {
+    CAPI_RULES
+        .iter()
+        .any(|rule| rule.child.matches(group, kind))
+        || NODE_BOUND_LABELS
+            .iter()
+            .any(|(kinds, _)| kinds.matches(group, kind))
+        || MACHINE.matches(group, kind)
+}
+
 /// Why a CAPI object cannot be decided.
 #[derive(Debug, thiserror::Error)]
 enum CapiError {

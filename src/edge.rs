@@ -1,15 +1,17 @@
 //! The waPC edge: decode what the host sends, call the pure core, encode
 //! the answer. The only module that knows about waPC and the SDK's wire types.
 
-use crate::evaluate::evaluate;
+use crate::evaluate::{acts_on, evaluate};
 use crate::lookup::HostLookup;
 use crate::outcome::{Outcome, Verdict};
 use crate::request::AdmissionRequest;
 use crate::settings::Settings;
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 use std::collections::BTreeMap;
+use std::fmt;
 
 /// The `validate` payload: `{"request": …, "settings": …}`. Settings stay
 /// raw here; [`Settings::parse`] reads them.
@@ -18,8 +20,79 @@ pub struct Payload<'a> {
     /// The settings document, undecoded.
     #[serde(borrow, default)]
     pub settings: Option<&'a RawValue>,
-    /// The admission request.
+    /// The admission request; its `object` is `null` unless the policy acts
+    /// on the request ([`evaluate::acts_on`](crate::evaluate::acts_on)).
+    #[serde(deserialize_with = "request_decoded_as_needed")]
     pub request: AdmissionRequest,
+}
+
+/// The fields of an AdmissionRequest the policy reads.
+#[derive(Deserialize)]
+#[serde(field_identifier, rename_all = "camelCase")]
+enum RequestField {
+    Uid,
+    Kind,
+    Operation,
+    Namespace,
+    Object,
+    #[serde(other)]
+    Other,
+}
+
+/// Decodes an AdmissionRequest, building the object's `Value` (most of what
+/// decoding a request costs) only when the policy acts on the request. The
+/// API server writes `kind` and `operation` before `object`, so the choice
+/// is made as the object is reached; in any other order the object is kept
+/// as text until the end and decoded then if needed.
+fn request_decoded_as_needed<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<AdmissionRequest, D::Error> {
+    struct RequestVisitor;
+
+    impl<'de> Visitor<'de> for RequestVisitor {
+        type Value = AdmissionRequest;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("an AdmissionRequest object")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AdmissionRequest, A::Error> {
+            let mut request = AdmissionRequest::default();
+            let (mut kind_seen, mut operation_seen) = (false, false);
+            let mut undecided: Option<Box<RawValue>> = None;
+            while let Some(field) = map.next_key::<RequestField>()? {
+                match field {
+                    RequestField::Uid => request.uid = map.next_value()?,
+                    RequestField::Kind => {
+                        request.kind = map.next_value()?;
+                        kind_seen = true;
+                    }
+                    RequestField::Operation => {
+                        request.operation = map.next_value()?;
+                        operation_seen = true;
+                    }
+                    RequestField::Namespace => request.namespace = map.next_value()?,
+                    RequestField::Object if !(kind_seen && operation_seen) => {
+                        undecided = Some(map.next_value()?);
+                    }
+                    RequestField::Object if acts_on(&request.kind, &request.operation) => {
+                        request.object = map.next_value()?;
+                    }
+                    RequestField::Object | RequestField::Other => {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+            }
+            if let Some(object) = undecided
+                && acts_on(&request.kind, &request.operation)
+            {
+                request.object = serde_json::from_str(object.get()).map_err(de::Error::custom)?;
+            }
+            Ok(request)
+        }
+    }
+
+    deserializer.deserialize_map(RequestVisitor)
 }
 
 impl<'a> Payload<'a> {
@@ -59,6 +132,9 @@ pub fn validate(payload: &[u8]) -> Vec<u8> {
         Ok(p) => p,
         Err(message) => return encode(Outcome::reject(message), None),
     };
+    if !acts_on(&payload.request.kind, &payload.request.operation) {
+        return encode(Outcome::allow(), None);
+    }
     let raw_settings = payload.settings.map_or("{}", RawValue::get);
     let settings = match Settings::parse(raw_settings.as_bytes()) {
         Ok(s) => s,

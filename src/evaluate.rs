@@ -6,6 +6,7 @@ use crate::outcome::Outcome;
 use crate::request::AdmissionRequest;
 use crate::settings::Settings;
 use crate::{capi, deviations, tags};
+use kubewarden_policy_sdk::request::GroupVersionKind;
 
 /// Decides one admission request. Pure apart from `lookup`.
 ///
@@ -27,6 +28,16 @@ pub fn explain(
     let mut explanation = Explanation::default();
     let outcome = decide(request, settings, lookup, Some(&mut explanation));
     (outcome, explanation)
+}
+
+/// Whether the policy acts on a request of this kind and operation at all:
+/// CREATE and UPDATE of a Cluster API kind it propagates to or checks, or of
+/// any other kind (a composite resource). For everything else it allows the
+/// request unchanged without reading the object, the settings or the
+/// cluster, so the edge need not even decode the object.
+pub fn acts_on(kind: &GroupVersionKind, operation: &str) -> bool {
+    matches!(operation, "CREATE" | "UPDATE")
+        && (!capi::is_capi_group(&kind.group) || capi::acts_on(&kind.group, &kind.kind))
 }
 
 fn decide(

@@ -1,0 +1,114 @@
+//! The waPC edge on whole payloads, natively: it decodes an object only for
+//! requests the policy acts on, and that shortcut never changes an answer.
+
+use metadata_propagation_policy::edge;
+use metadata_propagation_policy::evaluate::{acts_on, evaluate};
+use metadata_propagation_policy::lookup::MapLookup;
+use metadata_propagation_policy::outcome::Outcome;
+use metadata_propagation_policy::request::AdmissionRequest;
+use metadata_propagation_policy::settings::Settings;
+use serde_json::{Map, Value, json};
+
+fn read(path: &str) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// `{"request": …, "settings": …}` as the host sends it.
+fn payload(request: &Value, settings: &Value) -> Vec<u8> {
+    serde_json::to_vec(&json!({"request": request, "settings": settings})).unwrap()
+}
+
+/// The request with `object` moved to the front, before `kind` and
+/// `operation` (serde_json keeps insertion order only for maps it builds, so
+/// the text is assembled by hand).
+fn object_first(request: &Value) -> Vec<u8> {
+    let fields: &Map<String, Value> = request.as_object().unwrap();
+    let mut parts = vec![format!("\"object\":{}", fields["object"])];
+    parts.extend(
+        fields
+            .iter()
+            .filter(|(key, _)| *key != "object")
+            .map(|(key, value)| format!("{}:{value}", Value::from(key.as_str()))),
+    );
+    format!("{{\"request\":{{{}}},\"settings\":{{}}}}", parts.join(",")).into_bytes()
+}
+
+#[test]
+fn kinds_the_policy_does_not_act_on_are_allowed_unchanged_without_reading_anything() {
+    let cluster = read("test_data/bench/unhandled-cluster.request.json");
+    let request: AdmissionRequest = serde_json::from_value(cluster.clone()).unwrap();
+    assert!(!acts_on(&request.kind, &request.operation));
+    // evaluate, which reads the object, agrees with the shortcut
+    let lookup = MapLookup::new();
+    assert_eq!(
+        evaluate(&request, &Settings::default(), &lookup),
+        Outcome::allow()
+    );
+    assert!(lookup.requests().is_empty());
+    assert_eq!(
+        edge::validate(&payload(&cluster, &json!({}))),
+        br#"{"accepted":true,"message":null,"code":null,"mutated_object":null,"audit_annotations":null,"warnings":null}"#
+    );
+    // a DELETE of a kind the policy does act on
+    let mut delete = read("test_data/bench/xr-aws-5.request.json");
+    delete["operation"] = json!("DELETE");
+    delete["oldObject"] = delete["object"].take();
+    let request: AdmissionRequest = serde_json::from_value(delete).unwrap();
+    assert!(!acts_on(&request.kind, &request.operation));
+}
+
+#[test]
+fn kinds_the_policy_acts_on() {
+    for (group, kind) in [
+        ("cluster.x-k8s.io", "MachineSet"),
+        ("cluster.x-k8s.io", "Machine"),
+        ("cluster.x-k8s.io", "MachineDeployment"),
+        ("controlplane.cluster.x-k8s.io", "KubeadmControlPlane"),
+        ("infrastructure.cluster.x-k8s.io", "DockerMachine"),
+        ("bootstrap.cluster.x-k8s.io", "KubeadmConfig"),
+        ("platform.example.org", "XNetwork"),
+    ] {
+        let kind =
+            serde_json::from_value(json!({"group": group, "version": "v1beta2", "kind": kind}))
+                .unwrap();
+        assert!(acts_on(&kind, "CREATE"), "{kind:?}");
+        assert!(acts_on(&kind, "UPDATE"), "{kind:?}");
+        assert!(!acts_on(&kind, "DELETE"), "{kind:?}");
+    }
+    for kind in ["Cluster", "ClusterClass", "MachineHealthCheck"] {
+        let kind = serde_json::from_value(
+            json!({"group": "cluster.x-k8s.io", "version": "v1beta2", "kind": kind}),
+        )
+        .unwrap();
+        assert!(!acts_on(&kind, "CREATE"), "{kind:?}");
+    }
+}
+
+#[test]
+fn the_answer_does_not_depend_on_where_the_object_is_in_the_request() {
+    for (request, settings) in [
+        (
+            "test_data/bench/xr-aws-50.request.json",
+            "test_data/bench/xr-aws-50.settings.json",
+        ),
+        (
+            "test_data/bench/unhandled-cluster.request.json",
+            "test_data/bench/unhandled-cluster.settings.json",
+        ),
+    ] {
+        let request = read(request);
+        let settings = read(settings);
+        let usual = edge::validate(&payload(&request, &settings));
+        let reordered = object_first(&request);
+        let text = String::from_utf8(reordered.clone()).unwrap();
+        assert!(text.starts_with("{\"request\":{\"object\":"), "{text:.40}");
+        let reordered = String::from_utf8(reordered)
+            .unwrap()
+            .replace(",\"settings\":{}}", &format!(",\"settings\":{settings}}}"))
+            .into_bytes();
+        assert_eq!(
+            String::from_utf8(edge::validate(&reordered)).unwrap(),
+            String::from_utf8(usual).unwrap()
+        );
+    }
+}
