@@ -13,6 +13,7 @@ pub mod evaluate;
 pub mod explain;
 pub mod fields;
 pub mod invariants;
+pub mod key_pattern;
 pub mod lookup;
 pub mod outcome;
 pub mod plan;

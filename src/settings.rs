@@ -8,7 +8,8 @@
 //! round trip instead of one per `kubectl apply`; an evaluation prepares only
 //! what its request reads ([`Settings`]).
 
-use regex_lite::{Regex, RegexBuilder};
+use crate::key_pattern::KeyPattern;
+use regex_lite::RegexBuilder;
 use serde::Deserialize;
 use std::cell::OnceCell;
 use std::collections::BTreeSet;
@@ -96,8 +97,8 @@ pub struct Settings {
     pub mode: Mode,
     capi: RawCapiSettings,
     cloud_tags: RawCloudTagSettings,
-    sync_machine_labels: OnceCell<Result<Vec<Regex>, SettingsError>>,
-    sync_machine_annotations: OnceCell<Result<Vec<Regex>, SettingsError>>,
+    sync_machine_labels: OnceCell<Result<Vec<KeyPattern>, SettingsError>>,
+    sync_machine_annotations: OnceCell<Result<Vec<KeyPattern>, SettingsError>>,
     prepared_cloud_tags: OnceCell<Result<CloudTagSettings, SettingsError>>,
 }
 
@@ -190,7 +191,7 @@ impl Settings {
     }
 
     /// `capi.additionalSyncMachineLabels`, compiled on first use.
-    pub fn sync_machine_labels(&self) -> Result<&[Regex], SettingsError> {
+    pub fn sync_machine_labels(&self) -> Result<&[KeyPattern], SettingsError> {
         prepared(&self.sync_machine_labels, || {
             compile_all(
                 "capi.additionalSyncMachineLabels",
@@ -201,7 +202,7 @@ impl Settings {
     }
 
     /// `capi.additionalSyncMachineAnnotations`, compiled on first use.
-    pub fn sync_machine_annotations(&self) -> Result<&[Regex], SettingsError> {
+    pub fn sync_machine_annotations(&self) -> Result<&[KeyPattern], SettingsError> {
         prepared(&self.sync_machine_annotations, || {
             compile_all(
                 "capi.additionalSyncMachineAnnotations",
@@ -278,14 +279,16 @@ impl RawCloudTagSettings {
     }
 }
 
-fn compile_all(field: &str, patterns: &[String]) -> Result<Vec<Regex>, SettingsError> {
+fn compile_all(field: &str, patterns: &[String]) -> Result<Vec<KeyPattern>, SettingsError> {
     let mut compiled = Vec::with_capacity(patterns.len());
     let mut problems = Vec::new();
     for (i, pattern) in patterns.iter().enumerate() {
-        match RegexBuilder::new(pattern)
-            .size_limit(REGEX_SIZE_LIMIT)
-            .build()
-        {
+        let compile = |pattern: &str| {
+            RegexBuilder::new(pattern)
+                .size_limit(REGEX_SIZE_LIMIT)
+                .build()
+        };
+        match KeyPattern::new(pattern, compile) {
             Ok(regex) => compiled.push(regex),
             Err(e) => {
                 let hint = if e.to_string().contains("size limit") {

@@ -6,8 +6,8 @@ use super::rules::{Flow, KeyRule, Rule};
 use super::{Parent, Resolved};
 use crate::explain::{Explanation, Fate, KeyFate, NodeKey, NodeSync, PathExplanation, RuleUsed};
 use crate::fields::StringMap;
+use crate::key_pattern::KeyPattern;
 use crate::lookup::ObjectRef;
-use regex_lite::Regex;
 
 /// Records how the search for a parent ended.
 pub(super) fn note_resolution(explain: &mut Explanation, resolved: &Resolved) {
@@ -88,8 +88,8 @@ pub(super) fn node_sync(
     explain: &mut Explanation,
     labels: &StringMap<'_>,
     annotations: &StringMap<'_>,
-    label_regexes: &[Regex],
-    annotation_regexes: &[Regex],
+    label_regexes: &[KeyPattern],
+    annotation_regexes: &[KeyPattern],
 ) {
     let keys = |map: &StringMap<'_>, criterion: &dyn Fn(&str) -> Option<String>| {
         map.keys()

@@ -5,7 +5,7 @@
 //! there is none), exactly as CAPI's `strings.Split(key, "/")[0]`.
 
 use crate::fields::StringMap;
-use regex_lite::Regex;
+use crate::key_pattern::KeyPattern;
 use std::collections::BTreeMap;
 
 /// Audit annotation listing the Machine label keys synced to the Node.
@@ -37,7 +37,7 @@ fn in_domain(domain: &str, root: &str) -> bool {
 /// Why CAPI syncs a Machine label with this key to the Node, or `None`.
 /// `node-role.kubernetes.io` matches exactly (no subdomains), unlike the
 /// other two domains.
-pub fn label_sync_criterion(key: &str, additional: &[Regex]) -> Option<String> {
+pub fn label_sync_criterion(key: &str, additional: &[KeyPattern]) -> Option<String> {
     let d = domain(key);
     if d == "node-role.kubernetes.io" {
         return Some("domain node-role.kubernetes.io".to_owned());
@@ -51,7 +51,7 @@ pub fn label_sync_criterion(key: &str, additional: &[Regex]) -> Option<String> {
 }
 
 /// Why CAPI syncs a Machine annotation with this key to the Node, or `None`.
-pub fn annotation_sync_criterion(key: &str, additional: &[Regex]) -> Option<String> {
+pub fn annotation_sync_criterion(key: &str, additional: &[KeyPattern]) -> Option<String> {
     if COMPUTED_NODE_ANNOTATIONS.contains(&key) {
         return None;
     }
@@ -61,7 +61,7 @@ pub fn annotation_sync_criterion(key: &str, additional: &[Regex]) -> Option<Stri
     regex_criterion(key, additional, "capi.additionalSyncMachineAnnotations")
 }
 
-fn regex_criterion(key: &str, regexes: &[Regex], setting: &str) -> Option<String> {
+fn regex_criterion(key: &str, regexes: &[KeyPattern], setting: &str) -> Option<String> {
     regexes
         .iter()
         .enumerate()
@@ -70,12 +70,12 @@ fn regex_criterion(key: &str, regexes: &[Regex], setting: &str) -> Option<String
 }
 
 /// Whether CAPI syncs a Machine label with this key to the Node.
-pub fn label_is_synced(key: &str, additional: &[Regex]) -> bool {
+pub fn label_is_synced(key: &str, additional: &[KeyPattern]) -> bool {
     label_sync_criterion(key, additional).is_some()
 }
 
 /// Whether CAPI syncs a Machine annotation with this key to the Node.
-pub fn annotation_is_synced(key: &str, additional: &[Regex]) -> bool {
+pub fn annotation_is_synced(key: &str, additional: &[KeyPattern]) -> bool {
     annotation_sync_criterion(key, additional).is_some()
 }
 
@@ -84,8 +84,8 @@ pub fn annotation_is_synced(key: &str, additional: &[Regex]) -> bool {
 pub fn audit_annotations(
     labels: &StringMap<'_>,
     annotations: &StringMap<'_>,
-    label_regexes: &[Regex],
-    annotation_regexes: &[Regex],
+    label_regexes: &[KeyPattern],
+    annotation_regexes: &[KeyPattern],
 ) -> BTreeMap<String, String> {
     let synced_labels = labels
         .keys()
@@ -121,7 +121,7 @@ pub fn is_kubernetes_namespaced(key: &str) -> bool {
 pub fn unsynced_label_warnings<'r, E>(
     labels: &StringMap<'_>,
     path: &str,
-    regexes: impl FnOnce() -> Result<&'r [Regex], E>,
+    regexes: impl FnOnce() -> Result<&'r [KeyPattern], E>,
 ) -> Result<Vec<String>, E> {
     let mut candidates = labels
         .keys()
@@ -154,8 +154,11 @@ mod tests {
     use rstest::rstest;
     use std::convert::Infallible;
 
-    fn regexes(patterns: &[&str]) -> Vec<Regex> {
-        patterns.iter().map(|p| Regex::new(p).unwrap()).collect()
+    fn regexes(patterns: &[&str]) -> Vec<KeyPattern> {
+        patterns
+            .iter()
+            .map(|p| KeyPattern::new(p, regex_lite::Regex::new).unwrap())
+            .collect()
     }
 
     #[rstest]
@@ -313,7 +316,7 @@ mod tests {
     #[test]
     fn unsynced_label_warnings_ask_for_the_regexes_only_for_kubernetes_labels() {
         let labels: StringMap = [("env", "prod"), ("node-role.kubernetes.io/worker", "")].into();
-        let never = || -> Result<&[Regex], &str> { Err("the regexes were asked for") };
+        let never = || -> Result<&[KeyPattern], &str> { Err("the regexes were asked for") };
         assert_eq!(unsynced_label_warnings(&labels, "x", never), Ok(Vec::new()));
         let labels: StringMap = [("topology.kubernetes.io/zone", "a")].into();
         assert_eq!(
