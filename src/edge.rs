@@ -1,7 +1,7 @@
 //! The waPC edge: decode what the host sends, call the pure core, encode
 //! the answer. The only module that knows about waPC and the SDK's wire types.
 
-use crate::evaluate::{acts_on, evaluate};
+use crate::evaluate::{acts_on, evaluate, not_acted_on};
 use crate::lookup::HostLookup;
 use crate::outcome::{Outcome, Verdict};
 use crate::request::AdmissionRequest;
@@ -133,7 +133,10 @@ pub fn validate(payload: &[u8]) -> Vec<u8> {
         Err(message) => return encode(Outcome::reject(message), None),
     };
     if !acts_on(&payload.request.kind, &payload.request.operation) {
-        return encode(Outcome::allow(), None);
+        return encode(
+            not_acted_on(&payload.request.kind, &payload.request.operation),
+            None,
+        );
     }
     let raw_settings = payload.settings.map_or("{}", RawValue::get);
     let settings = match Settings::parse(raw_settings.as_bytes()) {

@@ -10,10 +10,12 @@ use kubewarden_policy_sdk::request::GroupVersionKind;
 
 /// Decides one admission request. Pure apart from `lookup`.
 ///
-/// Cluster API groups go to the CAPI propagation rules; every other kind the
-/// policy is bound to is treated as a Crossplane composite resource. DELETE,
-/// CONNECT and requests without an object are allowed unchanged. In
-/// validate mode, a change becomes a rejection listing every deviation.
+/// Cluster API groups go to the CAPI propagation rules; Kubernetes' own
+/// kinds are allowed unchanged with a warning naming the kind; every other
+/// kind the policy is bound to is treated as a Crossplane composite
+/// resource. DELETE, CONNECT and requests without an object are allowed
+/// unchanged. In validate mode, a change becomes a rejection listing every
+/// deviation.
 pub fn evaluate(request: &AdmissionRequest, settings: &Settings, lookup: &dyn Lookup) -> Outcome {
     decide(request, settings, lookup, None)
 }
@@ -32,12 +34,50 @@ pub fn explain(
 
 /// Whether the policy acts on a request of this kind and operation at all:
 /// CREATE and UPDATE of a Cluster API kind it propagates to or checks, or of
-/// any other kind (a composite resource). For everything else it allows the
-/// request unchanged without reading the object, the settings or the
-/// cluster, so the edge need not even decode the object.
+/// a composite resource (any kind outside the Cluster API and Kubernetes
+/// groups). For everything else it answers [`not_acted_on`] without reading
+/// the object, the settings or the cluster, so the edge need not even
+/// decode the object.
 pub fn acts_on(kind: &GroupVersionKind, operation: &str) -> bool {
-    matches!(operation, "CREATE" | "UPDATE")
+    is_write(operation)
+        && !is_kubernetes_group(&kind.group)
         && (!capi::is_capi_group(&kind.group) || capi::acts_on(&kind.group, &kind.kind))
+}
+
+/// The answer to a request the policy does not act on: allowed unchanged,
+/// with a warning when a write of a Kubernetes kind reached the policy (its
+/// rules select a kind it cannot handle; a composite-resource treatment
+/// would give such an object a `spec.cloudTags` it does not have).
+pub fn not_acted_on(kind: &GroupVersionKind, operation: &str) -> Outcome {
+    let mut outcome = Outcome::allow();
+    if is_write(operation) && is_kubernetes_group(&kind.group) {
+        let api_version = if kind.group.is_empty() {
+            kind.version.clone()
+        } else {
+            format!("{}/{}", kind.group, kind.version)
+        };
+        outcome.warnings.push(format!(
+            "{} ({api_version}) is a Kubernetes kind, neither a Cluster API object nor a \
+             Crossplane composite resource, so this policy leaves it unchanged; remove it from \
+             the policy's rules",
+            kind.kind
+        ));
+    }
+    outcome
+}
+
+/// Kubernetes' own API groups: the core group, the unsuffixed built-in
+/// groups, and every `k8s.io` group (reserved to the Kubernetes project, so
+/// never a Crossplane composite resource).
+pub fn is_kubernetes_group(group: &str) -> bool {
+    matches!(
+        group,
+        "" | "apps" | "batch" | "autoscaling" | "policy" | "extensions" | "k8s.io"
+    ) || group.ends_with(".k8s.io")
+}
+
+fn is_write(operation: &str) -> bool {
+    matches!(operation, "CREATE" | "UPDATE")
 }
 
 fn decide(
@@ -54,6 +94,13 @@ fn decide(
             ));
         }
         return Outcome::allow();
+    }
+    if is_kubernetes_group(&request.kind.group) {
+        let outcome = not_acted_on(&request.kind, &request.operation);
+        if let Some(explain) = explain.as_deref_mut() {
+            explain.notes.extend(outcome.warnings.iter().cloned());
+        }
+        return outcome;
     }
     let outcome = if capi::is_capi_group(&request.kind.group) {
         capi::evaluate(request, settings, lookup, explain)

@@ -112,3 +112,65 @@ fn the_answer_does_not_depend_on_where_the_object_is_in_the_request() {
         );
     }
 }
+
+/// A ConfigMap with an opted-in label, as a `kubectl create` sends it.
+fn config_map_request() -> Value {
+    json!({
+        "uid": "3b1f6a4e-1d0c-4a57-9b5e-2f4d8c1e7a90",
+        "kind": {"group": "", "version": "v1", "kind": "ConfigMap"},
+        "resource": {"group": "", "version": "v1", "resource": "configmaps"},
+        "name": "payments-settings",
+        "namespace": "payments",
+        "operation": "CREATE",
+        "userInfo": {"username": "kubernetes-admin", "groups": ["system:masters", "system:authenticated"]},
+        "object": {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "payments-settings", "namespace": "payments",
+                         "labels": {"platform/env": "prod"}},
+            "data": {"region": "eu-central-1"}
+        },
+        "oldObject": null,
+        "dryRun": false,
+        "options": {"apiVersion": "meta.k8s.io/v1", "kind": "CreateOptions"}
+    })
+}
+
+#[test]
+fn kubernetes_kinds_are_allowed_unchanged_with_a_warning_naming_the_kind() {
+    let settings = json!({"cloudTags": {"propagatingLabels": ["platform/env"]}});
+    let config_map = config_map_request();
+    let request: AdmissionRequest = serde_json::from_value(config_map.clone()).unwrap();
+    assert!(!acts_on(&request.kind, &request.operation));
+    let warning = "ConfigMap (v1) is a Kubernetes kind, neither a Cluster API object nor a \
+                   Crossplane composite resource, so this policy leaves it unchanged; remove it \
+                   from the policy's rules";
+    let expected = Outcome {
+        warnings: vec![warning.to_owned()],
+        ..Outcome::allow()
+    };
+    let prepared = Settings::from_json(settings.to_string().as_bytes()).unwrap();
+    assert_eq!(evaluate(&request, &prepared, &MapLookup::new()), expected);
+    let reply: Value =
+        serde_json::from_slice(&edge::validate(&payload(&config_map, &settings))).unwrap();
+    assert_eq!(
+        reply,
+        json!({"accepted": true, "message": null, "code": null, "mutated_object": null,
+               "audit_annotations": null, "warnings": [warning]})
+    );
+
+    // apps/v1 and a k8s.io group, too
+    for (group, kind, api_version) in [
+        ("apps", "Deployment", "apps/v1"),
+        ("networking.k8s.io", "Ingress", "networking.k8s.io/v1"),
+    ] {
+        let kind =
+            serde_json::from_value(json!({"group": group, "version": "v1", "kind": kind})).unwrap();
+        let outcome = metadata_propagation_policy::evaluate::not_acted_on(&kind, "UPDATE");
+        assert!(
+            outcome.warnings[0].contains(&format!("({api_version})")),
+            "{outcome:?}"
+        );
+        assert!(!acts_on(&kind, "UPDATE"));
+    }
+}
