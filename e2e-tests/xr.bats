@@ -565,6 +565,14 @@ record() {
   assert_no_warnings
 }
 
+@test "a Kubernetes kind (ConfigMap) with opted-in labels: allowed unchanged, a warning names the kind" {
+  evaluate configmap_create_opted_in_labels.json "$(settings propagating)"
+  assert_allowed
+  check '.uid == "e2e-xr-configmap-0005"'
+  assert_no_patch
+  check '.warnings == ["ConfigMap (v1) is a Kubernetes kind, neither a Cluster API object nor a Crossplane composite resource, so this policy leaves it unchanged; remove it from the policy'"'"'s rules"]'
+}
+
 # ------------------------------------------------------------- rejections
 
 assert_rejected_naming() {

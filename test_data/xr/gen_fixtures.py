@@ -360,6 +360,39 @@ def main():
         cloud_tags={"plexsphere:platform/env": "staging"},
     ), operation="DELETE", uid="e2e-xr-delete-0004", user=CROSSPLANE_SA))
 
+    # A Kubernetes kind bound by mistake: a ConfigMap with opted-in labels,
+    # as kubectl creates it. It has no spec.cloudTags and must stay unchanged.
+    config_map = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": "payments-network-settings",
+            "namespace": "team-payments",
+            "uid": "6f0e2a51-8c3d-4b7e-9a14-5d2c7e8f1b36",
+            "resourceVersion": "48213",
+            "creationTimestamp": "2025-03-02T08:12:10Z",
+            "labels": {"platform/env": "prod", "platform/team": "payments"},
+        },
+        "data": {"region": "eu-central-1", "cidr": "10.42.0.0/16"},
+    }
+    write("configmap_create_opted_in_labels.json", {
+        "uid": "e2e-xr-configmap-0005",
+        "kind": {"group": "", "version": "v1", "kind": "ConfigMap"},
+        "resource": {"group": "", "version": "v1", "resource": "configmaps"},
+        "requestKind": {"group": "", "version": "v1", "kind": "ConfigMap"},
+        "requestResource": {"group": "", "version": "v1", "resource": "configmaps"},
+        "name": "payments-network-settings",
+        "namespace": "team-payments",
+        "operation": "CREATE",
+        "userInfo": {"username": "kubernetes-admin",
+                     "groups": ["system:masters", "system:authenticated"]},
+        "object": config_map,
+        "oldObject": None,
+        "dryRun": False,
+        "options": {"kind": "CreateOptions", "apiVersion": "meta.k8s.io/v1",
+                    "fieldManager": "kubectl-create"},
+    })
+
     # ------------------------------------------------------------- v2 stale
     write("xdatabase_stale_only_prefixed.json", request(xdatabase(
         labels={"app.kubernetes.io/name": "payments-db"},
