@@ -7,6 +7,7 @@
 //! [`Plan`] over `spec.cloudTags` and the skip annotation, and *report* each
 //! skip as a warning.
 
+pub mod labels_annotation;
 pub mod profile;
 pub mod transform;
 
@@ -35,17 +36,16 @@ const CLOUD_TAGS: &[&str] = &["spec", "cloudTags"];
 
 /// The label set of an XR: `metadata.labels` overlaid by the label-set
 /// annotation. Values borrow from the object or from the parsed annotation.
-struct LabelSet<'a> {
-    labels: StringMap<'a>,
-    extra: StringMap<'a>,
+struct LabelSet<'o, 'a> {
+    labels: StringMap<'o>,
+    extra: &'a labels_annotation::Entries<'o>,
 }
 
-impl<'a> LabelSet<'a> {
+impl<'o, 'a> LabelSet<'o, 'a> {
     fn get(&self, key: &str) -> Option<&'a str> {
         self.extra
             .get(key)
-            .or_else(|| self.labels.get(key))
-            .copied()
+            .or_else(|| self.labels.get(key).copied())
     }
 }
 
@@ -70,13 +70,10 @@ fn plan(
     explain: Option<&mut Explanation>,
 ) -> Result<Outcome, FieldError> {
     let annotations = fields::string_map(object, ANNOTATIONS)?;
-    let parsed_extra = parse_labels_annotation(&annotations)?;
+    let extra = parse_labels_annotation(&annotations)?;
     let set = LabelSet {
         labels: fields::string_map(object, LABELS)?,
-        extra: match &parsed_extra {
-            Some(map) => fields::string_entries(map, labels_annotation_field)?,
-            None => BTreeMap::new(),
-        },
+        extra: &extra,
     };
     if set.get(ORIGIN_LABEL) == Some("adopted") {
         // Adopted resources never propagate: left exactly as submitted.
@@ -126,14 +123,14 @@ fn plan(
 
 /// The fate of every label of the set (explanations only).
 fn explain_labels(
-    set: &LabelSet<'_>,
+    set: &LabelSet<'_, '_>,
     settings: &CloudTagSettings,
     transformed: &Transformed<'_>,
     profile: &TagProfile,
     provider: String,
     tags_edit: &MapEdit,
 ) -> CloudTags {
-    let keys: BTreeSet<&str> = set.labels.keys().chain(set.extra.keys()).copied().collect();
+    let keys: BTreeSet<&str> = set.labels.keys().copied().chain(set.extra.keys()).collect();
     let labels = keys
         .into_iter()
         .map(|key| {
@@ -177,29 +174,30 @@ fn labels_annotation_field() -> FieldPath {
     FieldPath::of(ANNOTATIONS).key(LABELS_ANNOTATION)
 }
 
-/// The label-set annotation parsed as a JSON object, if present.
-fn parse_labels_annotation(
-    annotations: &StringMap<'_>,
-) -> Result<Option<serde_json::Map<String, Value>>, FieldError> {
+/// The label-set annotation's entries (none when it is absent).
+fn parse_labels_annotation<'o>(
+    annotations: &StringMap<'o>,
+) -> Result<labels_annotation::Entries<'o>, FieldError> {
+    use labels_annotation::Malformed;
     let Some(text) = annotations.get(LABELS_ANNOTATION) else {
-        return Ok(None);
+        return Ok(labels_annotation::Entries::default());
     };
-    match serde_json::from_str::<Value>(text) {
-        Ok(Value::Object(map)) => Ok(Some(map)),
-        Ok(other) => Err(FieldError::new(
-            labels_annotation_field(),
-            format!(
-                "expected a JSON object of label keys to string values, found {}",
-                fields::type_name(&other)
-            ),
-        )),
-        Err(e) => Err(FieldError::new(
+    labels_annotation::decode(text).map_err(|malformed| match malformed {
+        Malformed::NotJson(e) => FieldError::new(
             labels_annotation_field(),
             format!(
                 "not valid JSON ({e}); expected an object such as {{\"acme:team/owner\":\"payments\"}}"
             ),
-        )),
-    }
+        ),
+        Malformed::NotAnObject(found) => FieldError::new(
+            labels_annotation_field(),
+            format!("expected a JSON object of label keys to string values, found {found}"),
+        ),
+        Malformed::NotAString { key, found } => FieldError::new(
+            labels_annotation_field().key(&key),
+            format!("expected a string value, found {found}"),
+        ),
+    })
 }
 
 /// `spec.cloudTags` = user entries without the prefix + the computed tags;
