@@ -95,9 +95,13 @@ clean:
 # Times the policy against the floor module on every scenario in
 # test_data/bench and prints a markdown table and the module sizes
 # (BENCHMARKS.md). ITERATIONS / WARMUP tune the run.
-.PHONY: bench
+.PHONY: bench profile
 bench:
 	@CARGO=$(CARGO) scripts/bench.sh
+
+# Where each scenario's time goes, phase by phase, natively (after bench).
+profile:
+	@scripts/profile.sh
 
 # The static explain page (web/): the policy core compiled to
 # wasm32-unknown-unknown and bound with wasm-bindgen into web/pkg/ (needs
