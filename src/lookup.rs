@@ -6,6 +6,7 @@
 //! doubles, no `#[cfg(test)]` swaps.
 
 use crate::projection::Projection;
+use kubewarden_policy_sdk::host_capabilities::kubernetes::GetResourceRequest;
 use serde_json::Value;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -137,24 +138,28 @@ fn http_code(dump: &str) -> Option<u16> {
 #[derive(Debug, Default, Clone, Copy)]
 pub struct HostLookup;
 
+/// The `kubernetes/get_resource` request for `object`, asking for exactly
+/// the paths of `projection`: the masks let the host prune the parent
+/// before it crosses into the guest.
+pub fn get_resource_request(object: &ObjectRef, projection: &Projection) -> GetResourceRequest {
+    GetResourceRequest {
+        api_version: object.api_version.clone(),
+        kind: object.kind.clone(),
+        name: object.name.clone(),
+        namespace: object.namespace.clone(),
+        // The 5 s host cache is fine: parents change rarely, and a stale
+        // parent is corrected by the next write of the child.
+        disable_cache: false,
+        field_masks: Some(projection.field_masks()),
+    }
+}
+
 impl Lookup for HostLookup {
     fn get(&self, object: &ObjectRef, projection: &Projection) -> Result<Value, LookupError> {
-        use kubewarden_policy_sdk::host_capabilities::kubernetes::GetResourceRequest;
         use kubewarden_policy_sdk::wapc_guest::host_call;
-        let request = GetResourceRequest {
-            api_version: object.api_version.clone(),
-            kind: object.kind.clone(),
-            name: object.name.clone(),
-            namespace: object.namespace.clone(),
-            // The 5 s host cache is fine: parents change rarely, and a stale
-            // parent is corrected by the next write of the child.
-            disable_cache: false,
-            field_masks: Some(projection.field_masks()),
-        };
-        // The masks let the host prune the parent before it crosses into
-        // the guest. The SDK's get_resource would then decode the rest into
-        // a Value; the projection still skips whatever a host that ignores
-        // masks sends.
+        let request = get_resource_request(object, projection);
+        // The SDK's get_resource would decode the answer into a Value; the
+        // projection skips whatever a host that ignores the masks sends.
         let message = serde_json::to_vec(&request)
             .map_err(|e| LookupError::Failed(format!("cannot encode the look-up: {e}")))?;
         let answer = host_call("kubewarden", "kubernetes", "get_resource", &message)

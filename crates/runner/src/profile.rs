@@ -22,7 +22,9 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, anyhow};
 use metadata_propagation_policy::edge::{self, Payload};
 use metadata_propagation_policy::evaluate::{acts_on, evaluate, not_acted_on};
-use metadata_propagation_policy::lookup::{Lookup, LookupError, ObjectRef, classify_host_error};
+use metadata_propagation_policy::lookup::{
+    Lookup, LookupError, ObjectRef, classify_host_error, get_resource_request,
+};
 use metadata_propagation_policy::projection::Projection;
 use metadata_propagation_policy::settings::Settings;
 use serde_json::Value;
@@ -203,18 +205,17 @@ impl ReplayLookup {
 
 impl Lookup for ReplayLookup {
     fn get(&self, object: &ObjectRef, projection: &Projection) -> Result<Value, LookupError> {
+        // The guest's request, as the host decodes it from the host call.
+        let message = serde_json::to_vec(&get_resource_request(object, projection))
+            .map_err(|e| LookupError::Failed(e.to_string()))?;
         let started = Instant::now();
-        let request = GetResourceRequest {
-            api_version: object.api_version.clone(),
-            kind: object.kind.clone(),
-            name: object.name.clone(),
-            namespace: object.namespace.clone(),
-            disable_cache: false,
-            field_masks: Some(projection.field_masks()),
-        };
-        let answer = match self.replay.borrow_mut().as_mut() {
-            Some(replay) => replay.answer(&request).map_err(|e| e.to_string()),
-            None => Err(crate::host::NO_CLUSTER.to_owned()),
+        let answer = match (
+            self.replay.borrow_mut().as_mut(),
+            serde_json::from_slice::<GetResourceRequest>(&message),
+        ) {
+            (Some(replay), Ok(request)) => replay.answer(&request).map_err(|e| e.to_string()),
+            (None, _) => Err(crate::host::NO_CLUSTER.to_owned()),
+            (_, Err(e)) => Err(e.to_string()),
         };
         let answered = Instant::now();
         self.host.set(self.host.get() + (answered - started));
