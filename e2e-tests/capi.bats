@@ -635,6 +635,44 @@ check_machinedeployment_create_topology() {
   }'
 }
 
+# MachinePool mp-0 created by the topology controller (CAPI
+# computeMachinePool): the same merge as a MachineDeployment, from the
+# machinePools entries of the Cluster topology and the ClusterClass, onto
+# metadata and spec.template.metadata; pool-name stays the child's.
+check_machinepool_create_topology() {
+  local version=$1
+  evaluate "$version" machinepool_create_topology
+  assert_allowed true
+  assert_no_warnings
+  assert_patch_ops '[
+    "add /metadata/annotations",
+    "add /metadata/labels/Cluster.topology.machinePool.label",
+    "add /metadata/labels/Cluster.topology.machinePool.label.node.cluster.x-k8s.io",
+    "add /metadata/labels/ClusterClass.machinePool.label",
+    "add /spec/template/metadata/annotations",
+    "add /spec/template/metadata/labels/Cluster.topology.machinePool.label",
+    "add /spec/template/metadata/labels/Cluster.topology.machinePool.label.node.cluster.x-k8s.io",
+    "add /spec/template/metadata/labels/ClusterClass.machinePool.label"
+  ]'
+  assert_only_metadata_changed
+  local labels='{
+    "cluster.x-k8s.io/cluster-name": "capi-quickstart",
+    "topology.cluster.x-k8s.io/owned": "",
+    "topology.cluster.x-k8s.io/pool-name": "mp-0",
+    "Cluster.topology.machinePool.label": "Cluster.topology.machinePool.labelValue",
+    "Cluster.topology.machinePool.label.node.cluster.x-k8s.io": "Cluster.topology.machinePool.nodeLabelValue",
+    "ClusterClass.machinePool.label": "ClusterClass.machinePool.labelValue"
+  }'
+  local annotations='{
+    "Cluster.topology.machinePool.annotation": "Cluster.topology.machinePool.annotationValue",
+    "ClusterClass.machinePool.annotation": "ClusterClass.machinePool.annotationValue"
+  }'
+  assert_patched '.metadata.labels' "$labels"
+  assert_patched '.metadata.annotations' "$annotations"
+  assert_patched '.spec.template.metadata.labels' "$labels"
+  assert_patched '.spec.template.metadata.annotations' "$annotations"
+}
+
 # kubectl label on the old MachineSet capi-quickstart-md-1-5nmbd, which has
 # drifted from its MachineDeployment: node-role label missing from
 # metadata.labels, nodepool=pool0 instead of pool1 (labels and template
@@ -836,6 +874,14 @@ check_allowed_unchanged() {
 
 @test "v1beta2: topology MachineDeployment gets topology+class metadata, defer-upgrade dropped" {
   check_machinedeployment_create_topology v1beta2
+}
+
+@test "v1beta1: topology MachinePool gets topology+class metadata from the machinePools entries" {
+  check_machinepool_create_topology v1beta1
+}
+
+@test "v1beta2: topology MachinePool gets topology+class metadata from the machinePools entries" {
+  check_machinepool_create_topology v1beta2
 }
 
 @test "v1beta1: UPDATE of a drifted MachineSet restores the MD's values and keeps the user's label" {

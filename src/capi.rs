@@ -277,14 +277,11 @@ fn resolve_topology(
         .get(topology::CLUSTER_NAME_LABEL)
         .filter(|n| !n.is_empty());
     let shape = topology::shape_for_child_version(&request.kind.version);
-    let deployment_name = match entry {
-        rules::TopologyEntry::ControlPlane => Some(""),
-        rules::TopologyEntry::MachineDeployment => {
-            labels.get(topology::DEPLOYMENT_NAME_LABEL).copied()
-        }
+    let entry_name = match topology::workers(entry) {
+        None => Some(""),
+        Some(workers) => labels.get(workers.name_label).copied(),
     };
-    let (Some(cluster_name), Some(shape), Some(deployment_name)) =
-        (cluster_name, shape, deployment_name)
+    let (Some(cluster_name), Some(shape), Some(entry_name)) = (cluster_name, shape, entry_name)
     else {
         return Ok(Resolved::NoRule);
     };
@@ -324,20 +321,14 @@ fn resolve_topology(
     else {
         return Ok(Resolved::NotFound(rule, class_ref));
     };
-    let merged = topology::merged_parent(
-        shape,
-        entry,
-        &cluster.object,
-        &class.object,
-        deployment_name,
-    )
-    .map_err(|(source, error)| {
-        let parent = match source {
-            topology::Source::Cluster => &cluster.reference,
-            topology::Source::ClusterClass => &class.reference,
-        };
-        malformed(rule, parent, error)
-    })?;
+    let merged = topology::merged_parent(shape, entry, &cluster.object, &class.object, entry_name)
+        .map_err(|(source, error)| {
+            let parent = match source {
+                topology::Source::Cluster => &cluster.reference,
+                topology::Source::ClusterClass => &class.reference,
+            };
+            malformed(rule, parent, error)
+        })?;
     Ok(match merged {
         Some(object) => Resolved::Parent(
             rule,

@@ -58,9 +58,12 @@ OWNER_LOOKUPS = [
 # Topology look-ups (children labelled topology.cluster.x-k8s.io/owned): the
 # Cluster, then its ClusterClass. Which entry of the topology the child comes
 # from depends on the child's kind.
+MACHINE_POOL = (CORE, "MachinePool")
+
 TOPOLOGY_ENTRIES = [
     (ANY_CONTROL_PLANE, "ControlPlane"),
     (MACHINE_DEPLOYMENT, "MachineDeployment"),
+    (MACHINE_POOL, "MachinePool"),
 ]
 
 # (parent apiVersion, parent kind, entry) -> masks.
@@ -114,6 +117,14 @@ TOPOLOGY_LOOKUPS = {
         "spec.workers.machineDeployments.metadata.labels",
     ],
 }
+
+# A MachinePool's entry is read like a MachineDeployment's, from the
+# machinePools lists (topology.rs `workers`).
+for (api_version, kind, entry), masks in list(TOPOLOGY_LOOKUPS.items()):
+    if entry == "MachineDeployment":
+        TOPOLOGY_LOOKUPS[(api_version, kind, "MachinePool")] = [
+            m.replace(".machineDeployments.", ".machinePools.") for m in masks
+        ]
 
 TOPOLOGY_PARENT_KINDS = {"Cluster", "ClusterClass"}
 

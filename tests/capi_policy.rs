@@ -355,20 +355,31 @@ fn topology_cluster(version: &str) -> Value {
         {"class": "default-worker", "name": "md-0", "replicas": 2,
          "metadata": {"labels": {"pool": "md-0-topology"},
                       "annotations": {"topology.cluster.x-k8s.io/defer-upgrade": "",
-                                      "owner": "team-a"}}}]});
+                                      "owner": "team-a"}}}],
+        "machinePools": [
+        {"class": "default-worker", "name": "mp-0", "replicas": 2,
+         "metadata": {"labels": {"pool": "mp-0-topology"},
+                      "annotations": {"topology.cluster.x-k8s.io/hold-upgrade-sequence": "",
+                                      "topology.cluster.x-k8s.io/defer-upgrade": "",
+                                      "owner": "team-b"}}}]});
     cluster
 }
 
 fn quick_start_class(version: &str, machine_infrastructure: bool) -> Value {
-    let md_class = if version == "v1beta1" {
-        json!({"class": "default-worker", "template": {"metadata": {"labels": {"pool": "class", "class-only": "x"}}}})
-    } else {
-        json!({"class": "default-worker", "metadata": {"labels": {"pool": "class", "class-only": "x"}}})
+    let worker_class = |labels: Value| {
+        if version == "v1beta1" {
+            json!({"class": "default-worker", "template": {"metadata": {"labels": labels}}})
+        } else {
+            json!({"class": "default-worker", "metadata": {"labels": labels}})
+        }
     };
+    let md_class = worker_class(json!({"pool": "class", "class-only": "x"}));
+    let mp_class = worker_class(json!({"pool": "class", "class-mp": "y"}));
     let mut class = json!({"apiVersion": format!("cluster.x-k8s.io/{version}"), "kind": "ClusterClass",
                            "metadata": {"name": "quick-start", "namespace": "default"},
                            "spec": {"controlPlane": {"metadata": {"labels": {"tier": "class", "class-cp": "y"}}},
-                                    "workers": {"machineDeployments": [md_class]}}});
+                                    "workers": {"machineDeployments": [md_class],
+                                                "machinePools": [mp_class]}}});
     if machine_infrastructure {
         class["spec"]["controlPlane"]["machineInfrastructure"] =
             json!({"ref": {"kind": "DockerMachineTemplate", "name": "quick-start-control-plane"}});
@@ -508,6 +519,75 @@ fn topology_machine_deployment_uses_its_entry_and_class_metadata_path() {
         unknown["metadata"]["labels"]["topology.cluster.x-k8s.io/deployment-name"] = json!("md-9");
         let (outcome, _) = run("CREATE", unknown, &lookup);
         assert_eq!(outcome, Outcome::allow());
+    }
+}
+
+#[test]
+fn topology_machine_pool_uses_its_pool_entry_and_drops_the_upgrade_annotations() {
+    for version in ["v1beta1", "v1beta2"] {
+        let lookup = MapLookup::new()
+            .with_object(topology_cluster(version))
+            .with_object(quick_start_class(version, true));
+        let bookkeeping = json!({"cluster.x-k8s.io/cluster-name": "capi-quickstart",
+                                 "topology.cluster.x-k8s.io/owned": "",
+                                 "topology.cluster.x-k8s.io/pool-name": "mp-0"});
+        let mp = json!({"apiVersion": format!("cluster.x-k8s.io/{version}"), "kind": "MachinePool",
+                        "metadata": {"name": "capi-quickstart-mp-0-x7b2k", "namespace": "default",
+                                     "labels": bookkeeping},
+                        "spec": {"clusterName": "capi-quickstart", "replicas": 2,
+                                 "template": {"metadata": {"labels": bookkeeping},
+                                              "spec": {"clusterName": "capi-quickstart"}}}});
+        let (_, out) = run("CREATE", mp.clone(), &lookup);
+        let list = |prefix: &str| {
+            ["class", "metadata.annotations", "metadata.labels"]
+                .iter()
+                .map(|leaf| format!("{prefix}.machinePools.{leaf}"))
+                .collect::<Vec<_>>()
+        };
+        let class_metadata_masks: Vec<String> = match version {
+            "v1beta1" => vec![
+                "spec.workers.machinePools.class".into(),
+                "spec.workers.machinePools.template.metadata.annotations".into(),
+                "spec.workers.machinePools.template.metadata.labels".into(),
+            ],
+            _ => list("spec.workers"),
+        };
+        let masks = masks(&lookup);
+        assert_eq!(masks[1], class_metadata_masks);
+        assert!(
+            masks[0].ends_with(
+                &[
+                    list("spec.topology.workers"),
+                    vec!["spec.topology.workers.machinePools.name".into()]
+                ]
+                .concat()
+            ),
+            "{masks:?}"
+        );
+        let mut labels = bookkeeping.clone();
+        labels["pool"] = json!("mp-0-topology");
+        labels["class-mp"] = json!("y");
+        let annotations = json!({"owner": "team-b"});
+        assert_eq!(out["metadata"]["labels"], labels);
+        assert_eq!(out["metadata"]["annotations"], annotations);
+        assert_eq!(
+            out["spec"]["template"]["metadata"],
+            json!({"labels": labels, "annotations": annotations})
+        );
+
+        // A pool-name with no topology entry is a skip, not a failure.
+        let mut unknown = mp;
+        unknown["metadata"]["labels"]["topology.cluster.x-k8s.io/pool-name"] = json!("mp-9");
+        let (outcome, _) = run("CREATE", unknown.clone(), &lookup);
+        assert_eq!(outcome, Outcome::allow());
+        // Without a pool-name, no rule applies and nothing is read.
+        let lookup = MapLookup::new();
+        unknown["metadata"]["labels"]
+            .as_object_mut()
+            .unwrap()
+            .remove("topology.cluster.x-k8s.io/pool-name");
+        assert_eq!(run("CREATE", unknown, &lookup).0, Outcome::allow());
+        assert!(lookup.requests().is_empty());
     }
 }
 

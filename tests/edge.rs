@@ -63,6 +63,7 @@ fn kinds_the_policy_acts_on() {
         ("cluster.x-k8s.io", "MachineSet"),
         ("cluster.x-k8s.io", "Machine"),
         ("cluster.x-k8s.io", "MachineDeployment"),
+        ("cluster.x-k8s.io", "MachinePool"),
         ("controlplane.cluster.x-k8s.io", "KubeadmControlPlane"),
         ("infrastructure.cluster.x-k8s.io", "DockerMachine"),
         ("bootstrap.cluster.x-k8s.io", "KubeadmConfig"),

@@ -31,6 +31,11 @@ pub const MACHINE_DEPLOYMENT: KindMatch = KindMatch {
     group: CORE,
     kind: Some("MachineDeployment"),
 };
+/// MachinePool.
+pub const MACHINE_POOL: KindMatch = KindMatch {
+    group: CORE,
+    kind: Some("MachinePool"),
+};
 /// MachineSet.
 pub const MACHINE_SET: KindMatch = KindMatch {
     group: CORE,
@@ -80,6 +85,8 @@ pub enum TopologyEntry {
     ControlPlane,
     /// `spec.topology.workers.machineDeployments[name]` + the class entry.
     MachineDeployment,
+    /// `spec.topology.workers.machinePools[name]` + the class entry.
+    MachinePool,
 }
 
 /// One parent map flowing into child maps.
@@ -165,9 +172,10 @@ pub const MD_ANNOTATIONS_TO_SKIP: &[&str] = &[
     "cluster.x-k8s.io/conversion-data",
 ];
 
-/// Topology annotations the MachineDeployment never receives
-/// (`computeMachineDeployment` deletes them, v1.14 desired_state.go).
-pub const TOPOLOGY_MD_ANNOTATIONS_TO_SKIP: &[&str] = &[
+/// Topology annotations a MachineDeployment or MachinePool never receives
+/// (`computeMachineDeployment` and `computeMachinePool` delete them, v1.14
+/// desired_state.go).
+pub const TOPOLOGY_UPGRADE_ANNOTATIONS: &[&str] = &[
     "topology.cluster.x-k8s.io/hold-upgrade-sequence",
     "topology.cluster.x-k8s.io/defer-upgrade",
 ];
@@ -365,7 +373,7 @@ pub const CAPI_RULES: &[Rule] = &[
             Flow {
                 from: merged::ANNOTATIONS,
                 to: &[ANNOTATIONS, TEMPLATE_ANNOTATIONS],
-                never_copied: TOPOLOGY_MD_ANNOTATIONS_TO_SKIP,
+                never_copied: TOPOLOGY_UPGRADE_ANNOTATIONS,
             },
         ],
         bookkeeping: Bookkeeping {
@@ -377,6 +385,32 @@ pub const CAPI_RULES: &[Rule] = &[
             annotations: &[],
         },
         upstream: "topology desiredstate computeMachineDeployment",
+    },
+    Rule {
+        family: "MachinePool",
+        child: MACHINE_POOL,
+        parent: ParentLink::Topology(TopologyEntry::MachinePool),
+        flows: &[
+            Flow {
+                from: merged::LABELS,
+                to: &[LABELS, TEMPLATE_LABELS],
+                never_copied: &[],
+            },
+            Flow {
+                from: merged::ANNOTATIONS,
+                to: &[ANNOTATIONS, TEMPLATE_ANNOTATIONS],
+                never_copied: TOPOLOGY_UPGRADE_ANNOTATIONS,
+            },
+        ],
+        bookkeeping: Bookkeeping {
+            labels: &[
+                "cluster.x-k8s.io/cluster-name",
+                "topology.cluster.x-k8s.io/owned",
+                "topology.cluster.x-k8s.io/pool-name",
+            ],
+            annotations: &[],
+        },
+        upstream: "topology desiredstate computeMachinePool",
     },
 ];
 

@@ -17,6 +17,34 @@ pub const TOPOLOGY_OWNED_LABEL: &str = "topology.cluster.x-k8s.io/owned";
 pub const CLUSTER_NAME_LABEL: &str = "cluster.x-k8s.io/cluster-name";
 /// Label naming the MachineDeployment's entry in the Cluster topology.
 pub const DEPLOYMENT_NAME_LABEL: &str = "topology.cluster.x-k8s.io/deployment-name";
+/// Label naming the MachinePool's entry in the Cluster topology.
+pub const POOL_NAME_LABEL: &str = "topology.cluster.x-k8s.io/pool-name";
+
+/// A list of worker entries: `spec.topology.workers.<list>` in the Cluster
+/// (entries keyed by `name`), `spec.workers.<list>` in the ClusterClass
+/// (keyed by `class`), and the child label naming the child's entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Workers {
+    /// `machineDeployments` or `machinePools`.
+    pub list: &'static str,
+    /// The child's label naming its entry.
+    pub name_label: &'static str,
+}
+
+/// The worker list a topology entry lives in; `None` for the control plane.
+pub fn workers(entry: TopologyEntry) -> Option<Workers> {
+    match entry {
+        TopologyEntry::ControlPlane => None,
+        TopologyEntry::MachineDeployment => Some(Workers {
+            list: "machineDeployments",
+            name_label: DEPLOYMENT_NAME_LABEL,
+        }),
+        TopologyEntry::MachinePool => Some(Workers {
+            list: "machinePools",
+            name_label: POOL_NAME_LABEL,
+        }),
+    }
+}
 
 /// Where one API version of Cluster / ClusterClass keeps what the resolver reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,8 +55,9 @@ pub struct ClusterShape {
     pub class_name: &'static [&'static str],
     /// ClusterClass namespace inside the Cluster (default: the Cluster's).
     pub class_namespace: &'static [&'static str],
-    /// Metadata inside a `ClusterClass.spec.workers.machineDeployments[]` entry.
-    pub md_class_metadata: &'static [&'static str],
+    /// Metadata inside a `ClusterClass.spec.workers.machineDeployments[]` or
+    /// `machinePools[]` entry.
+    pub worker_class_metadata: &'static [&'static str],
 }
 
 /// The Cluster shapes the policy reads.
@@ -37,13 +66,13 @@ pub const SHAPES: &[ClusterShape] = &[
         api_version: "cluster.x-k8s.io/v1beta1",
         class_name: &["spec", "topology", "class"],
         class_namespace: &["spec", "topology", "classNamespace"],
-        md_class_metadata: &["template", "metadata"],
+        worker_class_metadata: &["template", "metadata"],
     },
     ClusterShape {
         api_version: "cluster.x-k8s.io/v1beta2",
         class_name: &["spec", "topology", "classRef", "name"],
         class_namespace: &["spec", "topology", "classRef", "namespace"],
-        md_class_metadata: &["metadata"],
+        worker_class_metadata: &["metadata"],
     },
 ];
 
@@ -53,38 +82,40 @@ impl ClusterShape {
     /// field masks, so nothing else of the Cluster crosses into the guest.
     pub fn cluster_projection(&self, entry: TopologyEntry) -> Projection {
         const CONTROL_PLANE: [&str; 4] = ["spec", "topology", "controlPlane", "metadata"];
-        const WORKERS: [&str; 4] = ["spec", "topology", "workers", "machineDeployments"];
-        match entry {
-            TopologyEntry::ControlPlane => Projection::of(&[
+        match workers(entry) {
+            None => Projection::of(&[
                 self.class_name,
                 self.class_namespace,
                 &[CONTROL_PLANE.as_slice(), &["labels"]].concat(),
                 &[CONTROL_PLANE.as_slice(), &["annotations"]].concat(),
             ]),
-            TopologyEntry::MachineDeployment => Projection::of(&[
-                self.class_name,
-                self.class_namespace,
-                &[WORKERS.as_slice(), &["name"]].concat(),
-                &[WORKERS.as_slice(), &["class"]].concat(),
-                &[WORKERS.as_slice(), &["metadata", "labels"]].concat(),
-                &[WORKERS.as_slice(), &["metadata", "annotations"]].concat(),
-            ]),
+            Some(workers) => {
+                let list = ["spec", "topology", "workers", workers.list];
+                Projection::of(&[
+                    self.class_name,
+                    self.class_namespace,
+                    &[list.as_slice(), &["name"]].concat(),
+                    &[list.as_slice(), &["class"]].concat(),
+                    &[list.as_slice(), &["metadata", "labels"]].concat(),
+                    &[list.as_slice(), &["metadata", "annotations"]].concat(),
+                ])
+            }
         }
     }
 
     /// What the resolver reads of the ClusterClass for `entry`.
     pub fn class_projection(&self, entry: TopologyEntry) -> Projection {
-        match entry {
-            TopologyEntry::ControlPlane => Projection::of(&[
+        match workers(entry) {
+            None => Projection::of(&[
                 &["spec", "controlPlane", "metadata", "labels"],
                 &["spec", "controlPlane", "metadata", "annotations"],
                 &["spec", "controlPlane", "machineInfrastructure"],
             ]),
-            TopologyEntry::MachineDeployment => {
-                const WORKERS: [&str; 3] = ["spec", "workers", "machineDeployments"];
-                let metadata = [WORKERS.as_slice(), self.md_class_metadata].concat();
+            Some(workers) => {
+                let list = ["spec", "workers", workers.list];
+                let metadata = [list.as_slice(), self.worker_class_metadata].concat();
                 Projection::of(&[
-                    &[WORKERS.as_slice(), &["class"]].concat(),
+                    &[list.as_slice(), &["class"]].concat(),
                     &[metadata.as_slice(), &["labels"]].concat(),
                     &[metadata.as_slice(), &["annotations"]].concat(),
                 ])
@@ -126,61 +157,57 @@ pub enum Source {
 }
 
 /// The merged metadata for a topology child, as a synthetic parent object,
-/// or `None` when the Cluster has no entry for it (a skip, not a failure).
+/// or `None` when the Cluster has no entry named `entry_name` for it (a
+/// skip, not a failure).
 pub fn merged_parent(
     shape: &ClusterShape,
     entry: TopologyEntry,
     cluster: &Value,
     class: &Value,
-    deployment_name: &str,
+    entry_name: &str,
 ) -> Result<Option<Value>, (Source, FieldError)> {
     let in_cluster = |e| (Source::Cluster, e);
     let in_class = |e| (Source::ClusterClass, e);
-    match entry {
-        TopologyEntry::ControlPlane => {
-            let topology = metadata(cluster, &["spec", "topology", "controlPlane", "metadata"])
-                .map_err(in_cluster)?;
-            let from_class =
-                metadata(class, &["spec", "controlPlane", "metadata"]).map_err(in_class)?;
-            let merged = merge(&topology, &from_class);
-            let mut parent = merged.clone();
-            // CAPI sets spec.machineTemplate.metadata only for control planes
-            // whose class declares machine infrastructure.
-            let infrastructure = ["spec", "controlPlane", "machineInfrastructure"];
-            if fields::get(class, &infrastructure)
-                .map_err(in_class)?
-                .is_some()
-            {
-                parent.insert("machineTemplate".to_owned(), Value::Object(merged));
-            }
-            Ok(Some(Value::Object(parent)))
+    let Some(workers) = workers(entry) else {
+        let topology = metadata(cluster, &["spec", "topology", "controlPlane", "metadata"])
+            .map_err(in_cluster)?;
+        let from_class =
+            metadata(class, &["spec", "controlPlane", "metadata"]).map_err(in_class)?;
+        let merged = merge(&topology, &from_class);
+        let mut parent = merged.clone();
+        // CAPI sets spec.machineTemplate.metadata only for control planes
+        // whose class declares machine infrastructure.
+        let infrastructure = ["spec", "controlPlane", "machineInfrastructure"];
+        if fields::get(class, &infrastructure)
+            .map_err(in_class)?
+            .is_some()
+        {
+            parent.insert("machineTemplate".to_owned(), Value::Object(merged));
         }
-        TopologyEntry::MachineDeployment => {
-            let topology_path = ["spec", "topology", "workers", "machineDeployments"];
-            let Some((index, topology_entry)) =
-                find_entry(cluster, &topology_path, "name", deployment_name).map_err(in_cluster)?
-            else {
-                return Ok(None);
-            };
-            let entry_path = format!("{}[{index}]", topology_path.join("."));
-            let topology = metadata(topology_entry, &["metadata"])
-                .map_err(|e| in_cluster(nest(&entry_path, e)))?;
-            let class_name = fields::string(topology_entry, &["class"])
-                .map_err(|e| in_cluster(nest(&entry_path, e)))?
-                .unwrap_or_default();
-            let class_path = ["spec", "workers", "machineDeployments"];
-            let class_entry =
-                find_entry(class, &class_path, "class", class_name).map_err(in_class)?;
-            let from_class = match class_entry {
-                Some((i, class_entry)) => metadata(class_entry, shape.md_class_metadata)
-                    .map_err(|e| in_class(nest(&format!("{}[{i}]", class_path.join(".")), e)))?,
-                // CAPI never creates such a MachineDeployment; if one exists,
-                // its own topology metadata still applies.
-                None => Metadata::default(),
-            };
-            Ok(Some(Value::Object(merge(&topology, &from_class))))
-        }
-    }
+        return Ok(Some(Value::Object(parent)));
+    };
+    let topology_path = ["spec", "topology", "workers", workers.list];
+    let Some((index, topology_entry)) =
+        find_entry(cluster, &topology_path, "name", entry_name).map_err(in_cluster)?
+    else {
+        return Ok(None);
+    };
+    let entry_path = format!("{}[{index}]", topology_path.join("."));
+    let topology =
+        metadata(topology_entry, &["metadata"]).map_err(|e| in_cluster(nest(&entry_path, e)))?;
+    let class_name = fields::string(topology_entry, &["class"])
+        .map_err(|e| in_cluster(nest(&entry_path, e)))?
+        .unwrap_or_default();
+    let class_path = ["spec", "workers", workers.list];
+    let class_entry = find_entry(class, &class_path, "class", class_name).map_err(in_class)?;
+    let from_class = match class_entry {
+        Some((i, class_entry)) => metadata(class_entry, shape.worker_class_metadata)
+            .map_err(|e| in_class(nest(&format!("{}[{i}]", class_path.join(".")), e)))?,
+        // CAPI never creates a worker whose class the ClusterClass lacks; if
+        // one exists, its own topology metadata still applies.
+        None => Metadata::default(),
+    };
+    Ok(Some(Value::Object(merge(&topology, &from_class))))
 }
 
 /// Labels and annotations of one metadata block.
