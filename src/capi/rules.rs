@@ -192,6 +192,22 @@ pub mod merged {
     pub const MACHINE_TEMPLATE_ANNOTATIONS: &[&str] = &["machineTemplate", "annotations"];
 }
 
+/// A topology worker (MachineDeployment, MachinePool): the merged topology
+/// and class metadata goes to the object and to its template, without the
+/// upgrade-sequence annotations.
+const FROM_TOPOLOGY_WORKER: &[Flow] = &[
+    Flow {
+        from: merged::LABELS,
+        to: &[LABELS, TEMPLATE_LABELS],
+        never_copied: &[],
+    },
+    Flow {
+        from: merged::ANNOTATIONS,
+        to: &[ANNOTATIONS, TEMPLATE_ANNOTATIONS],
+        never_copied: TOPOLOGY_UPGRADE_ANNOTATIONS,
+    },
+];
+
 const MACHINE_BOOKKEEPING: Bookkeeping = Bookkeeping {
     labels: &[
         "cluster.x-k8s.io/cluster-name",
@@ -364,18 +380,7 @@ pub const CAPI_RULES: &[Rule] = &[
         family: "MachineDeployment",
         child: MACHINE_DEPLOYMENT,
         parent: ParentLink::Topology(TopologyEntry::MachineDeployment),
-        flows: &[
-            Flow {
-                from: merged::LABELS,
-                to: &[LABELS, TEMPLATE_LABELS],
-                never_copied: &[],
-            },
-            Flow {
-                from: merged::ANNOTATIONS,
-                to: &[ANNOTATIONS, TEMPLATE_ANNOTATIONS],
-                never_copied: TOPOLOGY_UPGRADE_ANNOTATIONS,
-            },
-        ],
+        flows: FROM_TOPOLOGY_WORKER,
         bookkeeping: Bookkeeping {
             labels: &[
                 "cluster.x-k8s.io/cluster-name",
@@ -390,18 +395,7 @@ pub const CAPI_RULES: &[Rule] = &[
         family: "MachinePool",
         child: MACHINE_POOL,
         parent: ParentLink::Topology(TopologyEntry::MachinePool),
-        flows: &[
-            Flow {
-                from: merged::LABELS,
-                to: &[LABELS, TEMPLATE_LABELS],
-                never_copied: &[],
-            },
-            Flow {
-                from: merged::ANNOTATIONS,
-                to: &[ANNOTATIONS, TEMPLATE_ANNOTATIONS],
-                never_copied: TOPOLOGY_UPGRADE_ANNOTATIONS,
-            },
-        ],
+        flows: FROM_TOPOLOGY_WORKER,
         bookkeeping: Bookkeeping {
             labels: &[
                 "cluster.x-k8s.io/cluster-name",

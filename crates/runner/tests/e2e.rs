@@ -352,16 +352,15 @@ fn annotate_records_protocol_version_and_usage() {
     }
 }
 
-#[test]
-fn bench_replays_the_session_on_every_evaluation_and_compares_with_floor() {
+/// `bench` of the annotated guest on the md-0 request and session, 5
+/// timed evaluations, with `extra` flags before the module.
+fn bench_md0(extra: impl Fn(&str) -> Vec<String>) -> Output {
     let dir = scratch();
     let policy = annotated_guest(&dir);
     let request = data("machinedeployment_create.json");
     let replay = data("replay_md0_found.yml");
-
-    // Without a rewind the second evaluation would find the one-entry
-    // session exhausted, answer differently and fail the determinism check.
-    let output = runner(&[
+    let policy = policy.to_str().unwrap();
+    let mut args: Vec<String> = [
         "bench",
         "--request-path",
         request.to_str().unwrap(),
@@ -370,16 +369,32 @@ fn bench_replays_the_session_on_every_evaluation_and_compares_with_floor() {
         replay.to_str().unwrap(),
         "--iterations",
         "5",
-        "--warmup",
-        "2",
-        "--accept-floor",
-        policy.to_str().unwrap(),
-        "--echo-floor",
-        policy.to_str().unwrap(),
-        "--output",
-        "json",
-        policy.to_str().unwrap(),
-    ]);
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    args.extend(extra(policy));
+    args.push(policy.to_owned());
+    runner(&args.iter().map(String::as_str).collect::<Vec<_>>())
+}
+
+#[test]
+fn bench_replays_the_session_on_every_evaluation_and_compares_with_floor() {
+    // Without a rewind the second evaluation would find the one-entry
+    // session exhausted, answer differently and fail the determinism check.
+    let output = bench_md0(|policy| {
+        [
+            "--warmup",
+            "2",
+            "--accept-floor",
+            policy,
+            "--echo-floor",
+            policy,
+            "--output",
+            "json",
+        ]
+        .map(str::to_owned)
+        .to_vec()
+    });
 
     // The guest answers one validate per instance: 7 evaluations succeed
     // only on a fresh instance each.
@@ -410,23 +425,7 @@ fn bench_replays_the_session_on_every_evaluation_and_compares_with_floor() {
 
 #[test]
 fn bench_reuse_instance_evaluates_on_the_instance_that_validated_the_settings() {
-    let dir = scratch();
-    let policy = annotated_guest(&dir);
-    let request = data("machinedeployment_create.json");
-    let replay = data("replay_md0_found.yml");
-
-    let output = runner(&[
-        "bench",
-        "--request-path",
-        request.to_str().unwrap(),
-        "--allow-context-aware",
-        "--replay-host-capabilities-interactions",
-        replay.to_str().unwrap(),
-        "--iterations",
-        "5",
-        "--reuse-instance",
-        policy.to_str().unwrap(),
-    ]);
+    let output = bench_md0(|_| vec!["--reuse-instance".to_owned()]);
 
     // validate_settings does not count; the second validate on the one
     // instance is refused by the guest.
