@@ -3,7 +3,7 @@
 use crate::explain::Explanation;
 use crate::lookup::Lookup;
 use crate::outcome::Outcome;
-use crate::request::AdmissionRequest;
+use crate::request::{AdmissionRequest, is_write};
 use crate::settings::Settings;
 use crate::{capi, deviations, tags};
 use kubewarden_policy_sdk::request::GroupVersionKind;
@@ -74,10 +74,6 @@ pub fn is_kubernetes_group(group: &str) -> bool {
         group,
         "" | "apps" | "batch" | "autoscaling" | "policy" | "extensions" | "k8s.io"
     ) || group.ends_with(".k8s.io")
-}
-
-fn is_write(operation: &str) -> bool {
-    matches!(operation, "CREATE" | "UPDATE")
 }
 
 fn decide(

@@ -25,6 +25,11 @@ pub struct AdmissionRequest {
     pub object: Value,
 }
 
+/// True for the operations the policy acts on: CREATE and UPDATE.
+pub fn is_write(operation: &str) -> bool {
+    matches!(operation, "CREATE" | "UPDATE")
+}
+
 impl AdmissionRequest {
     /// The request the API server would send for `object`: group, version
     /// and kind from its `apiVersion` / `kind`, namespace from its metadata.
@@ -51,7 +56,7 @@ impl AdmissionRequest {
 
     /// True for the operations the policy acts on.
     pub fn is_write(&self) -> bool {
-        matches!(self.operation.as_str(), "CREATE" | "UPDATE")
+        is_write(&self.operation)
     }
 }
 

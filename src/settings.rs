@@ -192,24 +192,20 @@ impl Settings {
 
     /// `capi.additionalSyncMachineLabels`, compiled on first use.
     pub fn sync_machine_labels(&self) -> Result<&[KeyPattern], SettingsError> {
-        prepared(&self.sync_machine_labels, || {
-            compile_all(
-                "capi.additionalSyncMachineLabels",
-                &self.capi.additional_sync_machine_labels,
-            )
-        })
-        .map(Vec::as_slice)
+        patterns(
+            &self.sync_machine_labels,
+            "capi.additionalSyncMachineLabels",
+            &self.capi.additional_sync_machine_labels,
+        )
     }
 
     /// `capi.additionalSyncMachineAnnotations`, compiled on first use.
     pub fn sync_machine_annotations(&self) -> Result<&[KeyPattern], SettingsError> {
-        prepared(&self.sync_machine_annotations, || {
-            compile_all(
-                "capi.additionalSyncMachineAnnotations",
-                &self.capi.additional_sync_machine_annotations,
-            )
-        })
-        .map(Vec::as_slice)
+        patterns(
+            &self.sync_machine_annotations,
+            "capi.additionalSyncMachineAnnotations",
+            &self.capi.additional_sync_machine_annotations,
+        )
     }
 
     /// `cloudTags.*`, checked and prepared on first use.
@@ -227,6 +223,15 @@ impl From<RawSettings> for Settings {
             ..Self::default()
         }
     }
+}
+
+/// The key patterns of setting `field`, compiled into `cell` the first time.
+fn patterns<'s>(
+    cell: &'s OnceCell<Result<Vec<KeyPattern>, SettingsError>>,
+    field: &str,
+    sources: &[String],
+) -> Result<&'s [KeyPattern], SettingsError> {
+    prepared(cell, || compile_all(field, sources)).map(Vec::as_slice)
 }
 
 /// The value in `cell`, prepared by `prepare` the first time.
