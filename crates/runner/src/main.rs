@@ -13,6 +13,7 @@
 mod annotate;
 mod bench;
 mod cli;
+mod engine;
 mod explain;
 mod field_mask;
 mod host;
@@ -27,6 +28,7 @@ mod replay;
 mod response;
 mod run;
 mod scaffold;
+mod wasi;
 mod wasm_sections;
 
 use std::process::ExitCode;

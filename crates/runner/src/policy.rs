@@ -1,17 +1,18 @@
 //! A compiled policy module, its instances and their three waPC entry points.
 //!
-//! The module is compiled once with wasmtime through `wasmtime-provider`
-//! (WASI enabled, no async, no cache), the stack policy-evaluator uses, into
-//! a [`Module`] (a `WasmtimeEngineProviderPre`). Each [`Policy`] is a fresh
-//! instance of it (a new store and instance, `wapc_init` run), driven through
-//! a `wapc::WapcHost`, as policy-server's `PolicyEvaluatorPre::rehydrate`
-//! does for every request. The calls and their failure texts follow
+//! The module is compiled once with wasmtime, WASI preview 1 linked, into a
+//! [`Module`] (an [`EnginePre`], this host's trimmed counterpart of the
+//! `WasmtimeEngineProviderPre` policy-evaluator uses). Each [`Policy`] is a
+//! fresh instance of it (a new store and instance, `wapc_init` run), driven
+//! through a `wapc::WapcHost`, as policy-server's
+//! `PolicyEvaluatorPre::rehydrate` does for every request. The calls and their failure texts follow
 //! policy-evaluator `runtimes/wapc/runtime.rs`.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
 use thiserror::Error;
-use wasmtime_provider::{WasmtimeEngineProviderBuilder, WasmtimeEngineProviderPre};
+
+use crate::engine::EnginePre;
 
 use crate::input::AdmissionRequest;
 use crate::response::{AdmissionResponse, PolicyResponse};
@@ -21,7 +22,7 @@ use crate::response::{AdmissionResponse, PolicyResponse};
 pub enum PolicyError {
     /// wasmtime refused the module (not wasm, missing imports, ...).
     #[error("cannot load the policy module: {0}")]
-    Engine(#[source] wasmtime_provider::errors::Error),
+    Engine(#[source] wasmtime::Error),
     /// The waPC host could not be set up (e.g. `wapc_init` trapped).
     #[error("cannot initialise the policy module: {0}")]
     Host(#[source] wapc::errors::Error),
@@ -40,24 +41,20 @@ struct SettingsValidationResponse {
 
 /// A compiled module, ready to be instantiated any number of times.
 pub struct Module {
-    pre: WasmtimeEngineProviderPre,
+    pre: EnginePre,
 }
 
 impl Module {
-    /// Compiles `module` (binary or text wasm).
+    /// Compiles `module` (binary wasm).
     pub fn compile(module: &[u8]) -> Result<Module, PolicyError> {
-        let pre = WasmtimeEngineProviderBuilder::new()
-            .module_bytes(module)
-            .wasi_params(wapc::WasiParams::default())
-            .build_pre()
-            .map_err(PolicyError::Engine)?;
+        let pre = EnginePre::compile(module).map_err(PolicyError::Engine)?;
         Ok(Module { pre })
     }
 
     /// A fresh instance (new store, new instance, `wapc_init` run) whose
     /// host calls go to `callback`: what policy-server makes per request.
     pub fn instantiate(&self, callback: Box<wapc::HostCallback>) -> Result<Policy, PolicyError> {
-        let engine = self.pre.rehydrate(None).map_err(PolicyError::Engine)?;
+        let engine = self.pre.rehydrate();
         let host =
             wapc::WapcHost::new(Box::new(engine), Some(callback)).map_err(PolicyError::Host)?;
         Ok(Policy { host })

@@ -1,8 +1,9 @@
 //! `policy-runner profile`: where one evaluation's time goes, phase by
 //! phase, with the policy's core linked natively.
 //!
-//! wasmtime-provider hides the store, so wasmtime's guest profiler cannot be
-//! attached to the module `bench` times. Instead this runs the same steps
+//! The runner's wasmtime is built without its profiling feature (the guest
+//! profiler, perf and VTune hooks), which would double its build. Instead
+//! this runs the same steps
 //! the module's `validate` runs (`edge::validate`, which answers a request
 //! it does not act on right after decoding it), natively, with a timer
 //! around each: decoding the payload, parsing the settings, the look-ups
