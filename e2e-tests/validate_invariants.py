@@ -1,16 +1,20 @@
 #!/usr/bin/env python3
-"""Checks the two validate-mode invariants on recorded e2e invocations.
+"""Checks the validate-mode and output invariants on recorded e2e invocations.
 
 For every distinct `run` invocation the mutate suites made (one JSON array of
 arguments per line in the file given as argv[1]) whose settings are valid and
 whose request mutate mode allows:
   1. validate(x) is rejected exactly when mutate(x) returns a patch, and never
      returns a patch itself;
-  2. validate(mutate(x)) is accepted without a patch.
+  2. validate(mutate(x)) is accepted without a patch;
+  3. mutate(x), the request object with the patch applied, validates strictly
+     against its CRD (or XRD) whenever x did (scripts/check_schemas.py, the
+     checker `make check-schemas` runs on the fixtures).
 Runs everything through $KWCTL (a real kwctl or the project's runner).
 Prints a summary; exits 1 listing every violation.
 """
 import base64
+import copy
 import json
 import os
 import subprocess
@@ -18,6 +22,9 @@ import sys
 import tempfile
 
 import yaml
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
+import check_schemas  # noqa: E402  (scripts/check_schemas.py)
 
 PREFIX = "the object deviates from the metadata propagation contract (validate mode): "
 VALUE_FLAGS = {"--request-path", "-r", "--settings-json", "-s", "--settings-path",
@@ -87,9 +94,33 @@ def apply_patch(document, ops):
     return document
 
 
+def load_request(path):
+    """(the request file's document, the AdmissionRequest in it)."""
+    with open(path) as f:
+        document = json.load(f)
+    return document, document["request"] if "request" in document else document
+
+
+def mutated(request, response):
+    """The request object with the response's JSONPatch applied."""
+    ops = json.loads(base64.b64decode(response["patch"]))
+    return apply_patch(copy.deepcopy(request["object"]), ops)
+
+
+def schema_violations(checker, label, before, after):
+    """Invariant 3, or None when it does not apply: the input's kind has no
+    CRD here, or the input itself is one no API server would store."""
+    failures, no_crd = checker.errors(before)
+    if no_crd or failures:
+        return None
+    failures, _ = checker.errors(after)
+    return [f"{label}: mutate(x) is refused by its CRD: {failure}" for failure in failures]
+
+
 def main():
     kwctl = os.environ.get("KWCTL", "target/host/policy-runner")
-    seen, checked, changed, violations = set(), 0, 0, []
+    checker = check_schemas.Checker.load()
+    seen, checked, changed, schema_checked, violations = set(), 0, 0, 0, []
     with open(sys.argv[1]) as log:
         invocations = [json.loads(line) for line in log if line.strip()]
     for args in invocations:
@@ -108,6 +139,14 @@ def main():
             continue  # invalid settings or a rejected object: not a mutate case
         checked += 1
         label = " ".join(args[1:])
+        patched = "patch" in mutate and mutate["patch"]
+        if patched:
+            document, request = load_request(request_path)
+            after = mutated(request, mutate)
+            found = schema_violations(checker, label, request["object"], after)
+            if found is not None:
+                schema_checked += 1
+                violations += found
         validate_settings = dict(settings, mode="validate")
         validated = evaluate(kwctl, request_path, validate_settings, options, flags, policy)
         if validated is None:
@@ -115,7 +154,6 @@ def main():
             continue
         if validated.get("patch"):
             violations.append(f"{label}: validate mode returned a patch")
-        patched = "patch" in mutate and mutate["patch"]
         if validated["allowed"] == bool(patched):
             violations.append(
                 f"{label}: mutate {'changed' if patched else 'did not change'} the object "
@@ -128,10 +166,7 @@ def main():
         message = (validated.get("status") or {}).get("message", "")
         if not message.startswith(PREFIX):
             violations.append(f"{label}: unexpected validate message: {message}")
-        with open(request_path) as f:
-            document = json.load(f)
-        request = document["request"] if "request" in document else document
-        apply_patch(request["object"], json.loads(base64.b64decode(mutate["patch"])))
+        request["object"] = after
         with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as tmp:
             json.dump(document, tmp)
         try:
@@ -142,8 +177,8 @@ def main():
             violations.append(
                 f"{label}: validate(mutate(x)) not accepted: "
                 f"{again and (again.get('status') or {}).get('message')}")
-    print(f"{checked} mutate requests checked ({changed} changed by mutate), "
-          f"{len(violations)} violations")
+    print(f"{checked} mutate requests checked ({changed} changed by mutate, "
+          f"{schema_checked} outputs validated against their CRD), {len(violations)} violations")
     for violation in violations:
         print("VIOLATION", violation)
     return 1 if violations or checked == 0 else 0

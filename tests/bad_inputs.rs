@@ -12,6 +12,9 @@ use metadata_propagation_policy::request::AdmissionRequest;
 use metadata_propagation_policy::settings::Settings;
 use serde_json::Value;
 
+#[path = "support/crd_schema.rs"]
+mod crd_schema;
+
 struct Case {
     name: String,
     request: String,
@@ -88,6 +91,7 @@ fn run_case(case: &Case) -> Result<(), String> {
                 &request.object,
                 &after,
             )?;
+            crd_schema::check_output(&request.object, &after)?;
             contains(&outcome.warnings.join("\n"))
         }
         (verdict, expected) => Err(format!("expected {expected}, got {verdict:?}")),

@@ -9,6 +9,9 @@ use metadata_propagation_policy::request::AdmissionRequest;
 use metadata_propagation_policy::settings::Settings;
 use serde_json::{Value, json};
 
+#[path = "support/crd_schema.rs"]
+mod crd_schema;
+
 fn run(operation: &str, object: Value, lookup: &MapLookup) -> (Outcome, Value) {
     run_with(operation, object, lookup, "{}")
 }
@@ -25,6 +28,9 @@ fn run_with(
     let mut mutated = req.object.clone();
     if let Verdict::Allow(plan) = &outcome.verdict {
         plan.apply(&mut mutated);
+    }
+    if let Err(e) = crd_schema::check_output(&req.object, &mutated) {
+        panic!("{e}");
     }
     (outcome, mutated)
 }
@@ -45,6 +51,28 @@ fn md_ref(version: &str, name: &str) -> ObjectRef {
         name: name.into(),
         namespace: Some("default".into()),
     }
+}
+
+/// A Machine's `spec`, or a template's `spec.template.spec`, with what its
+/// CRD requires: a bootstrap config and an infrastructure reference (v1beta1
+/// references name an apiVersion, v1beta2 ones an apiGroup). The children
+/// below are objects their CRD accepts, so `run_with`'s schema check on the
+/// output means something.
+fn machine_spec(version: &str, bootstrap_kind: &str, infrastructure_kind: &str) -> Value {
+    let reference = |group: &str, kind: &str| {
+        if version == "v1beta1" {
+            json!({"apiVersion": format!("{group}/v1beta1"), "kind": kind, "name": "capi-quickstart-md-0"})
+        } else {
+            json!({"apiGroup": group, "kind": kind, "name": "capi-quickstart-md-0"})
+        }
+    };
+    json!({"clusterName": "capi-quickstart", "version": "v1.31.0",
+           "bootstrap": {"configRef": reference("bootstrap.cluster.x-k8s.io", bootstrap_kind)},
+           "infrastructureRef": reference("infrastructure.cluster.x-k8s.io", infrastructure_kind)})
+}
+
+fn template_spec(version: &str) -> Value {
+    machine_spec(version, "KubeadmConfigTemplate", "DockerMachineTemplate")
 }
 
 fn machine_deployment(version: &str) -> Value {
@@ -69,11 +97,7 @@ fn machine_deployment(version: &str) -> Value {
                                "node-role.kubernetes.io/worker": ""},
                     "annotations": {"platform.example.com/cost-center": "42"}
                 },
-                "spec": {"clusterName": "capi-quickstart", "version": "v1.31.0",
-                         "bootstrap": {"configRef": {"apiVersion": "bootstrap.cluster.x-k8s.io/v1beta1",
-                                                     "kind": "KubeadmConfigTemplate", "name": "capi-quickstart-md-0"}},
-                         "infrastructureRef": {"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1",
-                                               "kind": "DockerMachineTemplate", "name": "capi-quickstart-md-0"}}
+                "spec": template_spec(version)
             }
         }
     })
@@ -97,7 +121,7 @@ fn machine_set(version: &str) -> Value {
             "clusterName": "capi-quickstart", "replicas": 3,
             "selector": {"matchLabels": {"machine-template-hash": "1234567"}},
             "template": {"metadata": {"labels": {"machine-template-hash": "1234567"}},
-                         "spec": {"clusterName": "capi-quickstart", "version": "v1.31.0"}}
+                         "spec": template_spec(version)}
         },
         "status": {"replicas": 3}
     })
@@ -321,7 +345,7 @@ fn machine_node_sync_is_computed_after_propagation() {
                                       "ownerReferences": [{"apiVersion": "controlplane.cluster.x-k8s.io/v1beta2",
                                                            "kind": "KubeadmControlPlane", "name": "capi-quickstart-cp",
                                                            "uid": "k", "controller": true}]},
-                         "spec": {"clusterName": "capi-quickstart"}});
+                         "spec": machine_spec("v1beta2", "KubeadmConfig", "DockerMachine")});
     let lookup = MapLookup::new().with_object(kcp);
     let (outcome, m) = run("CREATE", machine, &lookup);
     assert_eq!(
@@ -365,6 +389,21 @@ fn topology_cluster(version: &str) -> Value {
     cluster
 }
 
+/// A topology-owned control plane's `spec.machineTemplate`, as its CRD
+/// requires it: the infrastructure reference is a sibling of `metadata` in
+/// v1beta1 and under `spec` in v1beta2.
+fn control_plane_machine_template(version: &str) -> Value {
+    let mut template = json!({"metadata": {"labels": {"own": "1"}}});
+    if version == "v1beta1" {
+        template["infrastructureRef"] = json!({"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1",
+                                               "kind": "DockerMachineTemplate", "name": "capi-quickstart-cp"});
+    } else {
+        template["spec"] = json!({"infrastructureRef": {"apiGroup": "infrastructure.cluster.x-k8s.io",
+                                                        "kind": "DockerMachineTemplate", "name": "capi-quickstart-cp"}});
+    }
+    template
+}
+
 fn quick_start_class(version: &str, machine_infrastructure: bool) -> Value {
     let worker_class = |labels: Value| {
         if version == "v1beta1" {
@@ -400,7 +439,8 @@ fn topology_control_plane_merges_topology_over_class() {
                                           "labels": {"cluster.x-k8s.io/cluster-name": "capi-quickstart",
                                                      "topology.cluster.x-k8s.io/owned": ""}},
                              "spec": {"replicas": 3, "version": "v1.31.0",
-                                      "machineTemplate": {"metadata": {"labels": {"own": "1"}}}}});
+                                      "kubeadmConfigSpec": {"format": "cloud-config"},
+                                      "machineTemplate": control_plane_machine_template(version)}});
             let (_, cp) = run("CREATE", kcp, &lookup);
             let requests: Vec<String> = lookup.requests().iter().map(|r| r.to_string()).collect();
             assert_eq!(
@@ -464,7 +504,9 @@ fn topology_machine_deployment_uses_its_entry_and_class_metadata_path() {
                                      "labels": {"cluster.x-k8s.io/cluster-name": "capi-quickstart",
                                                 "topology.cluster.x-k8s.io/owned": "",
                                                 "topology.cluster.x-k8s.io/deployment-name": "md-0"}},
-                        "spec": {"clusterName": "capi-quickstart", "template": {"spec": {"clusterName": "capi-quickstart"}}}});
+                        "spec": {"clusterName": "capi-quickstart",
+                                 "selector": {"matchLabels": {"cluster.x-k8s.io/cluster-name": "capi-quickstart"}},
+                                 "template": {"spec": template_spec(version)}}});
         let (_, out) = run("CREATE", md.clone(), &lookup);
         let (class_ref, class_metadata): (&[&str], &str) = match version {
             "v1beta1" => (
@@ -536,7 +578,7 @@ fn topology_machine_pool_uses_its_pool_entry_and_drops_the_upgrade_annotations()
                                      "labels": bookkeeping},
                         "spec": {"clusterName": "capi-quickstart", "replicas": 2,
                                  "template": {"metadata": {"labels": bookkeeping},
-                                              "spec": {"clusterName": "capi-quickstart"}}}});
+                                              "spec": template_spec(version)}}});
         let (_, out) = run("CREATE", mp.clone(), &lookup);
         let list = |prefix: &str| {
             ["class", "metadata.annotations", "metadata.labels"]

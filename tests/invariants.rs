@@ -3,7 +3,12 @@
 //! - idempotent: mutating the mutated object changes nothing;
 //! - contained and conservative: `invariants::check_mutation`;
 //! - deterministic: the same request and settings give the same outcome and
-//!   byte-identical mutated objects.
+//!   byte-identical mutated objects;
+//! - real: an object its CRD (or XRD) accepts stays one it accepts
+//!   (tests/schemas, strict, as `make check-schemas` checks the fixtures).
+
+#[path = "support/crd_schema.rs"]
+mod crd_schema;
 
 use metadata_propagation_policy::evaluate::evaluate;
 use metadata_propagation_policy::invariants::{Capability, check_mutation};
@@ -112,18 +117,25 @@ fn to_json(map: &BTreeMap<String, String>) -> Value {
     )
 }
 
-/// Merges generated entries into the string map at `path` (creating it).
+/// Merges generated entries into the string map at `path`, creating the
+/// map and its `metadata` but never their container: a Machine gets no
+/// `spec.template`, a MachineSet no `spec.machineTemplate`, so an object its
+/// CRD accepts stays one it accepts and the schema check on the output means
+/// something.
 fn splice(object: &mut Value, path: &[&str], entries: &BTreeMap<String, String>) {
+    let (container, created) = path.split_at(path.len().saturating_sub(2));
     let mut current = object;
-    for segment in path {
-        if !current.is_object() {
-            return;
+    for segment in container {
+        match current.get_mut(*segment) {
+            Some(next) => current = next,
+            None => return,
         }
-        current = current
-            .as_object_mut()
-            .unwrap()
-            .entry(*segment)
-            .or_insert_with(|| json!({}));
+    }
+    for segment in created {
+        let Some(map) = current.as_object_mut() else {
+            return;
+        };
+        current = map.entry(*segment).or_insert_with(|| json!({}));
     }
     if let Some(map) = current.as_object_mut() {
         for (k, v) in entries {
@@ -160,6 +172,7 @@ fn check_properties(
     if let Err(e) = check_mutation(capability, &object, &after) {
         return Err(TestCaseError::fail(e));
     }
+    crd_schema::check_output(&object, &after).map_err(TestCaseError::fail)?;
     let idempotent = evaluate(
         &AdmissionRequest::for_object("UPDATE", after.clone()),
         settings,
@@ -171,6 +184,31 @@ fn check_properties(
         idempotent.verdict
     );
     Ok(())
+}
+
+/// Without this the schema check in `check_properties` would prove nothing:
+/// every fixture the property tests start from whose kind has a schema in
+/// tests/schemas is an object its CRD (or XRD) accepts.
+#[test]
+fn fixtures_are_objects_their_crds_accept() {
+    let capi = CAPI
+        .iter()
+        .flat_map(|(requests, parents)| requests.iter().chain(parents));
+    let mut checked = 0;
+    for object in capi.chain(XRS.iter()) {
+        if let Some(failures) = crd_schema::failures(object) {
+            assert!(
+                failures.is_empty(),
+                "{}: {failures:?}",
+                object["metadata"]["name"]
+            );
+            checked += 1;
+        }
+    }
+    assert!(
+        checked >= 50,
+        "only {checked} fixtures have a schema in tests/schemas"
+    );
 }
 
 const CAPI_PATHS: &[&[&str]] = &[

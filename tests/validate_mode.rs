@@ -8,6 +8,9 @@ use metadata_propagation_policy::request::AdmissionRequest;
 use metadata_propagation_policy::settings::Settings;
 use serde_json::{Value, json};
 
+#[path = "support/crd_schema.rs"]
+mod crd_schema;
+
 /// (validate-mode outcome, object after mutate mode).
 fn both_modes(object: &Value, lookup: &MapLookup, settings: &str) -> (Outcome, Value) {
     let mutate = Settings::from_json(settings.as_bytes()).unwrap();
@@ -20,6 +23,9 @@ fn both_modes(object: &Value, lookup: &MapLookup, settings: &str) -> (Outcome, V
     let mut after = object.clone();
     if let Verdict::Allow(plan) = &mutated.verdict {
         plan.apply(&mut after);
+    }
+    if let Err(e) = crd_schema::check_output(object, &after) {
+        panic!("{e}");
     }
     let checked = evaluate(&req, &validate, lookup);
     // The invariants: validate rejects exactly when mutate changes, and

@@ -196,6 +196,14 @@ def condition(kind, status="True", reason=None, time="2025-03-11T09:16:40Z"):
     return c
 
 
+def v1beta2_condition(kind, reason, status="True", time="2025-03-11T09:16:40Z"):
+    """A v1beta2 condition is a metav1.Condition: reason and message are
+    required (an empty message is valid, and what CAPI writes when all is
+    well)."""
+    return {"lastTransitionTime": time, "message": "", "reason": reason, "status": status,
+            "type": kind}
+
+
 def owner(api_version, kind, name, controller=True):
     ref = {"apiVersion": api_version, "kind": kind, "name": name, "uid": uid(name)}
     if controller:
@@ -388,7 +396,6 @@ def kubeadm_config_spec():
             "permissions": "0600"}],
         "format": "cloud-config",
         "initConfiguration": {
-            "localAPIEndpoint": {},
             "nodeRegistration": {
                 "imagePullPolicy": "IfNotPresent",
                 "kubeletExtraArgs": [{"name": "eviction-hard",
@@ -396,7 +403,6 @@ def kubeadm_config_spec():
                 "taints": [{"effect": "NoSchedule",
                             "key": "node-role.kubernetes.io/control-plane"}]}},
         "joinConfiguration": {
-            "discovery": {},
             "nodeRegistration": {
                 "imagePullPolicy": "IfNotPresent",
                 "kubeletExtraArgs": [{"name": "eviction-hard",
@@ -460,9 +466,11 @@ def kcp_v1beta2():
         },
         "status": {
             "availableReplicas": 3,
-            "conditions": [condition("Available"), condition("CertificatesAvailable"),
-                           condition("EtcdClusterHealthy"), condition("Initialized"),
-                           condition("MachinesReady")],
+            "conditions": [v1beta2_condition("Available", "Available"),
+                           v1beta2_condition("CertificatesAvailable", "CertificatesAvailable"),
+                           v1beta2_condition("EtcdClusterHealthy", "Healthy"),
+                           v1beta2_condition("Initialized", "Initialized"),
+                           v1beta2_condition("MachinesReady", "Ready")],
             "initialization": {"controlPlaneInitialized": True},
             "observedGeneration": 2,
             "readyReplicas": 3,

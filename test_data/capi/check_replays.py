@@ -14,8 +14,10 @@ requested).
 Usage: python3 test_data/capi/check_replays.py [--fix]   (needs PyYAML)
 Exit status 0 when consistent; the problems are listed otherwise.
 --fix first rewrites the `field_masks:` entry of every request block to the
-expected masks (block style, as kwctl writes it), leaving every other byte of
-the sessions as it is, then checks.
+expected masks (block style, as kwctl writes it) and every `Success` payload
+to its parents/ file (compact JSON, in the file's key order), leaving every
+other byte of the sessions as it is, then checks. So after editing a parent,
+`--fix` carries the edit into every session that answers with it.
 """
 import glob
 import json
@@ -49,9 +51,17 @@ def expected_masks(child, request):
         return None, str(e)
 
 
-def fix_replay(path, child):
-    """Rewrites the field_masks entries of the request blocks of `path` in
-    place, line by line, so that comments, quoting and order stay as they are."""
+def payload_line(parent):
+    """The `payload:` line of a Success response: the parent as compact JSON
+    in a single-quoted YAML scalar."""
+    text = json.dumps(parent, separators=(",", ":"))
+    return "    payload: '" + text.replace("'", "''") + "'\n"
+
+
+def fix_replay(path, child, parents):
+    """Rewrites the field_masks entries of the request blocks of `path`, and
+    the payloads of the parents found in parents/, in place, line by line,
+    so that comments, quoting and order stay as they are."""
     with open(path) as f:
         lines = f.read().splitlines(keepends=True)
     out, request, i = [], {}, 0
@@ -72,6 +82,10 @@ def fix_replay(path, child):
             while i < len(lines) and lines[i].startswith("    - "):
                 i += 1  # the previous block-style list
             continue
+        if line.startswith("    payload: "):
+            key = tuple(request.get(k) for k in ("api_version", "kind", "name", "namespace"))
+            if key in parents:
+                line = payload_line(parents[key][1])
         out.append(line)
         i += 1
     text = "".join(out)
@@ -154,7 +168,7 @@ def main():
                 continue
             with open(request_path) as f:
                 child = child_of(json.load(f))
-            if fix and fix_replay(replay, child):
+            if fix and fix_replay(replay, child, parents):
                 print(f"fixed {os.path.relpath(replay, HERE)}")
             check_replay(replay, child, parents, problems)
     for p in problems:

@@ -1,0 +1,80 @@
+//! The policy's outputs against the real CRDs (issue 12): a mutation that
+//! turns an object a cluster would store into one it would refuse is a bug.
+//!
+//! The schemas are tests/schemas/<group>_<version>_<kind>.json: the CAPI
+//! v1.14 CRD schemas of the kinds the policy mutates, and the XR schema of
+//! the XRD in examples/crossplane, made strict (an undeclared field is an
+//! error, ObjectMeta checked) by
+//! `scripts/check_schemas.py --write-rust-schemas`. The script owns the
+//! strictness rules, so the Rust tests and `make check-schemas` judge with
+//! one definition, and `make check-schemas` fails when these files are stale.
+//!
+//! Included with `#[path = "support/crd_schema.rs"] mod crd_schema;`.
+
+// Each test crate that includes this module uses only part of it.
+#![allow(dead_code)]
+
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+/// One compiled validator per "apiVersion kind", from tests/schemas.
+static VALIDATORS: LazyLock<BTreeMap<String, jsonschema::Validator>> = LazyLock::new(|| {
+    let dir = format!("{}/tests/schemas", env!("CARGO_MANIFEST_DIR"));
+    let mut validators = BTreeMap::new();
+    for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{dir}: {e}")) {
+        let path = entry.unwrap().path();
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        // <group>_<version>_<kind>: groups, versions and kinds hold no '_'.
+        let [group, version, kind] = name.split('_').collect::<Vec<_>>()[..] else {
+            panic!("{}: not <group>_<version>_<kind>.json", path.display());
+        };
+        let text = std::fs::read_to_string(&path).unwrap();
+        let schema: Value = serde_json::from_str(&text).unwrap();
+        let validator =
+            jsonschema::draft7::new(&schema).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        validators.insert(format!("{group}/{version} {kind}"), validator);
+    }
+    assert!(!validators.is_empty(), "{dir} holds no schemas");
+    validators
+});
+
+/// The failures of `object` against the strict schema of its apiVersion and
+/// kind, as sorted "json-pointer: message" lines; None when tests/schemas has
+/// no schema for the kind (built-in kinds, XRs without an XRD here, CAPI
+/// kinds the policy never mutates).
+pub fn failures(object: &Value) -> Option<Vec<String>> {
+    let key = format!(
+        "{} {}",
+        object["apiVersion"].as_str()?,
+        object["kind"].as_str()?
+    );
+    let validator = VALIDATORS.get(&key)?;
+    let mut failures: Vec<String> = validator
+        .iter_errors(object)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect();
+    failures.sort();
+    Some(failures)
+}
+
+/// Whether `object` has a schema here and satisfies it.
+pub fn is_valid(object: &Value) -> bool {
+    failures(object).is_some_and(|f| f.is_empty())
+}
+
+/// Checks that `after` (the policy's output) validates whenever `before`
+/// (its input) did. Inputs no cluster would store prove nothing either way.
+pub fn check_output(before: &Value, after: &Value) -> Result<(), String> {
+    if !is_valid(before) {
+        return Ok(());
+    }
+    match failures(after) {
+        Some(f) if !f.is_empty() => Err(format!(
+            "the policy turned a valid {} into one its CRD refuses: {}",
+            before["kind"].as_str().unwrap_or_default(),
+            f.join("; ")
+        )),
+        _ => Ok(()),
+    }
+}
