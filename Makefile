@@ -3,6 +3,22 @@
 # on wapc + wasmtime, used wherever kwctl is not installed.
 SHELL := /bin/bash
 CARGO ?= cargo
+# Cargo's intermediate build outputs (dependencies, fingerprints) live in one
+# cache per machine, outside the checkout, so a fresh clone (CI after a
+# session) reuses what any earlier checkout built. Final artifacts are still
+# uplifted into the checkout's own target/, and cargo's fingerprints (source
+# mtimes and hashes, rustc version, features, flags) decide what is rebuilt,
+# so a clone's workspace crates are always compiled from its own sources.
+CACHE_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/metadata-propagation-policy
+export CARGO_BUILD_BUILD_DIR ?= $(CACHE_DIR)/target
+# Cargo judges a workspace crate fresh when its cached build is newer than
+# its sources, so a checkout whose files are older than another checkout's
+# build in the shared cache would silently get that build (a clone made
+# before a developer's next build, a second worktree). When the cache was
+# last used from another checkout, this checkout's files are touched first:
+# its crates are rebuilt from its own sources; dependencies are reused.
+$(shell mkdir -p '$(CACHE_DIR)' && if [ "$$(cat '$(CACHE_DIR)/checkout' 2>/dev/null)" != '$(CURDIR)' ]; then \
+  git ls-files -z | xargs -0 touch -c; echo '$(CURDIR)' >'$(CACHE_DIR)/checkout'; fi)
 RUNNER := target/host/policy-runner
 # e2e tests and annotation use a real kwctl when one is on the PATH (or
 # given: `make e2e-tests KWCTL=kwctl`), else the runner.
@@ -14,7 +30,7 @@ RUNNER_DEP := $(if $(filter $(RUNNER),$(KWCTL)),$(RUNNER),)
 POLICY_SOURCES := $(shell find src -name '*.rs') Cargo.toml Cargo.lock
 RUNNER_SOURCES := $(shell find crates/runner/src -name '*.rs') crates/runner/Cargo.toml Cargo.lock
 
-.PHONY: all demo check test fmt lint unit-tests e2e-tests fuzz clean
+.PHONY: all demo check test fmt lint unit-tests e2e-tests fuzz clean runner print-cargo-fuzz-version cache-owner
 
 all: annotated-policy.wasm
 
@@ -24,10 +40,12 @@ policy.wasm: $(POLICY_SOURCES)
 	# Cargo.toml a plain `cargo build` silently skips LTO (rust-lang/cargo#9672),
 	# costing 23-40% per evaluation and ~80 KB of module size.
 	$(CARGO) rustc --target=wasm32-wasip1 --release --locked -p metadata-propagation-policy --lib --crate-type cdylib
-	cp target/wasm32-wasip1/release/metadata_propagation_policy.wasm policy.wasm
+	cp $(or $(CARGO_TARGET_DIR),target)/wasm32-wasip1/release/metadata_propagation_policy.wasm policy.wasm
 
 $(RUNNER): $(RUNNER_SOURCES)
 	$(CARGO) build --locked -p policy-runner --profile host
+
+runner: $(RUNNER)
 
 annotated-policy.wasm: policy.wasm policy-metadata.yml README.md $(RUNNER_DEP)
 	rm -f annotated-policy.wasm
@@ -45,8 +63,10 @@ lint:
 	$(CARGO) clippy --locked -p floor-policy -p explain-web --all-targets -- -D warnings
 	$(CARGO) clippy --locked -p policy-runner --all-targets --profile host -- -D warnings
 
+# The explain page's native tests run here, beside the policy's: both are
+# dev builds of the same dependencies, built once.
 unit-tests:
-	$(CARGO) test --locked
+	$(CARGO) test --locked -p metadata-propagation-policy -p explain-web
 	$(CARGO) test --locked -p policy-runner --profile host
 
 test: fmt lint unit-tests
@@ -75,18 +95,42 @@ e2e-tests: annotated-policy.wasm $(RUNNER_DEP)
 	RUNNER=$(RUNNER) bats e2e-tests/explain.bats
 
 # Everything CI runs: the README's test command.
-check: test e2e-tests check-artifacthub
+check: check-schemas test e2e-tests check-artifacthub
+
+# Every Kubernetes object the project ships or tests with (fixtures, replay
+# payloads, bench scenarios, web and policy examples), checked strictly
+# against the real CRDs in ../shared/reference/crds (CRDS_DIR=... overrides),
+# and tests/schemas/ (what the Rust tests validate outputs with) up to date.
+# A few seconds; see scripts/check_schemas.py.
+.PHONY: check-schemas
+check-schemas:
+	python3 scripts/check_schemas.py
 
 # Bounded fuzzing (CI): replay the regression inputs, then FUZZ_SECONDS per
-# target. Stable toolchain: RUSTC_BOOTSTRAP enables cargo-fuzz's flags.
+# target. Stable toolchain: RUSTC_BOOTSTRAP enables cargo-fuzz's flags. The
+# fuzz builds (sanitizer flags, their own workspace) share nothing with the
+# others, so they keep their own build directory and never wait for another
+# build's lock.
 FUZZ_SECONDS ?= 20
 FUZZ_TARGETS := validate_bytes settings_bytes mutated_objects
+CARGO_FUZZ_VERSION := 0.13.2
+FUZZ_BUILD_DIR ?= $(CACHE_DIR)/fuzz
 fuzz:
-	@command -v cargo-fuzz >/dev/null || { echo "cargo install cargo-fuzz --locked"; exit 1; }
-	cd fuzz && for t in $(FUZZ_TARGETS); do \
-	  if [ -d regressions/$$t ]; then RUSTC_BOOTSTRAP=1 $(CARGO) fuzz run -O $$t regressions/$$t/* || exit 1; fi; \
-	  RUSTC_BOOTSTRAP=1 $(CARGO) fuzz run -O $$t -- -max_total_time=$(FUZZ_SECONDS) || exit 1; \
+	@[ "$$($(CARGO) fuzz --version 2>/dev/null)" = "cargo-fuzz $(CARGO_FUZZ_VERSION)" ] || \
+	  { echo "cargo install cargo-fuzz --version $(CARGO_FUZZ_VERSION) --locked"; exit 1; }
+	cd fuzz && export CARGO_BUILD_BUILD_DIR=$(FUZZ_BUILD_DIR) RUSTC_BOOTSTRAP=1 && \
+	for t in $(FUZZ_TARGETS); do \
+	  if [ -d regressions/$$t ]; then $(CARGO) fuzz run -O $$t regressions/$$t/* || exit 1; fi; \
+	  $(CARGO) fuzz run -O $$t -- -max_total_time=$(FUZZ_SECONDS) || exit 1; \
 	done
+
+print-cargo-fuzz-version:
+	@echo $(CARGO_FUZZ_VERSION)
+
+# The checkout whose sources the shared cache was last built from (see
+# CACHE_DIR); running any target makes it this one.
+cache-owner:
+	@cat '$(CACHE_DIR)/checkout'
 
 clean:
 	$(CARGO) clean
@@ -107,14 +151,13 @@ profile:
 # wasm32-unknown-unknown and bound with wasm-bindgen into web/pkg/ (needs
 # `cargo install wasm-bindgen-cli --version <crates/web's wasm-bindgen> --locked`),
 # and its end-to-end test in headless Chromium (Debian's chromium and
-# chromium-driver) against the page served from 127.0.0.1, after the layer's
-# native unit tests.
+# chromium-driver) against the page served from 127.0.0.1. The layer's
+# native unit tests are part of `unit-tests`.
 .PHONY: web web-test
 web:
 	@CARGO=$(CARGO) scripts/web.sh build
 
 web-test: web
-	$(CARGO) test --locked -p explain-web
 	@scripts/web.sh test
 
 # Distribution (issue 6).
