@@ -14,9 +14,7 @@ Which objects: every AdmissionRequest `object` / `oldObject` (bare or wrapped
 in an AdmissionReview), every bare object (.json), every YAML document that
 is an object (parents, web example parents, examples/), and every `Success`
 payload of a kwctl replay session, in SCAN_DIRS. tests/capi_conformance/
-(ports of CAPI's own unit-test tables, upstream's objects) is exempt, and so
-is crates/runner/tests/data (the host's own plumbing tests: a guest stub
-answers them, the policy never sees them).
+(ports of CAPI's own unit-test tables, upstream's objects) is exempt.
 
 How: the CRD is picked by the apiVersion's group and the kind, its version
 entry by the apiVersion's version, and its `openAPIV3Schema` made strict by
@@ -55,7 +53,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CRDS_DIR = os.path.normpath(os.environ.get("CRDS_DIR") or os.path.join(ROOT, "..", "shared", "reference", "crds"))
 EXCEPTIONS = "test_data/schema_exceptions.tsv"
 RUST_SCHEMAS = "tests/schemas"
-SCAN_DIRS = ["test_data", "web/examples", "examples"]
+SCAN_DIRS = ["test_data", "web/examples", "examples", "crates/runner/tests/data"]
 XRD_GLOB = "examples/crossplane/*.yaml"
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
