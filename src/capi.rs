@@ -109,6 +109,13 @@ fn decide(
         .filter(|ns| !ns.is_empty())
         .unwrap_or(&request.namespace);
 
+    // The object's own labels and annotations are read the same way on
+    // every path, whether or not a rule applies to them: a non-string value
+    // is rejected (README, "Bad input"), and before any look-up is spent.
+    for path in [&["metadata", "labels"], &["metadata", "annotations"]] {
+        fields::string_map(object, path)?;
+    }
+
     let mut plan = Plan::default();
     let resolved = resolve_parent(request, namespace, lookup)?;
     if let Some(explain) = explain.as_deref_mut() {

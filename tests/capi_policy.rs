@@ -304,6 +304,55 @@ fn malformed_child_is_rejected_naming_the_field() {
     );
 }
 
+/// Found by the mutated_objects fuzz target (crash-26f1, an owner-less
+/// MachineSet with the annotation `"\0": null`, which was allowed): the
+/// object's own labels and annotations are read on every path, whether or
+/// not a rule applies, and before any look-up is spent.
+#[test]
+fn a_non_string_label_or_annotation_is_rejected_on_every_path() {
+    let lookup = MapLookup::new().with_object(machine_deployment("v1beta1"));
+    let mut orphan = machine_set("v1beta1");
+    orphan["metadata"]
+        .as_object_mut()
+        .unwrap()
+        .remove("ownerReferences");
+    orphan["metadata"]["annotations"]["\u{0}"] = Value::Null;
+    let mut owned = machine_set("v1beta1");
+    owned["metadata"]["annotations"]["example.com/note"] = json!(true);
+    // Without the topology label no rule applies to a KubeadmControlPlane.
+    let kcp = json!({"apiVersion": "controlplane.cluster.x-k8s.io/v1beta1", "kind": "KubeadmControlPlane",
+                     "metadata": {"name": "cp", "namespace": "default",
+                                  "labels": {"cluster.x-k8s.io/cluster-name": "c", "env": 1}},
+                     "spec": {"version": "v1.31.0", "kubeadmConfigSpec": {},
+                              "machineTemplate": {"infrastructureRef": {
+                                  "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1",
+                                  "kind": "DockerMachineTemplate", "name": "cp"}}}});
+    for (object, message) in [
+        (
+            orphan,
+            "metadata.annotations[\"\\0\"]: expected a string value, found null",
+        ),
+        (
+            owned,
+            "metadata.annotations[\"example.com/note\"]: expected a string value, found a boolean",
+        ),
+        (
+            kcp,
+            "metadata.labels[\"env\"]: expected a string value, found a number",
+        ),
+    ] {
+        let (outcome, _) = run("UPDATE", object, &lookup);
+        assert_eq!(
+            outcome.verdict,
+            Verdict::Reject {
+                message: format!("cannot propagate Cluster API metadata: {message}"),
+                code: 400
+            }
+        );
+    }
+    assert!(lookup.requests().is_empty());
+}
+
 #[test]
 fn machine_deployment_template_warns_about_labels_that_never_reach_the_node() {
     let mut md = machine_deployment("v1beta2");
