@@ -81,6 +81,10 @@ enum CapiError {
     },
 }
 
+/// A key a parent offers to a target map, its value, and what the rule
+/// decides for it.
+type Offered<'a> = (&'a str, &'a str, KeyRule);
+
 /// Decides one Cluster API object; fills `explain` when given.
 pub fn evaluate(
     request: &AdmissionRequest,
@@ -128,22 +132,30 @@ fn decide(
             for &to in flow.to {
                 let kept = rule.bookkeeping.for_path(to);
                 let current = fields::string_map(object, to)?;
+                // Each offered key's rule is decided here, once; the edit
+                // records what it adds and corrects. The explanation
+                // renders both rather than deciding again.
+                let offered: Vec<Offered> = source
+                    .iter()
+                    .map(|(&key, &value)| (key, value, flow.rule_for(key, kept)))
+                    .collect();
+                let copied = offered
+                    .iter()
+                    .filter(|(_, _, key_rule)| *key_rule == KeyRule::Copied)
+                    .map(|&(key, value, _)| (key, value));
+                let edit = MapEdit::upsert(to, &current, copied);
                 if let Some(explain) = explain.as_deref_mut() {
                     explain::flow(
                         explain,
                         rule,
                         &parent.reference,
                         flow,
-                        to,
-                        &source,
+                        &offered,
                         &current,
+                        &edit,
                     );
                 }
-                let desired = source
-                    .iter()
-                    .filter(|(key, _)| flow.rule_for(key, kept) == KeyRule::Copied)
-                    .map(|(key, value)| (*key, *value));
-                plan.push(MapEdit::upsert(to, &current, desired));
+                plan.push(edit);
             }
         }
     }

@@ -1,13 +1,12 @@
 //! Validate mode: the changes `mutate` would make, reported instead of made.
 //!
 //! The report is rendered from the same [`Plan`] the mutation applies, so
-//! "validate rejects" and "mutate changes something" cannot disagree.
+//! "validate rejects" and "mutate changes something" cannot disagree: each
+//! edit carries what it replaces, and nothing here reads the object again.
 
-use crate::fields::{self, StringMap};
 use crate::outcome::{Outcome, Verdict};
-use crate::plan::{MapEdit, Plan};
+use crate::plan::{Change, MapEdit, Plan};
 use crate::settings::Mode;
-use serde_json::Value;
 
 /// Start of every validate-mode rejection.
 pub const REPORT_PREFIX: &str =
@@ -15,11 +14,11 @@ pub const REPORT_PREFIX: &str =
 
 /// Applies the mode to an outcome: in validate mode a non-empty plan becomes
 /// a rejection listing every deviation; warnings and audit annotations stay.
-pub fn enforce(outcome: Outcome, object: &Value, mode: Mode) -> Outcome {
+pub fn enforce(outcome: Outcome, mode: Mode) -> Outcome {
     match (mode, &outcome.verdict) {
         (Mode::Validate, Verdict::Allow(plan)) if !plan.is_empty() => Outcome {
             verdict: Verdict::Reject {
-                message: report(object, plan),
+                message: report(plan),
                 code: 400,
             },
             ..outcome
@@ -30,27 +29,22 @@ pub fn enforce(outcome: Outcome, object: &Value, mode: Mode) -> Outcome {
 }
 
 /// Every deviation, by path (sorted), then by key (sorted).
-pub fn report(object: &Value, plan: &Plan) -> String {
+pub fn report(plan: &Plan) -> String {
     let mut edits: Vec<&MapEdit> = plan.edits.iter().collect();
     edits.sort_by_key(|e| e.path);
     let parts: Vec<String> = edits
         .iter()
-        .map(|edit| {
-            // Plans are built from objects whose maps were already read
-            // successfully, so this read cannot fail; an empty map is safe.
-            let current = fields::string_map(object, edit.path).unwrap_or_default();
-            format!("{}: {}", edit.path.join("."), describe(edit, &current))
-        })
+        .map(|edit| format!("{}: {}", edit.path.join("."), describe(edit)))
         .collect();
     format!("{REPORT_PREFIX}{}", parts.join("; "))
 }
 
-fn describe(edit: &MapEdit, current: &StringMap<'_>) -> String {
+fn describe(edit: &MapEdit) -> String {
     let mut items: Vec<String> = Vec::new();
     for (key, expected) in &edit.set {
-        items.push(match current.get(key.as_str()) {
-            None => format!("missing {key:?} (expected {expected:?})"),
-            Some(actual) => format!("{key:?} is {actual:?} (expected {expected:?})"),
+        items.push(match edit.change_of(key) {
+            Change::Added => format!("missing {key:?} (expected {expected:?})"),
+            Change::Corrected { was } => format!("{key:?} is {was:?} (expected {expected:?})"),
         });
     }
     for (key, why) in &edit.remove {

@@ -103,5 +103,5 @@ fn decide(
     } else {
         tags::evaluate(&request.object, settings, explain)
     };
-    deviations::enforce(outcome, &request.object, settings.mode)
+    deviations::enforce(outcome, settings.mode)
 }

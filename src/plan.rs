@@ -17,6 +17,11 @@ pub struct MapEdit {
     pub path: &'static [&'static str],
     /// Keys to add or correct, with the value they must have.
     pub set: BTreeMap<String, String>,
+    /// For each key of `set` the map already holds, the value it replaces
+    /// (a correction); a key of `set` missing here is added. Recorded when
+    /// the decision is made, so the renderers (explanations, validate-mode
+    /// reports) never compare the maps again.
+    pub replaced: BTreeMap<String, String>,
     /// Keys to remove (only ever keys the policy owns), each with why it
     /// goes ("stale", "invalid: key-too-long"), for deviation reports.
     pub remove: BTreeMap<String, String>,
@@ -33,22 +38,65 @@ impl MapEdit {
         current: &StringMap<'_>,
         desired: impl IntoIterator<Item = (&'d str, &'d str)>,
     ) -> Self {
-        let set = desired
-            .into_iter()
-            .filter(|(key, value)| current.get(key) != Some(value))
-            .map(|(key, value)| (key.to_owned(), value.to_owned()))
-            .collect();
+        let mut edit = Self::new(path);
+        for (key, value) in desired {
+            match current.get(key) {
+                Some(held) if *held == value => continue,
+                Some(held) => {
+                    edit.replaced.insert(key.to_owned(), (*held).to_owned());
+                }
+                None => {}
+            }
+            edit.set.insert(key.to_owned(), value.to_owned());
+        }
+        edit
+    }
+
+    /// An edit of the map at `path` that changes nothing yet.
+    pub fn new(path: &'static [&'static str]) -> Self {
         Self {
             path,
-            set,
+            set: BTreeMap::new(),
+            replaced: BTreeMap::new(),
             remove: BTreeMap::new(),
             drop_when_empty: false,
+        }
+    }
+
+    /// What the edit does to `key` of `set`: added, or corrected from the
+    /// value it replaces.
+    pub fn change_of(&self, key: &str) -> Change<'_> {
+        match self.replaced.get(key) {
+            Some(was) => Change::Corrected { was },
+            None => Change::Added,
         }
     }
 
     /// True when applying the edit would change nothing.
     pub fn is_empty(&self) -> bool {
         self.set.is_empty() && self.remove.is_empty() && !self.drop_when_empty
+    }
+}
+
+/// What an edit does to one key it sets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change<'a> {
+    /// The map did not hold the key.
+    Added,
+    /// The map held the key with another value.
+    Corrected {
+        /// The value it held.
+        was: &'a str,
+    },
+}
+
+impl Change<'_> {
+    /// `added` or `corrected`, as explanations name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Change::Added => "added",
+            Change::Corrected { .. } => "corrected",
+        }
     }
 }
 
@@ -152,7 +200,6 @@ mod tests {
 
     fn edit(set: &[(&str, &str)], remove: &[&str], drop_when_empty: bool) -> MapEdit {
         MapEdit {
-            path: LABELS,
             set: set
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -162,15 +209,20 @@ mod tests {
                 .map(|k| (k.to_string(), "stale".to_string()))
                 .collect(),
             drop_when_empty,
+            ..MapEdit::new(LABELS)
         }
     }
 
     #[test]
-    fn upsert_records_only_differences() {
+    fn upsert_records_only_differences_and_what_each_replaces() {
         let current: StringMap = [("a", "1"), ("b", "2"), ("mine", "x")].into();
         let desired: BTreeMap<&str, &str> = [("a", "1"), ("b", "3"), ("c", "4")].into();
         let e = MapEdit::upsert(LABELS, &current, desired.iter().map(|(k, v)| (*k, *v)));
-        assert_eq!(e, edit(&[("b", "3"), ("c", "4")], &[], false));
+        let mut expected = edit(&[("b", "3"), ("c", "4")], &[], false);
+        expected.replaced.insert("b".into(), "2".into());
+        assert_eq!(e, expected);
+        assert_eq!(e.change_of("b"), Change::Corrected { was: "2" });
+        assert_eq!(e.change_of("c"), Change::Added);
     }
 
     #[test]

@@ -105,7 +105,7 @@ fn plan(
         };
         explain.cloud_tags = Some(explain_labels(
             &set,
-            settings,
+            &opted_in,
             &transformed,
             profile,
             provider_source,
@@ -121,10 +121,11 @@ fn plan(
     Ok(outcome)
 }
 
-/// The fate of every label of the set (explanations only).
+/// The fate of every label of the set (explanations only), as `plan`
+/// decided it: opted in or not in `opted_in`, tag or skip in `transformed`.
 fn explain_labels(
     set: &LabelSet<'_, '_>,
-    settings: &CloudTagSettings,
+    opted_in: &BTreeMap<&str, &str>,
     transformed: &Transformed<'_>,
     profile: &TagProfile,
     provider: String,
@@ -139,9 +140,15 @@ fn explain_labels(
             } else {
                 "metadata.labels".to_owned()
             };
-            let fate = if !settings.propagating_labels.contains(key) {
+            // `skipped` is sorted by qualified key (transform::transform).
+            let skip = transformed
+                .skipped
+                .binary_search_by(|s| s.qualified_key.cmp(key))
+                .ok()
+                .map(|at| &transformed.skipped[at]);
+            let fate = if !opted_in.contains_key(key) {
                 TagFate::NotOptedIn
-            } else if let Some(skip) = transformed.skipped.iter().find(|s| s.qualified_key == key) {
+            } else if let Some(skip) = skip {
                 TagFate::Skipped {
                     reason: skip.reason.code().to_owned(),
                     detail: skip.reason.to_string(),
@@ -258,10 +265,8 @@ fn skipped_edit(annotations: &StringMap<'_>, skipped: &[Skip<'_>]) -> MapEdit {
             );
         }
         return MapEdit {
-            path: ANNOTATIONS,
-            set: BTreeMap::new(),
             remove,
-            drop_when_empty: false,
+            ..MapEdit::new(ANNOTATIONS)
         };
     }
     let records = skip_records(skipped);

@@ -5,12 +5,16 @@
 //! - deterministic: the same request and settings give the same outcome and
 //!   byte-identical mutated objects;
 //! - real: an object its CRD (or XRD) accepts stays one it accepts
-//!   (tests/schemas, strict, as `make check-schemas` checks the fixtures).
+//!   (tests/schemas, strict, as `make check-schemas` checks the fixtures);
+//! - one decision: `explain` decides as `evaluate` does, the keys it calls
+//!   added or corrected are exactly the plan's, and every label it calls a
+//!   tag is one in the mutated object.
 
 #[path = "support/crd_schema.rs"]
 mod crd_schema;
 
-use metadata_propagation_policy::evaluate::evaluate;
+use metadata_propagation_policy::evaluate::{evaluate, explain};
+use metadata_propagation_policy::explain::{Fate, TagFate};
 use metadata_propagation_policy::invariants::{Capability, check_mutation};
 use metadata_propagation_policy::lookup::MapLookup;
 use metadata_propagation_policy::outcome::Verdict;
@@ -18,7 +22,7 @@ use metadata_propagation_policy::request::AdmissionRequest;
 use metadata_propagation_policy::settings::Settings;
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::LazyLock;
 
 fn read(path: &str) -> String {
@@ -144,7 +148,7 @@ fn splice(object: &mut Value, path: &[&str], entries: &BTreeMap<String, String>)
     }
 }
 
-/// Runs the four properties on one request.
+/// Runs the five properties on one request.
 fn check_properties(
     object: Value,
     settings: &Settings,
@@ -183,6 +187,42 @@ fn check_properties(
         "idempotent: second pass wants {:?}",
         idempotent.verdict
     );
+
+    let (explained, explanation) = explain(&request, settings, lookup);
+    prop_assert_eq!(&explained, &first, "explain decides as evaluate does");
+    let paths: BTreeSet<&str> = explanation.paths.iter().map(|p| p.path.as_str()).collect();
+    for path in paths {
+        let changed: BTreeSet<&str> = explanation
+            .paths
+            .iter()
+            .filter(|p| p.path == path)
+            .flat_map(|p| &p.keys)
+            .filter(|k| matches!(&k.fate, Fate::Flows { change, .. } if change != "unchanged"))
+            .map(|k| k.key.as_str())
+            .collect();
+        let planned: BTreeSet<&str> = plan
+            .edits
+            .iter()
+            .filter(|e| e.path.join(".") == path)
+            .flat_map(|e| e.set.keys().map(String::as_str))
+            .collect();
+        prop_assert_eq!(
+            changed,
+            planned,
+            "explained and planned changes of {}",
+            path
+        );
+    }
+    for label in explanation.cloud_tags.iter().flat_map(|t| &t.labels) {
+        if let TagFate::Tag { tag_key } = &label.fate {
+            prop_assert!(
+                after["spec"]["cloudTags"].get(tag_key).is_some(),
+                "{} explained as tag {} but not in spec.cloudTags",
+                label.qualified_key,
+                tag_key
+            );
+        }
+    }
     Ok(())
 }
 

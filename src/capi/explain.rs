@@ -3,11 +3,12 @@
 
 use super::node_sync;
 use super::rules::{Flow, KeyRule, Rule};
-use super::{Parent, Resolved};
+use super::{Offered, Parent, Resolved};
 use crate::explain::{Explanation, Fate, KeyFate, NodeKey, NodeSync, PathExplanation, RuleUsed};
 use crate::fields::StringMap;
 use crate::key_pattern::KeyPattern;
 use crate::lookup::ObjectRef;
+use crate::plan::MapEdit;
 
 /// Records how the search for a parent ended.
 pub(super) fn note_resolution(explain: &mut Explanation, resolved: &Resolved) {
@@ -35,40 +36,39 @@ pub(super) fn note_resolution(explain: &mut Explanation, resolved: &Resolved) {
     }
 }
 
-/// Records the fate of every key one flow offers to one target map.
+/// Records the fate of every key one flow offers to one target map, as
+/// `decide` decided it: each key's rule in `offered`, what was added or
+/// corrected in `edit`.
 pub(super) fn flow(
     explain: &mut Explanation,
     rule: &Rule,
     parent: &ObjectRef,
     flow: &Flow,
-    to: &[&str],
-    source: &StringMap<'_>,
+    offered: &[Offered<'_>],
     current: &StringMap<'_>,
+    edit: &MapEdit,
 ) {
-    let kept = rule.bookkeeping.for_path(to);
     let from = format!("{parent} {}", flow.from.join("."));
-    let keys = source
+    let keys = offered
         .iter()
-        .map(|(&key, &value)| {
-            let fate = match flow.rule_for(key, kept) {
+        .map(|&(key, value, key_rule)| {
+            let fate = match key_rule {
                 KeyRule::NeverCopied => Fate::NotPropagated {
                     rule: format!("never copied along this path ({})", rule.upstream),
                 },
                 KeyRule::Bookkeeping => Fate::KeptBookkeeping {
                     child_value: current.get(key).map(|v| (*v).to_owned()),
                 },
-                KeyRule::Copied => {
-                    let change = match current.get(key) {
-                        None => "added",
-                        Some(v) if *v == value => "unchanged",
-                        Some(_) => "corrected",
-                    };
-                    Fate::Flows {
-                        value: value.to_owned(),
-                        from: from.clone(),
-                        change: change.to_owned(),
+                KeyRule::Copied => Fate::Flows {
+                    value: value.to_owned(),
+                    from: from.clone(),
+                    change: if edit.set.contains_key(key) {
+                        edit.change_of(key).name()
+                    } else {
+                        "unchanged"
                     }
-                }
+                    .to_owned(),
+                },
             };
             KeyFate {
                 key: key.to_owned(),
@@ -77,7 +77,7 @@ pub(super) fn flow(
         })
         .collect();
     explain.paths.push(PathExplanation {
-        path: to.join("."),
+        path: edit.path.join("."),
         keys,
     });
 }
