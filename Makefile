@@ -92,7 +92,7 @@ e2e-tests: annotated-policy.wasm $(RUNNER_DEP)
 	    KWCTL=$(KWCTL) POLICY=annotated-policy.wasm bats e2e-tests/capi.bats e2e-tests/xr.bats; \
 	fi
 	$(MAKE) $(RUNNER)
-	RUNNER=$(RUNNER) bats e2e-tests/explain.bats
+	RUNNER=$(RUNNER) POLICY=annotated-policy.wasm bats e2e-tests/explain.bats e2e-tests/audit.bats
 
 # Everything CI runs: the README's test command.
 check: check-schemas test e2e-tests check-artifacthub

@@ -12,7 +12,8 @@ Crossplane).
 
 Which objects: every AdmissionRequest `object` / `oldObject` (bare or wrapped
 in an AdmissionReview), every bare object (.json), every YAML document that
-is an object (parents, web example parents, examples/), and every `Success`
+is an object (parents, web example parents, examples/), every item of a
+`kind: List` (the audit's dumps, test_data/dumps), and every `Success`
 payload of a kwctl replay session, in SCAN_DIRS. tests/capi_conformance/
 (ports of CAPI's own unit-test tables, upstream's objects) is exempt.
 
@@ -380,9 +381,25 @@ def is_object(doc):
     return isinstance(doc, dict) and "apiVersion" in doc and "kind" in doc
 
 
+def is_list(doc):
+    """A `kind: List` (what `kubectl get -o yaml|json` prints): not an
+    object itself; its items are (test_data/dumps)."""
+    return is_object(doc) and doc["kind"] == "List" and isinstance(doc.get("items"), list)
+
+
+def objects_in_list(doc, where=""):
+    for i, item in enumerate(doc["items"]):
+        if is_object(item):
+            yield (f"{where} " if where else "") + f"items[{i}]", item
+
+
 def objects_in_json(doc):
     """(where, object) for an AdmissionRequest (bare or in an AdmissionReview)
-    or a bare object; nothing for other documents (settings, indexes)."""
+    or a bare object, or each item of a `kind: List`; nothing for other
+    documents (settings, indexes)."""
+    if is_list(doc):
+        yield from objects_in_list(doc)
+        return
     if is_object(doc) and doc.get("kind") != "AdmissionReview":
         yield "", doc
         return
@@ -425,6 +442,8 @@ def objects_in_file(path):
         if is_replay(doc):
             for inner, obj in objects_in_replay(doc):
                 yield (f"{where} " if where else "") + inner, obj
+        elif is_list(doc):
+            yield from objects_in_list(doc, where)
         elif is_object(doc):
             yield where, doc
 

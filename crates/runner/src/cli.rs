@@ -33,6 +33,11 @@ pub enum Command {
     /// Explain why each label, annotation and tag did or did not flow, with
     /// parents read from files (no cluster, no replay session).
     Explain(ExplainArgs),
+    /// Audit a whole management cluster from a dump (`kubectl get … -o yaml`):
+    /// every object the policy acts on, in validate mode, over the ownership
+    /// tree. Exit code 0: nothing deviates; 1: something deviates or is
+    /// rejected; 2: bad input.
+    Audit(AuditArgs),
     /// Push an annotated module to an OCI registry, like `kwctl push`.
     Push(PushArgs),
     /// Pull a module from an OCI registry into a file, like `kwctl pull -o`.
@@ -62,6 +67,24 @@ pub struct ExplainArgs {
     /// Output format.
     #[arg(short = 'o', long, value_enum, default_value_t = ExplainFormat::Text)]
     pub output: ExplainFormat,
+}
+
+/// `policy-runner audit`.
+#[derive(Debug, Args)]
+pub struct AuditArgs {
+    /// A dump: what `kubectl get clusters,clusterclasses,machinedeployments,… -A -o yaml`
+    /// (or `-o json`) prints; a `List`, several YAML documents, or JSON.
+    /// Repeatable.
+    #[arg(short = 'f', long = "filename", value_name = "DUMP", required = true)]
+    pub dumps: Vec<PathBuf>,
+
+    /// Policy settings (`mode` is ignored: the audit always validates).
+    #[command(flatten)]
+    pub settings: SettingsArgs,
+
+    /// Output format.
+    #[arg(short = 'o', long, value_enum, default_value_t = OutputFormat::Text)]
+    pub output: OutputFormat,
 }
 
 /// `explain -o`.
@@ -210,7 +233,7 @@ pub struct ProfileArgs {
     pub warmup: u32,
 }
 
-/// How `bench` prints its report.
+/// How `bench`, `push` and `audit` print their report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum OutputFormat {
     /// Lines for people.
@@ -440,6 +463,38 @@ mod tests {
 
         let err = parse(&["bench", "-r", "req.json", "--iterations", "0", "p.wasm"]).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::ValueValidation);
+    }
+
+    #[test]
+    fn cli_audit_takes_several_dumps_settings_and_format() {
+        let cli = parse(&[
+            "audit",
+            "-f",
+            "a.yaml",
+            "--filename",
+            "b.json",
+            "--settings-path",
+            "s.yml",
+            "-o",
+            "json",
+        ])
+        .unwrap();
+
+        let Command::Audit(audit) = cli.command else {
+            panic!("expected audit");
+        };
+        assert_eq!(
+            audit.dumps,
+            [PathBuf::from("a.yaml"), PathBuf::from("b.json")]
+        );
+        assert_eq!(
+            audit.settings.source(),
+            SettingsSource::File(PathBuf::from("s.yml"))
+        );
+        assert_eq!(audit.output, OutputFormat::Json);
+
+        let err = parse(&["audit"]).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::MissingRequiredArgument);
     }
 
     #[test]

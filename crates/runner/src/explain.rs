@@ -2,7 +2,6 @@
 //! not flow, computed by the policy's own core linked natively, with parents
 //! read from files instead of a cluster or a replay session.
 
-use std::fs;
 use std::path::Path;
 
 use anyhow::{Context, Result, anyhow, bail};
@@ -11,10 +10,10 @@ use metadata_propagation_policy::lookup::MapLookup;
 use metadata_propagation_policy::outcome::Verdict;
 use metadata_propagation_policy::request::AdmissionRequest;
 use metadata_propagation_policy::settings::Settings;
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::cli::{ExplainArgs, ExplainFormat};
+use crate::objects::read_objects;
 use crate::{input, run};
 
 /// Runs `args`, printing the explanation on stdout.
@@ -93,55 +92,4 @@ fn read_request(path: &Path) -> Result<AdmissionRequest> {
             .with_context(|| format!("invalid request file {}", path.display()));
     }
     Ok(AdmissionRequest::for_object("UPDATE", document))
-}
-
-/// Every object in a YAML (multi-document) or JSON file; arrays and
-/// `kind: List` documents are flattened.
-fn read_objects(path: &Path) -> Result<Vec<Value>> {
-    let text =
-        fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let mut objects = Vec::new();
-    for document in serde_norway::Deserializer::from_str(&text) {
-        let value = Value::deserialize(document)
-            .with_context(|| format!("{} is not valid YAML or JSON", path.display()))?;
-        flatten(value, &mut objects);
-    }
-    Ok(objects)
-}
-
-fn flatten(value: Value, out: &mut Vec<Value>) {
-    match value {
-        Value::Null => {}
-        Value::Array(items) => items.into_iter().for_each(|v| flatten(v, out)),
-        Value::Object(mut map) if map.get("kind").and_then(Value::as_str) == Some("List") => {
-            if let Some(Value::Array(items)) = map.remove("items") {
-                items.into_iter().for_each(|v| flatten(v, out));
-            }
-        }
-        other => out.push(other),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn flatten_lists_arrays_and_skips_empty_documents() {
-        let mut out = Vec::new();
-        flatten(
-            json!({"kind": "List", "items": [{"kind": "A"}, [{"kind": "B"}]]}),
-            &mut out,
-        );
-        flatten(Value::Null, &mut out);
-        flatten(json!({"kind": "C"}), &mut out);
-        assert_eq!(
-            out,
-            [
-                json!({"kind": "A"}),
-                json!({"kind": "B"}),
-                json!({"kind": "C"})
-            ]
-        );
-    }
 }

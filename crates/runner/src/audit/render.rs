@@ -1,0 +1,289 @@
+//! The audit report as text for people and as one JSON document for scripts.
+//!
+//! Text: the ownership tree, one line per object with its verdict
+//! (`✗ DEVIATES` / `✗ REJECTED` marks the objects that fail) and, for a
+//! Machine, the keys CAPI syncs to its Node; then, for every object the
+//! policy acts on, in tree order, its deviations, look-ups and explanation
+//! and the patch mutate mode would apply; last, the summary line.
+//!
+//! JSON: `{"summary", "tree", "objects"}`. `tree` nests `{"id", "children"}`;
+//! `objects` lists every object once, in tree order, with its details.
+
+use std::fmt::Write as _;
+
+use metadata_propagation_policy::explain::{Explanation, NodeKey};
+use metadata_propagation_policy::outcome::Verdict;
+use serde_json::{Map, Value, json};
+
+use super::{Answer, Audited, Evaluation, LookupRecord, Report, Status};
+
+/// The report as text.
+pub fn text(report: &Report) -> String {
+    let mut out = String::new();
+    tree_text(report, &mut out);
+    for (index, _) in report.tree.walk() {
+        let object = &report.objects[index];
+        if let Some(evaluation) = &object.evaluation {
+            out.push('\n');
+            details_text(object, evaluation, &mut out);
+        }
+    }
+    let summary = report.summary();
+    let plural = |n: usize, one: &'static str, many: &'static str| if n == 1 { one } else { many };
+    let _ = write!(
+        out,
+        "\n{} {} audited, {} {}",
+        summary.audited,
+        plural(summary.audited, "object", "objects"),
+        summary.deviating,
+        plural(summary.deviating, "deviates", "deviate"),
+    );
+    if summary.rejected > 0 {
+        let _ = write!(out, ", {} rejected", summary.rejected);
+    }
+    let not_evaluated = summary.objects - summary.audited;
+    if not_evaluated > 0 {
+        let _ = write!(
+            out,
+            " ({not_evaluated} more not evaluated: the policy does not act on their kind)"
+        );
+    }
+    out.push('\n');
+    out
+}
+
+/// One line per object, drawn as a tree.
+fn tree_text(report: &Report, out: &mut String) {
+    // (object, prefix of its line, prefix of its children's lines)
+    let mut stack: Vec<(usize, String, String)> = report
+        .tree
+        .roots
+        .iter()
+        .rev()
+        .map(|&root| (root, String::new(), String::new()))
+        .collect();
+    while let Some((index, prefix, child_prefix)) = stack.pop() {
+        let _ = writeln!(out, "{prefix}{}", headline(&report.objects[index]));
+        let children = &report.tree.children[index];
+        for (k, &child) in children.iter().enumerate().rev() {
+            let last = k + 1 == children.len();
+            let (connector, continuation) = if last {
+                ("└── ", "    ")
+            } else {
+                ("├── ", "│   ")
+            };
+            stack.push((
+                child,
+                format!("{child_prefix}{connector}"),
+                format!("{child_prefix}{continuation}"),
+            ));
+        }
+    }
+}
+
+fn marker(status: Status) -> &'static str {
+    match status {
+        Status::Compliant => "✓ compliant",
+        Status::Deviates => "✗ DEVIATES",
+        Status::Rejected => "✗ REJECTED",
+        Status::NotEvaluated => "not evaluated",
+    }
+}
+
+/// `Kind namespace/name (apiVersion): verdict`, and a Machine's Node keys.
+fn headline(object: &Audited) -> String {
+    let mut line = format!("{}: {}", object.reference, marker(object.status()));
+    if let Some((labels, annotations)) = object
+        .evaluation
+        .as_ref()
+        .and_then(|e| node_keys(&e.explanation))
+    {
+        let list = |keys: Vec<&str>| {
+            if keys.is_empty() {
+                "none".to_owned()
+            } else {
+                keys.join(", ")
+            }
+        };
+        let _ = write!(
+            line,
+            "; Node labels: {}; Node annotations: {}",
+            list(labels),
+            list(annotations)
+        );
+    }
+    line
+}
+
+/// The label and annotation keys CAPI syncs to a Machine's Node.
+fn node_keys(explanation: &Explanation) -> Option<(Vec<&str>, Vec<&str>)> {
+    let node = explanation.node_sync.as_ref()?;
+    Some((synced(&node.labels), synced(&node.annotations)))
+}
+
+fn synced(keys: &[NodeKey]) -> Vec<&str> {
+    keys.iter()
+        .filter(|k| k.synced_by.is_some())
+        .map(|k| k.key.as_str())
+        .collect()
+}
+
+fn details_text(object: &Audited, evaluation: &Evaluation, out: &mut String) {
+    let _ = writeln!(out, "{}: {}", object.reference, marker(object.status()));
+    let _ = writeln!(out, "  read from {}", object.origin);
+    for deviation in &evaluation.deviations {
+        let _ = writeln!(out, "  deviation: {deviation}");
+    }
+    if let (Status::Rejected, Verdict::Reject { message, .. }) =
+        (object.status(), &evaluation.outcome.verdict)
+    {
+        let _ = writeln!(out, "  rejected: {message}");
+    }
+    for warning in &evaluation.outcome.warnings {
+        let _ = writeln!(out, "  warning: {warning}");
+    }
+    for lookup in &evaluation.lookups {
+        let _ = writeln!(
+            out,
+            "  look-up: {}: {}",
+            lookup.reference,
+            answer_text(lookup)
+        );
+    }
+    for line in evaluation.explanation.to_string().lines() {
+        let _ = writeln!(out, "  {line}");
+    }
+    if let Some(ops) = evaluation.patch.as_array().filter(|ops| !ops.is_empty()) {
+        let _ = writeln!(out, "  patch (what mutate mode would apply):");
+        for op in ops {
+            let _ = writeln!(out, "    {op}");
+        }
+    }
+}
+
+fn answer_text(lookup: &LookupRecord) -> String {
+    match &lookup.answer {
+        Answer::Found => "found".to_owned(),
+        Answer::NotFound { in_dump_at: None } => "not in the dump".to_owned(),
+        Answer::NotFound {
+            in_dump_at: Some(at),
+        } => format!(
+            "not in the dump at this version; the dump lists it at {at}, which an API server \
+             would convert and the audit cannot"
+        ),
+        Answer::Failed(message) => format!("failed: {message}"),
+    }
+}
+
+/// The report as one JSON document.
+pub fn json(report: &Report) -> Value {
+    let summary = report.summary();
+    let ids: Vec<String> = report
+        .objects
+        .iter()
+        .map(|o| o.reference.to_string())
+        .collect();
+    let objects: Vec<Value> = report
+        .tree
+        .walk()
+        .into_iter()
+        .map(|(index, depth)| {
+            let parent = report.tree.parent[index].map(|p| ids[p].clone());
+            object_json(&report.objects[index], &ids[index], parent, depth)
+        })
+        .collect();
+    json!({
+        "summary": {
+            "objects": summary.objects,
+            "audited": summary.audited,
+            "compliant": summary.compliant,
+            "deviating": summary.deviating,
+            "rejected": summary.rejected,
+            "notEvaluated": summary.objects - summary.audited,
+        },
+        "tree": report.tree.roots.iter().map(|&r| tree_json(report, &ids, r)).collect::<Vec<_>>(),
+        "objects": objects,
+    })
+}
+
+fn tree_json(report: &Report, ids: &[String], index: usize) -> Value {
+    let children: Vec<Value> = report.tree.children[index]
+        .iter()
+        .map(|&c| tree_json(report, ids, c))
+        .collect();
+    json!({"id": ids[index], "children": children})
+}
+
+fn object_json(object: &Audited, id: &str, parent: Option<String>, depth: usize) -> Value {
+    let reference = &object.reference;
+    let mut out = Map::new();
+    out.insert("id".into(), json!(id));
+    out.insert("apiVersion".into(), json!(reference.api_version));
+    out.insert("kind".into(), json!(reference.kind));
+    out.insert("namespace".into(), json!(reference.namespace));
+    out.insert("name".into(), json!(reference.name));
+    out.insert(
+        "source".into(),
+        json!({"file": object.origin.file.display().to_string(),
+               "document": object.origin.document, "items": object.origin.items}),
+    );
+    out.insert("parent".into(), json!(parent));
+    out.insert("depth".into(), json!(depth));
+    out.insert("status".into(), json!(object.status().as_str()));
+    let Some(evaluation) = &object.evaluation else {
+        out.insert(
+            "note".into(),
+            json!(format!(
+                "the policy does not act on {} objects",
+                reference.kind
+            )),
+        );
+        return Value::Object(out);
+    };
+    let outcome = &evaluation.outcome;
+    let (allowed, message, code) = match &outcome.verdict {
+        Verdict::Allow(_) => (true, None, None),
+        Verdict::Reject { message, code } => (false, Some(message), Some(code)),
+    };
+    out.insert("allowed".into(), json!(allowed));
+    out.insert("message".into(), json!(message));
+    out.insert("code".into(), json!(code));
+    out.insert("deviations".into(), json!(evaluation.deviations));
+    out.insert("warnings".into(), json!(outcome.warnings));
+    out.insert("auditAnnotations".into(), json!(outcome.audit_annotations));
+    if let Some((labels, annotations)) = node_keys(&evaluation.explanation) {
+        out.insert(
+            "nodeKeys".into(),
+            json!({"labels": labels, "annotations": annotations}),
+        );
+    }
+    let lookups: Vec<Value> = evaluation.lookups.iter().map(lookup_json).collect();
+    out.insert("lookups".into(), json!(lookups));
+    out.insert("explanation".into(), json!(evaluation.explanation));
+    out.insert("patch".into(), evaluation.patch.clone());
+    Value::Object(out)
+}
+
+fn lookup_json(lookup: &LookupRecord) -> Value {
+    let reference = &lookup.reference;
+    let mut out = json!({
+        "apiVersion": reference.api_version,
+        "kind": reference.kind,
+        "namespace": reference.namespace,
+        "name": reference.name,
+        "fieldMasks": lookup.field_masks,
+    });
+    let (answer, extra) = match &lookup.answer {
+        Answer::Found => ("found", None),
+        Answer::NotFound { in_dump_at } => (
+            "not-found",
+            in_dump_at.as_ref().map(|at| ("inDumpAt", json!(at))),
+        ),
+        Answer::Failed(message) => ("failed", Some(("message", json!(message)))),
+    };
+    out["answer"] = json!(answer);
+    if let Some((key, value)) = extra {
+        out[key] = value;
+    }
+    out
+}

@@ -1,0 +1,418 @@
+//! The ownership tree of a dump: ClusterClass → Cluster → control plane,
+//! MachineDeployments and MachinePools → MachineSets → Machines → their
+//! InfraMachines and BootstrapConfigs.
+//!
+//! An object's parent is, in this order: for a Cluster, its ClusterClass
+//! (v1beta1 `spec.topology.class` / `classNamespace`, v1beta2
+//! `spec.topology.classRef`, read with the policy's own
+//! [`topology::class_ref`]); the owner named by its controller
+//! ownerReference; any other owner named by an ownerReference (a freshly
+//! created InfraMachine is owned by its MachineSet without the controller
+//! flag, a user-managed MachineDeployment by its Cluster); for a
+//! topology-owned object without owners, the Cluster named by its
+//! `cluster.x-k8s.io/cluster-name` label. Only objects in the dump count: an
+//! object whose parent is not in the dump is a root, as is every XR.
+//!
+//! Siblings and roots are sorted by kind rank (the order of the chain above,
+//! then every other kind), then namespace and name, so the tree is the same
+//! whatever order the dump lists its objects in.
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+
+use metadata_propagation_policy::capi::owners::{self, group_of};
+use metadata_propagation_policy::capi::topology::{self, CLUSTER_NAME_LABEL, TOPOLOGY_OWNED_LABEL};
+use metadata_propagation_policy::lookup::ObjectRef;
+use serde_json::Value;
+
+const CORE: &str = "cluster.x-k8s.io";
+
+/// What identifies an object in a dump: group, kind, namespace, name. The
+/// version is left out: an ownerReference may name its owner at another
+/// version than the one the dump was printed at.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Identity {
+    /// API group ("" for the core group).
+    pub group: String,
+    /// Kind.
+    pub kind: String,
+    /// Namespace; `None` for cluster-scoped objects.
+    pub namespace: Option<String>,
+    /// Name.
+    pub name: String,
+}
+
+impl Identity {
+    /// The identity of a checked Kubernetes object (see
+    /// [`crate::objects::read_kubernetes_objects`]).
+    pub fn of(object: &Value) -> Identity {
+        let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+        Identity {
+            group: group_of(object["apiVersion"].as_str().unwrap_or_default()).to_owned(),
+            kind: text(&object["kind"]),
+            namespace: object["metadata"]["namespace"]
+                .as_str()
+                .filter(|ns| !ns.is_empty())
+                .map(str::to_owned),
+            name: text(&object["metadata"]["name"]),
+        }
+    }
+
+    /// The identity of the object a look-up asks for.
+    pub fn of_ref(reference: &ObjectRef) -> Identity {
+        Identity {
+            group: group_of(&reference.api_version).to_owned(),
+            kind: reference.kind.clone(),
+            namespace: reference.namespace.clone().filter(|ns| !ns.is_empty()),
+            name: reference.name.clone(),
+        }
+    }
+
+    fn with(&self, group: &str, kind: &str, namespace: Option<&str>, name: &str) -> Identity {
+        Identity {
+            group: group.to_owned(),
+            kind: kind.to_owned(),
+            namespace: namespace.map(str::to_owned),
+            name: name.to_owned(),
+        }
+    }
+}
+
+/// Where a kind sits in the chain; every kind outside it comes last.
+fn kind_rank(group: &str, kind: &str) -> u8 {
+    match (group, kind) {
+        (CORE, "ClusterClass") => 0,
+        (CORE, "Cluster") => 1,
+        ("controlplane.cluster.x-k8s.io", _) => 2,
+        (CORE, "MachineDeployment") => 3,
+        (CORE, "MachinePool") => 4,
+        (CORE, "MachineSet") => 5,
+        (CORE, "Machine") => 6,
+        ("infrastructure.cluster.x-k8s.io", _) => 7,
+        ("bootstrap.cluster.x-k8s.io", _) => 8,
+        (CORE, _) => 9,
+        _ => 10,
+    }
+}
+
+/// Kind rank, then namespace and name (cluster-scoped first), then kind
+/// and group to separate objects that share a name.
+pub fn order(a: &Identity, b: &Identity) -> Ordering {
+    let key = |i: &Identity| {
+        (
+            kind_rank(&i.group, &i.kind),
+            i.namespace.clone(),
+            i.name.clone(),
+            i.kind.clone(),
+            i.group.clone(),
+        )
+    };
+    key(a).cmp(&key(b))
+}
+
+/// The tree over the objects `0..n` of a dump.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tree {
+    /// Each object's parent.
+    pub parent: Vec<Option<usize>>,
+    /// Each object's children, sorted.
+    pub children: Vec<Vec<usize>>,
+    /// The roots, sorted.
+    pub roots: Vec<usize>,
+}
+
+impl Tree {
+    /// The tree of `objects`, whose identities are `identities` (distinct).
+    pub fn build(objects: &[&Value], identities: &[Identity]) -> Tree {
+        let index: BTreeMap<&Identity, usize> = identities
+            .iter()
+            .enumerate()
+            .map(|(i, id)| (id, i))
+            .collect();
+        let mut parent: Vec<Option<usize>> = objects
+            .iter()
+            .zip(identities)
+            .enumerate()
+            .map(|(i, (object, identity))| parent_of(object, identity, &index).filter(|&p| p != i))
+            .collect();
+        break_cycles(&mut parent, identities);
+
+        let mut children = vec![Vec::new(); objects.len()];
+        let mut roots = Vec::new();
+        for (i, p) in parent.iter().enumerate() {
+            match p {
+                Some(p) => children[*p].push(i),
+                None => roots.push(i),
+            }
+        }
+        let sort = |list: &mut Vec<usize>| {
+            list.sort_by(|&a, &b| order(&identities[a], &identities[b]));
+        };
+        children.iter_mut().for_each(sort);
+        sort(&mut roots);
+        Tree {
+            parent,
+            children,
+            roots,
+        }
+    }
+
+    /// Every object, parents before children, siblings in order, with its
+    /// depth (roots are at 0).
+    pub fn walk(&self) -> Vec<(usize, usize)> {
+        let mut out = Vec::with_capacity(self.parent.len());
+        let mut stack: Vec<(usize, usize)> = self.roots.iter().rev().map(|&r| (r, 0)).collect();
+        while let Some((node, depth)) = stack.pop() {
+            out.push((node, depth));
+            stack.extend(self.children[node].iter().rev().map(|&c| (c, depth + 1)));
+        }
+        out
+    }
+}
+
+fn parent_of(
+    object: &Value,
+    identity: &Identity,
+    index: &BTreeMap<&Identity, usize>,
+) -> Option<usize> {
+    let namespace = identity.namespace.as_deref();
+    if (identity.group.as_str(), identity.kind.as_str()) == (CORE, "Cluster")
+        && let Some(class) = cluster_class(object, identity, index)
+    {
+        return Some(class);
+    }
+    // Malformed ownerReferences give no parent here; the policy's
+    // evaluation of the object reports them.
+    let refs = owners::owner_refs(object).unwrap_or_default();
+    let find = |owner: &owners::OwnerRef<'_>| {
+        // Owners are in the object's namespace, or cluster-scoped.
+        [namespace, None].into_iter().find_map(|ns| {
+            index
+                .get(&identity.with(owner.group(), owner.kind, ns, owner.name))
+                .copied()
+        })
+    };
+    let controller = refs.iter().filter(|r| r.controller).find_map(find);
+    let any = || refs.iter().find_map(find);
+    controller.or_else(any).or_else(|| {
+        let labels = &object["metadata"]["labels"];
+        labels.get(TOPOLOGY_OWNED_LABEL)?;
+        let cluster = labels[CLUSTER_NAME_LABEL].as_str()?;
+        index
+            .get(&identity.with(CORE, "Cluster", namespace, cluster))
+            .copied()
+    })
+}
+
+fn cluster_class(
+    cluster: &Value,
+    identity: &Identity,
+    index: &BTreeMap<&Identity, usize>,
+) -> Option<usize> {
+    let api_version = cluster["apiVersion"].as_str()?;
+    let shape = topology::SHAPES
+        .iter()
+        .find(|s| s.api_version == api_version)?;
+    let namespace = identity.namespace.as_deref().unwrap_or_default();
+    let (name, class_namespace) = topology::class_ref(shape, cluster, namespace).ok()??;
+    index
+        .get(&identity.with(CORE, "ClusterClass", Some(class_namespace), name))
+        .copied()
+}
+
+/// Ownership in a consistent dump has no cycles; in one that has, the
+/// object that sorts first in each cycle becomes a root. Each object's chain
+/// of parents is walked once: a walk stops at an object already checked.
+fn break_cycles(parent: &mut [Option<usize>], identities: &[Identity]) {
+    #[derive(Clone, Copy, PartialEq, Eq)]
+    enum State {
+        Unvisited,
+        OnPath,
+        Checked,
+    }
+    let mut state = vec![State::Unvisited; parent.len()];
+    for start in 0..parent.len() {
+        let mut path = Vec::new();
+        let mut node = Some(start);
+        while let Some(n) = node {
+            match state[n] {
+                State::Checked => break,
+                State::OnPath => {
+                    let at = path.iter().position(|&p| p == n).unwrap_or(0);
+                    let first = path[at..]
+                        .iter()
+                        .copied()
+                        .min_by(|&a, &b| order(&identities[a], &identities[b]))
+                        .unwrap_or(n);
+                    parent[first] = None;
+                    break;
+                }
+                State::Unvisited => {
+                    state[n] = State::OnPath;
+                    path.push(n);
+                    node = parent[n];
+                }
+            }
+        }
+        for n in path {
+            state[n] = State::Checked;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn object(api_version: &str, kind: &str, name: &str, metadata: Value) -> Value {
+        let mut object = json!({"apiVersion": api_version, "kind": kind,
+            "metadata": {"name": name, "namespace": "default"}});
+        if let Value::Object(extra) = metadata {
+            for (k, v) in extra {
+                object["metadata"][k] = v;
+            }
+        }
+        object
+    }
+
+    fn owned_by(kind: &str, name: &str, controller: bool) -> Value {
+        json!({"ownerReferences": [{"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": kind,
+            "name": name, "uid": "u", "controller": controller}]})
+    }
+
+    fn tree_of(objects: &[Value]) -> (Tree, Vec<String>) {
+        let refs: Vec<&Value> = objects.iter().collect();
+        let identities: Vec<Identity> = objects.iter().map(Identity::of).collect();
+        let names = identities
+            .iter()
+            .map(|i| format!("{} {}", i.kind, i.name))
+            .collect();
+        (Tree::build(&refs, &identities), names)
+    }
+
+    /// The tree as indented lines, for literal expectations.
+    fn lines(tree: &Tree, names: &[String]) -> Vec<String> {
+        tree.walk()
+            .into_iter()
+            .map(|(i, depth)| format!("{}{}", "  ".repeat(depth), names[i]))
+            .collect()
+    }
+
+    #[test]
+    fn tree_follows_class_owners_and_topology_whatever_the_dump_order() {
+        let v2 = "cluster.x-k8s.io/v1beta2";
+        let objects = [
+            object(v2, "Machine", "m-b", owned_by("MachineSet", "ms", true)),
+            object(
+                "infrastructure.cluster.x-k8s.io/v1beta2",
+                "DockerMachine",
+                "m-a",
+                owned_by("Machine", "m-a", true),
+            ),
+            object(v2, "Machine", "m-a", owned_by("MachineSet", "ms", true)),
+            object(
+                v2,
+                "MachineSet",
+                "ms",
+                owned_by("MachineDeployment", "md", true),
+            ),
+            object(
+                v2,
+                "MachineDeployment",
+                "md",
+                json!({"labels": {"topology.cluster.x-k8s.io/owned": "",
+                    "cluster.x-k8s.io/cluster-name": "c"}}),
+            ),
+            json!({"apiVersion": v2, "kind": "Cluster",
+                "metadata": {"name": "c", "namespace": "default"},
+                "spec": {"topology": {"classRef": {"name": "cc"}}}}),
+            object(v2, "ClusterClass", "cc", json!({})),
+            object(v2, "MachinePool", "mp", owned_by("Cluster", "c", false)),
+            json!({"apiVersion": "platform.example.org/v1alpha1", "kind": "XNetwork",
+                "metadata": {"name": "net"}}),
+            object(
+                v2,
+                "Machine",
+                "orphan",
+                owned_by("MachineSet", "gone", true),
+            ),
+        ];
+        let (tree, names) = tree_of(&objects);
+        assert_eq!(
+            lines(&tree, &names),
+            [
+                "ClusterClass cc",
+                "  Cluster c",
+                "    MachineDeployment md",
+                "      MachineSet ms",
+                "        Machine m-a",
+                "          DockerMachine m-a",
+                "        Machine m-b",
+                "    MachinePool mp",
+                "Machine orphan",
+                "XNetwork net",
+            ]
+        );
+        let mut reversed = objects.to_vec();
+        reversed.reverse();
+        let (tree, names) = tree_of(&reversed);
+        assert_eq!(lines(&tree, &names)[4], "        Machine m-a");
+    }
+
+    #[test]
+    fn tree_v1beta1_cluster_finds_its_class_in_class_namespace() {
+        let v1 = "cluster.x-k8s.io/v1beta1";
+        let mut class = object(v1, "ClusterClass", "cc", json!({}));
+        class["metadata"]["namespace"] = json!("classes");
+        let objects = [
+            json!({"apiVersion": v1, "kind": "Cluster",
+                "metadata": {"name": "c", "namespace": "default"},
+                "spec": {"topology": {"class": "cc", "classNamespace": "classes"}}}),
+            class,
+            object(v1, "ClusterClass", "cc", json!({})),
+        ];
+        let (tree, names) = tree_of(&objects);
+        assert_eq!(tree.parent[0], Some(1));
+        assert_eq!(
+            lines(&tree, &names),
+            ["ClusterClass cc", "  Cluster c", "ClusterClass cc"]
+        );
+    }
+
+    #[test]
+    fn tree_prefers_the_controller_owner_and_breaks_cycles() {
+        let v1 = "cluster.x-k8s.io/v1beta1";
+        let mut infra = object(
+            "infrastructure.cluster.x-k8s.io/v1beta1",
+            "DockerMachine",
+            "m",
+            owned_by("MachineSet", "ms", false),
+        );
+        infra["metadata"]["ownerReferences"]
+            .as_array_mut()
+            .unwrap()
+            .push(
+                json!({"apiVersion": v1, "kind": "Machine", "name": "m", "uid": "u",
+                "controller": true}),
+            );
+        let objects = [
+            infra,
+            object(v1, "Machine", "m", json!({})),
+            object(v1, "MachineSet", "ms", json!({})),
+            object(v1, "MachineSet", "a", owned_by("MachineSet", "b", true)),
+            object(v1, "MachineSet", "b", owned_by("MachineSet", "a", true)),
+            object(v1, "MachineSet", "c", owned_by("MachineSet", "b", true)),
+            object(v1, "MachineSet", "z", owned_by("MachineSet", "x", true)),
+            object(v1, "MachineSet", "y", owned_by("MachineSet", "z", true)),
+            object(v1, "MachineSet", "x", owned_by("MachineSet", "y", true)),
+        ];
+        let (tree, _) = tree_of(&objects);
+        assert_eq!(tree.parent[0], Some(1));
+        // a and b own each other: a sorts first and becomes the root; c,
+        // owned by b, stays under it
+        assert_eq!(tree.parent[3..6], [None, Some(3), Some(4)]);
+        // x → z → y → x, walked from z: x sorts first
+        assert_eq!(tree.parent[6..9], [Some(8), Some(6), None]);
+    }
+}

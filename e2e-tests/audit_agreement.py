@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""The audit agrees with the compiled policy module, request by request.
+
+Usage: audit_agreement.py RUNNER POLICY.wasm DUMP [SETTINGS.json]
+
+Runs `RUNNER audit -o json -f DUMP` (with the settings), then sends every
+object the audit evaluated to the module on its own, as policy-server would:
+`RUNNER run` on the object's UPDATE AdmissionRequest, with the settings in
+validate mode, the module's embedded context-aware resources granted, and a
+replay session answering, in order and with their field masks, the look-ups
+the audit reports for that object: with the dump's object (whole; the runner
+prunes it by the masks, as policy-server does) or with policy-server's
+NotFound text. A look-up the module makes that the audit did not report
+fails the replay, and the request with it.
+
+Checks that the module's `allowed`, `status.message` and `status.code` are
+the audit's, for every object. Prints one line per disagreement; exit 1 if
+there is any, 2 on a usage or tool error.
+"""
+import concurrent.futures
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import yaml
+
+LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def dump_objects(path):
+    with open(path, encoding="utf-8") as f:
+        documents = [d for d in yaml.load_all(f, Loader=LOADER) if d is not None]
+    objects = []
+    for document in documents:
+        if document.get("kind") == "List":
+            objects.extend(document.get("items") or [])
+        else:
+            objects.append(document)
+    return objects
+
+
+def key(api_version, kind, namespace, name):
+    return (api_version, kind, namespace or None, name)
+
+
+def request_for(obj):
+    api_version = obj["apiVersion"]
+    group, _, version = api_version.rpartition("/")
+    kind = {"group": group, "version": version, "kind": obj["kind"]}
+    return {
+        "uid": "audit-agreement",
+        "kind": kind,
+        "resource": {"group": group, "version": version, "resource": obj["kind"].lower() + "s"},
+        "requestKind": kind,
+        "name": obj["metadata"]["name"],
+        "namespace": obj["metadata"].get("namespace", ""),
+        "operation": "UPDATE",
+        "userInfo": {"username": "audit-agreement"},
+        "object": obj,
+        "oldObject": obj,
+        "dryRun": False,
+    }
+
+
+def session_for(lookups, by_key):
+    """A kwctl replay session (JSON is YAML) answering `lookups` in order."""
+    entries = []
+    for lookup in lookups:
+        namespace = lookup["namespace"]
+        lines = ["!KubernetesGetResource",
+                 f"api_version: {lookup['apiVersion']}",
+                 f"kind: {lookup['kind']}",
+                 f"name: {lookup['name']}"]
+        if namespace is not None:
+            lines.append(f"namespace: {namespace}")
+        lines.append("disable_cache: false")
+        lines.append("field_masks:")
+        lines.extend(f"- {mask}" for mask in lookup["fieldMasks"])
+        if lookup["answer"] == "found":
+            found = by_key[key(lookup["apiVersion"], lookup["kind"], namespace, lookup["name"])]
+            response = {"type": "Success", "payload": json.dumps(found)}
+        else:
+            response = {"type": "Error", "message":
+                        f"Cannot find {lookup['apiVersion']}/{lookup['kind']} named '{lookup['name']}' "
+                        f"inside of namespace 'Some(\"{namespace}\")'"}
+        entries.append({"type": "Exchange", "request": "\n".join(lines) + "\n", "response": response})
+    return entries
+
+
+def check(runner, policy, settings, entry, obj, by_key, scratch, index):
+    request_path = os.path.join(scratch, f"request-{index}.json")
+    session_path = os.path.join(scratch, f"session-{index}.yml")
+    with open(request_path, "w", encoding="utf-8") as f:
+        json.dump(request_for(obj), f)
+    with open(session_path, "w", encoding="utf-8") as f:
+        json.dump(session_for(entry["lookups"], by_key), f)
+    run = subprocess.run(
+        [runner, "run", "--allow-context-aware", "--settings-json", json.dumps(settings),
+         "--replay-host-capabilities-interactions", session_path, "-r", request_path, policy],
+        capture_output=True, text=True)
+    if run.returncode != 0:
+        return f"{entry['id']}: the runner failed: {run.stderr.strip()}"
+    response = json.loads(run.stdout)
+    status = response.get("status") or {}
+    module = (response["allowed"], status.get("message"), status.get("code"))
+    audit = (entry["allowed"], entry["message"], entry["code"])
+    if module != audit:
+        return f"{entry['id']}: the module answers {module}, the audit {audit}"
+    if "not been replayed" in run.stderr:
+        return f"{entry['id']}: the module made fewer look-ups than the audit reports"
+    return None
+
+
+def main(argv):
+    if len(argv) not in (4, 5):
+        print(__doc__, file=sys.stderr)
+        return 2
+    runner, policy, dump = argv[1:4]
+    settings = {}
+    audit_args = [runner, "audit", "-o", "json", "-f", dump]
+    if len(argv) == 5:
+        with open(argv[4], encoding="utf-8") as f:
+            settings = json.load(f)
+        audit_args += ["--settings-path", argv[4]]
+    settings["mode"] = "validate"
+    audit = subprocess.run(audit_args, capture_output=True, text=True)
+    if audit.returncode not in (0, 1):
+        print(f"audit failed: {audit.stderr.strip()}", file=sys.stderr)
+        return 2
+    report = json.loads(audit.stdout)
+    objects = dump_objects(dump)
+    by_key = {key(o["apiVersion"], o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]): o
+              for o in objects}
+    evaluated = [e for e in report["objects"] if e["status"] != "not-evaluated"]
+    with tempfile.TemporaryDirectory() as scratch, \
+            concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        problems = pool.map(
+            lambda ie: check(runner, policy, settings, ie[1],
+                             by_key[key(ie[1]["apiVersion"], ie[1]["kind"], ie[1]["namespace"], ie[1]["name"])],
+                             by_key, scratch, ie[0]),
+            enumerate(evaluated))
+        problems = [p for p in problems if p]
+    for problem in problems:
+        print(problem)
+    print(f"{len(evaluated)} objects of {dump} sent to the module one by one: "
+          f"{len(evaluated) - len(problems)} agree with the audit")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,469 @@
+#!/usr/bin/env python3
+"""Writes the dumps `policy-runner audit` is tested on (test_data/dumps):
+what `kubectl get clusters,clusterclasses,machinedeployments,machinesets,
+machines,machinepools,kubeadmcontrolplanes,dockermachines,kubeadmconfigs -A
+-o yaml` prints for a Cluster API quick-start cluster, at v1beta1 and at
+v1beta2, each clean and with planted drift; and a dump of Crossplane XRs, one
+on each provider profile.
+
+Run from anywhere: `python3 test_data/dumps/gen.py`. Deterministic; commit
+the output. `make check-schemas` checks every object strictly against the
+real CRDs.
+
+This script only *builds inputs*. The bases are the real, schema-checked
+fixtures of test_data/capi/<version>/ (the requests' objects) and their
+parents/ (objects as the API server serves them). The children the
+controllers create are filled in as those controllers fill them (CAPI v1.14,
+cited per function; see /work/shared/reference/capi-rules.md), so a clean
+dump is what a healthy management cluster holds. What the audit must answer
+for each dump is written out literally in e2e-tests/audit.bats and
+crates/runner/tests/audit.rs, never computed here.
+
+The quick-start world (namespace default, Cluster capi-quickstart, ClusterClass
+quick-start) as the dumps hold it:
+
+  ClusterClass quick-start
+  └── Cluster capi-quickstart
+      ├── KubeadmControlPlane capi-quickstart-wqx5r (topology)  3 Machines
+      ├── MachineDeployment capi-quickstart-md-0-p6hg9 (topology md-0)
+      │   └── MachineSet capi-quickstart-md-0-p6hg9-v7bqn       2 Machines
+      ├── MachineDeployment capi-quickstart-md-1 (user-managed)
+      │   └── MachineSet capi-quickstart-md-1-x7k2p              2 Machines
+      └── MachinePool capi-quickstart-mp-0-x7b2k (topology mp-0)
+
+Every Machine has its DockerMachine and KubeadmConfig, owned by the Machine
+(the Machine controller's ensureExternalOwnershipAndWatch replaces the
+MachineSet's / KubeadmControlPlane's owner reference with its own controller
+reference once the Machine exists). The MachinePool's DockerMachinePool is
+not in the dump: CAPD's DockerMachinePool CRD is not among the reference CRDs.
+
+Planted drift (quickstart_<version>_drift.yaml), three objects:
+  - MachineSet capi-quickstart-md-1-x7k2p lost label `nodepool` (its
+    MachineDeployment's template has `nodepool: pool1`);
+  - Machine capi-quickstart-md-1-x7k2p-6nbqt has `nodepool: pool0` (a value
+    someone corrected by hand; its MachineSet's template says pool1);
+  - MachineDeployment capi-quickstart-md-0-p6hg9 lacks the ClusterClass
+    annotation `ClusterClass.machineDeployment.annotation` on
+    spec.template.metadata (a ClusterClass change not rolled out yet).
+"""
+import copy
+import json
+import os
+import uuid
+
+import yaml
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+NAMESPACE = "default"
+UID_NAMESPACE = uuid.UUID("3f1d7c52-9a0e-4b8e-8c61-5d2b7a9e0f13")
+CREATED = "2025-06-02T09:14:30Z"
+
+# mdutil annotationsToSkip (v1.14 mdutil/util.go:134): MD annotations that
+# never reach a MachineSet.
+MD_ANNOTATIONS_TO_SKIP = {
+    "kubectl.kubernetes.io/last-applied-configuration",
+    "machinedeployment.clusters.x-k8s.io/revision",
+    "machinedeployment.clusters.x-k8s.io/revision-history",
+    "machinedeployment.clusters.x-k8s.io/desired-replicas",
+    "machinedeployment.clusters.x-k8s.io/max-replicas",
+    "cluster.x-k8s.io/conversion-data",
+}
+# Dropped from topology MD / MachinePool annotations (computeMachineDeployment).
+TOPOLOGY_UPGRADE_ANNOTATIONS = {
+    "topology.cluster.x-k8s.io/hold-upgrade-sequence",
+    "topology.cluster.x-k8s.io/defer-upgrade",
+}
+
+
+def read_yaml(path):
+    with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+        return yaml.safe_load(f)
+
+
+def read_object(path):
+    with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+        return json.load(f)["object"]
+
+
+def uid(version, kind, name):
+    return str(uuid.uuid5(UID_NAMESPACE, f"{version}/{kind}/{name}"))
+
+
+def merge(*maps):
+    """CAPI util.MergeMap: keys of every map; the first map holding a key wins."""
+    out = {}
+    for m in maps:
+        for k, v in (m or {}).items():
+            out.setdefault(k, v)
+    return out
+
+
+def owner(obj, controller=True):
+    ref = {
+        "apiVersion": obj["apiVersion"],
+        "kind": obj["kind"],
+        "name": obj["metadata"]["name"],
+        "uid": obj["metadata"]["uid"],
+    }
+    if controller:
+        ref.update(controller=True, blockOwnerDeletion=True)
+    return ref
+
+
+def served(obj, version, generation=1, created=CREATED):
+    """The server-set metadata of a stored object."""
+    meta = obj["metadata"]
+    meta.setdefault("uid", uid(version, obj["kind"], meta["name"]))
+    meta.setdefault("resourceVersion", str(50400 + len(meta["name"])))
+    meta.setdefault("generation", generation)
+    meta.setdefault("creationTimestamp", created)
+    return obj
+
+
+def ref(version, group, kind, name):
+    """A Machine's bootstrap / infrastructure reference at `version`:
+    v1beta2 ContractVersionedObjectReference, v1beta1 ObjectReference."""
+    if version == "v1beta2":
+        return {"apiGroup": group, "kind": kind, "name": name}
+    return {"apiVersion": f"{group}/{version}", "kind": kind, "name": name, "namespace": NAMESPACE}
+
+
+class QuickStart:
+    """The quick-start world at one API version."""
+
+    def __init__(self, version):
+        self.v = version
+        base = f"test_data/capi/{version}"
+        self.cluster = read_yaml(f"{base}/parents/cluster_capi-quickstart.yaml")
+        self.clusterclass = read_yaml(f"{base}/parents/clusterclass_quick-start.yaml")
+        self.kcp = read_yaml(f"{base}/parents/kubeadmcontrolplane_capi-quickstart-wqx5r.yaml")
+        self.md1 = read_yaml(f"{base}/parents/machinedeployment_capi-quickstart-md-1.yaml")
+        self.ms1 = read_yaml(f"{base}/parents/machineset_capi-quickstart-md-1-x7k2p.yaml")
+        self.md0_created = read_object(f"{base}/machinedeployment_create_topology.json")
+        self.mp0_created = read_object(f"{base}/machinepool_create_topology.json")
+        self.machine_from_ms = read_object(f"{base}/machine_create_from_machineset.json")
+        self.machine_from_kcp = read_object(f"{base}/machine_create_from_kcp.json")
+        self.dockermachine = read_object(f"{base}/dockermachine_create_from_machineset.json")
+        self.kubeadmconfig = read_object(f"{base}/kubeadmconfig_create_from_kcp.json")
+
+    # ------------------------------------------------------------ topology
+    def class_worker_metadata(self, list_name, class_name):
+        """The ClusterClass's metadata for a worker class: v1beta1
+        `.template.metadata`, v1beta2 `.metadata` (blueprint.go)."""
+        entry = next(e for e in self.clusterclass["spec"]["workers"][list_name] if e["class"] == class_name)
+        return (entry.get("template", {}) if self.v == "v1beta1" else entry).get("metadata", {})
+
+    def topology_metadata(self, list_name, name):
+        """computeMachineDeployment / computeMachinePool: MergeMap(topology
+        entry metadata, class metadata), upgrade annotations dropped."""
+        entry = next(e for e in self.cluster["spec"]["topology"]["workers"][list_name] if e["name"] == name)
+        cls = self.class_worker_metadata(list_name, entry["class"])
+        labels = merge(entry.get("metadata", {}).get("labels"), cls.get("labels"))
+        annotations = merge(entry.get("metadata", {}).get("annotations"), cls.get("annotations"))
+        for key in TOPOLOGY_UPGRADE_ANNOTATIONS:
+            annotations.pop(key, None)
+        return labels, annotations
+
+    def topology_md(self):
+        md = copy.deepcopy(self.md0_created)
+        labels, annotations = self.topology_metadata("machineDeployments", "md-0")
+        name = md["metadata"]["name"]
+        meta = md["metadata"]
+        meta["labels"] = merge(meta["labels"], labels)
+        # the MachineDeployment controller's revision bookkeeping
+        meta["annotations"] = merge(annotations, {"machinedeployment.clusters.x-k8s.io/revision": "1"})
+        # the MD controller adds the Cluster as a (non-controller) owner
+        meta["ownerReferences"] = [owner(self.cluster, controller=False)]
+        template = md["spec"]["template"]["metadata"]
+        # defaulting webhook: deployment-name in the selector and the template
+        template["labels"] = merge(template["labels"], labels,
+                                   {"cluster.x-k8s.io/deployment-name": name})
+        template["annotations"] = dict(annotations)
+        md["spec"]["selector"]["matchLabels"]["cluster.x-k8s.io/deployment-name"] = name
+        md["status"] = copy.deepcopy(self.md1["status"])
+        md["status"]["selector"] = ",".join(
+            f"{k}={v}" for k, v in sorted(md["spec"]["selector"]["matchLabels"].items()))
+        return served(md, self.v, generation=2)
+
+    def topology_mp(self):
+        mp = copy.deepcopy(self.mp0_created)
+        labels, annotations = self.topology_metadata("machinePools", "mp-0")
+        meta = mp["metadata"]
+        meta["labels"] = merge(meta["labels"], labels)
+        meta["annotations"] = dict(annotations)
+        meta["ownerReferences"] = [owner(self.cluster, controller=False)]
+        template = mp["spec"]["template"]["metadata"]
+        template["labels"] = merge(template["labels"], labels)
+        template["annotations"] = dict(annotations)
+        if self.v == "v1beta2":
+            mp["status"] = {
+                "phase": "Running", "replicas": 2, "readyReplicas": 2, "availableReplicas": 2,
+                "upToDateReplicas": 2, "observedGeneration": 1,
+                "initialization": {"infrastructureProvisioned": True, "bootstrapDataSecretCreated": True},
+            }
+        else:
+            mp["status"] = {
+                "phase": "Running", "replicas": 2, "readyReplicas": 2, "availableReplicas": 2,
+                "bootstrapReady": True, "infrastructureReady": True, "observedGeneration": 1,
+            }
+        return served(mp, self.v)
+
+    # -------------------------------------------------------------- workers
+    def machineset(self, md, suffix, template_hash):
+        """computeDesiredMS: labels and template labels = MD template labels +
+        machine-template-hash (+ deployment-name); annotations = MD
+        annotations minus annotationsToSkip + the revision annotations;
+        template annotations = MD template annotations."""
+        name = f"{md['metadata']['name']}-{suffix}"
+        template = copy.deepcopy(md["spec"]["template"])
+        template["metadata"]["labels"]["machine-template-hash"] = template_hash
+        labels = dict(template["metadata"]["labels"])
+        annotations = {k: v for k, v in md["metadata"].get("annotations", {}).items()
+                       if k not in MD_ANNOTATIONS_TO_SKIP}
+        annotations.update({
+            "machinedeployment.clusters.x-k8s.io/desired-replicas": "2",
+            "machinedeployment.clusters.x-k8s.io/max-replicas": "3",
+            "machinedeployment.clusters.x-k8s.io/revision":
+                md["metadata"]["annotations"]["machinedeployment.clusters.x-k8s.io/revision"],
+        })
+        if self.v == "v1beta2":
+            annotations["cluster.x-k8s.io/disable-machine-create"] = "false"
+        ms = copy.deepcopy(self.ms1)
+        ms["metadata"] = {
+            "name": name, "namespace": NAMESPACE, "labels": labels, "annotations": annotations,
+            "ownerReferences": [owner(md)],
+        }
+        ms["spec"]["selector"]["matchLabels"] = dict(
+            md["spec"]["selector"]["matchLabels"], **{"machine-template-hash": template_hash})
+        ms["spec"]["template"] = template
+        ms["status"]["selector"] = ",".join(
+            f"{k}={v}" for k, v in sorted(ms["spec"]["selector"]["matchLabels"].items()))
+        return served(ms, self.v)
+
+    def machine(self, name, owner_obj, labels, annotations, spec, failure_domain):
+        m = {
+            "apiVersion": f"cluster.x-k8s.io/{self.v}",
+            "kind": "Machine",
+            "metadata": {
+                "name": name, "namespace": NAMESPACE, "labels": labels,
+                "finalizers": ["machine.cluster.x-k8s.io"],
+                "ownerReferences": [owner(owner_obj)],
+            },
+            "spec": spec,
+        }
+        if annotations:
+            m["metadata"]["annotations"] = annotations
+        spec["bootstrap"] = {"configRef": ref(self.v, "bootstrap.cluster.x-k8s.io", "KubeadmConfig", name)}
+        spec["infrastructureRef"] = ref(self.v, "infrastructure.cluster.x-k8s.io", "DockerMachine", name)
+        spec["failureDomain"] = failure_domain
+        spec["providerID"] = f"docker:////{name}"
+        if self.v == "v1beta2":
+            m["status"] = {
+                "nodeRef": {"name": name}, "phase": "Running", "observedGeneration": 2,
+                "initialization": {"infrastructureProvisioned": True, "bootstrapDataSecretCreated": True},
+            }
+        else:
+            m["status"] = {
+                "nodeRef": {"apiVersion": "v1", "kind": "Node", "name": name,
+                            "uid": uid(self.v, "Node", name)},
+                "phase": "Running", "bootstrapReady": True, "infrastructureReady": True,
+                "observedGeneration": 2,
+            }
+        return served(m, self.v, generation=2)
+
+    def ms_machine(self, ms, suffix):
+        """computeDesiredMachine (MachineSet): template labels + set-name
+        (+ deployment-name from the MS labels), template annotations."""
+        name = f"{ms['metadata']['name']}-{suffix}"
+        template = ms["spec"]["template"]
+        labels = merge({"cluster.x-k8s.io/set-name": ms["metadata"]["name"],
+                        "cluster.x-k8s.io/deployment-name": ms["metadata"]["labels"]["cluster.x-k8s.io/deployment-name"]},
+                       template["metadata"]["labels"])
+        spec = copy.deepcopy(template["spec"])
+        if self.v == "v1beta1" and "nodeDeletionTimeout" not in spec:
+            spec["nodeDeletionTimeout"] = self.machine_from_ms["spec"]["nodeDeletionTimeout"]
+        return self.machine(name, ms, labels, dict(template["metadata"].get("annotations", {})),
+                            spec, template["spec"].get("failureDomain", "fd4"))
+
+    def kcp_machine(self, suffix, failure_domain):
+        """ComputeDesiredMachine (KCP): machineTemplate metadata + the
+        control-plane labels (forced over the template's) and annotations."""
+        name = f"{self.kcp['metadata']['name']}-{suffix}"
+        template = self.kcp["spec"]["machineTemplate"]["metadata"]
+        base = self.machine_from_kcp["metadata"]
+        labels = merge(base["labels"], template["labels"])
+        annotations = merge(base.get("annotations"), template.get("annotations"))
+        spec = copy.deepcopy(self.machine_from_kcp["spec"])
+        return self.machine(name, self.kcp, labels, annotations, spec, failure_domain)
+
+    # -------------------------------------------- infrastructure, bootstrap
+    def docker_machine(self, machine, cloned_from):
+        """computeDesiredInfraMachine: the Machine's labels and annotations
+        and the cloned-from annotations; owned by the Machine."""
+        name = machine["metadata"]["name"]
+        dm = copy.deepcopy(self.dockermachine)
+        dm["metadata"] = {
+            "name": name, "namespace": NAMESPACE,
+            "labels": dict(machine["metadata"]["labels"]),
+            "annotations": merge(machine["metadata"].get("annotations"), {
+                "cluster.x-k8s.io/cloned-from-groupkind": "DockerMachineTemplate.infrastructure.cluster.x-k8s.io",
+                "cluster.x-k8s.io/cloned-from-name": cloned_from,
+            }),
+            "ownerReferences": [owner(machine)],
+        }
+        dm["spec"]["providerID"] = f"docker:////{name}"
+        address = [{"type": "InternalIP", "address": f"172.18.0.{10 + len(name) % 200}"}]
+        if self.v == "v1beta2":
+            dm["status"] = {"initialization": {"provisioned": True}, "addresses": address}
+        else:
+            dm["status"] = {"ready": True, "addresses": address}
+        return served(dm, self.v)
+
+    def kubeadm_config(self, machine, role, cloned_from=None):
+        """ComputeDesiredKubeadmConfig / computeDesiredBootstrapConfig: the
+        Machine's labels and annotations; owned by the Machine. The first
+        control-plane node inits, every other node joins."""
+        name = machine["metadata"]["name"]
+        kc = copy.deepcopy(self.kubeadmconfig)
+        kc["metadata"] = {
+            "name": name, "namespace": NAMESPACE,
+            "labels": dict(machine["metadata"]["labels"]),
+            "ownerReferences": [owner(machine)],
+        }
+        annotations = dict(machine["metadata"].get("annotations", {}))
+        if cloned_from:
+            annotations.update({
+                "cluster.x-k8s.io/cloned-from-groupkind": "KubeadmConfigTemplate.bootstrap.cluster.x-k8s.io",
+                "cluster.x-k8s.io/cloned-from-name": cloned_from,
+            })
+        if annotations:
+            kc["metadata"]["annotations"] = annotations
+        spec = kc["spec"]
+        if role != "init":
+            join = {"nodeRegistration": spec.pop("initConfiguration")["nodeRegistration"]}
+            if role == "control-plane":
+                join["controlPlane"] = {}
+            else:
+                spec.pop("clusterConfiguration", None)
+                spec.pop("files", None)
+            spec["joinConfiguration"] = join
+        if self.v == "v1beta2":
+            kc["status"] = {"initialization": {"dataSecretCreated": True}, "dataSecretName": name,
+                            "observedGeneration": 1}
+        else:
+            kc["status"] = {"ready": True, "dataSecretName": name, "observedGeneration": 1}
+        return served(kc, self.v)
+
+    # ------------------------------------------------------------------ dump
+    def objects(self):
+        md0 = self.topology_md()
+        ms0 = self.machineset(md0, "v7bqn", "1870432511-v7bqn")
+        mp0 = self.topology_mp()
+        kcp_machines = [self.kcp_machine(s, fd) for s, fd in
+                        (("hb7xq", "fd1"), ("4mnnp", "fd2"), ("zq2cd", "fd3"))]
+        ms0_machines = [self.ms_machine(ms0, s) for s in ("8wq2x", "tt4kd")]
+        ms1_machines = [self.ms_machine(self.ms1, s) for s in ("6nbqt", "9ttvz")]
+        cp_template = self.kcp["spec"]["machineTemplate"].get("spec", self.kcp["spec"]["machineTemplate"])
+        cp_infra = cp_template["infrastructureRef"]["name"]
+        md0_spec = md0["spec"]["template"]["spec"]
+        md1_spec = self.md1["spec"]["template"]["spec"]
+        docker_machines, kubeadm_configs = [], []
+        for i, m in enumerate(kcp_machines):
+            docker_machines.append(self.docker_machine(m, cp_infra))
+            kubeadm_configs.append(self.kubeadm_config(m, "init" if i == 0 else "control-plane"))
+        for machines, spec in ((ms0_machines, md0_spec), (ms1_machines, md1_spec)):
+            for m in machines:
+                docker_machines.append(self.docker_machine(m, spec["infrastructureRef"]["name"]))
+                kubeadm_configs.append(self.kubeadm_config(m, "worker", spec["bootstrap"]["configRef"]["name"]))
+        # in the order kubectl prints the resource types it was asked for
+        return ([self.cluster, self.clusterclass, md0, self.md1, ms0, self.ms1]
+                + kcp_machines + ms0_machines + ms1_machines
+                + [mp0, self.kcp] + docker_machines + kubeadm_configs)
+
+
+def plant_drift(objects):
+    by_name = {(o["kind"], o["metadata"]["name"]): o for o in objects}
+    ms = by_name[("MachineSet", "capi-quickstart-md-1-x7k2p")]
+    del ms["metadata"]["labels"]["nodepool"]
+    machine = by_name[("Machine", "capi-quickstart-md-1-x7k2p-6nbqt")]
+    machine["metadata"]["labels"]["nodepool"] = "pool0"
+    md = by_name[("MachineDeployment", "capi-quickstart-md-0-p6hg9")]
+    del md["spec"]["template"]["metadata"]["annotations"]["ClusterClass.machineDeployment.annotation"]
+
+
+def kube_list(objects):
+    """A `kind: List`, as `kubectl get -o yaml` prints several resources."""
+    return {"apiVersion": "v1", "items": objects, "kind": "List", "metadata": {"resourceVersion": ""}}
+
+
+HEADER = """\
+# Generated by test_data/dumps/gen.py ({what}); do not edit.
+# `kubectl get clusters,clusterclasses,machinedeployments,machinesets,machines,machinepools,
+#  kubeadmcontrolplanes,dockermachines,kubeadmconfigs -A -o yaml` of a quick-start management cluster.
+"""
+
+
+def dump_yaml(documents):
+    return yaml.safe_dump_all(documents, sort_keys=True, allow_unicode=True, width=100,
+                              default_flow_style=False)
+
+
+def write(name, text):
+    with open(os.path.join(HERE, name), "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+# ------------------------------------------------------------------- XRs
+XR_DIR = "test_data/xr"
+
+
+def xr_objects():
+    """One XR per provider profile, from test_data/xr (settings:
+    test_data/xr/settings_propagating.json):
+    - aws: XNetwork payments-network-7xk2p (examples/xnetwork_aws.json) as
+      the policy left it: its three opted-in labels are tags;
+    - hetzner: XDatabase team-payments/payments-db, converged
+      (xdatabase_converged_hetzner.json): tags, a user tag, a recorded skip;
+    - openstack: XDatabase team-orders/orders-db (examples) created before
+      the policy: no tags yet;
+    - generic: XDatabase team-data/analytics-db (xdatabase_gcp_generic.json,
+      renamed) with a stale tag for a label no longer opted in."""
+    aws = read_json(f"{XR_DIR}/examples/xnetwork_aws.json")
+    aws["spec"]["cloudTags"] = {
+        "plexsphere:acme:checkout/owner": "team-payments",
+        "plexsphere:platform/env": "prod",
+        "plexsphere:platform/team": "payments",
+    }
+    hetzner = read_object(f"{XR_DIR}/xdatabase_converged_hetzner.json")
+    openstack = read_json(f"{XR_DIR}/examples/xdatabase_openstack.json")
+    generic = read_object(f"{XR_DIR}/xdatabase_gcp_generic.json")
+    generic["metadata"].update(name="analytics-db", namespace="team-data")
+    generic["metadata"]["uid"] = uid("v1alpha1", "XDatabase", "analytics-db")
+    generic["spec"]["cloudTags"] = {"plexsphere:platform/cost-center": "4711"}
+    return [aws, hetzner, openstack, generic]
+
+
+def read_json(path):
+    with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+        document = json.load(f)
+    return document.get("object", document)
+
+
+def main():
+    for version in ("v1beta1", "v1beta2"):
+        objects = QuickStart(version).objects()
+        write(f"quickstart_{version}_clean.yaml",
+              HEADER.format(what=f"{version}, clean") + dump_yaml([kube_list(objects)]))
+        drifted = copy.deepcopy(objects)
+        plant_drift(drifted)
+        write(f"quickstart_{version}_drift.yaml",
+              HEADER.format(what=f"{version}, planted drift: see gen.py") + dump_yaml([kube_list(drifted)]))
+    write("xr_providers.yaml",
+          "# Generated by test_data/dumps/gen.py; do not edit. One Crossplane XR per provider profile,\n"
+          "# as several YAML documents. Settings: test_data/xr/settings_propagating.json.\n"
+          + dump_yaml(xr_objects()))
+
+
+if __name__ == "__main__":
+    main()
