@@ -28,7 +28,7 @@ endif
 RUNNER_DEP := $(if $(filter $(RUNNER),$(KWCTL)),$(RUNNER),)
 
 POLICY_SOURCES := $(shell find src -name '*.rs') Cargo.toml Cargo.lock
-RUNNER_SOURCES := $(shell find crates/runner/src -name '*.rs') crates/runner/Cargo.toml Cargo.lock
+RUNNER_SOURCES := $(shell find crates/runner/src crates/audit/src -name '*.rs') crates/runner/Cargo.toml crates/audit/Cargo.toml Cargo.lock
 
 .PHONY: all demo check test fmt lint unit-tests e2e-tests fuzz clean runner print-cargo-fuzz-version cache-owner
 
@@ -60,13 +60,13 @@ fmt:
 
 lint:
 	$(CARGO) clippy --locked --all-targets -- -D warnings
-	$(CARGO) clippy --locked -p floor-policy -p explain-web --all-targets -- -D warnings
+	$(CARGO) clippy --locked -p floor-policy -p explain-web -p cluster-audit --all-targets -- -D warnings
 	$(CARGO) clippy --locked -p policy-runner --all-targets --profile host -- -D warnings
 
-# The explain page's native tests run here, beside the policy's: both are
-# dev builds of the same dependencies, built once.
+# The explain page's and the audit library's native tests run here, beside
+# the policy's: all are dev builds of the same dependencies, built once.
 unit-tests:
-	$(CARGO) test --locked -p metadata-propagation-policy -p explain-web
+	$(CARGO) test --locked -p metadata-propagation-policy -p explain-web -p cluster-audit
 	$(CARGO) test --locked -p policy-runner --profile host
 
 test: fmt lint unit-tests

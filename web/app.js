@@ -1,6 +1,8 @@
 // The explain page: loads the policy core (web/pkg, built by `make web`),
-// runs it on the three inputs and renders what it returns. No framework.
-import init, { explain } from "./pkg/explain_web.js";
+// runs it on the three inputs and renders what it returns. The audit view
+// renders the JSON report `policy-runner audit -o json` prints, which the
+// same core computes from a pasted dump. No framework.
+import init, { explain, audit } from "./pkg/explain_web.js";
 
 const $ = (id) => document.getElementById(id);
 const inputs = ["object", "parents", "settings"].map($);
@@ -9,6 +11,7 @@ const DEBOUNCE_MS = 250;
 let examples = [];
 let timer = 0;
 let runs = 0;
+let audits = 0;
 
 // Tiny DOM builder: el("td", {class: "x"}, "text", child, ...).
 function el(tag, attrs = {}, ...children) {
@@ -188,6 +191,160 @@ function explanation(x) {
   return out;
 }
 
+// --- the audit view -------------------------------------------------------
+
+function showView(view) {
+  document.body.dataset.view = view;
+  $("view-explain").setAttribute("aria-pressed", String(view === "explain"));
+  $("view-audit").setAttribute("aria-pressed", String(view === "audit"));
+  // The settings are shared: the explain view shows what they give now.
+  if (view === "explain") run();
+}
+
+async function loadAuditExample(id) {
+  const ex = examples.find((e) => e.id === id);
+  if (!ex) return;
+  $("audit-status").textContent = `loading example ${id}…`;
+  const [dump, settings] = await Promise.all(
+    [ex.dump, ex.settings].map((f) => (f ? fetchText(`examples/${f}`) : "")));
+  $("dump").value = dump;
+  $("settings").value = settings;
+  history.replaceState(null, "", `#${id}`);
+  $("audit-status").textContent = "example loaded: press Audit";
+}
+
+// Audits the dump with the policy's core, then renders the report; the two
+// are timed separately (`document.body.dataset.auditMs`, `renderMs`).
+function runAudit() {
+  const t0 = performance.now();
+  let report;
+  try {
+    report = JSON.parse(audit($("dump").value, $("settings").value));
+  } catch (e) {
+    report = { error: `the policy module failed: ${e}` };
+  }
+  const t1 = performance.now();
+  renderAudit(report);
+  const t2 = performance.now();
+  audits += 1;
+  Object.assign(document.body.dataset, {
+    audits: String(audits),
+    auditMs: (t1 - t0).toFixed(1),
+    renderMs: (t2 - t1).toFixed(1),
+  });
+  $("audit-status").textContent = report.error
+    ? "input error"
+    : `audited ${report.summary.objects} objects in ${Math.round(t2 - t0)} ms`;
+}
+
+// The CLI's words for each verdict (cluster-audit render.rs `marker`).
+const MARKERS = {
+  compliant: "✓ compliant",
+  deviates: "✗ DEVIATES",
+  rejected: "✗ REJECTED",
+  "not-evaluated": "not evaluated",
+};
+
+let auditObjects = new Map();
+
+function renderAudit(r) {
+  const error = $("audit-error");
+  error.hidden = !r.error;
+  error.textContent = r.error ?? "";
+  $("audit-detail").hidden = true;
+  auditObjects = new Map((r.objects ?? []).map((o) => [o.id, o]));
+  const summary = $("audit-summary");
+  if (r.error) {
+    summary.className = "decision error";
+    summary.textContent = "not audited: fix the input";
+    $("audit-tree").replaceChildren();
+    return;
+  }
+  const s = r.summary;
+  const failing = s.deviating + s.rejected;
+  summary.className = `decision ${failing ? "rejected" : "allowed"}`;
+  summary.textContent = summaryLine(s);
+  $("audit-tree").replaceChildren(r.tree.length
+    ? treeList(r.tree)
+    : el("p", { class: "none" }, "the dump holds no objects"));
+}
+
+// The CLI's summary line (cluster-audit render.rs `text`).
+function summaryLine(s) {
+  const plural = (n, one, many) => (n === 1 ? one : many);
+  let line = `${s.audited} ${plural(s.audited, "object", "objects")} audited, ` +
+    `${s.deviating} ${plural(s.deviating, "deviates", "deviate")}`;
+  if (s.rejected > 0) line += `, ${s.rejected} rejected`;
+  if (s.notEvaluated > 0) {
+    line += ` (${s.notEvaluated} more not evaluated: the policy does not act on their kind)`;
+  }
+  return line;
+}
+
+function treeList(nodes) {
+  return el("ul", {}, ...nodes.map((node) => {
+    const object = auditObjects.get(node.id);
+    const button = el("button", { type: "button", class: `node ${object.status}`, "data-id": node.id },
+      `${node.id}: `, el("span", { class: "marker" }, MARKERS[object.status] ?? object.status),
+      nodeKeys(object));
+    button.addEventListener("click", () => showAudited(button, object));
+    const item = el("li", {}, button);
+    if (node.children.length) item.append(treeList(node.children));
+    return item;
+  }));
+}
+
+// A Machine's Node-bound keys, as the CLI's tree line shows them.
+function nodeKeys(object) {
+  if (!object.nodeKeys) return "";
+  const list = (keys) => (keys.length ? keys.join(", ") : "none");
+  return `; Node labels: ${list(object.nodeKeys.labels)}; Node annotations: ${list(object.nodeKeys.annotations)}`;
+}
+
+// The CLI's words for a look-up's answer (cluster-audit render.rs `answer_text`).
+function answerText(lookup) {
+  switch (lookup.answer) {
+    case "found": return "found";
+    case "not-found": return lookup.inDumpAt
+      ? `not in the dump at this version; the dump lists it at ${lookup.inDumpAt}, which an API ` +
+        "server would convert and the audit cannot"
+      : "not in the dump";
+    case "failed": return `failed: ${lookup.message}`;
+    default: return lookup.answer;
+  }
+}
+
+function lookupRef(l) {
+  return `${l.kind} ${l.namespace ? `${l.namespace}/` : ""}${l.name} (${l.apiVersion})`;
+}
+
+function showAudited(button, o) {
+  for (const b of document.querySelectorAll("#audit-tree button.selected")) b.classList.remove("selected");
+  button.classList.add("selected");
+  $("audit-detail").hidden = false;
+  const verdict = $("audit-verdict");
+  verdict.className = `decision ${o.status === "compliant" ? "allowed" : o.status === "not-evaluated" ? "" : "rejected"}`;
+  verdict.textContent = `${o.id}: ${MARKERS[o.status] ?? o.status}`;
+  const where = `read from ${o.source.file} document ${o.source.document}` +
+    o.source.items.map((i) => ` item ${i}`).join("");
+  $("audit-source").textContent = o.note ? `${where}; ${o.note}` : where;
+
+  const list = (node, items) => {
+    node.replaceChildren(...items.map((i) => el("li", {}, i)));
+    if (items.length === 0) node.append(el("li", { class: "none" }, "none"));
+  };
+  const deviations = [...(o.deviations ?? [])];
+  if (o.status === "rejected" && o.message) deviations.push(`rejected: ${o.message}`);
+  list($("audit-deviations"), deviations);
+  list($("audit-warnings"), o.warnings ?? []);
+  list($("audit-lookups"), (o.lookups ?? []).map((l) => `${lookupRef(l)}: ${answerText(l)}`));
+  $("audit-explanation").replaceChildren(...(o.explanation ? explanation(o.explanation) : []));
+  const ops = o.patch ?? [];
+  $("audit-patch").textContent = o.explanation
+    ? (ops.length ? `[\n${ops.map((op) => "  " + JSON.stringify(op)).join(",\n")}\n]` : "[]")
+    : "";
+}
+
 // --- start ----------------------------------------------------------------
 
 async function main() {
@@ -200,6 +357,10 @@ async function main() {
   }
   $("run").disabled = false;
   $("run").addEventListener("click", run);
+  $("audit-run").disabled = false;
+  $("audit-run").addEventListener("click", runAudit);
+  $("view-explain").addEventListener("click", () => showView("explain"));
+  $("view-audit").addEventListener("click", () => showView("audit"));
   $("operation").addEventListener("change", run);
   for (const input of inputs) input.addEventListener("input", scheduleRun);
   $("example").addEventListener("change", (e) => loadExample(e.target.value).catch(showLoadError));
@@ -210,14 +371,25 @@ async function main() {
     showLoadError(e);
     return;
   }
+  const explainExamples = examples.filter((ex) => ex.view !== "audit");
   $("example").replaceChildren(
     el("option", { value: "" }, "(choose an example)"),
-    ...examples.map((ex) => el("option", { value: ex.id }, ex.title)));
+    ...explainExamples.map((ex) => el("option", { value: ex.id }, ex.title)));
   const wanted = location.hash.slice(1);
-  const first = examples.some((ex) => ex.id === wanted) ? wanted : examples[0]?.id;
+  const first = explainExamples.some((ex) => ex.id === wanted) ? wanted : explainExamples[0]?.id;
   if (first) {
     $("example").value = first;
     await loadExample(first).catch(showLoadError);
+  }
+  const auditExample = examples.find((ex) => ex.view === "audit");
+  if (auditExample) {
+    $("audit-example").disabled = false;
+    $("audit-example").addEventListener("click",
+      () => loadAuditExample(auditExample.id).catch(showAuditLoadError));
+  }
+  if (examples.some((ex) => ex.view === "audit" && ex.id === wanted)) {
+    showView("audit");
+    await loadAuditExample(wanted).then(runAudit).catch(showAuditLoadError);
   }
   document.body.dataset.ready = "true";
 }
@@ -225,6 +397,11 @@ async function main() {
 function showLoadError(e) {
   render({ ok: false, error: `cannot load the examples: ${e}` });
   setStatus("failed");
+}
+
+function showAuditLoadError(e) {
+  renderAudit({ error: `cannot load the example dump: ${e}` });
+  $("audit-status").textContent = "failed";
 }
 
 main();

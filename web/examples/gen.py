@@ -87,6 +87,14 @@ EXAMPLES = [
     },
 ]
 
+AUDIT_EXAMPLES = [
+    {
+        "id": "audit-quickstart-v1beta2-drift",
+        "title": "Audit: a v1beta2 quick-start cluster with planted drift",
+        "dump": "test_data/dumps/quickstart_v1beta2_drift.yaml",
+    },
+]
+
 
 def dump(value):
     return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
@@ -131,6 +139,17 @@ def main():
         if derived:
             entry["derived"] = {"addedLabels": derived["labels"]}
         index.append(entry)
+    for ex in AUDIT_EXAMPLES:
+        files = {"dump": f"{ex['id']}.dump.yaml", "settings": f"{ex['id']}.settings.json"}
+        (OUT / files["dump"]).write_text((ROOT / ex["dump"]).read_text())
+        (OUT / files["settings"]).write_text(dump(ex.get("settings_value", {})))
+        index.append({
+            "id": ex["id"],
+            "title": ex["title"],
+            "view": "audit",
+            **files,
+            "source": {"dump": ex["dump"], "settings": None},
+        })
     (OUT / "index.json").write_text(dump(index))
 
 

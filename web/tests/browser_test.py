@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""End-to-end test of the explain page in headless Chromium.
+"""End-to-end test of the explain page (and its audit view) in headless Chromium.
 
     python3 web/tests/browser_test.py http://127.0.0.1:PORT/
 
@@ -46,6 +46,13 @@ CHROME_ARGS = [
 ]
 
 MD_1 = "MachineDeployment default/capi-quickstart-md-1 (cluster.x-k8s.io/v1beta2)"
+
+# The audit example: test_data/dumps/quickstart_v1beta2_drift.yaml, whose
+# planted drift test_data/dumps/gen.py documents.
+AUDIT_EXAMPLE = "audit-quickstart-v1beta2-drift"
+DRIFTED_MD = "MachineDeployment default/capi-quickstart-md-0-p6hg9 (cluster.x-k8s.io/v1beta2)"
+DRIFTED_MS = "MachineSet default/capi-quickstart-md-1-x7k2p (cluster.x-k8s.io/v1beta2)"
+DRIFTED_MACHINE = "Machine default/capi-quickstart-md-1-x7k2p-6nbqt (cluster.x-k8s.io/v1beta2)"
 
 
 class WebDriverError(Exception):
@@ -181,8 +188,40 @@ def explanation_text():
     return DRIVER.script("return document.getElementById('explanation-text').textContent")
 
 
-def error_shown():
-    return DRIVER.script("const e = document.getElementById('error'); return e.hidden ? null : e.textContent")
+def error_shown(element_id="error"):
+    return DRIVER.script(f"const e = document.getElementById('{element_id}'); return e.hidden ? null : e.textContent")
+
+
+def audits():
+    return int(DRIVER.script("return Number(document.body.dataset.audits || 0)"))
+
+
+def run_audit():
+    """Clicks Audit and waits until the page has rendered the report."""
+    before = audits()
+    DRIVER.click(DRIVER.find("#audit-run"))
+    wait_for(lambda: audits() > before, "the page to audit the dump")
+
+
+def tree_nodes(css="button.node"):
+    """(id, text) of the audit tree's objects matching `css`, in tree order."""
+    return [tuple(n) for n in DRIVER.script(
+        f"return [...document.querySelectorAll('#audit-tree {css}')]"
+        ".map((b) => [b.dataset.id, b.textContent]);")]
+
+
+def audit_patch():
+    return json.loads(DRIVER.script("return document.getElementById('audit-patch').textContent"))
+
+
+def audit_explanation_rows():
+    return DRIVER.script(
+        "return [...document.querySelectorAll('#audit-explanation tbody tr')]"
+        ".map((tr) => [...tr.cells].map((td) => td.textContent));")
+
+
+def visible(element_id):
+    return DRIVER.script(f"return document.getElementById('{element_id}').offsetParent !== null")
 
 
 # ---------------------------------------------------------------------------- tests
@@ -364,6 +403,90 @@ class ExplainPage(unittest.TestCase):
         self.assertEqual(error_shown(), 'settings are not valid: cloudTags.propagatingLabels[0]: "platform/origin"'
                                         " is a seeded platform label and can never be opted into cloud-tag"
                                         " propagation; remove it from the list")
+
+    def test_5_audit_the_example_dump(self):
+        DRIVER.click(DRIVER.find("#view-audit"))
+        self.assertTrue(visible("dump"))
+        self.assertFalse(visible("object"))
+        self.assertTrue(visible("settings"))
+
+        DRIVER.click(DRIVER.find("#audit-example"))
+        dump = example_text(f"{AUDIT_EXAMPLE}.dump.yaml")
+        wait_for(lambda: DRIVER.script("return document.getElementById('dump').value") == dump,
+                 "the example dump to load")
+        run_audit()
+        self.assertIsNone(error_shown("audit-error"))
+        self.assertEqual(text_of("audit-summary"), "27 objects audited, 3 deviate"
+                         " (2 more not evaluated: the policy does not act on their kind)")
+
+        # Every object is in the tree; the three drifted ones are marked, as the CLI marks them.
+        nodes = tree_nodes()
+        self.assertEqual(len(nodes), 29)
+        self.assertEqual(nodes[0], ("ClusterClass default/quick-start (cluster.x-k8s.io/v1beta2)",
+                                    "ClusterClass default/quick-start (cluster.x-k8s.io/v1beta2): not evaluated"))
+        self.assertEqual(tree_nodes("button.deviates"), [
+            (DRIFTED_MD, f"{DRIFTED_MD}: ✗ DEVIATES"),
+            (DRIFTED_MS, f"{DRIFTED_MS}: ✗ DEVIATES"),
+            (DRIFTED_MACHINE, f"{DRIFTED_MACHINE}: ✗ DEVIATES;"
+                              " Node labels: node-role.kubernetes.io/worker; Node annotations: none"),
+        ])
+        self.assertEqual(tree_nodes("button.rejected"), [])
+        self.assertEqual(len(tree_nodes("button.compliant")), 24)
+        # The drifted Machine sits under its MachineSet.
+        self.assertEqual(DRIVER.script(
+            "return document.querySelector(`#audit-tree button[data-id='${arguments[0]}']`)"
+            ".closest('ul').closest('li').querySelector('button').dataset.id", DRIFTED_MACHINE), DRIFTED_MS)
+
+        # Clicking a drifted object shows its deviation, explanation and patch.
+        self.assertFalse(visible("audit-detail"))
+        DRIVER.click(DRIVER.find(f"#audit-tree button[data-id='{DRIFTED_MS}']"))
+        self.assertTrue(visible("audit-detail"))
+        self.assertEqual(text_of("audit-verdict"), f"{DRIFTED_MS}: ✗ DEVIATES")
+        self.assertEqual(text_of("audit-deviations"), 'metadata.labels: missing "nodepool" (expected "pool1")')
+        self.assertEqual(text_of("audit-lookups"), f"{MD_1}: found")
+        self.assertEqual(audit_patch(), [{"op": "add", "path": "/metadata/labels/nodepool", "value": "pool1"}])
+        rows = audit_explanation_rows()
+        self.assertIn(["nodepool", "flows (added)", f'= "pool1" from {MD_1} spec.template.metadata.labels'], rows)
+        self.assertIn(["nodepool", "flows (unchanged)", f'= "pool1" from {MD_1} spec.template.metadata.labels'], rows)
+        self.assertIn(f"Rule: MachineSet from {MD_1}", text_of("audit-explanation"))
+
+        DRIVER.click(DRIVER.find(f"#audit-tree button[data-id='{DRIFTED_MACHINE}']"))
+        self.assertEqual(text_of("audit-deviations"), 'metadata.labels: "nodepool" is "pool0" (expected "pool1")')
+        self.assertEqual(audit_patch(), [{"op": "replace", "path": "/metadata/labels/nodepool", "value": "pool1"}])
+        self.assertIn(["nodepool", "flows (corrected)",
+                       '= "pool1" from MachineSet default/capi-quickstart-md-1-x7k2p (cluster.x-k8s.io/v1beta2)'
+                       ' spec.template.metadata.labels'], audit_explanation_rows())
+        self.assertEqual(len(DRIVER.find_all("#audit-tree button.selected")), 1)
+
+        # A compliant object: nothing to patch.
+        compliant = tree_nodes("button.compliant")[0][0]
+        DRIVER.click(DRIVER.find(f"#audit-tree button[data-id='{compliant}']"))
+        self.assertEqual(text_of("audit-deviations"), "none")
+        self.assertEqual(audit_patch(), [])
+
+        # Bad input names the document, in the CLI's words.
+        DRIVER.script("document.getElementById('dump').value = arguments[0];", "kind: List\nitems: []\n---\nkind: [\n")
+        run_audit()
+        self.assertTrue(error_shown("audit-error").startswith("dump document 2: not valid YAML or JSON: "),
+                        error_shown("audit-error"))
+        self.assertEqual(text_of("audit-summary"), "not audited: fix the input")
+        self.assertEqual(tree_nodes(), [])
+
+        # The explain view is still there, with the shared settings.
+        DRIVER.click(DRIVER.find("#view-explain"))
+        self.assertTrue(visible("object"))
+        self.assertFalse(visible("dump"))
+        self.assertIsNone(error_shown())
+
+    def test_6_an_audit_example_in_the_address_opens_the_audit_view(self):
+        # A query string makes it a new page load, not a jump within this one.
+        DRIVER.get(f"{PAGE}?view#{AUDIT_EXAMPLE}")
+        wait_for(lambda: DRIVER.script("return document.body.dataset.ready === 'true'") and audits() == 1,
+                 "the page to load and audit the example dump")
+        self.assertEqual(DRIVER.script("return document.body.dataset.view"), "audit")
+        self.assertTrue(visible("dump"))
+        self.assertEqual([n[0] for n in tree_nodes("button.deviates")],
+                         [DRIFTED_MD, DRIFTED_MS, DRIFTED_MACHINE])
 
 
 def main():

@@ -1,12 +1,14 @@
-//! The policy's `explain` for the static web page in `web/`.
+//! The policy's `explain` and `audit` for the static web page in `web/`.
 //!
 //! A thin layer over the policy crate: it parses what the user pasted
 //! (YAML or JSON), builds the [`AdmissionRequest`] the host would send, and
 //! calls the same [`metadata_propagation_policy::evaluate::explain`] the
 //! policy and the runner call, then applies the plan and diffs the object
-//! into an RFC 6902 patch the way the Kubewarden host does. Everything here
-//! is plain Rust, unit-tested natively; the `#[wasm_bindgen]` export is a
-//! one-liner.
+//! into an RFC 6902 patch the way the Kubewarden host does. A pasted dump
+//! is audited by [`cluster_audit`], the crate behind `policy-runner audit`,
+//! and rendered by its [`cluster_audit::render::json`]: the page shows the
+//! JSON the CLI prints. Everything here is plain Rust, unit-tested
+//! natively; the `#[wasm_bindgen]` exports are one-liners.
 
 use metadata_propagation_policy::evaluate;
 use metadata_propagation_policy::explain::Explanation;
@@ -26,6 +28,41 @@ use wasm_bindgen::prelude::wasm_bindgen;
 #[wasm_bindgen]
 pub fn explain(object: &str, parents: &str, settings: &str, operation: &str) -> String {
     explain_json(object, parents, settings, operation)
+}
+
+/// Audits a pasted dump for the page: `dump` is what `kubectl get … -A -o
+/// yaml` (or `-o json`) prints, `settings` YAML or JSON. Returns the JSON
+/// report `policy-runner audit -o json` prints ([`audit_json`]); never
+/// throws.
+#[wasm_bindgen]
+pub fn audit(dump: &str, settings: &str) -> String {
+    audit_json(dump, settings)
+}
+
+/// What the page calls the pasted dump in the origins it reports
+/// (`dump document 2 item 3`).
+pub const DUMP_NAME: &str = "dump";
+
+/// [`audit_report`], serialized; an input error becomes `{"error": …}`.
+pub fn audit_json(dump: &str, settings: &str) -> String {
+    let report = audit_report(dump, settings).unwrap_or_else(|error| {
+        let mut out = serde_json::Map::new();
+        out.insert("error".to_owned(), Value::String(error));
+        Value::Object(out)
+    });
+    report.to_string()
+}
+
+/// Parses the dump and the settings, audits every object and renders the
+/// report as `policy-runner audit -o json` does. `Err` names the input that
+/// is wrong, with the CLI's words.
+pub fn audit_report(dump: &str, settings: &str) -> Result<Value, String> {
+    let settings = cluster_audit::ModeSettings::from_json(&settings_json(settings)?)
+        .map_err(|e| e.to_string())?;
+    let objects =
+        cluster_audit::dump::kubernetes_objects(dump, DUMP_NAME).map_err(|e| e.to_string())?;
+    let report = cluster_audit::audit_objects(objects, &settings).map_err(|e| e.to_string())?;
+    Ok(cluster_audit::render::json(&report))
 }
 
 /// What the page renders, serialized as camelCase JSON.
@@ -207,13 +244,18 @@ pub fn parse_parents(text: &str) -> Result<Vec<Value>, String> {
 /// policy's own [`Settings::from_json`], so the page refuses what the policy
 /// server would.
 pub fn parse_settings(text: &str) -> Result<Settings, String> {
+    Settings::from_json(&settings_json(text)?).map_err(|e| format!("settings are not valid: {e}"))
+}
+
+/// The settings text (YAML or JSON, empty for defaults) as the JSON the
+/// policy's `validate_settings` receives.
+fn settings_json(text: &str) -> Result<Vec<u8>, String> {
     let mut docs = documents(text, "settings")?;
-    let json = match docs.len() {
-        0 => Vec::new(),
-        1 => serde_json::to_vec(&docs.remove(0)).map_err(|e| format!("settings: {e}"))?,
-        n => return Err(format!("settings: {n} documents; expected one")),
-    };
-    Settings::from_json(&json).map_err(|e| format!("settings are not valid: {e}"))
+    match docs.len() {
+        0 => Ok(Vec::new()),
+        1 => serde_json::to_vec(&docs.remove(0)).map_err(|e| format!("settings: {e}")),
+        n => Err(format!("settings: {n} documents; expected one")),
+    }
 }
 
 /// The AdmissionRequest the API server would send for `object`

@@ -1,7 +1,8 @@
 //! The page's bundled examples (web/examples/) are the repository's fixtures,
-//! and each one evaluates the way the page shows it.
+//! and each one evaluates the way the page shows it: an explain example as
+//! `explain`, an audit example (`"view": "audit"`) as `policy-runner audit`.
 
-use explain_web::{parse_object, parse_parents, run};
+use explain_web::{DUMP_NAME, audit, parse_object, parse_parents, run};
 use serde_json::Value;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -23,8 +24,25 @@ fn example_file(entry: &Value, field: &str) -> String {
         .map_or_else(String::new, |f| read(format!("web/examples/{f}")))
 }
 
-fn index() -> Vec<Value> {
+fn all_examples() -> Vec<Value> {
     serde_json::from_str(&read("web/examples/index.json")).unwrap()
+}
+
+fn is_audit(entry: &Value) -> bool {
+    entry["view"] == "audit"
+}
+
+/// The explain examples.
+fn index() -> Vec<Value> {
+    all_examples()
+        .into_iter()
+        .filter(|e| !is_audit(e))
+        .collect()
+}
+
+/// The audit examples.
+fn audit_examples() -> Vec<Value> {
+    all_examples().into_iter().filter(is_audit).collect()
 }
 
 #[test]
@@ -151,4 +169,82 @@ fn every_example_is_allowed_with_a_patch_and_explained() {
             assert!(explanation.rule.is_some(), "{id}: rule");
         }
     }
+}
+
+#[test]
+fn audit_examples_are_the_bundled_dumps() {
+    let examples = audit_examples();
+    assert_eq!(examples.len(), 1);
+    for entry in examples {
+        let id = entry["id"].as_str().unwrap();
+        let source = entry["source"]["dump"].as_str().unwrap();
+        assert!(source.starts_with("test_data/dumps/"), "{id}: {source}");
+        assert_eq!(example_file(&entry, "dump"), read(source), "{id}: dump");
+        let settings: Value = serde_json::from_str(&example_file(&entry, "settings")).unwrap();
+        assert_eq!(settings, serde_json::json!({}), "{id}: default settings");
+    }
+}
+
+/// The page's `audit` is `cluster_audit`'s evaluation rendered by its
+/// `render::json`, the JSON `policy-runner audit -o json` prints.
+#[test]
+fn audit_of_the_example_dump_is_the_cli_json_report() {
+    let entry = &audit_examples()[0];
+    let dump = example_file(entry, "dump");
+    let settings = example_file(entry, "settings");
+    let page: Value = serde_json::from_str(&audit(&dump, &settings)).unwrap();
+
+    let objects = cluster_audit::dump::kubernetes_objects(&dump, DUMP_NAME).unwrap();
+    let mode_settings = cluster_audit::ModeSettings::from_json(settings.as_bytes()).unwrap();
+    let report = cluster_audit::audit_objects(objects, &mode_settings).unwrap();
+    assert_eq!(page, cluster_audit::render::json(&report));
+
+    // What the page marks, read by hand from test_data/dumps/gen.py's planted drift.
+    assert_eq!(
+        page["summary"],
+        serde_json::json!({"objects": 29, "audited": 27, "compliant": 24, "deviating": 3,
+            "rejected": 0, "notEvaluated": 2})
+    );
+    let deviating: Vec<&str> = page["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|o| o["status"] == "deviates")
+        .map(|o| o["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        deviating,
+        [
+            "MachineDeployment default/capi-quickstart-md-0-p6hg9 (cluster.x-k8s.io/v1beta2)",
+            "MachineSet default/capi-quickstart-md-1-x7k2p (cluster.x-k8s.io/v1beta2)",
+            "Machine default/capi-quickstart-md-1-x7k2p-6nbqt (cluster.x-k8s.io/v1beta2)",
+        ]
+    );
+    let first = &page["objects"][0];
+    assert_eq!(first["source"]["file"], "dump");
+}
+
+#[test]
+fn audit_input_errors_are_the_cli_messages() {
+    let error = |dump: &str, settings: &str| -> String {
+        let out: Value = serde_json::from_str(&audit(dump, settings)).unwrap();
+        out["error"].as_str().unwrap().to_owned()
+    };
+    assert!(
+        error("kind: List\nitems: []\n---\nkind: [\n", "")
+            .starts_with("dump document 2: not valid YAML or JSON: ")
+    );
+    assert_eq!(
+        error(
+            r#"{"kind": "List", "items": [{"apiVersion": "v1", "kind": "ConfigMap"}]}"#,
+            ""
+        ),
+        "dump document 1 item 1: not a Kubernetes object: `metadata` is missing"
+    );
+    assert!(
+        error("", "cloudTags:\n  propagatingLabels: [platform/origin]\n")
+            .starts_with("Provided settings are not valid: cloudTags.propagatingLabels[0]: ")
+    );
+    let empty: Value = serde_json::from_str(&audit("", "")).unwrap();
+    assert_eq!(empty["summary"]["objects"], 0);
 }

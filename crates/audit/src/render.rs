@@ -15,7 +15,7 @@ use metadata_propagation_policy::explain::{Explanation, NodeKey};
 use metadata_propagation_policy::outcome::Verdict;
 use serde_json::{Map, Value, json};
 
-use super::{Answer, Audited, Evaluation, LookupRecord, Report, Status};
+use crate::report::{Answer, Audited, Evaluation, LookupRecord, Report, Status};
 
 /// The report as text.
 pub fn text(report: &Report) -> String {
@@ -224,7 +224,7 @@ fn object_json(object: &Audited, id: &str, parent: Option<String>, depth: usize)
     out.insert("name".into(), json!(reference.name));
     out.insert(
         "source".into(),
-        json!({"file": object.origin.file.display().to_string(),
+        json!({"file": object.origin.file,
                "document": object.origin.document, "items": object.origin.items}),
     );
     out.insert("parent".into(), json!(parent));

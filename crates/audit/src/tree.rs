@@ -44,7 +44,7 @@ pub struct Identity {
 
 impl Identity {
     /// The identity of a checked Kubernetes object (see
-    /// [`crate::objects::read_kubernetes_objects`]).
+    /// [`crate::dump::kubernetes_objects`]).
     pub fn of(object: &Value) -> Identity {
         let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
         Identity {

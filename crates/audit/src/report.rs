@@ -1,0 +1,522 @@
+//! The evaluation: every object the policy acts on is evaluated as an UPDATE
+//! by the policy's own core in validate mode (whatever `mode` the settings
+//! name), so the verdict and message are the ones a `mode: validate` policy
+//! would answer for it. Parent look-ups go through the same [`Lookup`] trait
+//! the policy uses, answered by a [`MapLookup`] holding the whole dump and
+//! recorded. Each object also gets the policy's explanation (where each
+//! expected key comes from, each XR label's tag fate, the Machine's
+//! Node-bound keys), the look-ups it made, and, when it deviates, the
+//! validate-mode report and the JSON patch mutate mode would apply, both
+//! rendered from the one plan mutate mode makes.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+
+use metadata_propagation_policy::deviations::{self, REPORT_PREFIX};
+use metadata_propagation_policy::evaluate;
+use metadata_propagation_policy::explain::Explanation;
+use metadata_propagation_policy::lookup::{Lookup, LookupError, MapLookup, ObjectRef};
+use metadata_propagation_policy::outcome::{Outcome, Verdict};
+use metadata_propagation_policy::plan::Plan;
+use metadata_propagation_policy::projection::Projection;
+use metadata_propagation_policy::request::AdmissionRequest;
+use metadata_propagation_policy::settings::{Mode, Settings};
+use serde_json::{Value, json};
+
+use crate::AuditError;
+use crate::dump::Origin;
+use crate::tree::{Identity, Tree};
+
+/// The settings as given, once in each mode: validate mode decides, mutate
+/// mode gives the patch that would fix a deviating object.
+#[derive(Debug)]
+pub struct ModeSettings {
+    /// The settings with `mode: validate`.
+    pub validate: Settings,
+    /// The settings with `mode: mutate`.
+    pub mutate: Settings,
+}
+
+impl ModeSettings {
+    /// Prepares the policy's settings (JSON, as `validate_settings` gets
+    /// them) in both modes; the `mode` they name is ignored.
+    pub fn from_json(raw: &[u8]) -> Result<ModeSettings, AuditError> {
+        let in_mode = |mode| {
+            let mut settings =
+                Settings::from_json(raw).map_err(|e| AuditError::Settings(e.to_string()))?;
+            settings.mode = mode;
+            Ok::<_, AuditError>(settings)
+        };
+        Ok(ModeSettings {
+            validate: in_mode(Mode::Validate)?,
+            mutate: in_mode(Mode::Mutate)?,
+        })
+    }
+}
+
+/// Audits checked Kubernetes objects (see
+/// [`crate::dump::kubernetes_objects`]); an object listed twice is refused,
+/// naming both places.
+pub fn audit_objects(
+    objects: Vec<(Origin, Value)>,
+    settings: &ModeSettings,
+) -> Result<Report, AuditError> {
+    let mut seen: BTreeMap<Identity, Origin> = BTreeMap::new();
+    let mut dump = Dump::default();
+    for (origin, object) in &objects {
+        let identity = Identity::of(object);
+        if let Some(first) = seen.get(&identity) {
+            return Err(AuditError::Duplicate {
+                origin: origin.clone(),
+                first: first.clone(),
+                object: Box::new(reference(object)),
+            });
+        }
+        seen.insert(identity.clone(), origin.clone());
+        dump.versions.insert(
+            identity,
+            object["apiVersion"].as_str().unwrap_or_default().to_owned(),
+        );
+        dump.lookup = std::mem::take(&mut dump.lookup).with_object(object.clone());
+    }
+
+    let objects: Vec<Audited> = objects
+        .into_iter()
+        .map(|(origin, object)| {
+            let request = AdmissionRequest::for_object("UPDATE", object);
+            let evaluation = evaluate::acts_on(&request.kind, &request.operation)
+                .then(|| evaluate_object(&request, settings, &dump));
+            Audited {
+                origin,
+                reference: reference(&request.object),
+                identity: Identity::of(&request.object),
+                object: request.object,
+                evaluation,
+            }
+        })
+        .collect();
+    let tree = {
+        let values: Vec<&Value> = objects.iter().map(|o| &o.object).collect();
+        let identities: Vec<Identity> = objects.iter().map(|o| o.identity.clone()).collect();
+        Tree::build(&values, &identities)
+    };
+    Ok(Report { objects, tree })
+}
+
+/// The identity the policy's look-ups use, which the report prints.
+fn reference(object: &Value) -> ObjectRef {
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+    ObjectRef {
+        api_version: text(&object["apiVersion"]),
+        kind: text(&object["kind"]),
+        name: text(&object["metadata"]["name"]),
+        namespace: object["metadata"]["namespace"]
+            .as_str()
+            .filter(|ns| !ns.is_empty())
+            .map(str::to_owned),
+    }
+}
+
+/// One object of the dump and what the audit found.
+#[derive(Debug)]
+pub struct Audited {
+    /// Where it was read.
+    pub origin: Origin,
+    /// Its apiVersion, kind, namespace and name.
+    pub reference: ObjectRef,
+    /// Its identity in the tree.
+    pub identity: Identity,
+    /// The object as read.
+    pub object: Value,
+    /// `None` when the policy does not act on its kind (Cluster,
+    /// ClusterClass, Kubernetes' own kinds).
+    pub evaluation: Option<Evaluation>,
+}
+
+/// What the policy answered for one object, and why.
+#[derive(Debug)]
+pub struct Evaluation {
+    /// The validate-mode outcome.
+    pub outcome: Outcome,
+    /// Why each key and tag did or did not flow.
+    pub explanation: Explanation,
+    /// The look-ups the evaluation made, in order.
+    pub lookups: Vec<LookupRecord>,
+    /// The validate-mode report, one entry per target map.
+    pub deviations: Vec<String>,
+    /// The JSON patch mutate mode would apply (`[]` when none).
+    pub patch: Value,
+}
+
+/// The audit's verdict on one object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// Validate mode accepts it.
+    Compliant,
+    /// Validate mode rejects it for deviating from the contract.
+    Deviates,
+    /// Rejected for another reason: malformed, or a look-up failed.
+    Rejected,
+    /// The policy does not act on its kind.
+    NotEvaluated,
+}
+
+impl Status {
+    /// The name in the JSON report.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Compliant => "compliant",
+            Status::Deviates => "deviates",
+            Status::Rejected => "rejected",
+            Status::NotEvaluated => "not-evaluated",
+        }
+    }
+}
+
+impl Audited {
+    /// The verdict.
+    pub fn status(&self) -> Status {
+        match self.evaluation.as_ref().map(|e| &e.outcome.verdict) {
+            None => Status::NotEvaluated,
+            Some(Verdict::Allow(_)) => Status::Compliant,
+            Some(Verdict::Reject { message, .. }) if message.starts_with(REPORT_PREFIX) => {
+                Status::Deviates
+            }
+            Some(Verdict::Reject { .. }) => Status::Rejected,
+        }
+    }
+}
+
+/// Every object, and the ownership tree over them.
+#[derive(Debug)]
+pub struct Report {
+    /// The objects in dump order; the tree indexes into it.
+    pub objects: Vec<Audited>,
+    /// The ownership tree.
+    pub tree: Tree,
+}
+
+/// How many objects ended how.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// Objects in the dump.
+    pub objects: usize,
+    /// Objects the policy acts on, each evaluated.
+    pub audited: usize,
+    /// Accepted in validate mode.
+    pub compliant: usize,
+    /// Rejected for deviating.
+    pub deviating: usize,
+    /// Rejected for another reason.
+    pub rejected: usize,
+}
+
+impl Summary {
+    /// Objects that make the audit fail.
+    pub fn failing(&self) -> usize {
+        self.deviating + self.rejected
+    }
+}
+
+impl Report {
+    /// The counts.
+    pub fn summary(&self) -> Summary {
+        let mut summary = Summary {
+            objects: self.objects.len(),
+            ..Summary::default()
+        };
+        for object in &self.objects {
+            match object.status() {
+                Status::Compliant => summary.compliant += 1,
+                Status::Deviates => summary.deviating += 1,
+                Status::Rejected => summary.rejected += 1,
+                Status::NotEvaluated => continue,
+            }
+            summary.audited += 1;
+        }
+        summary
+    }
+}
+
+/// The dump as the policy's look-ups see it.
+#[derive(Debug, Default)]
+struct Dump {
+    /// Every object, keyed by its own apiVersion, kind, namespace and name.
+    lookup: MapLookup,
+    /// The apiVersion each object is listed at.
+    versions: BTreeMap<Identity, String>,
+}
+
+/// One look-up an evaluation made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LookupRecord {
+    /// The object asked for.
+    pub reference: ObjectRef,
+    /// The field masks sent with it (what the policy reads of it).
+    pub field_masks: BTreeSet<String>,
+    /// What the dump answered.
+    pub answer: Answer,
+}
+
+/// What the dump answered to one look-up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    /// The object, from the dump.
+    Found,
+    /// Not in the dump at that apiVersion. `in_dump_at`: the apiVersion the
+    /// dump does list it at, if another; an API server would answer with it
+    /// converted, which the audit cannot do.
+    NotFound {
+        /// The apiVersion the dump lists the object at.
+        in_dump_at: Option<String>,
+    },
+    /// The dump's object could not be read for the policy.
+    Failed(String),
+}
+
+/// [`Lookup`] over the dump that records every request.
+struct Recorder<'a> {
+    dump: &'a Dump,
+    records: RefCell<Vec<LookupRecord>>,
+}
+
+impl Lookup for Recorder<'_> {
+    fn get(&self, object: &ObjectRef, projection: &Projection) -> Result<Value, LookupError> {
+        let answer = self.dump.lookup.get(object, projection);
+        let recorded = match &answer {
+            Ok(_) => Answer::Found,
+            Err(LookupError::NotFound) => Answer::NotFound {
+                in_dump_at: self
+                    .dump
+                    .versions
+                    .get(&Identity::of_ref(object))
+                    .filter(|&at| *at != object.api_version)
+                    .cloned(),
+            },
+            Err(LookupError::Failed(message)) => Answer::Failed(message.clone()),
+        };
+        self.records.borrow_mut().push(LookupRecord {
+            reference: object.clone(),
+            field_masks: projection.field_masks(),
+            answer: recorded,
+        });
+        answer
+    }
+}
+
+/// Evaluates one object the policy acts on.
+fn evaluate_object(request: &AdmissionRequest, settings: &ModeSettings, dump: &Dump) -> Evaluation {
+    let recorder = Recorder {
+        dump,
+        records: RefCell::new(Vec::new()),
+    };
+    let (outcome, explanation) = evaluate::explain(request, &settings.validate, &recorder);
+    let fix = match &outcome.verdict {
+        // Validate mode rejects exactly when mutate mode would change the
+        // object, and renders its report from that plan: ask for the plan.
+        Verdict::Reject { message, .. } if message.starts_with(REPORT_PREFIX) => {
+            evaluate::evaluate(request, &settings.mutate, &dump.lookup)
+                .plan()
+                .cloned()
+        }
+        _ => None,
+    };
+    let (deviations, patch) = match fix {
+        Some(plan) => (deviation_lines(&plan), patch(&request.object, &plan)),
+        None => (Vec::new(), json!([])),
+    };
+    Evaluation {
+        outcome,
+        explanation,
+        lookups: recorder.records.into_inner(),
+        deviations,
+        patch,
+    }
+}
+
+/// The validate-mode report of `plan`, one line per target map, in the
+/// report's order: [`deviations::report`] of each edit on its own.
+fn deviation_lines(plan: &Plan) -> Vec<String> {
+    let mut edits = plan.edits.clone();
+    edits.sort_by_key(|edit| edit.path);
+    edits
+        .into_iter()
+        .map(|edit| {
+            let report = deviations::report(&Plan { edits: vec![edit] });
+            report
+                .strip_prefix(REPORT_PREFIX)
+                .unwrap_or(&report)
+                .to_owned()
+        })
+        .collect()
+}
+
+/// The JSON patch applying `plan` to `object`, as the host would build it.
+fn patch(object: &Value, plan: &Plan) -> Value {
+    let mut mutated = object.clone();
+    plan.apply(&mut mutated);
+    serde_json::to_value(json_patch::diff(object, &mutated)).unwrap_or_else(|_| json!([]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn origin(document: usize) -> Origin {
+        Origin {
+            file: "dump.yaml".to_owned(),
+            document,
+            items: Vec::new(),
+        }
+    }
+
+    fn settings() -> ModeSettings {
+        ModeSettings::from_json(b"{}").unwrap()
+    }
+
+    fn audit(objects: Vec<Value>) -> Result<Report, AuditError> {
+        let objects = objects
+            .into_iter()
+            .enumerate()
+            .map(|(i, o)| (origin(i + 1), o))
+            .collect();
+        audit_objects(objects, &settings())
+    }
+
+    fn machine_deployment(api_version: &str) -> Value {
+        json!({"apiVersion": api_version, "kind": "MachineDeployment",
+            "metadata": {"name": "md", "namespace": "default", "uid": "md-uid"},
+            "spec": {"template": {"metadata": {"labels": {"nodepool": "pool1"}}}}})
+    }
+
+    fn machine_set(owner_api_version: &str, labels: Value) -> Value {
+        json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineSet",
+            "metadata": {"name": "ms", "namespace": "default", "labels": labels,
+                "ownerReferences": [{"apiVersion": owner_api_version,
+                    "kind": "MachineDeployment", "name": "md", "uid": "md-uid",
+                    "controller": true}]}})
+    }
+
+    #[test]
+    fn audit_refuses_an_object_listed_twice_naming_both_places() {
+        let md = machine_deployment("cluster.x-k8s.io/v1beta2");
+        let err = audit(vec![md.clone(), md]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "dump.yaml document 2: MachineDeployment default/md (cluster.x-k8s.io/v1beta2) is \
+             also at dump.yaml document 1; a dump must list each object once"
+        );
+    }
+
+    #[test]
+    fn audit_counts_compliant_deviating_rejected_and_not_evaluated() {
+        let mut malformed = machine_set("cluster.x-k8s.io/v1beta2", json!({}));
+        malformed["metadata"]["name"] = json!("ms-malformed");
+        malformed["metadata"]["ownerReferences"][0]
+            .as_object_mut()
+            .unwrap()
+            .remove("name");
+        let report = audit(vec![
+            json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster",
+                "metadata": {"name": "c", "namespace": "default"}}),
+            machine_deployment("cluster.x-k8s.io/v1beta2"),
+            machine_set("cluster.x-k8s.io/v1beta2", json!({"nodepool": "pool0"})),
+            malformed,
+        ])
+        .unwrap();
+
+        let statuses: Vec<Status> = report.objects.iter().map(Audited::status).collect();
+        assert_eq!(
+            statuses,
+            [
+                Status::NotEvaluated,
+                Status::Compliant,
+                Status::Deviates,
+                Status::Rejected
+            ]
+        );
+        assert_eq!(
+            report.summary(),
+            Summary {
+                objects: 4,
+                audited: 3,
+                compliant: 1,
+                deviating: 1,
+                rejected: 1
+            }
+        );
+        let deviating = report.objects[2].evaluation.as_ref().unwrap();
+        assert_eq!(
+            deviating.deviations,
+            [
+                r#"metadata.labels: "nodepool" is "pool0" (expected "pool1")"#,
+                r#"spec.template.metadata.labels: missing "nodepool" (expected "pool1")"#
+            ]
+        );
+        assert_eq!(
+            deviating.patch,
+            json!([
+                {"op": "replace", "path": "/metadata/labels/nodepool", "value": "pool1"},
+                {"op": "add", "path": "/spec",
+                 "value": {"template": {"metadata": {"labels": {"nodepool": "pool1"}}}}}
+            ])
+        );
+        let rejected = report.objects[3].evaluation.as_ref().unwrap();
+        assert_eq!(rejected.patch, json!([]));
+        assert!(rejected.deviations.is_empty());
+        // the MachineDeployment names no owner, the malformed MachineSet no
+        // readable one: both are roots
+        assert_eq!(report.tree.parent, [None, None, Some(1), None]);
+    }
+
+    #[test]
+    fn audit_lookup_at_another_version_says_where_the_dump_has_it() {
+        let report = audit(vec![
+            machine_deployment("cluster.x-k8s.io/v1beta2"),
+            machine_set("cluster.x-k8s.io/v1beta1", json!({})),
+        ])
+        .unwrap();
+
+        let ms = &report.objects[1];
+        // the policy reads the parent at the ownerReference's version; the
+        // dump has it at another one: not found, so allowed unchanged
+        assert_eq!(ms.status(), Status::Compliant);
+        let lookups = &ms.evaluation.as_ref().unwrap().lookups;
+        assert_eq!(lookups.len(), 1);
+        assert_eq!(
+            lookups[0].reference.to_string(),
+            "MachineDeployment default/md (cluster.x-k8s.io/v1beta1)"
+        );
+        assert_eq!(
+            lookups[0].answer,
+            Answer::NotFound {
+                in_dump_at: Some("cluster.x-k8s.io/v1beta2".to_owned())
+            }
+        );
+        assert!(
+            lookups[0]
+                .field_masks
+                .contains("spec.template.metadata.labels")
+        );
+        // the tree ignores versions: the MachineSet is under its MachineDeployment
+        assert_eq!(report.tree.parent, [None, Some(0)]);
+    }
+
+    #[test]
+    fn mode_settings_ignore_the_mode_and_refuse_what_the_policy_refuses() {
+        let settings = ModeSettings::from_json(br#"{"mode": "mutate"}"#).unwrap();
+        assert_eq!(
+            (settings.validate.mode, settings.mutate.mode),
+            (Mode::Validate, Mode::Mutate)
+        );
+        let err = ModeSettings::from_json(
+            br#"{"cloudTags": {"propagatingLabels": ["platform/origin"]}}"#,
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("Provided settings are not valid: cloudTags.propagatingLabels[0]: "),
+            "{err}"
+        );
+    }
+}
