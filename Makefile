@@ -153,6 +153,13 @@ clean:
 bench:
 	@CARGO=$(CARGO) scripts/bench.sh
 
+# How long `policy-runner audit` takes on the bundled 10,000-object dump
+# (test_data/dumps/scale), per output format: median of RUNS (default 10)
+# runs, with hyperfine when it is installed (BENCHMARKS.md, "Audit at scale").
+.PHONY: audit-bench
+audit-bench: $(RUNNER)
+	@RUNNER=$(RUNNER) scripts/audit_scale.sh
+
 # Where each scenario's time goes, phase by phase, natively (after bench).
 profile:
 	@scripts/profile.sh

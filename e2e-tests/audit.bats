@@ -160,6 +160,46 @@ MachineSet default/capi-quickstart-md-1-x7k2p (cluster.x-k8s.io/v1beta2): ✗ DE
   echo "$output" | jq -e '[.objects[] | select(.name == "orders-db") | .source] == [{"file": "test_data/dumps/xr_providers.yaml", "document": 3, "items": []}]'
 }
 
+@test "the scale dump, 100 workload clusters: 10,000 objects, the 100 planted deviations, exit 1" {
+  # test_data/dumps/gen.py ("scale"): 25 namespaces x 4 Clusters at v1beta2,
+  # one deviating object planted in each Cluster. Its speed is measured by
+  # `make audit-bench`, never asserted here.
+  # (to files: `run` would split 37 MB of JSON into lines)
+  SCALE="$DUMPS/scale/capi_v1beta2_100_clusters.json"
+  status=0
+  "$RUNNER" audit -o json -f "$SCALE" > "$TMP/scale.json" || status=$?
+  [ "$status" -eq 1 ]
+  # the parts asserted on, read once
+  jq '{summary, tree: [.tree[] | {id, children: [.children[] | {id}]}],
+    objects: [.objects[] | select(.status == "deviates") | {kind, namespace, name, status, deviations}]}' \
+    "$TMP/scale.json" > "$TMP/scale.small.json"
+  mv "$TMP/scale.small.json" "$TMP/scale.json"
+  jq -e '.summary == {"objects": 10000, "audited": 9875, "compliant": 9775, "deviating": 100, "rejected": 0, "notEvaluated": 125}' "$TMP/scale.json"
+  # every ClusterClass a root, every Cluster under its namespace's
+  jq -e '[.tree[].id] | length == 25 and all(test("^ClusterClass team-[0-9]{2}/quick-start "))' "$TMP/scale.json"
+  jq -e '[.tree[].children | length] | unique == [4]' "$TMP/scale.json"
+  # what gen.py planted: one object per Cluster, by the Cluster's index i % 5
+  jq -e '[.objects[] | select(.status == "deviates") | .kind] | group_by(.) | map({(.[0]): length}) | add
+    == {"Machine": 40, "MachineDeployment": 20, "MachinePool": 20, "MachineSet": 20}' "$TMP/scale.json"
+  jq -e '[.objects[] | select(.status == "deviates") | .name | capture("^(?<c>team-[0-9]{2}-(dev|prod-1|prod-2|staging))-").c]
+    | unique | length == 100' "$TMP/scale.json"
+  jq -e '[.objects[] | select(.status == "deviates" and .namespace == "team-01") | [.kind, .deviations]] == [
+    ["MachineSet", ["metadata.labels: missing \"nodepool\" (expected \"md-0\")"]],
+    ["Machine", ["metadata.labels: \"nodepool\" is \"pool-hand-edited\" (expected \"md-1\")"]],
+    ["MachineDeployment", ["spec.template.metadata.annotations: missing \"ClusterClass.machineDeployment.annotation\" (expected \"ClusterClass.machineDeployment.annotationValue\")"]],
+    ["Machine", ["metadata.annotations: missing \"ClusterClass.controlPlane.annotation\" (expected \"ClusterClass.controlPlane.annotationValue\")"]]]' "$TMP/scale.json"
+  jq -e '[.objects[] | select(.status == "deviates" and .kind == "MachinePool") | [.name, .deviations]][0:2] == [
+    ["team-02-dev-mp-0-p95k4", ["metadata.labels: missing \"Cluster.topology.machinePool.label\" (expected \"Cluster.topology.machinePool.labelValue\")"]],
+    ["team-03-prod-1-mp-0-2fhmw", ["metadata.labels: missing \"Cluster.topology.machinePool.label\" (expected \"Cluster.topology.machinePool.labelValue\")"]]]' "$TMP/scale.json"
+
+  status=0
+  "$RUNNER" audit -f "$SCALE" > "$TMP/scale.txt" || status=$?
+  [ "$status" -eq 1 ]
+  [ "$(grep -c '── .*: ✗ DEVIATES' "$TMP/scale.txt")" -eq 100 ]  # tree lines
+  [ "$(grep -c '^[A-Z].*: ✗ DEVIATES$' "$TMP/scale.txt")" -eq 100 ]  # details headers
+  [ "$(tail -n 1 "$TMP/scale.txt")" = "9875 objects audited, 100 deviate (125 more not evaluated: the policy does not act on their kind)" ]
+}
+
 @test "bad input exits 2, naming the file and the document" {
   run "$RUNNER" audit -f "$TMP/missing.yaml"
   [ "$status" -eq 2 ]

@@ -3,8 +3,10 @@
 what `kubectl get clusters,clusterclasses,machinedeployments,machinesets,
 machines,machinepools,kubeadmcontrolplanes,dockermachines,kubeadmconfigs -A
 -o yaml` prints for a Cluster API quick-start cluster, at v1beta1 and at
-v1beta2, each clean and with planted drift; and a dump of Crossplane XRs, one
-on each provider profile.
+v1beta2, each clean and with planted drift; a dump of Crossplane XRs, one
+on each provider profile; and, in scale/, a management cluster of 100
+workload clusters, 10,000 objects at v1beta2 with 100 planted deviations
+(see "scale" below), as compact JSON (one item a line, 22.8 MB).
 
 Run from anywhere: `python3 test_data/dumps/gen.py`. Deterministic; commit
 the output. `make check-schemas` checks every object strictly against the
@@ -47,7 +49,9 @@ Planted drift (quickstart_<version>_drift.yaml), three objects:
     spec.template.metadata (a ClusterClass change not rolled out yet).
 """
 import copy
+import hashlib
 import json
+import math
 import os
 import uuid
 
@@ -134,6 +138,7 @@ class QuickStart:
 
     def __init__(self, version):
         self.v = version
+        self.ns = NAMESPACE
         base = f"test_data/capi/{version}"
         self.cluster = read_yaml(f"{base}/parents/cluster_capi-quickstart.yaml")
         self.clusterclass = read_yaml(f"{base}/parents/clusterclass_quick-start.yaml")
@@ -165,9 +170,9 @@ class QuickStart:
             annotations.pop(key, None)
         return labels, annotations
 
-    def topology_md(self):
-        md = copy.deepcopy(self.md0_created)
-        labels, annotations = self.topology_metadata("machineDeployments", "md-0")
+    def topology_md(self, created=None, topology_name="md-0"):
+        md = copy.deepcopy(created or self.md0_created)
+        labels, annotations = self.topology_metadata("machineDeployments", topology_name)
         name = md["metadata"]["name"]
         meta = md["metadata"]
         meta["labels"] = merge(meta["labels"], labels)
@@ -210,7 +215,7 @@ class QuickStart:
         return served(mp, self.v)
 
     # -------------------------------------------------------------- workers
-    def machineset(self, md, suffix, template_hash):
+    def machineset(self, md, suffix, template_hash, replicas=2, max_replicas=3):
         """computeDesiredMS: labels and template labels = MD template labels +
         machine-template-hash (+ deployment-name); annotations = MD
         annotations minus annotationsToSkip + the revision annotations;
@@ -222,8 +227,8 @@ class QuickStart:
         annotations = {k: v for k, v in md["metadata"].get("annotations", {}).items()
                        if k not in MD_ANNOTATIONS_TO_SKIP}
         annotations.update({
-            "machinedeployment.clusters.x-k8s.io/desired-replicas": "2",
-            "machinedeployment.clusters.x-k8s.io/max-replicas": "3",
+            "machinedeployment.clusters.x-k8s.io/desired-replicas": str(replicas),
+            "machinedeployment.clusters.x-k8s.io/max-replicas": str(max_replicas),
             "machinedeployment.clusters.x-k8s.io/revision":
                 md["metadata"]["annotations"]["machinedeployment.clusters.x-k8s.io/revision"],
         })
@@ -231,7 +236,7 @@ class QuickStart:
             annotations["cluster.x-k8s.io/disable-machine-create"] = "false"
         ms = copy.deepcopy(self.ms1)
         ms["metadata"] = {
-            "name": name, "namespace": NAMESPACE, "labels": labels, "annotations": annotations,
+            "name": name, "namespace": self.ns, "labels": labels, "annotations": annotations,
             "ownerReferences": [owner(md)],
         }
         ms["spec"]["selector"]["matchLabels"] = dict(
@@ -246,7 +251,7 @@ class QuickStart:
             "apiVersion": f"cluster.x-k8s.io/{self.v}",
             "kind": "Machine",
             "metadata": {
-                "name": name, "namespace": NAMESPACE, "labels": labels,
+                "name": name, "namespace": self.ns, "labels": labels,
                 "finalizers": ["machine.cluster.x-k8s.io"],
                 "ownerReferences": [owner(owner_obj)],
             },
@@ -304,7 +309,7 @@ class QuickStart:
         name = machine["metadata"]["name"]
         dm = copy.deepcopy(self.dockermachine)
         dm["metadata"] = {
-            "name": name, "namespace": NAMESPACE,
+            "name": name, "namespace": self.ns,
             "labels": dict(machine["metadata"]["labels"]),
             "annotations": merge(machine["metadata"].get("annotations"), {
                 "cluster.x-k8s.io/cloned-from-groupkind": "DockerMachineTemplate.infrastructure.cluster.x-k8s.io",
@@ -327,7 +332,7 @@ class QuickStart:
         name = machine["metadata"]["name"]
         kc = copy.deepcopy(self.kubeadmconfig)
         kc["metadata"] = {
-            "name": name, "namespace": NAMESPACE,
+            "name": name, "namespace": self.ns,
             "labels": dict(machine["metadata"]["labels"]),
             "ownerReferences": [owner(machine)],
         }
@@ -450,6 +455,212 @@ def read_json(path):
     return document.get("object", document)
 
 
+# ------------------------------------------------------------------ scale
+# test_data/dumps/scale/: a management cluster of 100 workload clusters,
+# 10,000 objects, all at v1beta2 (the version `kubectl get` prints on CAPI
+# v1.14: a real dump holds every kind at one version). Timed by
+# `make audit-bench` (BENCHMARKS.md, "Audit at scale"); its planted drift is
+# counted in e2e-tests/audit.bats.
+#
+#   25 namespaces team-01 … team-25, each with its ClusterClass quick-start
+#   (the quick-start fixture's) shared by 4 Clusters <ns>-<env>
+#   (dev, prod-1, prod-2, staging), each built as the quick-start Cluster,
+#   renamed, with three topology MachineDeployments:
+#     Cluster                                   (topology: md-0, md-1, md-2, mp-0)
+#     ├── KubeadmControlPlane (3 replicas)      3 Machines
+#     ├── MachineDeployment md-0 (10 or 9)      1 MachineSet, 10 or 9 Machines
+#     ├── MachineDeployment md-1 (9)            1 MachineSet, 9 Machines
+#     ├── MachineDeployment md-2 (9)            1 MachineSet, 9 Machines
+#     └── MachinePool mp-0
+#   and a DockerMachine and a KubeadmConfig per Machine. md-0 has 10
+#   replicas in each namespace's first Cluster, 9 elsewhere: 25 x (1
+#   ClusterClass) + 100 x (1 + 1 + 3x3 + 3x2 + 1) + 3 x 2,725 worker Machines
+#   = 25 + 1,800 + 8,175 = 10,000 objects. Names, uids, resourceVersions
+#   and DockerMachine addresses are distinct, creation times distinct per
+#   Cluster; name suffixes are drawn deterministically (sha256) from the
+#   alphabet of apimachinery's rand.String.
+#
+# Planted drift: one object in each Cluster (100 objects, 1%), by the
+# Cluster's index i (0-99, in namespace then name order), kind i % 5 in
+# MachineDeployment md-(i % 3) where that matters:
+#   0: the MachineSet lost its label `nodepool`;
+#   1: the MachineSet's first Machine has `nodepool` corrected by hand;
+#   2: the MachineDeployment lacks the ClusterClass annotation
+#      `ClusterClass.machineDeployment.annotation` on spec.template.metadata;
+#   3: the control plane's first Machine lacks the annotation
+#      `ClusterClass.controlPlane.annotation` (KCP machineTemplate);
+#   4: the MachinePool lost the topology label `Cluster.topology.machinePool.label`.
+SCALE_DIR = "scale"
+SCALE_FILE = "capi_v1beta2_100_clusters.json"
+SCALE_NAMESPACES = 25
+SCALE_ENVS = ("dev", "prod-1", "prod-2", "staging")
+SCALE_MDS = 3
+SCALE_WORKERS = 9
+# The random suffixes of the quick-start fixtures' names, redrawn per Cluster.
+FIXTURE_TOKENS = ("wqx5r", "9tq7m", "2x8vd", "p6hg9", "ljqw8", "s4xkq", "x7b2k", "q9z4t", "h5n8v")
+RAND_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # apimachinery util/rand
+# `kubectl get a,b,c -A` prints kind by kind in the order asked, each sorted by namespace and name.
+KUBECTL_ORDER = ("Cluster", "ClusterClass", "MachineDeployment", "MachineSet", "Machine", "MachinePool",
+                 "KubeadmControlPlane", "DockerMachine", "KubeadmConfig")
+
+
+def rand5(seed):
+    digest = hashlib.sha256(seed.encode()).digest()
+    return "".join(RAND_ALPHABET[b % len(RAND_ALPHABET)] for b in digest[:5])
+
+
+def template_hash(seed):
+    return str(int.from_bytes(hashlib.sha256(seed.encode()).digest()[:4], "big"))
+
+
+class ScaleCluster(QuickStart):
+    """One workload Cluster of the scale dump: the v1beta2 quick-start
+    fixtures renamed to `name` in namespace `ns`, three topology
+    MachineDeployments, the children built by the QuickStart methods."""
+
+    def __init__(self, base, ns, name, index, md0_replicas):
+        self.v, self.ns, self.name, self.index = base.v, ns, name, index
+        self.tokens = {t: rand5(f"{ns}/{name}/{t}") for t in FIXTURE_TOKENS}
+        self.clusterclass = base.clusterclass
+        self.cluster = self.rename(base.cluster)
+        self.kcp = self.rename(base.kcp)
+        self.md1 = self.rename(base.md1)  # only its status is read
+        self.ms1 = self.rename(base.ms1)  # only its spec and status are read
+        self.md0_created = self.rename(base.md0_created)
+        self.mp0_created = self.rename(base.mp0_created)
+        self.machine_from_ms = base.machine_from_ms
+        self.machine_from_kcp = self.rename(base.machine_from_kcp)
+        self.dockermachine = base.dockermachine
+        self.kubeadmconfig = base.kubeadmconfig
+        self.replicas = [md0_replicas] + [SCALE_WORKERS] * (SCALE_MDS - 1)
+        self.cluster["spec"]["controlPlaneEndpoint"]["host"] = f"172.18.{index // 200}.{index % 200 + 2}"
+        # the topology: md-0 … md-2 from the fixture's md-0, each with its
+        # own nodepool label, replicas and failure domain
+        workers = self.cluster["spec"]["topology"]["workers"]
+        md0 = workers["machineDeployments"][0]
+        workers["machineDeployments"] = []
+        for i, replicas in enumerate(self.replicas):
+            entry = copy.deepcopy(md0)
+            entry.update(name=f"md-{i}", replicas=replicas, failureDomain=f"fd{4 + i}")
+            entry["metadata"]["labels"]["nodepool"] = f"md-{i}"
+            workers["machineDeployments"].append(entry)
+
+    def rename(self, obj, extra=()):
+        text = json.dumps(obj).replace("capi-quickstart", self.name)
+        for old, new in extra:
+            text = text.replace(old, new)
+        for old, new in self.tokens.items():
+            text = text.replace(f"-{old}", f"-{new}")
+        out = json.loads(text)
+        out["metadata"]["namespace"] = self.ns
+        out["metadata"]["uid"] = "redrawn-by-scale_objects"
+        return out
+
+    def docker_machine(self, machine, cloned_from):
+        dm = super().docker_machine(machine, cloned_from)
+        self.address += 1
+        dm["status"]["addresses"][0]["address"] = f"10.{self.index}.{self.address // 250}.{self.address % 250 + 2}"
+        return dm
+
+    def objects(self):
+        self.address = 0
+        seed = f"{self.ns}/{self.name}"
+        kcp_machines = [self.kcp_machine(rand5(f"{seed}/cp/{i}"), f"fd{i + 1}") for i in range(3)]
+        mds, mss, workers, worker_specs = [], [], [], []
+        for i, replicas in enumerate(self.replicas):
+            token = rand5(f"{seed}/md-{i}")
+            created = self.rename(self.md0_created, extra=[("md-0", f"md-{i}"),
+                                                           (self.tokens["p6hg9"], token)])
+            created["spec"]["replicas"] = replicas
+            created["spec"]["template"]["spec"]["failureDomain"] = f"fd{4 + i}"
+            md = self.topology_md(created, f"md-{i}")
+            for key in ("replicas", "readyReplicas", "availableReplicas", "upToDateReplicas"):
+                md["status"][key] = replicas
+            suffix = rand5(f"{seed}/md-{i}/ms")
+            ms = self.machineset(md, suffix, f"{template_hash(seed + f'/md-{i}')}-{suffix}",
+                                 replicas, replicas + math.ceil(replicas * 20 / 100))
+            ms["spec"]["replicas"] = replicas
+            for key in ("replicas", "readyReplicas", "availableReplicas", "upToDateReplicas"):
+                ms["status"][key] = replicas
+            mds.append(md)
+            mss.append(ms)
+            for j in range(replicas):
+                workers.append(self.ms_machine(ms, rand5(f"{seed}/md-{i}/m/{j}")))
+                worker_specs.append(md["spec"]["template"]["spec"])
+        mp = self.topology_mp()
+        cp_infra = self.kcp["spec"]["machineTemplate"]["spec"]["infrastructureRef"]["name"]
+        docker_machines, kubeadm_configs = [], []
+        for i, m in enumerate(kcp_machines):
+            docker_machines.append(self.docker_machine(m, cp_infra))
+            kubeadm_configs.append(self.kubeadm_config(m, "init" if i == 0 else "control-plane"))
+        for m, spec in zip(workers, worker_specs):
+            docker_machines.append(self.docker_machine(m, spec["infrastructureRef"]["name"]))
+            kubeadm_configs.append(self.kubeadm_config(m, "worker", spec["bootstrap"]["configRef"]["name"]))
+        self.parts = {"kcp_machines": kcp_machines, "mds": mds, "mss": mss, "workers": workers, "mp": mp}
+        return ([self.cluster, self.kcp, mp] + kcp_machines + mds + mss + workers
+                + docker_machines + kubeadm_configs)
+
+    def plant_drift(self):
+        """One deviating object, by the Cluster's index (see "scale" above)."""
+        i, p = self.index, self.parts
+        md = i % SCALE_MDS
+        kind = i % 5
+        if kind == 0:
+            del p["mss"][md]["metadata"]["labels"]["nodepool"]
+        elif kind == 1:
+            ms_name = p["mss"][md]["metadata"]["name"]
+            machine = next(m for m in p["workers"] if m["metadata"]["labels"]["cluster.x-k8s.io/set-name"] == ms_name)
+            machine["metadata"]["labels"]["nodepool"] = "pool-hand-edited"
+        elif kind == 2:
+            del p["mds"][md]["spec"]["template"]["metadata"]["annotations"]["ClusterClass.machineDeployment.annotation"]
+        elif kind == 3:
+            del p["kcp_machines"][0]["metadata"]["annotations"]["ClusterClass.controlPlane.annotation"]
+        else:
+            del p["mp"]["metadata"]["labels"]["Cluster.topology.machinePool.label"]
+
+
+def scale_objects():
+    base = QuickStart("v1beta2")
+    objects = []
+    index = 0
+    for n in range(SCALE_NAMESPACES):
+        ns = f"team-{n + 1:02d}"
+        cc = copy.deepcopy(base.clusterclass)
+        cc["metadata"]["namespace"] = ns
+        cc["metadata"].pop("uid", None)
+        objects.append(cc)
+        for e, env in enumerate(SCALE_ENVS):
+            cluster = ScaleCluster(base, ns, f"{ns}-{env}", index, SCALE_WORKERS + (e == 0))
+            built = cluster.objects()
+            cluster.plant_drift()
+            minute = 17 * index
+            created = f"2025-06-{2 + minute // 1440:02d}T{minute // 60 % 24:02d}:{minute % 60:02d}:00Z"
+            for o in built:
+                o["metadata"]["creationTimestamp"] = created
+            objects += built
+            index += 1
+    objects.sort(key=lambda o: (KUBECTL_ORDER.index(o["kind"]), o["metadata"]["namespace"], o["metadata"]["name"]))
+    # uids from namespace/name, owner references to them, one resourceVersion each
+    uids = {}
+    for o in objects:
+        meta = o["metadata"]
+        meta["uid"] = str(uuid.uuid5(UID_NAMESPACE, f"scale/{o['kind']}/{meta['namespace']}/{meta['name']}"))
+        uids[(meta["namespace"], o["kind"], meta["name"])] = meta["uid"]
+    for rv, o in enumerate(objects):
+        meta = o["metadata"]
+        meta["resourceVersion"] = str(1200000 + 37 * rv)
+        for ref_ in meta.get("ownerReferences", []):
+            ref_["uid"] = uids[(meta["namespace"], ref_["kind"], ref_["name"])]
+    return objects
+
+
+def compact_list(objects):
+    """A `kind: List` as compact JSON, one item per line: what `kubectl get
+    -o json` prints, without the indentation (a third of the size)."""
+    items = ",\n".join(json.dumps(o, sort_keys=True, separators=(",", ":"), ensure_ascii=False) for o in objects)
+    return '{"apiVersion":"v1","items":[\n' + items + '\n],"kind":"List","metadata":{"resourceVersion":""}}\n'
+
+
 def main():
     for version in ("v1beta1", "v1beta2"):
         objects = QuickStart(version).objects()
@@ -463,6 +674,8 @@ def main():
           "# Generated by test_data/dumps/gen.py; do not edit. One Crossplane XR per provider profile,\n"
           "# as several YAML documents. Settings: test_data/xr/settings_propagating.json.\n"
           + dump_yaml(xr_objects()))
+    os.makedirs(os.path.join(HERE, SCALE_DIR), exist_ok=True)
+    write(os.path.join(SCALE_DIR, SCALE_FILE), compact_list(scale_objects()))
 
 
 if __name__ == "__main__":
