@@ -44,20 +44,41 @@ impl fmt::Display for Origin {
 /// skipped.
 pub fn objects(text: &str, file: &str) -> Result<Vec<(Origin, Value)>, AuditError> {
     let mut objects = Vec::new();
+    let origin = |index: usize| Origin {
+        file: file.to_owned(),
+        document: index + 1,
+        items: Vec::new(),
+    };
+    if let Some(documents) = json_documents(text) {
+        for (index, value) in documents.into_iter().enumerate() {
+            flatten(value, origin(index), &mut objects);
+        }
+        return Ok(objects);
+    }
     for (index, document) in serde_norway::Deserializer::from_str(text).enumerate() {
         let value = Value::deserialize(document).map_err(|e| AuditError::Syntax {
             file: file.to_owned(),
             document: index + 1,
             reason: e.to_string(),
         })?;
-        let origin = Origin {
-            file: file.to_owned(),
-            document: index + 1,
-            items: Vec::new(),
-        };
-        flatten(value, origin, &mut objects);
+        flatten(value, origin(index), &mut objects);
     }
     Ok(objects)
+}
+
+/// The documents of a JSON text (`kubectl get -o json`), read by
+/// serde_json: the YAML parser reads JSON too, but several times slower (on
+/// the 10,000-object dump it was a third of the audit). `None` when the text
+/// does not start like JSON or serde_json refuses it: the YAML parser then
+/// reads it, or names the document it cannot read, as before.
+fn json_documents(text: &str) -> Option<Vec<Value>> {
+    if !matches!(text.trim_start().as_bytes().first(), Some(b'{' | b'[')) {
+        return None;
+    }
+    serde_json::Deserializer::from_str(text)
+        .into_iter::<Value>()
+        .collect::<Result<_, _>>()
+        .ok()
 }
 
 /// [`objects`], refusing anything that is not a Kubernetes object: a mapping
@@ -224,6 +245,34 @@ mod tests {
                 (origin(3, &[1]), json!({"kind": "B"})),
             ]
         );
+    }
+
+    #[test]
+    fn json_is_read_by_serde_json_as_the_yaml_parser_reads_it() {
+        let text = r#"{"kind": "List", "items": [{"kind": "A", "n": 1.5}, [{"kind": "B"}]]}
+            {"kind": "C"}"#;
+        assert_eq!(
+            objects(text, "dump.yaml").unwrap(),
+            [
+                (origin(1, &[1]), json!({"kind": "A", "n": 1.5})),
+                (origin(1, &[2, 1]), json!({"kind": "B"})),
+                (origin(2, &[]), json!({"kind": "C"})),
+            ]
+        );
+        let one = r#"{"kind": "List", "items": [{"kind": "A", "n": 1.5}, [{"kind": "B"}]]}"#;
+        assert_eq!(json_documents(one).map(|d| d.len()), Some(1));
+        let yaml = serde_norway::from_str::<Value>(one).unwrap();
+        assert_eq!(json_documents(one).unwrap()[0], yaml);
+        // What serde_json refuses goes to the YAML parser, which names the
+        // document.
+        assert_eq!(json_documents("{\"kind\": "), None);
+        assert!(
+            objects("{\"kind\": ", "dump.yaml")
+                .unwrap_err()
+                .to_string()
+                .starts_with("dump.yaml document 1: not valid YAML or JSON: ")
+        );
+        assert_eq!(json_documents("kind: A"), None);
     }
 
     #[test]

@@ -2,20 +2,19 @@
 //! by the policy's own core in validate mode (whatever `mode` the settings
 //! name), so the verdict and message are the ones a `mode: validate` policy
 //! would answer for it. Parent look-ups go through the same [`Lookup`] trait
-//! the policy uses, answered by a [`MapLookup`] holding the whole dump and
-//! recorded. Each object also gets the policy's explanation (where each
+//! the policy uses, answered from the whole dump ([`Dump`]) and recorded. Each object also gets the policy's explanation (where each
 //! expected key comes from, each XR label's tag fate, the Machine's
 //! Node-bound keys), the look-ups it made, and, when it deviates, the
 //! validate-mode report and the JSON patch mutate mode would apply, both
 //! rendered from the one plan mutate mode makes.
 
-use std::cell::RefCell;
+use std::cell::{OnceCell, RefCell};
 use std::collections::{BTreeMap, BTreeSet};
 
 use metadata_propagation_policy::deviations::{self, REPORT_PREFIX};
 use metadata_propagation_policy::evaluate;
 use metadata_propagation_policy::explain::Explanation;
-use metadata_propagation_policy::lookup::{Lookup, LookupError, MapLookup, ObjectRef};
+use metadata_propagation_policy::lookup::{Lookup, LookupError, ObjectRef};
 use metadata_propagation_policy::outcome::{Outcome, Verdict};
 use metadata_propagation_policy::plan::Plan;
 use metadata_propagation_policy::projection::Projection;
@@ -62,7 +61,7 @@ pub fn audit_objects(
     settings: &ModeSettings,
 ) -> Result<Report, AuditError> {
     let mut seen: BTreeMap<Identity, Origin> = BTreeMap::new();
-    let mut dump = Dump::default();
+    let mut versions = BTreeMap::new();
     for (origin, object) in &objects {
         let identity = Identity::of(object);
         if let Some(first) = seen.get(&identity) {
@@ -73,26 +72,37 @@ pub fn audit_objects(
             });
         }
         seen.insert(identity.clone(), origin.clone());
-        dump.versions.insert(
+        versions.insert(
             identity,
             object["apiVersion"].as_str().unwrap_or_default().to_owned(),
         );
-        dump.lookup = std::mem::take(&mut dump.lookup).with_object(object.clone());
     }
 
-    let objects: Vec<Audited> = objects
+    // Each object is both a request and, for the others, a parent: the
+    // dump answers look-ups from the requests' own objects, never a copy.
+    let (origins, requests): (Vec<Origin>, Vec<AdmissionRequest>) = objects
         .into_iter()
-        .map(|(origin, object)| {
-            let request = AdmissionRequest::for_object("UPDATE", object);
-            let evaluation = evaluate::acts_on(&request.kind, &request.operation)
-                .then(|| evaluate_object(&request, settings, &dump));
-            Audited {
-                origin,
-                reference: reference(&request.object),
-                identity: Identity::of(&request.object),
-                object: request.object,
-                evaluation,
-            }
+        .map(|(origin, object)| (origin, AdmissionRequest::for_object("UPDATE", object)))
+        .unzip();
+    let dump = Dump::new(&requests, versions);
+    let evaluations: Vec<Option<Evaluation>> = requests
+        .iter()
+        .map(|request| {
+            evaluate::acts_on(&request.kind, &request.operation)
+                .then(|| evaluate_object(request, settings, &dump))
+        })
+        .collect();
+    drop(dump);
+    let objects: Vec<Audited> = origins
+        .into_iter()
+        .zip(requests)
+        .zip(evaluations)
+        .map(|((origin, request), evaluation)| Audited {
+            origin,
+            reference: reference(&request.object),
+            identity: Identity::of(&request.object),
+            object: request.object,
+            evaluation,
         })
         .collect();
     let tree = {
@@ -238,13 +248,68 @@ impl Report {
     }
 }
 
-/// The dump as the policy's look-ups see it.
-#[derive(Debug, Default)]
-struct Dump {
-    /// Every object, keyed by its own apiVersion, kind, namespace and name.
-    lookup: MapLookup,
+/// The dump as the policy's look-ups see it: answered as `MapLookup`
+/// answers (the object keyed by its own apiVersion, kind, namespace and
+/// name; its JSON decoded through the look-up's projection, so a rule
+/// reading a path it did not project fails here too), without copying the
+/// dump. A parent is asked for by every child (a Cluster by its control
+/// plane, MachineDeployments and MachinePools, a MachineSet by each
+/// Machine), so each object is serialized once, when first asked for, and
+/// each projection of it decoded once.
+struct Dump<'a> {
+    requests: &'a [AdmissionRequest],
+    index: BTreeMap<ObjectRef, usize>,
+    json: Vec<OnceCell<Vec<u8>>>,
+    answers: Vec<RefCell<Answers>>,
     /// The apiVersion each object is listed at.
     versions: BTreeMap<Identity, String>,
+}
+
+/// What a look-up of one object answered for each projection asked so far.
+type Answers = Vec<(Projection, Result<Value, LookupError>)>;
+
+impl<'a> Dump<'a> {
+    fn new(requests: &'a [AdmissionRequest], versions: BTreeMap<Identity, String>) -> Self {
+        let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+        let index = requests
+            .iter()
+            .enumerate()
+            .map(|(i, request)| {
+                let object = &request.object;
+                let key = ObjectRef {
+                    api_version: text(&object["apiVersion"]),
+                    kind: text(&object["kind"]),
+                    name: text(&object["metadata"]["name"]),
+                    namespace: object["metadata"]["namespace"].as_str().map(str::to_owned),
+                };
+                (key, i)
+            })
+            .collect();
+        Dump {
+            requests,
+            index,
+            json: requests.iter().map(|_| OnceCell::new()).collect(),
+            answers: requests.iter().map(|_| RefCell::default()).collect(),
+            versions,
+        }
+    }
+}
+
+impl Lookup for Dump<'_> {
+    fn get(&self, object: &ObjectRef, projection: &Projection) -> Result<Value, LookupError> {
+        let &i = self.index.get(object).ok_or(LookupError::NotFound)?;
+        let mut answers = self.answers[i].borrow_mut();
+        if let Some((_, answer)) = answers.iter().find(|(p, _)| p == projection) {
+            return answer.clone();
+        }
+        let json = self.json[i]
+            .get_or_init(|| serde_json::to_vec(&self.requests[i].object).unwrap_or_default());
+        let answer = projection
+            .decode(json)
+            .map_err(|e| LookupError::Failed(e.to_string()));
+        answers.push((projection.clone(), answer.clone()));
+        answer
+    }
 }
 
 /// One look-up an evaluation made.
@@ -276,13 +341,13 @@ pub enum Answer {
 
 /// [`Lookup`] over the dump that records every request.
 struct Recorder<'a> {
-    dump: &'a Dump,
+    dump: &'a Dump<'a>,
     records: RefCell<Vec<LookupRecord>>,
 }
 
 impl Lookup for Recorder<'_> {
     fn get(&self, object: &ObjectRef, projection: &Projection) -> Result<Value, LookupError> {
-        let answer = self.dump.lookup.get(object, projection);
+        let answer = self.dump.get(object, projection);
         let recorded = match &answer {
             Ok(_) => Answer::Found,
             Err(LookupError::NotFound) => Answer::NotFound {
@@ -305,7 +370,11 @@ impl Lookup for Recorder<'_> {
 }
 
 /// Evaluates one object the policy acts on.
-fn evaluate_object(request: &AdmissionRequest, settings: &ModeSettings, dump: &Dump) -> Evaluation {
+fn evaluate_object(
+    request: &AdmissionRequest,
+    settings: &ModeSettings,
+    dump: &Dump<'_>,
+) -> Evaluation {
     let recorder = Recorder {
         dump,
         records: RefCell::new(Vec::new()),
@@ -315,7 +384,7 @@ fn evaluate_object(request: &AdmissionRequest, settings: &ModeSettings, dump: &D
         // Validate mode rejects exactly when mutate mode would change the
         // object, and renders its report from that plan: ask for the plan.
         Verdict::Reject { message, .. } if message.starts_with(REPORT_PREFIX) => {
-            evaluate::evaluate(request, &settings.mutate, &dump.lookup)
+            evaluate::evaluate(request, &settings.mutate, dump)
                 .plan()
                 .cloned()
         }

@@ -35,29 +35,30 @@ pub fn audit(args: &AuditArgs) -> ExitCode {
             return ExitCode::from(BAD_INPUT);
         }
     };
-    let text = match args.output {
-        OutputFormat::Text => render::text(&report),
-        OutputFormat::Json => {
-            let json = serde_json::to_string_pretty(&render::json(&report)).unwrap_or_default();
-            json + "\n"
-        }
+    let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
+    let written = match args.output {
+        OutputFormat::Text => stdout.write_all(render::text(&report).as_bytes()),
+        OutputFormat::Json => serde_json::to_writer_pretty(&mut stdout, &render::json(&report))
+            .map_err(std::io::Error::from)
+            .and_then(|()| stdout.write_all(b"\n")),
     };
     // A reader that stops early (`| head`) closes the pipe: the verdict
     // still stands, so the exit code is still the audit's.
-    let mut stdout = std::io::stdout().lock();
-    if let Err(error) = stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
+    if let Err(error) = written.and_then(|()| stdout.flush())
         && error.kind() != std::io::ErrorKind::BrokenPipe
     {
         eprintln!("Error: cannot write the report: {error}");
         return ExitCode::from(BAD_INPUT);
     }
-    if report.summary().failing() == 0 {
-        ExitCode::SUCCESS
+    let code = if report.summary().failing() == 0 {
+        0
     } else {
-        ExitCode::from(DEVIATES)
-    }
+        DEVIATES
+    };
+    // The report is written: exit without freeing it. Dropping a dump of
+    // 10,000 objects and their explanations object by object was a tenth
+    // of the audit's time, for memory the process is about to return.
+    std::process::exit(code.into())
 }
 
 /// Reads the dumps and the settings and audits every object.
