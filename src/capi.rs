@@ -17,7 +17,7 @@ pub mod topology;
 use crate::explain::Explanation;
 use crate::fields::{self, FieldError, StringMap};
 use crate::lookup::{Lookup, LookupError, ObjectRef};
-use crate::outcome::{Outcome, Verdict};
+use crate::outcome::Outcome;
 use crate::plan::{MapEdit, Plan};
 use crate::projection::Projection;
 use crate::request::AdmissionRequest;
@@ -192,9 +192,9 @@ fn decide(
         }
     }
     Ok(Outcome {
-        verdict: Verdict::Allow(plan),
         warnings,
         audit_annotations,
+        ..Outcome::with_plan(plan)
     })
 }
 

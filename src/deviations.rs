@@ -13,18 +13,19 @@ pub const REPORT_PREFIX: &str =
     "the object deviates from the metadata propagation contract (validate mode): ";
 
 /// Applies the mode to an outcome: in validate mode a non-empty plan becomes
-/// a rejection listing every deviation; warnings and audit annotations stay.
+/// a rejection listing every deviation, and is kept as the refused plan;
+/// warnings and audit annotations stay.
 pub fn enforce(outcome: Outcome, mode: Mode) -> Outcome {
-    match (mode, &outcome.verdict) {
+    match (mode, outcome.verdict) {
         (Mode::Validate, Verdict::Allow(plan)) if !plan.is_empty() => Outcome {
             verdict: Verdict::Reject {
-                message: report(plan),
+                message: report(&plan),
                 code: 400,
             },
+            refused_plan: Some(plan),
             ..outcome
         },
-        (Mode::Validate, Verdict::Allow(_)) => outcome,
-        (Mode::Mutate, _) | (_, Verdict::Reject { .. }) => outcome,
+        (_, verdict) => Outcome { verdict, ..outcome },
     }
 }
 

@@ -159,6 +159,7 @@ pub fn encode(outcome: Outcome, object: Option<Value>) -> Vec<u8> {
         verdict,
         warnings,
         audit_annotations,
+        ..
     } = outcome;
     let (accepted, message, code, mutated_object) = match verdict {
         Verdict::Allow(plan) if plan.is_empty() => (true, None, None, None),

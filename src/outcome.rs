@@ -26,6 +26,11 @@ pub struct Outcome {
     pub warnings: Vec<String>,
     /// Audit annotations (sorted by key).
     pub audit_annotations: BTreeMap<String, String>,
+    /// Validate mode: the plan it refused to apply, from which its
+    /// rejection was rendered (what mutate mode would change). Kept so that
+    /// tools (the audit) render the patch from the same decision instead of
+    /// evaluating again; the host never sees it.
+    pub refused_plan: Option<Plan>,
 }
 
 impl Outcome {
@@ -40,6 +45,7 @@ impl Outcome {
             verdict: Verdict::Allow(plan),
             warnings: Vec::new(),
             audit_annotations: BTreeMap::new(),
+            refused_plan: None,
         }
     }
 
@@ -57,6 +63,7 @@ impl Outcome {
             },
             warnings: Vec::new(),
             audit_annotations: BTreeMap::new(),
+            refused_plan: None,
         }
     }
 

@@ -36,6 +36,14 @@ fn both_modes(object: &Value, lookup: &MapLookup, settings: &str) -> (Outcome, V
         "validate rejects iff mutate changes"
     );
     assert_eq!(checked.warnings, mutated.warnings, "skips stay warnings");
+    // The rejection keeps the plan it was rendered from: the one decision
+    // mutate mode applies.
+    let applied = mutated.plan().filter(|p| !p.is_empty());
+    assert_eq!(
+        checked.refused_plan.as_ref(),
+        applied,
+        "validate mode's refused plan is mutate mode's"
+    );
     let again = evaluate(
         &AdmissionRequest::for_object("UPDATE", after.clone()),
         &validate,

@@ -25,7 +25,8 @@ use thiserror::Error;
 
 pub use dump::Origin;
 pub use report::{
-    Answer, Audited, Evaluation, LookupRecord, ModeSettings, Report, Status, Summary, audit_objects,
+    Answer, AuditSettings, Audited, Evaluation, LookupRecord, Report, Status, Summary,
+    audit_objects,
 };
 
 /// Why a dump cannot be audited; each names the file and the document.

@@ -26,30 +26,23 @@ use crate::AuditError;
 use crate::dump::Origin;
 use crate::tree::{Identity, Tree};
 
-/// The settings as given, once in each mode: validate mode decides, mutate
-/// mode gives the patch that would fix a deviating object.
+/// The settings as given, in validate mode whatever `mode` they name: the
+/// audit answers what a `mode: validate` policy answers, and the plan that
+/// policy refuses gives the patch that would fix a deviating object.
 #[derive(Debug)]
-pub struct ModeSettings {
+pub struct AuditSettings {
     /// The settings with `mode: validate`.
     pub validate: Settings,
-    /// The settings with `mode: mutate`.
-    pub mutate: Settings,
 }
 
-impl ModeSettings {
+impl AuditSettings {
     /// Prepares the policy's settings (JSON, as `validate_settings` gets
-    /// them) in both modes; the `mode` they name is ignored.
-    pub fn from_json(raw: &[u8]) -> Result<ModeSettings, AuditError> {
-        let in_mode = |mode| {
-            let mut settings =
-                Settings::from_json(raw).map_err(|e| AuditError::Settings(e.to_string()))?;
-            settings.mode = mode;
-            Ok::<_, AuditError>(settings)
-        };
-        Ok(ModeSettings {
-            validate: in_mode(Mode::Validate)?,
-            mutate: in_mode(Mode::Mutate)?,
-        })
+    /// them) in validate mode; the `mode` they name is ignored.
+    pub fn from_json(raw: &[u8]) -> Result<AuditSettings, AuditError> {
+        let mut validate =
+            Settings::from_json(raw).map_err(|e| AuditError::Settings(e.to_string()))?;
+        validate.mode = Mode::Validate;
+        Ok(AuditSettings { validate })
     }
 }
 
@@ -58,7 +51,7 @@ impl ModeSettings {
 /// naming both places.
 pub fn audit_objects(
     objects: Vec<(Origin, Value)>,
-    settings: &ModeSettings,
+    settings: &AuditSettings,
 ) -> Result<Report, AuditError> {
     let mut seen: BTreeMap<Identity, Origin> = BTreeMap::new();
     let mut versions = BTreeMap::new();
@@ -372,7 +365,7 @@ impl Lookup for Recorder<'_> {
 /// Evaluates one object the policy acts on.
 fn evaluate_object(
     request: &AdmissionRequest,
-    settings: &ModeSettings,
+    settings: &AuditSettings,
     dump: &Dump<'_>,
 ) -> Evaluation {
     let recorder = Recorder {
@@ -380,18 +373,10 @@ fn evaluate_object(
         records: RefCell::new(Vec::new()),
     };
     let (outcome, explanation) = evaluate::explain(request, &settings.validate, &recorder);
-    let fix = match &outcome.verdict {
-        // Validate mode rejects exactly when mutate mode would change the
-        // object, and renders its report from that plan: ask for the plan.
-        Verdict::Reject { message, .. } if message.starts_with(REPORT_PREFIX) => {
-            evaluate::evaluate(request, &settings.mutate, dump)
-                .plan()
-                .cloned()
-        }
-        _ => None,
-    };
-    let (deviations, patch) = match fix {
-        Some(plan) => (deviation_lines(&plan), patch(&request.object, &plan)),
+    // Validate mode keeps the plan its report was rendered from: the
+    // deviations and the patch come from that one decision.
+    let (deviations, patch) = match &outcome.refused_plan {
+        Some(plan) => (deviation_lines(plan), patch(&request.object, plan)),
         None => (Vec::new(), json!([])),
     };
     Evaluation {
@@ -439,8 +424,8 @@ mod tests {
         }
     }
 
-    fn settings() -> ModeSettings {
-        ModeSettings::from_json(b"{}").unwrap()
+    fn settings() -> AuditSettings {
+        AuditSettings::from_json(b"{}").unwrap()
     }
 
     fn audit(objects: Vec<Value>) -> Result<Report, AuditError> {
@@ -572,13 +557,10 @@ mod tests {
     }
 
     #[test]
-    fn mode_settings_ignore_the_mode_and_refuse_what_the_policy_refuses() {
-        let settings = ModeSettings::from_json(br#"{"mode": "mutate"}"#).unwrap();
-        assert_eq!(
-            (settings.validate.mode, settings.mutate.mode),
-            (Mode::Validate, Mode::Mutate)
-        );
-        let err = ModeSettings::from_json(
+    fn audit_settings_ignore_the_mode_and_refuse_what_the_policy_refuses() {
+        let settings = AuditSettings::from_json(br#"{"mode": "mutate"}"#).unwrap();
+        assert_eq!(settings.validate.mode, Mode::Validate);
+        let err = AuditSettings::from_json(
             br#"{"cloudTags": {"propagatingLabels": ["platform/origin"]}}"#,
         )
         .unwrap_err();

@@ -15,7 +15,7 @@ use std::io::Write as _;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use cluster_audit::{ModeSettings, Report, audit_objects, render};
+use cluster_audit::{AuditSettings, Report, audit_objects, render};
 
 use crate::cli::{AuditArgs, OutputFormat};
 use crate::objects::read_kubernetes_objects;
@@ -64,7 +64,7 @@ pub fn audit(args: &AuditArgs) -> ExitCode {
 /// Reads the dumps and the settings and audits every object.
 fn audit_files(args: &AuditArgs) -> Result<Report> {
     let raw_settings = run::read_settings(&args.settings.source())?.to_string();
-    let settings = ModeSettings::from_json(raw_settings.as_bytes())?;
+    let settings = AuditSettings::from_json(raw_settings.as_bytes())?;
     let mut objects = Vec::new();
     for path in &args.dumps {
         objects.extend(read_kubernetes_objects(path)?);

@@ -57,7 +57,7 @@ pub fn audit_json(dump: &str, settings: &str) -> String {
 /// report as `policy-runner audit -o json` does. `Err` names the input that
 /// is wrong, with the CLI's words.
 pub fn audit_report(dump: &str, settings: &str) -> Result<Value, String> {
-    let settings = cluster_audit::ModeSettings::from_json(&settings_json(settings)?)
+    let settings = cluster_audit::AuditSettings::from_json(&settings_json(settings)?)
         .map_err(|e| e.to_string())?;
     let objects =
         cluster_audit::dump::kubernetes_objects(dump, DUMP_NAME).map_err(|e| e.to_string())?;

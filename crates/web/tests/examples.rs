@@ -195,8 +195,8 @@ fn audit_of_the_example_dump_is_the_cli_json_report() {
     let page: Value = serde_json::from_str(&audit(&dump, &settings)).unwrap();
 
     let objects = cluster_audit::dump::kubernetes_objects(&dump, DUMP_NAME).unwrap();
-    let mode_settings = cluster_audit::ModeSettings::from_json(settings.as_bytes()).unwrap();
-    let report = cluster_audit::audit_objects(objects, &mode_settings).unwrap();
+    let audit_settings = cluster_audit::AuditSettings::from_json(settings.as_bytes()).unwrap();
+    let report = cluster_audit::audit_objects(objects, &audit_settings).unwrap();
     assert_eq!(page, cluster_audit::render::json(&report));
 
     // What the page marks, read by hand from test_data/dumps/gen.py's planted drift.
