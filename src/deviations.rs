@@ -31,13 +31,18 @@ pub fn enforce(outcome: Outcome, mode: Mode) -> Outcome {
 
 /// Every deviation, by path (sorted), then by key (sorted).
 pub fn report(plan: &Plan) -> String {
+    format!("{REPORT_PREFIX}{}", lines(plan).join("; "))
+}
+
+/// The parts of [`report`], one per target map, sorted by path: what the
+/// audit lists line by line.
+pub fn lines(plan: &Plan) -> Vec<String> {
     let mut edits: Vec<&MapEdit> = plan.edits.iter().collect();
     edits.sort_by_key(|e| e.path);
-    let parts: Vec<String> = edits
+    edits
         .iter()
         .map(|edit| format!("{}: {}", edit.path.join("."), describe(edit)))
-        .collect();
-    format!("{REPORT_PREFIX}{}", parts.join("; "))
+        .collect()
 }
 
 fn describe(edit: &MapEdit) -> String {

@@ -25,6 +25,21 @@ pub struct ObjectRef {
     pub namespace: Option<String>,
 }
 
+impl ObjectRef {
+    /// The identity `object` is found by: its own apiVersion, kind, name and
+    /// namespace (absent fields read as empty; an empty namespace is kept
+    /// as written).
+    pub fn of(object: &Value) -> Self {
+        let text = |value: &Value| value.as_str().unwrap_or_default().to_owned();
+        ObjectRef {
+            api_version: text(&object["apiVersion"]),
+            kind: text(&object["kind"]),
+            name: text(&object["metadata"]["name"]),
+            namespace: object["metadata"]["namespace"].as_str().map(str::to_owned),
+        }
+    }
+}
+
 impl fmt::Display for ObjectRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.namespace {
@@ -188,16 +203,7 @@ impl MapLookup {
 
     /// Adds an object, keyed by its own apiVersion, kind, name and namespace.
     pub fn with_object(mut self, object: Value) -> Self {
-        let key = ObjectRef {
-            api_version: str_at(&object, "apiVersion"),
-            kind: str_at(&object, "kind"),
-            name: object["metadata"]["name"]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned(),
-            namespace: object["metadata"]["namespace"].as_str().map(str::to_owned),
-        };
-        self.answers.insert(key, Ok(object));
+        self.answers.insert(ObjectRef::of(&object), Ok(object));
         self
     }
 
@@ -225,10 +231,6 @@ impl MapLookup {
             .map(|(_, m)| m.clone())
             .collect()
     }
-}
-
-fn str_at(object: &Value, key: &str) -> String {
-    object[key].as_str().unwrap_or_default().to_owned()
 }
 
 impl Lookup for MapLookup {

@@ -224,32 +224,23 @@ impl<'a> Node<'a> {
 
     /// The string at `path`, if there is one.
     fn text(&self, path: &[&str]) -> Option<&str> {
-        let Some((first, rest)) = path.split_first() else {
-            return match self {
-                Node::Shared(value) => value.as_str(),
-                Node::Owned(value) => value.as_str(),
-                _ => None,
-            };
-        };
         match self {
-            Node::Shared(value) => value.get(first)?.pointer_text(rest),
-            Node::Owned(value) => value.get(first)?.pointer_text(rest),
-            Node::Map(map) => map.get(*first)?.text(rest),
+            Node::Shared(value) => text_at(value, path),
+            Node::Owned(value) => text_at(value, path),
+            Node::Map(map) => {
+                let (first, rest) = path.split_first()?;
+                map.get(*first)?.text(rest)
+            }
             Node::List(_) => None,
         }
     }
 }
 
-trait PointerText {
-    fn pointer_text(&self, path: &[&str]) -> Option<&str>;
-}
-
-impl PointerText for Value {
-    fn pointer_text(&self, path: &[&str]) -> Option<&str> {
-        path.iter()
-            .try_fold(self, |value, key| value.get(key))?
-            .as_str()
-    }
+/// The string at `path` in `value`, if there is one.
+fn text_at<'v>(value: &'v Value, path: &[&str]) -> Option<&'v str> {
+    path.iter()
+        .try_fold(value, |value, key| value.get(key))?
+        .as_str()
 }
 
 /// Calls `action` with the container of `target`'s `node`th node (modulo

@@ -173,14 +173,14 @@ def text_of(element_id):
     return DRIVER.text(DRIVER.find(f"#{element_id}"))
 
 
-def patch():
-    return json.loads(DRIVER.script("return document.getElementById('patch').textContent"))
+def patch(element_id="patch"):
+    return json.loads(DRIVER.script(f"return document.getElementById('{element_id}').textContent"))
 
 
-def explanation_rows():
-    """The explanation tables as lists of cell texts."""
+def explanation_rows(element_id="explanation"):
+    """The explanation tables (of the explain view, or of `element_id`) as lists of cell texts."""
     return DRIVER.script(
-        "return [...document.querySelectorAll('#explanation tbody tr')]"
+        f"return [...document.querySelectorAll('#{element_id} tbody tr')]"
         ".map((tr) => [...tr.cells].map((td) => td.textContent));")
 
 
@@ -208,16 +208,6 @@ def tree_nodes(css="button.node"):
     return [tuple(n) for n in DRIVER.script(
         f"return [...document.querySelectorAll('#audit-tree {css}')]"
         ".map((b) => [b.dataset.id, b.textContent]);")]
-
-
-def audit_patch():
-    return json.loads(DRIVER.script("return document.getElementById('audit-patch').textContent"))
-
-
-def audit_explanation_rows():
-    return DRIVER.script(
-        "return [...document.querySelectorAll('#audit-explanation tbody tr')]"
-        ".map((tr) => [...tr.cells].map((td) => td.textContent));")
 
 
 def visible(element_id):
@@ -444,25 +434,25 @@ class ExplainPage(unittest.TestCase):
         self.assertEqual(text_of("audit-verdict"), f"{DRIFTED_MS}: ✗ DEVIATES")
         self.assertEqual(text_of("audit-deviations"), 'metadata.labels: missing "nodepool" (expected "pool1")')
         self.assertEqual(text_of("audit-lookups"), f"{MD_1}: found")
-        self.assertEqual(audit_patch(), [{"op": "add", "path": "/metadata/labels/nodepool", "value": "pool1"}])
-        rows = audit_explanation_rows()
+        self.assertEqual(patch("audit-patch"), [{"op": "add", "path": "/metadata/labels/nodepool", "value": "pool1"}])
+        rows = explanation_rows("audit-explanation")
         self.assertIn(["nodepool", "flows (added)", f'= "pool1" from {MD_1} spec.template.metadata.labels'], rows)
         self.assertIn(["nodepool", "flows (unchanged)", f'= "pool1" from {MD_1} spec.template.metadata.labels'], rows)
         self.assertIn(f"Rule: MachineSet from {MD_1}", text_of("audit-explanation"))
 
         DRIVER.click(DRIVER.find(f"#audit-tree button[data-id='{DRIFTED_MACHINE}']"))
         self.assertEqual(text_of("audit-deviations"), 'metadata.labels: "nodepool" is "pool0" (expected "pool1")')
-        self.assertEqual(audit_patch(), [{"op": "replace", "path": "/metadata/labels/nodepool", "value": "pool1"}])
+        self.assertEqual(patch("audit-patch"), [{"op": "replace", "path": "/metadata/labels/nodepool", "value": "pool1"}])
         self.assertIn(["nodepool", "flows (corrected)",
                        '= "pool1" from MachineSet default/capi-quickstart-md-1-x7k2p (cluster.x-k8s.io/v1beta2)'
-                       ' spec.template.metadata.labels'], audit_explanation_rows())
+                       ' spec.template.metadata.labels'], explanation_rows("audit-explanation"))
         self.assertEqual(len(DRIVER.find_all("#audit-tree button.selected")), 1)
 
         # A compliant object: nothing to patch.
         compliant = tree_nodes("button.compliant")[0][0]
         DRIVER.click(DRIVER.find(f"#audit-tree button[data-id='{compliant}']"))
         self.assertEqual(text_of("audit-deviations"), "none")
-        self.assertEqual(audit_patch(), [])
+        self.assertEqual(patch("audit-patch"), [])
 
         # Bad input names the document, in the CLI's words.
         DRIVER.script("document.getElementById('dump').value = arguments[0];", "kind: List\nitems: []\n---\nkind: [\n")

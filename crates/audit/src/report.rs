@@ -11,7 +11,7 @@
 use std::cell::{OnceCell, RefCell};
 use std::collections::{BTreeMap, BTreeSet};
 
-use metadata_propagation_policy::deviations::{self, REPORT_PREFIX};
+use metadata_propagation_policy::deviations;
 use metadata_propagation_policy::evaluate;
 use metadata_propagation_policy::explain::Explanation;
 use metadata_propagation_policy::lookup::{Lookup, LookupError, ObjectRef};
@@ -106,18 +106,12 @@ pub fn audit_objects(
     Ok(Report { objects, tree })
 }
 
-/// The identity the policy's look-ups use, which the report prints.
+/// The identity the policy's look-ups use, which the report prints (an
+/// empty namespace as none).
 fn reference(object: &Value) -> ObjectRef {
-    let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
-    ObjectRef {
-        api_version: text(&object["apiVersion"]),
-        kind: text(&object["kind"]),
-        name: text(&object["metadata"]["name"]),
-        namespace: object["metadata"]["namespace"]
-            .as_str()
-            .filter(|ns| !ns.is_empty())
-            .map(str::to_owned),
-    }
+    let mut reference = ObjectRef::of(object);
+    reference.namespace = reference.namespace.filter(|ns| !ns.is_empty());
+    reference
 }
 
 /// One object of the dump and what the audit found.
@@ -182,7 +176,13 @@ impl Audited {
         match self.evaluation.as_ref().map(|e| &e.outcome.verdict) {
             None => Status::NotEvaluated,
             Some(Verdict::Allow(_)) => Status::Compliant,
-            Some(Verdict::Reject { message, .. }) if message.starts_with(REPORT_PREFIX) => {
+            // Validate mode rejected it for the plan it refused to apply.
+            Some(Verdict::Reject { .. })
+                if self
+                    .evaluation
+                    .as_ref()
+                    .is_some_and(|e| e.outcome.refused_plan.is_some()) =>
+            {
                 Status::Deviates
             }
             Some(Verdict::Reject { .. }) => Status::Rejected,
@@ -263,20 +263,10 @@ type Answers = Vec<(Projection, Result<Value, LookupError>)>;
 
 impl<'a> Dump<'a> {
     fn new(requests: &'a [AdmissionRequest], versions: BTreeMap<Identity, String>) -> Self {
-        let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
         let index = requests
             .iter()
             .enumerate()
-            .map(|(i, request)| {
-                let object = &request.object;
-                let key = ObjectRef {
-                    api_version: text(&object["apiVersion"]),
-                    kind: text(&object["kind"]),
-                    name: text(&object["metadata"]["name"]),
-                    namespace: object["metadata"]["namespace"].as_str().map(str::to_owned),
-                };
-                (key, i)
-            })
+            .map(|(i, request)| (ObjectRef::of(&request.object), i))
             .collect();
         Dump {
             requests,
@@ -376,7 +366,7 @@ fn evaluate_object(
     // Validate mode keeps the plan its report was rendered from: the
     // deviations and the patch come from that one decision.
     let (deviations, patch) = match &outcome.refused_plan {
-        Some(plan) => (deviation_lines(plan), patch(&request.object, plan)),
+        Some(plan) => (deviations::lines(plan), patch(&request.object, plan)),
         None => (Vec::new(), json!([])),
     };
     Evaluation {
@@ -386,23 +376,6 @@ fn evaluate_object(
         deviations,
         patch,
     }
-}
-
-/// The validate-mode report of `plan`, one line per target map, in the
-/// report's order: [`deviations::report`] of each edit on its own.
-fn deviation_lines(plan: &Plan) -> Vec<String> {
-    let mut edits = plan.edits.clone();
-    edits.sort_by_key(|edit| edit.path);
-    edits
-        .into_iter()
-        .map(|edit| {
-            let report = deviations::report(&Plan { edits: vec![edit] });
-            report
-                .strip_prefix(REPORT_PREFIX)
-                .unwrap_or(&report)
-                .to_owned()
-        })
-        .collect()
 }
 
 /// The JSON patch applying `plan` to `object`, as the host would build it.

@@ -68,7 +68,7 @@ impl Identity {
         }
     }
 
-    fn with(&self, group: &str, kind: &str, namespace: Option<&str>, name: &str) -> Identity {
+    fn new(group: &str, kind: &str, namespace: Option<&str>, name: &str) -> Identity {
         Identity {
             group: group.to_owned(),
             kind: kind.to_owned(),
@@ -98,15 +98,15 @@ fn kind_rank(group: &str, kind: &str) -> u8 {
 /// Kind rank, then namespace and name (cluster-scoped first), then kind
 /// and group to separate objects that share a name.
 pub fn order(a: &Identity, b: &Identity) -> Ordering {
-    let key = |i: &Identity| {
+    fn key(i: &Identity) -> (u8, &Option<String>, &String, &String, &String) {
         (
             kind_rank(&i.group, &i.kind),
-            i.namespace.clone(),
-            i.name.clone(),
-            i.kind.clone(),
-            i.group.clone(),
+            &i.namespace,
+            &i.name,
+            &i.kind,
+            &i.group,
         )
-    };
+    }
     key(a).cmp(&key(b))
 }
 
@@ -188,7 +188,7 @@ fn parent_of(
         // Owners are in the object's namespace, or cluster-scoped.
         [namespace, None].into_iter().find_map(|ns| {
             index
-                .get(&identity.with(owner.group(), owner.kind, ns, owner.name))
+                .get(&Identity::new(owner.group(), owner.kind, ns, owner.name))
                 .copied()
         })
     };
@@ -199,7 +199,7 @@ fn parent_of(
         labels.get(TOPOLOGY_OWNED_LABEL)?;
         let cluster = labels[CLUSTER_NAME_LABEL].as_str()?;
         index
-            .get(&identity.with(CORE, "Cluster", namespace, cluster))
+            .get(&Identity::new(CORE, "Cluster", namespace, cluster))
             .copied()
     })
 }
@@ -216,7 +216,12 @@ fn cluster_class(
     let namespace = identity.namespace.as_deref().unwrap_or_default();
     let (name, class_namespace) = topology::class_ref(shape, cluster, namespace).ok()??;
     index
-        .get(&identity.with(CORE, "ClusterClass", Some(class_namespace), name))
+        .get(&Identity::new(
+            CORE,
+            "ClusterClass",
+            Some(class_namespace),
+            name,
+        ))
         .copied()
 }
 
