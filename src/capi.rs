@@ -8,23 +8,27 @@
 //! will sync to their Node, and Machine templates warn about Kubernetes
 //! labels that will never reach a Node.
 
+pub mod duration;
 mod explain;
+pub mod in_place;
 pub mod node_sync;
 pub mod owners;
 pub mod rules;
 pub mod topology;
 
 use crate::explain::Explanation;
-use crate::fields::{self, FieldError, StringMap};
+use crate::fields::{self, FieldError, FieldPath, StringMap};
 use crate::lookup::{Lookup, LookupError, ObjectRef};
 use crate::outcome::Outcome;
 use crate::plan::{MapEdit, Plan};
 use crate::projection::Projection;
 use crate::request::AdmissionRequest;
 use crate::settings::{Settings, SettingsError};
-use rules::{CAPI_RULES, KeyRule, MACHINE, NODE_BOUND_LABELS, ParentLink, Rule};
+use in_place::Malformed;
+use rules::{CAPI_RULES, Endpoint, Flow, KeyRule, MACHINE, NODE_BOUND_LABELS, ParentLink, Rule};
 use serde_json::Value;
 use std::collections::BTreeMap;
+use topology::FieldOrigin;
 
 /// API groups whose kinds follow the CAPI propagation contract.
 pub const CAPI_GROUPS: [&str; 4] = [
@@ -121,16 +125,44 @@ fn decide(
     }
 
     let mut plan = Plan::default();
-    let resolved = resolve_parent(request, namespace, lookup)?;
+    let in_place = settings.in_place_fields();
+    let resolved = resolve_parent(request, namespace, lookup, in_place)?;
     if let Some(explain) = explain.as_deref_mut() {
         explain::note_resolution(explain, &resolved);
     }
     if let Resolved::Parent(rule, parent) = resolved {
-        for flow in rule.flows {
+        for flow in rule.flows() {
+            let flow = match flow {
+                Flow::Map(flow) => flow,
+                Flow::Field(field) if in_place => {
+                    let decisions = in_place::decide(
+                        field,
+                        &parent.object,
+                        &parent.version,
+                        object,
+                        &request.kind.version,
+                        &|from| parent.source(from),
+                    )
+                    .map_err(|error| match error {
+                        Malformed::Parent(error) => parent.malformed(rule, error),
+                        Malformed::Child(error) => CapiError::Child(error),
+                    })?;
+                    for decision in &decisions {
+                        if let Some(edit) = decision.edit() {
+                            plan.push(edit);
+                        }
+                    }
+                    if let Some(explain) = explain.as_deref_mut() {
+                        explain::fields(explain, &decisions);
+                    }
+                    continue;
+                }
+                Flow::Field(_) => continue,
+            };
             let source = fields::string_map(&parent.object, flow.from)
                 .map_err(|error| malformed(rule, &parent.reference, error))?;
             for &to in flow.to {
-                let kept = rule.bookkeeping.for_path(to);
+                let kept = rule.bookkeeping.for_map(to);
                 let current = fields::string_map(object, to)?;
                 // Each offered key's rule is decided here, once; the edit
                 // records what it adds and corrects. The explanation
@@ -206,7 +238,7 @@ fn resulting_map<'a>(
     path: &[&str],
 ) -> Result<StringMap<'a>, FieldError> {
     let mut map = fields::string_map(object, path)?;
-    for edit in plan.edits.iter().filter(|e| e.path == path) {
+    for edit in plan.map_edits().filter(|e| e.path == path) {
         for key in edit.remove.keys() {
             map.remove(key.as_str());
         }
@@ -220,7 +252,74 @@ fn resulting_map<'a>(
 /// A parent read from the cluster (or synthesised from topology).
 struct Parent {
     reference: ObjectRef,
+    /// The API version its field paths are read at (`v1beta2`).
+    version: String,
     object: Value,
+    /// Topology parents: where each field comes from (the Cluster or the
+    /// ClusterClass), by path relative to the entry.
+    origins: Vec<(String, Origin)>,
+}
+
+/// Where a field of a synthesised topology parent comes from.
+enum Origin {
+    /// Read in this object, at this rendered path.
+    In(ObjectRef, String),
+    /// Set by neither the Cluster nor the ClusterClass.
+    Neither(String),
+}
+
+impl Parent {
+    fn read(reference: ObjectRef, object: Value) -> Self {
+        let version = reference
+            .api_version
+            .rsplit('/')
+            .next()
+            .unwrap_or_default()
+            .to_owned();
+        Self {
+            reference,
+            version,
+            object,
+            origins: Vec::new(),
+        }
+    }
+
+    fn origin(&self, from: &Endpoint) -> Option<&Origin> {
+        let path = from.path.join(".");
+        self.origins
+            .iter()
+            .find(|(relative, _)| *relative == path)
+            .map(|(_, origin)| origin)
+    }
+
+    /// Where the parent holds the field at `from`, as reports name it.
+    fn source(&self, from: &Endpoint) -> String {
+        match self.origin(from) {
+            Some(Origin::In(reference, path)) => format!("{reference} {path}"),
+            Some(Origin::Neither(text)) => text.clone(),
+            None => format!("{} {}", self.reference, from.path.join(".")),
+        }
+    }
+
+    /// A malformed parent field, named in the object it was read from.
+    fn malformed(&self, rule: &Rule, error: FieldError) -> CapiError {
+        let origin = self.origins.iter().find(|(relative, _)| {
+            let field = error.field.to_string();
+            field == *relative || field.starts_with(&format!("{relative}["))
+        });
+        match origin {
+            Some((relative, Origin::In(reference, path))) => {
+                let field = error.field.to_string();
+                let rest = &field[relative.len()..];
+                malformed(
+                    rule,
+                    reference,
+                    FieldError::new(FieldPath::of(&[&format!("{path}{rest}")]), error.problem),
+                )
+            }
+            _ => malformed(rule, &self.reference, error),
+        }
+    }
 }
 
 /// How the search for a parent ended.
@@ -240,6 +339,7 @@ fn resolve_parent(
     request: &AdmissionRequest,
     namespace: &str,
     lookup: &dyn Lookup,
+    in_place: bool,
 ) -> Result<Resolved, CapiError> {
     let object = &request.object;
     let (group, kind) = (request.kind.group.as_str(), request.kind.kind.as_str());
@@ -261,15 +361,15 @@ fn resolve_parent(
                     name: owner.name.to_owned(),
                     namespace: Some(namespace.to_owned()),
                 };
-                let from: Vec<&[&str]> = rule.flows.iter().map(|flow| flow.from).collect();
-                let projection = Projection::of(&from);
+                let version = owner.api_version.rsplit('/').next().unwrap_or_default();
+                let projection = Projection::of(&read_paths(rule, version, in_place));
                 return Ok(match read(lookup, rule, reference.clone(), &projection)? {
                     Some(parent) => Resolved::Parent(rule, parent),
                     None => Resolved::NotFound(rule, reference),
                 });
             }
             ParentLink::Topology(entry) => {
-                match resolve_topology(request, namespace, lookup, rule, entry)? {
+                match resolve_topology(request, namespace, lookup, rule, entry, in_place)? {
                     Resolved::NoRule => {}
                     resolved => return Ok(resolved),
                 }
@@ -287,6 +387,7 @@ fn resolve_topology(
     lookup: &dyn Lookup,
     rule: &'static Rule,
     entry: rules::TopologyEntry,
+    in_place: bool,
 ) -> Result<Resolved, CapiError> {
     let labels = fields::string_map(&request.object, &["metadata", "labels"])?;
     if !labels.contains_key(topology::TOPOLOGY_OWNED_LABEL) {
@@ -311,11 +412,13 @@ fn resolve_topology(
         name: (*cluster_name).to_owned(),
         namespace: Some(namespace.to_owned()),
     };
+    let version = &request.kind.version;
+    let field_paths = field_sources(rule, version, in_place);
     let Some(cluster) = read(
         lookup,
         rule,
         cluster_ref.clone(),
-        &shape.cluster_projection(entry),
+        &shape.cluster_projection(entry, &field_paths),
     )?
     else {
         return Ok(Resolved::NotFound(rule, cluster_ref));
@@ -335,29 +438,78 @@ fn resolve_topology(
         lookup,
         rule,
         class_ref.clone(),
-        &shape.class_projection(entry),
+        &shape.class_projection(entry, &field_paths),
     )?
     else {
         return Ok(Resolved::NotFound(rule, class_ref));
     };
-    let merged = topology::merged_parent(shape, entry, &cluster.object, &class.object, entry_name)
-        .map_err(|(source, error)| {
-            let parent = match source {
-                topology::Source::Cluster => &cluster.reference,
-                topology::Source::ClusterClass => &class.reference,
-            };
-            malformed(rule, parent, error)
-        })?;
+    let merged = topology::merged_parent(
+        shape,
+        entry,
+        &cluster.object,
+        &class.object,
+        entry_name,
+        &field_paths,
+    )
+    .map_err(|(source, error)| {
+        let parent = match source {
+            topology::Source::Cluster => &cluster.reference,
+            topology::Source::ClusterClass => &class.reference,
+        };
+        malformed(rule, parent, error)
+    })?;
     Ok(match merged {
-        Some(object) => Resolved::Parent(
-            rule,
-            Parent {
-                reference: cluster.reference,
-                object,
-            },
-        ),
+        Some(merged) => {
+            let origins = merged
+                .origins
+                .into_iter()
+                .map(|(relative, origin)| {
+                    let origin = match origin {
+                        FieldOrigin::Cluster(path) => Origin::In(cluster.reference.clone(), path),
+                        FieldOrigin::ClusterClass(path) => {
+                            Origin::In(class.reference.clone(), path)
+                        }
+                        FieldOrigin::Neither(in_cluster, in_class) => Origin::Neither(format!(
+                            "neither {} {in_cluster} nor {} {in_class}",
+                            cluster.reference, class.reference
+                        )),
+                    };
+                    (relative, origin)
+                })
+                .collect();
+            Resolved::Parent(
+                rule,
+                Parent {
+                    version: version.clone(),
+                    origins,
+                    ..Parent::read(cluster.reference, merged.object)
+                },
+            )
+        }
         None => Resolved::NoTopologyEntry(rule, cluster.reference),
     })
+}
+
+/// The parent paths `rule` reads at the parent's API version `version`:
+/// every map flow's source, and with `in_place` every field flow's source
+/// there. They are the look-up's field masks, so a new field flow widens
+/// the mask by itself.
+fn read_paths(rule: &Rule, version: &str, in_place: bool) -> Vec<&'static [&'static str]> {
+    let maps = rule.flows().filter_map(|flow| match flow {
+        Flow::Map(map) => Some(map.from),
+        Flow::Field(_) => None,
+    });
+    maps.chain(field_sources(rule, version, in_place)).collect()
+}
+
+/// The field flows' sources of `rule` at `version` (none without `in_place`).
+fn field_sources(rule: &Rule, version: &str, in_place: bool) -> Vec<&'static [&'static str]> {
+    rule.flows()
+        .filter_map(|flow| match flow {
+            Flow::Field(field) if in_place => field.from.at(version).map(|from| from.path),
+            _ => None,
+        })
+        .collect()
 }
 
 fn malformed(rule: &Rule, parent: &ObjectRef, error: FieldError) -> CapiError {
@@ -376,7 +528,7 @@ fn read(
     projection: &Projection,
 ) -> Result<Option<Parent>, CapiError> {
     match lookup.get(&reference, projection) {
-        Ok(object) => Ok(Some(Parent { reference, object })),
+        Ok(object) => Ok(Some(Parent::read(reference, object))),
         Err(LookupError::NotFound) => Ok(None),
         Err(LookupError::Failed(message)) => Err(CapiError::Lookup {
             family: rule.family,

@@ -5,7 +5,7 @@
 //! edit carries what it replaces, and nothing here reads the object again.
 
 use crate::outcome::{Outcome, Verdict};
-use crate::plan::{Change, MapEdit, Plan};
+use crate::plan::{Change, Edit, FieldEdit, MapEdit, Plan};
 use crate::settings::Mode;
 
 /// Start of every validate-mode rejection.
@@ -34,15 +34,33 @@ pub fn report(plan: &Plan) -> String {
     format!("{REPORT_PREFIX}{}", lines(plan).join("; "))
 }
 
-/// The parts of [`report`], one per target map, sorted by path: what the
-/// audit lists line by line.
+/// The parts of [`report`], one per target map or field, sorted by path:
+/// what the audit lists line by line.
 pub fn lines(plan: &Plan) -> Vec<String> {
-    let mut edits: Vec<&MapEdit> = plan.edits.iter().collect();
-    edits.sort_by_key(|e| e.path);
-    edits
+    let mut lines: Vec<(String, String)> = plan
+        .edits
         .iter()
-        .map(|edit| format!("{}: {}", edit.path.join("."), describe(edit)))
+        .map(|edit| {
+            let described = match edit {
+                Edit::Map(edit) => describe(edit),
+                Edit::Field(edit) => describe_field(edit),
+            };
+            (edit.target(), described)
+        })
+        .collect();
+    lines.sort();
+    lines
+        .into_iter()
+        .map(|(target, described)| format!("{target}: {described}"))
         .collect()
+}
+
+/// `missing (expected 300, from …)` or `is "10s" (expected "5m0s", from …)`.
+fn describe_field(edit: &FieldEdit) -> String {
+    match &edit.was {
+        None => format!("missing (expected {}, from {})", edit.value, edit.source),
+        Some(was) => format!("is {was} (expected {}, from {})", edit.value, edit.source),
+    }
 }
 
 fn describe(edit: &MapEdit) -> String {

@@ -32,16 +32,40 @@ pub fn explain(
     (outcome, explanation)
 }
 
-/// Whether the policy acts on a request of this kind and operation at all:
-/// CREATE and UPDATE of a Cluster API kind it propagates to or checks, or of
-/// a composite resource (any kind outside the Cluster API and Kubernetes
-/// groups). For everything else it answers [`not_acted_on`] without reading
-/// the object, the settings or the cluster, so the edge need not even
-/// decode the object.
+/// Which part of the policy answers a request; decided from the kind and
+/// the operation alone, before the object is decoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Route {
+    /// Not acted on: answered by [`not_acted_on`] without reading the
+    /// object, the settings or the cluster.
+    NotActedOn,
+    /// A Cluster API kind the propagation rules or the Node-sync checks cover.
+    Capi,
+    /// A composite resource: any kind outside the Cluster API and
+    /// Kubernetes groups.
+    CloudTags,
+}
+
+/// The one place that decides whether, and how, the policy acts on a
+/// request: CREATE and UPDATE of a Cluster API kind it propagates to or
+/// checks, or of a composite resource. The edge asks before decoding the
+/// object; [`evaluate`] asks again only to dispatch, with the same answer.
+pub fn route(kind: &GroupVersionKind, operation: &str) -> Route {
+    if !is_write(operation) || is_kubernetes_group(&kind.group) {
+        Route::NotActedOn
+    } else if !capi::is_capi_group(&kind.group) {
+        Route::CloudTags
+    } else if capi::acts_on(&kind.group, &kind.kind) {
+        Route::Capi
+    } else {
+        Route::NotActedOn
+    }
+}
+
+/// Whether the policy acts on a request of this kind and operation at all
+/// ([`route`] is not [`Route::NotActedOn`]).
 pub fn acts_on(kind: &GroupVersionKind, operation: &str) -> bool {
-    is_write(operation)
-        && !is_kubernetes_group(&kind.group)
-        && (!capi::is_capi_group(&kind.group) || capi::acts_on(&kind.group, &kind.kind))
+    route(kind, operation) != Route::NotActedOn
 }
 
 /// The answer to a request the policy does not act on: allowed unchanged,
@@ -82,26 +106,28 @@ fn decide(
     lookup: &dyn Lookup,
     mut explain: Option<&mut Explanation>,
 ) -> Outcome {
-    if !request.is_write() || !request.object.is_object() {
-        if let Some(explain) = explain.as_deref_mut() {
-            explain.notes.push(format!(
-                "{} requests are allowed unchanged",
-                request.operation
-            ));
-        }
-        return Outcome::allow();
-    }
-    if is_kubernetes_group(&request.kind.group) {
+    let route = route(&request.kind, &request.operation);
+    if route == Route::NotActedOn || !request.object.is_object() {
         let outcome = not_acted_on(&request.kind, &request.operation);
         if let Some(explain) = explain.as_deref_mut() {
+            if !request.is_write() {
+                explain.notes.push(format!(
+                    "{} requests are allowed unchanged",
+                    request.operation
+                ));
+            } else if outcome.warnings.is_empty() {
+                explain.notes.push(format!(
+                    "no propagation rule applies to a {}: allowed unchanged",
+                    request.kind.kind
+                ));
+            }
             explain.notes.extend(outcome.warnings.iter().cloned());
         }
         return outcome;
     }
-    let outcome = if capi::is_capi_group(&request.kind.group) {
-        capi::evaluate(request, settings, lookup, explain)
-    } else {
-        tags::evaluate(&request.object, settings, explain)
+    let outcome = match route {
+        Route::Capi => capi::evaluate(request, settings, lookup, explain),
+        _ => tags::evaluate(&request.object, settings, explain),
     };
     deviations::enforce(outcome, settings.mode)
 }

@@ -17,6 +17,10 @@ pub struct Explanation {
     pub rule: Option<RuleUsed>,
     /// One entry per target map, in rule order.
     pub paths: Vec<PathExplanation>,
+    /// CAPI in-place fields: one entry per field (or keyed-list entry) the
+    /// rule offers, in rule order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fields: Vec<FieldExplanation>,
     /// Machines: which keys CAPI will sync to the Node, and why.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_sync: Option<NodeSync>,
@@ -90,6 +94,29 @@ pub enum Fate {
         /// The rule that says so.
         rule: String,
     },
+}
+
+/// What happened to one in-place field of a CAPI child.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FieldExplanation {
+    /// The child's field, with the entry key for a keyed list, e.g.
+    /// `spec.readinessGates[conditionType="X"]`.
+    pub path: String,
+    /// The field's name (`nodeDrainTimeout`).
+    pub field: String,
+    /// Where the parent holds the value (topology: the Cluster or the
+    /// ClusterClass), or where it was looked for.
+    pub from: String,
+    /// The value the child must hold; absent when the parent does not set
+    /// the field.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<serde_json::Value>,
+    /// The child's value as submitted, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub found: Option<serde_json::Value>,
+    /// `added`, `corrected`, `unchanged` or `not set by the parent`.
+    pub change: String,
 }
 
 /// Node-sync explanation for a Machine.
@@ -201,6 +228,27 @@ impl fmt::Display for Explanation {
                         writeln!(f, "  {:?}: not propagated: {rule}", key.key)?
                     }
                 }
+            }
+        }
+        if !self.fields.is_empty() {
+            writeln!(f, "fields:")?;
+        }
+        for field in &self.fields {
+            let found = field
+                .found
+                .as_ref()
+                .map_or("absent".to_owned(), ToString::to_string);
+            match &field.value {
+                Some(value) => writeln!(
+                    f,
+                    "  {} = {value}: flows from {} ({}; child had {found})",
+                    field.path, field.from, field.change
+                )?,
+                None => writeln!(
+                    f,
+                    "  {}: {}: set by {}; child value {found} kept",
+                    field.path, field.change, field.from
+                )?,
             }
         }
         if let Some(node) = &self.node_sync {

@@ -7,8 +7,16 @@
 //! - *conservative*: inside them, no key is removed unless the policy owns
 //!   the key itself (`plexsphere:` tags and the skip annotation), and keys
 //!   the policy does not own keep their values unless the contract says the
-//!   parent wins (CAPI maps).
+//!   parent wins (CAPI maps);
+//! - *typed*: a CAPI in-place field the policy writes holds the type its
+//!   CRD declares, and no entry of a keyed list goes.
+//!
+//! The CAPI maps and fields are read from the rule table
+//! ([`rules::contract_targets`]), never listed a second time.
 
+use crate::capi::duration;
+use crate::capi::rules::{self, Endpoint, Unit};
+use crate::plan::EntryKey;
 use crate::tags::transform::TAG_PREFIX;
 use crate::tags::{LABELS_ANNOTATION, SKIPPED_ANNOTATION};
 use serde_json::{Map, Value};
@@ -22,15 +30,6 @@ pub enum Capability {
     CloudTags,
 }
 
-const CAPI_MAPS: &[&[&str]] = &[
-    &["metadata", "labels"],
-    &["metadata", "annotations"],
-    &["spec", "template", "metadata", "labels"],
-    &["spec", "template", "metadata", "annotations"],
-    &["spec", "machineTemplate", "metadata", "labels"],
-    &["spec", "machineTemplate", "metadata", "annotations"],
-];
-
 const TAG_MAPS: &[&[&str]] = &[&["metadata", "annotations"], &["spec", "cloudTags"]];
 
 impl Capability {
@@ -43,10 +42,11 @@ impl Capability {
         }
     }
 
-    fn maps(self) -> &'static [&'static [&'static str]] {
+    /// The string maps and typed fields the capability may write.
+    fn targets(self) -> (Vec<&'static [&'static str]>, Vec<Endpoint>) {
         match self {
-            Capability::Capi => CAPI_MAPS,
-            Capability::CloudTags => TAG_MAPS,
+            Capability::Capi => rules::contract_targets(),
+            Capability::CloudTags => (TAG_MAPS.to_vec(), Vec::new()),
         }
     }
 
@@ -73,10 +73,24 @@ impl Capability {
 pub fn check_mutation(capability: Capability, before: &Value, after: &Value) -> Result<(), String> {
     let mut outside_before = before.clone();
     let mut outside_after = after.clone();
-    for path in capability.maps() {
+    let (maps, fields) = capability.targets();
+    for path in &maps {
         let old = take(&mut outside_before, path);
         let new = take(&mut outside_after, path);
         check_map(capability, path, old.as_ref(), new.as_ref())?;
+        prune_created_parents(&mut outside_after, &outside_before, path);
+        drop_null_parents(&mut outside_before, path);
+        drop_null_parents(&mut outside_after, path);
+    }
+    let mut paths: Vec<&[&str]> = fields.iter().map(|field| field.path).collect();
+    paths.dedup();
+    for path in paths {
+        let old = take(&mut outside_before, path);
+        let new = take(&mut outside_after, path);
+        if old != new {
+            let units = fields.iter().filter(|f| f.path == path).map(|f| f.unit);
+            check_field(path, units, old.as_ref(), new.as_ref())?;
+        }
         prune_created_parents(&mut outside_after, &outside_before, path);
         drop_null_parents(&mut outside_before, path);
         drop_null_parents(&mut outside_after, path);
@@ -133,6 +147,55 @@ fn check_map(
         return Err(format!("{at}[{LABELS_ANNOTATION:?}] changed"));
     }
     Ok(())
+}
+
+/// A field the policy changed must hold a value of one of the `units` the
+/// table gives its path (the CRD's type), and a keyed list keeps every entry.
+fn check_field(
+    path: &[&str],
+    mut units: impl Iterator<Item = Unit>,
+    before: Option<&Value>,
+    after: Option<&Value>,
+) -> Result<(), String> {
+    let at = path.join(".");
+    let Some(after) = after else {
+        return Err(format!("{at} was removed"));
+    };
+    if units.any(|unit| holds(unit, before, after)) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{at} was written as {after}, which its type does not allow or which drops an entry"
+        ))
+    }
+}
+
+/// Whether `after` is a value of `unit` (and, for a keyed list, keeps
+/// every entry of `before`).
+fn holds(unit: Unit, before: Option<&Value>, after: &Value) -> bool {
+    match unit {
+        Unit::Duration => after.as_str().is_some_and(|t| duration::parse(t).is_ok()),
+        Unit::Seconds | Unit::Integer => after.as_i64().is_some_and(|n| i32::try_from(n).is_ok()),
+        Unit::IntegerOmitZero => after
+            .as_i64()
+            .is_some_and(|n| n != 0 && i32::try_from(n).is_ok()),
+        Unit::Enum => after.as_str().is_some_and(|t| !t.is_empty()),
+        Unit::Object => after.is_object(),
+        Unit::KeyedList(keys) => {
+            let Some(entries) = after.as_array() else {
+                return false;
+            };
+            let kept = before
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .all(|old| {
+                    let key = EntryKey::of(keys, old);
+                    entries.iter().any(|new| key.matches(new))
+                });
+            kept && entries.iter().all(Value::is_object)
+        }
+    }
 }
 
 /// Removes and returns the value at `path`.
@@ -240,6 +303,22 @@ mod tests {
             check_mutation(Capability::Capi, &before, &written),
             Err("metadata.annotations[\"\\0\"] is not a string".into())
         );
+    }
+
+    #[test]
+    fn capi_fields_are_checked_against_their_type_and_keep_list_entries() {
+        let before = json!({"spec": {"readinessGates": [{"conditionType": "Mine"}]}});
+        let ok = json!({"spec": {"deletion": {"nodeDrainTimeoutSeconds": 300},
+                                 "readinessGates": [{"conditionType": "Mine"}, {"conditionType": "X"}]}});
+        assert_eq!(check_mutation(Capability::Capi, &before, &ok), Ok(()));
+        let wrong_type = json!({"spec": {"deletion": {"nodeDrainTimeoutSeconds": "5m"},
+                                         "readinessGates": [{"conditionType": "Mine"}]}});
+        assert!(check_mutation(Capability::Capi, &before, &wrong_type).is_err());
+        let dropped = json!({"spec": {"readinessGates": [{"conditionType": "X"}]}});
+        assert!(check_mutation(Capability::Capi, &before, &dropped).is_err());
+        let elsewhere =
+            json!({"spec": {"readinessGates": [{"conditionType": "Mine"}], "replicas": 1}});
+        assert!(check_mutation(Capability::Capi, &before, &elsewhere).is_err());
     }
 
     #[test]

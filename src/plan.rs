@@ -5,10 +5,123 @@
 //! the edge applies it once to the owned object. A plan lists only real
 //! differences, so an empty plan means "the object already complies", and the
 //! same plan can later be rendered as a list of deviations instead of applied.
+//!
+//! A plan is a list of typed [`Edit`]s: a change to a string map
+//! ([`MapEdit`]: labels, annotations, tags) or to one field
+//! ([`FieldEdit`]: a CAPI in-place field, or one entry of a keyed list).
+//! Each kind is applied here and rendered in [`crate::deviations`], once.
 
 use crate::fields::StringMap;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
+use std::fmt;
+
+/// One change of a plan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Edit {
+    /// Keys of a string map added, corrected or removed.
+    Map(MapEdit),
+    /// One field (or one keyed-list entry) set to a value.
+    Field(FieldEdit),
+}
+
+impl From<MapEdit> for Edit {
+    fn from(edit: MapEdit) -> Self {
+        Edit::Map(edit)
+    }
+}
+
+impl From<FieldEdit> for Edit {
+    fn from(edit: FieldEdit) -> Self {
+        Edit::Field(edit)
+    }
+}
+
+impl Edit {
+    /// Where the edit writes, e.g. `spec.template.metadata.labels` or
+    /// `spec.readinessGates[conditionType="X"]`; the order of reports.
+    pub fn target(&self) -> String {
+        match self {
+            Edit::Map(edit) => edit.path.join("."),
+            Edit::Field(edit) => edit.target(),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        match self {
+            Edit::Map(edit) => edit.is_empty(),
+            Edit::Field(_) => false,
+        }
+    }
+}
+
+/// One field set to a value: the whole field, or, for a keyed list
+/// (`readinessGates`, `taints`), the one entry with the given key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldEdit {
+    /// Where the field lives, e.g. `["spec", "deletion", "nodeDrainTimeoutSeconds"]`.
+    pub path: &'static [&'static str],
+    /// For a keyed list: the key of the entry; the edit replaces that entry,
+    /// or appends it when the list has none, and leaves the others.
+    pub entry: Option<EntryKey>,
+    /// The value the field (or entry) must hold.
+    pub value: Value,
+    /// What it held; `None` when absent. Recorded when the decision is made,
+    /// for the renderers.
+    pub was: Option<Value>,
+    /// Where the value comes from, e.g. `MachineDeployment default/md-0
+    /// (cluster.x-k8s.io/v1beta2) spec.template.spec.minReadySeconds`.
+    pub source: String,
+}
+
+impl FieldEdit {
+    /// The field's path, with the entry's key for a keyed list.
+    pub fn target(&self) -> String {
+        let path = self.path.join(".");
+        match &self.entry {
+            Some(key) => format!("{path}{key}"),
+            None => path,
+        }
+    }
+}
+
+/// The key of a keyed-list entry: its key fields and their values, in the
+/// list's key order (`conditionType`; `key`, `effect`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EntryKey(pub Vec<(&'static str, Value)>);
+
+impl EntryKey {
+    /// The key of `entry` for a list keyed by `fields` (absent reads as null).
+    pub fn of(fields: &[&'static str], entry: &Value) -> Self {
+        Self(
+            fields
+                .iter()
+                .map(|&field| (field, entry.get(field).cloned().unwrap_or(Value::Null)))
+                .collect(),
+        )
+    }
+
+    /// True when `entry` has this key.
+    pub fn matches(&self, entry: &Value) -> bool {
+        self.0
+            .iter()
+            .all(|(field, value)| entry.get(*field).unwrap_or(&Value::Null) == value)
+    }
+}
+
+impl fmt::Display for EntryKey {
+    /// `[conditionType="X"]`, `[key="k",effect="NoSchedule"]`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("[")?;
+        for (i, (field, value)) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(",")?;
+            }
+            write!(f, "{field}={value}")?;
+        }
+        f.write_str("]")
+    }
+}
 
 /// Changes to one string map of the object (labels, annotations, tags).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -103,16 +216,25 @@ impl Change<'_> {
 /// Every change one evaluation wants, in a stable order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Plan {
-    /// Edits, at most one per map path.
-    pub edits: Vec<MapEdit>,
+    /// Edits: at most one per map path, one per field or list entry.
+    pub edits: Vec<Edit>,
 }
 
 impl Plan {
     /// Adds an edit unless it changes nothing.
-    pub fn push(&mut self, edit: MapEdit) {
+    pub fn push(&mut self, edit: impl Into<Edit>) {
+        let edit = edit.into();
         if !edit.is_empty() {
             self.edits.push(edit);
         }
+    }
+
+    /// The map edits, in plan order.
+    pub fn map_edits(&self) -> impl Iterator<Item = &MapEdit> {
+        self.edits.iter().filter_map(|edit| match edit {
+            Edit::Map(edit) => Some(edit),
+            Edit::Field(_) => None,
+        })
     }
 
     /// True when the object already complies.
@@ -134,12 +256,51 @@ impl Plan {
     /// instead of copying them (the edge's path, once per request).
     pub fn apply_owned(self, object: &mut Value) {
         for edit in self.edits {
-            apply_edit(object, edit);
+            match edit {
+                Edit::Map(edit) => apply_map_edit(object, edit),
+                Edit::Field(edit) => apply_field_edit(object, edit),
+            }
         }
     }
 }
 
-fn apply_edit(object: &mut Value, edit: MapEdit) {
+/// Sets a field, creating missing parent objects; for a keyed-list entry,
+/// replaces the entry with the same key in place or appends it.
+fn apply_field_edit(object: &mut Value, edit: FieldEdit) {
+    let Some((last, parents)) = edit.path.split_last() else {
+        return;
+    };
+    let mut current = object;
+    for segment in parents {
+        let Some(map) = as_object_mut(current, true) else {
+            return;
+        };
+        current = map
+            .entry(*segment)
+            .or_insert_with(|| Value::Object(Map::new()));
+    }
+    let Some(parent) = as_object_mut(current, true) else {
+        return;
+    };
+    let Some(key) = edit.entry else {
+        parent.insert((*last).to_owned(), edit.value);
+        return;
+    };
+    let list = parent
+        .entry(*last)
+        .or_insert_with(|| Value::Array(Vec::new()));
+    if list.is_null() {
+        *list = Value::Array(Vec::new());
+    }
+    if let Value::Array(entries) = list {
+        match entries.iter_mut().find(|entry| key.matches(entry)) {
+            Some(entry) => *entry = edit.value,
+            None => entries.push(edit.value),
+        }
+    }
+}
+
+fn apply_map_edit(object: &mut Value, edit: MapEdit) {
     let Some((last, parents)) = edit.path.split_last() else {
         return;
     };
@@ -268,6 +429,69 @@ mod tests {
         plan.push(edit(&[], &["old"], true));
         plan.apply(&mut obj);
         assert_eq!(obj, json!({"spec": {}}));
+    }
+
+    fn field(path: &'static [&'static str], entry: Option<EntryKey>, value: Value) -> FieldEdit {
+        FieldEdit {
+            path,
+            entry,
+            value,
+            was: None,
+            source: "test".into(),
+        }
+    }
+
+    #[test]
+    fn field_edit_sets_the_field_and_creates_its_parents() {
+        let mut obj = json!({"spec": {"template": {"spec": {"version": "v1.31.0"}}}});
+        let mut plan = Plan::default();
+        plan.push(field(
+            &[
+                "spec",
+                "template",
+                "spec",
+                "deletion",
+                "nodeDrainTimeoutSeconds",
+            ],
+            None,
+            json!(300),
+        ));
+        plan.apply(&mut obj);
+        assert_eq!(
+            obj,
+            json!({"spec": {"template": {"spec": {"version": "v1.31.0",
+                "deletion": {"nodeDrainTimeoutSeconds": 300}}}}})
+        );
+    }
+
+    #[test]
+    fn keyed_entry_edit_replaces_in_place_or_appends_and_keeps_other_entries() {
+        let keys: &[&'static str] = &["key", "effect"];
+        let mut obj = json!({"spec": {"taints": [
+            {"key": "a", "effect": "NoSchedule", "value": "old"},
+            {"key": "mine", "effect": "NoExecute"}]}});
+        let corrected = json!({"key": "a", "effect": "NoSchedule", "value": "new"});
+        let added = json!({"key": "b", "effect": "NoSchedule"});
+        let mut plan = Plan::default();
+        plan.push(field(
+            &["spec", "taints"],
+            Some(EntryKey::of(keys, &corrected)),
+            corrected.clone(),
+        ));
+        plan.push(field(
+            &["spec", "taints"],
+            Some(EntryKey::of(keys, &added)),
+            added.clone(),
+        ));
+        plan.apply(&mut obj);
+        assert_eq!(
+            obj,
+            json!({"spec": {"taints": [corrected, {"key": "mine", "effect": "NoExecute"}, added]}})
+        );
+        assert_eq!(
+            plan.edits[0].target(),
+            "spec.taints[key=\"a\",effect=\"NoSchedule\"]"
+        );
     }
 
     #[test]

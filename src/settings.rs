@@ -53,7 +53,7 @@ pub struct RawSettings {
 }
 
 /// `capi.*` settings.
-#[derive(Debug, Default, Deserialize, PartialEq)]
+#[derive(Debug, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct RawCapiSettings {
     /// Like CAPI's `--additional-sync-machine-labels`: RE2 regexes matched
@@ -61,6 +61,20 @@ pub struct RawCapiSettings {
     pub additional_sync_machine_labels: Vec<String>,
     /// Like CAPI's `--additional-sync-machine-annotations`.
     pub additional_sync_machine_annotations: Vec<String>,
+    /// Propagate the in-place fields (timeouts, `minReadySeconds`,
+    /// readiness gates, taints, deletion order, machine naming) as well as
+    /// labels and annotations. Default `true`.
+    pub in_place_fields: bool,
+}
+
+impl Default for RawCapiSettings {
+    fn default() -> Self {
+        Self {
+            additional_sync_machine_labels: Vec::new(),
+            additional_sync_machine_annotations: Vec::new(),
+            in_place_fields: true,
+        }
+    }
 }
 
 /// `cloudTags.*` settings.
@@ -188,6 +202,11 @@ impl Settings {
             }
         })?;
         Ok(Self::from(parsed))
+    }
+
+    /// `capi.inPlaceFields`: whether the in-place fields flow.
+    pub fn in_place_fields(&self) -> bool {
+        self.capi.in_place_fields
     }
 
     /// `capi.additionalSyncMachineLabels`, compiled on first use.

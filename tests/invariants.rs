@@ -18,6 +18,7 @@ use metadata_propagation_policy::explain::{Fate, TagFate};
 use metadata_propagation_policy::invariants::{Capability, check_mutation};
 use metadata_propagation_policy::lookup::MapLookup;
 use metadata_propagation_policy::outcome::Verdict;
+use metadata_propagation_policy::plan::Edit;
 use metadata_propagation_policy::request::AdmissionRequest;
 use metadata_propagation_policy::settings::Settings;
 use proptest::prelude::*;
@@ -201,8 +202,7 @@ fn check_properties(
             .map(|k| k.key.as_str())
             .collect();
         let planned: BTreeSet<&str> = plan
-            .edits
-            .iter()
+            .map_edits()
             .filter(|e| e.path.join(".") == path)
             .flat_map(|e| e.set.keys().map(String::as_str))
             .collect();
@@ -213,6 +213,25 @@ fn check_properties(
             path
         );
     }
+    // Every field explained as added or corrected is a field edit of the
+    // plan, and the other way round.
+    let explained_fields: BTreeSet<String> = explanation
+        .fields
+        .iter()
+        .filter(|f| matches!(f.change.as_str(), "added" | "corrected"))
+        .map(|f| f.path.clone())
+        .collect();
+    let planned_fields: BTreeSet<String> = plan
+        .edits
+        .iter()
+        .filter(|e| matches!(e, Edit::Field(_)))
+        .map(Edit::target)
+        .collect();
+    prop_assert_eq!(
+        explained_fields,
+        planned_fields,
+        "explained and planned field changes"
+    );
     for label in explanation.cloud_tags.iter().flat_map(|t| &t.labels) {
         if let TagFate::Tag { tag_key } = &label.fate {
             prop_assert!(

@@ -1,10 +1,13 @@
 //! Filling the [`Explanation`] for Cluster API objects. Called only when an
 //! explanation was asked for.
 
+use super::in_place::FieldDecision;
 use super::node_sync;
-use super::rules::{Flow, KeyRule, Rule};
+use super::rules::{KeyRule, MapFlow, Rule};
 use super::{Offered, Parent, Resolved};
-use crate::explain::{Explanation, Fate, KeyFate, NodeKey, NodeSync, PathExplanation, RuleUsed};
+use crate::explain::{
+    Explanation, Fate, FieldExplanation, KeyFate, NodeKey, NodeSync, PathExplanation, RuleUsed,
+};
 use crate::fields::StringMap;
 use crate::key_pattern::KeyPattern;
 use crate::lookup::ObjectRef;
@@ -43,7 +46,7 @@ pub(super) fn flow(
     explain: &mut Explanation,
     rule: &Rule,
     parent: &ObjectRef,
-    flow: &Flow,
+    flow: &MapFlow,
     offered: &[Offered<'_>],
     current: &StringMap<'_>,
     edit: &MapEdit,
@@ -80,6 +83,20 @@ pub(super) fn flow(
         path: edit.path.join("."),
         keys,
     });
+}
+
+/// Records each in-place field decision, as `decide` made it.
+pub(super) fn fields(explain: &mut Explanation, decisions: &[FieldDecision]) {
+    explain
+        .fields
+        .extend(decisions.iter().map(|decision| FieldExplanation {
+            path: decision.target(),
+            field: decision.field.to_owned(),
+            from: decision.source.clone(),
+            value: decision.expected.clone(),
+            found: decision.found.clone(),
+            change: decision.change().to_owned(),
+        }));
 }
 
 /// Records, for every key of a Machine as stored, whether CAPI syncs it to

@@ -1,9 +1,10 @@
-//! Topology-owned ControlPlanes and MachineDeployments: their parent is the
-//! Cluster's topology merged over its ClusterClass (capi-rules §d).
+//! Topology-owned ControlPlanes, MachineDeployments and MachinePools: their
+//! parent is the Cluster's topology merged over its ClusterClass (CAPI
+//! `exp/topology/desiredstate`).
 //!
 //! The resolver turns (Cluster, ClusterClass) into a small synthetic parent
-//! object `{labels, annotations, machineTemplate?}` so the topology rows of
-//! the rule table flow like every other row. The v1beta1 / v1beta2
+//! object `{labels, annotations, machineTemplate?, <in-place fields>}` so
+//! the topology rows of the rule table flow like every other row. The v1beta1 / v1beta2
 //! differences are the [`SHAPES`] rows.
 
 use super::rules::TopologyEntry;
@@ -80,47 +81,61 @@ impl ClusterShape {
     /// What the resolver reads of the Cluster for `entry`: the class
     /// reference and that entry's metadata. These are also the look-up's
     /// field masks, so nothing else of the Cluster crosses into the guest.
-    pub fn cluster_projection(&self, entry: TopologyEntry) -> Projection {
-        const CONTROL_PLANE: [&str; 4] = ["spec", "topology", "controlPlane", "metadata"];
-        match workers(entry) {
-            None => Projection::of(&[
-                self.class_name,
-                self.class_namespace,
-                &[CONTROL_PLANE.as_slice(), &["labels"]].concat(),
-                &[CONTROL_PLANE.as_slice(), &["annotations"]].concat(),
-            ]),
-            Some(workers) => {
-                let list = ["spec", "topology", "workers", workers.list];
-                Projection::of(&[
-                    self.class_name,
-                    self.class_namespace,
-                    &[list.as_slice(), &["name"]].concat(),
-                    &[list.as_slice(), &["class"]].concat(),
-                    &[list.as_slice(), &["metadata", "labels"]].concat(),
-                    &[list.as_slice(), &["metadata", "annotations"]].concat(),
-                ])
-            }
+    /// `fields` are the in-place fields the rule reads, relative to the entry.
+    pub fn cluster_projection(&self, entry: TopologyEntry, fields: &[&[&str]]) -> Projection {
+        let base = topology_entry_path(entry);
+        let mut paths: Vec<Vec<&str>> =
+            vec![self.class_name.to_vec(), self.class_namespace.to_vec()];
+        if workers(entry).is_some() {
+            paths.push([base.as_slice(), &["name"]].concat());
+            paths.push([base.as_slice(), &["class"]].concat());
         }
+        paths.push([base.as_slice(), &["metadata", "labels"]].concat());
+        paths.push([base.as_slice(), &["metadata", "annotations"]].concat());
+        paths.extend(fields.iter().map(|field| [base.as_slice(), field].concat()));
+        let paths: Vec<&[&str]> = paths.iter().map(Vec::as_slice).collect();
+        Projection::of(&paths)
     }
 
     /// What the resolver reads of the ClusterClass for `entry`.
-    pub fn class_projection(&self, entry: TopologyEntry) -> Projection {
-        match workers(entry) {
-            None => Projection::of(&[
-                &["spec", "controlPlane", "metadata", "labels"],
-                &["spec", "controlPlane", "metadata", "annotations"],
-                &["spec", "controlPlane", "machineInfrastructure"],
-            ]),
-            Some(workers) => {
-                let list = ["spec", "workers", workers.list];
-                let metadata = [list.as_slice(), self.worker_class_metadata].concat();
-                Projection::of(&[
-                    &[list.as_slice(), &["class"]].concat(),
-                    &[metadata.as_slice(), &["labels"]].concat(),
-                    &[metadata.as_slice(), &["annotations"]].concat(),
-                ])
+    pub fn class_projection(&self, entry: TopologyEntry, fields: &[&[&str]]) -> Projection {
+        let base = class_entry_path(entry);
+        let mut paths: Vec<Vec<&str>> = match workers(entry) {
+            None => vec![
+                vec!["spec", "controlPlane", "metadata", "labels"],
+                vec!["spec", "controlPlane", "metadata", "annotations"],
+                vec!["spec", "controlPlane", "machineInfrastructure"],
+            ],
+            Some(_) => {
+                let metadata = [base.as_slice(), self.worker_class_metadata].concat();
+                vec![
+                    [base.as_slice(), &["class"]].concat(),
+                    [metadata.as_slice(), &["labels"]].concat(),
+                    [metadata.as_slice(), &["annotations"]].concat(),
+                ]
             }
-        }
+        };
+        paths.extend(fields.iter().map(|field| [base.as_slice(), field].concat()));
+        let paths: Vec<&[&str]> = paths.iter().map(Vec::as_slice).collect();
+        Projection::of(&paths)
+    }
+}
+
+/// Where the Cluster keeps `entry`: `spec.topology.controlPlane`, or the
+/// `spec.topology.workers.<list>` array.
+fn topology_entry_path(entry: TopologyEntry) -> Vec<&'static str> {
+    match workers(entry) {
+        None => vec!["spec", "topology", "controlPlane"],
+        Some(workers) => vec!["spec", "topology", "workers", workers.list],
+    }
+}
+
+/// Where the ClusterClass keeps `entry`: `spec.controlPlane`, or the
+/// `spec.workers.<list>` array.
+fn class_entry_path(entry: TopologyEntry) -> Vec<&'static str> {
+    match workers(entry) {
+        None => vec!["spec", "controlPlane"],
+        Some(workers) => vec!["spec", "workers", workers.list],
     }
 }
 
@@ -156,23 +171,56 @@ pub enum Source {
     ClusterClass,
 }
 
-/// The merged metadata for a topology child, as a synthetic parent object,
-/// or `None` when the Cluster has no entry named `entry_name` for it (a
-/// skip, not a failure).
+/// The synthetic parent of a topology child: the merged metadata
+/// (`labels`, `annotations`, `machineTemplate`) and each in-place field at
+/// its path relative to the entry, taken from the topology entry when set
+/// there, else from the class entry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Merged {
+    /// The synthetic parent object.
+    pub object: Value,
+    /// For each field path (dotted, relative to the entry) where its value
+    /// comes from, or where it was looked for.
+    pub origins: Vec<(String, FieldOrigin)>,
+}
+
+/// Where a topology child's field value comes from. Paths are rendered
+/// within their object, e.g. `spec.topology.workers.machineDeployments[name="md-0"].minReadySeconds`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FieldOrigin {
+    /// The Cluster's topology entry sets it.
+    Cluster(String),
+    /// The topology entry does not, the ClusterClass entry does.
+    ClusterClass(String),
+    /// Neither sets it: (the Cluster path, the ClusterClass path).
+    Neither(String, String),
+}
+
+/// The merged metadata and fields for a topology child, as a synthetic
+/// parent, or `None` when the Cluster has no entry named `entry_name` for
+/// it (a skip, not a failure). `field_paths` are the in-place fields the
+/// rule reads, relative to the entry.
 pub fn merged_parent(
     shape: &ClusterShape,
     entry: TopologyEntry,
     cluster: &Value,
     class: &Value,
     entry_name: &str,
-) -> Result<Option<Value>, (Source, FieldError)> {
+    field_paths: &[&[&str]],
+) -> Result<Option<Merged>, (Source, FieldError)> {
     let in_cluster = |e| (Source::Cluster, e);
     let in_class = |e| (Source::ClusterClass, e);
     let Some(workers) = workers(entry) else {
-        let topology = metadata(cluster, &["spec", "topology", "controlPlane", "metadata"])
-            .map_err(in_cluster)?;
-        let from_class =
-            metadata(class, &["spec", "controlPlane", "metadata"]).map_err(in_class)?;
+        let topology_entry = fields::get(cluster, &["spec", "topology", "controlPlane"])
+            .map_err(in_cluster)?
+            .unwrap_or(&Value::Null);
+        let class_entry = fields::get(class, &["spec", "controlPlane"])
+            .map_err(in_class)?
+            .unwrap_or(&Value::Null);
+        let topology = metadata(topology_entry, &["metadata"])
+            .map_err(|e| in_cluster(nest("spec.topology.controlPlane", e)))?;
+        let from_class = metadata(class_entry, &["metadata"])
+            .map_err(|e| in_class(nest("spec.controlPlane", e)))?;
         let merged = merge(&topology, &from_class);
         let mut parent = merged.clone();
         // CAPI sets spec.machineTemplate.metadata only for control planes
@@ -184,7 +232,11 @@ pub fn merged_parent(
         {
             parent.insert("machineTemplate".to_owned(), Value::Object(merged));
         }
-        return Ok(Some(Value::Object(parent)));
+        let sides = Sides {
+            topology: (topology_entry, "spec.topology.controlPlane".to_owned()),
+            class: (class_entry, "spec.controlPlane".to_owned()),
+        };
+        return merge_fields(parent, &sides, field_paths).map(Some);
     };
     let topology_path = ["spec", "topology", "workers", workers.list];
     let Some((index, topology_entry)) =
@@ -200,14 +252,111 @@ pub fn merged_parent(
         .unwrap_or_default();
     let class_path = ["spec", "workers", workers.list];
     let class_entry = find_entry(class, &class_path, "class", class_name).map_err(in_class)?;
-    let from_class = match class_entry {
-        Some((i, class_entry)) => metadata(class_entry, shape.worker_class_metadata)
-            .map_err(|e| in_class(nest(&format!("{}[{i}]", class_path.join(".")), e)))?,
+    let (from_class, class_entry) = match class_entry {
+        Some((i, class_entry)) => (
+            metadata(class_entry, shape.worker_class_metadata)
+                .map_err(|e| in_class(nest(&format!("{}[{i}]", class_path.join(".")), e)))?,
+            class_entry,
+        ),
         // CAPI never creates a worker whose class the ClusterClass lacks; if
         // one exists, its own topology metadata still applies.
-        None => Metadata::default(),
+        None => (Metadata::default(), &Value::Null),
     };
-    Ok(Some(Value::Object(merge(&topology, &from_class))))
+    let parent = merge(&topology, &from_class);
+    let quoted = |value: &str| Value::from(value).to_string();
+    let sides = Sides {
+        topology: (
+            topology_entry,
+            format!("{}[name={}]", topology_path.join("."), quoted(entry_name)),
+        ),
+        class: (
+            class_entry,
+            format!("{}[class={}]", class_path.join("."), quoted(class_name)),
+        ),
+    };
+    merge_fields(parent, &sides, field_paths).map(Some)
+}
+
+/// The topology entry and the class entry a child's fields come from,
+/// each with its rendered path.
+struct Sides<'a> {
+    topology: (&'a Value, String),
+    class: (&'a Value, String),
+}
+
+/// Adds each field to the synthetic parent: the topology entry's value when
+/// it sets the field, else the class entry's (CAPI: topology ?? class,
+/// field by field; a list is taken whole from one side).
+fn merge_fields(
+    mut parent: Map<String, Value>,
+    sides: &Sides<'_>,
+    field_paths: &[&[&str]],
+) -> Result<Merged, (Source, FieldError)> {
+    let mut origins = Vec::with_capacity(field_paths.len());
+    for path in field_paths {
+        let relative = path.join(".");
+        let (value, origin) = match (
+            set_value(&sides.topology, path, Source::Cluster)?,
+            set_value(&sides.class, path, Source::ClusterClass)?,
+        ) {
+            (Some(value), _) => (
+                Some(value),
+                FieldOrigin::Cluster(format!("{}.{relative}", sides.topology.1)),
+            ),
+            (None, Some(value)) => (
+                Some(value),
+                FieldOrigin::ClusterClass(format!("{}.{relative}", sides.class.1)),
+            ),
+            (None, None) => (
+                None,
+                FieldOrigin::Neither(
+                    format!("{}.{relative}", sides.topology.1),
+                    format!("{}.{relative}", sides.class.1),
+                ),
+            ),
+        };
+        if let Some(value) = value {
+            insert_at(&mut parent, path, value.clone());
+        }
+        origins.push((relative, origin));
+    }
+    Ok(Merged {
+        object: Value::Object(parent),
+        origins,
+    })
+}
+
+/// The value one side sets at `path`, if it sets one.
+fn set_value<'a>(
+    (entry, at): &(&'a Value, String),
+    path: &[&str],
+    source: Source,
+) -> Result<Option<&'a Value>, (Source, FieldError)> {
+    fields::get(entry, path)
+        .map(|value| value.filter(|v| !is_unset(v)))
+        .map_err(|e| (source, nest(at, e)))
+}
+
+/// An enum CAPI treats as unset (`deletion.order: ""`).
+fn is_unset(value: &Value) -> bool {
+    value.as_str() == Some("")
+}
+
+fn insert_at(map: &mut Map<String, Value>, path: &[&str], value: Value) {
+    let Some((last, parents)) = path.split_last() else {
+        return;
+    };
+    let mut current = map;
+    for segment in parents {
+        let next = current
+            .entry(*segment)
+            .or_insert_with(|| Value::Object(Map::new()));
+        let Value::Object(next) = next else {
+            return;
+        };
+        current = next;
+    }
+    current.insert((*last).to_owned(), value);
 }
 
 /// Labels and annotations of one metadata block.
@@ -273,8 +422,11 @@ fn find_entry<'a>(
 
 /// Re-roots an error found inside an array entry under the entry's path.
 fn nest(prefix: &str, error: FieldError) -> FieldError {
-    FieldError::new(
-        FieldPath::of(&[prefix, &error.field.to_string()]),
-        error.problem,
-    )
+    let field = error.field.to_string();
+    let path = if field.is_empty() {
+        FieldPath::of(&[prefix])
+    } else {
+        FieldPath::of(&[prefix, &field])
+    };
+    FieldError::new(path, error.problem)
 }

@@ -1,0 +1,432 @@
+//! The in-place fields: one parent field made the child's, by meaning.
+//!
+//! CAPI applies these fields with server-side apply (reference: CAPI
+//! `internal/util/ssa`): a field the parent sets is asserted on the child,
+//! a field it does not set is left to whoever set it. Here that becomes
+//! one [`FieldDecision`] per field, or per entry of a keyed list, decided
+//! once and then applied ([`FieldEdit`]), reported (validate mode) or
+//! explained from the same record.
+
+use super::duration::{self, Nanos};
+use super::rules::{Endpoint, FieldFlow, Unit};
+use crate::fields::{self, FieldError, FieldPath};
+use crate::plan::{EntryKey, FieldEdit};
+use serde_json::Value;
+
+/// What the policy decided for one child field (or keyed-list entry).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldDecision {
+    /// The field's name (`nodeDrainTimeout`).
+    pub field: &'static str,
+    /// The child's path.
+    pub path: &'static [&'static str],
+    /// For a keyed list, the entry.
+    pub entry: Option<EntryKey>,
+    /// Where the parent holds (or would hold) the value.
+    pub source: String,
+    /// The parent's value written as the child holds it; `None` when the
+    /// parent does not set the field (the child's value stays).
+    pub expected: Option<Value>,
+    /// The child's value as submitted.
+    pub found: Option<Value>,
+    /// True when the child differs from `expected` by meaning.
+    pub differs: bool,
+}
+
+impl FieldDecision {
+    /// The change this decision asks for, if any.
+    pub fn edit(&self) -> Option<FieldEdit> {
+        let value = self.expected.clone().filter(|_| self.differs)?;
+        Some(FieldEdit {
+            path: self.path,
+            entry: self.entry.clone(),
+            value,
+            was: self.found.clone(),
+            source: self.source.clone(),
+        })
+    }
+
+    /// `added`, `corrected`, `unchanged` or `not set by the parent`.
+    pub fn change(&self) -> &'static str {
+        match (&self.expected, self.differs, &self.found) {
+            (None, _, _) => "not set by the parent",
+            (Some(_), false, _) => "unchanged",
+            (Some(_), true, None) => "added",
+            (Some(_), true, Some(_)) => "corrected",
+        }
+    }
+
+    /// The child path with the entry key, as reports name it.
+    pub fn target(&self) -> String {
+        let path = self.path.join(".");
+        match &self.entry {
+            Some(key) => format!("{path}{key}"),
+            None => path,
+        }
+    }
+}
+
+/// Which object a malformed field belongs to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Malformed {
+    /// The parent's field cannot be read as its unit.
+    Parent(FieldError),
+    /// The child's field cannot be compared.
+    Child(FieldError),
+}
+
+/// A parent value, read in its unit.
+enum Desired<'a> {
+    Duration { nanos: Nanos, whole_seconds: bool },
+    Integer(i64),
+    Text(&'a str),
+    Whole(&'a Value),
+    Entries(&'a [Value]),
+}
+
+/// Decides one field flow for a child at `child_version` of a parent at
+/// `parent_version`. Empty when either version lacks the field. `source`
+/// names where the parent holds a path.
+pub fn decide(
+    flow: &FieldFlow,
+    parent: &Value,
+    parent_version: &str,
+    child: &Value,
+    child_version: &str,
+    source: &dyn Fn(&Endpoint) -> String,
+) -> Result<Vec<FieldDecision>, Malformed> {
+    let (Some(from), Some(to)) = (flow.from.at(parent_version), flow.to.at(child_version)) else {
+        return Ok(Vec::new());
+    };
+    let source = source(from);
+    let found = fields::get(child, to.path).map_err(Malformed::Child)?;
+    let decision = |expected: Option<Value>, differs: bool| FieldDecision {
+        field: flow.field,
+        path: to.path,
+        entry: None,
+        source: source.clone(),
+        expected,
+        found: found.cloned(),
+        differs,
+    };
+    let Some(desired) = desired(from, parent).map_err(Malformed::Parent)? else {
+        return Ok(vec![decision(None, false)]);
+    };
+    let child_error =
+        |problem: String| Malformed::Child(FieldError::new(FieldPath::of(to.path), problem));
+    Ok(match (desired, to.unit) {
+        (
+            Desired::Duration {
+                nanos,
+                whole_seconds,
+            },
+            Unit::Duration | Unit::Seconds,
+        ) => {
+            let expected = match to.unit {
+                Unit::Duration => Value::String(duration::format(nanos)),
+                _ => Value::from(duration::to_seconds(nanos)),
+            };
+            let differs = match found {
+                None => true,
+                Some(held) => {
+                    let (held, held_whole) = held_duration(held, to.unit).map_err(child_error)?;
+                    // Whole seconds are what v1beta2 stores: compare there
+                    // unless both sides are v1beta1 durations.
+                    if whole_seconds || held_whole {
+                        duration::to_seconds(held) != duration::to_seconds(nanos)
+                    } else {
+                        held != nanos
+                    }
+                }
+            };
+            vec![decision(Some(expected), differs)]
+        }
+        (Desired::Integer(0), Unit::IntegerOmitZero) => vec![decision(None, false)],
+        (Desired::Integer(value), Unit::Integer | Unit::IntegerOmitZero) => {
+            let differs = match found {
+                None => true,
+                Some(held) => {
+                    held.as_i64()
+                        .ok_or_else(|| child_error(expected_text("an integer", held)))?
+                        != value
+                }
+            };
+            vec![decision(Some(Value::from(value)), differs)]
+        }
+        (Desired::Text(text), Unit::Enum) => {
+            let differs = match found {
+                None => true,
+                Some(held) => {
+                    held.as_str()
+                        .ok_or_else(|| child_error(expected_text("a string", held)))?
+                        != text
+                }
+            };
+            vec![decision(Some(Value::from(text)), differs)]
+        }
+        (Desired::Whole(value), Unit::Object) => {
+            vec![decision(Some(value.clone()), found != Some(value))]
+        }
+        (Desired::Entries(entries), Unit::KeyedList(keys)) => {
+            let held: &[Value] = match found {
+                None => &[],
+                Some(Value::Array(held)) => held,
+                Some(other) => return Err(child_error(expected_text("a list", other))),
+            };
+            let mut decisions: Vec<FieldDecision> = Vec::new();
+            for entry in entries {
+                let key = EntryKey::of(keys, entry);
+                // A list map has unique keys; should a parent hold a
+                // duplicate, the first entry wins, as in CAPI's KCP gates.
+                if decisions.iter().any(|d| d.entry.as_ref() == Some(&key)) {
+                    continue;
+                }
+                let current = held.iter().find(|h| key.matches(h));
+                decisions.push(FieldDecision {
+                    entry: Some(key),
+                    found: current.cloned(),
+                    ..decision(Some(entry.clone()), current != Some(entry))
+                });
+            }
+            decisions
+        }
+        // The table pairs only convertible units (a unit test checks it).
+        _ => Vec::new(),
+    })
+}
+
+/// The parent's value at `from`, or `None` when it does not set the field.
+fn desired<'a>(from: &Endpoint, parent: &'a Value) -> Result<Option<Desired<'a>>, FieldError> {
+    let Some(value) = fields::get(parent, from.path)? else {
+        return Ok(None);
+    };
+    let wrong = |what: &str| FieldError::new(FieldPath::of(from.path), expected_text(what, value));
+    Ok(Some(match from.unit {
+        Unit::Duration => {
+            let text = value
+                .as_str()
+                .ok_or_else(|| wrong("a duration string such as \"5m0s\""))?;
+            let nanos = duration::parse(text)
+                .map_err(|problem| FieldError::new(FieldPath::of(from.path), problem))?;
+            Desired::Duration {
+                nanos,
+                whole_seconds: false,
+            }
+        }
+        Unit::Seconds => Desired::Duration {
+            nanos: duration::from_seconds(
+                value
+                    .as_i64()
+                    .ok_or_else(|| wrong("an integer number of seconds"))?,
+            ),
+            whole_seconds: true,
+        },
+        Unit::Integer | Unit::IntegerOmitZero => {
+            Desired::Integer(value.as_i64().ok_or_else(|| wrong("an integer"))?)
+        }
+        Unit::Enum => match value.as_str().ok_or_else(|| wrong("a string"))? {
+            "" => return Ok(None),
+            text => Desired::Text(text),
+        },
+        Unit::Object => {
+            if !value.is_object() {
+                return Err(wrong("an object"));
+            }
+            Desired::Whole(value)
+        }
+        Unit::KeyedList(_) => {
+            let entries = value.as_array().ok_or_else(|| wrong("a list"))?;
+            if let Some((i, entry)) = entries.iter().enumerate().find(|(_, e)| !e.is_object()) {
+                return Err(FieldError::new(
+                    FieldPath::of(&[&format!("{}[{i}]", from.path.join("."))]),
+                    expected_text("an object", entry),
+                ));
+            }
+            Desired::Entries(entries)
+        }
+    }))
+}
+
+/// A child's duration field: its nanoseconds, and whether it is whole
+/// seconds (v1beta2).
+fn held_duration(held: &Value, unit: Unit) -> Result<(Nanos, bool), String> {
+    match unit {
+        Unit::Duration => {
+            let text = held
+                .as_str()
+                .ok_or_else(|| expected_text("a duration string such as \"5m0s\"", held))?;
+            Ok((duration::parse(text)?, false))
+        }
+        _ => held
+            .as_i64()
+            .map(|seconds| (duration::from_seconds(seconds), true))
+            .ok_or_else(|| expected_text("an integer number of seconds", held)),
+    }
+}
+
+fn expected_text(what: &str, found: &Value) -> String {
+    format!("expected {what}, found {}", fields::type_name(found))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capi::rules::{CAPI_RULES, Flow, MACHINE_SET_FIELDS};
+    use serde_json::json;
+
+    fn flow(name: &str) -> &'static FieldFlow {
+        MACHINE_SET_FIELDS
+            .iter()
+            .find_map(|f| match f {
+                Flow::Field(f) if f.field == name => Some(f),
+                _ => None,
+            })
+            .unwrap()
+    }
+
+    fn run(
+        name: &str,
+        md: Value,
+        md_version: &str,
+        ms: Value,
+        ms_version: &str,
+    ) -> Vec<FieldDecision> {
+        decide(flow(name), &md, md_version, &ms, ms_version, &|e| {
+            e.path.join(".")
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn every_flow_pairs_convertible_units() {
+        for rule in CAPI_RULES {
+            for flow in rule.flows() {
+                if let Flow::Field(field) = flow {
+                    for from in field.from.endpoints() {
+                        for to in field.to.endpoints() {
+                            assert!(
+                                from.unit.converts_to(to.unit),
+                                "{} {}: {:?} -> {:?}",
+                                rule.family,
+                                field.field,
+                                from.unit,
+                                to.unit
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn durations_compare_by_value_across_versions() {
+        let md =
+            json!({"spec": {"template": {"spec": {"deletion": {"nodeDrainTimeoutSeconds": 300}}}}});
+        let equal = run(
+            "nodeDrainTimeout",
+            md.clone(),
+            "v1beta2",
+            json!({"spec": {"template": {"spec": {"nodeDrainTimeout": "5m"}}}}),
+            "v1beta1",
+        );
+        assert!(!equal[0].differs);
+        assert_eq!(equal[0].edit(), None);
+        let drifted = run(
+            "nodeDrainTimeout",
+            md,
+            "v1beta2",
+            json!({"spec": {"template": {"spec": {"nodeDrainTimeout": "10s"}}}}),
+            "v1beta1",
+        );
+        assert_eq!(drifted[0].edit().unwrap().value, json!("5m0s"));
+        assert_eq!(drifted[0].change(), "corrected");
+        let v1 = json!({"spec": {"template": {"spec": {"nodeDrainTimeout": "1m30s"}}}});
+        let to_seconds = run("nodeDrainTimeout", v1, "v1beta1", json!({}), "v1beta2");
+        assert_eq!(to_seconds[0].edit().unwrap().value, json!(90));
+        assert_eq!(to_seconds[0].change(), "added");
+    }
+
+    #[test]
+    fn an_unset_parent_field_leaves_the_child_alone() {
+        let decisions = run(
+            "nodeDrainTimeout",
+            json!({"spec": {}}),
+            "v1beta2",
+            json!({"spec": {"template": {"spec": {"deletion": {"nodeDrainTimeoutSeconds": 7}}}}}),
+            "v1beta2",
+        );
+        assert_eq!(decisions[0].expected, None);
+        assert_eq!(decisions[0].change(), "not set by the parent");
+        assert_eq!(decisions[0].edit(), None);
+        let order = run(
+            "deletionOrder",
+            json!({"spec": {"deletion": {"order": ""}}}),
+            "v1beta2",
+            json!({"spec": {"deletion": {"order": "Oldest"}}}),
+            "v1beta2",
+        );
+        assert_eq!(order[0].edit(), None);
+    }
+
+    #[test]
+    fn a_v1beta1_machineset_never_gets_min_ready_seconds_zero() {
+        let zero = run(
+            "minReadySeconds",
+            json!({"spec": {"minReadySeconds": 0}}),
+            "v1beta1",
+            json!({"spec": {}}),
+            "v1beta1",
+        );
+        assert_eq!(zero[0].edit(), None);
+        let v2 = run(
+            "minReadySeconds",
+            json!({"spec": {"minReadySeconds": 0}}),
+            "v1beta1",
+            json!({"spec": {}}),
+            "v1beta2",
+        );
+        assert_eq!(v2[0].edit().unwrap().value, json!(0));
+    }
+
+    #[test]
+    fn keyed_lists_assert_each_parent_entry_and_keep_the_rest() {
+        let md = json!({"spec": {"template": {"spec": {"readinessGates": [
+            {"conditionType": "A"}, {"conditionType": "B", "polarity": "Negative"}, {"conditionType": "A", "polarity": "Negative"}]}}}});
+        let ms = json!({"spec": {"template": {"spec": {"readinessGates": [
+            {"conditionType": "Mine"}, {"conditionType": "B"}, {"conditionType": "A"}]}}}});
+        let decisions = run("readinessGates", md, "v1beta2", ms, "v1beta2");
+        let edits: Vec<_> = decisions.iter().filter_map(FieldDecision::edit).collect();
+        assert_eq!(decisions.len(), 2, "duplicate parent key: the first wins");
+        assert_eq!(edits.len(), 1);
+        assert_eq!(
+            edits[0].target(),
+            "spec.template.spec.readinessGates[conditionType=\"B\"]"
+        );
+        assert_eq!(edits[0].was, Some(json!({"conditionType": "B"})));
+    }
+
+    #[test]
+    fn malformed_values_are_named_on_their_side() {
+        let parent = decide(
+            flow("nodeDrainTimeout"),
+            &json!({"spec": {"template": {"spec": {"nodeDrainTimeout": "soon"}}}}),
+            "v1beta1",
+            &json!({}),
+            "v1beta1",
+            &|e| e.path.join("."),
+        );
+        assert!(matches!(parent, Err(Malformed::Parent(e)) if e.to_string()
+            == "spec.template.spec.nodeDrainTimeout: \"soon\" is not a duration such as \"5m0s\" or \"90s\""));
+        let child = decide(
+            flow("minReadySeconds"),
+            &json!({"spec": {"template": {"spec": {"minReadySeconds": 5}}}}),
+            "v1beta2",
+            &json!({"spec": {"template": {"spec": {"minReadySeconds": "5"}}}}),
+            "v1beta2",
+            &|e| e.path.join("."),
+        );
+        assert!(matches!(child, Err(Malformed::Child(e)) if e.to_string()
+            == "spec.template.spec.minReadySeconds: expected an integer, found a string"));
+    }
+}
