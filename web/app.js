@@ -166,6 +166,18 @@ function explanation(x) {
       ? table(["key", "fate", "detail"], path.keys.map((k) => fateRow(k.key, k)))
       : el("p", { class: "none" }, "the parent offers no keys here"));
   }
+  if (x.fields && x.fields.length) {
+    // In-place fields, as the core decided them: where each value comes
+    // from (the parent, or the Cluster topology / ClusterClass).
+    out.push(el("h3", {}, "In-place fields"));
+    const json = (v) => (v === undefined ? "absent" : JSON.stringify(v));
+    const cls = { added: "flows", corrected: "flows", unchanged: "flows" };
+    out.push(table(["field", "fate", "detail"], x.fields.map((f) => el("tr", { class: cls[f.change] || "kept" },
+      keyCell(f.path), fateCell(f.change),
+      el("td", {}, f.value === undefined
+        ? `the parent does not set it (${f.from}); child value ${json(f.found)} kept`
+        : `= ${json(f.value)} from ${f.from} (child had ${json(f.found)})`)))));
+  }
   if (x.nodeSync) {
     for (const what of ["labels", "annotations"]) {
       out.push(el("h3", {}, `Node sync: ${what}`));
