@@ -1,7 +1,11 @@
 //! Property tests over both capabilities, on real CAPI and Crossplane
-//! fixtures with generated label/annotation/tag maps spliced in:
+//! fixtures with generated label/annotation/tag maps spliced in, and, for
+//! CAPI, generated in-place field values at every path the rule table names
+//! (kept only where the object's CRD accepts them):
 //! - idempotent: mutating the mutated object changes nothing;
-//! - contained and conservative: `invariants::check_mutation`;
+//! - contained, conservative and typed: `invariants::check_mutation` (the
+//!   policy writes only the maps and fields the table names, each field
+//!   with its CRD type, and no keyed-list entry goes);
 //! - deterministic: the same request and settings give the same outcome and
 //!   byte-identical mutated objects;
 //! - real: an object its CRD (or XRD) accepts stays one it accepts
@@ -13,6 +17,7 @@
 #[path = "support/crd_schema.rs"]
 mod crd_schema;
 
+use metadata_propagation_policy::capi::rules::{CAPI_RULES, Flow, ParentLink, Unit};
 use metadata_propagation_policy::evaluate::{evaluate, explain};
 use metadata_propagation_policy::explain::{Fate, TagFate};
 use metadata_propagation_policy::invariants::{Capability, check_mutation};
@@ -277,8 +282,168 @@ const CAPI_PATHS: &[&[&str]] = &[
     &["spec", "machineTemplate", "metadata", "annotations"],
 ];
 
+/// A value of `unit`, picked by `seed`: equal-by-meaning spellings
+/// (`"5m"`, `"5m0s"`, 300), zeros, and keyed entries whose keys repeat
+/// across objects with different content.
+fn field_value(unit: Unit, seed: usize) -> Value {
+    const DURATIONS: &[&str] = &["0s", "10s", "5m", "5m0s", "1m30s", "1.5s", "300s"];
+    const SECONDS: &[i64] = &[0, 10, 90, 300];
+    const ENUMS: &[&str] = &["Random", "Newest", "Oldest"];
+    const GATES: &[&str] = &["example.com/A", "example.com/B", "APIServerPodHealthy"];
+    const TAINTS: &[(&str, &str)] = &[
+        ("dedicated", "NoSchedule"),
+        ("gpu", "NoExecute"),
+        ("dedicated", "NoExecute"),
+    ];
+    match unit {
+        Unit::Duration => json!(DURATIONS[seed % DURATIONS.len()]),
+        Unit::Seconds | Unit::Integer | Unit::IntegerOmitZero => {
+            json!(SECONDS[seed % SECONDS.len()])
+        }
+        Unit::Enum => json!(ENUMS[seed % ENUMS.len()]),
+        Unit::Object => {
+            let templates = [
+                "{{ .machineSet.name }}-{{ .random }}",
+                "{{ .cluster.name }}-w-{{ .random }}",
+            ];
+            json!({"template": templates[seed % 2]})
+        }
+        Unit::KeyedList(keys) if keys == ["conditionType"] => Value::Array(
+            GATES
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| seed >> i & 1 == 1)
+                .map(|(i, gate)| {
+                    if seed >> (i + 3) & 1 == 1 {
+                        json!({"conditionType": gate, "polarity": "Negative"})
+                    } else {
+                        json!({"conditionType": gate})
+                    }
+                })
+                .collect(),
+        ),
+        Unit::KeyedList(_) => Value::Array(
+            TAINTS
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| seed >> i & 1 == 1)
+                .map(|(i, (key, effect))| {
+                    let value = ["a", "b"][seed >> (i + 3) & 1];
+                    json!({"key": key, "effect": effect, "value": value, "propagation": "Always"})
+                })
+                .collect(),
+        ),
+    }
+}
+
+/// Sets `value` at `path`, creating objects on the way and descending
+/// into every item of an array; keeps the change only if the object's CRD
+/// (when the tests have its schema) still accepts it, so every input is an
+/// object a cluster would store.
+fn splice_field(object: &mut Value, path: &[&str], value: &Value) {
+    fn set(current: &mut Value, path: &[&str], value: &Value) {
+        match current {
+            Value::Array(items) => items.iter_mut().for_each(|item| set(item, path, value)),
+            Value::Object(map) => match path {
+                [] => {}
+                [last] => {
+                    map.insert((*last).to_owned(), value.clone());
+                }
+                [first, rest @ ..] => {
+                    set(map.entry(*first).or_insert_with(|| json!({})), rest, value)
+                }
+            },
+            _ => {}
+        }
+    }
+    if value.as_array().is_some_and(Vec::is_empty) {
+        return;
+    }
+    let before = object.clone();
+    set(object, path, value);
+    if crd_schema::failures(object).is_some_and(|f| !f.is_empty()) {
+        *object = before;
+    }
+}
+
+/// Where each kind of object holds in-place fields, read from the rule
+/// table: a child's targets, a parent's sources at its API version, and
+/// for Clusters and ClusterClasses the topology rows' sources under each
+/// entry.
+fn field_endpoints(object: &Value) -> Vec<(Vec<&'static str>, Unit)> {
+    let version = object["apiVersion"]
+        .as_str()
+        .unwrap_or_default()
+        .rsplit('/')
+        .next()
+        .unwrap_or_default();
+    let kind = object["kind"].as_str().unwrap_or_default();
+    let topology_parent = matches!(kind, "Cluster" | "ClusterClass");
+    let entries: &[&[&str]] = match kind {
+        "Cluster" => &[
+            &["spec", "topology", "controlPlane"],
+            &["spec", "topology", "workers", "machineDeployments"],
+            &["spec", "topology", "workers", "machinePools"],
+        ],
+        "ClusterClass" => &[
+            &["spec", "controlPlane"],
+            &["spec", "workers", "machineDeployments"],
+            &["spec", "workers", "machinePools"],
+        ],
+        _ => &[&[]],
+    };
+    let mut out = Vec::new();
+    for rule in CAPI_RULES {
+        let topology = matches!(rule.parent, ParentLink::Topology(_));
+        for flow in rule.flows() {
+            let Flow::Field(field) = flow else { continue };
+            // A topology row's sources are relative to a Cluster or
+            // ClusterClass entry; every other path is the object's own.
+            for (relative, side) in [(topology, &field.from), (false, &field.to)] {
+                let Some(endpoint) = side.at(version) else {
+                    continue;
+                };
+                if relative != topology_parent {
+                    continue;
+                }
+                for entry in entries {
+                    out.push(([*entry, endpoint.path].concat(), endpoint.unit));
+                }
+            }
+        }
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out.dedup_by(|a, b| a.0 == b.0);
+    out
+}
+
+/// Splices generated field values into every place `object` can hold one.
+fn with_fields(mut object: Value, seeds: &[usize]) -> Value {
+    for ((path, unit), seed) in field_endpoints(&object).iter().zip(seeds.iter().cycle()) {
+        if seed % 3 != 0 {
+            splice_field(&mut object, path, &field_value(*unit, seed / 3));
+        }
+    }
+    object
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn capi_field_mutations_are_idempotent_typed_contained_deterministic(
+        version in 0usize..2,
+        pick in any::<prop::sample::Index>(),
+        child_seeds in proptest::collection::vec(0usize..4096, 8),
+        parent_seeds in proptest::collection::vec(0usize..4096, 8),
+    ) {
+        let (requests, parents) = &CAPI[version];
+        let object = with_fields(pick.get(requests).clone(), &child_seeds);
+        let lookup = parents.iter().fold(MapLookup::new(), |lookup, parent| {
+            lookup.with_object(with_fields(parent.clone(), &parent_seeds))
+        });
+        check_properties(object, &Settings::default(), &lookup)?;
+    }
 
     #[test]
     fn capi_mutations_are_idempotent_contained_conservative_deterministic(
