@@ -42,7 +42,8 @@ policy.wasm: $(POLICY_SOURCES)
 	$(CARGO) rustc --target=wasm32-wasip1 --release --locked -p metadata-propagation-policy --lib --crate-type cdylib
 	cp $(or $(CARGO_TARGET_DIR),target)/wasm32-wasip1/release/metadata_propagation_policy.wasm policy.wasm
 
-$(RUNNER): $(RUNNER_SOURCES)
+# The runner links the policy's core (explain, audit), so core changes rebuild it.
+$(RUNNER): $(RUNNER_SOURCES) $(POLICY_SOURCES)
 	$(CARGO) build --locked -p policy-runner --profile host
 
 runner: $(RUNNER)
