@@ -8,7 +8,7 @@
 //! `ConvertToSeconds` does (api/core/v1beta2/conversion.go).
 
 /// Nanoseconds per unit, by Go's unit names.
-const UNITS: &[(&str, u128)] = &[
+const UNITS: &[(&str, u64)] = &[
     ("ns", 1),
     ("us", 1_000),
     ("µs", 1_000),
@@ -20,10 +20,10 @@ const UNITS: &[(&str, u128)] = &[
 ];
 
 /// Go's largest duration, in nanoseconds (`math.MaxInt64`).
-const MAX_NANOS: u128 = i64::MAX as u128;
+const MAX_NANOS: u64 = i64::MAX as u64;
 
 /// A duration in nanoseconds, as Go's `time.Duration` holds it.
-pub type Nanos = i128;
+pub type Nanos = i64;
 
 /// Parses a Go duration (`"300ms"`, `"-1.5h"`, `"2h45m"`), or says why not.
 pub fn parse(text: &str) -> Result<Nanos, String> {
@@ -39,7 +39,7 @@ pub fn parse(text: &str) -> Result<Nanos, String> {
     if rest.is_empty() {
         return Err(invalid());
     }
-    let mut total: u128 = 0;
+    let mut total: u64 = 0;
     while !rest.is_empty() {
         let int_len = rest.bytes().take_while(u8::is_ascii_digit).count();
         let (int_part, after) = rest.split_at(int_len);
@@ -62,7 +62,7 @@ pub fn parse(text: &str) -> Result<Nanos, String> {
             .find(|(name, _)| *name == unit)
             .map(|(_, scale)| *scale)
             .ok_or_else(invalid)?;
-        let whole: u128 = if int_part.is_empty() {
+        let whole: u64 = if int_part.is_empty() {
             0
         } else {
             int_part.parse().map_err(|_| invalid())?
@@ -73,7 +73,9 @@ pub fn parse(text: &str) -> Result<Nanos, String> {
         let mut place = scale;
         for digit in frac_part.bytes().take(20) {
             place /= 10;
-            value += u128::from(digit - b'0') * place;
+            value = value
+                .checked_add(u64::from(digit - b'0') * place)
+                .ok_or_else(invalid)?;
         }
         total = total.checked_add(value).ok_or_else(invalid)?;
         if total > MAX_NANOS {
@@ -89,12 +91,13 @@ pub fn parse(text: &str) -> Result<Nanos, String> {
 /// v1beta1 → v1beta2 conversion stores a duration.
 pub fn to_seconds(nanos: Nanos) -> i64 {
     let seconds = nanos / 1_000_000_000;
-    seconds.clamp(i128::from(i32::MIN), i128::from(i32::MAX)) as i64
+    seconds.clamp(i64::from(i32::MIN), i64::from(i32::MAX))
 }
 
-/// Nanoseconds of a whole number of seconds.
+/// Nanoseconds of a whole number of seconds (saturating: an `int32` of
+/// seconds always fits).
 pub fn from_seconds(seconds: i64) -> Nanos {
-    Nanos::from(seconds) * 1_000_000_000
+    seconds.saturating_mul(1_000_000_000)
 }
 
 /// Go's `Duration.String()`: `"1h2m3.5s"`, `"1m30s"`, `"500ms"`, `"0s"`.
@@ -123,7 +126,7 @@ pub fn format(nanos: Nanos) -> String {
 }
 
 /// `value / scale` with its fraction, trailing zeros trimmed.
-fn decimal(value: u128, scale: u128) -> String {
+fn decimal(value: u64, scale: u64) -> String {
     let (whole, fraction) = (value / scale, value % scale);
     if fraction == 0 {
         return whole.to_string();
@@ -169,6 +172,8 @@ mod tests {
     #[case(".s")]
     #[case("99999999999999999999h")]
     #[case("3000000h")]
+    #[case("18446744073s")]
+    #[case("18446744073.999999999s")]
     fn refuses_what_go_refuses(#[case] text: &str) {
         assert!(parse(text).is_err(), "{text:?} parsed");
     }
