@@ -14,8 +14,9 @@ Which objects: every AdmissionRequest `object` / `oldObject` (bare or wrapped
 in an AdmissionReview), every bare object (.json), every YAML document that
 is an object (parents, web example parents, examples/), every item of a
 `kind: List` (the audit's dumps, test_data/dumps), and every `Success`
-payload of a kwctl replay session, in SCAN_DIRS. tests/capi_conformance/
-(ports of CAPI's own unit-test tables, upstream's objects) is exempt.
+payload of a kwctl replay session, in SCAN_DIRS, and the child, the parents
+and the expected child of every row of tests/capi_conformance/ (ports of
+CAPI's own unit-test tables).
 
 How: the CRD is picked by the apiVersion's group and the kind, its version
 entry by the apiVersion's version, and its `openAPIV3Schema` made strict by
@@ -54,7 +55,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CRDS_DIR = os.path.normpath(os.environ.get("CRDS_DIR") or os.path.join(ROOT, "..", "shared", "reference", "crds"))
 EXCEPTIONS = "test_data/schema_exceptions.tsv"
 RUST_SCHEMAS = "tests/schemas"
-SCAN_DIRS = ["test_data", "web/examples", "examples", "crates/runner/tests/data"]
+SCAN_DIRS = ["test_data", "web/examples", "examples", "crates/runner/tests/data", "tests/capi_conformance"]
 XRD_GLOB = "examples/crossplane/*.yaml"
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -418,6 +419,23 @@ def objects_in_replay(entries):
             yield f"[{i}].response.payload", json.loads(response["payload"])
 
 
+def is_conformance(doc):
+    """A tests/capi_conformance file: a list of rows, each with an `object`
+    and an `expected.object`."""
+    return isinstance(doc, list) and doc and all(
+        isinstance(r, dict) and "object" in r and "expected" in r for r in doc)
+
+
+def objects_in_conformance(rows):
+    for i, row in enumerate(rows):
+        yield f"[{i}].object", row["object"]
+        for j, parent in enumerate(row.get("parents") or []):
+            yield f"[{i}].parents[{j}]", parent
+        expected = row["expected"].get("object") if isinstance(row["expected"], dict) else None
+        if expected is not None:
+            yield f"[{i}].expected.object", expected
+
+
 def is_replay(doc):
     return isinstance(doc, list) and any(isinstance(e, dict) and e.get("type") == "Exchange" for e in doc)
 
@@ -442,6 +460,8 @@ def objects_in_file(path):
         if is_replay(doc):
             for inner, obj in objects_in_replay(doc):
                 yield (f"{where} " if where else "") + inner, obj
+        elif is_conformance(doc):
+            yield from objects_in_conformance(doc)
         elif is_list(doc):
             yield from objects_in_list(doc, where)
         elif is_object(doc):
