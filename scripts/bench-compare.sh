@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# `make bench-compare BASE=<rev>`: this checkout's policy against the policy
+# of an earlier revision, scenario by scenario, in one run (BENCHMARKS.md).
+#
+# Each revision is timed on its own scenario files (a change of what the
+# policy reads changes the replay sessions' field masks, so a revision can
+# only replay its own), with this checkout's runner, on a fresh instance per
+# evaluation as policy-server runs it. The two modules take turns, ROUNDS
+# times per scenario, so machine noise falls on both; the table gives each
+# one's median of the per-round medians and head / base.
+#
+# Environment: BASE (required: a commit, tag or branch), ROUNDS (default 5),
+# ITERATIONS (default 400) and WARMUP (default 50) per round and module.
+# The base is built in a git worktree under target/bench-compare with its
+# own target directory; nothing is installed. stdout is the report.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+
+BASE=${BASE:?set BASE to the revision to compare against, e.g. BASE=HEAD~3}
+ROUNDS=${ROUNDS:-5}
+ITERATIONS=${ITERATIONS:-400}
+WARMUP=${WARMUP:-50}
+CARGO=${CARGO:-cargo}
+RUNNER=target/host/policy-runner
+OUT=target/bench-compare
+WORKTREE=$OUT/base
+base_rev=$(git rev-parse --short "$BASE^{commit}")
+
+for tool in jq awk git; do
+  command -v "$tool" >/dev/null || { echo "bench-compare.sh: '$tool' is required" >&2; exit 1; }
+done
+
+{
+  make --no-print-directory policy.wasm "$RUNNER" annotated-policy.wasm KWCTL="$RUNNER"
+  mkdir -p "$OUT"
+  if [[ "$(git -C "$WORKTREE" rev-parse --short HEAD 2>/dev/null)" != "$base_rev" ]]; then
+    git worktree remove --force "$WORKTREE" 2>/dev/null || rm -rf "$WORKTREE"
+    git worktree add --detach "$WORKTREE" "$base_rev"
+  fi
+  # As the Makefile builds policy.wasm: `cargo rustc --crate-type cdylib`
+  # is what applies LTO to this crate.
+  (cd "$WORKTREE" && CARGO_TARGET_DIR="$PWD/../target" CARGO_BUILD_BUILD_DIR="$PWD/../target" \
+    "$CARGO" rustc --target=wasm32-wasip1 --release --locked -p metadata-propagation-policy \
+    --lib --crate-type cdylib)
+  cp "$OUT/target/wasm32-wasip1/release/metadata_propagation_policy.wasm" "$OUT/base-policy.wasm"
+  rm -f "$OUT/base-annotated.wasm"
+  "$RUNNER" annotate -m "$WORKTREE/policy-metadata.yml" -u "$WORKTREE/README.md" \
+    -o "$OUT/base-annotated.wasm" "$OUT/base-policy.wasm"
+} >&2
+
+# median of the numbers on stdin
+median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+# time ROOT MODULE REQUEST SETTINGS REPLAY: one round's fresh median in µs
+time_one() {
+  local root=$1 module=$2 request=$3 settings=$4 replay=$5
+  local args=(bench --output json --iterations "$ITERATIONS" --warmup "$WARMUP"
+    --request-path "$root/$request" --settings-path "$root/$settings" --allow-context-aware)
+  [[ "$replay" != "-" ]] && args+=(--replay-host-capabilities-interactions "$root/$replay")
+  "$RUNNER" "${args[@]}" "$module" | jq '.policy.stats.median_us'
+}
+
+echo "| scenario | base $base_rev median µs | head median µs | head / base |"
+echo "|---|---:|---:|---:|"
+while IFS=$'\t' read -r name request settings replay; do
+  [[ -z "$name" || "$name" == \#* ]] && continue
+  head_row=$(awk -F'\t' -v n="$name" '$1 == n' test_data/bench/scenarios.tsv)
+  [[ -z "$head_row" ]] && continue
+  IFS=$'\t' read -r _ head_request head_settings head_replay <<<"$head_row"
+  base_times=() head_times=()
+  for _ in $(seq "$ROUNDS"); do
+    base_times+=("$(time_one "$WORKTREE" "$OUT/base-annotated.wasm" "$request" "$settings" "$replay")")
+    head_times+=("$(time_one . annotated-policy.wasm "$head_request" "$head_settings" "$head_replay")")
+  done
+  base_median=$(printf '%s\n' "${base_times[@]}" | median)
+  head_median=$(printf '%s\n' "${head_times[@]}" | median)
+  awk -v n="$name" -v b="$base_median" -v h="$head_median" \
+    'BEGIN { printf "| %s | %.1f | %.1f | %.3f |\n", n, b, h, h / b }'
+done <"$WORKTREE/test_data/bench/scenarios.tsv"
+echo
+echo "Fresh instance per evaluation; $ROUNDS rounds of $ITERATIONS timed evaluations (after $WARMUP"
+echo "warm-up) per scenario and module, the two modules taking turns; medians of the round medians."
+echo "Sizes: base policy.wasm $(wc -c <"$OUT/base-policy.wasm") bytes, head policy.wasm $(wc -c <policy.wasm) bytes."
