@@ -141,19 +141,18 @@ fn decide(
                         &parent.version,
                         object,
                         &request.kind.version,
-                        &|from| parent.source(from),
                     )
                     .map_err(|error| match error {
                         Malformed::Parent(error) => parent.malformed(rule, error),
                         Malformed::Child(error) => CapiError::Child(error),
                     })?;
                     for decision in &decisions {
-                        if let Some(edit) = decision.edit() {
+                        if let Some(edit) = decision.edit(|from| parent.source(from)) {
                             plan.push(edit);
                         }
                     }
                     if let Some(explain) = explain.as_deref_mut() {
-                        explain::fields(explain, &decisions);
+                        explain::fields(explain, &decisions, &|from| parent.source(from));
                     }
                     continue;
                 }

@@ -3,7 +3,7 @@
 
 use super::in_place::FieldDecision;
 use super::node_sync;
-use super::rules::{KeyRule, MapFlow, Rule};
+use super::rules::{Endpoint, KeyRule, MapFlow, Rule};
 use super::{Offered, Parent, Resolved};
 use crate::explain::{
     Explanation, Fate, FieldExplanation, KeyFate, NodeKey, NodeSync, PathExplanation, RuleUsed,
@@ -86,13 +86,17 @@ pub(super) fn flow(
 }
 
 /// Records each in-place field decision, as `decide` made it.
-pub(super) fn fields(explain: &mut Explanation, decisions: &[FieldDecision]) {
+pub(super) fn fields(
+    explain: &mut Explanation,
+    decisions: &[FieldDecision],
+    source: &dyn Fn(&Endpoint) -> String,
+) {
     explain
         .fields
         .extend(decisions.iter().map(|decision| FieldExplanation {
             path: decision.target(),
             field: decision.field.to_owned(),
-            from: decision.source.clone(),
+            from: source(decision.from),
             value: decision.expected.clone(),
             found: decision.found.clone(),
             change: decision.change().to_owned(),

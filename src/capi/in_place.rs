@@ -18,12 +18,13 @@ use serde_json::Value;
 pub struct FieldDecision {
     /// The field's name (`nodeDrainTimeout`).
     pub field: &'static str,
+    /// Where the parent holds (or would hold) the value; named for people
+    /// only when a report or an explanation needs it.
+    pub from: &'static Endpoint,
     /// The child's path.
     pub path: &'static [&'static str],
     /// For a keyed list, the entry.
     pub entry: Option<EntryKey>,
-    /// Where the parent holds (or would hold) the value.
-    pub source: String,
     /// The parent's value written as the child holds it; `None` when the
     /// parent does not set the field (the child's value stays).
     pub expected: Option<Value>,
@@ -34,15 +35,16 @@ pub struct FieldDecision {
 }
 
 impl FieldDecision {
-    /// The change this decision asks for, if any.
-    pub fn edit(&self) -> Option<FieldEdit> {
+    /// The change this decision asks for, if any; `source` names where
+    /// the value comes from.
+    pub fn edit(&self, source: impl FnOnce(&Endpoint) -> String) -> Option<FieldEdit> {
         let value = self.expected.clone().filter(|_| self.differs)?;
         Some(FieldEdit {
             path: self.path,
             entry: self.entry.clone(),
             value,
             was: self.found.clone(),
-            source: self.source.clone(),
+            source: source(self.from),
         })
     }
 
@@ -85,26 +87,23 @@ enum Desired<'a> {
 }
 
 /// Decides one field flow for a child at `child_version` of a parent at
-/// `parent_version`. Empty when either version lacks the field. `source`
-/// names where the parent holds a path.
+/// `parent_version`. Empty when either version lacks the field.
 pub fn decide(
-    flow: &FieldFlow,
+    flow: &'static FieldFlow,
     parent: &Value,
     parent_version: &str,
     child: &Value,
     child_version: &str,
-    source: &dyn Fn(&Endpoint) -> String,
 ) -> Result<Vec<FieldDecision>, Malformed> {
     let (Some(from), Some(to)) = (flow.from.at(parent_version), flow.to.at(child_version)) else {
         return Ok(Vec::new());
     };
-    let source = source(from);
     let found = fields::get(child, to.path).map_err(Malformed::Child)?;
     let decision = |expected: Option<Value>, differs: bool| FieldDecision {
         field: flow.field,
+        from,
         path: to.path,
         entry: None,
-        source: source.clone(),
         expected,
         found: found.cloned(),
         differs,
@@ -274,6 +273,10 @@ mod tests {
     use crate::capi::rules::{CAPI_RULES, Flow, MACHINE_SET_FIELDS};
     use serde_json::json;
 
+    fn source(from: &Endpoint) -> String {
+        from.path.join(".")
+    }
+
     fn flow(name: &str) -> &'static FieldFlow {
         MACHINE_SET_FIELDS
             .iter()
@@ -291,10 +294,7 @@ mod tests {
         ms: Value,
         ms_version: &str,
     ) -> Vec<FieldDecision> {
-        decide(flow(name), &md, md_version, &ms, ms_version, &|e| {
-            e.path.join(".")
-        })
-        .unwrap()
+        decide(flow(name), &md, md_version, &ms, ms_version).unwrap()
     }
 
     #[test]
@@ -331,7 +331,7 @@ mod tests {
             "v1beta1",
         );
         assert!(!equal[0].differs);
-        assert_eq!(equal[0].edit(), None);
+        assert_eq!(equal[0].edit(source), None);
         let drifted = run(
             "nodeDrainTimeout",
             md,
@@ -339,11 +339,11 @@ mod tests {
             json!({"spec": {"template": {"spec": {"nodeDrainTimeout": "10s"}}}}),
             "v1beta1",
         );
-        assert_eq!(drifted[0].edit().unwrap().value, json!("5m0s"));
+        assert_eq!(drifted[0].edit(source).unwrap().value, json!("5m0s"));
         assert_eq!(drifted[0].change(), "corrected");
         let v1 = json!({"spec": {"template": {"spec": {"nodeDrainTimeout": "1m30s"}}}});
         let to_seconds = run("nodeDrainTimeout", v1, "v1beta1", json!({}), "v1beta2");
-        assert_eq!(to_seconds[0].edit().unwrap().value, json!(90));
+        assert_eq!(to_seconds[0].edit(source).unwrap().value, json!(90));
         assert_eq!(to_seconds[0].change(), "added");
     }
 
@@ -358,7 +358,7 @@ mod tests {
         );
         assert_eq!(decisions[0].expected, None);
         assert_eq!(decisions[0].change(), "not set by the parent");
-        assert_eq!(decisions[0].edit(), None);
+        assert_eq!(decisions[0].edit(source), None);
         let order = run(
             "deletionOrder",
             json!({"spec": {"deletion": {"order": ""}}}),
@@ -366,7 +366,7 @@ mod tests {
             json!({"spec": {"deletion": {"order": "Oldest"}}}),
             "v1beta2",
         );
-        assert_eq!(order[0].edit(), None);
+        assert_eq!(order[0].edit(source), None);
     }
 
     #[test]
@@ -378,7 +378,7 @@ mod tests {
             json!({"spec": {}}),
             "v1beta1",
         );
-        assert_eq!(zero[0].edit(), None);
+        assert_eq!(zero[0].edit(source), None);
         let v2 = run(
             "minReadySeconds",
             json!({"spec": {"minReadySeconds": 0}}),
@@ -386,7 +386,7 @@ mod tests {
             json!({"spec": {}}),
             "v1beta2",
         );
-        assert_eq!(v2[0].edit().unwrap().value, json!(0));
+        assert_eq!(v2[0].edit(source).unwrap().value, json!(0));
     }
 
     #[test]
@@ -396,7 +396,7 @@ mod tests {
         let ms = json!({"spec": {"template": {"spec": {"readinessGates": [
             {"conditionType": "Mine"}, {"conditionType": "B"}, {"conditionType": "A"}]}}}});
         let decisions = run("readinessGates", md, "v1beta2", ms, "v1beta2");
-        let edits: Vec<_> = decisions.iter().filter_map(FieldDecision::edit).collect();
+        let edits: Vec<_> = decisions.iter().filter_map(|d| d.edit(source)).collect();
         assert_eq!(decisions.len(), 2, "duplicate parent key: the first wins");
         assert_eq!(edits.len(), 1);
         assert_eq!(
@@ -414,7 +414,6 @@ mod tests {
             "v1beta1",
             &json!({}),
             "v1beta1",
-            &|e| e.path.join("."),
         );
         assert!(matches!(parent, Err(Malformed::Parent(e)) if e.to_string()
             == "spec.template.spec.nodeDrainTimeout: \"soon\" is not a duration such as \"5m0s\" or \"90s\""));
@@ -424,7 +423,6 @@ mod tests {
             "v1beta2",
             &json!({"spec": {"template": {"spec": {"minReadySeconds": "5"}}}}),
             "v1beta2",
-            &|e| e.path.join("."),
         );
         assert!(matches!(child, Err(Malformed::Child(e)) if e.to_string()
             == "spec.template.spec.minReadySeconds: expected an integer, found a string"));
