@@ -80,7 +80,7 @@ E2E_TMP := e2e-tests/.tmp
 e2e-tests: annotated-policy.wasm $(RUNNER_DEP)
 	rm -rf $(E2E_TMP) && mkdir -p $(E2E_TMP)
 	KWCTL=e2e-tests/record-kwctl KWCTL_REAL=$(KWCTL) KWCTL_RECORD=$(E2E_TMP)/invocations.jsonl \
-	  POLICY=annotated-policy.wasm bats e2e-tests/capi.bats e2e-tests/xr.bats
+	  POLICY=annotated-policy.wasm bats e2e-tests/capi.bats e2e-tests/inplace.bats e2e-tests/xr.bats
 	KWCTL=$(KWCTL) POLICY=annotated-policy.wasm INVOCATIONS=$(E2E_TMP)/invocations.jsonl \
 	  bats e2e-tests/validate_mode.bats e2e-tests/robustness.bats e2e-tests/distribution.bats
 	# The runner hosts like policy-server: a fresh instance per request,
@@ -90,7 +90,7 @@ e2e-tests: annotated-policy.wasm $(RUNNER_DEP)
 	# reads).
 	if [ -n "$(RUNNER_DEP)" ]; then \
 	  POLICY_RUNNER_REUSE_INSTANCE=1 POLICY_RUNNER_IGNORE_FIELD_MASKS=1 \
-	    KWCTL=$(KWCTL) POLICY=annotated-policy.wasm bats e2e-tests/capi.bats e2e-tests/xr.bats; \
+	    KWCTL=$(KWCTL) POLICY=annotated-policy.wasm bats e2e-tests/capi.bats e2e-tests/inplace.bats e2e-tests/xr.bats; \
 	fi
 	$(MAKE) $(RUNNER)
 	RUNNER=$(RUNNER) POLICY=annotated-policy.wasm bats e2e-tests/explain.bats e2e-tests/audit.bats
@@ -150,9 +150,14 @@ clean:
 # Times the policy against the floor module on every scenario in
 # test_data/bench and prints a markdown table and the module sizes
 # (BENCHMARKS.md). ITERATIONS / WARMUP tune the run.
-.PHONY: bench profile
+.PHONY: bench profile bench-compare
 bench:
 	@CARGO=$(CARGO) scripts/bench.sh
+
+# This checkout's policy against an earlier revision's, scenario by
+# scenario, the two taking turns in one run: `make bench-compare BASE=<rev>`.
+bench-compare:
+	@CARGO=$(CARGO) BASE=$(BASE) scripts/bench-compare.sh
 
 # How long `policy-runner audit` takes on the bundled 10,000-object dump
 # (test_data/dumps/scale), per output format: median of RUNS (default 10)

@@ -37,6 +37,13 @@ Scenarios:
   annotations); 48 of them and two labels are opted in (aws's cap of 50).
 - unhandled-cluster: a CAPI Cluster UPDATE; no rule has Cluster as child,
   so no look-up and no change.
+- md-ms-fields: md-ms with in-place fields flowing (issue 19): the
+  MachineDeployment also sets the three node timeouts (drain 10m0s,
+  volume-detach 2m0s, deletion 30s), minReadySeconds 30 and a readiness gate;
+  the MachineSet has the MD's older values (drain 5m0s, deletion 10s, no
+  volume-detach timeout, no minReadySeconds, no gate) besides md-ms's missing
+  annotation and template label. md-ms-fields vs md-ms is what the field
+  flows cost per request.
 - md-ms-validate: md-ms (same request and replay) with settings
   {"mode": "validate"}: the policy rejects the MachineSet listing every
   deviation instead of returning a patch.
@@ -361,6 +368,24 @@ def machine_set():
         },
     }
     return with_managed_fields(ms, "manager")
+
+
+def machine_deployment_fields():
+    """machine_deployment() after a change of its in-place fields: the three
+    node timeouts, minReadySeconds and a readiness gate (CAPI's MachineSet
+    controller copies them to every MachineSet)."""
+    md = machine_deployment()
+    del md["metadata"]["managedFields"]
+    md["metadata"].update(generation=7, resourceVersion="190301")
+    md["status"]["observedGeneration"] = 7
+    md["spec"]["minReadySeconds"] = 30
+    md["spec"]["template"]["spec"].update({
+        "nodeDeletionTimeout": "30s",
+        "nodeDrainTimeout": "10m0s",
+        "nodeVolumeDetachTimeout": "2m0s",
+        "readinessGates": [{"conditionType": "network.platform.example.com/CNIReady"}],
+    })
+    return with_managed_fields(md, "manager")
 
 
 KCP_NAME = f"{CLUSTER}-control-plane"
@@ -971,6 +996,9 @@ def main():
     ms = machine_set()
     scenario("md-ms", admission_request(ms, "UPDATE", CAPI_SA, old=ms), {},
              [machine_deployment()])
+    # the same MachineSet (the MD's older template spec) under the changed MD
+    scenario("md-ms-fields", admission_request(ms, "UPDATE", CAPI_SA, old=ms), {},
+             [machine_deployment_fields()])
     scenario("kcp-machine", admission_request(control_plane_machine(), "CREATE", CAPI_SA), {},
              [kcp_v1beta2()])
     scenario("topology-kcp", admission_request(topology_kcp(), "CREATE", TOPOLOGY_SA), {},

@@ -5,7 +5,8 @@ For every test_data/capi/<version>/<scenario>.json there must be a
 replay_<scenario>.yml (kwctl replay session). Every exchange must be a
 `!KubernetesGetResource` with disable_cache false and field_masks exactly the
 sorted list test_data/field_masks.py gives for the scenario's child (the
-object, or request.kind, of <scenario>.json) and the requested parent: the
+object, or request.kind, of <scenario>.json) and the requested parent (with
+`capi.inPlaceFields: false` for scenarios named `..._in_place_off`): the
 replay runner matches the masks exactly, so a session with other masks fails
 the e2e tests. Every `Success` payload must be exactly one of the readable
 parent files in parents/ (same apiVersion, kind, name and namespace as
@@ -28,7 +29,7 @@ import yaml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from field_masks import child_of, masks_for, yaml_lines  # noqa: E402  (test_data/field_masks.py)
+from field_masks import child_of, in_place_fields_setting, masks_for, yaml_lines  # noqa: E402  (test_data/field_masks.py)
 
 TAG = "!KubernetesGetResource"
 
@@ -43,10 +44,11 @@ def load_parents(version_dir):
     return parents
 
 
-def expected_masks(child, request):
+def expected_masks(child, request, in_place_fields=True):
     """The masks for one look-up, or the reason there are none."""
     try:
-        return masks_for(child[0], child[1], request.get("api_version"), request.get("kind")), None
+        return masks_for(child[0], child[1], request.get("api_version"), request.get("kind"),
+                         in_place_fields=in_place_fields), None
     except ValueError as e:
         return None, str(e)
 
@@ -58,7 +60,7 @@ def payload_line(parent):
     return "    payload: '" + text.replace("'", "''") + "'\n"
 
 
-def fix_replay(path, child, parents):
+def fix_replay(path, child, parents, in_place_fields=True):
     """Rewrites the field_masks entries of the request blocks of `path`, and
     the payloads of the parents found in parents/, in place, line by line,
     so that comments, quoting and order stay as they are."""
@@ -74,7 +76,7 @@ def fix_replay(path, child, parents):
             key, _, value = stripped.partition(": ")  # api_version: ..., kind: ...
             request[key] = value
         if line.startswith("    field_masks:"):
-            masks, why = expected_masks(child, request)
+            masks, why = expected_masks(child, request, in_place_fields)
             if masks is None:
                 raise SystemExit(f"{os.path.relpath(path, HERE)}: {why}")
             out.append(yaml_lines(masks))
@@ -97,7 +99,7 @@ def fix_replay(path, child, parents):
     return True
 
 
-def check_replay(path, child, parents, problems):
+def check_replay(path, child, parents, problems, in_place_fields=True):
     with open(path) as f:
         entries = yaml.safe_load(f)
     name = os.path.relpath(path, HERE)
@@ -119,7 +121,7 @@ def check_replay(path, child, parents, problems):
             problems.append(f"{where}: request keys {list(request)} != {expected_keys}")
         if request.get("disable_cache") is not False:
             problems.append(f"{where}: disable_cache must be false")
-        masks, why = expected_masks(child, request)
+        masks, why = expected_masks(child, request, in_place_fields)
         if masks is None:
             problems.append(f"{where}: {why}")
         elif request.get("field_masks") != masks:
@@ -168,9 +170,10 @@ def main():
                 continue
             with open(request_path) as f:
                 child = child_of(json.load(f))
-            if fix and fix_replay(replay, child, parents):
+            in_place = in_place_fields_setting(scenario)
+            if fix and fix_replay(replay, child, parents, in_place):
                 print(f"fixed {os.path.relpath(replay, HERE)}")
-            check_replay(replay, child, parents, problems)
+            check_replay(replay, child, parents, problems, in_place)
     for p in problems:
         print(p)
     return 1 if problems else 0
