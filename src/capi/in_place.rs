@@ -181,10 +181,12 @@ pub fn decide(
                     continue;
                 }
                 let current = held.iter().find(|h| key.matches(h));
+                let asserted = assert_entry(entry, current);
+                let differs = current != Some(&asserted);
                 decisions.push(FieldDecision {
                     entry: Some(key),
                     found: current.cloned(),
-                    ..decision(Some(entry.clone()), current != Some(entry))
+                    ..decision(Some(asserted), differs)
                 });
             }
             decisions
@@ -192,6 +194,23 @@ pub fn decide(
         // The table pairs only convertible units (a unit test checks it).
         _ => Vec::new(),
     })
+}
+
+/// A keyed-list entry as the child must hold it: the child's entry with
+/// each field the parent's entry sets (server-side apply owns list-map
+/// entries field by field, so a field the parent leaves out, such as a
+/// gate's `polarity` or a taint's `value`, stays as the child has it).
+fn assert_entry(parent: &Value, child: Option<&Value>) -> Value {
+    match (parent, child) {
+        (Value::Object(fields), Some(Value::Object(held))) => {
+            let mut entry = held.clone();
+            for (field, value) in fields {
+                entry.insert(field.clone(), value.clone());
+            }
+            Value::Object(entry)
+        }
+        _ => parent.clone(),
+    }
 }
 
 /// The parent's value at `from`, or `None` when it does not set the field.
@@ -404,6 +423,29 @@ mod tests {
             "spec.template.spec.readinessGates[conditionType=\"B\"]"
         );
         assert_eq!(edits[0].was, Some(json!({"conditionType": "B"})));
+    }
+
+    #[test]
+    fn an_entry_field_the_parent_leaves_out_stays_as_the_child_has_it() {
+        let md = json!({"spec": {"template": {"spec": {"taints": [
+            {"key": "dedicated", "effect": "NoSchedule", "propagation": "Always"}],
+            "readinessGates": [{"conditionType": "X"}]}}}});
+        let ms = json!({"spec": {"template": {"spec": {"taints": [
+            {"key": "dedicated", "effect": "NoSchedule", "propagation": "OnInitialization", "value": "gpu"}],
+            "readinessGates": [{"conditionType": "X", "polarity": "Positive"}]}}}});
+        let gates = run(
+            "readinessGates",
+            md.clone(),
+            "v1beta2",
+            ms.clone(),
+            "v1beta2",
+        );
+        assert_eq!(gates[0].edit(source), None, "polarity is not the parent's");
+        let taints = run("taints", md, "v1beta2", ms, "v1beta2");
+        assert_eq!(
+            taints[0].edit(source).unwrap().value,
+            json!({"key": "dedicated", "effect": "NoSchedule", "propagation": "Always", "value": "gpu"})
+        );
     }
 
     #[test]
