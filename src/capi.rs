@@ -4,7 +4,8 @@
 //! link applies, read the parent through [`Lookup`] (at most one look-up per
 //! parent object; none when no rule applies), and plan the flows: parent keys
 //! are added or corrected on the child, nothing is removed, and the child's
-//! bookkeeping keys are never written. Machines also report which keys CAPI
+//! bookkeeping keys are never written; the in-place fields the parent sets
+//! ([`in_place`]) are made the child's, compared by meaning. Machines also report which keys CAPI
 //! will sync to their Node, and Machine templates warn about Kubernetes
 //! labels that will never reach a Node.
 
@@ -25,7 +26,10 @@ use crate::projection::Projection;
 use crate::request::AdmissionRequest;
 use crate::settings::{Settings, SettingsError};
 use in_place::Malformed;
-use rules::{CAPI_RULES, Endpoint, Flow, KeyRule, MACHINE, NODE_BOUND_LABELS, ParentLink, Rule};
+use rules::{
+    CAPI_RULES, Endpoint, FieldFlow, Flow, KeyRule, MACHINE, MapFlow, NODE_BOUND_LABELS,
+    ParentLink, Rule,
+};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use topology::FieldOrigin;
@@ -132,61 +136,24 @@ fn decide(
     }
     if let Resolved::Parent(rule, parent) = resolved {
         for flow in rule.flows() {
-            let flow = match flow {
-                Flow::Map(flow) => flow,
-                Flow::Field(field) if in_place => {
-                    let decisions = in_place::decide(
-                        field,
-                        &parent.object,
-                        &parent.version,
-                        object,
-                        &request.kind.version,
-                    )
-                    .map_err(|error| match error {
-                        Malformed::Parent(error) => parent.malformed(rule, error),
-                        Malformed::Child(error) => CapiError::Child(error),
-                    })?;
-                    for decision in &decisions {
-                        if let Some(edit) = decision.edit(|from| parent.source(from)) {
-                            plan.push(edit);
-                        }
-                    }
-                    if let Some(explain) = explain.as_deref_mut() {
-                        explain::fields(explain, &decisions, &|from| parent.source(from));
-                    }
-                    continue;
-                }
-                Flow::Field(_) => continue,
-            };
-            let source = fields::string_map(&parent.object, flow.from)
-                .map_err(|error| malformed(rule, &parent.reference, error))?;
-            for &to in flow.to {
-                let kept = rule.bookkeeping.for_map(to);
-                let current = fields::string_map(object, to)?;
-                // Each offered key's rule is decided here, once; the edit
-                // records what it adds and corrects. The explanation
-                // renders both rather than deciding again.
-                let offered: Vec<Offered> = source
-                    .iter()
-                    .map(|(&key, &value)| (key, value, flow.rule_for(key, kept)))
-                    .collect();
-                let copied = offered
-                    .iter()
-                    .filter(|(_, _, key_rule)| *key_rule == KeyRule::Copied)
-                    .map(|&(key, value, _)| (key, value));
-                let edit = MapEdit::upsert(to, &current, copied);
-                if let Some(explain) = explain.as_deref_mut() {
-                    explain::flow(
-                        explain,
-                        rule,
-                        &parent.reference,
-                        flow,
-                        &offered,
-                        &current,
-                        &edit,
-                    );
-                }
-                plan.push(edit);
+            match flow {
+                Flow::Map(flow) => plan_map(
+                    rule,
+                    &parent,
+                    flow,
+                    object,
+                    &mut plan,
+                    explain.as_deref_mut(),
+                )?,
+                Flow::Field(field) if in_place => plan_field(
+                    rule,
+                    &parent,
+                    field,
+                    request,
+                    &mut plan,
+                    explain.as_deref_mut(),
+                )?,
+                Flow::Field(_) => {}
             }
         }
     }
@@ -227,6 +194,79 @@ fn decide(
         audit_annotations,
         ..Outcome::with_plan(plan)
     })
+}
+
+/// Plans one map flow: the parent's keys into each target map of the child.
+fn plan_map(
+    rule: &Rule,
+    parent: &Parent,
+    flow: &MapFlow,
+    object: &Value,
+    plan: &mut Plan,
+    mut explain: Option<&mut Explanation>,
+) -> Result<(), CapiError> {
+    let source = fields::string_map(&parent.object, flow.from)
+        .map_err(|error| malformed(rule, &parent.reference, error))?;
+    for &to in flow.to {
+        let kept = rule.bookkeeping.for_map(to);
+        let current = fields::string_map(object, to)?;
+        // Each offered key's rule is decided here, once; the edit records
+        // what it adds and corrects. The explanation renders both rather
+        // than deciding again.
+        let offered: Vec<Offered> = source
+            .iter()
+            .map(|(&key, &value)| (key, value, flow.rule_for(key, kept)))
+            .collect();
+        let copied = offered
+            .iter()
+            .filter(|(_, _, key_rule)| *key_rule == KeyRule::Copied)
+            .map(|&(key, value, _)| (key, value));
+        let edit = MapEdit::upsert(to, &current, copied);
+        if let Some(explain) = explain.as_deref_mut() {
+            explain::flow(
+                explain,
+                rule,
+                &parent.reference,
+                flow,
+                &offered,
+                &current,
+                &edit,
+            );
+        }
+        plan.push(edit);
+    }
+    Ok(())
+}
+
+/// Plans one in-place field flow (a field, or each entry of a keyed list).
+fn plan_field(
+    rule: &Rule,
+    parent: &Parent,
+    field: &'static FieldFlow,
+    request: &AdmissionRequest,
+    plan: &mut Plan,
+    explain: Option<&mut Explanation>,
+) -> Result<(), CapiError> {
+    let decisions = in_place::decide(
+        field,
+        &parent.object,
+        &parent.version,
+        &request.object,
+        &request.kind.version,
+    )
+    .map_err(|error| match error {
+        Malformed::Parent(error) => parent.malformed(rule, error),
+        Malformed::Child(error) => CapiError::Child(error),
+    })?;
+    for decision in &decisions {
+        if let Some(edit) = decision.edit(|from| parent.source(from)) {
+            plan.push(edit);
+        }
+    }
+    if let Some(explain) = explain {
+        explain::fields(explain, &decisions, &|from| parent.source(from));
+    }
+    Ok(())
 }
 
 /// The string map at `path` as it will be stored: the object's own entries
