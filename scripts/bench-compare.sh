@@ -11,6 +11,11 @@
 #
 # Environment: BASE (required: a commit, tag or branch), ROUNDS (default 5),
 # ITERATIONS (default 400) and WARMUP (default 50) per round and module.
+# ONLY="md-ms kcp-machine" limits the run to those scenarios.
+# MEASURE=instructions counts instructions instead of timing (valgrind's
+# callgrind; one round; deterministic, so a busy machine does not blur it):
+# the per-evaluation count is the difference between a run of 250 and a run
+# of 50 evaluations, divided by 200, so compiling the module drops out.
 # The base is built in a git worktree under target/bench-compare with its
 # own target directory; nothing is installed. stdout is the report.
 set -euo pipefail
@@ -52,19 +57,43 @@ done
 # median of the numbers on stdin
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-# time ROOT MODULE REQUEST SETTINGS REPLAY: one round's fresh median in µs
-time_one() {
-  local root=$1 module=$2 request=$3 settings=$4 replay=$5
-  local args=(bench --output json --iterations "$ITERATIONS" --warmup "$WARMUP"
-    --request-path "$root/$request" --settings-path "$root/$settings" --allow-context-aware)
-  [[ "$replay" != "-" ]] && args+=(--replay-host-capabilities-interactions "$root/$replay")
-  "$RUNNER" "${args[@]}" "$module" | jq '.policy.stats.median_us'
+MEASURE=${MEASURE:-time}
+if [[ "$MEASURE" == instructions ]]; then
+  command -v valgrind >/dev/null || { echo "bench-compare.sh: MEASURE=instructions needs valgrind" >&2; exit 1; }
+  ROUNDS=1
+fi
+
+# instructions N ARGS...: instructions callgrind counts for one bench run of N evaluations
+instructions() {
+  local n=$1
+  shift
+  valgrind --tool=callgrind --callgrind-out-file=/dev/null "$RUNNER" "$@" --iterations "$n" --warmup 0 \
+    2>&1 >/dev/null | sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
 }
 
-echo "| scenario | base $base_rev median µs | head median µs | head / base |"
+# time_one ROOT MODULE REQUEST SETTINGS REPLAY: one round's fresh median in
+# µs, or with MEASURE=instructions the instructions per evaluation
+time_one() {
+  local root=$1 module=$2 request=$3 settings=$4 replay=$5
+  local args=(bench --output json --request-path "$root/$request" --settings-path "$root/$settings"
+    --allow-context-aware)
+  [[ "$replay" != "-" ]] && args+=(--replay-host-capabilities-interactions "$root/$replay")
+  if [[ "$MEASURE" == instructions ]]; then
+    local small large
+    small=$(instructions 50 "${args[@]}" "$module")
+    large=$(instructions 250 "${args[@]}" "$module")
+    echo $(((large - small) / 200))
+  else
+    "$RUNNER" "${args[@]}" --iterations "$ITERATIONS" --warmup "$WARMUP" "$module" | jq '.policy.stats.median_us'
+  fi
+}
+
+unit=$([[ "$MEASURE" == instructions ]] && echo "instructions / evaluation" || echo "median µs")
+echo "| scenario | base $base_rev $unit | head $unit | head / base |"
 echo "|---|---:|---:|---:|"
 while IFS=$'\t' read -r name request settings replay; do
   [[ -z "$name" || "$name" == \#* ]] && continue
+  [[ -n "${ONLY:-}" && " $ONLY " != *" $name "* ]] && continue
   head_row=$(awk -F'\t' -v n="$name" '$1 == n' test_data/bench/scenarios.tsv)
   [[ -z "$head_row" ]] && continue
   IFS=$'\t' read -r _ head_request head_settings head_replay <<<"$head_row"
@@ -79,6 +108,11 @@ while IFS=$'\t' read -r name request settings replay; do
     'BEGIN { printf "| %s | %.1f | %.1f | %.3f |\n", n, b, h, h / b }'
 done <"$WORKTREE/test_data/bench/scenarios.tsv"
 echo
-echo "Fresh instance per evaluation; $ROUNDS rounds of $ITERATIONS timed evaluations (after $WARMUP"
-echo "warm-up) per scenario and module, the two modules taking turns; medians of the round medians."
+if [[ "$MEASURE" == instructions ]]; then
+  echo "Fresh instance per evaluation; instructions per evaluation counted by callgrind (runs of 250"
+  echo "and 50 evaluations, difference / 200), host work included."
+else
+  echo "Fresh instance per evaluation; $ROUNDS rounds of $ITERATIONS timed evaluations (after $WARMUP"
+  echo "warm-up) per scenario and module, the two modules taking turns; medians of the round medians."
+fi
 echo "Sizes: base policy.wasm $(wc -c <"$OUT/base-policy.wasm") bytes, head policy.wasm $(wc -c <policy.wasm) bytes."
