@@ -25,7 +25,7 @@ use crate::plan::{MapEdit, Plan};
 use crate::projection::Projection;
 use crate::request::AdmissionRequest;
 use crate::settings::{Settings, SettingsError};
-use in_place::Malformed;
+use in_place::{FieldDecision, Malformed};
 use rules::{
     CAPI_RULES, Endpoint, FieldFlow, Flow, KeyRule, MACHINE, MapFlow, NODE_BOUND_LABELS,
     ParentLink, Rule,
@@ -135,6 +135,7 @@ fn decide(
         explain::note_resolution(explain, &resolved);
     }
     if let Resolved::Parent(rule, parent) = resolved {
+        let mut decisions = Vec::new();
         for flow in rule.flows() {
             match flow {
                 Flow::Map(flow) => plan_map(
@@ -150,6 +151,7 @@ fn decide(
                     &parent,
                     field,
                     request,
+                    &mut decisions,
                     &mut plan,
                     explain.as_deref_mut(),
                 )?,
@@ -239,32 +241,36 @@ fn plan_map(
 }
 
 /// Plans one in-place field flow (a field, or each entry of a keyed list).
-fn plan_field(
+/// `decisions` is scratch space reused across the rule's field flows.
+fn plan_field<'a>(
     rule: &Rule,
     parent: &Parent,
     field: &'static FieldFlow,
-    request: &AdmissionRequest,
+    request: &'a AdmissionRequest,
+    decisions: &mut Vec<FieldDecision<'a>>,
     plan: &mut Plan,
     explain: Option<&mut Explanation>,
 ) -> Result<(), CapiError> {
-    let decisions = in_place::decide(
+    decisions.clear();
+    in_place::decide(
         field,
         &parent.object,
         &parent.version,
         &request.object,
         &request.kind.version,
+        decisions,
     )
     .map_err(|error| match error {
         Malformed::Parent(error) => parent.malformed(rule, error),
         Malformed::Child(error) => CapiError::Child(error),
     })?;
-    for decision in &decisions {
+    for decision in decisions.iter() {
         if let Some(edit) = decision.edit(|from| parent.source(from)) {
             plan.push(edit);
         }
     }
     if let Some(explain) = explain {
-        explain::fields(explain, &decisions, &|from| parent.source(from));
+        explain::fields(explain, decisions, &|from| parent.source(from));
     }
     Ok(())
 }

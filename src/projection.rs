@@ -7,8 +7,10 @@
 //! look-up in the benchmark. Arrays are traversed implicitly, as in
 //! Kubewarden's field masks: a path through an array applies to every item.
 
+use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
@@ -17,17 +19,19 @@ use std::fmt;
 pub struct Projection {
     /// Keep the whole subtree at this node.
     all: bool,
-    children: BTreeMap<String, Projection>,
+    /// Keyed by the paths' own static segments: building a projection
+    /// allocates no key, on every request.
+    children: BTreeMap<&'static str, Projection>,
 }
 
 impl Projection {
     /// The projection keeping exactly `paths` (and everything below them).
-    pub fn of(paths: &[&[&str]]) -> Self {
+    pub fn of(paths: &[&[&'static str]]) -> Self {
         let mut root = Projection::default();
         for path in paths {
             let mut node = &mut root;
             for segment in *path {
-                node = node.children.entry((*segment).to_owned()).or_default();
+                node = node.children.entry(segment).or_default();
             }
             node.all = true;
         }
@@ -41,19 +45,25 @@ impl Projection {
     /// host that ignores them. Paths never overlap, so the host's pruning
     /// keeps exactly what the decode keeps.
     pub fn field_masks(&self) -> BTreeSet<String> {
-        fn walk(node: &Projection, prefix: &mut Vec<String>, out: &mut BTreeSet<String>) {
+        // One buffer grows and shrinks along the walk: one allocation per
+        // mask, paid on every look-up.
+        fn walk(node: &Projection, prefix: &mut String, out: &mut BTreeSet<String>) {
             if node.all {
-                out.insert(prefix.join("."));
+                out.insert(prefix.clone());
                 return;
             }
             for (segment, child) in &node.children {
-                prefix.push(segment.clone());
+                let len = prefix.len();
+                if len > 0 {
+                    prefix.push('.');
+                }
+                prefix.push_str(segment);
                 walk(child, prefix, out);
-                prefix.pop();
+                prefix.truncate(len);
             }
         }
         let mut masks = BTreeSet::new();
-        walk(self, &mut Vec::new(), &mut masks);
+        walk(self, &mut String::new(), &mut masks);
         masks
     }
 
@@ -80,6 +90,31 @@ impl<'de> DeserializeSeed<'de> for &Projection {
 
 struct ProjectionVisitor<'a>(&'a Projection);
 
+/// An object key, borrowed from the input unless it holds an escape.
+struct Key<'de>(Cow<'de, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object key")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v)))
+            }
+        }
+        deserializer.deserialize_str(KeyVisitor)
+    }
+}
+
 impl<'de> Visitor<'de> for ProjectionVisitor<'_> {
     type Value = Value;
 
@@ -89,11 +124,13 @@ impl<'de> Visitor<'de> for ProjectionVisitor<'_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut kept = Map::new();
-        while let Some(key) = map.next_key::<String>()? {
-            match self.0.children.get(&key) {
+        // Keys are borrowed from the input where they can be: most are
+        // skipped, and only a kept one needs a `String`.
+        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+            match self.0.children.get(key.as_ref()) {
                 Some(child) => {
                     let value = map.next_value_seed(child)?;
-                    kept.insert(key, value);
+                    kept.insert(key.into_owned(), value);
                 }
                 None => {
                     map.next_value::<IgnoredAny>()?;

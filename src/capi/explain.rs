@@ -98,7 +98,7 @@ pub(super) fn fields(
             field: decision.field.to_owned(),
             from: source(decision.from),
             value: decision.expected.clone(),
-            found: decision.found.clone(),
+            found: decision.found.cloned(),
             change: decision.change().to_owned(),
         }));
 }

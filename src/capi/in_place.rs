@@ -15,7 +15,7 @@ use serde_json::Value;
 
 /// What the policy decided for one child field (or keyed-list entry).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FieldDecision {
+pub struct FieldDecision<'a> {
     /// The field's name (`nodeDrainTimeout`).
     pub field: &'static str,
     /// Where the parent holds (or would hold) the value; named for people
@@ -29,12 +29,12 @@ pub struct FieldDecision {
     /// parent does not set the field (the child's value stays).
     pub expected: Option<Value>,
     /// The child's value as submitted.
-    pub found: Option<Value>,
+    pub found: Option<&'a Value>,
     /// True when the child differs from `expected` by meaning.
     pub differs: bool,
 }
 
-impl FieldDecision {
+impl FieldDecision<'_> {
     /// The change this decision asks for, if any; `source` names where
     /// the value comes from.
     pub fn edit(&self, source: impl FnOnce(&Endpoint) -> String) -> Option<FieldEdit> {
@@ -43,7 +43,7 @@ impl FieldDecision {
             path: self.path,
             entry: self.entry.clone(),
             value,
-            was: self.found.clone(),
+            was: self.found.cloned(),
             source: source(self.from),
         })
     }
@@ -87,16 +87,19 @@ enum Desired<'a> {
 }
 
 /// Decides one field flow for a child at `child_version` of a parent at
-/// `parent_version`. Empty when either version lacks the field.
-pub fn decide(
+/// `parent_version`, adding its decisions to `out` (none when either
+/// version lacks the field; one per entry for a keyed list). `out` is the
+/// caller's, reused across flows: most requests decide a dozen fields.
+pub fn decide<'a>(
     flow: &'static FieldFlow,
     parent: &Value,
     parent_version: &str,
-    child: &Value,
+    child: &'a Value,
     child_version: &str,
-) -> Result<Vec<FieldDecision>, Malformed> {
+    out: &mut Vec<FieldDecision<'a>>,
+) -> Result<(), Malformed> {
     let (Some(from), Some(to)) = (flow.from.at(parent_version), flow.to.at(child_version)) else {
-        return Ok(Vec::new());
+        return Ok(());
     };
     let found = fields::get(child, to.path).map_err(Malformed::Child)?;
     let decision = |expected: Option<Value>, differs: bool| FieldDecision {
@@ -105,15 +108,16 @@ pub fn decide(
         path: to.path,
         entry: None,
         expected,
-        found: found.cloned(),
+        found,
         differs,
     };
     let Some(desired) = desired(from, parent).map_err(Malformed::Parent)? else {
-        return Ok(vec![decision(None, false)]);
+        out.push(decision(None, false));
+        return Ok(());
     };
     let child_error =
         |problem: String| Malformed::Child(FieldError::new(FieldPath::of(to.path), problem));
-    Ok(match (desired, to.unit) {
+    match (desired, to.unit) {
         (
             Desired::Duration {
                 nanos,
@@ -138,9 +142,9 @@ pub fn decide(
                     }
                 }
             };
-            vec![decision(Some(expected), differs)]
+            out.push(decision(Some(expected), differs));
         }
-        (Desired::Integer(0), Unit::IntegerOmitZero) => vec![decision(None, false)],
+        (Desired::Integer(0), Unit::IntegerOmitZero) => out.push(decision(None, false)),
         (Desired::Integer(value), Unit::Integer | Unit::IntegerOmitZero) => {
             let differs = match found {
                 None => true,
@@ -150,7 +154,7 @@ pub fn decide(
                         != value
                 }
             };
-            vec![decision(Some(Value::from(value)), differs)]
+            out.push(decision(Some(Value::from(value)), differs));
         }
         (Desired::Text(text), Unit::Enum) => {
             let differs = match found {
@@ -161,10 +165,10 @@ pub fn decide(
                         != text
                 }
             };
-            vec![decision(Some(Value::from(text)), differs)]
+            out.push(decision(Some(Value::from(text)), differs));
         }
         (Desired::Whole(value), Unit::Object) => {
-            vec![decision(Some(value.clone()), found != Some(value))]
+            out.push(decision(Some(value.clone()), found != Some(value)));
         }
         (Desired::Entries(entries), Unit::KeyedList(keys)) => {
             let held: &[Value] = match found {
@@ -172,28 +176,28 @@ pub fn decide(
                 Some(Value::Array(held)) => held,
                 Some(other) => return Err(child_error(expected_text("a list", other))),
             };
-            let mut decisions: Vec<FieldDecision> = Vec::new();
+            let first = out.len();
             for entry in entries {
                 let key = EntryKey::of(keys, entry);
                 // A list map has unique keys; should a parent hold a
                 // duplicate, the first entry wins, as in CAPI's KCP gates.
-                if decisions.iter().any(|d| d.entry.as_ref() == Some(&key)) {
+                if out[first..].iter().any(|d| d.entry.as_ref() == Some(&key)) {
                     continue;
                 }
                 let current = held.iter().find(|h| key.matches(h));
                 let asserted = assert_entry(entry, current);
                 let differs = current != Some(&asserted);
-                decisions.push(FieldDecision {
+                out.push(FieldDecision {
                     entry: Some(key),
-                    found: current.cloned(),
+                    found: current,
                     ..decision(Some(asserted), differs)
                 });
             }
-            decisions
         }
         // The table pairs only convertible units (a unit test checks it).
-        _ => Vec::new(),
-    })
+        _ => {}
+    }
+    Ok(())
 }
 
 /// A keyed-list entry as the child must hold it: the child's entry with
@@ -312,8 +316,12 @@ mod tests {
         md_version: &str,
         ms: Value,
         ms_version: &str,
-    ) -> Vec<FieldDecision> {
-        decide(flow(name), &md, md_version, &ms, ms_version).unwrap()
+    ) -> Vec<FieldDecision<'static>> {
+        // Decisions borrow the child; a test's child lives to the end.
+        let ms: &'static Value = Box::leak(Box::new(ms));
+        let mut out = Vec::new();
+        decide(flow(name), &md, md_version, ms, ms_version, &mut out).unwrap();
+        out
     }
 
     #[test]
@@ -456,6 +464,7 @@ mod tests {
             "v1beta1",
             &json!({}),
             "v1beta1",
+            &mut Vec::new(),
         );
         assert!(matches!(parent, Err(Malformed::Parent(e)) if e.to_string()
             == "spec.template.spec.nodeDrainTimeout: \"soon\" is not a duration such as \"5m0s\" or \"90s\""));
@@ -465,6 +474,7 @@ mod tests {
             "v1beta2",
             &json!({"spec": {"template": {"spec": {"minReadySeconds": "5"}}}}),
             "v1beta2",
+            &mut Vec::new(),
         );
         assert!(matches!(child, Err(Malformed::Child(e)) if e.to_string()
             == "spec.template.spec.minReadySeconds: expected an integer, found a string"));

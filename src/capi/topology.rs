@@ -82,9 +82,13 @@ impl ClusterShape {
     /// reference and that entry's metadata. These are also the look-up's
     /// field masks, so nothing else of the Cluster crosses into the guest.
     /// `fields` are the in-place fields the rule reads, relative to the entry.
-    pub fn cluster_projection(&self, entry: TopologyEntry, fields: &[&[&str]]) -> Projection {
+    pub fn cluster_projection(
+        &self,
+        entry: TopologyEntry,
+        fields: &[&'static [&'static str]],
+    ) -> Projection {
         let base = topology_entry_path(entry);
-        let mut paths: Vec<Vec<&str>> =
+        let mut paths: Vec<Vec<&'static str>> =
             vec![self.class_name.to_vec(), self.class_namespace.to_vec()];
         if workers(entry).is_some() {
             paths.push([base.as_slice(), &["name"]].concat());
@@ -93,14 +97,18 @@ impl ClusterShape {
         paths.push([base.as_slice(), &["metadata", "labels"]].concat());
         paths.push([base.as_slice(), &["metadata", "annotations"]].concat());
         paths.extend(fields.iter().map(|field| [base.as_slice(), field].concat()));
-        let paths: Vec<&[&str]> = paths.iter().map(Vec::as_slice).collect();
+        let paths: Vec<&[&'static str]> = paths.iter().map(Vec::as_slice).collect();
         Projection::of(&paths)
     }
 
     /// What the resolver reads of the ClusterClass for `entry`.
-    pub fn class_projection(&self, entry: TopologyEntry, fields: &[&[&str]]) -> Projection {
+    pub fn class_projection(
+        &self,
+        entry: TopologyEntry,
+        fields: &[&'static [&'static str]],
+    ) -> Projection {
         let base = class_entry_path(entry);
-        let mut paths: Vec<Vec<&str>> = match workers(entry) {
+        let mut paths: Vec<Vec<&'static str>> = match workers(entry) {
             None => vec![
                 vec!["spec", "controlPlane", "metadata", "labels"],
                 vec!["spec", "controlPlane", "metadata", "annotations"],
@@ -116,7 +124,7 @@ impl ClusterShape {
             }
         };
         paths.extend(fields.iter().map(|field| [base.as_slice(), field].concat()));
-        let paths: Vec<&[&str]> = paths.iter().map(Vec::as_slice).collect();
+        let paths: Vec<&[&'static str]> = paths.iter().map(Vec::as_slice).collect();
         Projection::of(&paths)
     }
 }
