@@ -24,7 +24,7 @@ object_file() {
   printf '%s\n' "$1" > "$TMP/$2"
 }
 
-@test "v1beta2 quick-start, planted drift: the tree marks the three deviating objects, exit 1" {
+@test "v1beta2 quick-start, planted drift: the tree marks the five deviating objects, exit 1" {
   run "$RUNNER" audit -f "$DUMPS/quickstart_v1beta2_drift.yaml"
   echo "$output"
   [ "$status" -eq 1 ]
@@ -42,7 +42,7 @@ ClusterClass default/quick-start (cluster.x-k8s.io/v1beta2): not evaluated
     │       ├── DockerMachine default/capi-quickstart-wqx5r-zq2cd (infrastructure.cluster.x-k8s.io/v1beta2): ✓ compliant
     │       └── KubeadmConfig default/capi-quickstart-wqx5r-zq2cd (bootstrap.cluster.x-k8s.io/v1beta2): ✓ compliant
     ├── MachineDeployment default/capi-quickstart-md-0-p6hg9 (cluster.x-k8s.io/v1beta2): ✗ DEVIATES
-    │   └── MachineSet default/capi-quickstart-md-0-p6hg9-v7bqn (cluster.x-k8s.io/v1beta2): ✓ compliant
+    │   └── MachineSet default/capi-quickstart-md-0-p6hg9-v7bqn (cluster.x-k8s.io/v1beta2): ✗ DEVIATES
     │       ├── Machine default/capi-quickstart-md-0-p6hg9-v7bqn-8wq2x (cluster.x-k8s.io/v1beta2): ✓ compliant; Node labels: Cluster.topology.machineDeployment.label.node.cluster.x-k8s.io; Node annotations: Cluster.topology.md.annotation.node.cluster.x-k8s.io
     │       │   ├── DockerMachine default/capi-quickstart-md-0-p6hg9-v7bqn-8wq2x (infrastructure.cluster.x-k8s.io/v1beta2): ✓ compliant
     │       │   └── KubeadmConfig default/capi-quickstart-md-0-p6hg9-v7bqn-8wq2x (bootstrap.cluster.x-k8s.io/v1beta2): ✓ compliant
@@ -54,12 +54,12 @@ ClusterClass default/quick-start (cluster.x-k8s.io/v1beta2): not evaluated
     │       ├── Machine default/capi-quickstart-md-1-x7k2p-6nbqt (cluster.x-k8s.io/v1beta2): ✗ DEVIATES; Node labels: node-role.kubernetes.io/worker; Node annotations: none
     │       │   ├── DockerMachine default/capi-quickstart-md-1-x7k2p-6nbqt (infrastructure.cluster.x-k8s.io/v1beta2): ✓ compliant
     │       │   └── KubeadmConfig default/capi-quickstart-md-1-x7k2p-6nbqt (bootstrap.cluster.x-k8s.io/v1beta2): ✓ compliant
-    │       └── Machine default/capi-quickstart-md-1-x7k2p-9ttvz (cluster.x-k8s.io/v1beta2): ✓ compliant; Node labels: node-role.kubernetes.io/worker; Node annotations: none
+    │       └── Machine default/capi-quickstart-md-1-x7k2p-9ttvz (cluster.x-k8s.io/v1beta2): ✗ DEVIATES; Node labels: node-role.kubernetes.io/worker; Node annotations: none
     │           ├── DockerMachine default/capi-quickstart-md-1-x7k2p-9ttvz (infrastructure.cluster.x-k8s.io/v1beta2): ✓ compliant
     │           └── KubeadmConfig default/capi-quickstart-md-1-x7k2p-9ttvz (bootstrap.cluster.x-k8s.io/v1beta2): ✓ compliant
     └── MachinePool default/capi-quickstart-mp-0-x7b2k (cluster.x-k8s.io/v1beta2): ✓ compliant
 TREE
-  [ "$(printf '%s\n' "$output" | grep -c '✗ DEVIATES')" -eq 6 ]  # a tree line and a details header each
+  [ "$(printf '%s\n' "$output" | grep -c '✗ DEVIATES')" -eq 10 ]  # a tree line and a details header each
   [[ "$output" == *'
 MachineSet default/capi-quickstart-md-1-x7k2p (cluster.x-k8s.io/v1beta2): ✗ DEVIATES
   read from test_data/dumps/quickstart_v1beta2_drift.yaml document 1 item 6
@@ -73,7 +73,38 @@ MachineSet default/capi-quickstart-md-1-x7k2p (cluster.x-k8s.io/v1beta2): ✗ DE
   [[ "$output" == *'    {"op":"replace","path":"/metadata/labels/nodepool","value":"pool1"}'* ]]
   [[ "$output" == *'  deviation: spec.template.metadata.annotations: missing "ClusterClass.machineDeployment.annotation" (expected "ClusterClass.machineDeployment.annotationValue")'* ]]
   [[ "$output" == *'  look-up: ClusterClass default/quick-start (cluster.x-k8s.io/v1beta2): found'* ]]
-  [ "${lines[-1]}" = "27 objects audited, 3 deviate (2 more not evaluated: the policy does not act on their kind)" ]
+  # in-place fields: a MachineDeployment's minReadySeconds against the topology (beside its metadata drift)
+  [[ "$output" == *'
+MachineDeployment default/capi-quickstart-md-0-p6hg9 (cluster.x-k8s.io/v1beta2): ✗ DEVIATES
+  read from test_data/dumps/quickstart_v1beta2_drift.yaml document 1 item 3
+  deviation: spec.template.metadata.annotations: missing "ClusterClass.machineDeployment.annotation" (expected "ClusterClass.machineDeployment.annotationValue")
+  deviation: spec.template.spec.minReadySeconds: is 30 (expected 5, from Cluster default/capi-quickstart (cluster.x-k8s.io/v1beta2) spec.topology.workers.machineDeployments[name="md-0"].minReadySeconds)
+  look-up: Cluster default/capi-quickstart (cluster.x-k8s.io/v1beta2): found
+  look-up: ClusterClass default/quick-start (cluster.x-k8s.io/v1beta2): found'* ]]
+  [[ "$output" == *'    spec.template.spec.minReadySeconds = 5: flows from Cluster default/capi-quickstart (cluster.x-k8s.io/v1beta2) spec.topology.workers.machineDeployments[name="md-0"].minReadySeconds (corrected; child had 30)'* ]]
+  [[ "$output" == *'    spec.template.spec.deletion.nodeDrainTimeoutSeconds = 600: flows from ClusterClass default/quick-start (cluster.x-k8s.io/v1beta2) spec.workers.machineDeployments[class="default-worker"].deletion.nodeDrainTimeoutSeconds (unchanged; child had 600)'* ]]
+  [[ "$output" == *'  patch (what mutate mode would apply):
+    {"op":"add","path":"/spec/template/metadata/annotations/ClusterClass.machineDeployment.annotation","value":"ClusterClass.machineDeployment.annotationValue"}
+    {"op":"replace","path":"/spec/template/spec/minReadySeconds","value":5}'* ]]
+  # a MachineSet's nodeDrainTimeoutSeconds against its MachineDeployment's
+  [[ "$output" == *'
+MachineSet default/capi-quickstart-md-0-p6hg9-v7bqn (cluster.x-k8s.io/v1beta2): ✗ DEVIATES
+  read from test_data/dumps/quickstart_v1beta2_drift.yaml document 1 item 5
+  deviation: spec.template.spec.deletion.nodeDrainTimeoutSeconds: is 300 (expected 600, from MachineDeployment default/capi-quickstart-md-0-p6hg9 (cluster.x-k8s.io/v1beta2) spec.template.spec.deletion.nodeDrainTimeoutSeconds)
+  look-up: MachineDeployment default/capi-quickstart-md-0-p6hg9 (cluster.x-k8s.io/v1beta2): found'* ]]
+  [[ "$output" == *'    spec.template.spec.deletion.nodeDrainTimeoutSeconds = 600: flows from MachineDeployment default/capi-quickstart-md-0-p6hg9 (cluster.x-k8s.io/v1beta2) spec.template.spec.deletion.nodeDrainTimeoutSeconds (corrected; child had 300)'* ]]
+  [[ "$output" == *'  patch (what mutate mode would apply):
+    {"op":"replace","path":"/spec/template/spec/deletion/nodeDrainTimeoutSeconds","value":600}'* ]]
+  # a Machine lacking a readiness gate its MachineSet sets (the Machine webhook's nodeDeletionTimeoutSeconds 10, set by no parent, is no deviation)
+  [[ "$output" == *'
+Machine default/capi-quickstart-md-1-x7k2p-9ttvz (cluster.x-k8s.io/v1beta2): ✗ DEVIATES
+  read from test_data/dumps/quickstart_v1beta2_drift.yaml document 1 item 13
+  deviation: spec.readinessGates[conditionType="ops.example.com/ApprovedForProduction"]: missing (expected {"conditionType":"ops.example.com/ApprovedForProduction"}, from MachineSet default/capi-quickstart-md-1-x7k2p (cluster.x-k8s.io/v1beta2) spec.template.spec.readinessGates)
+  look-up: MachineSet default/capi-quickstart-md-1-x7k2p (cluster.x-k8s.io/v1beta2): found'* ]]
+  [[ "$output" == *'    spec.readinessGates[conditionType="ops.example.com/ApprovedForProduction"] = {"conditionType":"ops.example.com/ApprovedForProduction"}: flows from MachineSet default/capi-quickstart-md-1-x7k2p (cluster.x-k8s.io/v1beta2) spec.template.spec.readinessGates (added; child had absent)'* ]]
+  [[ "$output" == *'  patch (what mutate mode would apply):
+    {"op":"add","path":"/spec/readinessGates","value":[{"conditionType":"ops.example.com/ApprovedForProduction"}]}'* ]]
+  [ "${lines[-1]}" = "27 objects audited, 5 deviate (2 more not evaluated: the policy does not act on their kind)" ]
 }
 
 @test "v1beta2 and v1beta1 quick-start, clean: every object complies, exit 0" {
@@ -94,11 +125,13 @@ MachineSet default/capi-quickstart-md-1-x7k2p (cluster.x-k8s.io/v1beta2): ✗ DE
 @test "v1beta1 quick-start, planted drift, as JSON: summary, tree and per-object details" {
   run "$RUNNER" audit -o json -f "$DUMPS/quickstart_v1beta1_drift.yaml"
   [ "$status" -eq 1 ]
-  echo "$output" | jq -e '.summary == {"objects": 29, "audited": 27, "compliant": 24, "deviating": 3, "rejected": 0, "notEvaluated": 2}'
+  echo "$output" | jq -e '.summary == {"objects": 29, "audited": 27, "compliant": 22, "deviating": 5, "rejected": 0, "notEvaluated": 2}'
   echo "$output" | jq -e '[.objects[] | select(.status == "deviates") | .id] == [
     "MachineDeployment default/capi-quickstart-md-0-p6hg9 (cluster.x-k8s.io/v1beta1)",
+    "MachineSet default/capi-quickstart-md-0-p6hg9-v7bqn (cluster.x-k8s.io/v1beta1)",
     "MachineSet default/capi-quickstart-md-1-x7k2p (cluster.x-k8s.io/v1beta1)",
-    "Machine default/capi-quickstart-md-1-x7k2p-6nbqt (cluster.x-k8s.io/v1beta1)"]'
+    "Machine default/capi-quickstart-md-1-x7k2p-6nbqt (cluster.x-k8s.io/v1beta1)",
+    "Machine default/capi-quickstart-md-1-x7k2p-9ttvz (cluster.x-k8s.io/v1beta1)"]'
   echo "$output" | jq -e '.tree | length == 1 and .[0].id == "ClusterClass default/quick-start (cluster.x-k8s.io/v1beta1)"'
   echo "$output" | jq -e '[.tree[0].children[0].children[].id] == [
     "KubeadmControlPlane default/capi-quickstart-wqx5r (controlplane.cluster.x-k8s.io/v1beta1)",
@@ -115,10 +148,37 @@ MachineSet default/capi-quickstart-md-1-x7k2p (cluster.x-k8s.io/v1beta2): ✗ DE
   echo "$output" | jq -e "$machine"' | .auditAnnotations == {"node-labels": "node-role.kubernetes.io/worker", "node-annotations": ""}'
   echo "$output" | jq -e "$machine"' | .lookups == [{"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "MachineSet", "namespace": "default",
     "name": "capi-quickstart-md-1-x7k2p", "answer": "found",
-    "fieldMasks": ["spec.template.metadata.annotations", "spec.template.metadata.labels"]}]'
+    "fieldMasks": ["spec.template.metadata.annotations", "spec.template.metadata.labels",
+      "spec.template.spec.nodeDeletionTimeout", "spec.template.spec.nodeDrainTimeout",
+      "spec.template.spec.nodeVolumeDetachTimeout", "spec.template.spec.readinessGates", "spec.template.spec.taints"]}]'
   echo "$output" | jq -e "$machine"' | .explanation.paths[] | select(.path == "metadata.labels") | .keys[] | select(.key == "nodepool") | .change == "corrected"'
   echo "$output" | jq -e "$machine"' | .source == {"file": "test_data/dumps/quickstart_v1beta1_drift.yaml", "document": 1, "items": [12]}'
   echo "$output" | jq -e '.objects[] | select(.kind == "Cluster") | .status == "not-evaluated" and (has("allowed") | not)'
+  # in-place fields, v1beta1: durations as Go writes them, minReadySeconds at spec
+  md='.objects[] | select(.id == "MachineDeployment default/capi-quickstart-md-0-p6hg9 (cluster.x-k8s.io/v1beta1)")'
+  echo "$output" | jq -e "$md"' | .deviations == [
+    "spec.minReadySeconds: is 30 (expected 5, from Cluster default/capi-quickstart (cluster.x-k8s.io/v1beta1) spec.topology.workers.machineDeployments[name=\"md-0\"].minReadySeconds)",
+    "spec.template.metadata.annotations: missing \"ClusterClass.machineDeployment.annotation\" (expected \"ClusterClass.machineDeployment.annotationValue\")"]'
+  echo "$output" | jq -e "$md"' | .patch == [{"op": "replace", "path": "/spec/minReadySeconds", "value": 5},
+    {"op": "add", "path": "/spec/template/metadata/annotations/ClusterClass.machineDeployment.annotation", "value": "ClusterClass.machineDeployment.annotationValue"}]'
+  ms='.objects[] | select(.id == "MachineSet default/capi-quickstart-md-0-p6hg9-v7bqn (cluster.x-k8s.io/v1beta1)")'
+  echo "$output" | jq -e "$ms"' | .deviations == [
+    "spec.template.spec.nodeDrainTimeout: is \"5m0s\" (expected \"10m0s\", from MachineDeployment default/capi-quickstart-md-0-p6hg9 (cluster.x-k8s.io/v1beta1) spec.template.spec.nodeDrainTimeout)"]'
+  echo "$output" | jq -e "$ms"' | .patch == [{"op": "replace", "path": "/spec/template/spec/nodeDrainTimeout", "value": "10m0s"}]'
+  gate='.objects[] | select(.id == "Machine default/capi-quickstart-md-1-x7k2p-9ttvz (cluster.x-k8s.io/v1beta1)")'
+  echo "$output" | jq -e "$gate"' | .deviations == [
+    "spec.readinessGates[conditionType=\"ops.example.com/ApprovedForProduction\"]: missing (expected {\"conditionType\":\"ops.example.com/ApprovedForProduction\"}, from MachineSet default/capi-quickstart-md-1-x7k2p (cluster.x-k8s.io/v1beta1) spec.template.spec.readinessGates)"]'
+  echo "$output" | jq -e "$gate"' | .patch == [{"op": "add", "path": "/spec/readinessGates", "value": [{"conditionType": "ops.example.com/ApprovedForProduction"}]}]'
+  # not drift: nodeVolumeDetachTimeout "5m" on the KCP (against the topology's "5m0s", and for its
+  # Machines' "5m0s") and on a Machine (against its MachineSet's "5m0s") is the same duration
+  echo "$output" | jq -e '[.objects[] | select((.kind == "KubeadmControlPlane" or .kind == "Machine")
+    and (.name | test("^capi-quickstart-(wqx5r|md-0-p6hg9-v7bqn-tt4kd)")))
+    | [.name, .status, .patch, (.explanation.fields[] | select(.field == "nodeVolumeDetachTimeout") | [.found, .value, .change])]] == [
+    ["capi-quickstart-wqx5r", "compliant", [], ["5m", "5m0s", "unchanged"]],
+    ["capi-quickstart-wqx5r-4mnnp", "compliant", [], ["5m0s", "5m0s", "unchanged"]],
+    ["capi-quickstart-wqx5r-hb7xq", "compliant", [], ["5m0s", "5m0s", "unchanged"]],
+    ["capi-quickstart-wqx5r-zq2cd", "compliant", [], ["5m0s", "5m0s", "unchanged"]],
+    ["capi-quickstart-md-0-p6hg9-v7bqn-tt4kd", "compliant", [], ["5m", "5m0s", "unchanged"]]]'
   # a compliant object has no patch; a topology one read its Cluster and ClusterClass
   echo "$output" | jq -e '.objects[] | select(.kind == "MachinePool") | .status == "compliant" and .patch == [] and ([.lookups[].kind] == ["Cluster", "ClusterClass"])'
 }
@@ -155,14 +215,15 @@ MachineSet default/capi-quickstart-md-1-x7k2p (cluster.x-k8s.io/v1beta2): ✗ DE
     "$DUMPS/quickstart_v1beta2_drift.yaml" "$TMP/dump.json"
   run "$RUNNER" audit -o json -f "$TMP/dump.json" -f "$DUMPS/xr_providers.yaml" --settings-path "$XR_SETTINGS"
   [ "$status" -eq 1 ]
-  echo "$output" | jq -e '.summary == {"objects": 33, "audited": 31, "compliant": 26, "deviating": 5, "rejected": 0, "notEvaluated": 2}'
+  echo "$output" | jq -e '.summary == {"objects": 33, "audited": 31, "compliant": 24, "deviating": 7, "rejected": 0, "notEvaluated": 2}'
   echo "$output" | jq -e '[.objects[] | select(.name == "capi-quickstart-md-1-x7k2p") | .source] == [{"file": "'"$TMP"'/dump.json", "document": 1, "items": [6]}]'
   echo "$output" | jq -e '[.objects[] | select(.name == "orders-db") | .source] == [{"file": "test_data/dumps/xr_providers.yaml", "document": 3, "items": []}]'
 }
 
 @test "the scale dump, 100 workload clusters: 10,000 objects, the 100 planted deviations, exit 1" {
   # test_data/dumps/gen.py ("scale"): 25 namespaces x 4 Clusters at v1beta2,
-  # one deviating object planted in each Cluster. Its speed is measured by
+  # every object with CAPI's in-place fields, one deviating object planted in
+  # each Cluster (a metadata or a field drift). Its speed is measured by
   # `make audit-bench`, never asserted here.
   # (to files: `run` would split 37 MB of JSON into lines)
   SCALE="$DUMPS/scale/capi_v1beta2_100_clusters.json"
@@ -178,9 +239,9 @@ MachineSet default/capi-quickstart-md-1-x7k2p (cluster.x-k8s.io/v1beta2): ✗ DE
   # every ClusterClass a root, every Cluster under its namespace's
   jq -e '[.tree[].id] | length == 25 and all(test("^ClusterClass team-[0-9]{2}/quick-start "))' "$TMP/scale.json"
   jq -e '[.tree[].children | length] | unique == [4]' "$TMP/scale.json"
-  # what gen.py planted: one object per Cluster, by the Cluster's index i % 5
+  # what gen.py planted: one object per Cluster, by the Cluster's index i % 10 (0-4 metadata, 5-9 in-place fields)
   jq -e '[.objects[] | select(.status == "deviates") | .kind] | group_by(.) | map({(.[0]): length}) | add
-    == {"Machine": 40, "MachineDeployment": 20, "MachinePool": 20, "MachineSet": 20}' "$TMP/scale.json"
+    == {"KubeadmControlPlane": 10, "Machine": 40, "MachineDeployment": 20, "MachinePool": 10, "MachineSet": 20}' "$TMP/scale.json"
   jq -e '[.objects[] | select(.status == "deviates") | .name | capture("^(?<c>team-[0-9]{2}-(dev|prod-1|prod-2|staging))-").c]
     | unique | length == 100' "$TMP/scale.json"
   jq -e '[.objects[] | select(.status == "deviates" and .namespace == "team-01") | [.kind, .deviations]] == [
@@ -188,9 +249,15 @@ MachineSet default/capi-quickstart-md-1-x7k2p (cluster.x-k8s.io/v1beta2): ✗ DE
     ["Machine", ["metadata.labels: \"nodepool\" is \"pool-hand-edited\" (expected \"md-1\")"]],
     ["MachineDeployment", ["spec.template.metadata.annotations: missing \"ClusterClass.machineDeployment.annotation\" (expected \"ClusterClass.machineDeployment.annotationValue\")"]],
     ["Machine", ["metadata.annotations: missing \"ClusterClass.controlPlane.annotation\" (expected \"ClusterClass.controlPlane.annotationValue\")"]]]' "$TMP/scale.json"
-  jq -e '[.objects[] | select(.status == "deviates" and .kind == "MachinePool") | [.name, .deviations]][0:2] == [
-    ["team-02-dev-mp-0-p95k4", ["metadata.labels: missing \"Cluster.topology.machinePool.label\" (expected \"Cluster.topology.machinePool.labelValue\")"]],
-    ["team-03-prod-1-mp-0-2fhmw", ["metadata.labels: missing \"Cluster.topology.machinePool.label\" (expected \"Cluster.topology.machinePool.labelValue\")"]]]' "$TMP/scale.json"
+  # kinds 4-9 (indices 4-9: team-02's four Clusters and team-03's first two)
+  jq -e '[.objects[] | select(.status == "deviates" and (.namespace == "team-02" or (.name | test("^team-03-(dev|prod-1)-")))) | [.kind, .name, .deviations]] == [
+    ["MachinePool", "team-02-dev-mp-0-p95k4", ["metadata.labels: missing \"Cluster.topology.machinePool.label\" (expected \"Cluster.topology.machinePool.labelValue\")"]],
+    ["MachineSet", "team-02-prod-1-md-2-tswql-mvflq", ["spec.template.spec.deletion.nodeDrainTimeoutSeconds: is 300 (expected 600, from MachineDeployment team-02/team-02-prod-1-md-2-tswql (cluster.x-k8s.io/v1beta2) spec.template.spec.deletion.nodeDrainTimeoutSeconds)"]],
+    ["Machine", "team-02-prod-2-md-0-cs4n9-p5bcj-gmf25", ["spec.readinessGates[conditionType=\"network.platform.example.com/CNIReady\"]: missing (expected {\"conditionType\":\"network.platform.example.com/CNIReady\"}, from MachineSet team-02/team-02-prod-2-md-0-cs4n9-p5bcj (cluster.x-k8s.io/v1beta2) spec.template.spec.readinessGates)"]],
+    ["MachineDeployment", "team-02-staging-md-1-rf7xq", ["spec.template.spec.minReadySeconds: is 30 (expected 5, from Cluster team-02/team-02-staging (cluster.x-k8s.io/v1beta2) spec.topology.workers.machineDeployments[name=\"md-1\"].minReadySeconds)"]],
+    ["Machine", "team-03-dev-7xc42-d7g6t", ["spec.deletion.nodeDeletionTimeoutSeconds: is 10 (expected 30, from KubeadmControlPlane team-03/team-03-dev-7xc42 (controlplane.cluster.x-k8s.io/v1beta2) spec.machineTemplate.spec.deletion.nodeDeletionTimeoutSeconds)"]],
+    ["KubeadmControlPlane", "team-03-prod-1-pzlmb", ["spec.machineTemplate.spec.readinessGates[conditionType=\"hardening.platform.example.com/CISBenchmarkPassed\"]: missing (expected {\"conditionType\":\"hardening.platform.example.com/CISBenchmarkPassed\"}, from ClusterClass team-03/quick-start (cluster.x-k8s.io/v1beta2) spec.controlPlane.readinessGates)"]]]' "$TMP/scale.json"
+  jq -e '[.objects[] | select(.status == "deviates" and .kind == "MachinePool") | .name][0:2] == ["team-02-dev-mp-0-p95k4", "team-04-prod-2-mp-0-vvr6g"]' "$TMP/scale.json"
 
   status=0
   "$RUNNER" audit -f "$SCALE" > "$TMP/scale.txt" || status=$?

@@ -6,7 +6,7 @@ machines,machinepools,kubeadmcontrolplanes,dockermachines,kubeadmconfigs -A
 v1beta2, each clean and with planted drift; a dump of Crossplane XRs, one
 on each provider profile; and, in scale/, a management cluster of 100
 workload clusters, 10,000 objects at v1beta2 with 100 planted deviations
-(see "scale" below), as compact JSON (one item a line, 22.8 MB).
+(see "scale" below), as compact JSON (one item a line, 23.2 MB).
 
 Run from anywhere: `python3 test_data/dumps/gen.py`. Deterministic; commit
 the output. `make check-schemas` checks every object strictly against the
@@ -39,14 +39,49 @@ MachineSet's / KubeadmControlPlane's owner reference with its own controller
 reference once the Machine exists). The MachinePool's DockerMachinePool is
 not in the dump: CAPD's DockerMachinePool CRD is not among the reference CRDs.
 
-Planted drift (quickstart_<version>_drift.yaml), three objects:
+The in-place fields (issue 19; /work/shared/reference/capi-inplace-fields.md)
+are there as CAPI v1.14 keeps them (seconds below; v1beta1 holds Go-format
+duration strings, "5m0s", at `node*Timeout`, v1beta2 integers at
+`deletion.node*TimeoutSeconds`):
+
+  ClusterClass  controlPlane: drain 300, deletion 60, gate CISBenchmarkPassed
+                worker md class: minReadySeconds 15, drain 600, gate CNIReady
+                worker mp class: drain 600
+  Cluster       topology controlPlane / md-0 / mp-0: deletion 30, detach 300,
+                md-0 and mp-0 minReadySeconds 5 (the topology wins over the class)
+  KCP           drain 300, deletion 30, detach 300, gate CISBenchmarkPassed;
+                its Machines the same timeouts and KCP's mandatory gates
+                (APIServerPodHealthy … EtcdMemberHealthy) before that gate
+  md-0 (topology), its MachineSet and Machines: minReadySeconds 5 (v1beta2
+                Machines too; a v1beta1 Machine has none), drain 600,
+                deletion 30, detach 300, gate CNIReady
+  mp-0          minReadySeconds 5, drain 600, deletion 30, detach 300
+  md-1 (user)   minReadySeconds 10, drain 120, gate ApprovedForProduction
+                (in its last-applied manifest too), and so its MachineSet;
+                its Machines the drain, the gate and, set by nobody, the
+                Machine webhook's deletion 10
+
+Planted drift (quickstart_<version>_drift.yaml), five objects:
   - MachineSet capi-quickstart-md-1-x7k2p lost label `nodepool` (its
     MachineDeployment's template has `nodepool: pool1`);
   - Machine capi-quickstart-md-1-x7k2p-6nbqt has `nodepool: pool0` (a value
     someone corrected by hand; its MachineSet's template says pool1);
   - MachineDeployment capi-quickstart-md-0-p6hg9 lacks the ClusterClass
     annotation `ClusterClass.machineDeployment.annotation` on
-    spec.template.metadata (a ClusterClass change not rolled out yet).
+    spec.template.metadata (a ClusterClass change not rolled out yet), and
+    its minReadySeconds is 30 where the topology says 5 (edited by hand; its
+    MachineSet and, v1beta2, their Machines hold 30 too, as the controllers
+    passed it on);
+  - MachineSet capi-quickstart-md-0-p6hg9-v7bqn has nodeDrainTimeout 300
+    (5m0s) where its MachineDeployment says 600 (10m0s) (edited by hand; its
+    Machines hold 300 too);
+  - Machine capi-quickstart-md-1-x7k2p-9ttvz lacks the readiness gate
+    ops.example.com/ApprovedForProduction its MachineSet's template sets.
+  Not drift (v1beta1): KubeadmControlPlane capi-quickstart-wqx5r and Machine
+  capi-quickstart-md-0-p6hg9-v7bqn-tt4kd hold nodeVolumeDetachTimeout "5m",
+  equal by value to the "5m0s" CAPI writes (as a v1.10 management cluster,
+  storing v1beta1, keeps a user's string): neither deviates, nor do the
+  KCP's Machines, which hold "5m0s".
 """
 import copy
 import hashlib
@@ -133,6 +168,114 @@ def ref(version, group, kind, name):
     return {"apiVersion": f"{group}/{version}", "kind": kind, "name": name, "namespace": NAMESPACE}
 
 
+# ------------------------------------------------------------ in-place fields
+# The fields CAPI propagates in place besides metadata (issue 19;
+# /work/shared/reference/capi-inplace-fields.md). Values are held here in
+# whole seconds and written per version: v1beta1 `node*Timeout` duration
+# strings in Go's Duration.String() format (what metav1.Duration serializes,
+# and what a v1.14 API server serves from its v1beta2 storage), v1beta2
+# `deletion.node*TimeoutSeconds` integers.
+TIMEOUTS = ("nodeDrainTimeout", "nodeVolumeDetachTimeout", "nodeDeletionTimeout")
+# Readiness gates of the quick-start world (the ClusterClass's control plane
+# and worker class, and the user-managed MachineDeployment md-1).
+GATE_CP = {"conditionType": "hardening.platform.example.com/CISBenchmarkPassed"}
+GATE_MD = {"conditionType": "network.platform.example.com/CNIReady"}
+GATE_MD1 = {"conditionType": "ops.example.com/ApprovedForProduction"}
+# KCP ComputeDesiredMachine: the mandatory gates, then (managed etcd) the
+# etcd ones, then the KCP's machineTemplate gates, first one of a
+# conditionType wins.
+KCP_MANDATORY_GATES = [{"conditionType": c} for c in (
+    "APIServerPodHealthy", "ControllerManagerPodHealthy", "SchedulerPodHealthy",
+    "EtcdPodHealthy", "EtcdMemberHealthy")]
+# The Machine defaulting webhook's nodeDeletionTimeout (v1.14
+# DefaultMachineNodeDeletionTimeoutSeconds), when no parent sets one.
+MACHINE_NODE_DELETION_TIMEOUT = 10
+UNITS = {"h": 3600, "m": 60, "s": 1}
+
+
+def go_duration(seconds):
+    """Go's time.Duration.String() of whole seconds: 0s, 10s, 1m30s, 5m0s, 1h0m0s."""
+    if seconds == 0:
+        return "0s"
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h{minutes}m{secs}s"
+    if minutes:
+        return f"{minutes}m{secs}s"
+    return f"{secs}s"
+
+
+def duration_seconds(text):
+    """Whole seconds of a duration string with h/m/s units ("5m", "1m30s")."""
+    total, number = 0, ""
+    for ch in text:
+        if ch.isdigit():
+            number += ch
+        else:
+            total += int(number) * UNITS[ch]
+            number = ""
+    assert not number, text
+    return total
+
+
+def get_timeouts(version, block):
+    """{field: seconds} of the node timeouts `block` sets: v1beta1 at its top
+    level, v1beta2 under `deletion` (`<field>Seconds`)."""
+    if version == "v1beta1":
+        return {t: duration_seconds(block[t]) for t in TIMEOUTS if t in block}
+    deletion = block.get("deletion", {})
+    return {t: deletion[t + "Seconds"] for t in TIMEOUTS if t + "Seconds" in deletion}
+
+
+def set_timeouts(version, block, values):
+    """Writes the node timeouts `values` ({field: seconds}) into `block` as
+    CAPI writes them at `version`."""
+    for t, seconds in values.items():
+        if version == "v1beta1":
+            block[t] = go_duration(seconds)
+        else:
+            block.setdefault("deletion", {})[t + "Seconds"] = seconds
+
+
+def merge_gates(*lists):
+    """Readiness gates of several lists, the first of a conditionType wins."""
+    out, seen = [], set()
+    for gates in lists:
+        for gate in gates or []:
+            if gate["conditionType"] not in seen:
+                seen.add(gate["conditionType"])
+                out.append(copy.deepcopy(gate))
+    return out
+
+
+def template_spec(obj):
+    return obj["spec"]["template"]["spec"]
+
+
+def cp_machine_template(version, kcp):
+    """The part of a KubeadmControlPlane's machineTemplate that holds the
+    Machine fields: v1beta1 the machineTemplate, v1beta2 its `spec`."""
+    mt = kcp["spec"]["machineTemplate"]
+    return mt if version == "v1beta1" else mt["spec"]
+
+
+def min_ready_block(version, obj):
+    """Where a MachineDeployment / MachinePool / MachineSet keeps
+    minReadySeconds: v1beta1 `spec`, v1beta2 `spec.template.spec`."""
+    return obj["spec"] if version == "v1beta1" else template_spec(obj)
+
+
+def without_gate(obj_spec, condition_type):
+    """Drops one readiness gate (and the list when it empties)."""
+    gates = [g for g in obj_spec.get("readinessGates", []) if g["conditionType"] != condition_type]
+    assert len(gates) < len(obj_spec.get("readinessGates", [])), condition_type
+    if gates:
+        obj_spec["readinessGates"] = gates
+    else:
+        obj_spec.pop("readinessGates")
+
+
 class QuickStart:
     """The quick-start world at one API version."""
 
@@ -151,6 +294,99 @@ class QuickStart:
         self.machine_from_kcp = read_object(f"{base}/machine_create_from_kcp.json")
         self.dockermachine = read_object(f"{base}/dockermachine_create_from_machineset.json")
         self.kubeadmconfig = read_object(f"{base}/kubeadmconfig_create_from_kcp.json")
+        self.add_in_place_fields()
+
+    # ------------------------------------------------------ in-place fields
+    def add_in_place_fields(self):
+        """The in-place fields as a CAPI v1.14 management cluster holds them
+        in the parents: the ClusterClass and the Cluster's topology set them
+        (v1beta1 durations served in Go format), the topology KCP holds what
+        they set (computeControlPlane), the user-managed md-1 sets its own
+        and its MachineSet holds them (computeDesiredMS). The topology MD and
+        MP, the other MachineSets and the Machines get theirs as they are
+        built."""
+        v = self.v
+        topo = self.cluster["spec"]["topology"]
+        for entry in ([topo["controlPlane"]] + topo["workers"]["machineDeployments"]
+                      + topo["workers"]["machinePools"]):
+            set_timeouts(v, entry, get_timeouts(v, entry))
+        cc = self.clusterclass["spec"]
+        # topology sets nodeDeletionTimeout 30s (wins) and minReadySeconds 5 (wins)
+        set_timeouts(v, cc["controlPlane"], {"nodeDrainTimeout": 300, "nodeDeletionTimeout": 60})
+        cc["controlPlane"]["readinessGates"] = [GATE_CP]
+        md_class = cc["workers"]["machineDeployments"][0]
+        md_class["minReadySeconds"] = 15
+        set_timeouts(v, md_class, {"nodeDrainTimeout": 600})
+        md_class["readinessGates"] = [GATE_MD]
+        set_timeouts(v, cc["workers"]["machinePools"][0], {"nodeDrainTimeout": 600})
+        # the topology KCP: topology ?? class (the template's nodeDrainTimeout
+        # of 1s gives way to the class's 5m)
+        fields = self.topology_fields()
+        mt = cp_machine_template(v, self.kcp)
+        set_timeouts(v, mt, fields["timeouts"])
+        mt["readinessGates"] = fields["readinessGates"]
+        # the user-managed md-1 (its manifest sets them) and its MachineSet
+        md1 = self.md1
+        min_ready_block(v, md1)["minReadySeconds"] = 10
+        set_timeouts(v, template_spec(md1), {"nodeDrainTimeout": 120})
+        template_spec(md1)["readinessGates"] = [GATE_MD1]
+        annotations = md1["metadata"]["annotations"]
+        applied = json.loads(annotations["kubectl.kubernetes.io/last-applied-configuration"])
+        min_ready_block(v, applied)["minReadySeconds"] = 10
+        set_timeouts(v, template_spec(applied), {"nodeDrainTimeout": 120})
+        template_spec(applied)["readinessGates"] = [GATE_MD1]
+        annotations["kubectl.kubernetes.io/last-applied-configuration"] = \
+            json.dumps(applied, separators=(",", ":")) + "\n"
+        if "cluster.x-k8s.io/conversion-data" in annotations:  # v1beta1 served from v1beta2 storage
+            data = json.loads(annotations["cluster.x-k8s.io/conversion-data"])
+            data["spec"]["template"]["spec"]["minReadySeconds"] = 10
+            annotations["cluster.x-k8s.io/conversion-data"] = json.dumps(data, separators=(",", ":"))
+        self.sync_machineset(self.ms1, md1)
+
+    def topology_fields(self, list_name=None, name=None):
+        """computeControlPlane (no list) / computeMachineDeployment /
+        computeMachinePool: each timeout and minReadySeconds from the
+        topology entry when it sets it, else from the class; the readiness
+        gates whole from one side."""
+        topo = self.cluster["spec"]["topology"]
+        if list_name is None:
+            entry, cls = topo["controlPlane"], self.clusterclass["spec"]["controlPlane"]
+        else:
+            entry = next(e for e in topo["workers"][list_name] if e["name"] == name)
+            cls = next(e for e in self.clusterclass["spec"]["workers"][list_name] if e["class"] == entry["class"])
+        fields = {"timeouts": merge(get_timeouts(self.v, entry), get_timeouts(self.v, cls))}
+        for key in ("minReadySeconds", "readinessGates"):
+            if key in entry or key in cls:
+                fields[key] = copy.deepcopy(entry.get(key, cls.get(key)))
+        return fields
+
+    def sync_machineset(self, ms, md):
+        """computeDesiredMS (v1.14, every MachineSet of the MD): the
+        template's timeouts, readiness gates (and v1beta2 minReadySeconds),
+        minReadySeconds (v1beta1: int32 omitempty, 0 never written), the
+        deletion order and the machine naming from the MachineDeployment."""
+        src, dst, spec = template_spec(md), template_spec(ms), ms["spec"]
+        for key in TIMEOUTS + ("deletion", "readinessGates", "taints", "minReadySeconds"):
+            dst.pop(key, None)
+            if key in src:
+                dst[key] = copy.deepcopy(src[key])
+        if self.v == "v1beta1":
+            min_ready = md["spec"].get("minReadySeconds", 0)
+            order = md["spec"].get("strategy", {}).get("rollingUpdate", {}).get("deletePolicy", "")
+            for key, value in (("minReadySeconds", min_ready), ("deletePolicy", order)):
+                spec.pop(key, None)
+                if value:
+                    spec[key] = value
+            naming = "machineNamingStrategy"
+        else:
+            order = md["spec"].get("deletion", {}).get("order", "")
+            spec.pop("deletion", None)
+            if order:
+                spec["deletion"] = {"order": order}
+            naming = "machineNaming"
+        spec.pop(naming, None)
+        if naming in md["spec"]:
+            spec[naming] = copy.deepcopy(md["spec"][naming])
 
     # ------------------------------------------------------------ topology
     def class_worker_metadata(self, list_name, class_name):
@@ -186,6 +422,12 @@ class QuickStart:
                                    {"cluster.x-k8s.io/deployment-name": name})
         template["annotations"] = dict(annotations)
         md["spec"]["selector"]["matchLabels"]["cluster.x-k8s.io/deployment-name"] = name
+        fields = self.topology_fields("machineDeployments", topology_name)
+        set_timeouts(self.v, template_spec(md), fields["timeouts"])
+        if "minReadySeconds" in fields:
+            min_ready_block(self.v, md)["minReadySeconds"] = fields["minReadySeconds"]
+        if "readinessGates" in fields:
+            template_spec(md)["readinessGates"] = fields["readinessGates"]
         md["status"] = copy.deepcopy(self.md1["status"])
         md["status"]["selector"] = ",".join(
             f"{k}={v}" for k, v in sorted(md["spec"]["selector"]["matchLabels"].items()))
@@ -201,6 +443,10 @@ class QuickStart:
         template = mp["spec"]["template"]["metadata"]
         template["labels"] = merge(template["labels"], labels)
         template["annotations"] = dict(annotations)
+        fields = self.topology_fields("machinePools", "mp-0")  # pools have no readiness gates
+        set_timeouts(self.v, template_spec(mp), fields["timeouts"])
+        if "minReadySeconds" in fields:
+            min_ready_block(self.v, mp)["minReadySeconds"] = fields["minReadySeconds"]
         if self.v == "v1beta2":
             mp["status"] = {
                 "phase": "Running", "replicas": 2, "readyReplicas": 2, "availableReplicas": 2,
@@ -242,6 +488,7 @@ class QuickStart:
         ms["spec"]["selector"]["matchLabels"] = dict(
             md["spec"]["selector"]["matchLabels"], **{"machine-template-hash": template_hash})
         ms["spec"]["template"] = template
+        self.sync_machineset(ms, md)
         ms["status"]["selector"] = ",".join(
             f"{k}={v}" for k, v in sorted(ms["spec"]["selector"]["matchLabels"].items()))
         return served(ms, self.v)
@@ -286,8 +533,7 @@ class QuickStart:
                         "cluster.x-k8s.io/deployment-name": ms["metadata"]["labels"]["cluster.x-k8s.io/deployment-name"]},
                        template["metadata"]["labels"])
         spec = copy.deepcopy(template["spec"])
-        if self.v == "v1beta1" and "nodeDeletionTimeout" not in spec:
-            spec["nodeDeletionTimeout"] = self.machine_from_ms["spec"]["nodeDeletionTimeout"]
+        self.default_node_deletion_timeout(spec)
         return self.machine(name, ms, labels, dict(template["metadata"].get("annotations", {})),
                             spec, template["spec"].get("failureDomain", "fd4"))
 
@@ -300,7 +546,19 @@ class QuickStart:
         labels = merge(base["labels"], template["labels"])
         annotations = merge(base.get("annotations"), template.get("annotations"))
         spec = copy.deepcopy(self.machine_from_kcp["spec"])
+        # the KCP's timeouts and readiness gates after its mandatory ones
+        mt = cp_machine_template(self.v, self.kcp)
+        for key in TIMEOUTS + ("deletion", "readinessGates"):
+            spec.pop(key, None)
+        set_timeouts(self.v, spec, get_timeouts(self.v, mt))
+        self.default_node_deletion_timeout(spec)
+        spec["readinessGates"] = merge_gates(KCP_MANDATORY_GATES, mt.get("readinessGates"))
         return self.machine(name, self.kcp, labels, annotations, spec, failure_domain)
+
+    def default_node_deletion_timeout(self, spec):
+        """The Machine defaulting webhook: nodeDeletionTimeout 10s when unset."""
+        if "nodeDeletionTimeout" not in get_timeouts(self.v, spec):
+            set_timeouts(self.v, spec, {"nodeDeletionTimeout": MACHINE_NODE_DELETION_TIMEOUT})
 
     # -------------------------------------------- infrastructure, bootstrap
     def docker_machine(self, machine, cloned_from):
@@ -387,14 +645,37 @@ class QuickStart:
                 + [mp0, self.kcp] + docker_machines + kubeadm_configs)
 
 
-def plant_drift(objects):
+def plant_drift(objects, version):
+    """The planted drift of quickstart_<version>_drift.yaml (see the top)."""
     by_name = {(o["kind"], o["metadata"]["name"]): o for o in objects}
+    # metadata
     ms = by_name[("MachineSet", "capi-quickstart-md-1-x7k2p")]
     del ms["metadata"]["labels"]["nodepool"]
     machine = by_name[("Machine", "capi-quickstart-md-1-x7k2p-6nbqt")]
     machine["metadata"]["labels"]["nodepool"] = "pool0"
     md = by_name[("MachineDeployment", "capi-quickstart-md-0-p6hg9")]
     del md["spec"]["template"]["metadata"]["annotations"]["ClusterClass.machineDeployment.annotation"]
+    # in-place fields
+    ms0 = by_name[("MachineSet", "capi-quickstart-md-0-p6hg9-v7bqn")]
+    ms0_machines = [by_name[("Machine", f"capi-quickstart-md-0-p6hg9-v7bqn-{s}")] for s in ("8wq2x", "tt4kd")]
+    assert min_ready_block(version, md)["minReadySeconds"] == 5
+    for obj in (md, ms0):
+        min_ready_block(version, obj)["minReadySeconds"] = 30
+    if version == "v1beta2":
+        for m in ms0_machines:
+            m["spec"]["minReadySeconds"] = 30
+    assert get_timeouts(version, template_spec(ms0))["nodeDrainTimeout"] == 600
+    set_timeouts(version, template_spec(ms0), {"nodeDrainTimeout": 300})
+    for m in ms0_machines:
+        set_timeouts(version, m["spec"], {"nodeDrainTimeout": 300})
+    without_gate(by_name[("Machine", "capi-quickstart-md-1-x7k2p-9ttvz")]["spec"], GATE_MD1["conditionType"])
+    # not drift: a v1beta1 duration equal by value to the one CAPI writes
+    if version == "v1beta1":
+        kcp = by_name[("KubeadmControlPlane", "capi-quickstart-wqx5r")]["spec"]["machineTemplate"]
+        tt4kd = ms0_machines[1]["spec"]
+        for spec in (kcp, tt4kd):
+            assert spec["nodeVolumeDetachTimeout"] == "5m0s"
+            spec["nodeVolumeDetachTimeout"] = "5m"
 
 
 def kube_list(objects):
@@ -480,22 +761,38 @@ def read_json(path):
 #   Cluster; name suffixes are drawn deterministically (sha256) from the
 #   alphabet of apimachinery's rand.String.
 #
+# Every object carries the in-place fields as the quick-start dump does
+# (see the top), the three MachineDeployments those of topology md-0.
+#
 # Planted drift: one object in each Cluster (100 objects, 1%), by the
-# Cluster's index i (0-99, in namespace then name order), kind i % 5 in
-# MachineDeployment md-(i % 3) where that matters:
+# Cluster's index i (0-99, in namespace then name order), kind i % 10 in
+# MachineDeployment md-(i % 3) where that matters; five metadata drifts
+# and five field drifts, 10 Clusters each:
 #   0: the MachineSet lost its label `nodepool`;
 #   1: the MachineSet's first Machine has `nodepool` corrected by hand;
 #   2: the MachineDeployment lacks the ClusterClass annotation
 #      `ClusterClass.machineDeployment.annotation` on spec.template.metadata;
 #   3: the control plane's first Machine lacks the annotation
 #      `ClusterClass.controlPlane.annotation` (KCP machineTemplate);
-#   4: the MachinePool lost the topology label `Cluster.topology.machinePool.label`.
+#   4: the MachinePool lost the topology label `Cluster.topology.machinePool.label`;
+#   5: the MachineSet's nodeDrainTimeoutSeconds is 300, its MachineDeployment
+#      says 600 (edited by hand; its Machines hold 300 too);
+#   6: the MachineSet's first Machine lacks the readiness gate
+#      network.platform.example.com/CNIReady its MachineSet sets;
+#   7: the MachineDeployment's minReadySeconds is 30, the topology says 5
+#      (edited by hand; its MachineSet and Machines hold 30 too);
+#   8: the control plane's first Machine has nodeDeletionTimeoutSeconds 10
+#      (the Machine webhook's default), its KubeadmControlPlane says 30;
+#   9: the KubeadmControlPlane lacks the ClusterClass's readiness gate
+#      hardening.platform.example.com/CISBenchmarkPassed (a ClusterClass
+#      change not rolled out yet: its Machines lack it too, and comply).
 SCALE_DIR = "scale"
 SCALE_FILE = "capi_v1beta2_100_clusters.json"
 SCALE_NAMESPACES = 25
 SCALE_ENVS = ("dev", "prod-1", "prod-2", "staging")
 SCALE_MDS = 3
 SCALE_WORKERS = 9
+SCALE_DRIFT_KINDS = 10
 # The random suffixes of the quick-start fixtures' names, redrawn per Cluster.
 FIXTURE_TOKENS = ("wqx5r", "9tq7m", "2x8vd", "p6hg9", "ljqw8", "s4xkq", "x7b2k", "q9z4t", "h5n8v")
 RAND_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # apimachinery util/rand
@@ -604,19 +901,39 @@ class ScaleCluster(QuickStart):
         """One deviating object, by the Cluster's index (see "scale" above)."""
         i, p = self.index, self.parts
         md = i % SCALE_MDS
-        kind = i % 5
+        kind = i % SCALE_DRIFT_KINDS
+        ms_name = p["mss"][md]["metadata"]["name"]
+        ms_machines = [m for m in p["workers"] if m["metadata"]["labels"]["cluster.x-k8s.io/set-name"] == ms_name]
         if kind == 0:
             del p["mss"][md]["metadata"]["labels"]["nodepool"]
         elif kind == 1:
-            ms_name = p["mss"][md]["metadata"]["name"]
-            machine = next(m for m in p["workers"] if m["metadata"]["labels"]["cluster.x-k8s.io/set-name"] == ms_name)
-            machine["metadata"]["labels"]["nodepool"] = "pool-hand-edited"
+            ms_machines[0]["metadata"]["labels"]["nodepool"] = "pool-hand-edited"
         elif kind == 2:
             del p["mds"][md]["spec"]["template"]["metadata"]["annotations"]["ClusterClass.machineDeployment.annotation"]
         elif kind == 3:
             del p["kcp_machines"][0]["metadata"]["annotations"]["ClusterClass.controlPlane.annotation"]
-        else:
+        elif kind == 4:
             del p["mp"]["metadata"]["labels"]["Cluster.topology.machinePool.label"]
+        elif kind == 5:
+            # edited by hand on the MachineSet, which passed it on to its Machines
+            p["mss"][md]["spec"]["template"]["spec"]["deletion"]["nodeDrainTimeoutSeconds"] = 300
+            for m in ms_machines:
+                m["spec"]["deletion"]["nodeDrainTimeoutSeconds"] = 300
+        elif kind == 6:
+            without_gate(ms_machines[0]["spec"], GATE_MD["conditionType"])
+        elif kind == 7:
+            # edited by hand on the MachineDeployment, passed on to its MachineSet and Machines
+            for obj in [p["mds"][md], p["mss"][md]]:
+                obj["spec"]["template"]["spec"]["minReadySeconds"] = 30
+            for m in ms_machines:
+                m["spec"]["minReadySeconds"] = 30
+        elif kind == 8:
+            p["kcp_machines"][0]["spec"]["deletion"]["nodeDeletionTimeoutSeconds"] = MACHINE_NODE_DELETION_TIMEOUT
+        else:
+            # a ClusterClass gate not rolled out yet: neither on the KCP nor on its Machines
+            without_gate(self.kcp["spec"]["machineTemplate"]["spec"], GATE_CP["conditionType"])
+            for m in p["kcp_machines"]:
+                without_gate(m["spec"], GATE_CP["conditionType"])
 
 
 def scale_objects():
@@ -667,7 +984,7 @@ def main():
         write(f"quickstart_{version}_clean.yaml",
               HEADER.format(what=f"{version}, clean") + dump_yaml([kube_list(objects)]))
         drifted = copy.deepcopy(objects)
-        plant_drift(drifted)
+        plant_drift(drifted, version)
         write(f"quickstart_{version}_drift.yaml",
               HEADER.format(what=f"{version}, planted drift: see gen.py") + dump_yaml([kube_list(drifted)]))
     write("xr_providers.yaml",

@@ -39,6 +39,12 @@ EXAMPLES = [
         "parents": [f"{CAPI}/parents/machinedeployment_capi-quickstart-md-1.yaml"],
     },
     {
+        "id": "machineset-fields",
+        "title": "MachineSet whose timeouts and readiness gates drifted from its MachineDeployment (UPDATE)",
+        "request": f"{CAPI}/machineset_update_fields_drifted_from_md.json",
+        "parents": [f"{CAPI}/parents/machinedeployment_capi-quickstart-md-2.yaml"],
+    },
+    {
         "id": "topology-md",
         "title": "Topology MachineDeployment with its Cluster and ClusterClass",
         "request": f"{CAPI}/machinedeployment_create_topology.json",

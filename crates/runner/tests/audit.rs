@@ -8,7 +8,8 @@
 //! its look-ups answered by a `MapLookup` of the whole dump, and checks that
 //! the audit's verdict, message, code, warnings and audit annotations are the
 //! policy's; that the audit's patch is mutate mode's and, applied, leaves an
-//! object validate mode accepts; and which objects deviate, literally.
+//! object validate mode accepts; and which objects deviate, with their
+//! deviation lines (metadata and in-place fields), literally.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -25,19 +26,89 @@ use serde_json::{Value, json};
 
 const RUNNER: &str = env!("CARGO_BIN_EXE_policy-runner");
 
-/// One bundled dump: its settings, the audit's exit code, and the objects
-/// that deviate (`Kind namespace/name`).
+/// One bundled dump: its settings, the audit's exit code, the objects that
+/// deviate (`Kind namespace/name`), and the deviation lines of those whose
+/// lines are pinned here (the XRs' are in e2e-tests/audit.bats).
 struct Case {
     dump: &'static str,
     settings: Option<&'static str>,
     exit: i32,
     deviating: &'static [&'static str],
+    deviations: &'static [(&'static str, &'static [&'static str])],
 }
 
+/// test_data/dumps/gen.py's planted drift: three metadata drifts and three
+/// in-place field drifts on five objects. Not among them: the v1beta1 KCP
+/// and Machine capi-quickstart-md-0-p6hg9-v7bqn-tt4kd, whose
+/// nodeVolumeDetachTimeout "5m" equals the "5m0s" CAPI writes, and the
+/// MachineSet's and Machines' minReadySeconds 30, passed on from the
+/// drifted MachineDeployment.
 const DRIFT: &[&str] = &[
     "Machine default/capi-quickstart-md-1-x7k2p-6nbqt",
+    "Machine default/capi-quickstart-md-1-x7k2p-9ttvz",
     "MachineDeployment default/capi-quickstart-md-0-p6hg9",
+    "MachineSet default/capi-quickstart-md-0-p6hg9-v7bqn",
     "MachineSet default/capi-quickstart-md-1-x7k2p",
+];
+
+const DRIFT_V1BETA1: &[(&str, &[&str])] = &[
+    (
+        "MachineDeployment default/capi-quickstart-md-0-p6hg9",
+        &[
+            r#"spec.minReadySeconds: is 30 (expected 5, from Cluster default/capi-quickstart (cluster.x-k8s.io/v1beta1) spec.topology.workers.machineDeployments[name="md-0"].minReadySeconds)"#,
+            r#"spec.template.metadata.annotations: missing "ClusterClass.machineDeployment.annotation" (expected "ClusterClass.machineDeployment.annotationValue")"#,
+        ],
+    ),
+    (
+        "MachineSet default/capi-quickstart-md-0-p6hg9-v7bqn",
+        &[
+            r#"spec.template.spec.nodeDrainTimeout: is "5m0s" (expected "10m0s", from MachineDeployment default/capi-quickstart-md-0-p6hg9 (cluster.x-k8s.io/v1beta1) spec.template.spec.nodeDrainTimeout)"#,
+        ],
+    ),
+    (
+        "MachineSet default/capi-quickstart-md-1-x7k2p",
+        &[r#"metadata.labels: missing "nodepool" (expected "pool1")"#],
+    ),
+    (
+        "Machine default/capi-quickstart-md-1-x7k2p-6nbqt",
+        &[r#"metadata.labels: "nodepool" is "pool0" (expected "pool1")"#],
+    ),
+    (
+        "Machine default/capi-quickstart-md-1-x7k2p-9ttvz",
+        &[
+            r#"spec.readinessGates[conditionType="ops.example.com/ApprovedForProduction"]: missing (expected {"conditionType":"ops.example.com/ApprovedForProduction"}, from MachineSet default/capi-quickstart-md-1-x7k2p (cluster.x-k8s.io/v1beta1) spec.template.spec.readinessGates)"#,
+        ],
+    ),
+];
+
+const DRIFT_V1BETA2: &[(&str, &[&str])] = &[
+    (
+        "MachineDeployment default/capi-quickstart-md-0-p6hg9",
+        &[
+            r#"spec.template.metadata.annotations: missing "ClusterClass.machineDeployment.annotation" (expected "ClusterClass.machineDeployment.annotationValue")"#,
+            r#"spec.template.spec.minReadySeconds: is 30 (expected 5, from Cluster default/capi-quickstart (cluster.x-k8s.io/v1beta2) spec.topology.workers.machineDeployments[name="md-0"].minReadySeconds)"#,
+        ],
+    ),
+    (
+        "MachineSet default/capi-quickstart-md-0-p6hg9-v7bqn",
+        &[
+            r#"spec.template.spec.deletion.nodeDrainTimeoutSeconds: is 300 (expected 600, from MachineDeployment default/capi-quickstart-md-0-p6hg9 (cluster.x-k8s.io/v1beta2) spec.template.spec.deletion.nodeDrainTimeoutSeconds)"#,
+        ],
+    ),
+    (
+        "MachineSet default/capi-quickstart-md-1-x7k2p",
+        &[r#"metadata.labels: missing "nodepool" (expected "pool1")"#],
+    ),
+    (
+        "Machine default/capi-quickstart-md-1-x7k2p-6nbqt",
+        &[r#"metadata.labels: "nodepool" is "pool0" (expected "pool1")"#],
+    ),
+    (
+        "Machine default/capi-quickstart-md-1-x7k2p-9ttvz",
+        &[
+            r#"spec.readinessGates[conditionType="ops.example.com/ApprovedForProduction"]: missing (expected {"conditionType":"ops.example.com/ApprovedForProduction"}, from MachineSet default/capi-quickstart-md-1-x7k2p (cluster.x-k8s.io/v1beta2) spec.template.spec.readinessGates)"#,
+        ],
+    ),
 ];
 
 const CASES: &[Case] = &[
@@ -46,24 +117,28 @@ const CASES: &[Case] = &[
         settings: None,
         exit: 0,
         deviating: &[],
+        deviations: &[],
     },
     Case {
         dump: "quickstart_v1beta1_drift.yaml",
         settings: None,
         exit: 1,
         deviating: DRIFT,
+        deviations: DRIFT_V1BETA1,
     },
     Case {
         dump: "quickstart_v1beta2_clean.yaml",
         settings: None,
         exit: 0,
         deviating: &[],
+        deviations: &[],
     },
     Case {
         dump: "quickstart_v1beta2_drift.yaml",
         settings: None,
         exit: 1,
         deviating: DRIFT,
+        deviations: DRIFT_V1BETA2,
     },
     Case {
         dump: "xr_providers.yaml",
@@ -73,6 +148,7 @@ const CASES: &[Case] = &[
             "XDatabase team-data/analytics-db",
             "XDatabase team-orders/orders-db",
         ],
+        deviations: &[],
     },
 ];
 
@@ -175,6 +251,9 @@ fn check_case(case: &Case) {
             (false, false) => "rejected",
         };
         assert_eq!(entry["status"], expected_status, "{at}");
+        if let Some((_, lines)) = case.deviations.iter().find(|(object, _)| *object == name) {
+            assert_eq!(entry["deviations"], json!(lines), "{at}");
+        }
         if deviates {
             deviating.insert(name);
         }
@@ -182,6 +261,9 @@ fn check_case(case: &Case) {
     }
     let expected: BTreeSet<String> = case.deviating.iter().map(|s| (*s).to_owned()).collect();
     assert_eq!(deviating, expected, "{}", case.dump);
+    for (object, _) in case.deviations {
+        assert!(expected.contains(*object), "{}: {object}", case.dump);
+    }
     assert_eq!(
         report["summary"]["deviating"],
         json!(expected.len()),
