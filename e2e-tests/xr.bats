@@ -701,6 +701,40 @@ assert_settings_refused() {
   assert_untouched_elsewhere
 }
 
+# ------------------------------------ user-defined profiles (issue 22)
+# settings_ready_profiles.json holds the README's ready-made profiles
+# (tests/tag_ready_profiles.rs checks it against the README).
+
+@test "user profile azure: '/' keys, reserved prefixes and '<' are skipped, ':' keys become tags" {
+  evaluate xdatabase_azure_profile.json "$(settings ready_profiles)"
+  assert_allowed
+  assert_patch_confined
+  assert_tags '{"plexsphere:acme:cost-center": "cc-4711", "plexsphere:acme:owner": "team-data"}'
+  assert_skipped "[$(record Microsoft:billing azure reserved-prefix),$(record 'acme:ticket<id>' azure key-character-class),$(record platform/env azure key-character-class),$(record platform/team azure key-character-class)]"
+  assert_warning_count 4
+  assert_warning '"platform/env"' "on provider profile azure: key-character-class"
+  assert_untouched_elsewhere
+}
+
+@test "user profile gcp-labels: no tag can propagate, one summary warning, every skip recorded" {
+  evaluate xdatabase_gcp_labels_profile.json "$(settings ready_profiles)"
+  assert_allowed
+  assert_patch_confined
+  assert_tags absent
+  assert_skipped "[$(record acme:cost-center gcp-labels key-character-class),$(record acme:owner gcp-labels key-character-class),$(record platform/env gcp-labels key-character-class),$(record platform/team gcp-labels key-character-class)]"
+  assert_warning_count 1
+  check '.warnings[0] | startswith("cloud tags skipped: no tag can ever propagate under provider profile gcp-labels: ")'
+  check '.warnings[0] | endswith("; 4 opted-in label(s) skipped, each recorded in annotation cloud-tags.plexsphere.io/skipped")'
+  assert_untouched_elsewhere
+}
+
+@test "settings: profile problems are all refused at once, each naming its field" {
+  local doc='{"cloudTags":{"profiles":[{"name":"generic","providers":["gcp"],"keyMax":0,"valueMax":63,"unit":"bytes","cap":64,"keyCharacters":{"sets":["digits"]}}]}}'
+  assert_settings_refused "$doc" 'cloudTags.profiles[0].name'
+  assert_settings_refused "$doc" 'cloudTags.profiles[0].keyMax: 0 is out of bounds; use a number from 1 to 4096'
+  assert_settings_refused '{"cloudTags":{"profiles":[{"name":"a","providers":["a"],"keyMax":9,"valueMax":9,"unit":"chars"}]}}' 'cloudTags.profiles[0].unit'
+}
+
 # ------------------------------------------------------- fixture sanity
 
 @test "fixtures: boundary keys and values have the intended lengths" {

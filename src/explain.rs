@@ -148,6 +148,14 @@ pub struct CloudTags {
     pub profile: String,
     /// Where the provider came from.
     pub provider: String,
+    /// Why the profile applied: `built-in`, `user-defined` or `fallback`.
+    pub origin: String,
+    /// The same in words, naming the setting that selected it.
+    pub why: String,
+    /// Set when the profile refuses every tag (its key class or ceiling
+    /// cannot admit the mandated `plexsphere:` prefix): why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_tag_can_propagate: Option<String>,
     /// Every label of the label set, sorted by qualified key.
     pub labels: Vec<LabelFate>,
     /// Prefixed entries of `spec.cloudTags` that go, and why.
@@ -246,8 +254,8 @@ impl fmt::Display for Explanation {
                 )?,
                 None => writeln!(
                     f,
-                    "  {}: {}: set by {}; child value {found} kept",
-                    field.path, field.change, field.from
+                    "  {}: the parent does not set it ({}); child value {found} kept",
+                    field.path, field.from
                 )?,
             }
         }
@@ -268,6 +276,10 @@ impl fmt::Display for Explanation {
                 "cloud tags: profile {} ({})",
                 tags.profile, tags.provider
             )?;
+            writeln!(f, "  profile {}: {}", tags.origin, tags.why)?;
+            if let Some(why) = &tags.no_tag_can_propagate {
+                writeln!(f, "  {why}")?;
+            }
             for label in &tags.labels {
                 let key = &label.qualified_key;
                 match &label.fate {

@@ -9,6 +9,8 @@
 //! what its request reads ([`Settings`]).
 
 use crate::key_pattern::KeyPattern;
+use crate::tags::profile::Profiles;
+use crate::tags::user_profile;
 use regex_lite::RegexBuilder;
 use serde::Deserialize;
 use std::cell::OnceCell;
@@ -85,6 +87,11 @@ pub struct RawCloudTagSettings {
     pub propagating_labels: Vec<String>,
     /// Dotted path to the provider name inside the XR.
     pub provider_path: String,
+    /// User-defined tag profiles, tried before the built-in ones. Kept as
+    /// JSON until an XR needs them: their fields are parsed and checked by
+    /// [`user_profile::prepare`], which reports every profile's problems,
+    /// shape errors included, at once.
+    pub profiles: Vec<serde_json::Value>,
 }
 
 impl Default for RawCloudTagSettings {
@@ -92,6 +99,7 @@ impl Default for RawCloudTagSettings {
         Self {
             propagating_labels: Vec::new(),
             provider_path: DEFAULT_PROVIDER_PATH.to_owned(),
+            profiles: Vec::new(),
         }
     }
 }
@@ -123,6 +131,9 @@ pub struct CloudTagSettings {
     pub propagating_labels: BTreeSet<String>,
     /// Segments of `cloudTags.providerPath`.
     pub provider_path: Vec<String>,
+    /// The tag profiles in force: `cloudTags.profiles`, then the built-ins
+    /// they do not replace, then the fallback.
+    pub profiles: Profiles,
 }
 
 /// Everything wrong with a settings document, each problem naming its field.
@@ -292,10 +303,13 @@ impl RawCloudTagSettings {
             ));
         }
 
+        let profiles = user_profile::prepare(&self.profiles, &mut problems);
+
         if problems.is_empty() {
             Ok(CloudTagSettings {
                 propagating_labels,
                 provider_path,
+                profiles: Profiles::new(profiles),
             })
         } else {
             Err(SettingsError { problems })
@@ -338,6 +352,7 @@ fn compile_all(field: &str, patterns: &[String]) -> Result<Vec<KeyPattern>, Sett
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tags::profile::Origin;
     use rstest::rstest;
 
     fn problems(json: &str) -> Vec<String> {
@@ -384,7 +399,7 @@ mod tests {
         assert_eq!(
             problems(r#"{"cloudTags":{"propagatingLabel":["a"]}}"#),
             [
-                "cloudTags.propagatingLabel: unknown field `propagatingLabel`, expected `propagatingLabels` or `providerPath` at line 1 column 32"
+                "cloudTags.propagatingLabel: unknown field `propagatingLabel`, expected one of `propagatingLabels`, `providerPath`, `profiles` at line 1 column 32"
             ]
         );
     }
@@ -501,6 +516,124 @@ mod tests {
                 "{json}"
             );
         }
+    }
+
+    const AZURE: &str = r#"{"name":"azure","providers":["azure","AzureRM"],"keyMax":512,
+        "valueMax":256,"unit":"runes","cap":50,
+        "keyCharacters":{"sets":["non-control"],"except":"<>%&\\?/"},
+        "reservedPrefixes":[{"prefix":"microsoft","ignoreCase":true}]}"#;
+
+    #[test]
+    fn settings_profiles_are_prepared_and_tried_first() {
+        let s = Settings::from_json(
+            format!(r#"{{"cloudTags":{{"profiles":[{AZURE},
+                {{"name":"aws","providers":["aws"],"keyMax":128,"valueMax":256,"unit":"runes",
+                  "cap":47,"keyCharacters":{{"sets":["letters","digits"],"extra":" +-=._:/@"}}}}]}}}}"#)
+            .as_bytes(),
+        )
+        .unwrap();
+        let profiles = &s.cloud_tags().unwrap().profiles;
+        let (azure, origin) = profiles.resolve(Some("azurerm"));
+        assert_eq!(
+            (&*azure.name, azure.key_max, origin),
+            ("azure", 512, Origin::UserDefined { index: 0 })
+        );
+        assert!(!azure.key_characters.admits('/'));
+        assert_eq!(azure.reserved_prefix_of("MICROSOFT.x"), Some("microsoft"));
+        let (aws, origin) = profiles.resolve(Some("AWS"));
+        assert_eq!((aws.cap, origin), (47, Origin::UserDefined { index: 1 }));
+        assert_eq!(profiles.resolve(Some("hetzner")).1, Origin::BuiltIn);
+    }
+
+    #[test]
+    fn settings_every_profile_problem_is_reported_at_once() {
+        let doc = format!(
+            r#"{{"cloudTags":{{"profiles":[{AZURE},
+            {{"name":"Azure","providers":["AZURE",""],"keyMax":0,"valueMax":70000,"unit":"bytes",
+              "cap":5000,"keyCharacters":{{"extra":"ab","except":"b"}},
+              "reservedPrefixes":[{{"prefix":"","ignoreCase":false}}]}},
+            {{"name":"hetzner","providers":["hcloud"],"keyMax":63,"valueMax":63,"unit":"runes",
+              "cap":64,"keyCharacters":{{}}}},
+            {{"name":"generic","providers":["x","X"],"keyMax":63,"valueMax":63,"unit":"runes",
+              "cap":64,"keyCharacters":{{"sets":["digits"]}}}},
+            {{"name":"gcp labels","providers":[],"keyMax":63,"valueMax":63,"unit":"runes",
+              "cap":64,"keyCharacters":{{"sets":["digits"]}}}}]}}}}"#
+        );
+        assert_eq!(
+            problems(&doc),
+            [
+                "cloudTags.profiles[1].name: \"Azure\" is already the name of cloudTags.profiles[0]; give each profile its own name",
+                "cloudTags.profiles[1].providers[0]: \"AZURE\" is already listed in cloudTags.profiles[0].providers (ignoring case); a provider value selects one profile, remove one of them",
+                "cloudTags.profiles[1].providers[1]: empty provider value; write the value the XR carries, e.g. \"azure\"",
+                "cloudTags.profiles[1].keyMax: 0 is out of bounds; use a number from 1 to 4096",
+                "cloudTags.profiles[1].valueMax: 70000 is out of bounds; use a number from 1 to 65536",
+                "cloudTags.profiles[1].cap: 5000 is out of bounds; use a number from 1 to 1024",
+                "cloudTags.profiles[1].keyCharacters: 'b' is both in extra and in except; keep it in one of them",
+                "cloudTags.profiles[1].reservedPrefixes[0].prefix: 0 characters; a reserved prefix has 1 to 253, e.g. \"azure\"",
+                "cloudTags.profiles[2].name: \"hetzner\" is the name of the built-in profile for provider \"hetzner\", which still applies; list \"hetzner\" in providers to replace it, or choose another name",
+                "cloudTags.profiles[2].keyCharacters: admits no character; name sets such as [\"letters\", \"digits\"] and/or list characters in extra",
+                "cloudTags.profiles[3].name: \"generic\" is the fallback profile's name and skip records must tell the two apart; choose another name",
+                "cloudTags.profiles[3].providers[1]: \"X\" is already listed in cloudTags.profiles[3].providers (ignoring case); a provider value selects one profile, remove one of them",
+                "cloudTags.profiles[4].name: \"gcp labels\" is not a profile name; use 1 to 63 ASCII letters, digits, '-', '_' or '.', e.g. \"azure\"",
+                "cloudTags.profiles[4].providers: empty; list the provider values that select this profile, e.g. [\"azure\"]",
+            ]
+        );
+    }
+
+    #[rstest]
+    #[case::unknown_field(
+        r#"{"cloudTags":{"profiles":[{"name":"a","providers":["a"],"keymax":1}]}}"#,
+        "cloudTags.profiles[0].keymax: unknown field `keymax`, expected one of `name`, `providers`, `keyMax`, `valueMax`, `unit`, `cap`, `keyCharacters`, `reservedPrefixes`"
+    )]
+    #[case::unknown_set(
+        r#"{"cloudTags":{"profiles":[{"name":"a","providers":["a"],"keyMax":9,"valueMax":9,"unit":"runes","cap":9,"keyCharacters":{"sets":["alnum"]}}]}}"#,
+        "cloudTags.profiles[0].keyCharacters.sets[0]: unknown variant `alnum`, expected one of `letters`, `lowercase-letters`, `ascii-letters`, `ascii-lowercase-letters`, `digits`, `ascii-digits`, `non-control`"
+    )]
+    #[case::unknown_unit(
+        r#"{"cloudTags":{"profiles":[{"name":"a","providers":["a"],"keyMax":9,"valueMax":9,"unit":"chars"}]}}"#,
+        "cloudTags.profiles[0].unit: unknown variant `chars`, expected `runes` or `bytes`"
+    )]
+    #[case::negative(
+        r#"{"cloudTags":{"profiles":[{"name":"a","providers":["a"],"keyMax":-1}]}}"#,
+        "cloudTags.profiles[0].keyMax: invalid value: integer `-1`, expected u64"
+    )]
+    #[case::missing_field(
+        r#"{"cloudTags":{"profiles":[{"name":"a","providers":["a"]}]}}"#,
+        "cloudTags.profiles[0]: missing field `keyMax`"
+    )]
+    fn settings_profile_shape_errors_name_the_field(#[case] json: &str, #[case] expected: &str) {
+        assert_eq!(problems(json), [expected]);
+    }
+
+    #[test]
+    fn settings_shape_errors_do_not_hide_other_profiles_problems() {
+        assert_eq!(
+            problems(
+                r#"{"cloudTags":{"propagatingLabels":["platform/origin"],"profiles":["azure",
+                   {"name":"","providers":["a"],"keyMax":9,"valueMax":9,"unit":"runes","cap":9,
+                    "keyCharacters":{"sets":["digits"]}}, {"name":"b"}]}}"#
+            ),
+            [
+                "cloudTags.propagatingLabels[0]: \"platform/origin\" is a seeded platform label and can never be opted into cloud-tag propagation; remove it from the list",
+                "cloudTags.profiles[0]: invalid type: string \"azure\", expected a profile object such as {\"name\": \"azure\", \"providers\": [\"azure\"], …}",
+                "cloudTags.profiles[1].name: \"\" is not a profile name; use 1 to 63 ASCII letters, digits, '-', '_' or '.', e.g. \"azure\"",
+                "cloudTags.profiles[2]: missing field `providers`",
+            ]
+        );
+    }
+
+    #[test]
+    fn settings_profile_refusing_the_prefix_is_accepted() {
+        // The user's call (issue 22): explained and summarised at
+        // evaluation, not refused.
+        let s = Settings::from_json(
+            br#"{"cloudTags":{"profiles":[{"name":"gcp-labels","providers":["gcp"],"keyMax":63,
+                 "valueMax":63,"unit":"bytes","cap":64,
+                 "keyCharacters":{"sets":["lowercase-letters","digits"],"extra":"_-"}}]}}"#,
+        )
+        .unwrap();
+        let (profile, _) = s.cloud_tags().unwrap().profiles.resolve(Some("gcp"));
+        assert!(profile.blocks_every_tag().is_some());
     }
 
     #[test]

@@ -7,20 +7,22 @@
 //! [`Plan`] over `spec.cloudTags` and the skip annotation, and *report* each
 //! skip as a warning.
 
+pub mod char_class;
 pub mod labels_annotation;
 pub mod profile;
 pub mod transform;
+pub mod user_profile;
 
 use crate::explain::{CloudTags, Explanation, LabelFate, TagFate};
 use crate::fields::{self, FieldError, FieldPath, StringMap};
 use crate::outcome::Outcome;
 use crate::plan::{MapEdit, Plan};
 use crate::settings::{CloudTagSettings, Settings};
-use profile::TagProfile;
+use profile::{Origin, TagProfile};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
-use transform::{Skip, TAG_PREFIX, Transformed};
+use transform::{Skip, SkipReason, TAG_PREFIX, Transformed};
 
 /// Annotation holding extra labels as a JSON object (qualified keys may
 /// contain `:`, which Kubernetes label keys cannot).
@@ -87,13 +89,13 @@ fn plan(
 
     let provider_path: Vec<&str> = settings.provider_path.iter().map(String::as_str).collect();
     let provider = fields::string(object, &provider_path)?;
-    let profile = TagProfile::for_provider(provider);
+    let (profile, origin) = settings.profiles.resolve(provider);
     let opted_in: BTreeMap<&str, &str> = settings
         .propagating_labels
         .iter()
         .filter_map(|key| set.get(key).map(|value| (key.as_str(), value)))
         .collect();
-    let transformed = transform::transform(&opted_in, profile);
+    let transformed = transform::transform(opted_in.iter().map(|(k, v)| (*k, *v)), profile);
 
     let tags_present = fields::object(object, CLOUD_TAGS)?.is_some();
     let current_tags = fields::string_map(object, CLOUD_TAGS)?;
@@ -103,22 +105,81 @@ fn plan(
             Some(p) => format!("{} = {p:?}", settings.provider_path.join(".")),
             None => format!("{} is absent", settings.provider_path.join(".")),
         };
-        explain.cloud_tags = Some(explain_labels(
-            &set,
-            &opted_in,
-            &transformed,
-            profile,
-            provider_source,
-            &tags_edit,
-        ));
+        let mut tags = explain_labels(&set, &opted_in, &transformed, profile, &tags_edit);
+        tags.provider = provider_source;
+        tags.origin = origin.code().to_owned();
+        tags.why = why_profile(origin, provider, profile);
+        tags.no_tag_can_propagate = profile
+            .blocks_every_tag()
+            .map(|reason| no_tag_can_propagate(profile, reason));
+        explain.cloud_tags = Some(tags);
     }
     let mut plan = Plan::default();
     plan.push(tags_edit);
     plan.push(skipped_edit(&annotations, &transformed.skipped));
 
     let mut outcome = Outcome::with_plan(plan);
-    outcome.warnings = transformed.skipped.iter().map(warning).collect();
+    outcome.warnings = warnings(profile, &transformed.skipped);
     Ok(outcome)
+}
+
+/// One warning per skip, except under a profile that refuses every tag:
+/// then every label fails for the same reason, and one warning saying so
+/// tells the user more than fifty identical ones (issue 22). The skip
+/// annotation still lists every label.
+fn warnings(profile: &TagProfile, skipped: &[Skip<'_>]) -> Vec<String> {
+    match profile.blocks_every_tag() {
+        Some(reason) if !skipped.is_empty() => vec![format!(
+            "cloud tags skipped: {}; {} opted-in label(s) skipped, each recorded in annotation \
+             {SKIPPED_ANNOTATION}",
+            no_tag_can_propagate(profile, reason),
+            skipped.len()
+        )],
+        _ => skipped.iter().map(warning).collect(),
+    }
+}
+
+/// Why a profile that refuses every tag does, in words.
+fn no_tag_can_propagate(profile: &TagProfile, reason: SkipReason<'_>) -> String {
+    let why = match reason {
+        SkipReason::KeyCharacterClass { character } => format!(
+            "its key characters ({}) refuse {character:?} of the mandated prefix \"{TAG_PREFIX}\"",
+            profile.key_characters.describe()
+        ),
+        SkipReason::KeyTooLong { limit, unit, .. } => format!(
+            "its key ceiling of {limit} {} leaves no room after the mandated prefix \
+             \"{TAG_PREFIX}\"",
+            unit.noun()
+        ),
+        other => other.to_string(),
+    };
+    format!(
+        "no tag can ever propagate under provider profile {}: {why}",
+        profile.name
+    )
+}
+
+/// Why `profile` applied, naming the setting that selected it.
+fn why_profile(origin: Origin, provider: Option<&str>, profile: &TagProfile) -> String {
+    match (origin, provider) {
+        (Origin::BuiltIn, Some(p)) => {
+            format!(
+                "provider {p:?} selects the built-in profile {}",
+                profile.name
+            )
+        }
+        (Origin::UserDefined { index }, Some(p)) => {
+            format!("provider {p:?} is listed in cloudTags.profiles[{index}].providers")
+        }
+        (_, Some(p)) => format!(
+            "provider {p:?} is listed by no profile, so the fallback {} applies",
+            profile.name
+        ),
+        (_, None) => format!(
+            "no provider value, so the fallback {} applies",
+            profile.name
+        ),
+    }
 }
 
 /// The fate of every label of the set (explanations only), as `plan`
@@ -128,7 +189,6 @@ fn explain_labels(
     opted_in: &BTreeMap<&str, &str>,
     transformed: &Transformed<'_>,
     profile: &TagProfile,
-    provider: String,
     tags_edit: &MapEdit,
 ) -> CloudTags {
     let keys: BTreeSet<&str> = set.labels.keys().copied().chain(set.extra.keys()).collect();
@@ -166,14 +226,14 @@ fn explain_labels(
         })
         .collect();
     CloudTags {
-        profile: profile.name.to_owned(),
-        provider,
+        profile: profile.name.clone().into_owned(),
         labels,
         removed: tags_edit
             .remove
             .iter()
             .map(|(k, why)| (k.clone(), why.clone()))
             .collect(),
+        ..CloudTags::default()
     }
 }
 

@@ -236,6 +236,7 @@ fn xr_explanation_renders_as_text() {
     assert_eq!(
         e.to_string(),
         "cloud tags: profile hetzner (spec.parameters.provider = \"Hetzner\")\n\
+         \x20 profile built-in: provider \"Hetzner\" selects the built-in profile hetzner\n\
          \x20 \"aws:x\" (metadata.labels): tag \"plexsphere:aws:x\"\n\
          \x20 \"platform/env\" (metadata.labels): tag \"plexsphere:platform/env\"\n\
          \x20 \"plexsphere:old/key\": removed from spec.cloudTags (stale: no opted-in label produces it)\n"

@@ -20,7 +20,7 @@ fn key_with_tag_length(len: usize, fill: char) -> String {
 /// The skip reason for one label, or `None` when it became a tag.
 fn reason(profile: &TagProfile, key: &str, value: &str) -> Option<&'static str> {
     let labels = BTreeMap::from([(key, value)]);
-    let out = transform(&labels, profile);
+    let out = transform(labels.clone(), profile);
     assert_eq!(out.tags.len() + out.skipped.len(), 1);
     out.skipped.first().map(|s| s.reason.code())
 }
@@ -138,9 +138,9 @@ fn skip_reasons_carry_measurements() {
     let labels = BTreeMap::from([("team/x", "日本語")]);
     let tight = TagProfile {
         value_max: 8,
-        ..OPENSTACK
+        ..OPENSTACK.clone()
     };
-    let out = transform(&labels, &tight);
+    let out = transform(labels.clone(), &tight);
     assert_eq!(
         out.skipped[0].reason,
         SkipReason::ValueTooLong {
@@ -168,7 +168,7 @@ fn count_cap_keeps_the_lowest_keys_in_byte_order() {
         .iter()
         .map(|(k, v)| (k.as_str(), v.as_str()))
         .collect();
-    let out = transform(&labels, &AWS);
+    let out = transform(labels.clone(), &AWS);
     assert_eq!(out.tags.len(), 50);
     assert_eq!(
         out.tags.keys().next().map(String::as_str),
@@ -207,7 +207,7 @@ fn count_cap_counts_only_labels_that_passed_validation() {
         .iter()
         .map(|(k, v)| (k.as_str(), v.as_str()))
         .collect();
-    let out = transform(&labels, &GENERIC);
+    let out = transform(labels.clone(), &GENERIC);
     assert_eq!(out.tags.len(), 32);
     let reasons: Vec<(&str, &str)> = out
         .skipped
@@ -237,8 +237,8 @@ fn count_cap_is_independent_of_insertion_order() {
         scrambled.insert(k.as_str(), v.as_str());
     }
     assert_eq!(
-        transform(&forward, &HETZNER),
-        transform(&scrambled, &HETZNER)
+        transform(forward.clone(), &HETZNER),
+        transform(scrambled.clone(), &HETZNER)
     );
 }
 
@@ -253,7 +253,7 @@ fn byte_order_puts_uppercase_before_lowercase() {
         .iter()
         .map(|(k, v)| (k.as_str(), v.as_str()))
         .collect();
-    let out = transform(&labels, &GENERIC);
+    let out = transform(labels.clone(), &GENERIC);
     assert!(out.tags.contains_key("plexsphere:Z/upper"));
     let capped: Vec<&str> = out.skipped.iter().map(|s| s.qualified_key).collect();
     assert_eq!(capped, ["b/31", "c/last"]);
@@ -262,7 +262,7 @@ fn byte_order_puts_uppercase_before_lowercase() {
 #[test]
 fn every_skip_names_key_tag_key_and_profile() {
     let labels = BTreeMap::from([("acme:checkout/owner", "team payments"), ("aws:x", "1")]);
-    let out = transform(&labels, &AWS);
+    let out = transform(labels.clone(), &AWS);
     assert_eq!(
         out.tags,
         BTreeMap::from([("plexsphere:acme:checkout/owner".to_owned(), "team payments")])
@@ -277,6 +277,6 @@ fn every_skip_names_key_tag_key_and_profile() {
 
 #[test]
 fn empty_label_set_gives_no_tags_and_no_skips() {
-    let out = transform(&BTreeMap::new(), &AWS);
+    let out = transform(BTreeMap::new(), &AWS);
     assert!(out.tags.is_empty() && out.skipped.is_empty());
 }

@@ -168,15 +168,21 @@ function explanation(x) {
   }
   if (x.fields && x.fields.length) {
     // In-place fields, as the core decided them: where each value comes
-    // from (the parent, or the Cluster topology / ClusterClass).
-    out.push(el("h3", {}, "In-place fields"));
+    // from (the parent, or the Cluster topology / ClusterClass). Fields the
+    // parent does not set are named in one line, not a row each.
     const json = (v) => (v === undefined ? "absent" : JSON.stringify(v));
-    const cls = { added: "flows", corrected: "flows", unchanged: "flows" };
-    out.push(table(["field", "fate", "detail"], x.fields.map((f) => el("tr", { class: cls[f.change] || "kept" },
-      keyCell(f.path), fateCell(f.change),
-      el("td", {}, f.value === undefined
-        ? `the parent does not set it (${f.from}); child value ${json(f.found)} kept`
-        : `= ${json(f.value)} from ${f.from} (child had ${json(f.found)})`)))));
+    const set = x.fields.filter((f) => f.value !== undefined);
+    const unset = x.fields.filter((f) => f.value === undefined);
+    out.push(el("h3", {}, "In-place fields"));
+    if (set.length) {
+      out.push(table(["field", "fate", "detail"], set.map((f) => el("tr", { class: "flows" },
+        keyCell(f.path), fateCell(f.change),
+        el("td", {}, `= ${json(f.value)} from ${f.from} (child had ${json(f.found)})`)))));
+    }
+    if (unset.length) {
+      out.push(el("p", { class: "none" },
+        `not set by the parent, so the child's value stays: ${unset.map((f) => f.path).join(", ")}`));
+    }
   }
   if (x.nodeSync) {
     for (const what of ["labels", "annotations"]) {
@@ -192,6 +198,14 @@ function explanation(x) {
     const t = x.cloudTags;
     out.push(el("h3", {}, `Cloud tags: profile ${t.profile}`));
     out.push(el("p", {}, `provider: ${t.provider}`));
+    // Which profile applied and why: built-in, user-defined (naming the
+    // cloudTags.profiles entry) or the fallback.
+    out.push(el("p", { class: "rule" }, "Profile: ", el("strong", {}, t.origin), ` (${t.why})`));
+    if (t.noTagCanPropagate) {
+      // A profile whose key class cannot admit the plexsphere: prefix: say
+      // it once, plainly, instead of leaving the user to read N skips.
+      out.push(el("p", { class: "skipped" }, t.noTagCanPropagate));
+    }
     out.push(t.labels.length
       ? table(["label", "source", "fate", "detail"], t.labels.map(tagRow))
       : el("p", { class: "none" }, "the XR has no labels"));

@@ -516,6 +516,7 @@ fuzz_target!(|input: Input| {
             provider_path: input
                 .provider_path
                 .unwrap_or_else(|| DEFAULT_PROVIDER_PATH.to_owned()),
+            profiles: Vec::new(),
         },
     });
     if settings.sync_machine_labels().is_err()

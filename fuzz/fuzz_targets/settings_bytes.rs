@@ -1,11 +1,110 @@
-//! Arbitrary bytes as the settings document: `validate_settings` must answer
-//! `{"valid": bool, "message": …}`, never panic, whatever the regexes.
+//! The settings document, two ways: arbitrary bytes, and (to reach
+//! `cloudTags.profiles`, which random bytes almost never spell) a settings
+//! document built from arbitrary tag profiles. Either way
+//! `validate_settings` must answer `{"valid": bool, …}` and never panic, and
+//! an accepted profile must then transform arbitrary labels without
+//! panicking, every label ending as one tag or one skip under that profile.
 #![no_main]
+use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
+use metadata_propagation_policy::settings::Settings;
+use metadata_propagation_policy::tags::transform::{self, TAG_PREFIX};
+use serde_json::json;
+use std::collections::BTreeMap;
 
-fuzz_target!(|data: &[u8]| {
-    let response = metadata_propagation_policy::edge::validate_settings(data);
+#[derive(Debug, Arbitrary)]
+enum Input<'a> {
+    Bytes(&'a [u8]),
+    Profiles {
+        profiles: Vec<Profile>,
+        provider: String,
+        labels: BTreeMap<String, String>,
+    },
+}
+
+#[derive(Debug, Arbitrary)]
+struct Profile {
+    name: String,
+    providers: Vec<String>,
+    key_max: u64,
+    value_max: u64,
+    bytes: bool,
+    cap: u64,
+    /// Indexes into SETS (out of range: an unknown set name).
+    sets: Vec<u8>,
+    extra: String,
+    except: String,
+    reserved: Vec<(String, bool)>,
+}
+
+const SETS: [&str; 7] = [
+    "letters",
+    "lowercase-letters",
+    "ascii-letters",
+    "ascii-lowercase-letters",
+    "digits",
+    "ascii-digits",
+    "non-control",
+];
+
+fn profile_json(p: &Profile) -> serde_json::Value {
+    let sets: Vec<&str> = p
+        .sets
+        .iter()
+        .map(|&i| SETS.get(usize::from(i)).copied().unwrap_or("alnum"))
+        .collect();
+    let reserved: Vec<_> = p
+        .reserved
+        .iter()
+        .map(|(prefix, ignore_case)| json!({"prefix": prefix, "ignoreCase": ignore_case}))
+        .collect();
+    json!({
+        "name": p.name, "providers": p.providers,
+        "keyMax": p.key_max % 5000, "valueMax": p.value_max % 70000,
+        "unit": if p.bytes { "bytes" } else { "runes" }, "cap": p.cap % 1100,
+        "keyCharacters": {"sets": sets, "extra": p.extra, "except": p.except},
+        "reservedPrefixes": reserved,
+    })
+}
+
+fn answers_json(document: &[u8]) -> bool {
+    let response = metadata_propagation_policy::edge::validate_settings(document);
     let decoded: serde_json::Value =
         serde_json::from_slice(&response).expect("validate_settings always answers JSON");
-    assert!(decoded["valid"].is_boolean());
+    decoded["valid"].as_bool().expect("valid is a boolean")
+}
+
+fuzz_target!(|input: Input<'_>| {
+    let (profiles, provider, labels) = match input {
+        Input::Bytes(data) => {
+            answers_json(data);
+            return;
+        }
+        Input::Profiles {
+            profiles,
+            provider,
+            labels,
+        } => (profiles, provider, labels),
+    };
+    let profiles: Vec<_> = profiles.iter().map(profile_json).collect();
+    let document = json!({"cloudTags": {"profiles": profiles}}).to_string();
+    let valid = answers_json(document.as_bytes());
+    let settings = Settings::from_json(document.as_bytes());
+    assert_eq!(valid, settings.is_ok(), "validate_settings and from_json agree");
+    let Ok(settings) = settings else { return };
+    let (profile, _) = settings
+        .cloud_tags()
+        .expect("accepted settings prepare")
+        .profiles
+        .resolve(Some(&provider));
+    let out = transform::transform(labels.iter().map(|(k, v)| (k.as_str(), v.as_str())), profile);
+    assert_eq!(out.tags.len() + out.skipped.len(), labels.len());
+    assert!(out.tags.len() <= profile.cap);
+    for (tag, value) in &out.tags {
+        assert_eq!(transform::check(profile, &tag[TAG_PREFIX.len()..], tag, value), None);
+    }
+    // A profile that refuses the prefix refuses everything.
+    if profile.blocks_every_tag().is_some() {
+        assert!(out.tags.is_empty());
+    }
 });

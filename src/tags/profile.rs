@@ -1,11 +1,19 @@
-//! Per-provider tag profiles (seed 003, "The per-provider constraint table").
+//! Tag profiles (seed 003, "The per-provider constraint table"; issue 22).
 //!
 //! A profile is data: length ceilings and how they are measured, the count
-//! cap, the key character class and the reserved prefixes. The transformer
-//! knows nothing provider-specific beyond what is in this table.
+//! cap, the key character class and the reserved prefixes. The built-in
+//! profiles and the ones users define in `cloudTags.profiles` are values of
+//! the same type, resolved by the same [`Profiles::resolve`] and applied by
+//! the same transformer, which knows nothing provider-specific.
+
+use super::char_class::{CharSet, KeyCharacters};
+use super::transform::{SkipReason, TAG_PREFIX};
+use serde::Deserialize;
+use std::borrow::Cow;
 
 /// How a length ceiling is measured.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Unit {
     /// Unicode scalar values ("characters" in AWS, Hetzner and generic docs).
     Runes,
@@ -31,108 +39,39 @@ impl Unit {
     }
 }
 
-/// Which characters a tag key may carry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KeyCharacters {
-    /// Letters, digits, space and `+ - = . _ : / @` (AWS).
-    Aws,
-    /// Letters, digits and `- _ . : /` (Hetzner, generic).
-    Strict,
-    /// Any character that is not a control character (OpenStack).
-    NonControl,
+/// A qualified-key prefix the provider reserves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReservedPrefix {
+    /// The prefix.
+    pub prefix: Cow<'static, str>,
+    /// Whether it matches in any combination of ASCII upper and lower case,
+    /// as AWS reserves `aws:`.
+    pub ignore_case: bool,
 }
 
-impl KeyCharacters {
-    /// The first character of `key` this class does not admit.
-    pub fn first_disallowed(self, key: &str) -> Option<char> {
-        // Keys are nearly always ASCII: check bytes against the class's
-        // ASCII table, and decode characters only from the first non-ASCII
-        // byte on.
-        let table = match self {
-            KeyCharacters::Aws => AWS_ASCII,
-            KeyCharacters::Strict => STRICT_ASCII,
-            KeyCharacters::NonControl => NON_CONTROL_ASCII,
-        };
-        for (at, byte) in key.bytes().enumerate() {
-            if !byte.is_ascii() {
-                return key[at..].chars().find(|&c| !self.admits(c));
-            }
-            if table & (1 << byte) == 0 {
-                return Some(char::from(byte));
-            }
-        }
-        None
+impl ReservedPrefix {
+    /// Whether `qualified_key` starts with this prefix.
+    pub fn matches(&self, qualified_key: &str) -> bool {
+        // ASCII case only: every reserved prefix providers document is
+        // ASCII, and Unicode case tables would cost the module ~20 KiB.
+        let prefix = self.prefix.as_bytes();
+        qualified_key
+            .as_bytes()
+            .get(..prefix.len())
+            .is_some_and(|head| match self.ignore_case {
+                true => head.eq_ignore_ascii_case(prefix),
+                false => head == prefix,
+            })
     }
-
-    /// The ASCII characters this class admits, as a bit set (bit n: the
-    /// character with code n).
-    const fn ascii_table(self) -> u128 {
-        let mut table = 0u128;
-        let mut c = 0u8;
-        while c < 128 {
-            if self.admits_ascii(c) {
-                table |= 1 << c;
-            }
-            c += 1;
-        }
-        table
-    }
-
-    const fn admits_ascii(self, c: u8) -> bool {
-        match self {
-            KeyCharacters::Aws => {
-                c.is_ascii_alphanumeric()
-                    || matches!(
-                        c,
-                        b' ' | b'+' | b'-' | b'=' | b'.' | b'_' | b':' | b'/' | b'@'
-                    )
-            }
-            KeyCharacters::Strict => {
-                c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.' | b':' | b'/')
-            }
-            KeyCharacters::NonControl => !c.is_ascii_control(),
-        }
-    }
-
-    /// Whether this class admits `c`. "Letters" and "digits" are Unicode
-    /// general categories L and Nd, as Go's `unicode.IsLetter` /
-    /// `unicode.IsDigit` define them; "control" is category Cc.
-    pub fn admits(self, c: char) -> bool {
-        match u8::try_from(c) {
-            Ok(ascii) if ascii.is_ascii() => self.admits_ascii(ascii),
-            _ => match self {
-                KeyCharacters::Aws | KeyCharacters::Strict => is_letter_or_digit(c),
-                KeyCharacters::NonControl => !c.is_control(),
-            },
-        }
-    }
-
-    /// The class as users read it in messages.
-    pub fn describe(self) -> &'static str {
-        match self {
-            KeyCharacters::Aws => "letters, digits, space and + - = . _ : / @",
-            KeyCharacters::Strict => "letters, digits and - _ . : /",
-            KeyCharacters::NonControl => "any non-control character",
-        }
-    }
-}
-
-/// Letters and decimal digits beyond ASCII (ASCII is in the class tables).
-const AWS_ASCII: u128 = KeyCharacters::Aws.ascii_table();
-const STRICT_ASCII: u128 = KeyCharacters::Strict.ascii_table();
-const NON_CONTROL_ASCII: u128 = KeyCharacters::NonControl.ascii_table();
-
-fn is_letter_or_digit(c: char) -> bool {
-    use unicode_properties::{GeneralCategoryGroup, UnicodeGeneralCategory};
-    c.general_category_group() == GeneralCategoryGroup::Letter
-        || c.general_category() == unicode_properties::GeneralCategory::DecimalNumber
 }
 
 /// The constraints one provider puts on tags.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TagProfile {
     /// Profile name, as reported in skip records (`aws`, `hetzner`, ...).
-    pub name: &'static str,
+    pub name: Cow<'static, str>,
+    /// Provider values that select this profile, matched ignoring case.
+    pub providers: Cow<'static, [Cow<'static, str>]>,
     /// Maximum length of the prefixed tag key.
     pub key_max: usize,
     /// Maximum length of the value.
@@ -143,80 +82,175 @@ pub struct TagProfile {
     pub cap: usize,
     /// Characters admitted in the prefixed tag key.
     pub key_characters: KeyCharacters,
-    /// Qualified-key prefixes the provider reserves (matched ignoring ASCII
-    /// case, as AWS reserves `aws:` "in any upper or lowercase combination").
-    pub reserved_prefixes: &'static [&'static str],
+    /// Prefixes of the qualified key the provider reserves.
+    pub reserved_prefixes: Cow<'static, [ReservedPrefix]>,
 }
 
+const LETTERS_DIGITS: &[CharSet] = &[CharSet::Letters, CharSet::Digits];
+
 /// AWS: tagging guide limits.
-pub const AWS: TagProfile = TagProfile {
-    name: "aws",
+pub static AWS: TagProfile = TagProfile {
+    name: Cow::Borrowed("aws"),
+    providers: Cow::Borrowed(&[Cow::Borrowed("aws")]),
     key_max: 128,
     value_max: 256,
     unit: Unit::Runes,
     cap: 50,
-    key_characters: KeyCharacters::Aws,
-    reserved_prefixes: &["aws:"],
+    key_characters: KeyCharacters::new(LETTERS_DIGITS, " +-=._:/@", ""),
+    reserved_prefixes: Cow::Borrowed(&[ReservedPrefix {
+        prefix: Cow::Borrowed("aws:"),
+        ignore_case: true,
+    }]),
 };
 
 /// Hetzner Cloud labels.
-pub const HETZNER: TagProfile = TagProfile {
-    name: "hetzner",
+pub static HETZNER: TagProfile = TagProfile {
+    name: Cow::Borrowed("hetzner"),
+    providers: Cow::Borrowed(&[Cow::Borrowed("hetzner")]),
     key_max: 63,
     value_max: 63,
     unit: Unit::Runes,
     cap: 64,
-    key_characters: KeyCharacters::Strict,
-    reserved_prefixes: &[],
+    key_characters: KeyCharacters::new(LETTERS_DIGITS, "-_.:/", ""),
+    reserved_prefixes: Cow::Borrowed(&[]),
 };
 
 /// OpenStack server metadata (byte ceilings).
-pub const OPENSTACK: TagProfile = TagProfile {
-    name: "openstack",
+pub static OPENSTACK: TagProfile = TagProfile {
+    name: Cow::Borrowed("openstack"),
+    providers: Cow::Borrowed(&[Cow::Borrowed("openstack")]),
     key_max: 255,
     value_max: 255,
     unit: Unit::Bytes,
     cap: 50,
-    key_characters: KeyCharacters::NonControl,
-    reserved_prefixes: &[],
+    key_characters: KeyCharacters::new(&[CharSet::NonControl], "", ""),
+    reserved_prefixes: Cow::Borrowed(&[]),
 };
 
 /// The strict fallback for any other provider: an unknown provider's real
 /// constraints are unknown, so it gets a small, conservatively shaped set.
-pub const GENERIC: TagProfile = TagProfile {
-    name: "generic",
+pub static GENERIC: TagProfile = TagProfile {
+    name: Cow::Borrowed("generic"),
+    providers: Cow::Borrowed(&[]),
     key_max: 63,
     value_max: 255,
     unit: Unit::Runes,
     cap: 32,
-    key_characters: KeyCharacters::Strict,
-    reserved_prefixes: &[],
+    key_characters: KeyCharacters::new(LETTERS_DIGITS, "-_.:/", ""),
+    reserved_prefixes: Cow::Borrowed(&[]),
 };
 
-/// Every named profile; anything else falls back to [`GENERIC`].
-pub const PROFILES: [&TagProfile; 3] = [&AWS, &HETZNER, &OPENSTACK];
+/// The built-in profiles selected by a provider value; anything else falls
+/// back to [`GENERIC`].
+pub static BUILT_IN: [&TagProfile; 3] = [&AWS, &HETZNER, &OPENSTACK];
+
+/// Why a profile applied to an XR.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// A built-in profile lists the provider.
+    BuiltIn,
+    /// `cloudTags.profiles[index]` lists the provider.
+    UserDefined {
+        /// Position in `cloudTags.profiles`.
+        index: usize,
+    },
+    /// No profile lists the provider (or there is none): [`GENERIC`].
+    Fallback,
+}
+
+impl Origin {
+    /// `built-in`, `user-defined` or `fallback`.
+    pub fn code(self) -> &'static str {
+        match self {
+            Origin::BuiltIn => "built-in",
+            Origin::UserDefined { .. } => "user-defined",
+            Origin::Fallback => "fallback",
+        }
+    }
+}
+
+/// The profiles in force: the user's first, then the built-ins whose
+/// providers no user profile took over, then the fallback.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Profiles {
+    user: Vec<TagProfile>,
+    built_in: Vec<&'static TagProfile>,
+}
+
+impl Default for Profiles {
+    fn default() -> Self {
+        Self::new(Vec::new())
+    }
+}
+
+impl Profiles {
+    /// The profiles in force given the user's (already validated) ones.
+    pub fn new(user: Vec<TagProfile>) -> Self {
+        // A user profile that lists a built-in's provider replaces it: the
+        // built-in must not answer for any provider then.
+        let built_in = BUILT_IN
+            .into_iter()
+            .filter(|b| {
+                !b.providers
+                    .iter()
+                    .any(|p| user.iter().any(|u| u.selected_by(p)))
+            })
+            .collect();
+        Self { user, built_in }
+    }
+
+    /// The profile for a provider value, matched ignoring case, and why.
+    pub fn resolve(&self, provider: Option<&str>) -> (&TagProfile, Origin) {
+        let Some(provider) = provider else {
+            return (&GENERIC, Origin::Fallback);
+        };
+        if let Some(index) = self.user.iter().position(|p| p.selected_by(provider)) {
+            return (&self.user[index], Origin::UserDefined { index });
+        }
+        self.built_in
+            .iter()
+            .find(|p| p.selected_by(provider))
+            .map_or((&GENERIC, Origin::Fallback), |p| (*p, Origin::BuiltIn))
+    }
+
+    /// The user-defined profiles, in settings order.
+    pub fn user(&self) -> &[TagProfile] {
+        &self.user
+    }
+}
 
 impl TagProfile {
-    /// The profile for a provider name, matched ignoring case; missing or
-    /// unknown providers get [`GENERIC`].
-    pub fn for_provider(provider: Option<&str>) -> &'static TagProfile {
-        provider
-            .and_then(|p| {
-                PROFILES
-                    .into_iter()
-                    .find(|t| t.name.eq_ignore_ascii_case(p))
-            })
-            .unwrap_or(&GENERIC)
+    /// Whether `provider` selects this profile (ignoring ASCII case).
+    pub fn selected_by(&self, provider: &str) -> bool {
+        self.providers
+            .iter()
+            .any(|p| p.eq_ignore_ascii_case(provider))
     }
 
     /// The reserved prefix `qualified_key` starts with, if any.
-    pub fn reserved_prefix_of(&self, qualified_key: &str) -> Option<&'static str> {
-        self.reserved_prefixes.iter().copied().find(|prefix| {
-            qualified_key
-                .as_bytes()
-                .get(..prefix.len())
-                .is_some_and(|head| head.eq_ignore_ascii_case(prefix.as_bytes()))
-        })
+    pub fn reserved_prefix_of(&self, qualified_key: &str) -> Option<&str> {
+        self.reserved_prefixes
+            .iter()
+            .find(|r| r.matches(qualified_key))
+            .map(|r| &*r.prefix)
+    }
+
+    /// Why this profile refuses *every* label, if it does: every tag key
+    /// starts with the mandated prefix, so a class that refuses one of its
+    /// characters, or a key ceiling too short for the prefix and one more
+    /// character, leaves nothing to propagate (GCP labels forbid `:`).
+    pub fn blocks_every_tag(&self) -> Option<SkipReason<'static>> {
+        let shortest = self.unit.measure(TAG_PREFIX) + 1;
+        if shortest > self.key_max {
+            return Some(SkipReason::KeyTooLong {
+                length: shortest,
+                limit: self.key_max,
+                unit: self.unit,
+            });
+        }
+        self.key_characters
+            .first_disallowed(TAG_PREFIX)
+            .map(|character| SkipReason::KeyCharacterClass { character })
     }
 }
 
@@ -234,8 +268,27 @@ mod tests {
     #[case::padded_is_unknown(Some(" aws"), "generic")]
     #[case::empty(Some(""), "generic")]
     #[case::missing(None, "generic")]
-    fn for_provider_matches_ignoring_case(#[case] provider: Option<&str>, #[case] name: &str) {
-        assert_eq!(TagProfile::for_provider(provider).name, name);
+    fn resolve_matches_ignoring_case(#[case] provider: Option<&str>, #[case] name: &str) {
+        assert_eq!(Profiles::default().resolve(provider).0.name, name);
+    }
+
+    fn user(name: &'static str, providers: &'static [Cow<'static, str>]) -> TagProfile {
+        TagProfile {
+            name: Cow::Borrowed(name),
+            providers: Cow::Borrowed(providers),
+            cap: 47,
+            ..AWS.clone()
+        }
+    }
+
+    #[test]
+    fn user_profile_listing_a_built_in_provider_replaces_it() {
+        let profiles = Profiles::new(vec![user("aws-upjet", &[Cow::Borrowed("AWS")])]);
+        let (profile, origin) = profiles.resolve(Some("aws"));
+        assert_eq!((&*profile.name, profile.cap), ("aws-upjet", 47));
+        assert_eq!(origin, Origin::UserDefined { index: 0 });
+        assert_eq!(profiles.resolve(Some("hetzner")).1, Origin::BuiltIn);
+        assert_eq!(profiles.resolve(Some("gcp")).1, Origin::Fallback);
     }
 
     #[rstest]
@@ -250,38 +303,31 @@ mod tests {
     }
 
     #[rstest]
-    #[case::aws_symbols(KeyCharacters::Aws, "plexsphere:a b+c-d=e.f_g:h/i@j", None)]
-    #[case::aws_unicode_letters(KeyCharacters::Aws, "plexsphere:équipe/日本", None)]
-    #[case::aws_unicode_digits(KeyCharacters::Aws, "plexsphere:n/٣", None)]
-    #[case::aws_comma(KeyCharacters::Aws, "plexsphere:a,b", Some(','))]
-    #[case::aws_combining_mark(KeyCharacters::Aws, "plexsphere:e\u{301}", Some('\u{301}'))]
-    #[case::aws_letter_number(KeyCharacters::Aws, "plexsphere:Ⅻ", Some('Ⅻ'))]
-    #[case::strict_space(KeyCharacters::Strict, "plexsphere:a b", Some(' '))]
-    #[case::strict_at(KeyCharacters::Strict, "plexsphere:a@b", Some('@'))]
-    #[case::strict_plus(KeyCharacters::Strict, "plexsphere:a+b", Some('+'))]
-    #[case::strict_equals(KeyCharacters::Strict, "plexsphere:a=b", Some('='))]
-    #[case::strict_ok(KeyCharacters::Strict, "plexsphere:acme:checkout/owner_1.x-y", None)]
-    #[case::open_anything(KeyCharacters::NonControl, "plexsphere:a b,c;d#€", None)]
-    #[case::open_tab(KeyCharacters::NonControl, "plexsphere:a\tb", Some('\t'))]
-    #[case::open_del(KeyCharacters::NonControl, "plexsphere:a\u{7f}", Some('\u{7f}'))]
-    fn first_disallowed_character(
-        #[case] class: KeyCharacters,
+    #[case::exact_case(false, "Microsoft.x", "microsoft", None)]
+    #[case::exact_case_hit(false, "microsoftx", "microsoft", Some("microsoft"))]
+    #[case::any_case(true, "MicroSoft.x", "microsoft", Some("microsoft"))]
+    #[case::ascii_case_only(true, "ÄRGER/x", "ärger", None)]
+    #[case::non_ascii_exact(false, "ärger/x", "ärger", Some("ärger"))]
+    fn reserved_prefix_case(
+        #[case] ignore_case: bool,
         #[case] key: &str,
-        #[case] expected: Option<char>,
+        #[case] prefix: &'static str,
+        #[case] expected: Option<&str>,
     ) {
-        assert_eq!(class.first_disallowed(key), expected);
+        let profile = TagProfile {
+            reserved_prefixes: Cow::Owned(vec![ReservedPrefix {
+                prefix: Cow::Borrowed(prefix),
+                ignore_case,
+            }]),
+            ..AWS.clone()
+        };
+        assert_eq!(profile.reserved_prefix_of(key), expected);
     }
 
-    proptest::proptest! {
-        /// The ASCII fast path finds the same character as checking every
-        /// character with `admits`.
-        #[test]
-        fn first_disallowed_matches_admits(key in "(?s).{0,24}|[ -~]{0,24}", class in 0..3usize) {
-            let class = [KeyCharacters::Aws, KeyCharacters::Strict, KeyCharacters::NonControl][class];
-            proptest::prop_assert_eq!(
-                class.first_disallowed(&key),
-                key.chars().find(|&c| !class.admits(c))
-            );
+    #[test]
+    fn built_ins_admit_the_prefix() {
+        for profile in BUILT_IN.into_iter().chain([&GENERIC]) {
+            assert_eq!(profile.blocks_every_tag(), None, "{}", profile.name);
         }
     }
 

@@ -15,11 +15,11 @@ pub const TAG_PREFIX: &str = "plexsphere:";
 /// Why a label did not become a tag. The set is closed; the variants are
 /// checked in declaration order and the first that applies wins.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SkipReason {
+pub enum SkipReason<'a> {
     /// The qualified key opens with a provider-reserved namespace.
     ReservedPrefix {
         /// The reserved prefix that matched.
-        prefix: &'static str,
+        prefix: &'a str,
     },
     /// The prefixed tag key exceeds the key ceiling.
     KeyTooLong {
@@ -51,7 +51,7 @@ pub enum SkipReason {
     },
 }
 
-impl SkipReason {
+impl SkipReason<'_> {
     /// The stable, machine-readable reason (the skip annotation's `reason`).
     pub fn code(&self) -> &'static str {
         match self {
@@ -64,7 +64,7 @@ impl SkipReason {
     }
 }
 
-impl fmt::Display for SkipReason {
+impl fmt::Display for SkipReason<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             SkipReason::ReservedPrefix { prefix } => {
@@ -109,9 +109,9 @@ pub struct Skip<'a> {
     /// The tag key it would have had.
     pub tag_key: String,
     /// Name of the profile that refused it.
-    pub provider: &'static str,
+    pub provider: &'a str,
     /// Why.
-    pub reason: SkipReason,
+    pub reason: SkipReason<'a>,
 }
 
 /// The result of transforming one label set.
@@ -132,12 +132,12 @@ pub fn tag_key(qualified_key: &str) -> String {
 }
 
 /// The first reason `profile` refuses this label, ignoring the count cap.
-pub fn check(
-    profile: &TagProfile,
+pub fn check<'p>(
+    profile: &'p TagProfile,
     qualified_key: &str,
     tag_key: &str,
     value: &str,
-) -> Option<SkipReason> {
+) -> Option<SkipReason<'p>> {
     if let Some(prefix) = profile.reserved_prefix_of(qualified_key) {
         return Some(SkipReason::ReservedPrefix { prefix });
     }
@@ -164,12 +164,19 @@ pub fn check(
         .map(|character| SkipReason::KeyCharacterClass { character })
 }
 
-/// Maps opted-in labels to tags under `profile`. Labels are visited in
-/// qualified-key order, so the count cap keeps the lowest-sorting valid keys
-/// and the result is a pure function of the label set.
-pub fn transform<'a>(labels: &BTreeMap<&'a str, &'a str>, profile: &TagProfile) -> Transformed<'a> {
+/// Maps opted-in labels (qualified key, value) to tags under `profile`.
+/// Labels are visited in qualified-key order whatever order they come in, so
+/// the count cap keeps the lowest-sorting valid keys and the result is a
+/// pure function of the label set. Should a key repeat, its last pair wins,
+/// as in a map built from the pairs.
+pub fn transform<'a>(
+    labels: impl IntoIterator<Item = (&'a str, &'a str)>,
+    profile: &'a TagProfile,
+) -> Transformed<'a> {
+    // Byte-wise `str` order is Go's string order (seed: `sort.Strings`).
+    let labels: BTreeMap<&str, &str> = labels.into_iter().collect();
     let mut out = Transformed::default();
-    for (&qualified_key, &value) in labels {
+    for (qualified_key, value) in labels {
         let tag_key = tag_key(qualified_key);
         let reason = check(profile, qualified_key, &tag_key, value).or_else(|| {
             (out.tags.len() >= profile.cap).then_some(SkipReason::CountCap { cap: profile.cap })
@@ -181,7 +188,7 @@ pub fn transform<'a>(labels: &BTreeMap<&'a str, &'a str>, profile: &TagProfile) 
             Some(reason) => out.skipped.push(Skip {
                 qualified_key,
                 tag_key,
-                provider: profile.name,
+                provider: &profile.name,
                 reason,
             }),
         }

@@ -1,0 +1,281 @@
+//! Key character classes as data: a union of named character sets, plus
+//! extra characters, minus excluded ones (issue 22).
+//!
+//! Every provider rule we know is of that shape: AWS, Hetzner and generic are
+//! "letters, digits and a few symbols", OpenStack "anything but control
+//! characters", Azure "anything printable except `< > % & \ ? /`", GCP labels
+//! "lowercase or international letters, digits, `_` and `-`", IBM and
+//! DigitalOcean "ASCII letters, digits and a few symbols". So a user profile
+//! can state its provider's class without the policy running user code or
+//! compiling a regex per request.
+
+use serde::Deserialize;
+use std::borrow::Cow;
+use unicode_properties::{GeneralCategory, GeneralCategoryGroup, UnicodeGeneralCategory};
+
+/// A named set of characters (closed: these are the words provider docs
+/// use). Letters and digits follow Go's `unicode.IsLetter` / `IsDigit`
+/// (Unicode categories L and Nd); control is category Cc.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CharSet {
+    /// Unicode letters (category L).
+    Letters,
+    /// Letters that are not upper- or titlecase (Ll, Lm, Lo): lowercase
+    /// letters and "international" letters without case (GCP labels).
+    LowercaseLetters,
+    /// `A-Z a-z`.
+    AsciiLetters,
+    /// `a-z`.
+    AsciiLowercaseLetters,
+    /// Unicode decimal digits (category Nd).
+    Digits,
+    /// `0-9`.
+    AsciiDigits,
+    /// Every character that is not a control character (not Cc).
+    NonControl,
+}
+
+/// Every set, in declaration order (bit n of a class's `sets` is `ALL[n]`).
+const ALL: [CharSet; 7] = [
+    CharSet::Letters,
+    CharSet::LowercaseLetters,
+    CharSet::AsciiLetters,
+    CharSet::AsciiLowercaseLetters,
+    CharSet::Digits,
+    CharSet::AsciiDigits,
+    CharSet::NonControl,
+];
+
+impl CharSet {
+    /// The name users write in settings.
+    pub const fn name(self) -> &'static str {
+        match self {
+            CharSet::Letters => "letters",
+            CharSet::LowercaseLetters => "lowercase-letters",
+            CharSet::AsciiLetters => "ascii-letters",
+            CharSet::AsciiLowercaseLetters => "ascii-lowercase-letters",
+            CharSet::Digits => "digits",
+            CharSet::AsciiDigits => "ascii-digits",
+            CharSet::NonControl => "non-control",
+        }
+    }
+
+    const fn bit(self) -> u8 {
+        1 << self as u8
+    }
+
+    const fn admits_ascii(self, c: u8) -> bool {
+        match self {
+            CharSet::Letters | CharSet::AsciiLetters => c.is_ascii_alphabetic(),
+            CharSet::LowercaseLetters | CharSet::AsciiLowercaseLetters => c.is_ascii_lowercase(),
+            CharSet::Digits | CharSet::AsciiDigits => c.is_ascii_digit(),
+            CharSet::NonControl => !c.is_ascii_control(),
+        }
+    }
+
+    fn admits_non_ascii(self, c: char) -> bool {
+        match self {
+            CharSet::Letters => c.general_category_group() == GeneralCategoryGroup::Letter,
+            CharSet::LowercaseLetters => {
+                c.general_category_group() == GeneralCategoryGroup::Letter
+                    && !matches!(
+                        c.general_category(),
+                        GeneralCategory::UppercaseLetter | GeneralCategory::TitlecaseLetter
+                    )
+            }
+            CharSet::Digits => c.general_category() == GeneralCategory::DecimalNumber,
+            CharSet::NonControl => !c.is_control(),
+            CharSet::AsciiLetters | CharSet::AsciiLowercaseLetters | CharSet::AsciiDigits => false,
+        }
+    }
+}
+
+/// Which characters a tag key may carry: `sets` ∪ `extra` ∖ `except`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyCharacters {
+    /// Bit set over [`CharSet`] (bit n: the set with discriminant n).
+    sets: u8,
+    /// Characters admitted besides the sets.
+    extra: Cow<'static, str>,
+    /// Characters refused even when a set or `extra` admits them.
+    except: Cow<'static, str>,
+    /// The ASCII characters admitted (bit n: code n), precomputed because
+    /// keys are nearly always ASCII.
+    ascii: u128,
+}
+
+impl KeyCharacters {
+    /// A class for a built-in profile (evaluated at compile time).
+    pub const fn new(sets: &[CharSet], extra: &'static str, except: &'static str) -> Self {
+        let mut bits = 0u8;
+        let mut i = 0;
+        while i < sets.len() {
+            bits |= sets[i].bit();
+            i += 1;
+        }
+        Self {
+            sets: bits,
+            ascii: ascii_table(bits, extra, except),
+            extra: Cow::Borrowed(extra),
+            except: Cow::Borrowed(except),
+        }
+    }
+
+    /// A class from user settings (already checked).
+    pub fn from_parts(sets: &[CharSet], extra: String, except: String) -> Self {
+        let bits = sets.iter().fold(0, |bits, set| bits | set.bit());
+        Self {
+            sets: bits,
+            ascii: ascii_table(bits, &extra, &except),
+            extra: Cow::Owned(extra),
+            except: Cow::Owned(except),
+        }
+    }
+
+    /// Whether this class admits `c`.
+    pub fn admits(&self, c: char) -> bool {
+        if c.is_ascii() {
+            return self.ascii & (1 << c as u32) != 0;
+        }
+        !self.except.contains(c)
+            && (self.extra.contains(c) || self.sets().any(|set| set.admits_non_ascii(c)))
+    }
+
+    /// The first character of `key` this class does not admit.
+    pub fn first_disallowed(&self, key: &str) -> Option<char> {
+        // Check bytes against the ASCII table, and decode characters only
+        // from the first non-ASCII byte on.
+        for (at, byte) in key.bytes().enumerate() {
+            if !byte.is_ascii() {
+                return key[at..].chars().find(|&c| !self.admits(c));
+            }
+            if self.ascii & (1 << byte) == 0 {
+                return Some(char::from(byte));
+            }
+        }
+        None
+    }
+
+    fn sets(&self) -> impl Iterator<Item = CharSet> + '_ {
+        ALL.into_iter().filter(|set| self.sets & set.bit() != 0)
+    }
+
+    /// The class as users read it, e.g. `letters, digits and "-_.:/"`.
+    pub fn describe(&self) -> String {
+        let mut parts: Vec<String> = self.sets().map(|set| set.name().to_owned()).collect();
+        if !self.extra.is_empty() {
+            parts.push(format!("{:?}", self.extra));
+        }
+        let mut text = match parts.split_last() {
+            None => "nothing".to_owned(),
+            Some((last, [])) => last.clone(),
+            Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        };
+        if !self.except.is_empty() {
+            text.push_str(&format!(" except {:?}", self.except));
+        }
+        text
+    }
+}
+
+/// The ASCII table of `sets` ∪ `extra` ∖ `except`.
+const fn ascii_table(sets: u8, extra: &str, except: &str) -> u128 {
+    let mut table = 0u128;
+    let mut c = 0u8;
+    while c < 128 {
+        let mut admitted = contains_byte(extra, c);
+        let mut i = 0;
+        while i < ALL.len() {
+            admitted |= sets & ALL[i].bit() != 0 && ALL[i].admits_ascii(c);
+            i += 1;
+        }
+        if admitted && !contains_byte(except, c) {
+            table |= 1 << c;
+        }
+        c += 1;
+    }
+    table
+}
+
+/// Whether `text` contains the ASCII character `c` (a UTF-8 continuation
+/// byte is never ASCII, so a byte scan is exact).
+const fn contains_byte(text: &str, c: u8) -> bool {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == c {
+            return true;
+        }
+        i += 1;
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    const LETTERS_DIGITS: &[CharSet] = &[CharSet::Letters, CharSet::Digits];
+    static AWS: KeyCharacters = KeyCharacters::new(LETTERS_DIGITS, " +-=._:/@", "");
+    static STRICT: KeyCharacters = KeyCharacters::new(LETTERS_DIGITS, "-_.:/", "");
+    static OPEN: KeyCharacters = KeyCharacters::new(&[CharSet::NonControl], "", "");
+    static AZURE: KeyCharacters = KeyCharacters::new(&[CharSet::NonControl], "", "<>%&\\?/");
+    static GCP: KeyCharacters =
+        KeyCharacters::new(&[CharSet::LowercaseLetters, CharSet::Digits], "_-", "");
+
+    #[rstest]
+    #[case::aws_symbols(&AWS, "plexsphere:a b+c-d=e.f_g:h/i@j", None)]
+    #[case::aws_unicode_letters(&AWS, "plexsphere:équipe/日本", None)]
+    #[case::aws_unicode_digits(&AWS, "plexsphere:n/٣", None)]
+    #[case::aws_comma(&AWS, "plexsphere:a,b", Some(','))]
+    #[case::aws_combining_mark(&AWS, "plexsphere:e\u{301}", Some('\u{301}'))]
+    #[case::aws_letter_number(&AWS, "plexsphere:Ⅻ", Some('Ⅻ'))]
+    #[case::strict_space(&STRICT, "plexsphere:a b", Some(' '))]
+    #[case::strict_at(&STRICT, "plexsphere:a@b", Some('@'))]
+    #[case::strict_ok(&STRICT, "plexsphere:acme:checkout/owner_1.x-y", None)]
+    #[case::open_anything(&OPEN, "plexsphere:a b,c;d#€", None)]
+    #[case::open_tab(&OPEN, "plexsphere:a\tb", Some('\t'))]
+    #[case::open_del(&OPEN, "plexsphere:a\u{7f}", Some('\u{7f}'))]
+    #[case::azure_slash(&AZURE, "plexsphere:team/x", Some('/'))]
+    #[case::azure_colon_space(&AZURE, "plexsphere:acme:cost center", None)]
+    #[case::gcp_colon(&GCP, "plexsphere:x", Some(':'))]
+    #[case::gcp_upper(&GCP, "team_Env", Some('E'))]
+    #[case::gcp_international(&GCP, "équipe-日本_٣", None)]
+    #[case::gcp_upper_international(&GCP, "équipe-É", Some('É'))]
+    fn first_disallowed_character(
+        #[case] class: &KeyCharacters,
+        #[case] key: &str,
+        #[case] expected: Option<char>,
+    ) {
+        assert_eq!(class.first_disallowed(key), expected);
+    }
+
+    #[test]
+    fn except_beats_extra_and_sets_beyond_ascii() {
+        let class = KeyCharacters::from_parts(&[CharSet::Letters], "€".into(), "é€".into());
+        assert!(!class.admits('é'));
+        assert!(!class.admits('€'));
+        assert!(class.admits('ü'));
+    }
+
+    #[test]
+    fn describe_names_sets_extra_and_except() {
+        assert_eq!(AWS.describe(), r#"letters, digits and " +-=._:/@""#);
+        assert_eq!(AZURE.describe(), r#"non-control except "<>%&\\?/""#);
+    }
+
+    proptest::proptest! {
+        /// The ASCII fast path finds the same character as checking every
+        /// character with `admits`.
+        #[test]
+        fn first_disallowed_matches_admits(key in "(?s).{0,24}|[ -~]{0,24}", class in 0..5usize) {
+            let class = [&AWS, &STRICT, &OPEN, &AZURE, &GCP][class];
+            proptest::prop_assert_eq!(
+                class.first_disallowed(&key),
+                key.chars().find(|&c| !class.admits(c))
+            );
+        }
+    }
+}

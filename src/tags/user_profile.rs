@@ -1,0 +1,326 @@
+//! `cloudTags.profiles`: tag profiles users define in the settings (issue
+//! 22), parsed strictly and checked completely when the policy is loaded.
+//!
+//! A user profile states exactly what a built-in one holds, so it becomes
+//! the same [`TagProfile`] value and takes the same code path. Every problem
+//! of every profile is reported at once, each named by its field path.
+
+use super::char_class::{CharSet, KeyCharacters};
+use super::profile::{BUILT_IN, GENERIC, ReservedPrefix, TagProfile, Unit};
+use serde_json::Value;
+use std::borrow::Cow;
+use std::ops::RangeInclusive;
+
+/// One entry of `cloudTags.profiles` as written.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    rename_all = "camelCase",
+    expecting = "a profile object such as {\"name\": \"azure\", \"providers\": [\"azure\"], …}"
+)]
+pub struct RawProfile {
+    /// Reported as `provider` in skip records.
+    pub name: String,
+    /// Provider values that select the profile (ignoring case).
+    pub providers: Vec<String>,
+    /// Ceiling on the prefixed tag key.
+    pub key_max: u64,
+    /// Ceiling on the value.
+    pub value_max: u64,
+    /// `runes` or `bytes`.
+    pub unit: Unit,
+    /// Most tags per object.
+    pub cap: u64,
+    /// Characters admitted in the prefixed tag key.
+    pub key_characters: RawKeyCharacters,
+    /// Reserved qualified-key prefixes (default none).
+    #[serde(default)]
+    pub reserved_prefixes: Vec<RawReservedPrefix>,
+}
+
+/// `keyCharacters`: `sets` ∪ `extra` ∖ `except`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawKeyCharacters {
+    /// Named sets (`letters`, `digits`, `non-control`, ...).
+    #[serde(default)]
+    pub sets: Vec<CharSet>,
+    /// Characters admitted besides the sets.
+    #[serde(default)]
+    pub extra: String,
+    /// Characters refused even when a set admits them.
+    #[serde(default)]
+    pub except: String,
+}
+
+/// One reserved prefix.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawReservedPrefix {
+    /// The prefix of the qualified key.
+    pub prefix: String,
+    /// Whether it matches in any upper/lowercase combination.
+    pub ignore_case: bool,
+}
+
+/// Bounds. Wide enough for every provider we know (Azure's 512-character
+/// names, Nova's quota of 128 raised tenfold), narrow enough that a typo
+/// such as `keyMax: 5120000` is caught instead of silently admitting
+/// anything.
+const KEY_MAX: RangeInclusive<u64> = 1..=4096;
+const VALUE_MAX: RangeInclusive<u64> = 1..=65536;
+const CAP: RangeInclusive<u64> = 1..=1024;
+const PROFILES_MAX: usize = 32;
+const PROVIDERS_MAX: usize = 32;
+const PREFIXES_MAX: usize = 64;
+const PREFIX_LEN_MAX: usize = 253;
+const NAME_LEN_MAX: usize = 63;
+
+const FIELD: &str = "cloudTags.profiles";
+
+/// Parses and checks every profile, pushing one line per problem onto
+/// `problems`, and returns the profiles (meaningful only when nothing was
+/// pushed).
+pub fn prepare(raw: &[Value], problems: &mut Vec<String>) -> Vec<TagProfile> {
+    // Parsed from JSON values rather than as part of the settings document:
+    // one serde instantiation instead of two (plain and path-tracking) keeps
+    // the module small, and a shape error in one profile does not hide the
+    // problems of the others.
+    let mut shape_errors = Vec::new();
+    let parsed: Vec<Option<RawProfile>> = raw
+        .iter()
+        .enumerate()
+        .map(|(i, value)| {
+            serde_path_to_error::deserialize(value)
+                .map_err(|e| {
+                    let path = e.path().to_string();
+                    let at = if path == "." {
+                        String::new()
+                    } else {
+                        format!(".{path}")
+                    };
+                    shape_errors.push((i, format!("{FIELD}[{i}]{at}: {}", e.into_inner())));
+                })
+                .ok()
+        })
+        .collect();
+    check_all(&parsed, shape_errors, problems)
+}
+
+/// Checks the parsed profiles; `shape_errors` (profile index, problem) are
+/// reported in profile order among the rest.
+fn check_all(
+    raw: &[Option<RawProfile>],
+    shape_errors: Vec<(usize, String)>,
+    problems: &mut Vec<String>,
+) -> Vec<TagProfile> {
+    let mut shape_errors = shape_errors.into_iter().peekable();
+    if raw.len() > PROFILES_MAX {
+        problems.push(format!(
+            "{FIELD}: {} profiles, at most {PROFILES_MAX} are allowed; merge profiles that share \
+             constraints by listing several providers in one",
+            raw.len()
+        ));
+    }
+    raw.iter()
+        .enumerate()
+        .filter_map(|(i, profile)| {
+            if let Some((_, problem)) = shape_errors.next_if(|(at, _)| *at == i) {
+                problems.push(problem);
+            }
+            let profile = profile.as_ref()?;
+            let field = format!("{FIELD}[{i}]");
+            check_name(&field, raw, i, problems);
+            check_providers(&field, raw, i, problems);
+            Some(build(&field, profile, problems))
+        })
+        .collect()
+}
+
+/// The parsed profiles before `i`, with their positions.
+fn earlier(raw: &[Option<RawProfile>], i: usize) -> impl Iterator<Item = (usize, &RawProfile)> {
+    raw[..i]
+        .iter()
+        .enumerate()
+        .filter_map(|(k, p)| Some((k, p.as_ref()?)))
+}
+
+fn check_name(field: &str, raw: &[Option<RawProfile>], i: usize, problems: &mut Vec<String>) {
+    let Some(profile) = &raw[i] else { return };
+    let name = &profile.name;
+    let valid = !name.is_empty()
+        && name.len() <= NAME_LEN_MAX
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
+    if !valid {
+        problems.push(format!(
+            "{field}.name: {name:?} is not a profile name; use 1 to {NAME_LEN_MAX} ASCII letters, \
+             digits, '-', '_' or '.', e.g. \"azure\""
+        ));
+    } else if name.eq_ignore_ascii_case(&GENERIC.name) {
+        problems.push(format!(
+            "{field}.name: \"{}\" is the fallback profile's name and skip records must tell the \
+             two apart; choose another name",
+            GENERIC.name
+        ));
+    } else if let Some((first, _)) =
+        earlier(raw, i).find(|(_, p)| p.name.eq_ignore_ascii_case(name))
+    {
+        problems.push(format!(
+            "{field}.name: {name:?} is already the name of cloudTags.profiles[{first}]; give each \
+             profile its own name"
+        ));
+    } else if let Some(built_in) = BUILT_IN
+        .iter()
+        .find(|b| b.name.eq_ignore_ascii_case(name))
+        .filter(|b| !b.providers.iter().any(|p| selects_any(raw, p)))
+    {
+        problems.push(format!(
+            "{field}.name: {name:?} is the name of the built-in profile for provider \"{}\", which \
+             still applies; list \"{}\" in providers to replace it, or choose another name",
+            built_in.providers[0], built_in.providers[0]
+        ));
+    }
+}
+
+/// Whether any user profile lists `provider`.
+fn selects_any(raw: &[Option<RawProfile>], provider: &str) -> bool {
+    raw.iter()
+        .flatten()
+        .flat_map(|p| &p.providers)
+        .any(|p| same_provider(p, provider))
+}
+
+/// Provider values compare as [`TagProfile::selected_by`] matches them.
+fn same_provider(a: &str, b: &str) -> bool {
+    a.eq_ignore_ascii_case(b)
+}
+
+fn check_providers(field: &str, raw: &[Option<RawProfile>], i: usize, problems: &mut Vec<String>) {
+    let Some(profile) = &raw[i] else { return };
+    let providers = &profile.providers;
+    if providers.is_empty() {
+        problems.push(format!(
+            "{field}.providers: empty; list the provider values that select this profile, \
+             e.g. [\"azure\"]"
+        ));
+    } else if providers.len() > PROVIDERS_MAX {
+        problems.push(format!(
+            "{field}.providers: {} values, at most {PROVIDERS_MAX} are allowed",
+            providers.len()
+        ));
+    }
+    for (j, provider) in providers.iter().enumerate() {
+        let here = format!("{field}.providers[{j}]");
+        if provider.is_empty() {
+            problems.push(format!(
+                "{here}: empty provider value; write the value the XR carries, e.g. \"azure\""
+            ));
+            continue;
+        }
+        // Earlier entries of this profile, then earlier profiles.
+        let earlier = providers[..j]
+            .iter()
+            .any(|p| same_provider(p, provider))
+            .then(|| format!("{field}.providers"))
+            .or_else(|| {
+                earlier(raw, i)
+                    .find(|(_, p)| p.providers.iter().any(|q| same_provider(q, provider)))
+                    .map(|(k, _)| format!("{FIELD}[{k}].providers"))
+            });
+        if let Some(earlier) = earlier {
+            problems.push(format!(
+                "{here}: {provider:?} is already listed in {earlier} (ignoring case); a provider \
+                 value selects one profile, remove one of them"
+            ));
+        }
+    }
+}
+
+/// The profile, with every number and string checked.
+fn build(field: &str, raw: &RawProfile, problems: &mut Vec<String>) -> TagProfile {
+    let mut bounded = |name: &str, value: u64, range: RangeInclusive<u64>| {
+        if !range.contains(&value) {
+            problems.push(format!(
+                "{field}.{name}: {value} is out of bounds; use a number from {} to {}",
+                range.start(),
+                range.end()
+            ));
+        }
+        usize::try_from(value).unwrap_or(usize::MAX)
+    };
+    let key_max = bounded("keyMax", raw.key_max, KEY_MAX);
+    let value_max = bounded("valueMax", raw.value_max, VALUE_MAX);
+    let cap = bounded("cap", raw.cap, CAP);
+    TagProfile {
+        name: Cow::Owned(raw.name.clone()),
+        providers: raw.providers.iter().cloned().map(Cow::Owned).collect(),
+        key_max,
+        value_max,
+        unit: raw.unit,
+        cap,
+        key_characters: key_characters(field, &raw.key_characters, problems),
+        reserved_prefixes: reserved_prefixes(field, &raw.reserved_prefixes, problems),
+    }
+}
+
+fn key_characters(
+    field: &str,
+    raw: &RawKeyCharacters,
+    problems: &mut Vec<String>,
+) -> KeyCharacters {
+    let field = format!("{field}.keyCharacters");
+    if raw.sets.is_empty() && raw.extra.is_empty() {
+        problems.push(format!(
+            "{field}: admits no character; name sets such as [\"letters\", \"digits\"] and/or \
+             list characters in extra"
+        ));
+    }
+    if let Some(c) = raw.extra.chars().find(|&c| raw.except.contains(c)) {
+        problems.push(format!(
+            "{field}: {c:?} is both in extra and in except; keep it in one of them"
+        ));
+    }
+    if let Some(c) = raw
+        .extra
+        .chars()
+        .chain(raw.except.chars())
+        .find(|c| c.is_control())
+    {
+        problems.push(format!(
+            "{field}: control character U+{:04X} in extra or except; tag keys never carry one, \
+             remove it",
+            u32::from(c)
+        ));
+    }
+    KeyCharacters::from_parts(&raw.sets, raw.extra.clone(), raw.except.clone())
+}
+
+fn reserved_prefixes(
+    field: &str,
+    raw: &[RawReservedPrefix],
+    problems: &mut Vec<String>,
+) -> Cow<'static, [ReservedPrefix]> {
+    if raw.len() > PREFIXES_MAX {
+        problems.push(format!(
+            "{field}.reservedPrefixes: {} prefixes, at most {PREFIXES_MAX} are allowed",
+            raw.len()
+        ));
+    }
+    for (j, r) in raw.iter().enumerate() {
+        let length = r.prefix.chars().count();
+        if !(1..=PREFIX_LEN_MAX).contains(&length) {
+            problems.push(format!(
+                "{field}.reservedPrefixes[{j}].prefix: {length} characters; a reserved prefix has \
+                 1 to {PREFIX_LEN_MAX}, e.g. \"azure\""
+            ));
+        }
+    }
+    raw.iter()
+        .map(|r| ReservedPrefix {
+            prefix: Cow::Owned(r.prefix.clone()),
+            ignore_case: r.ignore_case,
+        })
+        .collect()
+}

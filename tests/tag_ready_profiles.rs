@@ -1,0 +1,223 @@
+//! The README's ready-made tag profiles (Azure, GCP labels, AWS with room
+//! for upjet's default tags), read from the README itself, on realistic
+//! Crossplane v2 XRs (test_data/xr, checked against the XRD in
+//! examples/crossplane by scripts/check_schemas.py). Every expectation is
+//! written out from the provider rules the README cites.
+
+#[path = "support/ready_profiles.rs"]
+mod ready_profiles;
+
+use metadata_propagation_policy::evaluate::{evaluate, explain};
+use metadata_propagation_policy::lookup::MapLookup;
+use metadata_propagation_policy::outcome::{Outcome, Verdict};
+use metadata_propagation_policy::request::AdmissionRequest;
+use metadata_propagation_policy::settings::Settings;
+use serde_json::{Value, json};
+
+const SKIPPED: &str = "cloud-tags.plexsphere.io/skipped";
+
+fn request(fixture: &str) -> AdmissionRequest {
+    let path = format!("{}/test_data/xr/{fixture}", env!("CARGO_MANIFEST_DIR"));
+    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+}
+
+fn run(request: &AdmissionRequest, settings: &str) -> (Outcome, Value) {
+    let settings = Settings::from_json(settings.as_bytes()).unwrap();
+    let outcome = evaluate(request, &settings, &MapLookup::new());
+    let mut mutated = request.object.clone();
+    if let Verdict::Allow(plan) = &outcome.verdict {
+        plan.apply(&mut mutated);
+    }
+    (outcome, mutated)
+}
+
+const OPTED_IN: &[&str] = &[
+    "platform/env",
+    "platform/team",
+    "acme:cost-center",
+    "acme:owner",
+    "Microsoft:billing",
+    "acme:ticket<id>",
+];
+
+fn all_ready() -> String {
+    ready_profiles::settings(OPTED_IN, &["azure", "gcp-labels", "aws"])
+}
+
+#[test]
+fn settings_fixture_is_the_readme_profiles() {
+    // e2e-tests/xr.bats reads the fixture; it must say what the README says.
+    let fixture: Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/test_data/xr/settings_ready_profiles.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        fixture,
+        serde_json::from_str::<Value>(&all_ready()).unwrap()
+    );
+}
+
+#[test]
+fn azure_refuses_slash_reserved_prefixes_and_its_symbols() {
+    let (outcome, xr) = run(&request("xdatabase_azure_profile.json"), &all_ready());
+    assert_eq!(
+        xr["spec"]["cloudTags"],
+        json!({"plexsphere:acme:cost-center": "cc-4711", "plexsphere:acme:owner": "team-data"})
+    );
+    assert_eq!(
+        xr["metadata"]["annotations"][SKIPPED],
+        "[{\"qualifiedKey\":\"Microsoft:billing\",\"tagKey\":\"plexsphere:Microsoft:billing\",\"provider\":\"azure\",\"reason\":\"reserved-prefix\"},\
+          {\"qualifiedKey\":\"acme:ticket<id>\",\"tagKey\":\"plexsphere:acme:ticket<id>\",\"provider\":\"azure\",\"reason\":\"key-character-class\"},\
+          {\"qualifiedKey\":\"platform/env\",\"tagKey\":\"plexsphere:platform/env\",\"provider\":\"azure\",\"reason\":\"key-character-class\"},\
+          {\"qualifiedKey\":\"platform/team\",\"tagKey\":\"plexsphere:platform/team\",\"provider\":\"azure\",\"reason\":\"key-character-class\"}]"
+    );
+    assert_eq!(outcome.warnings.len(), 4, "one warning per skip");
+    assert_eq!(
+        outcome.warnings[2],
+        "cloud tag skipped: label \"platform/env\" did not become tag \"plexsphere:platform/env\" \
+         on provider profile azure: key-character-class (the tag key contains '/' (U+002F))"
+    );
+}
+
+#[test]
+fn gcp_labels_give_one_summary_warning_and_complete_skip_records() {
+    let request = request("xdatabase_gcp_labels_profile.json");
+    let (outcome, xr) = run(&request, &all_ready());
+    assert!(xr["spec"].get("cloudTags").is_none());
+    assert_eq!(
+        xr["metadata"]["annotations"][SKIPPED],
+        "[{\"qualifiedKey\":\"acme:cost-center\",\"tagKey\":\"plexsphere:acme:cost-center\",\"provider\":\"gcp-labels\",\"reason\":\"key-character-class\"},\
+          {\"qualifiedKey\":\"acme:owner\",\"tagKey\":\"plexsphere:acme:owner\",\"provider\":\"gcp-labels\",\"reason\":\"key-character-class\"},\
+          {\"qualifiedKey\":\"platform/env\",\"tagKey\":\"plexsphere:platform/env\",\"provider\":\"gcp-labels\",\"reason\":\"key-character-class\"},\
+          {\"qualifiedKey\":\"platform/team\",\"tagKey\":\"plexsphere:platform/team\",\"provider\":\"gcp-labels\",\"reason\":\"key-character-class\"}]"
+    );
+    assert_eq!(
+        outcome.warnings,
+        [
+            "cloud tags skipped: no tag can ever propagate under provider profile gcp-labels: its key \
+             characters (lowercase-letters, digits and \"_-\") refuse ':' of the mandated prefix \
+             \"plexsphere:\"; 4 opted-in label(s) skipped, each recorded in annotation \
+             cloud-tags.plexsphere.io/skipped"
+        ]
+    );
+    let settings = Settings::from_json(all_ready().as_bytes()).unwrap();
+    let (_, explanation) = explain(&request, &settings, &MapLookup::new());
+    let tags = explanation.cloud_tags.unwrap();
+    assert_eq!(
+        (
+            tags.profile.as_str(),
+            tags.origin.as_str(),
+            tags.why.as_str()
+        ),
+        (
+            "gcp-labels",
+            "user-defined",
+            "provider \"gcp\" is listed in cloudTags.profiles[1].providers"
+        )
+    );
+    assert_eq!(
+        tags.no_tag_can_propagate.as_deref(),
+        Some(
+            "no tag can ever propagate under provider profile gcp-labels: its key characters \
+             (lowercase-letters, digits and \"_-\") refuse ':' of the mandated prefix \"plexsphere:\""
+        )
+    );
+}
+
+#[test]
+fn gcp_without_the_profile_falls_back_to_generic_and_explains_why() {
+    let request = request("xdatabase_gcp_labels_profile.json");
+    let settings = ready_profiles::settings(OPTED_IN, &["azure"]);
+    let (outcome, xr) = run(&request, &settings);
+    assert_eq!(
+        xr["spec"]["cloudTags"],
+        json!({"plexsphere:acme:cost-center": "cc-4711", "plexsphere:acme:owner": "team-data",
+               "plexsphere:platform/env": "staging", "plexsphere:platform/team": "data"}),
+        "generic emits keys GCP would reject: why the profile exists"
+    );
+    assert!(outcome.warnings.is_empty());
+    let settings = Settings::from_json(settings.as_bytes()).unwrap();
+    let tags = explain(&request, &settings, &MapLookup::new())
+        .1
+        .cloud_tags
+        .unwrap();
+    assert_eq!(
+        (
+            tags.profile.as_str(),
+            tags.origin.as_str(),
+            tags.why.as_str()
+        ),
+        (
+            "generic",
+            "fallback",
+            "provider \"gcp\" is listed by no profile, so the fallback generic applies"
+        )
+    );
+    assert_eq!(tags.no_tag_can_propagate, None);
+}
+
+/// The Azure fixture switched to AWS, with `n` more opted-in labels
+/// `cost/item-NN`.
+fn aws_xr_with(n: usize) -> (AdmissionRequest, Vec<String>) {
+    let mut request = request("xdatabase_azure_profile.json");
+    let object = &mut request.object;
+    object["spec"]["parameters"]["provider"] = json!("aws");
+    object["spec"]["parameters"]["region"] = json!("eu-central-1");
+    object["spec"]["crossplane"]["resourceRefs"][0] = json!({"apiVersion": "rds.aws.m.upbound.io/v1beta1", "kind": "Instance", "name": "payments-db-7d9fk"});
+    let mut opted: Vec<String> = OPTED_IN.iter().map(|k| (*k).to_owned()).collect();
+    for i in 0..n {
+        let key = format!("cost/item-{i:02}");
+        object["metadata"]["labels"][&key] = json!(format!("v{i}"));
+        opted.push(key);
+    }
+    (request, opted)
+}
+
+#[test]
+fn aws_ready_profile_leaves_room_for_upjets_three_tags() {
+    // 6 fixture labels, of which `acme:ticket<id>` is refused ('<'), plus 43:
+    // 48 valid, one over the cap of 47. The highest key in byte order goes.
+    let (request, opted) = aws_xr_with(43);
+    let opted: Vec<&str> = opted.iter().map(String::as_str).collect();
+    let (outcome, xr) = run(&request, &ready_profiles::settings(&opted, &["aws"]));
+    let tags = xr["spec"]["cloudTags"].as_object().unwrap();
+    assert_eq!(tags.len(), 47);
+    assert!(
+        tags.contains_key("plexsphere:Microsoft:billing"),
+        "not reserved on AWS"
+    );
+    assert!(!tags.contains_key("plexsphere:platform/team"));
+    assert_eq!(
+        xr["metadata"]["annotations"][SKIPPED],
+        "[{\"qualifiedKey\":\"acme:ticket<id>\",\"tagKey\":\"plexsphere:acme:ticket<id>\",\"provider\":\"aws\",\"reason\":\"key-character-class\"},\
+          {\"qualifiedKey\":\"platform/team\",\"tagKey\":\"plexsphere:platform/team\",\"provider\":\"aws\",\"reason\":\"count-cap\"}]"
+    );
+    assert_eq!(outcome.warnings.len(), 2);
+    assert!(
+        outcome.warnings[1]
+            .ends_with("count-cap (47 tags with lower-sorting keys already reached the cap of 47)")
+    );
+    // The built-in aws profile (cap 50) would have kept all 48.
+    let (_, builtin) = run(&request, &ready_profiles::settings(&opted, &[]));
+    assert_eq!(builtin["spec"]["cloudTags"].as_object().unwrap().len(), 48);
+}
+
+#[test]
+fn every_ready_profile_output_is_a_valid_xr() {
+    #[path = "support/crd_schema.rs"]
+    mod crd_schema;
+    let (aws, opted) = aws_xr_with(43);
+    let opted: Vec<&str> = opted.iter().map(String::as_str).collect();
+    for (request, settings) in [
+        (request("xdatabase_azure_profile.json"), all_ready()),
+        (request("xdatabase_gcp_labels_profile.json"), all_ready()),
+        (aws, ready_profiles::settings(&opted, &["aws"])),
+    ] {
+        let (_, mutated) = run(&request, &settings);
+        crd_schema::check_output(&request.object, &mutated).unwrap();
+    }
+}
