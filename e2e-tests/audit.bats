@@ -192,6 +192,7 @@ Machine default/capi-quickstart-md-1-x7k2p-9ttvz (cluster.x-k8s.io/v1beta2): ✗
   [ "${lines[2]}" = "XDatabase team-orders/orders-db (platform.example.org/v1alpha1): ✗ DEVIATES" ]
   [ "${lines[3]}" = "XDatabase team-payments/payments-db (platform.example.org/v1alpha1): ✓ compliant" ]
   [[ "$output" == *'  cloud tags: profile aws (spec.parameters.provider = "aws")
+    profile built-in: provider "aws" selects the built-in profile aws
     "acme:checkout/owner" (annotation cloud-tags.plexsphere.io/labels): tag "plexsphere:acme:checkout/owner"
     "crossplane.io/claim-name" (metadata.labels): not opted in'* ]]
   [[ "$output" == *'    "acme:checkout/on call" (annotation cloud-tags.plexsphere.io/labels): skipped, key-character-class: the tag key contains '"' '"' (U+0020)'* ]]
