@@ -82,7 +82,8 @@ e2e-tests: annotated-policy.wasm $(RUNNER_DEP)
 	KWCTL=e2e-tests/record-kwctl KWCTL_REAL=$(KWCTL) KWCTL_RECORD=$(E2E_TMP)/invocations.jsonl \
 	  POLICY=annotated-policy.wasm bats e2e-tests/capi.bats e2e-tests/inplace.bats e2e-tests/xr.bats
 	KWCTL=$(KWCTL) POLICY=annotated-policy.wasm INVOCATIONS=$(E2E_TMP)/invocations.jsonl \
-	  bats e2e-tests/validate_mode.bats e2e-tests/robustness.bats e2e-tests/distribution.bats
+	  bats e2e-tests/validate_mode.bats e2e-tests/robustness.bats e2e-tests/distribution.bats \
+	    e2e-tests/audit_scanner.bats
 	# The runner hosts like policy-server: a fresh instance per request,
 	# look-up answers pruned by their field masks. The mutate suites pass
 	# again hosted as kwctl hosts: the instance that validated the settings,
@@ -208,15 +209,16 @@ push: annotated-policy.wasm $(PUSH_DEP)
 	out=$$($(PUSH_TOOL) push "$${flags[@]}" -o json annotated-policy.wasm "registry://$$uri"); \
 	jq -r .immutable_ref <<<"$$out"
 
-# artifacthub-pkg.yml, generated from policy-metadata.yml by the runner's
-# `scaffold artifacthub` (kwctl's format). createdAt is SOURCE_DATE_EPOCH,
-# by default the committer date of the last commit that touched the
-# metadata, so regenerating gives the same bytes; check-artifacthub ignores
+# artifacthub-pkg.yml, generated from policy-metadata.yml and
+# questions-ui.yml (`--questions-path`, as kwctl takes it) by the runner's
+# `scaffold artifacthub`, which writes what kwctl 1.35 writes. createdAt is
+# SOURCE_DATE_EPOCH, by default the committer date of the last commit that
+# touched either file, so regenerating gives the same bytes; check-artifacthub ignores
 # createdAt (as Kubewarden's check-artifacthub action does) and fails when
 # anything else in the committed file is stale.
-ARTIFACTHUB_EPOCH = $(or $(SOURCE_DATE_EPOCH),$(shell git log -1 --format=%ct -- policy-metadata.yml 2>/dev/null))
+ARTIFACTHUB_EPOCH = $(or $(SOURCE_DATE_EPOCH),$(shell git log -1 --format=%ct -- policy-metadata.yml questions-ui.yml 2>/dev/null))
 ARTIFACTHUB = $(if $(ARTIFACTHUB_EPOCH),SOURCE_DATE_EPOCH=$(ARTIFACTHUB_EPOCH)) \
-  $(RUNNER) scaffold artifacthub --metadata-path policy-metadata.yml
+  $(RUNNER) scaffold artifacthub --metadata-path policy-metadata.yml --questions-path questions-ui.yml
 
 .PHONY: artifacthub-pkg.yml check-artifacthub
 artifacthub-pkg.yml: $(RUNNER)

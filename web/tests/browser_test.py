@@ -46,6 +46,7 @@ CHROME_ARGS = [
 ]
 
 MD_1 = "MachineDeployment default/capi-quickstart-md-1 (cluster.x-k8s.io/v1beta2)"
+MD_2 = "MachineDeployment default/capi-quickstart-md-2 (cluster.x-k8s.io/v1beta2)"
 
 # The audit example: test_data/dumps/quickstart_v1beta2_drift.yaml, whose
 # planted drift test_data/dumps/gen.py documents.
@@ -53,6 +54,9 @@ AUDIT_EXAMPLE = "audit-quickstart-v1beta2-drift"
 DRIFTED_MD = "MachineDeployment default/capi-quickstart-md-0-p6hg9 (cluster.x-k8s.io/v1beta2)"
 DRIFTED_MS = "MachineSet default/capi-quickstart-md-1-x7k2p (cluster.x-k8s.io/v1beta2)"
 DRIFTED_MACHINE = "Machine default/capi-quickstart-md-1-x7k2p-6nbqt (cluster.x-k8s.io/v1beta2)"
+# In-place field drifts (issue 19): a drain timeout, a missing readiness gate.
+DRIFTED_FIELD_MS = "MachineSet default/capi-quickstart-md-0-p6hg9-v7bqn (cluster.x-k8s.io/v1beta2)"
+DRIFTED_FIELD_MACHINE = "Machine default/capi-quickstart-md-1-x7k2p-9ttvz (cluster.x-k8s.io/v1beta2)"
 
 
 class WebDriverError(Exception):
@@ -270,6 +274,40 @@ class ExplainPage(unittest.TestCase):
         self.assertNotIn("environment", text_of("patch"))
         self.assertEqual(text_of("warnings"), "none")
 
+    def test_1b_machineset_in_place_fields(self):
+        choose_example("machineset-fields")
+        self.assertIsNone(error_shown())
+        self.assertEqual(text_of("decision"), "Allowed, with 3 patch operations")
+        headings = DRIVER.script("return [...document.querySelectorAll('#explanation h3')].map((h) => h.textContent)")
+        self.assertIn("In-place fields", headings)
+        rows = [r for r in explanation_rows() if r[0].startswith("spec.")]
+        gate = '{"conditionType":"network.platform.example.com/CNIReady","polarity":"Positive"}'
+        taint = ('{"effect":"NoSchedule","key":"workload.example.com/dedicated","propagation":"Always",'
+                 '"value":"%s"}')
+        self.assertEqual(rows, [
+            ["spec.template.spec.minReadySeconds", "corrected",
+             f"= 30 from {MD_2} spec.template.spec.minReadySeconds (child had 10)"],
+            ["spec.deletion.order", "unchanged", f'= "Oldest" from {MD_2} spec.deletion.order (child had "Oldest")'],
+            ["spec.machineNaming", "corrected",
+             '= {"template":"{{ .machineSet.name }}-{{ .random }}"} from ' + MD_2 + ' spec.machineNaming'
+             ' (child had {"template":"{{ .machineSet.name }}-old-{{ .random }}"})'],
+            ['spec.template.spec.readinessGates[conditionType="network.platform.example.com/CNIReady"]', "unchanged",
+             f"= {gate} from {MD_2} spec.template.spec.readinessGates (child had {gate})"],
+            ["spec.template.spec.deletion.nodeDrainTimeoutSeconds", "unchanged",
+             f"= 600 from {MD_2} spec.template.spec.deletion.nodeDrainTimeoutSeconds (child had 600)"],
+            ["spec.template.spec.deletion.nodeDeletionTimeoutSeconds", "unchanged",
+             f"= 30 from {MD_2} spec.template.spec.deletion.nodeDeletionTimeoutSeconds (child had 30)"],
+            ['spec.template.spec.taints[key="workload.example.com/dedicated",effect="NoSchedule"]', "corrected",
+             f"= {taint % 'payments'} from {MD_2} spec.template.spec.taints (child had {taint % 'batch'})"],
+        ])
+        self.assertIn("not set by the parent, so the child's value stays: "
+                      "spec.template.spec.deletion.nodeVolumeDetachTimeoutSeconds", text_of("explanation"))
+        self.assertEqual(patch(), [
+            {"op": "replace", "path": "/spec/machineNaming/template", "value": "{{ .machineSet.name }}-{{ .random }}"},
+            {"op": "replace", "path": "/spec/template/spec/minReadySeconds", "value": 30},
+            {"op": "replace", "path": "/spec/template/spec/taints/0/value", "value": "payments"},
+        ])
+
     def test_2_xr_skipped_labels(self):
         choose_example("xr-hetzner")
         self.assertIn(["acme:checkout/on call", "annotation cloud-tags.plexsphere.io/labels",
@@ -406,22 +444,25 @@ class ExplainPage(unittest.TestCase):
                  "the example dump to load")
         run_audit()
         self.assertIsNone(error_shown("audit-error"))
-        self.assertEqual(text_of("audit-summary"), "27 objects audited, 3 deviate"
+        self.assertEqual(text_of("audit-summary"), "27 objects audited, 5 deviate"
                          " (2 more not evaluated: the policy does not act on their kind)")
 
-        # Every object is in the tree; the three drifted ones are marked, as the CLI marks them.
+        # Every object is in the tree; the five drifted ones are marked, as the CLI marks them.
         nodes = tree_nodes()
         self.assertEqual(len(nodes), 29)
         self.assertEqual(nodes[0], ("ClusterClass default/quick-start (cluster.x-k8s.io/v1beta2)",
                                     "ClusterClass default/quick-start (cluster.x-k8s.io/v1beta2): not evaluated"))
         self.assertEqual(tree_nodes("button.deviates"), [
             (DRIFTED_MD, f"{DRIFTED_MD}: ✗ DEVIATES"),
+            (DRIFTED_FIELD_MS, f"{DRIFTED_FIELD_MS}: ✗ DEVIATES"),
             (DRIFTED_MS, f"{DRIFTED_MS}: ✗ DEVIATES"),
             (DRIFTED_MACHINE, f"{DRIFTED_MACHINE}: ✗ DEVIATES;"
                               " Node labels: node-role.kubernetes.io/worker; Node annotations: none"),
+            (DRIFTED_FIELD_MACHINE, f"{DRIFTED_FIELD_MACHINE}: ✗ DEVIATES;"
+                                    " Node labels: node-role.kubernetes.io/worker; Node annotations: none"),
         ])
         self.assertEqual(tree_nodes("button.rejected"), [])
-        self.assertEqual(len(tree_nodes("button.compliant")), 24)
+        self.assertEqual(len(tree_nodes("button.compliant")), 22)
         # The drifted Machine sits under its MachineSet.
         self.assertEqual(DRIVER.script(
             "return document.querySelector(`#audit-tree button[data-id='${arguments[0]}']`)"
@@ -447,6 +488,14 @@ class ExplainPage(unittest.TestCase):
                        '= "pool1" from MachineSet default/capi-quickstart-md-1-x7k2p (cluster.x-k8s.io/v1beta2)'
                        ' spec.template.metadata.labels'], explanation_rows("audit-explanation"))
         self.assertEqual(len(DRIVER.find_all("#audit-tree button.selected")), 1)
+
+        # A field drift: the value found, the one expected and where it comes from.
+        DRIVER.click(DRIVER.find(f"#audit-tree button[data-id='{DRIFTED_FIELD_MS}']"))
+        self.assertEqual(text_of("audit-deviations"),
+                         "spec.template.spec.deletion.nodeDrainTimeoutSeconds: is 300 (expected 600, from"
+                         f" {DRIFTED_MD} spec.template.spec.deletion.nodeDrainTimeoutSeconds)")
+        self.assertEqual(patch("audit-patch"), [
+            {"op": "replace", "path": "/spec/template/spec/deletion/nodeDrainTimeoutSeconds", "value": 600}])
 
         # A compliant object: nothing to patch.
         compliant = tree_nodes("button.compliant")[0][0]
