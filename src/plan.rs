@@ -77,11 +77,17 @@ pub struct FieldEdit {
 impl FieldEdit {
     /// The field's path, with the entry's key for a keyed list.
     pub fn target(&self) -> String {
-        let path = self.path.join(".");
-        match &self.entry {
-            Some(key) => format!("{path}{key}"),
-            None => path,
-        }
+        field_target(self.path, self.entry.as_ref())
+    }
+}
+
+/// A field's path as reports name it, with a keyed-list entry's key:
+/// `spec.readinessGates[conditionType="X"]`.
+pub fn field_target(path: &[&str], entry: Option<&EntryKey>) -> String {
+    let path = path.join(".");
+    match entry {
+        Some(key) => format!("{path}{key}"),
+        None => path,
     }
 }
 

@@ -60,11 +60,7 @@ impl FieldDecision<'_> {
 
     /// The child path with the entry key, as reports name it.
     pub fn target(&self) -> String {
-        let path = self.path.join(".");
-        match &self.entry {
-            Some(key) => format!("{path}{key}"),
-            None => path,
-        }
+        crate::plan::field_target(self.path, self.entry.as_ref())
     }
 }
 
