@@ -257,6 +257,8 @@ class ExplainPage(unittest.TestCase):
             *labels,
             ["pre-drain.delete.hook.machine.cluster.x-k8s.io/wait-for-volumes", "flows (added)",
              f'= "storage-operator" from {MD_1} spec.template.metadata.annotations'],
+            # The one in-place field md-1 sets, which the MachineSet already holds.
+            ["spec.deletion.order", "unchanged", f'= "Random" from {MD_1} spec.deletion.order (child had "Random")'],
         ])
         self.assertIn(f'"nodepool" = "pool1": flows from {MD_1} spec.template.metadata.labels (added)',
                       explanation_text())
@@ -525,7 +527,7 @@ class ExplainPage(unittest.TestCase):
         self.assertEqual(DRIVER.script("return document.body.dataset.view"), "audit")
         self.assertTrue(visible("dump"))
         self.assertEqual([n[0] for n in tree_nodes("button.deviates")],
-                         [DRIFTED_MD, DRIFTED_MS, DRIFTED_MACHINE])
+                         [DRIFTED_MD, DRIFTED_FIELD_MS, DRIFTED_MS, DRIFTED_MACHINE, DRIFTED_FIELD_MACHINE])
 
 
 def main():
