@@ -90,18 +90,28 @@ fuzz_target!(|input: Input<'_>| {
     let document = json!({"cloudTags": {"profiles": profiles}}).to_string();
     let valid = answers_json(document.as_bytes());
     let settings = Settings::from_json(document.as_bytes());
-    assert_eq!(valid, settings.is_ok(), "validate_settings and from_json agree");
+    assert_eq!(
+        valid,
+        settings.is_ok(),
+        "validate_settings and from_json agree"
+    );
     let Ok(settings) = settings else { return };
     let (profile, _) = settings
         .cloud_tags()
         .expect("accepted settings prepare")
         .profiles
         .resolve(Some(&provider));
-    let out = transform::transform(labels.iter().map(|(k, v)| (k.as_str(), v.as_str())), profile);
+    let out = transform::transform(
+        labels.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+        profile,
+    );
     assert_eq!(out.tags.len() + out.skipped.len(), labels.len());
     assert!(out.tags.len() <= profile.cap);
     for (tag, value) in &out.tags {
-        assert_eq!(transform::check(profile, &tag[TAG_PREFIX.len()..], tag, value), None);
+        assert_eq!(
+            transform::check(profile, &tag[TAG_PREFIX.len()..], tag, value),
+            None
+        );
     }
     // A profile that refuses the prefix refuses everything.
     if profile.blocks_every_tag().is_some() {
