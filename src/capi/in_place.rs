@@ -231,16 +231,16 @@ fn desired<'a>(from: &Endpoint, parent: &'a Value) -> Result<Option<Desired<'a>>
                 whole_seconds: false,
             }
         }
+        // The CRDs declare these int32: a value outside that range is not
+        // one a cluster stores, and written to a child it would not be.
         Unit::Seconds => Desired::Duration {
             nanos: duration::from_seconds(
-                value
-                    .as_i64()
-                    .ok_or_else(|| wrong("an integer number of seconds"))?,
+                int32(value).ok_or_else(|| wrong("an int32 number of seconds"))?,
             ),
             whole_seconds: true,
         },
         Unit::Integer | Unit::IntegerOmitZero => {
-            Desired::Integer(value.as_i64().ok_or_else(|| wrong("an integer"))?)
+            Desired::Integer(int32(value).ok_or_else(|| wrong("an int32"))?)
         }
         Unit::Enum => match value.as_str().ok_or_else(|| wrong("a string"))? {
             "" => return Ok(None),
@@ -263,6 +263,11 @@ fn desired<'a>(from: &Endpoint, parent: &'a Value) -> Result<Option<Desired<'a>>
             Desired::Entries(entries)
         }
     }))
+}
+
+/// The value as an `int32`, the type the CRDs declare for counts and seconds.
+fn int32(value: &Value) -> Option<i64> {
+    value.as_i64().filter(|n| i32::try_from(*n).is_ok())
 }
 
 /// A child's duration field: its nanoseconds, and whether it is whole
@@ -450,6 +455,25 @@ mod tests {
             taints[0].edit(source).unwrap().value,
             json!({"key": "dedicated", "effect": "NoSchedule", "propagation": "Always", "value": "gpu"})
         );
+    }
+
+    // Found by the mutated_objects fuzz target: a parent count outside
+    // int32 was copied to the child, which its CRD would refuse.
+    #[test]
+    fn a_parent_count_outside_int32_is_malformed() {
+        let md =
+            json!({"spec": {"template": {"spec": {"minReadySeconds": 6582955728264977243_i64}}}});
+        let mut out = Vec::new();
+        let error = decide(
+            flow("minReadySeconds"),
+            &md,
+            "v1beta2",
+            &json!({}),
+            "v1beta2",
+            &mut out,
+        );
+        assert!(matches!(error, Err(Malformed::Parent(e)) if e.to_string()
+            == "spec.template.spec.minReadySeconds: expected an int32, found a number"));
     }
 
     #[test]
