@@ -34,18 +34,6 @@ assert_only_metadata_changed() {
   fi
 }
 
-# assert_patched JQ_PATH 'JSON'  -- the patched object at JQ_PATH equals JSON.
-assert_patched() {
-  local actual expected
-  actual=$(patched_object | jq -S "$1") || { echo "cannot apply the patch"; return 1; }
-  expected=$(jq -S . <<<"$2")
-  if [[ "$actual" != "$expected" ]]; then
-    echo "patched object at $1 differs"
-    diff <(echo "$expected") <(echo "$actual") || true
-    return 1
-  fi
-}
-
 # assert_audit KEY VALUE  -- auditAnnotations[KEY] exists and equals VALUE.
 assert_audit() {
   local actual

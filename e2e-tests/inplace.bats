@@ -63,18 +63,6 @@ OLD_NAMING='{"template":"{{ .machineSet.name }}-old-{{ .random }}"}'
 
 load capi_helpers
 
-# assert_patched JQ_PATH 'JSON'  -- the patched object at JQ_PATH equals JSON.
-assert_patched() {
-  local actual expected
-  actual=$(patched_object | jq -S "$1") || { echo "cannot apply the patch"; return 1; }
-  expected=$(jq -S . <<<"$2")
-  if [[ "$actual" != "$expected" ]]; then
-    echo "patched object at $1 differs"
-    diff <(echo "$expected") <(echo "$actual") || true
-    return 1
-  fi
-}
-
 # assert_only_changed 'del(PATHS)'  -- applying the patch changes nothing
 # outside PATHS (a jq del(...) of the fields the test expects to change).
 assert_only_changed() {
