@@ -367,6 +367,25 @@ impl Parent {
     }
 }
 
+/// Makes the look-ups [`evaluate`] makes for `request`, with the same field
+/// masks, and decodes their answers the same way, deciding nothing. The
+/// benchmark's look-up floor (`crates/floor`) runs only this, so the policy
+/// over that floor is what the policy itself costs beyond the look-ups it
+/// must make (BENCHMARKS.md). A missing parent is not an error here.
+pub fn look_up_parents(
+    request: &AdmissionRequest,
+    settings: &Settings,
+    lookup: &dyn Lookup,
+) -> Result<(), String> {
+    let namespace = fields::string(&request.object, &["metadata", "namespace"])
+        .map_err(|e| e.to_string())?
+        .filter(|ns| !ns.is_empty())
+        .unwrap_or(&request.namespace);
+    resolve_parent(request, namespace, lookup, settings.in_place_fields())
+        .map(drop)
+        .map_err(|e| e.to_string())
+}
+
 /// How the search for a parent ended.
 enum Resolved {
     /// A rule applies and its parent was read.

@@ -12,6 +12,11 @@
 //!   unchanged as `mutated_object`: the least a mutating policy costs, since
 //!   a Kubewarden policy returns the whole object and the host parses it and
 //!   diffs it against the request's to build the JSONPatch (empty here).
+//! - The **look-up floor** (`--features lookup`) is the echo floor plus the
+//!   look-ups the policy makes for the request: the same parents, the same
+//!   field masks, the answers decoded by the policy's own projection
+//!   ([`capi::look_up_parents`]). What the policy costs beyond it is its own
+//!   work: settings, deciding, and the longer answer it writes.
 //!
 //! `policy-runner bench --accept-floor … --echo-floor …` measures both next
 //! to the policy; `make bench` builds them (scripts/bench.sh).
@@ -19,6 +24,8 @@
 use metadata_propagation_policy::edge;
 use metadata_propagation_policy::outcome::Outcome;
 use metadata_propagation_policy::request::AdmissionRequest;
+#[cfg(feature = "lookup")]
+use metadata_propagation_policy::{capi, evaluate, lookup::HostLookup, settings::Settings};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
@@ -26,8 +33,10 @@ use serde_json::value::RawValue;
 #[derive(Deserialize)]
 struct Payload<'a> {
     #[serde(borrow, default)]
-    #[allow(dead_code)]
+    #[cfg_attr(not(feature = "lookup"), allow(dead_code))]
     settings: Option<&'a RawValue>,
+    // Decoded by every floor, read by those that answer with the object.
+    #[cfg_attr(not(any(feature = "echo", feature = "lookup")), allow(dead_code))]
     request: AdmissionRequest,
 }
 
@@ -36,17 +45,43 @@ struct Payload<'a> {
 /// policy does.
 pub fn validate(payload: &[u8]) -> Vec<u8> {
     match serde_json::from_slice::<Payload<'_>>(payload) {
-        // The SDK's own mutation response: the same fields and encoder
-        // (serde_json) as the policy's.
-        Ok(payload) if cfg!(feature = "echo") => {
-            kubewarden_policy_sdk::mutate_request(payload.request.object).unwrap_or_default()
-        }
-        Ok(_) => edge::encode(Outcome::allow(), None),
+        Ok(payload) => answer(payload),
         Err(e) => edge::encode(
             Outcome::reject(format!("cannot decode the admission request: {e}")),
             None,
         ),
     }
+}
+
+/// The accept floor's answer.
+#[cfg(not(any(feature = "echo", feature = "lookup")))]
+fn answer(_payload: Payload<'_>) -> Vec<u8> {
+    edge::encode(Outcome::allow(), None)
+}
+
+/// The echo and look-up floors' answer: the SDK's own mutation response,
+/// the same fields and encoder (serde_json) as the policy's.
+#[cfg(any(feature = "echo", feature = "lookup"))]
+fn answer(payload: Payload<'_>) -> Vec<u8> {
+    #[cfg(feature = "lookup")]
+    if let Err(message) = look_up_parents(&payload) {
+        return edge::encode(Outcome::reject(message), None);
+    }
+    kubewarden_policy_sdk::mutate_request(payload.request.object).unwrap_or_default()
+}
+
+/// The policy's look-ups for a Cluster API request; none for anything else.
+/// The settings are parsed as the policy parses them: they say whether the
+/// masks include the in-place fields' sources.
+#[cfg(feature = "lookup")]
+fn look_up_parents(payload: &Payload<'_>) -> Result<(), String> {
+    let request = &payload.request;
+    if evaluate::route(&request.kind, &request.operation) != evaluate::Route::Capi {
+        return Ok(());
+    }
+    let raw = payload.settings.map_or("{}", RawValue::get);
+    let settings = Settings::parse(raw.as_bytes()).map_err(|e| e.to_string())?;
+    capi::look_up_parents(request, &settings, &HostLookup)
 }
 
 /// Every settings document is valid.
