@@ -288,7 +288,7 @@ Machine default/capi-quickstart-md-1-x7k2p-9ttvz (cluster.x-k8s.io/v1beta2): ✗
   printf -- '---\n- just\n- strings\n' > "$TMP/strings.yaml"
   run "$RUNNER" audit -f "$TMP/strings.yaml"
   [ "$status" -eq 2 ]
-  [ "$output" = "Error: $TMP/strings.yaml document 1 item 1: not a Kubernetes object: expected a mapping, found a string" ]
+  [ "$output" = "Error: $TMP/strings.yaml document 1 item 1: not a Kubernetes object: expected an object, found a string" ]
 
   run "$RUNNER" audit -f "$DUMPS/xr_providers.yaml" -f "$DUMPS/xr_providers.yaml"
   [ "$status" -eq 2 ]

@@ -3,13 +3,16 @@
 //! JSON document, a JSON array or a `kind: List`, all flattened into objects
 //! that remember where they came from (file, document, item).
 //!
-//! [`objects`] reads any such text; [`kubernetes_objects`] also refuses a
+//! [`documents`] splits any such text into its documents; [`objects`] also
+//! flattens arrays and `List`s; [`kubernetes_objects`] also refuses a
 //! document that is not a Kubernetes object, naming the file and the
 //! document. Reading the file is the caller's: the runner reads it from disk,
-//! the page takes what was pasted.
+//! the page takes what was pasted, and both read it through this module, so
+//! a text means the same objects in either.
 
 use std::fmt;
 
+use metadata_propagation_policy::fields::type_name;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -39,52 +42,105 @@ impl fmt::Display for Origin {
     }
 }
 
-/// Every object in `text`, YAML (multi-document) or JSON, with its origin in
-/// `file`; arrays and `kind: List` documents are flattened, empty documents
-/// skipped.
-pub fn objects(text: &str, file: &str) -> Result<Vec<(Origin, Value)>, AuditError> {
-    let mut objects = Vec::new();
-    let origin = |index: usize| Origin {
-        file: file.to_owned(),
-        document: index + 1,
-        items: Vec::new(),
-    };
-    if let Some(documents) = json_documents(text) {
-        for (index, value) in documents.into_iter().enumerate() {
-            flatten(value, origin(index), &mut objects);
+/// A document of a text that does not parse: each caller words it for its
+/// own input ([`AuditError::Syntax`] names the file).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unreadable {
+    /// The document, from 1.
+    pub document: usize,
+    /// The parser's message (with line and column in the whole text).
+    pub reason: String,
+}
+
+/// The documents of `text`, YAML (multi-document) or JSON, each with its
+/// number (from 1); empty documents are skipped, keeping the others'
+/// numbers.
+///
+/// Text that starts like JSON (`{` or `[`) is read by serde_json first, as
+/// a stream of values (`kubectl get -o json` prints one): the YAML parser
+/// reads JSON too, but several times slower (on the 10,000-object dump it
+/// was a third of the audit), and refuses tab indentation. What serde_json
+/// refuses goes to the YAML parser (flow-style YAML, `---` between JSON
+/// documents); when that refuses it too, serde_json's error names the
+/// document, as its line and column are exact for JSON.
+pub fn documents(text: &str) -> Result<Vec<(usize, Value)>, Unreadable> {
+    let json_error = if matches!(text.trim_start().as_bytes().first(), Some(b'{' | b'[')) {
+        match json_documents(text) {
+            Ok(values) => return Ok(numbered(values)),
+            Err(error) => Some(error),
         }
-        return Ok(objects);
-    }
+    } else {
+        None
+    };
+    let mut values = Vec::new();
     for (index, document) in serde_norway::Deserializer::from_str(text).enumerate() {
-        let value = Value::deserialize(document).map_err(|e| AuditError::Syntax {
-            file: file.to_owned(),
-            document: index + 1,
+        match Value::deserialize(document) {
+            Ok(value) => values.push(value),
+            Err(e) => {
+                return Err(json_error.unwrap_or(Unreadable {
+                    document: index + 1,
+                    reason: e.to_string(),
+                }));
+            }
+        }
+    }
+    Ok(numbered(values))
+}
+
+/// The values of a JSON text, one per document; the first that does not
+/// parse is the error, counted from the values before it.
+fn json_documents(text: &str) -> Result<Vec<Value>, Unreadable> {
+    let mut values = Vec::new();
+    for value in serde_json::Deserializer::from_str(text).into_iter::<Value>() {
+        let value = value.map_err(|e| Unreadable {
+            document: values.len() + 1,
             reason: e.to_string(),
         })?;
-        flatten(value, origin(index), &mut objects);
+        values.push(value);
     }
-    Ok(objects)
+    Ok(values)
 }
 
-/// The documents of a JSON text (`kubectl get -o json`), read by
-/// serde_json: the YAML parser reads JSON too, but several times slower (on
-/// the 10,000-object dump it was a third of the audit). `None` when the text
-/// does not start like JSON or serde_json refuses it: the YAML parser then
-/// reads it, or names the document it cannot read, as before.
-fn json_documents(text: &str) -> Option<Vec<Value>> {
-    if !matches!(text.trim_start().as_bytes().first(), Some(b'{' | b'[')) {
-        return None;
-    }
-    serde_json::Deserializer::from_str(text)
-        .into_iter::<Value>()
-        .collect::<Result<_, _>>()
-        .ok()
+/// `values` numbered from 1, `null` (an empty document) dropped.
+fn numbered(values: Vec<Value>) -> Vec<(usize, Value)> {
+    (1..)
+        .zip(values)
+        .filter(|(_, value)| !value.is_null())
+        .collect()
 }
 
-/// [`objects`], refusing anything that is not a Kubernetes object: a mapping
-/// with a non-empty string `apiVersion` and `kind`, and a `metadata` mapping
-/// with a non-empty string `name` (and a string `namespace`, when it has
-/// one).
+/// Every object in `text` ([`documents`]), with its origin in `file`; arrays
+/// and `kind: List` documents are flattened ([`flattened`]).
+pub fn objects(text: &str, file: &str) -> Result<Vec<(Origin, Value)>, AuditError> {
+    let documents = documents(text).map_err(|e| AuditError::Syntax {
+        file: file.to_owned(),
+        document: e.document,
+        reason: e.reason,
+    })?;
+    Ok(flattened(documents, file))
+}
+
+/// The objects in `documents` (as [`documents`] numbers them), each with its
+/// origin in `file`: an array or a `kind: List` gives its items, nested
+/// ones too, and a `null` item nothing. A `List` whose `items` is not a list
+/// is kept whole ([`kubernetes_objects`] refuses it by name).
+pub fn flattened(documents: Vec<(usize, Value)>, file: &str) -> Vec<(Origin, Value)> {
+    let mut objects = Vec::new();
+    for (document, value) in documents {
+        let origin = Origin {
+            file: file.to_owned(),
+            document,
+            items: Vec::new(),
+        };
+        flatten(value, origin, &mut objects);
+    }
+    objects
+}
+
+/// [`objects`], refusing anything that is not a Kubernetes object: an
+/// object with a non-empty string `apiVersion` and `kind`, and a `metadata`
+/// object with a non-empty string `name` (and a string `namespace`, when it
+/// has one).
 pub fn kubernetes_objects(text: &str, file: &str) -> Result<Vec<(Origin, Value)>, AuditError> {
     let objects = objects(text, file)?;
     for (origin, object) in &objects {
@@ -99,7 +155,7 @@ pub fn kubernetes_objects(text: &str, file: &str) -> Result<Vec<(Origin, Value)>
 }
 
 /// Adds `value` to `out`, or its items when it is an array or a `List`;
-/// `null` (an empty document) adds nothing.
+/// `null` adds nothing.
 fn flatten(value: Value, origin: Origin, out: &mut Vec<(Origin, Value)>) {
     let items = match value {
         Value::Null => return,
@@ -130,15 +186,16 @@ fn is_list(map: &serde_json::Map<String, Value>) -> bool {
     map.get("kind").and_then(Value::as_str) == Some("List")
 }
 
-/// Why `object` is not a Kubernetes object, if it is not one. A `List`
-/// whose `items` is not a list reaches here whole, and is refused by name.
+/// Why `object` is not a Kubernetes object, if it is not one, with the
+/// policy's names for JSON types ([`type_name`]). A `List` whose `items` is
+/// not a list reaches here whole, and is refused by name.
 fn check_kubernetes_object(object: &Value) -> Result<(), String> {
     let Value::Object(map) = object else {
-        return Err(format!("expected a mapping, found {}", type_name(object)));
+        return Err(format!("expected an object, found {}", type_name(object)));
     };
     if is_list(map) {
         return Err(format!(
-            "a List's `items` must be a list, found {}",
+            "a List's `items` must be an array, found {}",
             type_name(&map["items"])
         ));
     }
@@ -149,7 +206,7 @@ fn check_kubernetes_object(object: &Value) -> Result<(), String> {
         Some(Value::Object(_)) => {}
         Some(other) => {
             return Err(format!(
-                "`metadata` must be a mapping, found {}",
+                "`metadata` must be an object, found {}",
                 type_name(other)
             ));
         }
@@ -166,27 +223,16 @@ fn check_kubernetes_object(object: &Value) -> Result<(), String> {
 
 fn non_empty_string(object: &Value, path: &[&str]) -> Result<(), String> {
     let value = path.iter().fold(object, |v, key| &v[*key]);
-    match value {
-        Value::String(s) if !s.is_empty() => Ok(()),
-        Value::Null => Err(format!("`{}` is missing", path.join("."))),
-        other => Err(format!(
-            "`{}` must be a non-empty string, found {}",
-            path.join("."),
-            type_name(other)
-        )),
-    }
-}
-
-fn type_name(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(s) if s.is_empty() => "an empty string",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "a mapping",
-    }
+    let found = match value {
+        Value::String(s) if !s.is_empty() => return Ok(()),
+        Value::Null => return Err(format!("`{}` is missing", path.join("."))),
+        Value::String(_) => "an empty string",
+        other => type_name(other),
+    };
+    Err(format!(
+        "`{}` must be a non-empty string, found {found}",
+        path.join(".")
+    ))
 }
 
 #[cfg(test)]
@@ -260,19 +306,69 @@ mod tests {
             ]
         );
         let one = r#"{"kind": "List", "items": [{"kind": "A", "n": 1.5}, [{"kind": "B"}]]}"#;
-        assert_eq!(json_documents(one).map(|d| d.len()), Some(1));
         let yaml = serde_norway::from_str::<Value>(one).unwrap();
-        assert_eq!(json_documents(one).unwrap()[0], yaml);
-        // What serde_json refuses goes to the YAML parser, which names the
-        // document.
-        assert_eq!(json_documents("{\"kind\": "), None);
+        assert_eq!(json_documents(one), Ok(vec![yaml]));
+    }
+
+    #[test]
+    fn documents_numbers_documents_and_skips_empty_ones() {
+        let yaml = "kind: A\n---\n# nothing\n---\nkind: B\n";
+        assert_eq!(
+            documents(yaml).unwrap(),
+            [(1, json!({"kind": "A"})), (3, json!({"kind": "B"}))]
+        );
+        assert_eq!(
+            documents("{\"kind\": \"A\"} null [1]").unwrap(),
+            [(1, json!({"kind": "A"})), (3, json!([1]))]
+        );
+        assert_eq!(documents("").unwrap(), []);
+    }
+
+    #[test]
+    fn documents_reads_tab_indented_json_and_json_like_yaml() {
+        assert_eq!(
+            documents("{\n\t\"kind\": \"A\"\n}").unwrap(),
+            [(1, json!({"kind": "A"}))]
+        );
+        // serde_json refuses these; the YAML parser reads them.
+        assert_eq!(
+            documents("{kind: A}\n---\n{\"kind\": \"B\"}\n").unwrap(),
+            [(1, json!({"kind": "A"})), (2, json!({"kind": "B"}))]
+        );
+    }
+
+    #[test]
+    fn documents_names_the_document_that_does_not_parse() {
+        let error = documents("kind: A\n---\nkind: [\n").unwrap_err();
+        assert_eq!(error.document, 2);
+        assert!(
+            error
+                .reason
+                .starts_with("did not find expected node content"),
+            "{error:?}"
+        );
+        // Text that starts like JSON and that neither parser reads: serde_json
+        // names the value, with its exact line and column.
+        assert_eq!(
+            documents("{\"kind\": \"A\"}\n{\"kind\": }"),
+            Err(Unreadable {
+                document: 2,
+                reason: "expected value at line 2 column 10".to_owned(),
+            })
+        );
+        assert_eq!(
+            documents("{\"kind\": "),
+            Err(Unreadable {
+                document: 1,
+                reason: "EOF while parsing a value at line 1 column 9".to_owned(),
+            })
+        );
         assert!(
             objects("{\"kind\": ", "dump.yaml")
                 .unwrap_err()
                 .to_string()
-                .starts_with("dump.yaml document 1: not valid YAML or JSON: ")
+                .starts_with("dump.yaml document 1: not valid YAML or JSON: EOF while parsing")
         );
-        assert_eq!(json_documents("kind: A"), None);
     }
 
     #[test]
@@ -291,7 +387,7 @@ mod tests {
     #[test]
     fn check_kubernetes_object_names_the_missing_or_mistyped_field() {
         let cases = [
-            (json!("text"), "expected a mapping, found a string"),
+            (json!("text"), "expected an object, found a string"),
             (
                 json!({"kind": "Machine", "metadata": {"name": "m"}}),
                 "`apiVersion` is missing",
@@ -306,7 +402,7 @@ mod tests {
             ),
             (
                 json!({"apiVersion": "v1", "kind": "Machine", "metadata": []}),
-                "`metadata` must be a mapping, found a list",
+                "`metadata` must be an object, found an array",
             ),
             (
                 json!({"apiVersion": "v1", "kind": "Machine", "metadata": {"name": 3}}),
@@ -318,7 +414,7 @@ mod tests {
             ),
             (
                 json!({"apiVersion": "v1", "kind": "List", "items": {}}),
-                "a List's `items` must be a list, found a mapping",
+                "a List's `items` must be an array, found an object",
             ),
         ];
         for (object, expected) in cases {

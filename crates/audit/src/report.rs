@@ -2,11 +2,12 @@
 //! by the policy's own core in validate mode (whatever `mode` the settings
 //! name), so the verdict and message are the ones a `mode: validate` policy
 //! would answer for it. Parent look-ups go through the same [`Lookup`] trait
-//! the policy uses, answered from the whole dump ([`Dump`]) and recorded. Each object also gets the policy's explanation (where each
-//! expected key comes from, each XR label's tag fate, the Machine's
-//! Node-bound keys), the look-ups it made, and, when it deviates, the
-//! validate-mode report and the JSON patch mutate mode would apply, both
-//! rendered from the one plan mutate mode makes.
+//! the policy uses, answered from the whole dump (`Dump`) and recorded. Each
+//! object also gets the policy's explanation (where each expected key comes
+//! from, each XR label's tag fate, the Machine's Node-bound keys), the
+//! look-ups it made, and, when it deviates, the validate-mode report and the
+//! JSON patch mutate mode would apply, both rendered from the one plan mutate
+//! mode makes.
 
 use std::cell::{OnceCell, RefCell};
 use std::collections::{BTreeMap, BTreeSet};

@@ -1,7 +1,8 @@
 //! The policy's `explain` and `audit` for the static web page in `web/`.
 //!
 //! A thin layer over the policy crate: it parses what the user pasted
-//! (YAML or JSON), builds the [`AdmissionRequest`] the host would send, and
+//! (YAML or JSON, read by [`cluster_audit::dump`] as the CLI reads its
+//! files), builds the [`AdmissionRequest`] the host would send, and
 //! calls the same [`metadata_propagation_policy::evaluate::explain`] the
 //! policy and the runner call, then applies the plan and diffs the object
 //! into an RFC 6902 patch the way the Kubewarden host does. A pasted dump
@@ -10,6 +11,12 @@
 //! JSON the CLI prints. Everything here is plain Rust, unit-tested
 //! natively; the `#[wasm_bindgen]` exports are one-liners.
 
+// The page's JavaScript calls these exports and renders these fields with no
+// type checker between them: an undocumented public item fails the build,
+// not only warns as the workspace's lint does.
+#![deny(missing_docs)]
+
+use cluster_audit::dump;
 use metadata_propagation_policy::evaluate;
 use metadata_propagation_policy::explain::Explanation;
 use metadata_propagation_policy::fields::type_name;
@@ -17,7 +24,7 @@ use metadata_propagation_policy::lookup::MapLookup;
 use metadata_propagation_policy::outcome::Verdict;
 use metadata_propagation_policy::request::AdmissionRequest;
 use metadata_propagation_policy::settings::Settings;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use wasm_bindgen::prelude::wasm_bindgen;
@@ -144,36 +151,22 @@ pub fn run(object: &str, parents: &str, settings: &str, operation: &str) -> Resu
     Ok(report)
 }
 
-/// Every document of `text`, `null` documents dropped. Text that starts like
-/// JSON is read as JSON first (exact error positions, and tab indentation,
-/// which YAML refuses); anything else as a YAML stream (JSON is YAML too).
+/// Every document of `text`, empty ones dropped, read as the CLI reads its
+/// files ([`dump::documents`]: JSON first, then a YAML stream). `Err` names
+/// the input (`what`) and, past the first, the document that does not parse.
 pub fn documents(text: &str, what: &str) -> Result<Vec<Value>, String> {
-    if text.trim_start().starts_with(['{', '[']) {
-        return match serde_json::from_str::<Value>(text) {
-            Ok(value) => Ok(vec![value]),
-            Err(json_error) => yaml_documents(text, what)
-                .map_err(|_| format!("{what}: not valid YAML or JSON: {json_error}")),
-        };
-    }
-    yaml_documents(text, what)
+    let documents = dump::documents(text).map_err(|e| unreadable(what, &e))?;
+    Ok(documents.into_iter().map(|(_, value)| value).collect())
 }
 
-fn yaml_documents(text: &str, what: &str) -> Result<Vec<Value>, String> {
-    let mut values = Vec::new();
-    for (i, document) in serde_norway::Deserializer::from_str(text).enumerate() {
-        let value = Value::deserialize(document).map_err(|e| {
-            let at = if i == 0 {
-                String::new()
-            } else {
-                format!(" (document {})", i + 1)
-            };
-            format!("{what}{at}: not valid YAML or JSON: {e}")
-        })?;
-        if !value.is_null() {
-            values.push(value);
-        }
-    }
-    Ok(values)
+/// `what: not valid YAML or JSON: …`, naming the document past the first.
+fn unreadable(what: &str, error: &dump::Unreadable) -> String {
+    let at = if error.document == 1 {
+        String::new()
+    } else {
+        format!(" (document {})", error.document)
+    };
+    format!("{what}{at}: not valid YAML or JSON: {}", error.reason)
 }
 
 /// The object to evaluate: one document. An `AdmissionReview` or a bare
@@ -205,23 +198,15 @@ pub fn parse_object(text: &str) -> Result<Value, String> {
 }
 
 /// The parents: a multi-document YAML stream, a JSON array, or a `List`
-/// (`kubectl get -o yaml`); each must name itself (apiVersion, kind, name).
+/// (`kubectl get -o yaml`), flattened as `policy-runner explain` flattens
+/// its parent files ([`dump::flattened`]); each must name itself
+/// (apiVersion, kind, name).
 pub fn parse_parents(text: &str) -> Result<Vec<Value>, String> {
-    let mut parents = Vec::new();
-    for document in documents(text, "parents")? {
-        match document {
-            Value::Array(items) => parents.extend(items),
-            Value::Object(mut map)
-                if map.get("kind").and_then(Value::as_str) == Some("List")
-                    && map.get("items").is_some_and(Value::is_array) =>
-            {
-                if let Some(Value::Array(items)) = map.remove("items") {
-                    parents.extend(items);
-                }
-            }
-            other => parents.push(other),
-        }
-    }
+    let documents = dump::documents(text).map_err(|e| unreadable("parents", &e))?;
+    let parents: Vec<Value> = dump::flattened(documents, "parents")
+        .into_iter()
+        .map(|(_, parent)| parent)
+        .collect();
     for (i, parent) in parents.iter().enumerate() {
         let named = parent["apiVersion"].is_string()
             && parent["kind"].is_string()
@@ -382,6 +367,10 @@ spec:
             parse_object("a: 1\n---\nb: 2\n").unwrap_err(),
             "object: 2 documents; paste one object here and its parents below"
         );
+        assert_eq!(
+            parse_object("{\"a\": 1}\n{\"b\": }").unwrap_err(),
+            "object (document 2): not valid YAML or JSON: expected value at line 2 column 7"
+        );
     }
 
     #[test]
@@ -392,7 +381,13 @@ spec:
         let array = json!([md, md]).to_string();
         assert_eq!(parse_parents(&array).unwrap(), [md.clone(), md.clone()]);
         let list = json!({"apiVersion": "v1", "kind": "List", "items": [md]}).to_string();
-        assert_eq!(parse_parents(&list).unwrap(), [md]);
+        assert_eq!(parse_parents(&list).unwrap(), vec![md.clone()]);
+        // Nested lists and arrays are flattened, `null` items dropped, and
+        // JSON documents may follow each other, as in the CLI's files.
+        let nested = json!({"apiVersion": "v1", "kind": "List", "items": [[md], null]}).to_string();
+        assert_eq!(parse_parents(&nested).unwrap(), vec![md.clone()]);
+        let json_stream = format!("{md} {md}");
+        assert_eq!(parse_parents(&json_stream).unwrap(), [md.clone(), md]);
         assert!(parse_parents("").unwrap().is_empty());
         assert!(parse_parents("# nothing\n---\n").unwrap().is_empty());
     }

@@ -1,0 +1,111 @@
+//! The parents as the policy looks them up: [`Parents`] answers as a
+//! `MapLookup` holding them would, sharing the unedited fixtures' answers
+//! across executions.
+
+use metadata_propagation_policy::lookup::{Lookup, LookupError, ObjectRef};
+use metadata_propagation_policy::projection::Projection;
+use serde_json::Value;
+use std::cell::{OnceCell, RefCell};
+
+use crate::fixtures::FIXTURES;
+use crate::node::Node;
+
+/// The key a look-up finds a parent by, computed from the parent itself as
+/// `MapLookup::with_object` computes it.
+pub fn key_of(object: &Node) -> ObjectRef {
+    let text = |path: &[&str]| object.text(path).unwrap_or_default().to_owned();
+    ObjectRef {
+        api_version: text(&["apiVersion"]),
+        kind: text(&["kind"]),
+        name: text(&["metadata", "name"]),
+        namespace: object.text(&["metadata", "namespace"]).map(str::to_owned),
+    }
+}
+
+/// What a look-up of a parent answered for each projection asked so far.
+pub type Answers = Vec<(Projection, Result<Value, LookupError>)>;
+
+/// The answer for `projection`: from `answers`, else as `MapLookup`
+/// answers, the parent's JSON (as the host sends it) decoded through the
+/// projection (so a rule reading a path it did not project fails here
+/// too), and kept in `answers`.
+fn answer(
+    answers: &mut Answers,
+    projection: &Projection,
+    json: &[u8],
+) -> Result<Value, LookupError> {
+    if let Some((_, answer)) = answers.iter().find(|(p, _)| p == projection) {
+        return answer.clone();
+    }
+    let answer = projection
+        .decode(json)
+        .map_err(|e| LookupError::Failed(e.to_string()));
+    answers.push((projection.clone(), answer.clone()));
+    answer
+}
+
+/// A parent in one execution: a fixture, or a fixture the input edited.
+enum Parent {
+    Unedited(usize),
+    Edited {
+        object: Node<'static>,
+        key: ObjectRef,
+        json: OnceCell<Vec<u8>>,
+        answers: RefCell<Answers>,
+    },
+}
+
+/// The parents, answered as a `MapLookup` holding them answers: the last
+/// parent with the requested key; none: NotFound.
+pub struct Parents(Vec<Parent>);
+
+impl Parents {
+    /// The fixture parents as the input left them (in fixture order): an
+    /// unedited one shares the fixture's key, JSON and answers.
+    pub fn new(parents: Vec<Node<'static>>) -> Self {
+        Parents(
+            parents
+                .into_iter()
+                .enumerate()
+                .map(|(i, parent)| match parent {
+                    Node::Shared(_) => Parent::Unedited(i),
+                    object => Parent::Edited {
+                        key: key_of(&object),
+                        object,
+                        json: OnceCell::new(),
+                        answers: RefCell::default(),
+                    },
+                })
+                .collect(),
+        )
+    }
+}
+
+impl Lookup for Parents {
+    fn get(&self, object: &ObjectRef, projection: &Projection) -> Result<Value, LookupError> {
+        let fixtures = &*FIXTURES;
+        let found = self.0.iter().rev().find(|parent| match parent {
+            Parent::Unedited(i) => fixtures.keys[*i] == *object,
+            Parent::Edited { key, .. } => key == object,
+        });
+        match found.ok_or(LookupError::NotFound)? {
+            Parent::Unedited(i) => {
+                let mut answers = fixtures.answers[*i].lock().unwrap();
+                answer(&mut answers, projection, &fixtures.json[*i])
+            }
+            Parent::Edited {
+                object,
+                json,
+                answers,
+                ..
+            } => {
+                let json = json.get_or_init(|| {
+                    let mut json = Vec::new();
+                    object.write_json(&mut json);
+                    json
+                });
+                answer(&mut answers.borrow_mut(), projection, json)
+            }
+        }
+    }
+}
