@@ -60,6 +60,28 @@ pub fn acts_on(group: &str, kind: &str) -> bool {
         || MACHINE.matches(group, kind)
 }
 
+/// The paths of a `group`/`kind` object the rules read or write, at every
+/// API version: each flow's targets and the Node-bound label maps. With
+/// [`crate::evaluate::object_paths`]' metadata, what the edge decodes of a
+/// request's object; the rest passes through as text.
+pub fn child_paths(group: &str, kind: &str) -> Vec<&'static [&'static str]> {
+    let mut paths: Vec<&'static [&'static str]> = Vec::new();
+    for rule in CAPI_RULES.iter().filter(|r| r.child.matches(group, kind)) {
+        for flow in rule.flows() {
+            match flow {
+                Flow::Map(map) => paths.extend(map.to.iter().copied()),
+                Flow::Field(field) => paths.extend(field.to.endpoints().map(|e| e.path)),
+            }
+        }
+    }
+    for (kinds, path) in NODE_BOUND_LABELS {
+        if kinds.matches(group, kind) {
+            paths.push(path);
+        }
+    }
+    paths
+}
+
 /// Why a CAPI object cannot be decided.
 #[derive(Debug, thiserror::Error)]
 enum CapiError {

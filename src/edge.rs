@@ -1,16 +1,16 @@
 //! The waPC edge: decode what the host sends, call the pure core, encode
 //! the answer. The only module that knows about waPC and the SDK's wire types.
 
-use crate::evaluate::{acts_on, evaluate, not_acted_on};
-use crate::lookup::HostLookup;
+use crate::evaluate::{Route, evaluate, not_acted_on, object_projection, route};
+use crate::lookup::{HostLookup, Lookup};
 use crate::outcome::{Outcome, Verdict};
+use crate::plan::Plan;
 use crate::request::AdmissionRequest;
 use crate::settings::Settings;
-use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
-use std::collections::BTreeMap;
 use std::fmt;
 
 /// The `validate` payload: `{"request": …, "settings": …}`. Settings stay
@@ -20,10 +20,21 @@ pub struct Payload<'a> {
     /// The settings document, undecoded.
     #[serde(borrow, default)]
     pub settings: Option<&'a RawValue>,
-    /// The admission request; its `object` is `null` unless the policy acts
-    /// on the request ([`evaluate::acts_on`](crate::evaluate::acts_on)).
-    #[serde(deserialize_with = "request_decoded_as_needed")]
+    /// The admission request, its object left as text.
+    #[serde(borrow)]
+    pub request: Request<'a>,
+}
+
+/// An AdmissionRequest as the edge reads it: the fields the policy reads,
+/// and the object as text, borrowed from the payload. Which parts of the
+/// object get decoded depends on the route and the settings
+/// ([`object_projection`]), known only once the whole payload is read.
+#[derive(Default)]
+pub struct Request<'a> {
+    /// The request with a `null` object.
     pub request: AdmissionRequest,
+    /// The object's text, when the request has one.
+    pub object: Option<&'a RawValue>,
 }
 
 /// The fields of an AdmissionRequest the policy reads.
@@ -39,80 +50,50 @@ enum RequestField {
     Other,
 }
 
-/// Decodes an AdmissionRequest, building the object's `Value` (most of what
-/// decoding a request costs) only when the policy acts on the request. The
-/// API server writes `kind` and `operation` before `object`, so the choice
-/// is made as the object is reached; in any other order the object is kept
-/// as text until the end and decoded then if needed.
-fn request_decoded_as_needed<'de, D: Deserializer<'de>>(
-    deserializer: D,
-) -> Result<AdmissionRequest, D::Error> {
-    struct RequestVisitor;
+impl<'de: 'a, 'a> Deserialize<'de> for Request<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct RequestVisitor;
 
-    impl<'de> Visitor<'de> for RequestVisitor {
-        type Value = AdmissionRequest;
+        impl<'de> Visitor<'de> for RequestVisitor {
+            type Value = Request<'de>;
 
-        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str("an AdmissionRequest object")
-        }
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an AdmissionRequest object")
+            }
 
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AdmissionRequest, A::Error> {
-            let mut request = AdmissionRequest::default();
-            let (mut kind_seen, mut operation_seen) = (false, false);
-            let mut undecided: Option<Box<RawValue>> = None;
-            while let Some(field) = map.next_key::<RequestField>()? {
-                match field {
-                    RequestField::Uid => request.uid = map.next_value()?,
-                    RequestField::Kind => {
-                        request.kind = map.next_value()?;
-                        kind_seen = true;
-                    }
-                    RequestField::Operation => {
-                        request.operation = map.next_value()?;
-                        operation_seen = true;
-                    }
-                    RequestField::Namespace => request.namespace = map.next_value()?,
-                    RequestField::Object if !(kind_seen && operation_seen) => {
-                        undecided = Some(map.next_value()?);
-                    }
-                    RequestField::Object if acts_on(&request.kind, &request.operation) => {
-                        request.object = map.next_value()?;
-                    }
-                    RequestField::Object | RequestField::Other => {
-                        map.next_value::<IgnoredAny>()?;
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Request<'de>, A::Error> {
+                let mut read = Request::default();
+                let request = &mut read.request;
+                while let Some(field) = map.next_key::<RequestField>()? {
+                    match field {
+                        RequestField::Uid => request.uid = map.next_value()?,
+                        RequestField::Kind => request.kind = map.next_value()?,
+                        RequestField::Operation => request.operation = map.next_value()?,
+                        RequestField::Namespace => request.namespace = map.next_value()?,
+                        // Scanned, not decoded: the same work as skipping it.
+                        RequestField::Object => read.object = Some(map.next_value()?),
+                        RequestField::Other => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
                     }
                 }
+                Ok(read)
             }
-            if let Some(object) = undecided
-                && acts_on(&request.kind, &request.operation)
-            {
-                request.object = serde_json::from_str(object.get()).map_err(de::Error::custom)?;
-            }
-            Ok(request)
         }
-    }
 
-    deserializer.deserialize_map(RequestVisitor)
+        deserializer.deserialize_map(RequestVisitor)
+    }
 }
 
 impl<'a> Payload<'a> {
     /// Decodes a `validate` payload.
     pub fn decode(payload: &'a [u8]) -> Result<Self, String> {
-        serde_json::from_slice(payload)
-            .map_err(|e| format!("cannot decode the admission request: {e}"))
+        serde_json::from_slice(payload).map_err(decode_error)
     }
 }
 
-/// The SDK's `ValidationResponse`, with sorted audit annotations so the same
-/// request always gives byte-identical output (the SDK uses a `HashMap`).
-#[derive(Serialize)]
-struct ValidationResponse<'a> {
-    accepted: bool,
-    message: Option<&'a str>,
-    code: Option<u16>,
-    mutated_object: Option<Value>,
-    audit_annotations: Option<&'a BTreeMap<String, String>>,
-    warnings: Option<&'a [String]>,
+fn decode_error(e: serde_json::Error) -> String {
+    format!("cannot decode the admission request: {e}")
 }
 
 /// The SDK's `SettingsValidationResponse`.
@@ -128,17 +109,45 @@ struct SettingsValidationResponse {
 /// fresh instance, so a cache would never hit there. The settings are
 /// parsed here and each part is prepared only if the request reads it.
 pub fn validate(payload: &[u8]) -> Vec<u8> {
-    let payload = match Payload::decode(payload) {
+    validate_with(payload, &HostLookup, &mut |_| {})
+}
+
+/// The steps of one [`validate_with`] call, reported as each ends, so a
+/// profiler can time them without a copy of the control flow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// The payload is read (the object only scanned).
+    Payload,
+    /// The settings are parsed.
+    Settings,
+    /// The object's projection is decoded.
+    Object,
+    /// The request is decided (look-ups included).
+    Decided,
+    /// The answer is written.
+    Encoded,
+}
+
+/// [`validate`] with parents read through `lookup`, calling `step` as each
+/// [`Step`] ends. A request the policy does not act on is answered after
+/// [`Step::Payload`], without its settings or its object.
+pub fn validate_with(payload: &[u8], lookup: &dyn Lookup, step: &mut dyn FnMut(Step)) -> Vec<u8> {
+    let Payload { settings, request } = match Payload::decode(payload) {
         Ok(p) => p,
         Err(message) => return encode(Outcome::reject(message), None),
     };
-    if !acts_on(&payload.request.kind, &payload.request.operation) {
-        return encode(
-            not_acted_on(&payload.request.kind, &payload.request.operation),
-            None,
-        );
+    step(Step::Payload);
+    let Request {
+        mut request,
+        object,
+    } = request;
+    let route = route(&request.kind, &request.operation);
+    if route == Route::NotActedOn {
+        let answer = encode(not_acted_on(&request.kind, &request.operation), None);
+        step(Step::Encoded);
+        return answer;
     }
-    let raw_settings = payload.settings.map_or("{}", RawValue::get);
+    let raw_settings = settings.map_or("{}", RawValue::get);
     let settings = match Settings::parse(raw_settings.as_bytes()) {
         Ok(s) => s,
         Err(e) => {
@@ -148,42 +157,96 @@ pub fn validate(payload: &[u8]) -> Vec<u8> {
             );
         }
     };
-    let request = payload.request;
-    let outcome = evaluate(&request, &settings, &HostLookup);
-    encode(outcome, Some(request.object))
+    step(Step::Settings);
+    let projection = object_projection(&request.kind, route, &settings);
+    let shape = match object
+        .map(|text| projection.split(text.get().as_bytes()))
+        .transpose()
+    {
+        Ok(Some((value, shape))) => {
+            request.object = value;
+            Some(shape)
+        }
+        Ok(None) => None,
+        Err(e) => return encode(Outcome::reject(decode_error(e)), None),
+    };
+    step(Step::Object);
+    let outcome = evaluate(&request, &settings, lookup);
+    step(Step::Decided);
+    let answer = respond(outcome, |plan, out| match &shape {
+        Some(shape) => {
+            let mut object = request.object;
+            plan.apply_owned(&mut object);
+            shape.write(&object, out).map(|()| true)
+        }
+        None => Ok(false),
+    });
+    step(Step::Encoded);
+    answer
 }
 
 /// Encodes an outcome; a non-empty plan is applied to the owned object.
 pub fn encode(outcome: Outcome, object: Option<Value>) -> Vec<u8> {
+    respond(outcome, |plan, out| match object {
+        Some(mut object) => {
+            plan.apply_owned(&mut object);
+            serde_json::to_writer(out, &object).map(|()| true)
+        }
+        None => Ok(false),
+    })
+}
+
+/// Writes the SDK's `ValidationResponse`, field for field as serde would
+/// write it, with sorted audit annotations so the same request always
+/// gives byte-identical output (the SDK uses a `HashMap`). The mutated
+/// object is written by `object` (which says whether it wrote one) straight
+/// into the answer: its untouched parts are text that was never decoded.
+fn respond(
+    outcome: Outcome,
+    object: impl FnOnce(Plan, &mut Vec<u8>) -> Result<bool, serde_json::Error>,
+) -> Vec<u8> {
     let Outcome {
         verdict,
         warnings,
         audit_annotations,
         ..
     } = outcome;
-    let (accepted, message, code, mutated_object) = match verdict {
-        Verdict::Allow(plan) if plan.is_empty() => (true, None, None, None),
-        Verdict::Allow(plan) => {
-            let mutated = object.map(|mut object| {
-                plan.apply_owned(&mut object);
-                object
-            });
-            (true, None, None, mutated)
+    let mut out = Vec::new();
+    let written = (|| {
+        match verdict {
+            Verdict::Allow(plan) => {
+                out.extend_from_slice(
+                    br#"{"accepted":true,"message":null,"code":null,"mutated_object":"#,
+                );
+                if plan.is_empty() || !object(plan, &mut out)? {
+                    out.extend_from_slice(b"null");
+                }
+            }
+            Verdict::Reject { message, code } => {
+                out.extend_from_slice(br#"{"accepted":false,"message":"#);
+                serde_json::to_writer(&mut out, &message)?;
+                out.extend_from_slice(br#","code":"#);
+                serde_json::to_writer(&mut out, &code)?;
+                out.extend_from_slice(br#","mutated_object":null"#);
+            }
         }
-        Verdict::Reject { message, code } => (false, Some(message), Some(code), None),
-    };
-    let response = ValidationResponse {
-        accepted,
-        message: message.as_deref(),
-        code,
-        mutated_object,
-        audit_annotations: Some(&audit_annotations).filter(|a| !a.is_empty()),
-        warnings: Some(warnings.as_slice()).filter(|w| !w.is_empty()),
-    };
-    serde_json::to_vec(&response).unwrap_or_else(|e| {
-        format!(r#"{{"accepted":false,"message":"cannot encode the response: {e}","code":500}}"#)
-            .into_bytes()
-    })
+        out.extend_from_slice(br#","audit_annotations":"#);
+        serde_json::to_writer(
+            &mut out,
+            &Some(&audit_annotations).filter(|a| !a.is_empty()),
+        )?;
+        out.extend_from_slice(br#","warnings":"#);
+        serde_json::to_writer(&mut out, &Some(&warnings).filter(|w| !w.is_empty()))?;
+        out.push(b'}');
+        Ok::<(), serde_json::Error>(())
+    })();
+    match written {
+        Ok(()) => out,
+        Err(e) => {
+            let message = serde_json::Value::from(format!("cannot encode the response: {e}"));
+            format!(r#"{{"accepted":false,"message":{message},"code":500}}"#).into_bytes()
+        }
+    }
 }
 
 /// waPC `validate_settings`: `{"valid": bool, "message": …}`, with every

@@ -3,6 +3,7 @@
 use crate::explain::Explanation;
 use crate::lookup::Lookup;
 use crate::outcome::Outcome;
+use crate::projection::Projection;
 use crate::request::{AdmissionRequest, is_write};
 use crate::settings::Settings;
 use crate::{capi, deviations, tags};
@@ -66,6 +67,41 @@ pub fn route(kind: &GroupVersionKind, operation: &str) -> Route {
 /// ([`route`] is not [`Route::NotActedOn`]).
 pub fn acts_on(kind: &GroupVersionKind, operation: &str) -> bool {
     route(kind, operation) != Route::NotActedOn
+}
+
+/// What every route reads of an object's metadata. `managedFields`, the
+/// largest part of it, is not among them.
+const METADATA: [&[&str]; 5] = [
+    &["metadata", "name"],
+    &["metadata", "namespace"],
+    &["metadata", "labels"],
+    &["metadata", "annotations"],
+    &["metadata", "ownerReferences"],
+];
+
+/// The parts of a request's object the policy reads and writes on `route`:
+/// decoded by the edge, while the rest (`status`, `managedFields`, spec
+/// subtrees no rule reads) passes through as text ([`Projection::split`]).
+/// A composite resource's `spec` is read whole: the provider path is a
+/// setting, and a provider path outside the projection widens it to the
+/// whole object.
+pub fn object_projection(kind: &GroupVersionKind, route: Route, settings: &Settings) -> Projection {
+    let mut paths: Vec<&[&'static str]> = vec![&["apiVersion"], &["kind"]];
+    paths.extend(METADATA);
+    match route {
+        Route::NotActedOn => return Projection::default(),
+        Route::Capi => paths.extend(capi::child_paths(&kind.group, &kind.kind)),
+        Route::CloudTags => {
+            paths.push(&["spec"]);
+            let projection = Projection::of(&paths);
+            return if projection.covers(&settings.provider_path()) {
+                projection
+            } else {
+                Projection::everything()
+            };
+        }
+    }
+    Projection::of(&paths)
 }
 
 /// The answer to a request the policy does not act on: allowed unchanged,

@@ -6,6 +6,9 @@
 //! read through the [`lookup::Lookup`] trait so the core runs natively in
 //! tests and tools.
 
+// The allocator is the one place that needs raw pointers (src/arena.rs).
+#[allow(unsafe_code)]
+pub mod arena;
 pub mod capi;
 pub mod deviations;
 pub mod edge;
@@ -30,7 +33,9 @@ pub mod tags;
 #[unsafe(no_mangle)]
 pub extern "C" fn wapc_init() {
     use kubewarden_policy_sdk::wapc_guest as guest;
-    guest::register_function("validate", |payload| Ok(edge::validate(payload)));
+    guest::register_function("validate", |payload| {
+        Ok(arena::global::per_request(|| edge::validate(payload)))
+    });
     guest::register_function("validate_settings", |payload| {
         Ok(edge::validate_settings(payload))
     });

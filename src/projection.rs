@@ -9,6 +9,7 @@
 
 use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
@@ -67,28 +68,102 @@ impl Projection {
         masks
     }
 
+    /// The projection keeping everything.
+    pub fn everything() -> Self {
+        Projection {
+            all: true,
+            children: BTreeMap::new(),
+        }
+    }
+
+    /// Whether `path` lies inside a kept subtree: a reader of `path` sees
+    /// what the whole object holds there.
+    pub fn covers(&self, path: &[&str]) -> bool {
+        let mut node = self;
+        for segment in path {
+            if node.all {
+                return true;
+            }
+            match node.children.get(segment) {
+                Some(child) => node = child,
+                None => return false,
+            }
+        }
+        node.all
+    }
+
     /// Decodes `json` keeping only the projected paths.
     pub fn decode(&self, json: &[u8]) -> Result<Value, serde_json::Error> {
         let mut deserializer = serde_json::Deserializer::from_slice(json);
-        let value = self.deserialize(&mut deserializer)?;
+        let (value, _) = Seed {
+            projection: self,
+            keep: false,
+        }
+        .deserialize(&mut deserializer)?;
         deserializer.end()?;
         Ok(value)
     }
+
+    /// Decodes `json` keeping only the projected paths, and the [`Shape`]
+    /// that writes the rest back as it came: the skipped parts are borrowed
+    /// from `json`, not decoded. One pass over the text, as [`decode`](Self::decode).
+    pub fn split<'j>(&self, json: &'j [u8]) -> Result<(Value, Shape<'j>), serde_json::Error> {
+        // From a slice, as `decode`: one copy of the decoder in the module.
+        let mut deserializer = serde_json::Deserializer::from_slice(json);
+        let split = Seed {
+            projection: self,
+            keep: true,
+        }
+        .deserialize(&mut deserializer)?;
+        deserializer.end()?;
+        Ok(split)
+    }
 }
 
-impl<'de> DeserializeSeed<'de> for &Projection {
-    type Value = Value;
+/// Where a projected decode left parts of the text undecoded, so they can be
+/// written back byte for byte around the decoded (and maybe edited) parts.
+#[derive(Debug, Clone)]
+pub enum Shape<'j> {
+    /// Decoded whole: the value is written.
+    Decoded,
+    /// An object with some members decoded and others kept as text, in the
+    /// order they came.
+    Object(Vec<(Cow<'j, str>, Member<'j>)>),
+    /// An array whose items each have their own shape.
+    Array(Vec<Shape<'j>>),
+}
 
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
-        if self.all {
-            serde::Deserialize::deserialize(deserializer)
+/// One member of a [`Shape::Object`].
+#[derive(Debug, Clone)]
+pub enum Member<'j> {
+    /// Outside the projection: the text as it came.
+    Kept(&'j RawValue),
+    /// Inside it: decoded into the value under the same key.
+    Read(Shape<'j>),
+}
+
+/// The projected decode: `keep` says whether to keep the skipped parts as
+/// text ([`Projection::split`]) or skip them ([`Projection::decode`]). A
+/// field, not a type parameter: one copy of the decoder in the module.
+#[derive(Clone, Copy)]
+struct Seed<'p> {
+    projection: &'p Projection,
+    keep: bool,
+}
+
+impl<'de> DeserializeSeed<'de> for Seed<'_> {
+    type Value = (Value, Shape<'de>);
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        if self.projection.all {
+            Ok((Value::deserialize(deserializer)?, Shape::Decoded))
         } else {
             deserializer.deserialize_any(ProjectionVisitor(self))
         }
     }
 }
 
-struct ProjectionVisitor<'a>(&'a Projection);
+struct ProjectionVisitor<'a>(Seed<'a>);
 
 /// An object key, borrowed from the input unless it holds an escape.
 struct Key<'de>(Cow<'de, str>);
@@ -116,63 +191,151 @@ impl<'de> Deserialize<'de> for Key<'de> {
 }
 
 impl<'de> Visitor<'de> for ProjectionVisitor<'_> {
-    type Value = Value;
+    type Value = (Value, Shape<'de>);
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("any JSON value")
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut kept = Map::new();
+        let mut members = Vec::new();
         // Keys are borrowed from the input where they can be: most are
         // skipped, and only a kept one needs a `String`.
         while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
-            match self.0.children.get(key.as_ref()) {
+            let Seed { projection, keep } = self.0;
+            match projection.children.get(key.as_ref()) {
                 Some(child) => {
-                    let value = map.next_value_seed(child)?;
+                    let child = Seed {
+                        projection: child,
+                        keep,
+                    };
+                    let (value, shape) = map.next_value_seed(child)?;
+                    if keep {
+                        members.push((key.clone(), Member::Read(shape)));
+                    }
                     kept.insert(key.into_owned(), value);
+                }
+                None if keep => {
+                    let text = map.next_value::<&'de RawValue>()?;
+                    members.push((key, Member::Kept(text)));
                 }
                 None => {
                     map.next_value::<IgnoredAny>()?;
                 }
             }
         }
-        Ok(Value::Object(kept))
+        Ok((Value::Object(kept), Shape::Object(members)))
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         let mut items = Vec::new();
-        while let Some(item) = seq.next_element_seed(self.0)? {
+        let mut shapes = Vec::new();
+        while let Some((item, shape)) = seq.next_element_seed(self.0)? {
             items.push(item);
+            if self.0.keep {
+                shapes.push(shape);
+            }
         }
-        Ok(Value::Array(items))
+        Ok((Value::Array(items), Shape::Array(shapes)))
     }
 
     // Scalars where the projection expected structure are kept as they are,
     // so the reader reports the wrong type with the field's name.
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Value, E> {
-        Ok(Value::Bool(v))
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
+        Ok((Value::Bool(v), Shape::Decoded))
     }
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Value, E> {
-        Ok(Value::from(v))
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+        Ok((Value::from(v), Shape::Decoded))
     }
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Value, E> {
-        Ok(Value::from(v))
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+        Ok((Value::from(v), Shape::Decoded))
     }
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
-        Ok(Value::from(v))
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+        Ok((Value::from(v), Shape::Decoded))
     }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
-        Ok(Value::String(v.to_owned()))
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok((Value::String(v.to_owned()), Shape::Decoded))
     }
-    fn visit_string<E: de::Error>(self, v: String) -> Result<Value, E> {
-        Ok(Value::String(v))
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+        Ok((Value::String(v), Shape::Decoded))
     }
-    fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
-        Ok(Value::Null)
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok((Value::Null, Shape::Decoded))
     }
-    fn visit_none<E: de::Error>(self) -> Result<Value, E> {
-        Ok(Value::Null)
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok((Value::Null, Shape::Decoded))
+    }
+}
+
+impl Shape<'_> {
+    /// Writes `value` (what was decoded through this shape, maybe edited)
+    /// with the kept parts back in place: members in the order they came,
+    /// kept ones byte for byte, decoded ones from `value`. A member the
+    /// value no longer holds is left out; members the value gained are
+    /// appended in its order. Where the value no longer has the shape's
+    /// structure, the value is written whole.
+    pub fn write(&self, value: &Value, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+        match (self, value) {
+            (Shape::Object(members), Value::Object(map)) => {
+                out.push(b'{');
+                let mut first = true;
+                let mut comma = |out: &mut Vec<u8>| {
+                    if !std::mem::take(&mut first) {
+                        out.push(b',');
+                    }
+                };
+                let mut written = 0;
+                for (index, (key, member)) in members.iter().enumerate() {
+                    match member {
+                        Member::Kept(text) => {
+                            comma(out);
+                            serde_json::to_writer(&mut *out, key)?;
+                            out.push(b':');
+                            out.extend_from_slice(text.get().as_bytes());
+                        }
+                        // A repeated key was decoded once, to its last value.
+                        Member::Read(shape) => {
+                            let repeated = members[..index].iter().any(|(k, _)| k == key);
+                            if let (Some(item), false) = (map.get(key.as_ref()), repeated) {
+                                comma(out);
+                                serde_json::to_writer(&mut *out, key)?;
+                                out.push(b':');
+                                shape.write(item, out)?;
+                                written += 1;
+                            }
+                        }
+                    }
+                }
+                if written < map.len() {
+                    for (key, item) in map {
+                        let read = members
+                            .iter()
+                            .any(|(k, m)| matches!(m, Member::Read(_)) && k == key);
+                        if !read {
+                            comma(out);
+                            serde_json::to_writer(&mut *out, key)?;
+                            out.push(b':');
+                            serde_json::to_writer(&mut *out, item)?;
+                        }
+                    }
+                }
+                out.push(b'}');
+                Ok(())
+            }
+            (Shape::Array(shapes), Value::Array(items)) if shapes.len() == items.len() => {
+                out.push(b'[');
+                for (index, (shape, item)) in shapes.iter().zip(items).enumerate() {
+                    if index > 0 {
+                        out.push(b',');
+                    }
+                    shape.write(item, out)?;
+                }
+                out.push(b']');
+                Ok(())
+            }
+            _ => serde_json::to_writer(out, value),
+        }
     }
 }
 

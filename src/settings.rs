@@ -220,6 +220,12 @@ impl Settings {
         self.capi.in_place_fields
     }
 
+    /// `cloudTags.providerPath`, split into its segments as written (an
+    /// empty segment is [`Settings::cloud_tags`]' to report).
+    pub fn provider_path(&self) -> Vec<&str> {
+        self.cloud_tags.provider_path.split('.').collect()
+    }
+
     /// `capi.additionalSyncMachineLabels`, compiled on first use.
     pub fn sync_machine_labels(&self) -> Result<&[KeyPattern], SettingsError> {
         patterns(
