@@ -148,9 +148,9 @@ clean:
 	$(CARGO) clean
 	rm -f policy.wasm annotated-policy.wasm
 
-# Times the policy against the floor module on every scenario in
-# test_data/bench and prints a markdown table and the module sizes
-# (BENCHMARKS.md). ITERATIONS / WARMUP tune the run.
+# Times the policy against the floor modules (accept, echo, look-up) on
+# every scenario in test_data/bench and prints a markdown table and the
+# module sizes (BENCHMARKS.md). ITERATIONS / WARMUP tune the run.
 .PHONY: bench profile bench-compare
 bench:
 	@CARGO=$(CARGO) scripts/bench.sh

@@ -3,7 +3,11 @@
 # on a fixture and read its answer. Loaded with `load capi_helpers`.
 #
 # The suites call ${KWCTL:-target/host/policy-runner}, so they run unchanged
-# against a real kwctl. RUNNER, POLICY and DATA are the suite's.
+# against a real kwctl. RUNNER, POLICY and DATA are the suite's. A patch is
+# applied by the project's runner (`policy-runner patch`, with the json-patch
+# crate that builds it), whichever host answered: POLICY_RUNNER names it.
+
+POLICY_RUNNER="${POLICY_RUNNER:-target/host/policy-runner}"
 
 setup() {
   cd "${BATS_TEST_DIRNAME}/.." || return 1
@@ -16,8 +20,8 @@ setup() {
     command -v "$RUNNER" >/dev/null || skip "runner '$RUNNER' is not on the PATH"
   fi
   [[ -f "$POLICY" ]] || skip "policy module '$POLICY' not found: build it (make annotated-policy.wasm) or set POLICY=..."
+  [[ -x "$POLICY_RUNNER" ]] || skip "'$POLICY_RUNNER' applies the patches: build it (make runner) or set POLICY_RUNNER=..."
   command -v jq >/dev/null || skip "jq is required"
-  command -v python3 >/dev/null || skip "python3 is required"
   command -v base64 >/dev/null || skip "base64 is required"
 }
 
@@ -92,43 +96,6 @@ assert_patch_ops() {
   fi
 }
 
-# Applies the decoded patch to the request's object (RFC 6902 add/replace/remove).
-APPLY_PATCH_PY='
-import json, sys
-doc = json.load(open(sys.argv[1]))["object"]
-patch = json.load(sys.stdin)
-def walk(node, tokens):
-    for t in tokens:
-        node = node[int(t)] if isinstance(node, list) else node[t]
-    return node
-for op in patch:
-    tokens = [t.replace("~1", "/").replace("~0", "~") for t in op["path"].split("/")[1:]]
-    if not tokens:
-        sys.exit("operation on the whole document: " + json.dumps(op))
-    parent, last = walk(doc, tokens[:-1]), tokens[-1]
-    kind = op["op"]
-    if kind == "add":
-        if isinstance(parent, list):
-            parent.insert(len(parent) if last == "-" else int(last), op["value"])
-        else:
-            parent[last] = op["value"]
-    elif kind == "replace":
-        if isinstance(parent, list):
-            parent[int(last)] = op["value"]
-        elif last in parent:
-            parent[last] = op["value"]
-        else:
-            sys.exit("replace of a missing member: " + op["path"])
-    elif kind == "remove":
-        if isinstance(parent, list):
-            del parent[int(last)]
-        else:
-            del parent[last]
-    else:
-        sys.exit("unexpected operation: " + json.dumps(op))
-json.dump(doc, sys.stdout)
-'
-
 # The request's object with the response's patch applied (computed once per
 # evaluation, in evaluate).
 patched_object() {
@@ -143,8 +110,8 @@ apply_response_patch() {
   PATCHED_OBJECT=""
   PATCH_ERROR=""
   if jq -e '.patch != null' >/dev/null <<<"$response"; then
-    if ! PATCHED_OBJECT=$(decoded_patch | python3 -c "$APPLY_PATCH_PY" "$REQUEST" 2>&1); then
-      PATCH_ERROR="cannot apply the patch: $PATCHED_OBJECT"
+    if ! PATCHED_OBJECT=$(decoded_patch | "$POLICY_RUNNER" patch --object <(jq '.object' "$REQUEST") --patch - 2>&1); then
+      PATCH_ERROR="$PATCHED_OBJECT"
       PATCHED_OBJECT=""
     fi
   fi

@@ -8,15 +8,22 @@
 # - warm: one instance for every request, as `kwctl bench` does.
 #
 # Each (scenario, shape) is one `policy-runner bench` process that measures
-# the policy and both floors (crates/floor: the accept floor decodes the
+# the policy and the floors (crates/floor: the accept floor decodes the
 # request and accepts; the echo floor returns the request's object as the
-# mutated object) taking turns. The ratio is policy / echo floor when the
-# policy mutates, policy / accept floor otherwise.
+# mutated object; the look-up floor, for scenarios with a replay session,
+# first makes the policy's look-ups with the same field masks and decodes
+# the answers as the policy does) taking turns. The ratio is policy / echo
+# floor when the policy mutates, policy / accept floor otherwise; the
+# look-up ratio, policy / look-up floor, is the headline for scenarios with
+# look-ups: what the policy costs beyond the look-ups any policy reading
+# those parents makes.
 #
 # Prints a markdown table and the module sizes on stdout, and writes
 # target/bench/results.json: one object per (scenario, instance) row,
 # {"scenario","instance","mutates","median_us","p99_us",
-#  "accept_floor_median_us","echo_floor_median_us","ratio"}.
+#  "accept_floor_median_us","echo_floor_median_us","ratio",
+#  "lookup_floor_median_us","lookup_ratio"}, the last two null for
+# scenarios without a replay session (no look-ups).
 #
 # Environment:
 #   ITERATIONS (default 1000) and WARMUP (default 100) per scenario, shape
@@ -53,11 +60,11 @@ done
   # policy.wasm, annotated-policy.wasm and the runner, as the Makefile builds them
   make --no-print-directory policy.wasm "$RUNNER" annotated-policy.wasm KWCTL="$RUNNER"
   mkdir -p "$OUT"
-  # The two floors, annotated with the policy's metadata so all three
-  # modules carry the same sections.
-  for floor in accept echo; do
+  # The floors, annotated with the policy's metadata so all the modules
+  # carry the same sections.
+  for floor in accept echo lookup; do
     features=()
-    [[ "$floor" == echo ]] && features=(--features echo)
+    [[ "$floor" != accept ]] && features=(--features "$floor")
     "$CARGO" build --locked --target wasm32-wasip1 --release -p floor-policy "${features[@]}"
     cp "$FLOOR_BUILD" "$OUT/$floor-floor.wasm"
     rm -f "$OUT/annotated-$floor-floor.wasm"
@@ -68,8 +75,8 @@ done
 kib() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1024 }'; }
 size_of() { wc -c <"$1" | tr -d ' '; }
 
-echo "| scenario | mutates | fresh median µs | fresh p99 µs | accept floor µs | echo floor µs | ratio | warm median µs | warm ratio |"
-echo "|---|:-:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| scenario | mutates | fresh median µs | fresh p99 µs | accept floor µs | echo floor µs | ratio | lookup floor µs | lookup ratio | warm median µs | warm ratio |"
+echo "|---|:-:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 answers=()
 rows=()
 while IFS=$'\t' read -r name request settings replay; do
@@ -78,7 +85,7 @@ while IFS=$'\t' read -r name request settings replay; do
     --request-path "$request" --settings-path "$settings" --allow-context-aware
     --accept-floor "$OUT/annotated-accept-floor.wasm" --echo-floor "$OUT/annotated-echo-floor.wasm")
   if [[ "$replay" != "-" ]]; then
-    args+=(--replay-host-capabilities-interactions "$replay")
+    args+=(--replay-host-capabilities-interactions "$replay" --lookup-floor "$OUT/annotated-lookup-floor.wasm")
   fi
   fresh=$("$RUNNER" "${args[@]}" "$POLICY")
   warm=$("$RUNNER" "${args[@]}" --reuse-instance "$POLICY")
@@ -88,12 +95,15 @@ while IFS=$'\t' read -r name request settings replay; do
       median_us: .policy.stats.median_us, p99_us: .policy.stats.p99_us,
       accept_floor_median_us: .accept_floor.stats.median_us,
       echo_floor_median_us: .echo_floor.stats.median_us,
-      ratio}' <<<"$report")")
+      ratio,
+      lookup_floor_median_us: .lookup_floor.stats.median_us,
+      lookup_ratio}' <<<"$report")")
   done
   jq -r -n --arg name "$name" --argjson f "$fresh" --argjson w "$warm" '
     def us: . * 10 | round / 10;
     def r: . * 100 | round / 100;
-    "| \($name) | \(if $f.mutates then "yes" else "no" end) | \($f.policy.stats.median_us | us) | \($f.policy.stats.p99_us | us) | \($f.accept_floor.stats.median_us | us) | \($f.echo_floor.stats.median_us | us) | \($f.ratio | r) | \($w.policy.stats.median_us | us) | \($w.ratio | r) |"
+    def or_dash(f): if . == null then "–" else f end;
+    "| \($name) | \(if $f.mutates then "yes" else "no" end) | \($f.policy.stats.median_us | us) | \($f.policy.stats.p99_us | us) | \($f.accept_floor.stats.median_us | us) | \($f.echo_floor.stats.median_us | us) | \($f.ratio | r) | \($f.lookup_floor.stats.median_us | or_dash(us)) | \($f.lookup_ratio | or_dash(r)) | \($w.policy.stats.median_us | us) | \($w.ratio | r) |"
   '
   answers+=("$(jq -r --arg name "$name" '
     .policy.answer as $a
@@ -106,8 +116,10 @@ printf '%s\n' "${rows[@]}" | jq -s . >"$RESULTS"
 echo
 echo "$ITERATIONS timed evaluations per scenario, shape and module, after $WARMUP warm-up."
 echo "fresh: a new instance per evaluation (policy-server); warm: one instance (kwctl bench)."
-echo "ratio: policy / echo floor where the policy mutates, policy / accept floor otherwise,"
-echo "both measured in the same run and shape. Rows as JSON: $RESULTS"
+echo "ratio: policy / echo floor where the policy mutates, policy / accept floor otherwise;"
+echo "lookup ratio, the headline where the policy reads parents: policy / look-up floor, which"
+echo "makes the same look-ups and echoes the object (– without look-ups); all measured in the"
+echo "same run and shape. Rows as JSON: $RESULTS"
 echo
 echo "What the policy answered (identical on every evaluation):"
 echo
@@ -128,7 +140,7 @@ else
 fi
 annotated_bytes=$(size_of "$POLICY")
 echo "- $POLICY (timed; annotated with metadata and README): $annotated_bytes bytes ($(kib "$annotated_bytes") KiB)"
-for floor in accept echo; do
+for floor in accept echo lookup; do
   floor_bytes=$(size_of "$OUT/$floor-floor.wasm")
   echo "- $floor-floor.wasm (release build): $floor_bytes bytes ($(kib "$floor_bytes") KiB)"
 done

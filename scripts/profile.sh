@@ -16,7 +16,8 @@ ITERATIONS=${ITERATIONS:-2000}
 SCENARIOS=${SCENARIOS:-test_data/bench/scenarios.tsv}
 OUT=target/bench
 
-for needed in "$RUNNER" annotated-policy.wasm "$OUT/annotated-accept-floor.wasm" "$OUT/annotated-echo-floor.wasm"; do
+for needed in "$RUNNER" annotated-policy.wasm "$OUT/annotated-accept-floor.wasm" \
+  "$OUT/annotated-echo-floor.wasm" "$OUT/annotated-lookup-floor.wasm"; do
   [ -e "$needed" ] || { echo "profile.sh: $needed is missing: run 'make bench' first" >&2; exit 1; }
 done
 
@@ -34,4 +35,5 @@ echo "## a fresh instance by itself"
   --request-path test_data/bench/unhandled-cluster.request.json \
   --module annotated-policy.wasm \
   --module "$OUT/annotated-accept-floor.wasm" \
-  --module "$OUT/annotated-echo-floor.wasm" | grep 'fresh instance'
+  --module "$OUT/annotated-echo-floor.wasm" \
+  --module "$OUT/annotated-lookup-floor.wasm" | grep 'fresh instance'

@@ -1,8 +1,10 @@
 //! Command-line parsing: a compatible subset of `kwctl run`, `kwctl annotate`,
 //! `kwctl bench`, `kwctl push`, `kwctl pull` and `kwctl scaffold artifacthub`.
 //!
-//! clap fills typed structs here; run.rs and annotate.rs execute them (kwctl
-//! keeps the same split between `cli/` and `command/`).
+//! Also the runner's own tools: `profile`, `explain`, `audit` and `patch`.
+//!
+//! clap fills typed structs here; the modules of `commands/` and `tools/`
+//! execute them (kwctl keeps the same split between `cli/` and `command/`).
 
 use std::path::PathBuf;
 
@@ -38,6 +40,9 @@ pub enum Command {
     /// tree. Exit code 0: nothing deviates; 1: something deviates or is
     /// rejected; 2: bad input.
     Audit(AuditArgs),
+    /// Apply an RFC 6902 JSON patch to an object and print the result (what
+    /// the API server does with a response's patch).
+    Patch(PatchArgs),
     /// Push an annotated module to an OCI registry, like `kwctl push`.
     Push(PushArgs),
     /// Pull a module from an OCI registry into a file, like `kwctl pull -o`.
@@ -85,6 +90,18 @@ pub struct AuditArgs {
     /// Output format.
     #[arg(short = 'o', long, value_enum, default_value_t = OutputFormat::Text)]
     pub output: OutputFormat,
+}
+
+/// `policy-runner patch`.
+#[derive(Debug, Args)]
+pub struct PatchArgs {
+    /// The JSON object to patch (`-` for stdin).
+    #[arg(long, value_name = "FILE")]
+    pub object: PathBuf,
+
+    /// The JSON patch: an array of operations (`-` for stdin).
+    #[arg(long, value_name = "FILE")]
+    pub patch: PathBuf,
 }
 
 /// `explain -o`.
@@ -197,6 +214,13 @@ pub struct BenchArgs {
     /// costs, the host's diff included), measured in the same run and shape.
     #[arg(long, value_name = "FLOOR.wasm")]
     pub echo_floor: Option<PathBuf>,
+
+    /// The look-up floor: a module that makes the policy's look-ups for the
+    /// request (same field masks), decodes the answers as the policy does
+    /// and echoes the request's object (the least a context-aware policy
+    /// costs), measured in the same run and shape.
+    #[arg(long, value_name = "FLOOR.wasm")]
+    pub lookup_floor: Option<PathBuf>,
 
     /// Report format.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
@@ -423,6 +447,8 @@ mod tests {
             "floor.wasm",
             "--echo-floor",
             "echo.wasm",
+            "--lookup-floor",
+            "lookup.wasm",
             "--reuse-instance",
             "--output",
             "json",
@@ -444,6 +470,7 @@ mod tests {
         // `--floor` is the accept floor's old name
         assert_eq!(bench.accept_floor, Some(PathBuf::from("floor.wasm")));
         assert_eq!(bench.echo_floor, Some(PathBuf::from("echo.wasm")));
+        assert_eq!(bench.lookup_floor, Some(PathBuf::from("lookup.wasm")));
         assert!(bench.run.reuse_instance);
         assert_eq!(bench.output, OutputFormat::Json);
         assert_eq!(bench.run.policy, PathBuf::from("policy.wasm"));
@@ -459,6 +486,7 @@ mod tests {
         assert_eq!((bench.iterations, bench.warmup), (1000, 100));
         assert_eq!(bench.accept_floor, None);
         assert_eq!(bench.echo_floor, None);
+        assert_eq!(bench.lookup_floor, None);
         assert_eq!(bench.output, OutputFormat::Text);
 
         let err = parse(&["bench", "-r", "req.json", "--iterations", "0", "p.wasm"]).unwrap_err();
@@ -494,6 +522,20 @@ mod tests {
         assert_eq!(audit.output, OutputFormat::Json);
 
         let err = parse(&["audit"]).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::MissingRequiredArgument);
+    }
+
+    #[test]
+    fn cli_patch_takes_an_object_and_a_patch() {
+        let cli = parse(&["patch", "--object", "o.json", "--patch", "-"]).unwrap();
+
+        let Command::Patch(patch) = cli.command else {
+            panic!("expected patch");
+        };
+        assert_eq!(patch.object, PathBuf::from("o.json"));
+        assert_eq!(patch.patch, PathBuf::from("-"));
+
+        let err = parse(&["patch", "--object", "o.json"]).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::MissingRequiredArgument);
     }
 

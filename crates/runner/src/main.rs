@@ -4,37 +4,24 @@
 //! the annotated module as an OCI artifact (`push`, `pull`) and writes
 //! artifacthub-pkg.yml (`scaffold artifacthub`), as kwctl does. With the
 //! policy's core linked natively, it explains one decision (`explain`) and
-//! audits a whole management cluster's dump (`audit`).
+//! audits a whole management cluster's dump (`audit`). `patch` applies an
+//! RFC 6902 patch to an object, as the API server applies a response's.
+//!
+//! The code lives in three rooms: [`host`] (the engine, WASI, the host
+//! calls, replay, the response), [`commands`] (the kwctl-compatible
+//! commands and their helpers) and [`tools`] (the runner's own).
 //!
 //! stdout carries only the AdmissionResponse (or the bench report, the pushed
-//! or pulled reference, the scaffolded document, the explanation or the
-//! audit report); everything else goes to stderr.
+//! or pulled reference, the scaffolded document, the explanation, the
+//! audit report or the patched object); everything else goes to stderr.
 //! Exit code 1 means a tool error (bad input, invalid settings), never a
 //! rejected request; except for `audit`, a check whose exit code says
 //! whether the dump complies (0), deviates (1) or could not be read (2).
 
-mod annotate;
-mod audit;
-mod bench;
 mod cli;
-mod engine;
-mod explain;
-mod field_mask;
+mod commands;
 mod host;
-mod input;
-mod metadata;
-mod objects;
-mod policy;
-mod profile;
-mod pull;
-mod push;
-mod registry;
-mod replay;
-mod response;
-mod run;
-mod scaffold;
-mod wasi;
-mod wasm_sections;
+mod tools;
 
 use std::process::ExitCode;
 
@@ -43,17 +30,18 @@ use clap::Parser;
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     let result = match &cli.command {
-        cli::Command::Run(args) => run::run(args),
-        cli::Command::Annotate(args) => annotate::annotate(args),
-        cli::Command::Bench(args) => bench::bench(args),
-        cli::Command::Profile(args) => profile::profile(args),
-        cli::Command::Explain(args) => explain::explain(args),
+        cli::Command::Run(args) => commands::run::run(args),
+        cli::Command::Annotate(args) => commands::annotate::annotate(args),
+        cli::Command::Bench(args) => commands::bench::bench(args),
+        cli::Command::Profile(args) => tools::profile::profile(args),
+        cli::Command::Explain(args) => tools::explain::explain(args),
         // Its own exit codes: 1 when something deviates, 2 on bad input.
-        cli::Command::Audit(args) => return audit::audit(args),
-        cli::Command::Push(args) => push::push(args),
-        cli::Command::Pull(args) => pull::pull(args),
+        cli::Command::Audit(args) => return tools::audit::audit(args),
+        cli::Command::Patch(args) => tools::patch::patch(args),
+        cli::Command::Push(args) => commands::push::push(args),
+        cli::Command::Pull(args) => commands::pull::pull(args),
         cli::Command::Scaffold(cli::ScaffoldCommand::Artifacthub(args)) => {
-            scaffold::artifacthub(args)
+            commands::scaffold::artifacthub(args)
         }
     };
     match result {

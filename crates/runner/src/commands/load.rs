@@ -1,17 +1,7 @@
-//! `policy-runner run`: evaluate one request the way `kwctl run` does.
-//!
-//! Flow (kwctl `command/run.rs`): load the module, decide which Kubernetes
-//! resources it may read, compile it, call `validate_settings` on an
-//! instance (refusal → `Provided settings are not valid: …`, exit 1), call
-//! `validate`, print the AdmissionResponse as one JSON line on stdout (exit
-//! 0 whether allowed or not). Diagnostics go to stderr only.
-//!
-//! `validate` runs on a fresh instance of the compiled module, as in
-//! policy-server, which rehydrates one per request
-//! (shared/reference/kubewarden.md §8). `--reuse-instance` (or
-//! `POLICY_RUNNER_REUSE_INSTANCE=1`, so unchanged kwctl-style scripts can ask
-//! for it) runs it on the instance that validated the settings, as
-//! `kwctl run` does.
+//! Loading a policy the way `kwctl run` does, for `run` and `bench`: read
+//! the module, decide which Kubernetes resources it may read (kwctl
+//! `command/run/evaluator.rs`, with its notices), load the replay session,
+//! compile the module, and have an instance accept the settings.
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -21,13 +11,12 @@ use std::sync::{Arc, Mutex};
 use anyhow::{Context, Result, anyhow};
 use serde_json::Value;
 
-use crate::cli::{RunArgs, SettingsSource};
-use crate::host::{self, Host};
-use crate::input::{self, AdmissionRequest};
-use crate::metadata::{ContextAwareResource, Metadata, MetadataError};
-use crate::policy::{Module, Policy};
-use crate::replay::Replay;
-use crate::wasm_sections::SectionError;
+use crate::cli::RunArgs;
+use crate::commands::input::read_replay;
+use crate::commands::metadata::{Metadata, MetadataError};
+use crate::commands::wasm_sections::SectionError;
+use crate::host::callback::{self, ContextAwareResource, Host};
+use crate::host::policy::{Module, Policy};
 
 /// kwctl's warnings when an annotated context-aware policy runs without
 /// `--allow-context-aware` (kwctl `command/run/evaluator.rs`).
@@ -39,29 +28,6 @@ const NO_ACCESS_WARNINGS: [&str; 2] = [
 /// kwctl's notice when `--allow-context-aware` meets an unannotated module.
 const NOT_ANNOTATED_NOTICE: &str =
     "Policy is not annotated, access to Kubernetes resources is not allowed";
-
-/// Runs `args`; `Ok` after printing the response, `Err` for tool errors.
-pub fn run(args: &RunArgs) -> Result<()> {
-    let request = read_request(&args.request_path)?;
-    let settings = read_settings(&args.settings.source())?;
-    let (loaded, settings_instance) = load(&args.policy, args, &settings)?;
-    let policy = if args.reuse_instance {
-        settings_instance
-    } else {
-        drop(settings_instance);
-        loaded.instantiate()?
-    };
-    let response = policy.validate(&request, &settings);
-
-    let unreplayed = loaded.unreplayed();
-    if unreplayed > 0 {
-        eprintln!(
-            "WARN policy-runner: {unreplayed} of the recorded exchanges have not been replayed"
-        );
-    }
-    println!("{}", response.to_json_line());
-    Ok(())
-}
 
 /// A compiled policy whose settings have been accepted, and the host state
 /// behind its instances' callbacks.
@@ -79,7 +45,7 @@ impl Loaded {
     pub fn instantiate(&self) -> Result<Policy> {
         Ok(self
             .module
-            .instantiate(host::callback(Arc::clone(&self.host)))?)
+            .instantiate(callback::callback(Arc::clone(&self.host)))?)
     }
 
     /// How many recorded exchanges the policy has not asked for (yet).
@@ -151,39 +117,6 @@ fn embedded_metadata(module: &[u8]) -> Result<Option<Metadata>, MetadataError> {
         Err(MetadataError::Module(SectionError::NotWasm)) => Ok(None),
         other => other,
     }
-}
-
-/// Reads the request file (a bare AdmissionRequest or an AdmissionReview).
-pub fn read_request(path: &Path) -> Result<AdmissionRequest> {
-    let text = fs::read_to_string(path)
-        .with_context(|| format!("cannot read request file {}", path.display()))?;
-    let document: Value = serde_json::from_str(&text)
-        .with_context(|| format!("request file {} is not valid JSON", path.display()))?;
-    AdmissionRequest::from_document(document)
-        .with_context(|| format!("invalid request file {}", path.display()))
-}
-
-/// Reads the settings (`{}` when none are given).
-pub fn read_settings(source: &SettingsSource) -> Result<Value> {
-    match source {
-        SettingsSource::Empty => Ok(Value::Object(serde_json::Map::new())),
-        SettingsSource::Inline(text) => {
-            input::settings_from_text(text).context("invalid --settings-json")
-        }
-        SettingsSource::File(path) => {
-            let text = fs::read_to_string(path)
-                .with_context(|| format!("cannot read settings file {}", path.display()))?;
-            input::settings_from_text(&text)
-                .with_context(|| format!("invalid settings file {}", path.display()))
-        }
-    }
-}
-
-/// Reads a kwctl replay session.
-pub fn read_replay(path: &Path) -> Result<Replay> {
-    let text = fs::read_to_string(path)
-        .with_context(|| format!("cannot read replay session {}", path.display()))?;
-    Replay::from_yaml(&text).with_context(|| format!("invalid replay session {}", path.display()))
 }
 
 #[cfg(test)]

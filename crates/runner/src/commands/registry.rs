@@ -10,12 +10,12 @@
 
 use std::collections::BTreeMap;
 use std::fs;
+use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::sync::Once;
 
 use anyhow::{Context, Result, anyhow, bail};
-use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD;
+use docker_credential::{CredentialRetrievalError, DockerCredential};
 use oci_client::annotations::ORG_OPENCONTAINERS_IMAGE_SOURCE;
 use oci_client::client::{ClientConfig, ClientProtocol};
 use oci_client::secrets::RegistryAuth;
@@ -214,15 +214,20 @@ pub fn runtime() -> Result<tokio::runtime::Runtime> {
         .context("cannot start the async runtime")
 }
 
-/// Credentials for `registry` from the Docker config kwctl reads too
-/// (`$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`; `auths`
-/// entries only, no credential helpers); anonymous when there is none.
+/// Credentials for `registry` from the Docker config, read as kwctl reads
+/// it (policy-fetcher `registry/mod.rs`, on the same `docker_credential`
+/// crate): `$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`, its
+/// `auths` entries, `credHelpers` and `credsStore`. Anonymous when there is
+/// no config or nothing for `registry`.
 pub fn auth(registry: &str) -> Result<RegistryAuth> {
+    // Opened here rather than by `docker_credential::get_credential`, which
+    // reports a missing file and a broken one alike: only the first means
+    // "no credentials".
     let Some(path) = docker_config_path() else {
         return Ok(RegistryAuth::Anonymous);
     };
-    let text = match fs::read_to_string(&path) {
-        Ok(text) => text,
+    let file = match fs::File::open(&path) {
+        Ok(file) => file,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
             return Ok(RegistryAuth::Anonymous);
         }
@@ -230,7 +235,8 @@ pub fn auth(registry: &str) -> Result<RegistryAuth> {
             return Err(error).with_context(|| format!("cannot read {}", path.display()));
         }
     };
-    auth_from_docker_config(&text, registry).with_context(|| format!("in {}", path.display()))
+    auth_from_docker_config(BufReader::new(file), registry)
+        .with_context(|| format!("in {}", path.display()))
 }
 
 fn docker_config_path() -> Option<PathBuf> {
@@ -240,50 +246,34 @@ fn docker_config_path() -> Option<PathBuf> {
     std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".docker/config.json"))
 }
 
-#[derive(Deserialize)]
-struct DockerConfig {
-    #[serde(default)]
-    auths: BTreeMap<String, DockerAuth>,
-}
-
-#[derive(Deserialize)]
-struct DockerAuth {
-    auth: Option<String>,
-    username: Option<String>,
-    password: Option<String>,
-}
-
-/// The `auths` entry for `registry` in a Docker config.json (keys may be a
-/// bare `host[:port]` or a URL such as `https://host/`).
-pub fn auth_from_docker_config(text: &str, registry: &str) -> Result<RegistryAuth> {
-    let config: DockerConfig = serde_json::from_str(text).context("invalid Docker config")?;
-    let entry = config.auths.iter().find(|(key, _)| {
-        let host = key
-            .trim_start_matches("https://")
-            .trim_start_matches("http://");
-        host.split('/').next() == Some(registry)
-    });
-    let Some((_, entry)) = entry else {
-        return Ok(RegistryAuth::Anonymous);
+/// The credentials for `registry` in a Docker config.json (`auths` keys may
+/// be a bare `host[:port]` or a URL such as `https://host/`). An identity
+/// token is left unused, with a warning, as kwctl leaves it. A credential
+/// helper that fails or is missing means anonymous access, with a warning,
+/// as in kwctl: Docker Desktop's `credsStore` answers "not found" for
+/// every registry one never logged in to, a local test registry included.
+/// A config or an `auths` entry that does not decode is an error.
+pub fn auth_from_docker_config(config: impl Read, registry: &str) -> Result<RegistryAuth> {
+    let warn = |why: String| {
+        eprintln!("WARN policy-runner: {why}: going on anonymously");
+        Ok(RegistryAuth::Anonymous)
     };
-    if let (Some(username), Some(password)) = (&entry.username, &entry.password) {
-        return Ok(RegistryAuth::Basic(username.clone(), password.clone()));
+    match docker_credential::get_credential_from_reader(config, registry) {
+        Ok(DockerCredential::UsernamePassword(username, password)) => {
+            Ok(RegistryAuth::Basic(username, password))
+        }
+        Ok(DockerCredential::IdentityToken(_)) => warn(format!(
+            "the Docker config has an identity token for {registry}, which kwctl does not use \
+             either"
+        )),
+        Err(CredentialRetrievalError::NoCredentialConfigured) => Ok(RegistryAuth::Anonymous),
+        Err(
+            error @ (CredentialRetrievalError::HelperCommunicationError
+            | CredentialRetrievalError::MalformedHelperResponse
+            | CredentialRetrievalError::HelperFailure { .. }),
+        ) => warn(format!("no credentials for {registry}: {error}")),
+        Err(error) => Err(anyhow!("the credentials for {registry}: {error}")),
     }
-    let Some(encoded) = &entry.auth else {
-        return Ok(RegistryAuth::Anonymous);
-    };
-    let decoded = STANDARD
-        .decode(encoded.trim())
-        .with_context(|| format!("auths[{registry}].auth is not base64"))?;
-    let decoded = String::from_utf8(decoded)
-        .with_context(|| format!("auths[{registry}].auth is not UTF-8"))?;
-    let (username, password) = decoded
-        .split_once(':')
-        .ok_or_else(|| anyhow!("auths[{registry}].auth is not `user:password`"))?;
-    Ok(RegistryAuth::Basic(
-        username.to_owned(),
-        password.to_owned(),
-    ))
 }
 
 #[cfg(test)]
@@ -419,20 +409,45 @@ mod tests {
     fn docker_config_auth_decodes_basic_credentials() {
         let config = r#"{"auths": {
             "https://ghcr.io/": {"auth": "dXNlcjpwYXNzOndvcmQ="},
-            "other.example": {"username": "u", "password": "p"}
+            "other.example": {"username": "u", "password": "p"},
+            "token.example": {"identitytoken": "t"},
+            "broken.example": {"auth": "not base64!"}
         }}"#;
+        let auth = |registry| auth_from_docker_config(config.as_bytes(), registry);
 
         assert_eq!(
-            auth_from_docker_config(config, "ghcr.io").unwrap(),
+            auth("ghcr.io").unwrap(),
             RegistryAuth::Basic("user".to_owned(), "pass:word".to_owned())
         );
         assert_eq!(
-            auth_from_docker_config(config, "other.example").unwrap(),
+            auth("other.example").unwrap(),
             RegistryAuth::Basic("u".to_owned(), "p".to_owned())
         );
+        assert_eq!(auth("127.0.0.1:5000").unwrap(), RegistryAuth::Anonymous);
+        assert_eq!(auth("token.example").unwrap(), RegistryAuth::Anonymous);
         assert_eq!(
-            auth_from_docker_config(config, "127.0.0.1:5000").unwrap(),
+            auth("broken.example").unwrap_err().to_string(),
+            "the credentials for broken.example: Unable to decode credential"
+        );
+    }
+
+    #[test]
+    fn docker_config_with_a_missing_credential_helper_is_anonymous() {
+        let config = br#"{"credsStore": "policy-runner-test-no-such-helper"}"#;
+
+        assert_eq!(
+            auth_from_docker_config(&config[..], "127.0.0.1:5000").unwrap(),
             RegistryAuth::Anonymous
+        );
+    }
+
+    #[test]
+    fn docker_config_that_is_not_json_is_an_error() {
+        let error = auth_from_docker_config(&b"{"[..], "ghcr.io").unwrap_err();
+
+        assert_eq!(
+            error.to_string(),
+            "the credentials for ghcr.io: Unable to read config"
         );
     }
 }

@@ -5,17 +5,16 @@
 //! `WasmtimeEngineProviderPre` policy-evaluator uses). Each [`Policy`] is a
 //! fresh instance of it (a new store and instance, `wapc_init` run), driven
 //! through a `wapc::WapcHost`, as policy-server's
-//! `PolicyEvaluatorPre::rehydrate` does for every request. The calls and their failure texts follow
-//! policy-evaluator `runtimes/wapc/runtime.rs`.
+//! `PolicyEvaluatorPre::rehydrate` does for every request. The calls and
+//! their failure texts follow policy-evaluator `runtimes/wapc/runtime.rs`.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
 use thiserror::Error;
 
-use crate::engine::EnginePre;
-
-use crate::input::AdmissionRequest;
-use crate::response::{AdmissionResponse, PolicyResponse};
+use crate::host::engine::EnginePre;
+use crate::host::request::AdmissionRequest;
+use crate::host::response::{AdmissionResponse, PolicyResponse};
 
 /// Why the module could not be loaded or queried.
 #[derive(Debug, Error)]

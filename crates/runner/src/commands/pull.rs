@@ -13,7 +13,7 @@ use anyhow::{Context, Result, bail};
 use oci_client::client::{ImageData, ImageLayer};
 
 use crate::cli::PullArgs;
-use crate::registry::{self, Transport};
+use crate::commands::registry::{self, Transport};
 
 /// Runs `args`: writes the module to `args.output_path`.
 pub fn pull(args: &PullArgs) -> Result<()> {
@@ -89,7 +89,7 @@ pub fn verified_module(image: ImageData) -> Result<(Vec<u8>, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::push::artifact;
+    use crate::commands::push::artifact;
 
     fn image(data: &[u8], manifest_from: &[u8]) -> ImageData {
         let (layers, config, manifest) = artifact(manifest_from.to_vec(), None);

@@ -13,8 +13,9 @@ use metadata_propagation_policy::settings::Settings;
 use serde_json::json;
 
 use crate::cli::{ExplainArgs, ExplainFormat};
-use crate::objects::read_objects;
-use crate::{input, run};
+use crate::commands::input::read_settings;
+use crate::host::request::AdmissionRequest as HostedRequest;
+use crate::tools::objects::read_objects;
 
 /// Runs `args`, printing the explanation on stdout.
 pub fn explain(args: &ExplainArgs) -> Result<()> {
@@ -25,7 +26,7 @@ pub fn explain(args: &ExplainArgs) -> Result<()> {
             lookup = lookup.with_object(parent);
         }
     }
-    let raw_settings = run::read_settings(&args.settings.source())?;
+    let raw_settings = read_settings(&args.settings.source())?;
     let settings = Settings::from_json(raw_settings.to_string().as_bytes())
         .map_err(|e| anyhow!("Provided settings are not valid: {e}"))?;
 
@@ -86,7 +87,7 @@ fn read_request(path: &Path) -> Result<AdmissionRequest> {
     }
     let document = objects.remove(0);
     if document.get("request").is_some() || document.get("object").is_some() {
-        let request = input::AdmissionRequest::from_document(document)
+        let request = HostedRequest::from_document(document)
             .with_context(|| format!("invalid request file {}", path.display()))?;
         return serde_json::from_value(request.value)
             .with_context(|| format!("invalid request file {}", path.display()));

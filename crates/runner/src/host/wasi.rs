@@ -16,9 +16,9 @@ use std::sync::OnceLock;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use thiserror::Error;
-use wasmtime::{Caller, Extern, ExternType, Linker, Memory, Module, Val, ValType, format_err};
-
-use crate::engine::Result;
+use wasmtime::{
+    Caller, Extern, ExternType, Linker, Memory, Module, Result, Val, ValType, format_err,
+};
 
 const MODULES: [&str; 2] = ["wasi_snapshot_preview1", "wasi_unstable"];
 

@@ -1,36 +1,28 @@
-//! Reads the admission request and the policy settings given on the command line.
+//! The admission request the host sends the policy.
 //!
-//! The request file holds either a bare AdmissionRequest or a whole
+//! A document holds either a bare AdmissionRequest or a whole
 //! AdmissionReview; a top-level `request` object marks a review. kwctl then
 //! builds its typed `AdmissionRequest`, which needs `uid`, `kind`,
 //! `resource`, `operation` and `userInfo`; the same fields are checked here,
 //! but the request reaches the policy as it was written (no typed round-trip).
-//!
-//! Settings are a YAML or JSON map; none means `{}`.
 
 use serde_json::{Map, Value};
 use thiserror::Error;
 
-/// Why the request or the settings could not be used.
+/// Why a document is not an AdmissionRequest kwctl would send.
 #[derive(Debug, Error, PartialEq, Eq)]
-pub enum InputError {
+pub enum RequestError {
     /// The request document is not a JSON object.
     #[error("cannot build AdmissionRequest object from given input: expected a JSON object")]
-    RequestNotObject,
+    NotObject,
     /// A field kwctl's AdmissionRequest requires is absent or mistyped.
     #[error("cannot build AdmissionRequest object from given input: `{field}` must be {expected}")]
-    RequestField {
+    Field {
         /// The camelCase field name.
         field: &'static str,
         /// What it must be, e.g. "a string".
         expected: &'static str,
     },
-    /// The settings text is neither YAML nor JSON.
-    #[error("settings are not valid YAML or JSON: {0}")]
-    SettingsSyntax(String),
-    /// The settings are valid YAML but not a map.
-    #[error("settings must be a map, got {0}")]
-    SettingsNotMap(&'static str),
 }
 
 /// An AdmissionRequest ready to be sent to the policy.
@@ -42,9 +34,9 @@ pub struct AdmissionRequest {
 
 impl AdmissionRequest {
     /// Extracts the AdmissionRequest from a bare request or an AdmissionReview.
-    pub fn from_document(document: Value) -> Result<AdmissionRequest, InputError> {
+    pub fn from_document(document: Value) -> Result<AdmissionRequest, RequestError> {
         let Value::Object(mut top) = document else {
-            return Err(InputError::RequestNotObject);
+            return Err(RequestError::NotObject);
         };
         let request = match top.remove("request") {
             Some(Value::Object(request)) => request,
@@ -83,27 +75,13 @@ const REQUIRED_FIELDS: &[RequiredField] = &[
     ("userInfo", Value::is_object, "an object"),
 ];
 
-fn check_fields(request: &Map<String, Value>) -> Result<(), InputError> {
+fn check_fields(request: &Map<String, Value>) -> Result<(), RequestError> {
     for (field, has_type, expected) in REQUIRED_FIELDS {
         if !request.get(*field).is_some_and(has_type) {
-            return Err(InputError::RequestField { field, expected });
+            return Err(RequestError::Field { field, expected });
         }
     }
     Ok(())
-}
-
-/// Parses settings given as YAML or JSON; an empty or `null` document is `{}`.
-pub fn settings_from_text(text: &str) -> Result<Value, InputError> {
-    let value: Value =
-        serde_norway::from_str(text).map_err(|e| InputError::SettingsSyntax(e.to_string()))?;
-    match value {
-        Value::Null => Ok(Value::Object(Map::new())),
-        Value::Object(_) => Ok(value),
-        Value::Bool(_) => Err(InputError::SettingsNotMap("a boolean")),
-        Value::Number(_) => Err(InputError::SettingsNotMap("a number")),
-        Value::String(_) => Err(InputError::SettingsNotMap("a string")),
-        Value::Array(_) => Err(InputError::SettingsNotMap("a list")),
-    }
 }
 
 #[cfg(test)]
@@ -173,35 +151,10 @@ mod tests {
 
         assert_eq!(
             AdmissionRequest::from_document(review),
-            Err(InputError::RequestField {
+            Err(RequestError::Field {
                 field: "uid",
                 expected: "a string"
             })
-        );
-    }
-
-    #[test]
-    fn settings_empty_document_is_empty_map() {
-        assert_eq!(settings_from_text(""), Ok(json!({})));
-    }
-
-    #[test]
-    fn settings_yaml_and_json_parse_to_the_same_value() {
-        let yaml = "propagate:\n  - team\nenabled: true\n";
-        let json = r#"{"propagate": ["team"], "enabled": true}"#;
-
-        assert_eq!(settings_from_text(yaml), settings_from_text(json));
-        assert_eq!(
-            settings_from_text(yaml),
-            Ok(json!({"propagate": ["team"], "enabled": true}))
-        );
-    }
-
-    #[test]
-    fn settings_list_is_refused() {
-        assert_eq!(
-            settings_from_text("- a\n").unwrap_err().to_string(),
-            "settings must be a map, got a list"
         );
     }
 }

@@ -1,21 +1,18 @@
-//! Reads and appends wasm custom sections without a wasm parser crate.
+//! Reads and appends the wasm custom sections `kwctl annotate` uses: it
+//! stores the policy metadata as JSON in the custom section
+//! `io.kubewarden.metadata`.
 //!
-//! A wasm binary is the magic `\0asm`, a little-endian version (1), then a
-//! sequence of sections: one id byte, a LEB128 `u32` payload size, the
-//! payload. Custom sections have id 0 and their payload starts with a LEB128
-//! name length and the UTF-8 name; the rest is opaque data. That is all
-//! `kwctl annotate` needs: it stores the policy metadata as JSON in the custom
-//! section `io.kubewarden.metadata`.
+//! The module is walked with `wasmparser` and the section written with
+//! `wasm-encoder`, the versions wasmtime builds on, so the runner reads a
+//! module as its engine does.
 
 use thiserror::Error;
+use wasm_encoder::Section as _;
+use wasmparser::{Encoding, Parser, Payload};
 
 /// The custom section `kwctl annotate` writes the policy metadata into
 /// (policy-evaluator constants.rs `KUBEWARDEN_CUSTOM_SECTION_METADATA`).
 pub const METADATA_SECTION: &str = "io.kubewarden.metadata";
-
-const MAGIC: &[u8; 4] = b"\0asm";
-const VERSION_1: &[u8; 4] = &[1, 0, 0, 0];
-const CUSTOM_SECTION_ID: u8 = 0;
 
 /// Why a byte buffer could not be walked as a wasm module.
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -24,23 +21,13 @@ pub enum SectionError {
     /// module, a component, or not wasm at all).
     #[error("not a wasm binary module: missing `\\0asm` magic and version 1 header")]
     NotWasm,
-    /// A section header or payload runs past the end of the buffer.
-    #[error("truncated wasm module: section at byte {offset} runs past the end")]
-    Truncated {
-        /// Offset of the section's id byte.
+    /// A section is truncated or malformed (wasmparser's reason).
+    #[error("malformed wasm module at byte {offset}: {message}")]
+    Malformed {
+        /// Where wasmparser stopped.
         offset: usize,
-    },
-    /// A LEB128 size is longer than 5 bytes or overflows `u32`.
-    #[error("malformed wasm module: bad LEB128 size at byte {offset}")]
-    BadLeb128 {
-        /// Offset of the first byte of the LEB128 number.
-        offset: usize,
-    },
-    /// A custom section name is not UTF-8.
-    #[error("malformed wasm module: custom section name at byte {offset} is not UTF-8")]
-    BadName {
-        /// Offset of the name's first byte.
-        offset: usize,
+        /// What it found wrong there.
+        message: String,
     },
 }
 
@@ -55,38 +42,26 @@ pub struct CustomSection<'a> {
 
 /// Every custom section of `module`, in file order.
 pub fn custom_sections(module: &[u8]) -> Result<Vec<CustomSection<'_>>, SectionError> {
-    if module.len() < 8 || &module[0..4] != MAGIC || &module[4..8] != VERSION_1 {
-        return Err(SectionError::NotWasm);
+    let mut payloads = Parser::new(0).parse_all(module);
+    match payloads.next() {
+        Some(Ok(Payload::Version {
+            encoding: Encoding::Module,
+            ..
+        })) => {}
+        _ => return Err(SectionError::NotWasm),
     }
     let mut sections = Vec::new();
-    let mut pos = 8;
-    while pos < module.len() {
-        let section_start = pos;
-        let id = module[pos];
-        pos += 1;
-        let (size, after_size) = read_leb128_u32(module, pos)?;
-        let payload_end = after_size
-            .checked_add(size as usize)
-            .filter(|end| *end <= module.len())
-            .ok_or(SectionError::Truncated {
-                offset: section_start,
-            })?;
-        if id == CUSTOM_SECTION_ID {
-            let (name_len, name_start) = read_leb128_u32(module, after_size)?;
-            let name_end = name_start
-                .checked_add(name_len as usize)
-                .filter(|end| *end <= payload_end)
-                .ok_or(SectionError::Truncated {
-                    offset: section_start,
-                })?;
-            let name = std::str::from_utf8(&module[name_start..name_end])
-                .map_err(|_| SectionError::BadName { offset: name_start })?;
+    for payload in payloads {
+        let payload = payload.map_err(|e| SectionError::Malformed {
+            offset: e.offset(),
+            message: e.message().to_owned(),
+        })?;
+        if let Payload::CustomSection(reader) = payload {
             sections.push(CustomSection {
-                name,
-                data: &module[name_end..payload_end],
+                name: reader.name(),
+                data: reader.data(),
             });
         }
-        pos = payload_end;
     }
     Ok(sections)
 }
@@ -113,52 +88,13 @@ pub fn append_custom_section(
     data: &[u8],
 ) -> Result<Vec<u8>, SectionError> {
     custom_sections(module)?;
-    let mut payload = Vec::with_capacity(5 + name.len() + data.len());
-    write_leb128_u32(&mut payload, len_u32(name.len()));
-    payload.extend_from_slice(name.as_bytes());
-    payload.extend_from_slice(data);
-
-    let mut out = Vec::with_capacity(module.len() + 6 + payload.len());
-    out.extend_from_slice(module);
-    out.push(CUSTOM_SECTION_ID);
-    write_leb128_u32(&mut out, len_u32(payload.len()));
-    out.extend_from_slice(&payload);
+    let mut out = module.to_vec();
+    wasm_encoder::CustomSection {
+        name: name.into(),
+        data: data.into(),
+    }
+    .append_to(&mut out);
     Ok(out)
-}
-
-/// Lengths above 4 GiB cannot be encoded in a wasm section; a module that
-/// large cannot exist, so this is an invariant, not an input error.
-fn len_u32(len: usize) -> u32 {
-    u32::try_from(len).expect("wasm section payloads are smaller than 4 GiB")
-}
-
-fn read_leb128_u32(bytes: &[u8], start: usize) -> Result<(u32, usize), SectionError> {
-    let mut result: u64 = 0;
-    for (i, byte) in bytes.iter().skip(start).take(5).enumerate() {
-        result |= u64::from(byte & 0x7f) << (7 * i);
-        if byte & 0x80 == 0 {
-            let value =
-                u32::try_from(result).map_err(|_| SectionError::BadLeb128 { offset: start })?;
-            return Ok((value, start + i + 1));
-        }
-    }
-    if bytes.len() < start + 5 {
-        Err(SectionError::Truncated { offset: start })
-    } else {
-        Err(SectionError::BadLeb128 { offset: start })
-    }
-}
-
-fn write_leb128_u32(out: &mut Vec<u8>, mut value: u32) {
-    loop {
-        let byte = (value & 0x7f) as u8;
-        value >>= 7;
-        if value == 0 {
-            out.push(byte);
-            return;
-        }
-        out.push(byte | 0x80);
-    }
 }
 
 #[cfg(test)]
@@ -245,9 +181,13 @@ mod tests {
         // type section claims 4 payload bytes, only 2 present
         let truncated = b"\0asm\x01\x00\x00\x00\x01\x04\x01\x60";
 
-        assert_eq!(
-            custom_sections(truncated),
-            Err(SectionError::Truncated { offset: 8 })
+        assert!(
+            matches!(
+                custom_sections(truncated),
+                Err(SectionError::Malformed { offset: 10, .. })
+            ),
+            "{:?}",
+            custom_sections(truncated)
         );
     }
 }

@@ -14,10 +14,10 @@ use std::sync::{Arc, Mutex};
 use anyhow::{Context, Result, bail};
 
 use crate::cli::AnnotateArgs;
-use crate::host::{self, Host};
-use crate::metadata::Metadata;
-use crate::policy::Policy;
-use crate::wasm_sections::{self, METADATA_SECTION};
+use crate::commands::metadata::Metadata;
+use crate::commands::wasm_sections::{self, METADATA_SECTION};
+use crate::host::callback::{self, Host};
+use crate::host::policy::Policy;
 
 /// Annotation holding the version of the tool that annotated the module.
 pub const ANNOTATION_KWCTL_VERSION: &str = "io.kubewarden.kwctl";
@@ -63,7 +63,7 @@ pub fn annotate(args: &AnnotateArgs) -> Result<()> {
 /// protocol version.
 fn protocol_version(module: &[u8]) -> Result<String> {
     let host = Arc::new(Mutex::new(Host::new(BTreeSet::new(), None)));
-    let policy = Policy::load(module, host::callback(host))?;
+    let policy = Policy::load(module, callback::callback(host))?;
     Ok(policy.protocol_version()?)
 }
 

@@ -13,17 +13,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use crate::wasm_sections::{self, METADATA_SECTION, SectionError};
-
-/// A Kubernetes resource type a context-aware policy may read.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ContextAwareResource {
-    /// `apiVersion`, e.g. `cluster.x-k8s.io/v1beta1` (`v1` for the core group).
-    pub api_version: String,
-    /// `kind`, e.g. `MachineDeployment`.
-    pub kind: String,
-}
+use crate::commands::wasm_sections::{self, METADATA_SECTION, SectionError};
+use crate::host::callback::ContextAwareResource;
 
 /// An admission webhook rule (`rules[]` in metadata.yml).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use thiserror::Error;
 
-use crate::field_mask;
+use crate::host::field_mask;
 
 /// A `kubernetes/get_resource` look-up: the payload the guest sends (SDK
 /// `GetResourceRequest`) and the body of a recorded `!KubernetesGetResource`.
@@ -186,7 +186,7 @@ impl Replay {
     /// Answers `request` from the next entry, consuming it whether or not it
     /// matches (as kwctl does). A match returns the recorded object, pruned
     /// by the request's field masks as policy-evaluator prunes a live
-    /// object ([`field_mask`](crate::field_mask)) and serialised again (a
+    /// object ([`field_mask`](crate::host::field_mask)) and serialised again (a
     /// payload that is not JSON is returned as recorded), or the recorded
     /// error message.
     pub fn answer(&mut self, request: &GetResourceRequest) -> Result<Vec<u8>, ReplayError> {

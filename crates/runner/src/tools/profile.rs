@@ -3,46 +3,49 @@
 //!
 //! The runner's wasmtime is built without its profiling feature (the guest
 //! profiler, perf and VTune hooks), which would double its build. Instead
-//! this runs the same steps
-//! the module's `validate` runs (`edge::validate`, which answers a request
-//! it does not act on right after decoding it), natively, with a timer
-//! around each: decoding the payload, parsing the settings, the look-ups
-//! (the host's side, answered from the replay session and pruned by the
-//! field masks, and the guest's projection decode, timed apart), deciding
-//! (with whatever settings preparation the request needs), encoding the
-//! reply, and the host's handling of it (decode and JSONPatch diff). A
-//! second pass decides with settings prepared beforehand, so the difference
-//! is what preparing the settings costs this request. Native code runs
-//! faster than the same code in wasm, so the shares matter more than the
-//! absolute numbers; `bench` gives those. `--module` adds what a fresh
-//! instance of a module costs by itself (instantiation, `wapc_init`, drop).
+//! this runs the module's own `validate` natively (`edge::validate_with`,
+//! which reports each step as it ends, and answers a request it does not
+//! act on right after reading the payload), timing its steps: reading the
+//! payload, parsing the settings, decoding the object's projection, the
+//! look-ups (the host's side, answered from the replay session and pruned
+//! by the field masks, and the guest's projection decode, timed apart),
+//! deciding (with whatever settings preparation the request needs),
+//! encoding the reply, and the host's handling of it (decode and JSONPatch
+//! diff). A second pass decides with settings prepared beforehand, so the
+//! difference is what preparing the settings costs this request. Native
+//! code runs faster than the same code in wasm, so the shares matter more
+//! than the absolute numbers; `bench` gives those. `--module` adds what a
+//! fresh instance of a module costs by itself (instantiation, `wapc_init`,
+//! drop).
 
 use std::cell::{Cell, RefCell};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow};
-use metadata_propagation_policy::edge::{self, Payload};
-use metadata_propagation_policy::evaluate::{acts_on, evaluate, not_acted_on};
+use metadata_propagation_policy::edge::{self, Payload, Request, Step};
+use metadata_propagation_policy::evaluate::{Route, evaluate, object_projection, route};
 use metadata_propagation_policy::lookup::{
     Lookup, LookupError, ObjectRef, classify_host_error, get_resource_request,
 };
 use metadata_propagation_policy::projection::Projection;
 use metadata_propagation_policy::settings::Settings;
 use serde_json::Value;
-use serde_json::value::RawValue;
 
-use crate::bench::median;
 use crate::cli::ProfileArgs;
-use crate::host::CALLBACK_FAILURE_PREFIX;
-use crate::policy;
-use crate::replay::{GetResourceRequest, Replay};
-use crate::response::{AdmissionResponse, PolicyResponse};
-use crate::run;
+use crate::commands::bench::stats::median;
+use crate::commands::input::{read_replay, read_request, read_settings};
+use crate::host::callback::{CALLBACK_FAILURE_PREFIX, NO_CLUSTER};
+use crate::host::policy;
+use crate::host::replay::{GetResourceRequest, Replay};
+use crate::host::request::AdmissionRequest;
+use crate::host::response::{AdmissionResponse, PolicyResponse};
 
-/// The phases, in the order one evaluation runs them.
-const PHASES: [&str; 8] = [
-    "decode the payload",
+/// The phases, in the order one evaluation runs them; the last is the
+/// second pass, apart from the total.
+const PHASES: [&str; 9] = [
+    "decode the payload (the object scanned)",
     "parse the settings",
+    "decode the object's projection",
     "look-ups: host side (replay answer, masks applied)",
     "look-ups: guest decode (projection)",
     "decide (incl. settings preparation)",
@@ -51,13 +54,28 @@ const PHASES: [&str; 8] = [
     "decide with settings prepared beforehand",
 ];
 
+/// The steps `edge::validate_with` reports, each ending one of the first
+/// [`PHASES`] (the look-ups are carved out of deciding).
+const STEPS: [(Step, usize); 5] = [
+    (Step::Payload, 0),
+    (Step::Settings, 1),
+    (Step::Object, 2),
+    (Step::Decided, DECIDE),
+    (Step::Encoded, 6),
+];
+const LOOKUP_HOST: usize = 3;
+const LOOKUP_GUEST: usize = 4;
+const DECIDE: usize = 5;
+const HOST: usize = 7;
+const PREPARED: usize = 8;
+
 /// Runs `args` and prints the profile on stdout.
 pub fn profile(args: &ProfileArgs) -> Result<()> {
-    let request = run::read_request(&args.request_path)?;
-    let settings = run::read_settings(&args.settings.source())?;
+    let request = read_request(&args.request_path)?;
+    let settings = read_settings(&args.settings.source())?;
     let payload = policy::validate_payload(&request, &settings);
     let replay = match &args.replay_host_capabilities_interactions {
-        Some(path) => Some(run::read_replay(path)?),
+        Some(path) => Some(read_replay(path)?),
         None => None,
     };
     let lookup = ReplayLookup {
@@ -85,22 +103,22 @@ pub fn profile(args: &ProfileArgs) -> Result<()> {
             median(&s) / 1_000.0
         })
         .collect();
-    let total: f64 = medians[..7].iter().sum();
+    let total: f64 = medians[..PREPARED].iter().sum();
     println!(
         "{}: native, {} evaluations after {} warm-up, medians per phase",
         args.request_path.display(),
         args.iterations,
         args.warmup
     );
-    for (phase, us) in PHASES[..7].iter().zip(&medians) {
+    for (phase, us) in PHASES[..PREPARED].iter().zip(&medians) {
         println!("  {us:8.1} µs {:5.1} %  {phase}", us / total * 100.0);
     }
     println!("  {total:8.1} µs  total");
-    let preparation = (medians[4] - medians[7]).max(0.0);
+    let preparation = (medians[DECIDE] - medians[PREPARED]).max(0.0);
     println!(
         "  of which settings preparation: {preparation:.1} µs (decide {:.1} µs − {:.1} µs with \
          settings prepared beforehand)",
-        medians[4], medians[7]
+        medians[DECIDE], medians[PREPARED]
     );
     for module in &args.modules {
         let us = instantiation_median_us(module, args.warmup, args.iterations)?;
@@ -140,33 +158,23 @@ struct ReplayLookup {
 }
 
 impl ReplayLookup {
-    /// One evaluation as `edge::validate` runs it, then the host's side;
-    /// the duration of every phase, in nanoseconds, in [`PHASES`] order.
+    /// One evaluation as the module's `validate` runs it, then the host's
+    /// side; the duration of every phase, in nanoseconds, in [`PHASES`]
+    /// order (zero for a step a request does not take).
     fn evaluate_once(
         &self,
         payload: &[u8],
-        request: &crate::input::AdmissionRequest,
+        request: &AdmissionRequest,
         prepared: &Settings,
-    ) -> Result<[u64; 8]> {
+    ) -> Result<[u64; PHASES.len()]> {
         let ns = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+        let mut times = [0; PHASES.len()];
         self.rewind();
+        let mut ends = Vec::with_capacity(STEPS.len());
         let start = Instant::now();
-        let decoded = Payload::decode(payload).map_err(|e| anyhow!(e))?;
-        let decoded_at = Instant::now();
-        if !acts_on(&decoded.request.kind, &decoded.request.operation) {
-            // edge::validate answers at once
-            let request = &decoded.request;
-            let reply = edge::encode(not_acted_on(&request.kind, &request.operation), None);
-            let encoded = ns(decoded_at.elapsed());
-            std::hint::black_box(reply);
-            return Ok([ns(decoded_at - start), 0, 0, 0, 0, encoded, 0, 0]);
-        }
-        let raw = decoded.settings.map_or("{}", RawValue::get);
-        let settings = Settings::parse(raw.as_bytes()).map_err(|e| anyhow!("{e}"))?;
-        let parsed_at = Instant::now();
-        let outcome = evaluate(&decoded.request, &settings, self);
-        let decided_at = Instant::now();
-        let reply = edge::encode(outcome, Some(decoded.request.object));
+        let reply = edge::validate_with(payload, self, &mut |step| {
+            ends.push((step, Instant::now()));
+        });
         let encoded_at = Instant::now();
         let response: PolicyResponse =
             serde_json::from_slice(&reply).context("the policy's reply does not decode")?;
@@ -175,26 +183,47 @@ impl ReplayLookup {
             request.object(),
             response,
         ));
-        let host_done_at = Instant::now();
+        times[HOST] = ns(encoded_at.elapsed());
+        let mut last = start;
+        for (step, at) in ends {
+            if let Some((_, phase)) = STEPS.iter().find(|(s, _)| *s == step) {
+                times[*phase] = ns(at - last);
+                last = at;
+            }
+        }
         let (host, guest) = (self.host.take(), self.guest.take());
+        times[LOOKUP_HOST] = ns(host);
+        times[LOOKUP_GUEST] = ns(guest);
+        times[DECIDE] = times[DECIDE].saturating_sub(ns(host + guest));
+        times[PREPARED] = self.decide_prepared(payload, prepared)?;
+        Ok(times)
+    }
 
-        // The same decision with every setting prepared up front.
+    /// The decision alone, with every setting prepared up front, for a
+    /// request the policy acts on: nanoseconds, look-ups excluded.
+    fn decide_prepared(&self, payload: &[u8], prepared: &Settings) -> Result<u64> {
+        let Payload {
+            request: Request {
+                mut request,
+                object,
+            },
+            ..
+        } = Payload::decode(payload).map_err(|e| anyhow!(e))?;
+        let route = route(&request.kind, &request.operation);
+        if route == Route::NotActedOn {
+            return Ok(0);
+        }
+        if let Some(text) = object {
+            let projection = object_projection(&request.kind, route, prepared);
+            request.object = projection.split(text.get().as_bytes())?.0;
+        }
         self.rewind();
-        let again = Payload::decode(payload).map_err(|e| anyhow!(e))?;
-        let prepared_start = Instant::now();
-        std::hint::black_box(evaluate(&again.request, prepared, self));
-        let prepared_decide = prepared_start.elapsed() - self.host.take() - self.guest.take();
-
-        Ok([
-            ns(decoded_at - start),
-            ns(parsed_at - decoded_at),
-            ns(host),
-            ns(guest),
-            ns((decided_at - parsed_at).saturating_sub(host + guest)),
-            ns(encoded_at - decided_at),
-            ns(host_done_at - encoded_at),
-            ns(prepared_decide),
-        ])
+        let start = Instant::now();
+        std::hint::black_box(evaluate(&request, prepared, self));
+        let decided = start
+            .elapsed()
+            .saturating_sub(self.host.take() + self.guest.take());
+        Ok(u64::try_from(decided.as_nanos()).unwrap_or(u64::MAX))
     }
 
     fn rewind(&self) {
@@ -215,7 +244,7 @@ impl Lookup for ReplayLookup {
             serde_json::from_slice::<GetResourceRequest>(&message),
         ) {
             (Some(replay), Ok(request)) => replay.answer(&request).map_err(|e| e.to_string()),
-            (None, _) => Err(crate::host::NO_CLUSTER.to_owned()),
+            (None, _) => Err(NO_CLUSTER.to_owned()),
             (_, Err(e)) => Err(e.to_string()),
         };
         let answered = Instant::now();

@@ -17,8 +17,8 @@ use oci_client::manifest::OciImageManifest;
 use serde_json::json;
 
 use crate::cli::{OutputFormat, PushArgs};
-use crate::metadata::Metadata;
-use crate::registry::{self, Transport};
+use crate::commands::metadata::Metadata;
+use crate::commands::registry::{self, Transport};
 
 /// Runs `args`: pushes and prints the immutable reference.
 pub fn push(args: &PushArgs) -> Result<()> {

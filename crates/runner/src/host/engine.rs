@@ -19,14 +19,11 @@ use std::sync::Arc;
 
 use wapc::{HOST_NAMESPACE, ModuleState, WebAssemblyEngineProvider, wapc_functions};
 use wasmtime::{
-    AsContextMut, Caller, Config, Engine, Extern, InstancePre, Linker, Memory, Module, Store,
-    TypedFunc, format_err,
+    AsContextMut, Caller, Config, Engine, Extern, InstancePre, Linker, Memory, Module, Result,
+    Store, TypedFunc, format_err,
 };
 
-use crate::wasi;
-
-/// Errors of the engine, in wasmtime's error type.
-pub type Result<T, E = wasmtime::Error> = std::result::Result<T, E>;
+use crate::host::wasi;
 
 /// What one store holds: the waPC state of the host that owns the
 /// instance (WASI preview 1 here keeps no state).

@@ -18,8 +18,8 @@ use anyhow::Result;
 use cluster_audit::{AuditSettings, Report, audit_objects, render};
 
 use crate::cli::{AuditArgs, OutputFormat};
-use crate::objects::read_kubernetes_objects;
-use crate::run;
+use crate::commands::input::read_settings;
+use crate::tools::objects::read_kubernetes_objects;
 
 /// Exit code when something deviates or is rejected.
 const DEVIATES: u8 = 1;
@@ -63,7 +63,7 @@ pub fn audit(args: &AuditArgs) -> ExitCode {
 
 /// Reads the dumps and the settings and audits every object.
 fn audit_files(args: &AuditArgs) -> Result<Report> {
-    let raw_settings = run::read_settings(&args.settings.source())?.to_string();
+    let raw_settings = read_settings(&args.settings.source())?.to_string();
     let settings = AuditSettings::from_json(raw_settings.as_bytes())?;
     let mut objects = Vec::new();
     for path in &args.dumps {

@@ -1,0 +1,106 @@
+//! Reads what the command line names: the admission request, the policy
+//! settings and the replay session.
+//!
+//! The request file holds a bare AdmissionRequest or an AdmissionReview
+//! ([`AdmissionRequest::from_document`]). Settings are a YAML or JSON map,
+//! inline or in a file; none means `{}`.
+
+use std::fs;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use metadata_propagation_policy::fields::type_name;
+use serde_json::{Map, Value};
+use thiserror::Error;
+
+use crate::cli::SettingsSource;
+use crate::host::replay::Replay;
+use crate::host::request::AdmissionRequest;
+
+/// Why the settings could not be used.
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum SettingsError {
+    /// The settings text is neither YAML nor JSON.
+    #[error("settings are not valid YAML or JSON: {0}")]
+    Syntax(String),
+    /// The settings are valid YAML but not a map.
+    #[error("settings must be a map, got {0}")]
+    NotMap(&'static str),
+}
+
+/// Parses settings given as YAML or JSON; an empty or `null` document is `{}`.
+pub fn settings_from_text(text: &str) -> Result<Value, SettingsError> {
+    let value: Value =
+        serde_norway::from_str(text).map_err(|e| SettingsError::Syntax(e.to_string()))?;
+    match value {
+        Value::Null => Ok(Value::Object(Map::new())),
+        Value::Object(_) => Ok(value),
+        other => Err(SettingsError::NotMap(type_name(&other))),
+    }
+}
+
+/// Reads the request file (a bare AdmissionRequest or an AdmissionReview).
+pub fn read_request(path: &Path) -> Result<AdmissionRequest> {
+    let text = fs::read_to_string(path)
+        .with_context(|| format!("cannot read request file {}", path.display()))?;
+    let document: Value = serde_json::from_str(&text)
+        .with_context(|| format!("request file {} is not valid JSON", path.display()))?;
+    AdmissionRequest::from_document(document)
+        .with_context(|| format!("invalid request file {}", path.display()))
+}
+
+/// Reads the settings (`{}` when none are given).
+pub fn read_settings(source: &SettingsSource) -> Result<Value> {
+    match source {
+        SettingsSource::Empty => Ok(Value::Object(Map::new())),
+        SettingsSource::Inline(text) => settings_from_text(text).context("invalid --settings-json"),
+        SettingsSource::File(path) => {
+            let text = fs::read_to_string(path)
+                .with_context(|| format!("cannot read settings file {}", path.display()))?;
+            settings_from_text(&text)
+                .with_context(|| format!("invalid settings file {}", path.display()))
+        }
+    }
+}
+
+/// Reads a kwctl replay session.
+pub fn read_replay(path: &Path) -> Result<Replay> {
+    let text = fs::read_to_string(path)
+        .with_context(|| format!("cannot read replay session {}", path.display()))?;
+    Replay::from_yaml(&text).with_context(|| format!("invalid replay session {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn settings_empty_document_is_empty_map() {
+        assert_eq!(settings_from_text(""), Ok(json!({})));
+    }
+
+    #[test]
+    fn settings_yaml_and_json_parse_to_the_same_value() {
+        let yaml = "propagate:\n  - team\nenabled: true\n";
+        let json = r#"{"propagate": ["team"], "enabled": true}"#;
+
+        assert_eq!(settings_from_text(yaml), settings_from_text(json));
+        assert_eq!(
+            settings_from_text(yaml),
+            Ok(json!({"propagate": ["team"], "enabled": true}))
+        );
+    }
+
+    #[test]
+    fn settings_that_are_not_a_map_name_what_they_are() {
+        assert_eq!(
+            settings_from_text("- a\n").unwrap_err().to_string(),
+            "settings must be a map, got an array"
+        );
+        assert_eq!(
+            settings_from_text("3").unwrap_err().to_string(),
+            "settings must be a map, got a number"
+        );
+    }
+}

@@ -1,0 +1,415 @@
+//! Answers the guest's waPC host calls, like policy-evaluator `runtimes/callback.rs`.
+//!
+//! Supported: `kubewarden/tracing/log` (printed on stderr) and
+//! `kubewarden/kubernetes/get_resource` (checked against the context-aware
+//! allow-list, then answered from a replay session). Everything else is
+//! refused with an error the guest sees.
+//!
+//! Error texts follow kwctl: an allow-list refusal is returned as is, while a
+//! failure of the capability itself (a recorded `type: Error`, a replay
+//! mismatch, no session) reaches the guest wrapped as
+//! `Callback evaluation failure: <error>`, as policy-evaluator's
+//! `send_request_and_wait_for_response` does. A policy that tells NotFound
+//! apart must therefore search for `Cannot find ` inside the message rather
+//! than at its start.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use thiserror::Error;
+
+use crate::host::replay::{GetResourceRequest, Replay, ReplayError};
+
+/// A Kubernetes resource type a context-aware policy may read: one entry of
+/// the allow-list, as the policy metadata's `contextAwareResources` lists
+/// them (policy-evaluator `policy_metadata.rs`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextAwareResource {
+    /// `apiVersion`, e.g. `cluster.x-k8s.io/v1beta1` (`v1` for the core group).
+    pub api_version: String,
+    /// `kind`, e.g. `MachineDeployment`.
+    pub kind: String,
+}
+
+/// kwctl's refusal of a resource outside the allow-list
+/// (policy-evaluator `runtimes/callback.rs`); `{resource}` is
+/// `<apiVersion>/<kind>`.
+pub const ACCESS_DENIED: &str = "Policy has not been granted access to Kubernetes {resource} resources. The violation has been reported.";
+
+/// Prefix policy-evaluator puts before every capability failure.
+pub const CALLBACK_FAILURE_PREFIX: &str = "Callback evaluation failure: ";
+
+/// The look-up error when no session was given: there is no cluster to ask.
+pub const NO_CLUSTER: &str = "no Kubernetes cluster to query: policy-runner answers kubernetes/get_resource only from --replay-host-capabilities-interactions";
+
+/// A host-call failure; its text is what the guest receives.
+#[derive(Debug, Error)]
+pub enum HostError {
+    /// Binding other than `kubewarden`.
+    #[error("unknown binding: {0}")]
+    UnknownBinding(String),
+    /// Namespace the host does not know.
+    #[error("unknown namespace: {0}")]
+    UnknownNamespace(String),
+    /// Operation the host does not know within a known namespace.
+    #[error("unknown operation: {0}")]
+    UnknownOperation(String),
+    /// A real Kubewarden capability this runner does not implement.
+    #[error("host capability {namespace}/{operation} is not supported by policy-runner")]
+    Unsupported {
+        /// waPC namespace, e.g. `oci`.
+        namespace: String,
+        /// waPC operation, e.g. `v2/verify`.
+        operation: String,
+    },
+    /// The guest's payload is not the expected JSON.
+    #[error("cannot decode {operation} request: {source}")]
+    Payload {
+        /// The operation whose payload is bad.
+        operation: &'static str,
+        /// The JSON error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The resource type is not in the allow-list.
+    #[error("{0}")]
+    AccessDenied(String),
+    /// The capability itself failed.
+    #[error("{CALLBACK_FAILURE_PREFIX}{0}")]
+    Callback(String),
+}
+
+/// The state behind the host callback.
+#[derive(Debug)]
+pub struct Host {
+    allow_list: BTreeSet<ContextAwareResource>,
+    replay: Option<Replay>,
+    replay_failure: Option<String>,
+}
+
+impl Host {
+    /// A host granting `allow_list` and answering from `replay`.
+    pub fn new(allow_list: BTreeSet<ContextAwareResource>, replay: Option<Replay>) -> Host {
+        Host {
+            allow_list,
+            replay,
+            replay_failure: None,
+        }
+    }
+
+    /// Handles one host call.
+    pub fn dispatch(
+        &mut self,
+        binding: &str,
+        namespace: &str,
+        operation: &str,
+        payload: &[u8],
+    ) -> Result<Vec<u8>, HostError> {
+        if binding != "kubewarden" {
+            return Err(HostError::UnknownBinding(binding.to_owned()));
+        }
+        match (namespace, operation) {
+            ("tracing", "log") => {
+                eprintln!("{}", log_line(payload));
+                Ok(Vec::new())
+            }
+            ("kubernetes", "get_resource") => self.get_resource(payload),
+            _ if is_known(namespace, operation) => Err(HostError::Unsupported {
+                namespace: namespace.to_owned(),
+                operation: operation.to_owned(),
+            }),
+            ("tracing" | "kubernetes" | "oci" | "net" | "crypto", _) => {
+                Err(HostError::UnknownOperation(operation.to_owned()))
+            }
+            _ => Err(HostError::UnknownNamespace(namespace.to_owned())),
+        }
+    }
+
+    /// Whether `api_version`/`kind` is in the allow-list (exact match).
+    pub fn can_access(&self, api_version: &str, kind: &str) -> bool {
+        self.allow_list.contains(&ContextAwareResource {
+            api_version: api_version.to_owned(),
+            kind: kind.to_owned(),
+        })
+    }
+
+    /// How many replay entries the policy did not ask for.
+    pub fn unreplayed(&self) -> usize {
+        self.replay.as_ref().map_or(0, Replay::remaining)
+    }
+
+    /// How many replay entries have been answered since the last rewind.
+    pub fn replayed(&self) -> usize {
+        self.replay.as_ref().map_or(0, Replay::replayed)
+    }
+
+    /// The last look-up the replay session could not answer (a request it
+    /// did not record, or one past its end), if any. A recorded `Error`
+    /// answer is a replayed exchange, not a failure.
+    pub fn replay_failure(&self) -> Option<&str> {
+        self.replay_failure.as_deref()
+    }
+
+    /// Starts the replay session over, so the next evaluation is answered by
+    /// the same exchanges as the first one (`bench`).
+    pub fn rewind_replay(&mut self) {
+        if let Some(replay) = self.replay.as_mut() {
+            replay.rewind();
+        }
+    }
+
+    fn get_resource(&mut self, payload: &[u8]) -> Result<Vec<u8>, HostError> {
+        let request: GetResourceRequest =
+            serde_json::from_slice(payload).map_err(|source| HostError::Payload {
+                operation: "get_resource",
+                source,
+            })?;
+        if !self.can_access(&request.api_version, &request.kind) {
+            let resource = format!("{}/{}", request.api_version, request.kind);
+            eprintln!(
+                "ERROR policy-runner: policy tried to access {resource}, which is not in its allow-list"
+            );
+            return Err(HostError::AccessDenied(
+                ACCESS_DENIED.replace("{resource}", &resource),
+            ));
+        }
+        let replay = self
+            .replay
+            .as_mut()
+            .ok_or_else(|| HostError::Callback(NO_CLUSTER.to_owned()))?;
+        replay.answer(&request).map_err(|e: ReplayError| {
+            if !matches!(e, ReplayError::Recorded(_)) {
+                self.replay_failure = Some(e.to_string());
+            }
+            HostError::Callback(e.to_string())
+        })
+    }
+}
+
+/// Capabilities real Kubewarden hosts offer (policy-evaluator
+/// `runtimes/callback.rs`) that this runner refuses as unsupported rather
+/// than unknown.
+fn is_known(namespace: &str, operation: &str) -> bool {
+    matches!(
+        (namespace, operation),
+        (
+            "kubernetes",
+            "list_resources_by_namespace" | "list_resources_all" | "can_i"
+        ) | (
+            "oci",
+            "v1/verify"
+                | "v2/verify"
+                | "v1/manifest_digest"
+                | "v1/oci_manifest"
+                | "v1/oci_manifest_config"
+        ) | ("net", "v1/dns_lookup_host")
+            | ("crypto", "v1/is_certificate_trusted")
+    )
+}
+
+/// One stderr line for an SDK log record
+/// (`{"level","message",...fields}`): `LEVEL policy_log: message {fields}`.
+fn log_line(payload: &[u8]) -> String {
+    let Ok(Value::Object(mut record)) = serde_json::from_slice::<Value>(payload) else {
+        return format!("INFO policy_log: {}", String::from_utf8_lossy(payload));
+    };
+    let level = match record.remove("level") {
+        Some(Value::String(level)) => level.to_uppercase(),
+        _ => "INFO".to_owned(),
+    };
+    let message = match record.remove("message") {
+        Some(Value::String(message)) => message,
+        Some(other) => other.to_string(),
+        None => String::new(),
+    };
+    if record.is_empty() {
+        return format!("{level} policy_log: {message}");
+    }
+    // sorted, whatever serde_json's map order is
+    let fields: BTreeMap<String, Value> = record.into_iter().collect();
+    let fields = serde_json::to_string(&fields).expect("JSON values always serialise");
+    format!("{level} policy_log: {message} {fields}")
+}
+
+/// The waPC callback closure over a shared [`Host`].
+pub fn callback(host: Arc<Mutex<Host>>) -> Box<wapc::HostCallback> {
+    Box::new(move |_id, binding, namespace, operation, payload| {
+        let mut host = host.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        host.dispatch(binding, namespace, operation, payload)
+            .map_err(|e| e.to_string().into())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SESSION: &str = r#"
+- type: Exchange
+  request: |
+    !KubernetesGetResource
+    api_version: cluster.x-k8s.io/v1beta1
+    kind: Cluster
+    name: c-1
+    namespace: default
+    disable_cache: false
+    field_masks: null
+  response:
+    type: Success
+    payload: '{"kind":"Cluster"}'
+- type: Exchange
+  request: |
+    !KubernetesGetResource
+    api_version: cluster.x-k8s.io/v1beta1
+    kind: Cluster
+    name: c-9
+    namespace: default
+    disable_cache: false
+    field_masks: null
+  response:
+    type: Error
+    message: Cannot find cluster.x-k8s.io/v1beta1/Cluster named 'c-9' inside of namespace 'Some("default")'
+"#;
+
+    const GET_C1: &[u8] = br#"{"api_version":"cluster.x-k8s.io/v1beta1","kind":"Cluster","name":"c-1","namespace":"default","disable_cache":false,"field_masks":null}"#;
+    const GET_C9: &[u8] = br#"{"api_version":"cluster.x-k8s.io/v1beta1","kind":"Cluster","name":"c-9","namespace":"default","disable_cache":false}"#;
+
+    fn cluster() -> ContextAwareResource {
+        ContextAwareResource {
+            api_version: "cluster.x-k8s.io/v1beta1".to_owned(),
+            kind: "Cluster".to_owned(),
+        }
+    }
+
+    fn host(allow: &[ContextAwareResource]) -> Host {
+        Host::new(
+            allow.iter().cloned().collect(),
+            Some(Replay::from_yaml(SESSION).unwrap()),
+        )
+    }
+
+    fn get(host: &mut Host, payload: &[u8]) -> Result<Vec<u8>, String> {
+        host.dispatch("kubewarden", "kubernetes", "get_resource", payload)
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn allow_list_matches_exact_api_version_and_kind() {
+        let host = host(&[cluster()]);
+
+        assert!(host.can_access("cluster.x-k8s.io/v1beta1", "Cluster"));
+        assert!(!host.can_access("cluster.x-k8s.io/v1beta1", "cluster"));
+        assert!(!host.can_access("cluster.x-k8s.io/v1beta2", "Cluster"));
+        assert!(!host.can_access("cluster.x-k8s.io", "Cluster"));
+        assert!(!host.can_access("v1", "Cluster"));
+    }
+
+    #[test]
+    fn get_resource_outside_allow_list_is_refused_without_consuming_replay() {
+        let mut host = host(&[]);
+
+        assert_eq!(
+            get(&mut host, GET_C1),
+            Err("Policy has not been granted access to Kubernetes cluster.x-k8s.io/v1beta1/Cluster resources. The violation has been reported.".to_owned())
+        );
+        assert_eq!(host.unreplayed(), 2);
+    }
+
+    #[test]
+    fn get_resource_allowed_is_answered_from_replay() {
+        let mut host = host(&[cluster()]);
+
+        assert_eq!(
+            get(&mut host, GET_C1),
+            Ok(br#"{"kind":"Cluster"}"#.to_vec())
+        );
+        assert_eq!(
+            get(&mut host, GET_C9),
+            Err(r#"Callback evaluation failure: Cannot find cluster.x-k8s.io/v1beta1/Cluster named 'c-9' inside of namespace 'Some("default")'"#.to_owned())
+        );
+        assert_eq!(host.replay_failure(), None);
+        assert_eq!(
+            get(&mut host, GET_C1),
+            Err("Callback evaluation failure: the list of recorded responses is empty".to_owned())
+        );
+        assert_eq!(
+            host.replay_failure(),
+            Some("the list of recorded responses is empty")
+        );
+    }
+
+    #[test]
+    fn get_resource_without_replay_reports_no_cluster() {
+        let mut host = Host::new(BTreeSet::from([cluster()]), None);
+
+        assert_eq!(
+            get(&mut host, GET_C1),
+            Err(format!("Callback evaluation failure: {NO_CLUSTER}"))
+        );
+    }
+
+    #[test]
+    fn get_resource_with_bad_payload_names_operation() {
+        let mut host = host(&[cluster()]);
+
+        let err = get(&mut host, b"not json").unwrap_err();
+
+        assert!(
+            err.starts_with("cannot decode get_resource request: "),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn dispatch_log_returns_empty_reply() {
+        let mut host = host(&[]);
+
+        assert_eq!(
+            host.dispatch(
+                "kubewarden",
+                "tracing",
+                "log",
+                br#"{"level":"info","message":"hi"}"#
+            )
+            .unwrap(),
+            Vec::<u8>::new()
+        );
+    }
+
+    #[test]
+    fn dispatch_refuses_unsupported_and_unknown_calls() {
+        let mut host = host(&[]);
+        let mut call = |binding: &str, namespace: &str, operation: &str| {
+            host.dispatch(binding, namespace, operation, b"{}")
+                .unwrap_err()
+                .to_string()
+        };
+
+        assert_eq!(
+            call("kubewarden", "oci", "v2/verify"),
+            "host capability oci/v2/verify is not supported by policy-runner"
+        );
+        assert_eq!(
+            call("kubewarden", "kubernetes", "list_resources_all"),
+            "host capability kubernetes/list_resources_all is not supported by policy-runner"
+        );
+        assert_eq!(
+            call("kubewarden", "kubernetes", "nope"),
+            "unknown operation: nope"
+        );
+        assert_eq!(call("kubewarden", "nope", "x"), "unknown namespace: nope");
+        assert_eq!(call("other", "tracing", "log"), "unknown binding: other");
+    }
+
+    #[test]
+    fn log_line_puts_level_and_message_first() {
+        assert_eq!(
+            log_line(br#"{"level":"warning","message":"careful","policy":"p","line":3}"#),
+            r#"WARNING policy_log: careful {"line":3,"policy":"p"}"#
+        );
+        assert_eq!(log_line(b"raw text"), "INFO policy_log: raw text");
+    }
+}
