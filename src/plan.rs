@@ -152,21 +152,24 @@ pub struct MapEdit {
 impl MapEdit {
     /// The edit that turns `current` into a map holding `desired` for the keys
     /// in `desired` (other keys untouched). Only differing keys are recorded.
-    pub fn upsert<'d>(
+    /// A key given as a `String` moves into the edit (and from there into the
+    /// object): a computed key, such as a cloud tag's, is allocated once.
+    pub fn upsert<'d, K: AsRef<str> + Into<String>>(
         path: &'static [&'static str],
         current: &StringMap<'_>,
-        desired: impl IntoIterator<Item = (&'d str, &'d str)>,
+        desired: impl IntoIterator<Item = (K, &'d str)>,
     ) -> Self {
         let mut edit = Self::new(path);
         for (key, value) in desired {
-            match current.get(key) {
+            match current.get(key.as_ref()) {
                 Some(held) if *held == value => continue,
                 Some(held) => {
-                    edit.replaced.insert(key.to_owned(), (*held).to_owned());
+                    edit.replaced
+                        .insert(key.as_ref().to_owned(), (*held).to_owned());
                 }
                 None => {}
             }
-            edit.set.insert(key.to_owned(), value.to_owned());
+            edit.set.insert(key.into(), value.to_owned());
         }
         edit
     }

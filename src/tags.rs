@@ -95,11 +95,11 @@ fn plan(
         .iter()
         .filter_map(|key| set.get(key).map(|value| (key.as_str(), value)))
         .collect();
-    let transformed = transform::transform(opted_in.iter().map(|(k, v)| (*k, *v)), profile);
+    let mut transformed = transform::transform(opted_in.iter().map(|(k, v)| (*k, *v)), profile);
 
     let tags_present = fields::object(object, CLOUD_TAGS)?.is_some();
     let current_tags = fields::string_map(object, CLOUD_TAGS)?;
-    let tags_edit = cloud_tags_edit(&current_tags, tags_present, &transformed, profile);
+    let tags_edit = cloud_tags_edit(&current_tags, tags_present, &mut transformed, profile);
     if let Some(explain) = explain {
         let provider_source = match provider {
             Some(p) => format!("{} = {p:?}", settings.provider_path.join(".")),
@@ -269,18 +269,15 @@ fn parse_labels_annotation<'o>(
 
 /// `spec.cloudTags` = user entries without the prefix + the computed tags;
 /// stale prefixed entries go; the map is dropped when it ends up empty.
+/// The tags move out of `transformed` into the edit, and from there into
+/// the object: each tag key is allocated once, by the transform.
 fn cloud_tags_edit(
     current: &StringMap<'_>,
     present: bool,
-    transformed: &Transformed<'_>,
+    transformed: &mut Transformed<'_>,
     profile: &TagProfile,
 ) -> MapEdit {
-    let desired = transformed
-        .tags
-        .iter()
-        .map(|(key, value)| (key.as_str(), *value));
-    let mut edit = MapEdit::upsert(CLOUD_TAGS, current, desired);
-    edit.remove = current
+    let remove = current
         .iter()
         .filter(|(key, _)| key.starts_with(TAG_PREFIX) && !transformed.tags.contains_key(**key))
         .map(|(key, value)| {
@@ -291,8 +288,13 @@ fn cloud_tags_edit(
         })
         .collect();
     let keeps_user_entries = current.keys().any(|key| !key.starts_with(TAG_PREFIX));
-    edit.drop_when_empty = present && transformed.tags.is_empty() && !keeps_user_entries;
-    edit
+    let drop_when_empty = present && transformed.tags.is_empty() && !keeps_user_entries;
+    let tags = std::mem::take(&mut transformed.tags);
+    MapEdit {
+        remove,
+        drop_when_empty,
+        ..MapEdit::upsert(CLOUD_TAGS, current, tags)
+    }
 }
 
 /// Why a prefixed entry of `spec.cloudTags` goes: a skip of this evaluation,
@@ -349,16 +351,19 @@ struct SkipRecord<'a> {
 
 /// The skip annotation's value: a compact JSON array sorted by qualified key.
 pub fn skip_records(skipped: &[Skip<'_>]) -> String {
-    let records: Vec<SkipRecord<'_>> = skipped
-        .iter()
-        .map(|s| SkipRecord {
-            qualified_key: s.qualified_key,
-            tag_key: &s.tag_key,
-            provider: s.provider,
-            reason: s.reason.code(),
-        })
-        .collect();
-    serde_json::to_string(&records).unwrap_or_else(|_| "[]".to_owned())
+    /// The records written straight from the skips, without a list of them.
+    struct Records<'s, 'a>(&'s [Skip<'a>]);
+    impl Serialize for Records<'_, '_> {
+        fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            serializer.collect_seq(self.0.iter().map(|s| SkipRecord {
+                qualified_key: s.qualified_key,
+                tag_key: &s.tag_key,
+                provider: s.provider,
+                reason: s.reason.code(),
+            }))
+        }
+    }
+    serde_json::to_string(&Records(skipped)).unwrap_or_else(|_| "[]".to_owned())
 }
 
 /// The admission warning for one skip.
