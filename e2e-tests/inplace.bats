@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 #
-# End-to-end tests of the CAPI in-place fields (issue 19): node drain /
+# End-to-end tests of the CAPI in-place fields (README, "In-place fields:
+# timeouts, minReadySeconds, readiness gates, taints"): node drain /
 # volume-detach / deletion timeouts, minReadySeconds, readinessGates, taints,
 # the deletion order and the machine naming flow from parents to children
 # besides labels and annotations, on every edge, for v1beta1 and v1beta2, on

@@ -84,15 +84,18 @@ pub fn child_paths(group: &str, kind: &str) -> Vec<&'static [&'static str]> {
 
 /// Why a CAPI object cannot be decided.
 #[derive(Debug, thiserror::Error)]
-enum CapiError {
+pub enum CapiError {
     /// The child itself is malformed.
     #[error("{0}")]
     Child(#[from] FieldError),
     /// A parent is malformed where the contract reads it.
     #[error("parent {parent} of this {family} is malformed: {error}")]
     Parent {
+        /// The child's family (`MachineSet`, ...).
         family: &'static str,
+        /// The object the malformed field was read from.
         parent: Box<ObjectRef>,
+        /// The field and what is wrong with it.
         error: FieldError,
     },
     /// The settings could not be prepared (only when `validate_settings`,
@@ -105,8 +108,11 @@ enum CapiError {
          retried once the policy can read it"
     )]
     Lookup {
+        /// The child's family (`MachineSet`, ...).
         family: &'static str,
+        /// The object the look-up asked for.
         parent: Box<ObjectRef>,
+        /// The host's error, made readable ([`crate::lookup::readable_host_error`]).
         message: String,
     },
 }
@@ -398,14 +404,11 @@ pub fn look_up_parents(
     request: &AdmissionRequest,
     settings: &Settings,
     lookup: &dyn Lookup,
-) -> Result<(), String> {
-    let namespace = fields::string(&request.object, &["metadata", "namespace"])
-        .map_err(|e| e.to_string())?
+) -> Result<(), CapiError> {
+    let namespace = fields::string(&request.object, &["metadata", "namespace"])?
         .filter(|ns| !ns.is_empty())
         .unwrap_or(&request.namespace);
-    resolve_parent(request, namespace, lookup, settings.in_place_fields())
-        .map(drop)
-        .map_err(|e| e.to_string())
+    resolve_parent(request, namespace, lookup, settings.in_place_fields()).map(drop)
 }
 
 /// How the search for a parent ended.

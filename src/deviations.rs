@@ -4,6 +4,7 @@
 //! "validate rejects" and "mutate changes something" cannot disagree: each
 //! edit carries what it replaces, and nothing here reads the object again.
 
+use crate::fields::quoted;
 use crate::outcome::{Outcome, Verdict};
 use crate::plan::{Change, Edit, FieldEdit, MapEdit, Plan};
 use crate::settings::Mode;
@@ -63,19 +64,46 @@ fn describe_field(edit: &FieldEdit) -> String {
     }
 }
 
+/// `missing "k" (expected "v")`, `"k" is "w" (expected "v")`,
+/// `remove "k" (why)`: keys and values quoted as JSON strings.
 fn describe(edit: &MapEdit) -> String {
     let mut items: Vec<String> = Vec::new();
     for (key, expected) in &edit.set {
+        let (expected, quoted_key) = (quoted(expected), quoted(key));
         items.push(match edit.change_of(key) {
-            Change::Added => format!("missing {key:?} (expected {expected:?})"),
-            Change::Corrected { was } => format!("{key:?} is {was:?} (expected {expected:?})"),
+            Change::Added => format!("missing {quoted_key} (expected {expected})"),
+            Change::Corrected { was } => {
+                format!("{quoted_key} is {} (expected {expected})", quoted(was))
+            }
         });
     }
     for (key, why) in &edit.remove {
-        items.push(format!("remove {key:?} ({why})"));
+        items.push(format!("remove {} ({why})", quoted(key)));
     }
     if edit.drop_when_empty {
         items.push("must be absent when empty".to_owned());
     }
     items.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn report_quotes_keys_and_values_as_json() {
+        let mut edit = MapEdit::new(&["metadata", "labels"]);
+        edit.set.insert("a\"b".into(), "v\u{1}".into());
+        edit.set.insert("c".into(), "new".into());
+        edit.replaced.insert("c".into(), "o\\ld".into());
+        edit.remove.insert("d\n".into(), "stale".into());
+        let mut plan = Plan::default();
+        plan.push(edit);
+        assert_eq!(
+            report(&plan).strip_prefix(REPORT_PREFIX),
+            Some(
+                r#"metadata.labels: missing "a\"b" (expected "v\u0001"), "c" is "o\\ld" (expected "new"), remove "d\n" (stale)"#
+            )
+        );
+    }
 }

@@ -5,6 +5,7 @@
 //! pays nothing. The policy, the runner's `explain` command and the web page
 //! all call the same functions: there is one core, no fork.
 
+use crate::fields::quoted;
 use serde::Serialize;
 use std::fmt;
 
@@ -221,19 +222,20 @@ impl fmt::Display for Explanation {
                         change,
                     } => writeln!(
                         f,
-                        "  {:?} = {value:?}: flows from {from} ({change})",
-                        key.key
+                        "  {} = {}: flows from {from} ({change})",
+                        quoted(&key.key),
+                        quoted(value)
                     )?,
                     Fate::KeptBookkeeping { child_value } => writeln!(
                         f,
-                        "  {:?}: kept, CAPI bookkeeping (child value {})",
-                        key.key,
+                        "  {}: kept, CAPI bookkeeping (child value {})",
+                        quoted(&key.key),
                         child_value
                             .as_deref()
-                            .map_or("absent".to_owned(), |v| format!("{v:?}"))
+                            .map_or("absent".to_owned(), |v| quoted(v).to_string())
                     )?,
                     Fate::NotPropagated { rule } => {
-                        writeln!(f, "  {:?}: not propagated: {rule}", key.key)?
+                        writeln!(f, "  {}: not propagated: {rule}", quoted(&key.key))?
                     }
                 }
             }
@@ -263,9 +265,10 @@ impl fmt::Display for Explanation {
             for (what, keys) in [("labels", &node.labels), ("annotations", &node.annotations)] {
                 writeln!(f, "node {what}:")?;
                 for key in keys {
-                    match &key.synced_by {
-                        Some(by) => writeln!(f, "  {:?}: synced to the Node ({by})", key.key)?,
-                        None => writeln!(f, "  {:?}: not synced", key.key)?,
+                    let (synced_by, key) = (&key.synced_by, quoted(&key.key));
+                    match synced_by {
+                        Some(by) => writeln!(f, "  {key}: synced to the Node ({by})")?,
+                        None => writeln!(f, "  {key}: not synced")?,
                     }
                 }
             }
@@ -281,23 +284,19 @@ impl fmt::Display for Explanation {
                 writeln!(f, "  {why}")?;
             }
             for label in &tags.labels {
-                let key = &label.qualified_key;
+                let (key, source) = (quoted(&label.qualified_key), &label.source);
                 match &label.fate {
                     TagFate::Tag { tag_key } => {
-                        writeln!(f, "  {key:?} ({}): tag {tag_key:?}", label.source)?
+                        writeln!(f, "  {key} ({source}): tag {}", quoted(tag_key))?
                     }
-                    TagFate::Skipped { reason, detail } => writeln!(
-                        f,
-                        "  {key:?} ({}): skipped, {reason}: {detail}",
-                        label.source
-                    )?,
-                    TagFate::NotOptedIn => {
-                        writeln!(f, "  {key:?} ({}): not opted in", label.source)?
+                    TagFate::Skipped { reason, detail } => {
+                        writeln!(f, "  {key} ({source}): skipped, {reason}: {detail}")?
                     }
+                    TagFate::NotOptedIn => writeln!(f, "  {key} ({source}): not opted in")?,
                 }
             }
             for (key, why) in &tags.removed {
-                writeln!(f, "  {key:?}: removed from spec.cloudTags ({why})")?;
+                writeln!(f, "  {}: removed from spec.cloudTags ({why})", quoted(key))?;
             }
         }
         Ok(())

@@ -5,6 +5,8 @@
 //! `spec.template.metadata.labels`" into a typed answer or an error that names
 //! the field, so a malformed object gets a message the user can act on.
 
+use crate::capi::duration::InvalidDuration;
+pub use crate::quote::{Quoted, quoted};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -23,7 +25,7 @@ impl FieldPath {
     /// This path extended by a map key (rendered in brackets, since label
     /// keys contain dots and slashes).
     pub fn key(&self, key: &str) -> Self {
-        Self(format!("{}[{key:?}]", self.0))
+        Self(format!("{}[{}]", self.0, quoted(key)))
     }
 }
 
@@ -40,16 +42,66 @@ pub struct FieldError {
     /// The offending field.
     pub field: FieldPath,
     /// What is wrong and, where possible, what would be right.
-    pub problem: String,
+    pub problem: Problem,
 }
 
 impl FieldError {
     /// An error at `field`.
-    pub fn new(field: FieldPath, problem: impl Into<String>) -> Self {
+    pub fn new(field: FieldPath, problem: impl Into<Problem>) -> Self {
         Self {
             field,
             problem: problem.into(),
         }
+    }
+
+    /// `field` holds `found` where `expected` (e.g. "an object") was needed.
+    pub fn expected(field: FieldPath, expected: &'static str, found: &Value) -> Self {
+        Self::new(field, Problem::expected(expected, found))
+    }
+}
+
+/// What is wrong with a field. Each kind of problem is worded here, once.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Problem {
+    /// The field holds a value of another JSON type than the one needed.
+    #[error("expected {expected}, found {found}")]
+    Expected {
+        /// What was needed, e.g. "an object" or "an int32".
+        expected: &'static str,
+        /// The JSON type found ([`type_name`]).
+        found: &'static str,
+    },
+    /// A field that must be set is absent or empty.
+    #[error("required, and missing or empty")]
+    Required,
+    /// The text is not a Go duration.
+    #[error(transparent)]
+    Duration(#[from] InvalidDuration),
+    /// Any other problem, in words (the cloud-tag label-set annotation's
+    /// own, worded where it is decoded).
+    #[error("{0}")]
+    Other(String),
+}
+
+impl Problem {
+    /// `found` where `expected` (e.g. "an object") was needed.
+    pub fn expected(expected: &'static str, found: &Value) -> Self {
+        Self::Expected {
+            expected,
+            found: type_name(found),
+        }
+    }
+}
+
+impl From<String> for Problem {
+    fn from(problem: String) -> Self {
+        Self::Other(problem)
+    }
+}
+
+impl From<&str> for Problem {
+    fn from(problem: &str) -> Self {
+        Self::Other(problem.to_owned())
     }
 }
 
@@ -75,9 +127,10 @@ pub fn get<'a>(root: &'a Value, path: &[&str]) -> Result<Option<&'a Value>, Fiel
             Value::Object(map) => map,
             Value::Null => return Ok(None),
             other => {
-                return Err(FieldError::new(
+                return Err(FieldError::expected(
                     FieldPath::of(&path[..depth]),
-                    format!("expected an object, found {}", type_name(other)),
+                    "an object",
+                    other,
                 ));
             }
         };
@@ -97,9 +150,10 @@ pub fn object<'a>(
     match get(root, path)? {
         None => Ok(None),
         Some(Value::Object(map)) => Ok(Some(map)),
-        Some(other) => Err(FieldError::new(
+        Some(other) => Err(FieldError::expected(
             FieldPath::of(path),
-            format!("expected an object, found {}", type_name(other)),
+            "an object",
+            other,
         )),
     }
 }
@@ -109,10 +163,7 @@ pub fn string<'a>(root: &'a Value, path: &[&str]) -> Result<Option<&'a str>, Fie
     match get(root, path)? {
         None => Ok(None),
         Some(Value::String(s)) => Ok(Some(s)),
-        Some(other) => Err(FieldError::new(
-            FieldPath::of(path),
-            format!("expected a string, found {}", type_name(other)),
-        )),
+        Some(other) => Err(FieldError::expected(FieldPath::of(path), "a string", other)),
     }
 }
 
@@ -138,9 +189,10 @@ pub fn string_entries<'a>(
     map.iter()
         .map(|(key, value)| match value {
             Value::String(s) => Ok((key.as_str(), s.as_str())),
-            other => Err(FieldError::new(
+            other => Err(FieldError::expected(
                 field().key(key),
-                format!("expected a string value, found {}", type_name(other)),
+                "a string value",
+                other,
             )),
         })
         .collect()
@@ -150,6 +202,22 @@ pub fn string_entries<'a>(
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn quoted_is_a_json_string() {
+        assert_eq!(quoted("team/x").to_string(), r#""team/x""#);
+        assert_eq!(quoted("a\"b\\c\u{0}é").to_string(), r#""a\"b\\c\u0000é""#);
+    }
+
+    #[test]
+    fn field_path_key_is_quoted_as_json() {
+        assert_eq!(
+            FieldPath::of(&["metadata", "labels"])
+                .key("a\"b\n")
+                .to_string(),
+            r#"metadata.labels["a\"b\n"]"#
+        );
+    }
 
     #[test]
     fn string_map_absent_path_is_empty() {

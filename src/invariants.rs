@@ -16,6 +16,7 @@
 
 use crate::capi::duration;
 use crate::capi::rules::{self, Endpoint, Unit};
+use crate::fields::FieldPath;
 use crate::plan::EntryKey;
 use crate::tags::transform::TAG_PREFIX;
 use crate::tags::{LABELS_ANNOTATION, SKIPPED_ANNOTATION};
@@ -69,8 +70,57 @@ impl Capability {
     }
 }
 
+/// How a mutation broke the properties: the first violation found, naming
+/// the field or key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Violation {
+    /// Something outside the maps and fields the capability owns changed;
+    /// both sides are shown with the owned parts taken out.
+    #[error("a field outside the contract's maps changed:\n before: {before}\n after:  {after}")]
+    OutsideChanged {
+        /// `before` without the owned maps and fields.
+        before: Value,
+        /// `after` without the owned maps and fields.
+        after: Value,
+    },
+    /// A map the capability owns held something else than a map, and the
+    /// mutation replaced it.
+    #[error("{0} was not a map and was rewritten")]
+    NotAMapRewritten(FieldPath),
+    /// A key or field is gone that the policy may not remove.
+    #[error("{0} was removed")]
+    Removed(FieldPath),
+    /// A key the policy does not own has another value.
+    #[error("{0} was rewritten")]
+    Rewritten(FieldPath),
+    /// The policy wrote a value that is not a string into a string map.
+    #[error("{0} is not a string")]
+    NotAString(FieldPath),
+    /// A key appeared that the capability does not own.
+    #[error("{0} was added but the policy does not own it")]
+    AddedUnowned(FieldPath),
+    /// The label-set annotation, which only users write, changed.
+    #[error("{0} changed")]
+    LabelSetChanged(FieldPath),
+    /// A field holds a value its CRD type does not allow, or a keyed list
+    /// lost an entry.
+    #[error(
+        "{field} was written as {value}, which its type does not allow or which drops an entry"
+    )]
+    Mistyped {
+        /// The field.
+        field: FieldPath,
+        /// What the mutation wrote there.
+        value: Value,
+    },
+}
+
 /// Checks that `after` is `before` changed only as `capability` may change it.
-pub fn check_mutation(capability: Capability, before: &Value, after: &Value) -> Result<(), String> {
+pub fn check_mutation(
+    capability: Capability,
+    before: &Value,
+    after: &Value,
+) -> Result<(), Violation> {
     let mut outside_before = before.clone();
     let mut outside_after = after.clone();
     let (maps, fields) = capability.targets();
@@ -96,9 +146,10 @@ pub fn check_mutation(capability: Capability, before: &Value, after: &Value) -> 
         drop_null_parents(&mut outside_after, path);
     }
     if outside_before != outside_after {
-        return Err(format!(
-            "a field outside the contract's maps changed:\n before: {outside_before}\n after:  {outside_after}"
-        ));
+        return Err(Violation::OutsideChanged {
+            before: outside_before,
+            after: outside_after,
+        });
     }
     Ok(())
 }
@@ -108,20 +159,20 @@ fn check_map(
     path: &[&str],
     before: Option<&Value>,
     after: Option<&Value>,
-) -> Result<(), String> {
+) -> Result<(), Violation> {
     let empty = Map::new();
     let old = before.and_then(Value::as_object).unwrap_or(&empty);
     let new = after.and_then(Value::as_object).unwrap_or(&empty);
-    let at = path.join(".");
+    let at = FieldPath::of(path);
     if before.is_some_and(|v| !v.is_object() && !v.is_null()) && before != after {
-        return Err(format!("{at} was not a map and was rewritten"));
+        return Err(Violation::NotAMapRewritten(at));
     }
     for (key, old_value) in old {
         let owned = capability.owns(path, key);
         match new.get(key) {
-            None if !owned => return Err(format!("{at}[{key:?}] was removed")),
+            None if !owned => return Err(Violation::Removed(at.key(key))),
             Some(new_value) if new_value != old_value && !owned && !capability.may_correct() => {
-                return Err(format!("{at}[{key:?}] was rewritten"));
+                return Err(Violation::Rewritten(at.key(key)));
             }
             _ => {}
         }
@@ -130,21 +181,19 @@ fn check_map(
         // The policy writes only strings; a value it left as submitted is
         // the submitter's (the API server judges it), even when it is not.
         if !value.is_string() && old.get(key) != Some(value) {
-            return Err(format!("{at}[{key:?}] is not a string"));
+            return Err(Violation::NotAString(at.key(key)));
         }
         if !old.contains_key(key)
             && capability == Capability::CloudTags
             && !capability.owns(path, key)
         {
-            return Err(format!(
-                "{at}[{key:?}] was added but the policy does not own it"
-            ));
+            return Err(Violation::AddedUnowned(at.key(key)));
         }
     }
     if path == ["metadata", "annotations"]
         && old.get(LABELS_ANNOTATION) != new.get(LABELS_ANNOTATION)
     {
-        return Err(format!("{at}[{LABELS_ANNOTATION:?}] changed"));
+        return Err(Violation::LabelSetChanged(at.key(LABELS_ANNOTATION)));
     }
     Ok(())
 }
@@ -156,17 +205,18 @@ fn check_field(
     mut units: impl Iterator<Item = Unit>,
     before: Option<&Value>,
     after: Option<&Value>,
-) -> Result<(), String> {
-    let at = path.join(".");
+) -> Result<(), Violation> {
+    let field = FieldPath::of(path);
     let Some(after) = after else {
-        return Err(format!("{at} was removed"));
+        return Err(Violation::Removed(field));
     };
     if units.any(|unit| holds(unit, before, after)) {
         Ok(())
     } else {
-        Err(format!(
-            "{at} was written as {after}, which its type does not allow or which drops an entry"
-        ))
+        Err(Violation::Mistyped {
+            field,
+            value: after.clone(),
+        })
     }
 }
 
@@ -257,6 +307,13 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// The violation's text, which the tests pin.
+    fn violation(capability: Capability, before: &Value, after: &Value) -> Option<String> {
+        check_mutation(capability, before, after)
+            .err()
+            .map(|e| e.to_string())
+    }
+
     #[test]
     fn capi_may_add_and_correct_but_not_remove() {
         let before = json!({"metadata": {"labels": {"a": "1", "b": "2"}}, "spec": {"x": 1}});
@@ -264,8 +321,8 @@ mod tests {
         assert_eq!(check_mutation(Capability::Capi, &before, &ok), Ok(()));
         let removed = json!({"metadata": {"labels": {"a": "1"}}, "spec": {"x": 1}});
         assert_eq!(
-            check_mutation(Capability::Capi, &before, &removed),
-            Err("metadata.labels[\"b\"] was removed".into())
+            violation(Capability::Capi, &before, &removed).as_deref(),
+            Some("metadata.labels[\"b\"] was removed")
         );
     }
 
@@ -285,10 +342,10 @@ mod tests {
         assert_eq!(check_mutation(Capability::Capi, &before, &after), Ok(()));
     }
 
-    // Found by the mutated_objects fuzz target (shared/fuzz-findings): a
-    // MachineSet without an owner carrying a null annotation value is
-    // allowed unchanged; the policy wrote nothing, so nothing it wrote is
-    // malformed.
+    // Found by the mutated_objects fuzz target
+    // (fuzz/fuzz_targets/mutated_objects.rs): a MachineSet without an owner
+    // carrying a null annotation value is allowed unchanged; the policy
+    // wrote nothing, so nothing it wrote is malformed.
     #[test]
     fn a_non_string_value_left_as_submitted_is_not_the_policys() {
         let before = json!({"metadata": {"annotations": {"\u{0}": null}, "labels": {"a": "1"}}});
@@ -300,8 +357,8 @@ mod tests {
         );
         let written = json!({"metadata": {"annotations": {"\u{0}": 1}, "labels": {"a": "1"}}});
         assert_eq!(
-            check_mutation(Capability::Capi, &before, &written),
-            Err("metadata.annotations[\"\\0\"] is not a string".into())
+            violation(Capability::Capi, &before, &written).as_deref(),
+            Some(r#"metadata.annotations["\u0000"] is not a string"#)
         );
     }
 
@@ -340,14 +397,14 @@ mod tests {
         let user_removed = json!({"metadata": {"annotations": {"team": "a"}},
                                   "spec": {"cloudTags": {"plexsphere:new": "2"}}});
         assert_eq!(
-            check_mutation(Capability::CloudTags, &before, &user_removed),
-            Err("spec.cloudTags[\"CostCenter\"] was removed".into())
+            violation(Capability::CloudTags, &before, &user_removed).as_deref(),
+            Some("spec.cloudTags[\"CostCenter\"] was removed")
         );
         let rewritten = json!({"metadata": {"annotations": {"team": "b"}},
                                "spec": {"cloudTags": {"CostCenter": "42"}}});
         assert_eq!(
-            check_mutation(Capability::CloudTags, &before, &rewritten),
-            Err("metadata.annotations[\"team\"] was rewritten".into())
+            violation(Capability::CloudTags, &before, &rewritten).as_deref(),
+            Some("metadata.annotations[\"team\"] was rewritten")
         );
     }
 }

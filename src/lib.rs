@@ -6,6 +6,8 @@
 //! read through the [`lookup::Lookup`] trait so the core runs natively in
 //! tests and tools.
 
+#![deny(missing_docs)]
+
 // The allocator is the one place that needs raw pointers (src/arena.rs).
 #[allow(unsafe_code)]
 pub mod arena;
@@ -21,6 +23,7 @@ pub mod lookup;
 pub mod outcome;
 pub mod plan;
 pub mod projection;
+pub mod quote;
 pub mod request;
 pub mod settings;
 pub mod tags;

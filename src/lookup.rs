@@ -287,8 +287,14 @@ mod tests {
     }
 
     /// The host error text policy-server 1.35 gives the guest when the API
-    /// server answers 503 for a MachineDeployment (shared/reference/
-    /// kubewarden.md §8, observed), as the waPC guest receives it.
+    /// server answers 503 for a MachineDeployment, as the waPC guest
+    /// receives it (observed on a real policy-server; README, "Cluster API:
+    /// what flows where", on look-up failures). policy-evaluator writes
+    /// `Callback evaluation failure: {e:?}` (`send_request_and_wait_for_response`
+    /// in kubewarden-controller
+    /// `crates/policy-evaluator/src/runtimes/wapc/callback.rs`), so the rest
+    /// is kube-rs's error as anyhow debug-prints it, `Caused by:` chain
+    /// included.
     const POLICY_SERVER_503: &str = "error invoking host capability kubernetes.get_resource: Host error: Callback evaluation failure: ApiError: the server is currently unable to handle the request (get machinedeployments.cluster.x-k8s.io): ServiceUnavailable (Status { status: Some(Failure), code: 503, message: \"the server is currently unable to handle the request (get machinedeployments.cluster.x-k8s.io)\", metadata: Some(ListMeta { continue_: None, remaining_item_count: None, resource_version: None, self_link: None }), reason: \"ServiceUnavailable\", details: Some(StatusDetails { name: \"my-cluster-md-0\", group: \"cluster.x-k8s.io\", kind: \"machinedeployments\", uid: \"\", causes: [], retry_after_seconds: 0 }) })\n\nCaused by:\n    the server is currently unable to handle the request (get machinedeployments.cluster.x-k8s.io): ServiceUnavailable";
 
     #[test]

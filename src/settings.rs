@@ -8,6 +8,7 @@
 //! round trip instead of one per `kubectl apply`; an evaluation prepares only
 //! what its request reads ([`Settings`]).
 
+use crate::fields::{self, quoted};
 use crate::key_pattern::KeyPattern;
 use crate::tags::profile::Profiles;
 use crate::tags::user_profile;
@@ -18,8 +19,8 @@ use std::collections::BTreeSet;
 use std::fmt;
 
 /// Labels seeded by the platform that can never be opted into cloud-tag
-/// propagation (seed 003: "The three seeded platform Definitions are
-/// immutable and cannot be opted in").
+/// propagation: the platform's three seeded Definitions are immutable and
+/// cannot be opted in (README, "Settings", `cloudTags.propagatingLabels`).
 pub const SEEDED_LABELS: [&str; 3] = ["platform/origin", "platform/mesh-ip", "platform/domain"];
 
 /// Default dotted path of the provider name inside an XR.
@@ -109,10 +110,11 @@ impl Default for RawCloudTagSettings {
 /// Parsing is strict and cheap; what costs (compiling the node-sync regexes,
 /// building the opt-in set) is prepared the first time an evaluation asks
 /// for it. policy-server evaluates every request on a fresh instance
-/// (`shared/reference/kubewarden.md` §8), so anything prepared up front would
-/// be paid by every request, including the many that never read it: a
-/// MachineSet needs no cloud-tag settings and usually no regex, an XR never
-/// needs the node-sync regexes.
+/// (README, "Settings"; `rehydrate` in kubewarden-controller
+/// `crates/policy-server/src/evaluation/evaluation_environment.rs`), so
+/// anything prepared up front would be paid by every request, including the
+/// many that never read it: a MachineSet needs no cloud-tag settings and
+/// usually no regex, an XR never needs the node-sync regexes.
 #[derive(Debug, Default)]
 pub struct Settings {
     /// `mutate` or `validate`.
@@ -151,6 +153,109 @@ impl fmt::Display for SettingsError {
 
 impl std::error::Error for SettingsError {}
 
+impl From<Problem> for SettingsError {
+    fn from(problem: Problem) -> Self {
+        Self {
+            problems: vec![problem.to_string()],
+        }
+    }
+}
+
+/// One problem this module finds in a settings document, each worded here
+/// once; rendered into [`SettingsError::problems`], which the tag-profile
+/// checks ([`user_profile::prepare`]) add their own lines to.
+#[derive(Debug)]
+enum Problem {
+    /// The document is not a JSON object.
+    NotAnObject {
+        /// Its JSON type, or "invalid JSON".
+        found: &'static str,
+    },
+    /// serde refused the field at `path` (`.` for the document itself).
+    Refused {
+        /// The path serde_path_to_error names.
+        path: String,
+        /// serde's message.
+        message: String,
+    },
+    /// An empty key in `cloudTags.propagatingLabels`.
+    EmptyLabelKey {
+        /// `cloudTags.propagatingLabels[i]`.
+        field: String,
+    },
+    /// A seeded platform label in `cloudTags.propagatingLabels`.
+    SeededLabel {
+        /// `cloudTags.propagatingLabels[i]`.
+        field: String,
+        /// The label.
+        key: String,
+    },
+    /// `cloudTags.providerPath` has an empty segment.
+    ProviderPath {
+        /// The path as written.
+        path: String,
+    },
+    /// A node-sync pattern regex-lite refuses.
+    InvalidRegex {
+        /// `capi.additionalSyncMachine{Labels,Annotations}[i]`.
+        field: String,
+        /// The pattern as written.
+        pattern: String,
+        /// regex-lite's reason.
+        error: regex_lite::Error,
+    },
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Problem::NotAnObject { found } => write!(
+                f,
+                "settings: expected an object such as {{\"cloudTags\": {{…}}}}, found {found}"
+            ),
+            Problem::Refused { path, message } => {
+                let path = if path == "." || path.is_empty() {
+                    "settings"
+                } else {
+                    path
+                };
+                write!(f, "{path}: {message}")
+            }
+            Problem::EmptyLabelKey { field } => write!(
+                f,
+                "{field}: empty label key; list exact qualified keys such as \"platform/env\""
+            ),
+            Problem::SeededLabel { field, key } => write!(
+                f,
+                "{field}: {} is a seeded platform label and can never be opted into cloud-tag \
+                 propagation; remove it from the list",
+                quoted(key)
+            ),
+            Problem::ProviderPath { path } => write!(
+                f,
+                "cloudTags.providerPath: {} is not a dotted field path; use e.g. {} (the \
+                 default) or omit the field",
+                quoted(path),
+                quoted(DEFAULT_PROVIDER_PATH)
+            ),
+            Problem::InvalidRegex {
+                field,
+                pattern,
+                error,
+            } => {
+                write!(f, "{field}: invalid regex {}: {error}", quoted(pattern))?;
+                if error.to_string().contains("size limit") {
+                    write!(
+                        f,
+                        " ({REGEX_SIZE_LIMIT} bytes); simplify it, e.g. fewer counted repetitions"
+                    )?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
 impl Settings {
     /// Parses a settings document (JSON) and prepares every part of it,
     /// reporting every problem at once: what `validate_settings` answers
@@ -187,12 +292,8 @@ impl Settings {
             // serde would also accept a struct written as an array of field
             // values, which only produces confusing messages.
             let found = serde_json::from_slice::<serde_json::Value>(trimmed)
-                .map_or("invalid JSON", |v| crate::fields::type_name(&v));
-            return Err(SettingsError {
-                problems: vec![format!(
-                    "settings: expected an object such as {{\"cloudTags\": {{…}}}}, found {found}"
-                )],
-            });
+                .map_or("invalid JSON", |v| fields::type_name(&v));
+            return Err(Problem::NotAnObject { found }.into());
         }
         // Path tracking costs on every request; only a refused document
         // needs it, to name the field.
@@ -200,18 +301,11 @@ impl Settings {
             return Ok(Self::from(parsed));
         }
         let de = &mut serde_json::Deserializer::from_slice(trimmed);
-        let parsed: RawSettings = serde_path_to_error::deserialize(de).map_err(|e| {
-            let path = e.path().to_string();
-            let inner = e.into_inner();
-            let problem = if path == "." || path.is_empty() {
-                format!("settings: {inner}")
-            } else {
-                format!("{path}: {inner}")
-            };
-            SettingsError {
-                problems: vec![problem],
-            }
-        })?;
+        let parsed: RawSettings =
+            serde_path_to_error::deserialize(de).map_err(|e| Problem::Refused {
+                path: e.path().to_string(),
+                message: e.into_inner().to_string(),
+            })?;
         Ok(Self::from(parsed))
     }
 
@@ -287,14 +381,10 @@ impl RawCloudTagSettings {
         for (i, key) in self.propagating_labels.iter().enumerate() {
             let field = format!("cloudTags.propagatingLabels[{i}]");
             if key.is_empty() {
-                problems.push(format!(
-                    "{field}: empty label key; list exact qualified keys such as \"platform/env\""
-                ));
+                problems.push(Problem::EmptyLabelKey { field }.to_string());
             } else if SEEDED_LABELS.contains(&key.as_str()) {
-                problems.push(format!(
-                    "{field}: \"{key}\" is a seeded platform label and can never be opted into \
-                     cloud-tag propagation; remove it from the list"
-                ));
+                let key = key.clone();
+                problems.push(Problem::SeededLabel { field, key }.to_string());
             } else {
                 propagating_labels.insert(key.clone());
             }
@@ -303,10 +393,8 @@ impl RawCloudTagSettings {
         let path = &self.provider_path;
         let provider_path: Vec<String> = path.split('.').map(str::to_owned).collect();
         if provider_path.iter().any(String::is_empty) {
-            problems.push(format!(
-                "cloudTags.providerPath: \"{path}\" is not a dotted field path; use e.g. \
-                 \"{DEFAULT_PROVIDER_PATH}\" (the default) or omit the field"
-            ));
+            let path = path.clone();
+            problems.push(Problem::ProviderPath { path }.to_string());
         }
 
         let profiles = user_profile::prepare(&self.profiles, &mut problems);
@@ -334,18 +422,14 @@ fn compile_all(field: &str, patterns: &[String]) -> Result<Vec<KeyPattern>, Sett
         };
         match KeyPattern::new(pattern, compile) {
             Ok(regex) => compiled.push(regex),
-            Err(e) => {
-                let hint = if e.to_string().contains("size limit") {
-                    format!(
-                        " ({REGEX_SIZE_LIMIT} bytes); simplify it, e.g. fewer counted repetitions"
-                    )
-                } else {
-                    String::new()
-                };
-                problems.push(format!(
-                    "{field}[{i}]: invalid regex {pattern:?}: {e}{hint}"
-                ));
-            }
+            Err(error) => problems.push(
+                Problem::InvalidRegex {
+                    field: format!("{field}[{i}]"),
+                    pattern: pattern.clone(),
+                    error,
+                }
+                .to_string(),
+            ),
         }
     }
     if problems.is_empty() {
@@ -444,6 +528,22 @@ mod tests {
                 "cloudTags.propagatingLabels[1]: empty label key; list exact qualified keys such as \"platform/env\"",
                 "cloudTags.propagatingLabels[2]: \"platform/domain\" is a seeded platform label and can never be opted into cloud-tag propagation; remove it from the list",
                 "cloudTags.providerPath: \"spec..provider\" is not a dotted field path; use e.g. \"spec.parameters.provider\" (the default) or omit the field",
+            ]
+        );
+    }
+
+    #[test]
+    fn settings_problems_quote_what_they_name_as_json() {
+        assert_eq!(
+            problems(r#"{"cloudTags":{"providerPath":"spec..\"provider\""}}"#),
+            [
+                r#"cloudTags.providerPath: "spec..\"provider\"" is not a dotted field path; use e.g. "spec.parameters.provider" (the default) or omit the field"#
+            ]
+        );
+        assert_eq!(
+            problems(r#"{"capi":{"additionalSyncMachineLabels":["\"(\u0001"]}}"#),
+            [
+                r#"capi.additionalSyncMachineLabels[0]: invalid regex "\"(\u0001": found open group without closing ')'"#
             ]
         );
     }
@@ -630,8 +730,8 @@ mod tests {
 
     #[test]
     fn settings_profile_refusing_the_prefix_is_accepted() {
-        // The user's call (issue 22): explained and summarised at
-        // evaluation, not refused.
+        // The user's call (README, "User-defined tag profiles"): explained
+        // and summarised at evaluation, not refused.
         let s = Settings::from_json(
             br#"{"cloudTags":{"profiles":[{"name":"gcp-labels","providers":["gcp"],"keyMax":63,
                  "valueMax":63,"unit":"bytes","cap":64,

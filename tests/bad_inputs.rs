@@ -90,7 +90,8 @@ fn run_case(case: &Case) -> Result<(), String> {
                 Capability::for_group(&request.kind.group),
                 &request.object,
                 &after,
-            )?;
+            )
+            .map_err(|violation| violation.to_string())?;
             crd_schema::check_output(&request.object, &after)?;
             contains(&outcome.warnings.join("\n"))
         }

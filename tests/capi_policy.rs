@@ -334,7 +334,7 @@ fn a_non_string_label_or_annotation_is_rejected_on_every_path() {
     for (object, message) in [
         (
             orphan,
-            "metadata.annotations[\"\\0\"]: expected a string value, found null",
+            r#"metadata.annotations["\u0000"]: expected a string value, found null"#,
         ),
         (
             owned,

@@ -180,7 +180,7 @@ fn check_properties(
     );
     let capability = Capability::for_group(&request.kind.group);
     if let Err(e) = check_mutation(capability, &object, &after) {
-        return Err(TestCaseError::fail(e));
+        return Err(TestCaseError::fail(e.to_string()));
     }
     crd_schema::check_output(&object, &after).map_err(TestCaseError::fail)?;
     let idempotent = evaluate(

@@ -48,9 +48,9 @@ static PROFILES: LazyLock<Vec<TagProfile>> = LazyLock::new(|| {
 // ---------------------------------------------------------------- the oracle
 //
 // Written from the documentation, not from the code: no `CharSet`, no
-// `KeyCharacters`, no `check`. Sources: the seed's constraint table (the
-// README's profile table) for the built-ins, and the provider documents
-// cited in the README for the ready-made profiles.
+// `KeyCharacters`, no `check`. Sources: the README's profile table
+// ("Crossplane: cloud tags") for the built-ins, and the provider documents
+// the README cites ("Ready-made profiles") for the ready-made profiles.
 
 struct Rules {
     key_max: usize,

@@ -7,6 +7,8 @@
 //! Go's `time.ParseDuration`; the conversion to seconds truncates, as CAPI's
 //! `ConvertToSeconds` does (api/core/v1beta2/conversion.go).
 
+use crate::quote::quoted;
+
 /// Nanoseconds per unit, by Go's unit names.
 const UNITS: &[(&str, u64)] = &[
     ("ns", 1),
@@ -25,9 +27,20 @@ const MAX_NANOS: u64 = i64::MAX as u64;
 /// A duration in nanoseconds, as Go's `time.Duration` holds it.
 pub type Nanos = i64;
 
+/// A text Go's `time.ParseDuration` refuses (or whose value overflows
+/// Go's `time.Duration`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{} is not a duration such as \"5m0s\" or \"90s\"", quoted(.text))]
+pub struct InvalidDuration {
+    /// The text as written.
+    pub text: String,
+}
+
 /// Parses a Go duration (`"300ms"`, `"-1.5h"`, `"2h45m"`), or says why not.
-pub fn parse(text: &str) -> Result<Nanos, String> {
-    let invalid = || format!("{text:?} is not a duration such as \"5m0s\" or \"90s\"");
+pub fn parse(text: &str) -> Result<Nanos, InvalidDuration> {
+    let invalid = || InvalidDuration {
+        text: text.to_owned(),
+    };
     let (negative, mut rest) = match text.as_bytes().first() {
         Some(b'-') => (true, &text[1..]),
         Some(b'+') => (false, &text[1..]),
@@ -176,6 +189,14 @@ mod tests {
     #[case("18446744073.999999999s")]
     fn refuses_what_go_refuses(#[case] text: &str) {
         assert!(parse(text).is_err(), "{text:?} parsed");
+    }
+
+    #[test]
+    fn refusal_quotes_the_text_as_json() {
+        assert_eq!(
+            parse("5 \"m\"").unwrap_err().to_string(),
+            r#""5 \"m\"" is not a duration such as "5m0s" or "90s""#
+        );
     }
 
     #[rstest]

@@ -9,7 +9,7 @@
 
 use super::duration::{self, Nanos};
 use super::rules::{Endpoint, FieldFlow, Unit};
-use crate::fields::{self, FieldError, FieldPath};
+use crate::fields::{self, FieldError, FieldPath, Problem};
 use crate::plan::{EntryKey, FieldEdit};
 use serde_json::Value;
 
@@ -112,7 +112,7 @@ pub fn decide<'a>(
         return Ok(());
     };
     let child_error =
-        |problem: String| Malformed::Child(FieldError::new(FieldPath::of(to.path), problem));
+        |problem: Problem| Malformed::Child(FieldError::new(FieldPath::of(to.path), problem));
     match (desired, to.unit) {
         (
             Desired::Duration {
@@ -146,7 +146,7 @@ pub fn decide<'a>(
                 None => true,
                 Some(held) => {
                     held.as_i64()
-                        .ok_or_else(|| child_error(expected_text("an integer", held)))?
+                        .ok_or_else(|| child_error(Problem::expected("an integer", held)))?
                         != value
                 }
             };
@@ -157,7 +157,7 @@ pub fn decide<'a>(
                 None => true,
                 Some(held) => {
                     held.as_str()
-                        .ok_or_else(|| child_error(expected_text("a string", held)))?
+                        .ok_or_else(|| child_error(Problem::expected("a string", held)))?
                         != text
                 }
             };
@@ -170,7 +170,7 @@ pub fn decide<'a>(
             let held: &[Value] = match found {
                 None => &[],
                 Some(Value::Array(held)) => held,
-                Some(other) => return Err(child_error(expected_text("a list", other))),
+                Some(other) => return Err(child_error(Problem::expected("a list", other))),
             };
             let first = out.len();
             for entry in entries {
@@ -218,14 +218,14 @@ fn desired<'a>(from: &Endpoint, parent: &'a Value) -> Result<Option<Desired<'a>>
     let Some(value) = fields::get(parent, from.path)? else {
         return Ok(None);
     };
-    let wrong = |what: &str| FieldError::new(FieldPath::of(from.path), expected_text(what, value));
+    let wrong = |what: &'static str| FieldError::expected(FieldPath::of(from.path), what, value);
     Ok(Some(match from.unit {
         Unit::Duration => {
             let text = value
                 .as_str()
                 .ok_or_else(|| wrong("a duration string such as \"5m0s\""))?;
             let nanos = duration::parse(text)
-                .map_err(|problem| FieldError::new(FieldPath::of(from.path), problem))?;
+                .map_err(|invalid| FieldError::new(FieldPath::of(from.path), invalid))?;
             Desired::Duration {
                 nanos,
                 whole_seconds: false,
@@ -255,9 +255,10 @@ fn desired<'a>(from: &Endpoint, parent: &'a Value) -> Result<Option<Desired<'a>>
         Unit::KeyedList(_) => {
             let entries = value.as_array().ok_or_else(|| wrong("a list"))?;
             if let Some((i, entry)) = entries.iter().enumerate().find(|(_, e)| !e.is_object()) {
-                return Err(FieldError::new(
+                return Err(FieldError::expected(
                     FieldPath::of(&[&format!("{}[{i}]", from.path.join("."))]),
-                    expected_text("an object", entry),
+                    "an object",
+                    entry,
                 ));
             }
             Desired::Entries(entries)
@@ -272,23 +273,19 @@ fn int32(value: &Value) -> Option<i64> {
 
 /// A child's duration field: its nanoseconds, and whether it is whole
 /// seconds (v1beta2).
-fn held_duration(held: &Value, unit: Unit) -> Result<(Nanos, bool), String> {
+fn held_duration(held: &Value, unit: Unit) -> Result<(Nanos, bool), Problem> {
     match unit {
         Unit::Duration => {
             let text = held
                 .as_str()
-                .ok_or_else(|| expected_text("a duration string such as \"5m0s\"", held))?;
+                .ok_or_else(|| Problem::expected("a duration string such as \"5m0s\"", held))?;
             Ok((duration::parse(text)?, false))
         }
         _ => held
             .as_i64()
             .map(|seconds| (duration::from_seconds(seconds), true))
-            .ok_or_else(|| expected_text("an integer number of seconds", held)),
+            .ok_or_else(|| Problem::expected("an integer number of seconds", held)),
     }
-}
-
-fn expected_text(what: &str, found: &Value) -> String {
-    format!("expected {what}, found {}", fields::type_name(found))
 }
 
 #[cfg(test)]

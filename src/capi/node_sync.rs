@@ -1,10 +1,12 @@
 //! Which Machine labels and annotations Cluster API copies to the Node
-//! (capi-rules §c: `GetManagedLabels` / `GetManagedAnnotations`, v1.14).
+//! (Cluster API v1.14.0 util/labels/helpers.go `GetManagedLabels` and
+//! util/annotations/helpers.go `GetManagedAnnotations`; README, "Machine →
+//! Node").
 //!
 //! The domain of a key is the part before the first `/` (the whole key when
 //! there is none), exactly as CAPI's `strings.Split(key, "/")[0]`.
 
-use crate::fields::StringMap;
+use crate::fields::{StringMap, quoted};
 use crate::key_pattern::KeyPattern;
 use std::collections::BTreeMap;
 
@@ -66,7 +68,7 @@ fn regex_criterion(key: &str, regexes: &[KeyPattern], setting: &str) -> Option<S
         .iter()
         .enumerate()
         .find(|(_, re)| re.is_match(key))
-        .map(|(i, re)| format!("{setting}[{i}] {:?}", re.as_str()))
+        .map(|(i, re)| format!("{setting}[{i}] {}", quoted(re.as_str())))
 }
 
 /// Whether CAPI syncs a Machine label with this key to the Node.
@@ -135,11 +137,12 @@ pub fn unsynced_label_warnings<'r, E>(
         .filter(|key| !label_is_synced(key, regexes))
         .map(|key| {
             format!(
-                "label {key:?} in {path} will not be synced to the Node by Cluster API, which \
+                "label {} in {path} will not be synced to the Node by Cluster API, which \
                  only syncs node-role.kubernetes.io, node-restriction.kubernetes.io and \
                  node.cluster.x-k8s.io labels; to sync it, match it in Cluster API's \
                  --additional-sync-machine-labels flag and in this policy's \
-                 capi.additionalSyncMachineLabels setting"
+                 capi.additionalSyncMachineLabels setting",
+                quoted(key)
             )
         })
         .collect())

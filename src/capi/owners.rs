@@ -1,7 +1,7 @@
 //! Reading `metadata.ownerReferences` and picking the one a rule follows.
 
 use super::rules::{KindMatch, ParentLink};
-use crate::fields::{self, FieldError, FieldPath};
+use crate::fields::{self, FieldError, FieldPath, Problem};
 use serde_json::Value;
 
 /// One ownerReference, borrowed from the object.
@@ -41,10 +41,7 @@ pub fn owner_refs(object: &Value) -> Result<Vec<OwnerRef<'_>>, FieldError> {
         None => return Ok(Vec::new()),
         Some(Value::Array(entries)) => entries,
         Some(other) => {
-            return Err(FieldError::new(
-                FieldPath::of(PATH),
-                format!("expected an array, found {}", fields::type_name(other)),
-            ));
+            return Err(FieldError::expected(FieldPath::of(PATH), "an array", other));
         }
     };
     entries
@@ -56,7 +53,7 @@ pub fn owner_refs(object: &Value) -> Result<Vec<OwnerRef<'_>>, FieldError> {
             let text = |field: &'static str| -> Result<&str, FieldError> {
                 match fields::string(entry, &[field]) {
                     Ok(Some(s)) if !s.is_empty() => Ok(s),
-                    Ok(_) => Err(FieldError::new(at(field), "required, and missing or empty")),
+                    Ok(_) => Err(FieldError::new(at(field), Problem::Required)),
                     Err(e) => Err(FieldError::new(at(field), e.problem)),
                 }
             };
@@ -64,15 +61,13 @@ pub fn owner_refs(object: &Value) -> Result<Vec<OwnerRef<'_>>, FieldError> {
                 Ok(None) => false,
                 Ok(Some(Value::Bool(b))) => *b,
                 Ok(Some(other)) => {
-                    return Err(FieldError::new(
-                        at("controller"),
-                        format!("expected a boolean, found {}", fields::type_name(other)),
-                    ));
+                    return Err(FieldError::expected(at("controller"), "a boolean", other));
                 }
                 Err(_) => {
-                    return Err(FieldError::new(
+                    return Err(FieldError::expected(
                         FieldPath::of(&[&format!("metadata.ownerReferences[{i}]")]),
-                        format!("expected an object, found {}", fields::type_name(entry)),
+                        "an object",
+                        entry,
                     ));
                 }
             };

@@ -147,8 +147,9 @@ fn class_entry_path(entry: TopologyEntry) -> Vec<&'static str> {
     }
 }
 
-/// The shape of the Cluster a child of API version `version` looks up
-/// (DESIGN.md: the Cluster is read at the child's own version).
+/// The shape of the Cluster a child of API version `version` looks up: the
+/// Cluster is read at the child's own version (README, "Cluster API: what
+/// flows where").
 pub fn shape_for_child_version(version: &str) -> Option<&'static ClusterShape> {
     SHAPES
         .iter()
@@ -412,10 +413,7 @@ fn find_entry<'a>(
         None => return Ok(None),
         Some(Value::Array(entries)) => entries,
         Some(other) => {
-            return Err(FieldError::new(
-                FieldPath::of(path),
-                format!("expected an array, found {}", fields::type_name(other)),
-            ));
+            return Err(FieldError::expected(FieldPath::of(path), "an array", other));
         }
     };
     for (i, entry) in entries.iter().enumerate() {

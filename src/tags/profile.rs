@@ -7,7 +7,6 @@
 //! the same transformer, which knows nothing provider-specific.
 
 use super::char_class::{CharSet, KeyCharacters};
-use super::transform::{SkipReason, TAG_PREFIX};
 use serde::Deserialize;
 use std::borrow::Cow;
 
@@ -233,24 +232,6 @@ impl TagProfile {
             .iter()
             .find(|r| r.matches(qualified_key))
             .map(|r| &*r.prefix)
-    }
-
-    /// Why this profile refuses *every* label, if it does: every tag key
-    /// starts with the mandated prefix, so a class that refuses one of its
-    /// characters, or a key ceiling too short for the prefix and one more
-    /// character, leaves nothing to propagate (GCP labels forbid `:`).
-    pub fn blocks_every_tag(&self) -> Option<SkipReason<'static>> {
-        let shortest = self.unit.measure(TAG_PREFIX) + 1;
-        if shortest > self.key_max {
-            return Some(SkipReason::KeyTooLong {
-                length: shortest,
-                limit: self.key_max,
-                unit: self.unit,
-            });
-        }
-        self.key_characters
-            .first_disallowed(TAG_PREFIX)
-            .map(|character| SkipReason::KeyCharacterClass { character })
     }
 }
 

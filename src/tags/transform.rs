@@ -123,6 +123,28 @@ pub struct Transformed<'a> {
     pub skipped: Vec<Skip<'a>>,
 }
 
+// Here, not in profile.rs: what a profile refuses is worded in skip
+// reasons, and the profiles know nothing of the transform.
+impl TagProfile {
+    /// Why this profile refuses *every* label, if it does: every tag key
+    /// starts with the mandated prefix, so a class that refuses one of its
+    /// characters, or a key ceiling too short for the prefix and one more
+    /// character, leaves nothing to propagate (GCP labels forbid `:`).
+    pub fn blocks_every_tag(&self) -> Option<SkipReason<'static>> {
+        let shortest = self.unit.measure(TAG_PREFIX) + 1;
+        if shortest > self.key_max {
+            return Some(SkipReason::KeyTooLong {
+                length: shortest,
+                limit: self.key_max,
+                unit: self.unit,
+            });
+        }
+        self.key_characters
+            .first_disallowed(TAG_PREFIX)
+            .map(|character| SkipReason::KeyCharacterClass { character })
+    }
+}
+
 /// The tag key for a qualified label key.
 pub fn tag_key(qualified_key: &str) -> String {
     let mut key = String::with_capacity(TAG_PREFIX.len() + qualified_key.len());

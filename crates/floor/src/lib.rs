@@ -21,6 +21,8 @@
 //! `policy-runner bench --accept-floor … --echo-floor …` measures both next
 //! to the policy; `make bench` builds them (scripts/bench.sh).
 
+#![deny(missing_docs)]
+
 use metadata_propagation_policy::edge;
 use metadata_propagation_policy::outcome::Outcome;
 use metadata_propagation_policy::request::AdmissionRequest;
@@ -64,23 +66,24 @@ fn answer(_payload: Payload<'_>) -> Vec<u8> {
 #[cfg(any(feature = "echo", feature = "lookup"))]
 fn answer(payload: Payload<'_>) -> Vec<u8> {
     #[cfg(feature = "lookup")]
-    if let Err(message) = look_up_parents(&payload) {
-        return edge::encode(Outcome::reject(message), None);
+    if let Err(error) = look_up_parents(&payload) {
+        return edge::encode(Outcome::reject(error.to_string()), None);
     }
     kubewarden_policy_sdk::mutate_request(payload.request.object).unwrap_or_default()
 }
 
 /// The policy's look-ups for a Cluster API request; none for anything else.
 /// The settings are parsed as the policy parses them: they say whether the
-/// masks include the in-place fields' sources.
+/// masks include the in-place fields' sources. Refused settings are
+/// reported as the policy reports them ([`capi::CapiError::Settings`]).
 #[cfg(feature = "lookup")]
-fn look_up_parents(payload: &Payload<'_>) -> Result<(), String> {
+fn look_up_parents(payload: &Payload<'_>) -> Result<(), capi::CapiError> {
     let request = &payload.request;
     if evaluate::route(&request.kind, &request.operation) != evaluate::Route::Capi {
         return Ok(());
     }
     let raw = payload.settings.map_or("{}", RawValue::get);
-    let settings = Settings::parse(raw.as_bytes()).map_err(|e| e.to_string())?;
+    let settings = Settings::parse(raw.as_bytes())?;
     capi::look_up_parents(request, &settings, &HostLookup)
 }
 
