@@ -27,7 +27,8 @@ KWCTL := $(shell command -v kwctl 2>/dev/null || echo $(RUNNER))
 endif
 RUNNER_DEP := $(if $(filter $(RUNNER),$(KWCTL)),$(RUNNER),)
 
-POLICY_SOURCES := $(shell find src -name '*.rs') Cargo.toml Cargo.lock
+# The module is the edge (src/) over the core (crates/core): both rebuild it.
+POLICY_SOURCES := $(shell find src crates/core/src -name '*.rs') Cargo.toml crates/core/Cargo.toml Cargo.lock
 RUNNER_SOURCES := $(shell find crates/runner/src crates/audit/src -name '*.rs') crates/runner/Cargo.toml crates/audit/Cargo.toml Cargo.lock
 
 .PHONY: all demo check test fmt lint unit-tests e2e-tests fuzz clean runner print-cargo-fuzz-version cache-owner
@@ -61,13 +62,14 @@ fmt:
 
 lint:
 	$(CARGO) clippy --locked --all-targets -- -D warnings
-	$(CARGO) clippy --locked -p floor-policy -p explain-web -p cluster-audit --all-targets -- -D warnings
+	$(CARGO) clippy --locked -p floor-policy -p explain-web -p cluster-audit -p metadata-propagation-core --all-targets -- -D warnings
 	$(CARGO) clippy --locked -p policy-runner --all-targets --profile host -- -D warnings
 
-# The explain page's and the audit library's native tests run here, beside
-# the policy's: all are dev builds of the same dependencies, built once.
+# The core's, the explain page's and the audit library's native tests run
+# here, beside the policy's (tests/ at the root exercise the core through its
+# public API): all are dev builds of the same dependencies, built once.
 unit-tests:
-	$(CARGO) test --locked -p metadata-propagation-policy -p explain-web -p cluster-audit
+	$(CARGO) test --locked -p metadata-propagation-policy -p metadata-propagation-core -p explain-web -p cluster-audit
 	$(CARGO) test --locked -p policy-runner --profile host
 
 test: fmt lint unit-tests
@@ -94,7 +96,8 @@ e2e-tests: annotated-policy.wasm $(RUNNER_DEP)
 	    KWCTL=$(KWCTL) POLICY=annotated-policy.wasm bats e2e-tests/capi.bats e2e-tests/inplace.bats e2e-tests/xr.bats; \
 	fi
 	$(MAKE) $(RUNNER)
-	RUNNER=$(RUNNER) POLICY=annotated-policy.wasm bats e2e-tests/explain.bats e2e-tests/audit.bats
+	RUNNER=$(RUNNER) POLICY=annotated-policy.wasm bats e2e-tests/explain.bats e2e-tests/audit.bats \
+	  e2e-tests/warm_memory.bats
 
 # Everything CI runs: the README's test command.
 check: check-schemas test e2e-tests check-artifacthub

@@ -15,6 +15,9 @@ bats_require_minimum_version 1.5.0
 
 KWCTL=${KWCTL:-target/host/policy-runner}
 POLICY=${POLICY:-policy.wasm}
+# Applies the patches (`policy-runner patch`, the json-patch crate that
+# builds them), whichever host answered.
+POLICY_RUNNER=${POLICY_RUNNER:-target/host/policy-runner}
 XR=test_data/xr
 SKIPPED=cloud-tags.plexsphere.io/skipped
 SKIPPED_PATH=/metadata/annotations/cloud-tags.plexsphere.io~1skipped
@@ -26,8 +29,9 @@ setup() {
   if [ ! -f "$POLICY" ]; then
     skip "policy module '$POLICY' not found: build it with 'cargo build --target wasm32-wasip1 --release -p metadata-propagation-policy' and copy target/wasm32-wasip1/release/metadata_propagation_policy.wasm to $POLICY (or set POLICY=...)"
   fi
+  [ -x "$POLICY_RUNNER" ] || skip "'$POLICY_RUNNER' applies the patches: build it (make runner) or set POLICY_RUNNER=..."
   local tool
-  for tool in jq python3 base64; do
+  for tool in jq base64; do
     command -v "$tool" >/dev/null 2>&1 || skip "'$tool' is required by these tests"
   done
 }
@@ -43,11 +47,12 @@ rep() {
 
 settings() { cat "$XR/settings_$1.json"; }
 
-# evaluate REQUEST SETTINGS_JSON: runs the policy on $XR/REQUEST; the
+# run_policy REQUEST_FILE [runner args...]: runs the policy on the file; the
 # response line is left in $response and the decoded patch in $patch_file.
-evaluate() {
-  request_file="$XR/$1"
-  run --separate-stderr "$KWCTL" run --request-path "$request_file" --settings-json "$2" "$POLICY"
+run_policy() {
+  request_file=$1
+  shift
+  run --separate-stderr "$KWCTL" run --request-path "$request_file" "$@" "$POLICY"
   if [ "$status" -ne 0 ]; then
     echo "runner exited $status for $request_file"
     echo "stdout: $output"
@@ -57,6 +62,11 @@ evaluate() {
   response=$output
   patch_file="$BATS_TEST_TMPDIR/patch.json"
   jq -r '.patch // empty' <<<"$response" | base64 -d >"$patch_file"
+}
+
+# evaluate REQUEST SETTINGS_JSON: run_policy on $XR/REQUEST.
+evaluate() {
+  run_policy "$XR/$1" --settings-json "$2"
 }
 
 fail() {
@@ -106,87 +116,32 @@ op_value() {
   jq -c --arg op "$1" --arg path "$2" '[.[] | select(.op == $op and .path == $path) | .value] | if length == 1 then .[0] else error("expected one \($op) \($path)") end' "$patch_file"
 }
 
-# RFC 6902 add/remove/replace applied to a request's object; mode "apply"
-# prints the patched object, mode "untouched" checks that, once spec.cloudTags
-# and the skip annotation are removed from both, the patched object is
-# byte-identical to the submitted one (nothing else changed or reordered).
-PATCH_TOOL=$(cat <<'PY'
-import copy, json, sys
-
-SKIPPED = "cloud-tags.plexsphere.io/skipped"
-
-def tokens(path):
-    if not path.startswith("/"):
-        sys.exit(f"invalid JSON pointer {path!r}")
-    return [t.replace("~1", "/").replace("~0", "~") for t in path.split("/")[1:]]
-
-def apply(doc, patch):
-    for op in patch:
-        kind, path = op["op"], op["path"]
-        if kind not in ("add", "remove", "replace"):
-            sys.exit(f"unexpected operation {kind} at {path}")
-        toks = tokens(path)
-        if not toks:
-            sys.exit(f"operation {kind} replaces the whole object")
-        parent = doc
-        for t in toks[:-1]:
-            parent = parent[int(t)] if isinstance(parent, list) else parent[t]
-        last = toks[-1]
-        if isinstance(parent, list):
-            index = len(parent) if last == "-" else int(last)
-            if kind == "add":
-                parent.insert(index, op["value"])
-            elif kind == "remove":
-                del parent[index]
-            else:
-                parent[index] = op["value"]
-        elif kind == "add":
-            parent[last] = op["value"]
-        else:
-            if last not in parent:
-                sys.exit(f"{kind} of missing member {path}")
-            if kind == "remove":
-                del parent[last]
-            else:
-                parent[last] = op["value"]
-    return doc
-
-def strip(obj):
-    obj = copy.deepcopy(obj)
-    if isinstance(obj.get("spec"), dict):
-        obj["spec"].pop("cloudTags", None)
-    annotations = obj.get("metadata", {}).get("annotations")
-    if isinstance(annotations, dict):
-        annotations.pop(SKIPPED, None)
-        if not annotations:
-            del obj["metadata"]["annotations"]
-    return obj
-
-mode, request_path, patch_path = sys.argv[1:4]
-with open(request_path, encoding="utf-8") as f:
-    original = json.load(f)["object"]
-with open(patch_path, encoding="utf-8") as f:
-    patch = json.load(f)
-patched = apply(copy.deepcopy(original), patch)
-if mode == "apply":
-    print(json.dumps(patched, ensure_ascii=False))
-else:
-    before = json.dumps(strip(original), ensure_ascii=False)
-    after = json.dumps(strip(patched), ensure_ascii=False)
-    if before != after:
-        print("the patch changed more than spec.cloudTags and the skip annotation")
-        print("before:", before)
-        print("after: ", after)
-        sys.exit(1)
-PY
-)
-
+# The request's object with the patch applied by the runner; only add,
+# remove and replace below the root are expected.
 patched_object() {
-  python3 -c "$PATCH_TOOL" apply "$request_file" "$patch_file"
+  jq -e 'all(.[]; (.op | IN("add", "remove", "replace")) and .path != "")' "$patch_file" >/dev/null ||
+    { echo "unexpected operation in the patch: $(cat "$patch_file")"; return 1; }
+  "$POLICY_RUNNER" patch --object <(jq .object "$request_file") --patch "$patch_file"
 }
 
+# An object without spec.cloudTags and the skip annotation (nor annotations
+# left empty by removing it).
+STRIP='(if (.spec | type) == "object" then del(.spec.cloudTags) else . end)
+  | if (.metadata.annotations | type) == "object" then
+      del(.metadata.annotations[$skipped])
+      | if .metadata.annotations == {} then del(.metadata.annotations) else . end
+    else . end'
+
+# Once both are stripped, the patched object equals the submitted one. Keys
+# are compared sorted (the runner prints them so); a reordering would take
+# operations on other paths, which assert_patch_confined refuses.
 assert_untouched_elsewhere() {
-  python3 -c "$PATCH_TOOL" untouched "$request_file" "$patch_file" || fail "see above"
+  local patched before after
+  patched=$(patched_object) || fail "patch does not apply: $patched"
+  before=$(jq -cS --arg skipped "$SKIPPED" ".object | $STRIP" "$request_file")
+  after=$(jq -cS --arg skipped "$SKIPPED" "$STRIP" <<<"$patched")
+  [ "$before" = "$after" ] || fail "the patch changed more than spec.cloudTags and the skip annotation" \
+    $'\n'"before: $before"$'\n'"after:  $after"
 }
 
 # assert_tags JSON_OBJECT: spec.cloudTags of the patched object; "absent"
@@ -643,12 +598,7 @@ assert_settings_refused() {
 # --------------------------------------------------------------- examples
 
 @test "example: v1 claim-backed XNetwork on aws" {
-  request_file=$XR/examples/xnetwork_aws.json
-  run --separate-stderr "$KWCTL" run --request-path "$request_file" --settings-path "$XR/examples/settings.json" "$POLICY"
-  [ "$status" -eq 0 ] || fail "runner failed: $output $stderr"
-  response=$output
-  patch_file="$BATS_TEST_TMPDIR/patch.json"
-  jq -r .patch <<<"$response" | base64 -d >"$patch_file"
+  run_policy $XR/examples/xnetwork_aws.json --settings-path "$XR/examples/settings.json"
   assert_allowed
   assert_ops '["add /spec/cloudTags"]'
   assert_tags '{
@@ -662,12 +612,7 @@ assert_settings_refused() {
 }
 
 @test "example: v2 XDatabase on hetzner with a skipped label" {
-  request_file=$XR/examples/xdatabase_hetzner.json
-  run --separate-stderr "$KWCTL" run --request-path "$request_file" --settings-path "$XR/examples/settings.json" "$POLICY"
-  [ "$status" -eq 0 ] || fail "runner failed: $output $stderr"
-  response=$output
-  patch_file="$BATS_TEST_TMPDIR/patch.json"
-  jq -r .patch <<<"$response" | base64 -d >"$patch_file"
+  run_policy $XR/examples/xdatabase_hetzner.json --settings-path "$XR/examples/settings.json"
   assert_allowed
   assert_ops '["add /spec/cloudTags", "add /metadata/annotations/cloud-tags.plexsphere.io~1skipped"]'
   assert_tags '{
@@ -682,12 +627,7 @@ assert_settings_refused() {
 }
 
 @test "example: v2 XDatabase on openstack" {
-  request_file=$XR/examples/xdatabase_openstack.json
-  run --separate-stderr "$KWCTL" run --request-path "$request_file" --settings-path "$XR/examples/settings.json" "$POLICY"
-  [ "$status" -eq 0 ] || fail "runner failed: $output $stderr"
-  response=$output
-  patch_file="$BATS_TEST_TMPDIR/patch.json"
-  jq -r .patch <<<"$response" | base64 -d >"$patch_file"
+  run_policy $XR/examples/xdatabase_openstack.json --settings-path "$XR/examples/settings.json"
   assert_allowed
   assert_ops '["add /spec/cloudTags"]'
   assert_tags '{

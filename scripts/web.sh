@@ -38,13 +38,11 @@ build() {
   # plain `cargo build` silently skips LTO (rust-lang/cargo#9672), as for
   # policy.wasm in the Makefile.
   "$CARGO" rustc --locked -p explain-web --lib --crate-type cdylib --target "$TARGET" --release
-  # The SDK's waPC guest export is the only thing that keeps waPC host
-  # imports alive; without it wasm-bindgen drops them (scripts/wasm-unexport.py).
+  # The page links the policy's core, which has no SDK and no waPC: the module
+  # exports no waPC guest and imports no waPC host functions.
   local linked=${CARGO_TARGET_DIR:-target}/$TARGET/release/explain_web.wasm
-  python3 scripts/wasm-unexport.py "$linked" "${linked%.wasm}.web.wasm" __guest_call
   rm -rf "$OUT"
-  wasm-bindgen --target web --no-typescript --out-name explain_web --out-dir "$OUT" \
-    "${linked%.wasm}.web.wasm"
+  wasm-bindgen --target web --no-typescript --out-name explain_web --out-dir "$OUT" "$linked"
   # A module the browser cannot resolve would only fail at page load.
   if grep -q "from ['\"]wapc['\"]" "$OUT/explain_web.js"; then
     echo "web.sh: the module imports waPC host functions; the page cannot load it" >&2

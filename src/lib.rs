@@ -1,32 +1,28 @@
 //! Kubewarden policy: Cluster API metadata propagation and Crossplane XR
 //! cloud tags, decided at admission time.
 //!
-//! The crate is a pure core ([`evaluate`], [`capi`], [`tags`], [`plan`])
-//! over `serde_json::Value`, and a thin waPC [`edge`]. Parent objects are
-//! read through the [`lookup::Lookup`] trait so the core runs natively in
-//! tests and tools.
+//! This crate is the waPC edge and nothing else: [`wapc_init`] registers
+//! the functions the host calls, [`validate`] hands the payload to the
+//! core's [`wire`](metadata_propagation_core::wire) with [`HostLookup`],
+//! the one look-up that calls the host ([`host_lookup`]), and [`arena`] is
+//! the module's per-request allocator. The decisions live in
+//! `metadata-propagation-core` (crates/core), which knows neither the SDK
+//! nor wasm.
 
 #![deny(missing_docs)]
 
 // The allocator is the one place that needs raw pointers (src/arena.rs).
 #[allow(unsafe_code)]
 pub mod arena;
-pub mod capi;
-pub mod deviations;
-pub mod edge;
-pub mod evaluate;
-pub mod explain;
-pub mod fields;
-pub mod invariants;
-pub mod key_pattern;
-pub mod lookup;
-pub mod outcome;
-pub mod plan;
-pub mod projection;
-pub mod quote;
-pub mod request;
-pub mod settings;
-pub mod tags;
+pub mod host_lookup;
+
+pub use host_lookup::HostLookup;
+
+/// waPC `validate`: evaluates one request against the host's cluster, its
+/// parents read through [`HostLookup`].
+pub fn validate(payload: &[u8]) -> Vec<u8> {
+    metadata_propagation_core::wire::validate_with(payload, &HostLookup, &mut |_| {})
+}
 
 /// waPC entry point: registers the functions the Kubewarden host calls.
 /// Behind the default `wapc-entry` feature so other modules (the benchmark's
@@ -36,11 +32,12 @@ pub mod tags;
 #[unsafe(no_mangle)]
 pub extern "C" fn wapc_init() {
     use kubewarden_policy_sdk::wapc_guest as guest;
+    use metadata_propagation_core::wire;
     guest::register_function("validate", |payload| {
-        Ok(arena::global::per_request(|| edge::validate(payload)))
+        Ok(arena::global::per_request(|| validate(payload)))
     });
     guest::register_function("validate_settings", |payload| {
-        Ok(edge::validate_settings(payload))
+        Ok(wire::validate_settings(payload))
     });
     guest::register_function(
         "protocol_version",

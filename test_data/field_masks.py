@@ -10,19 +10,20 @@ replay sessions:
   write them,
 - test_data/capi/check_replays.py checks (and with --fix, rewrites) them.
 
-It mirrors the Rust projections in `src/capi/rules.rs` (the owner-based rows)
-and `src/capi/topology.rs` (`ClusterShape::cluster_projection` /
-`class_projection`). The two must agree: the replay runner matches a look-up's
-field_masks EXACTLY (as a set), so when they disagree the e2e tests
-(e2e-tests/*.bats) and `make bench` fail with "session expected ... got ...".
-Change both together.
+It mirrors the Rust projections in `crates/core/src/capi/rules.rs` (the
+owner-based rows) and `crates/core/src/capi/topology.rs`
+(`ClusterShape::cluster_projection` / `class_projection`). The two must
+agree: the replay runner matches a look-up's field_masks EXACTLY (as a set),
+so when they disagree the e2e tests (e2e-tests/*.bats) and `make bench` fail
+with "session expected ... got ...". Change both together.
 
 Every look-up's masks are the rule's metadata paths plus, unless the
 policy runs with `capi.inPlaceFields: false`, the source paths of the rule's
 in-place fields (timeouts, minReadySeconds, readiness gates, taints, deletion
-order, machine naming) at the PARENT's API version (`src/capi/rules.rs`
-`FieldFlow`, `src/capi.rs` `read_paths`): a v1beta1 MachineDeployment is
-asked for `spec.template.spec.nodeDrainTimeout`, a v1beta2 one for
+order, machine naming) at the PARENT's API version
+(`crates/core/src/capi/rules.rs` `FieldFlow`, `crates/core/src/capi.rs`
+`read_paths`): a v1beta1 MachineDeployment is asked for
+`spec.template.spec.nodeDrainTimeout`, a v1beta2 one for
 `spec.template.spec.deletion.nodeDrainTimeoutSeconds` (whatever the child's
 version). For topology children the field paths are relative to the Cluster's
 topology entry and to the ClusterClass entry. InfraMachines and

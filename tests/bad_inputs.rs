@@ -3,13 +3,14 @@
 //! README, and e2e-tests/robustness.bats runs the same table through the
 //! built module.
 
-use metadata_propagation_policy::edge;
-use metadata_propagation_policy::evaluate::evaluate;
-use metadata_propagation_policy::invariants::{Capability, check_mutation};
-use metadata_propagation_policy::lookup::MapLookup;
-use metadata_propagation_policy::outcome::Verdict;
-use metadata_propagation_policy::request::AdmissionRequest;
-use metadata_propagation_policy::settings::Settings;
+use metadata_propagation_core::evaluate::evaluate;
+use metadata_propagation_core::invariants::{Capability, check_mutation};
+use metadata_propagation_core::lookup::MapLookup;
+use metadata_propagation_core::outcome::Verdict;
+use metadata_propagation_core::request::AdmissionRequest;
+use metadata_propagation_core::settings::Settings;
+use metadata_propagation_core::wire;
+use metadata_propagation_policy::validate;
 use serde_json::Value;
 
 #[path = "support/crd_schema.rs"]
@@ -56,7 +57,7 @@ fn run_case(case: &Case) -> Result<(), String> {
     let raw = std::fs::read(path(&case.request)).unwrap();
     match case.outcome.as_str() {
         "undecodable" => {
-            let response: Value = serde_json::from_slice(&edge::validate(&raw)).unwrap();
+            let response: Value = serde_json::from_slice(&validate(&raw)).unwrap();
             if response["accepted"] != false {
                 return Err("accepted an undecodable payload".into());
             }
@@ -64,7 +65,7 @@ fn run_case(case: &Case) -> Result<(), String> {
         }
         "settings-refused" => {
             let response: Value =
-                serde_json::from_slice(&edge::validate_settings(case.settings.as_bytes())).unwrap();
+                serde_json::from_slice(&wire::validate_settings(case.settings.as_bytes())).unwrap();
             if response["valid"] != false {
                 return Err("settings accepted".into());
             }

@@ -5,11 +5,11 @@
 //! the child as it must be after the policy's mutation (plus, for Machines,
 //! the Node-sync audit annotations). Failures name the file and the row.
 
-use metadata_propagation_policy::evaluate::evaluate;
-use metadata_propagation_policy::lookup::MapLookup;
-use metadata_propagation_policy::outcome::Verdict;
-use metadata_propagation_policy::request::AdmissionRequest;
-use metadata_propagation_policy::settings::Settings;
+use metadata_propagation_core::evaluate::evaluate;
+use metadata_propagation_core::lookup::MapLookup;
+use metadata_propagation_core::outcome::Verdict;
+use metadata_propagation_core::request::AdmissionRequest;
+use metadata_propagation_core::settings::Settings;
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::BTreeMap;

@@ -2,11 +2,11 @@
 //! happens when a parent is missing, unreadable or malformed, and that the
 //! child keeps everything the contract does not name.
 
-use metadata_propagation_policy::evaluate::evaluate;
-use metadata_propagation_policy::lookup::{LookupError, MapLookup, ObjectRef};
-use metadata_propagation_policy::outcome::{Outcome, Verdict};
-use metadata_propagation_policy::request::AdmissionRequest;
-use metadata_propagation_policy::settings::Settings;
+use metadata_propagation_core::evaluate::evaluate;
+use metadata_propagation_core::lookup::{LookupError, MapLookup, ObjectRef};
+use metadata_propagation_core::outcome::{Outcome, Verdict};
+use metadata_propagation_core::request::AdmissionRequest;
+use metadata_propagation_core::settings::Settings;
 use serde_json::{Value, json};
 
 #[path = "support/crd_schema.rs"]

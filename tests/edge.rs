@@ -1,12 +1,12 @@
 //! The waPC edge on whole payloads, natively: it decodes an object only for
 //! requests the policy acts on, and that shortcut never changes an answer.
 
-use metadata_propagation_policy::edge;
-use metadata_propagation_policy::evaluate::{acts_on, evaluate};
-use metadata_propagation_policy::lookup::MapLookup;
-use metadata_propagation_policy::outcome::Outcome;
-use metadata_propagation_policy::request::AdmissionRequest;
-use metadata_propagation_policy::settings::Settings;
+use metadata_propagation_core::evaluate::{acts_on, evaluate};
+use metadata_propagation_core::lookup::MapLookup;
+use metadata_propagation_core::outcome::Outcome;
+use metadata_propagation_core::request::AdmissionRequest;
+use metadata_propagation_core::settings::Settings;
+use metadata_propagation_policy::validate;
 use serde_json::{Map, Value, json};
 
 fn read(path: &str) -> Value {
@@ -46,7 +46,7 @@ fn kinds_the_policy_does_not_act_on_are_allowed_unchanged_without_reading_anythi
     );
     assert!(lookup.requests().is_empty());
     assert_eq!(
-        edge::validate(&payload(&cluster, &json!({}))),
+        validate(&payload(&cluster, &json!({}))),
         br#"{"accepted":true,"message":null,"code":null,"mutated_object":null,"audit_annotations":null,"warnings":null}"#
     );
     // a DELETE of a kind the policy does act on
@@ -99,7 +99,7 @@ fn the_answer_does_not_depend_on_where_the_object_is_in_the_request() {
     ] {
         let request = read(request);
         let settings = read(settings);
-        let usual = edge::validate(&payload(&request, &settings));
+        let usual = validate(&payload(&request, &settings));
         let reordered = object_first(&request);
         let text = String::from_utf8(reordered.clone()).unwrap();
         assert!(text.starts_with("{\"request\":{\"object\":"), "{text:.40}");
@@ -108,7 +108,7 @@ fn the_answer_does_not_depend_on_where_the_object_is_in_the_request() {
             .replace(",\"settings\":{}}", &format!(",\"settings\":{settings}}}"))
             .into_bytes();
         assert_eq!(
-            String::from_utf8(edge::validate(&reordered)).unwrap(),
+            String::from_utf8(validate(&reordered)).unwrap(),
             String::from_utf8(usual).unwrap()
         );
     }
@@ -152,8 +152,7 @@ fn kubernetes_kinds_are_allowed_unchanged_with_a_warning_naming_the_kind() {
     };
     let prepared = Settings::from_json(settings.to_string().as_bytes()).unwrap();
     assert_eq!(evaluate(&request, &prepared, &MapLookup::new()), expected);
-    let reply: Value =
-        serde_json::from_slice(&edge::validate(&payload(&config_map, &settings))).unwrap();
+    let reply: Value = serde_json::from_slice(&validate(&payload(&config_map, &settings))).unwrap();
     assert_eq!(
         reply,
         json!({"accepted": true, "message": null, "code": null, "mutated_object": null,
@@ -167,7 +166,7 @@ fn kubernetes_kinds_are_allowed_unchanged_with_a_warning_naming_the_kind() {
     ] {
         let kind =
             serde_json::from_value(json!({"group": group, "version": "v1", "kind": kind})).unwrap();
-        let outcome = metadata_propagation_policy::evaluate::not_acted_on(&kind, "UPDATE");
+        let outcome = metadata_propagation_core::evaluate::not_acted_on(&kind, "UPDATE");
         assert!(
             outcome.warnings[0].contains(&format!("({api_version})")),
             "{outcome:?}"

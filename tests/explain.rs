@@ -1,11 +1,11 @@
 //! The explanation next to the decision: every path, every fate, every skip
 //! reason, and the same outcome as `evaluate`.
 
-use metadata_propagation_policy::evaluate::{evaluate, explain};
-use metadata_propagation_policy::explain::{Explanation, Fate, KeyFate, NodeKey, TagFate};
-use metadata_propagation_policy::lookup::MapLookup;
-use metadata_propagation_policy::request::AdmissionRequest;
-use metadata_propagation_policy::settings::Settings;
+use metadata_propagation_core::evaluate::{evaluate, explain};
+use metadata_propagation_core::explain::{Explanation, Fate, KeyFate, NodeKey, TagFate};
+use metadata_propagation_core::lookup::MapLookup;
+use metadata_propagation_core::request::AdmissionRequest;
+use metadata_propagation_core::settings::Settings;
 use serde_json::{Value, json};
 
 /// Explains, and checks the outcome equals the one `evaluate` gives.

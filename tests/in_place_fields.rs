@@ -3,11 +3,11 @@
 //! mode's report, the explanation, the off switch and malformed values.
 //! Every output is checked against the real CRD schemas.
 
-use metadata_propagation_policy::evaluate::{evaluate, explain};
-use metadata_propagation_policy::lookup::MapLookup;
-use metadata_propagation_policy::outcome::{Outcome, Verdict};
-use metadata_propagation_policy::request::AdmissionRequest;
-use metadata_propagation_policy::settings::Settings;
+use metadata_propagation_core::evaluate::{evaluate, explain};
+use metadata_propagation_core::lookup::MapLookup;
+use metadata_propagation_core::outcome::{Outcome, Verdict};
+use metadata_propagation_core::request::AdmissionRequest;
+use metadata_propagation_core::settings::Settings;
 use serde_json::{Value, json};
 
 #[path = "support/crd_schema.rs"]

@@ -17,15 +17,15 @@
 #[path = "support/crd_schema.rs"]
 mod crd_schema;
 
-use metadata_propagation_policy::capi::rules::{CAPI_RULES, Flow, ParentLink, Unit};
-use metadata_propagation_policy::evaluate::{evaluate, explain};
-use metadata_propagation_policy::explain::{Fate, TagFate};
-use metadata_propagation_policy::invariants::{Capability, check_mutation};
-use metadata_propagation_policy::lookup::MapLookup;
-use metadata_propagation_policy::outcome::Verdict;
-use metadata_propagation_policy::plan::Edit;
-use metadata_propagation_policy::request::AdmissionRequest;
-use metadata_propagation_policy::settings::Settings;
+use metadata_propagation_core::capi::rules::{CAPI_RULES, Flow, ParentLink, Unit};
+use metadata_propagation_core::evaluate::{evaluate, explain};
+use metadata_propagation_core::explain::{Fate, TagFate};
+use metadata_propagation_core::invariants::{Capability, check_mutation};
+use metadata_propagation_core::lookup::MapLookup;
+use metadata_propagation_core::outcome::Verdict;
+use metadata_propagation_core::plan::Edit;
+use metadata_propagation_core::request::AdmissionRequest;
+use metadata_propagation_core::settings::Settings;
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, BTreeSet};

@@ -7,12 +7,12 @@
 //! look-ups with the same masks, and a mutated object equal to the whole
 //! decode's, with every member it did not change where it was.
 
-use metadata_propagation_policy::edge;
-use metadata_propagation_policy::evaluate::{Route, evaluate, not_acted_on, route};
-use metadata_propagation_policy::lookup::MapLookup;
-use metadata_propagation_policy::outcome::Outcome;
-use metadata_propagation_policy::request::AdmissionRequest;
-use metadata_propagation_policy::settings::Settings;
+use metadata_propagation_core::evaluate::{Route, evaluate, not_acted_on, route};
+use metadata_propagation_core::lookup::MapLookup;
+use metadata_propagation_core::outcome::Outcome;
+use metadata_propagation_core::request::AdmissionRequest;
+use metadata_propagation_core::settings::Settings;
+use metadata_propagation_core::wire;
 use serde_json::{Value, json};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -21,17 +21,17 @@ use std::path::{Path, PathBuf};
 /// decoded, evaluated, and re-encoded.
 fn whole_object_answer(payload: &[u8], lookup: &MapLookup) -> Vec<u8> {
     let Ok(payload) = serde_json::from_slice::<Value>(payload) else {
-        return edge::validate_with(payload, lookup, &mut |_| {});
+        return wire::validate_with(payload, lookup, &mut |_| {});
     };
     let request: AdmissionRequest = match serde_json::from_value(payload["request"].clone()) {
         Ok(request) => request,
         Err(e) => {
             let message = format!("cannot decode the admission request: {e}");
-            return edge::encode(Outcome::reject(message), None);
+            return wire::encode(Outcome::reject(message), None);
         }
     };
     if route(&request.kind, &request.operation) == Route::NotActedOn {
-        return edge::encode(not_acted_on(&request.kind, &request.operation), None);
+        return wire::encode(not_acted_on(&request.kind, &request.operation), None);
     }
     let settings = payload.get("settings").unwrap_or(&Value::Null);
     let raw = if settings.is_null() {
@@ -43,11 +43,11 @@ fn whole_object_answer(payload: &[u8], lookup: &MapLookup) -> Vec<u8> {
         Ok(settings) => settings,
         Err(e) => {
             let message = format!("policy settings are not valid: {e}");
-            return edge::encode(Outcome::reject_with_code(message, 500), None);
+            return wire::encode(Outcome::reject_with_code(message, 500), None);
         }
     };
     let outcome = evaluate(&request, &settings, lookup);
-    edge::encode(outcome, Some(request.object))
+    wire::encode(outcome, Some(request.object))
 }
 
 /// Every Kubernetes object in the parents folders and replay sessions:
@@ -154,7 +154,7 @@ fn settings(request: &str) -> Vec<Value> {
 }
 
 fn compare(name: &str, payload: &[u8], lookup: &MapLookup, reference: &MapLookup) {
-    let split = edge::validate_with(payload, lookup, &mut |_| {});
+    let split = wire::validate_with(payload, lookup, &mut |_| {});
     let whole = whole_object_answer(payload, reference);
     let (split_value, whole_value): (Value, Value) = (
         serde_json::from_slice(&split).unwrap_or_else(|e| panic!("{name}: {e}")),
@@ -193,7 +193,7 @@ fn splitting_the_object_answers_as_decoding_it_whole_on_every_fixture() {
             let (lookup, reference) = (lookup(&parents), lookup(&parents));
             compare(name, &payload, &lookup, &reference);
             let answer: Value =
-                serde_json::from_slice(&edge::validate_with(&payload, &lookup, &mut |_| {}))
+                serde_json::from_slice(&wire::validate_with(&payload, &lookup, &mut |_| {}))
                     .unwrap();
             mutated += usize::from(!answer["mutated_object"].is_null());
         }
@@ -231,7 +231,7 @@ fn untouched_members_keep_their_place_and_their_bytes() {
         r#"{{"request":{{"uid":"1","kind":{{"group":"cluster.x-k8s.io","version":"v1beta1","kind":"MachineSet"}},"operation":"CREATE","namespace":"default","object":{object}}},"settings":{{}}}}"#
     );
     let lookup = MapLookup::new().with_object(parent);
-    let answer = edge::validate_with(payload.as_bytes(), &lookup, &mut |_| {});
+    let answer = wire::validate_with(payload.as_bytes(), &lookup, &mut |_| {});
     let text = String::from_utf8(answer).unwrap();
     for untouched in [
         r#""managedFields":[{"manager":"caf\u00e9","time":"2026-11-23T10:00:00Z"}]"#,

@@ -11,7 +11,7 @@
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
-use metadata_propagation_policy::settings::RawSettings;
+use metadata_propagation_core::settings::RawSettings;
 use serde::de::value::{Error, StrDeserializer};
 use serde::de::{self, DeserializeSeed, IntoDeserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value, json};

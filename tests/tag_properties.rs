@@ -6,9 +6,9 @@
 #[path = "support/ready_profiles.rs"]
 mod ready_profiles;
 
-use metadata_propagation_policy::settings::Settings;
-use metadata_propagation_policy::tags::profile::{AWS, GENERIC, HETZNER, OPENSTACK, TagProfile};
-use metadata_propagation_policy::tags::transform::{TAG_PREFIX, transform};
+use metadata_propagation_core::settings::Settings;
+use metadata_propagation_core::tags::profile::{AWS, GENERIC, HETZNER, OPENSTACK, TagProfile};
+use metadata_propagation_core::tags::transform::{TAG_PREFIX, transform};
 use proptest::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::LazyLock;

@@ -7,11 +7,11 @@
 #[path = "support/ready_profiles.rs"]
 mod ready_profiles;
 
-use metadata_propagation_policy::evaluate::{evaluate, explain};
-use metadata_propagation_policy::lookup::MapLookup;
-use metadata_propagation_policy::outcome::{Outcome, Verdict};
-use metadata_propagation_policy::request::AdmissionRequest;
-use metadata_propagation_policy::settings::Settings;
+use metadata_propagation_core::evaluate::{evaluate, explain};
+use metadata_propagation_core::lookup::MapLookup;
+use metadata_propagation_core::outcome::{Outcome, Verdict};
+use metadata_propagation_core::request::AdmissionRequest;
+use metadata_propagation_core::settings::Settings;
 use serde_json::{Value, json};
 
 const SKIPPED: &str = "cloud-tags.plexsphere.io/skipped";
@@ -99,7 +99,7 @@ fn gcp_labels_give_one_summary_warning_and_complete_skip_records() {
         outcome.warnings,
         [
             "cloud tags skipped: no tag can ever propagate under provider profile gcp-labels: its key \
-             characters (lowercase-letters, digits and \"_-\") refuse ':' of the mandated prefix \
+             characters (lowercase-letters, digits and \"_-\") refuse \":\" of the mandated prefix \
              \"plexsphere:\"; 4 opted-in label(s) skipped, each recorded in annotation \
              cloud-tags.plexsphere.io/skipped"
         ]
@@ -123,7 +123,7 @@ fn gcp_labels_give_one_summary_warning_and_complete_skip_records() {
         tags.no_tag_can_propagate.as_deref(),
         Some(
             "no tag can ever propagate under provider profile gcp-labels: its key characters \
-             (lowercase-letters, digits and \"_-\") refuse ':' of the mandated prefix \"plexsphere:\""
+             (lowercase-letters, digits and \"_-\") refuse \":\" of the mandated prefix \"plexsphere:\""
         )
     );
 }

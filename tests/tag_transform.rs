@@ -2,8 +2,8 @@
 //! and one past its limit, rune vs byte counting, each skip reason and their
 //! precedence, the count cap, provider matching.
 
-use metadata_propagation_policy::tags::profile::{AWS, GENERIC, HETZNER, OPENSTACK, TagProfile};
-use metadata_propagation_policy::tags::transform::{SkipReason, TAG_PREFIX, transform};
+use metadata_propagation_core::tags::profile::{AWS, GENERIC, HETZNER, OPENSTACK, TagProfile};
+use metadata_propagation_core::tags::transform::{SkipReason, TAG_PREFIX, transform};
 use rstest::rstest;
 use std::collections::BTreeMap;
 

@@ -1,11 +1,11 @@
 //! Validate mode: a rejection that lists exactly the changes mutate mode
 //! would make; compliant objects are accepted; skips stay warnings.
 
-use metadata_propagation_policy::evaluate::evaluate;
-use metadata_propagation_policy::lookup::MapLookup;
-use metadata_propagation_policy::outcome::{Outcome, Verdict};
-use metadata_propagation_policy::request::AdmissionRequest;
-use metadata_propagation_policy::settings::Settings;
+use metadata_propagation_core::evaluate::evaluate;
+use metadata_propagation_core::lookup::MapLookup;
+use metadata_propagation_core::outcome::{Outcome, Verdict};
+use metadata_propagation_core::request::AdmissionRequest;
+use metadata_propagation_core::settings::Settings;
 use serde_json::{Value, json};
 
 #[path = "support/crd_schema.rs"]

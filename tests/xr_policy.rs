@@ -1,11 +1,11 @@
 //! The XR cloud-tag capability through `evaluate`, on Crossplane v1 (legacy,
 //! claim-backed) and v2 (namespaced) composite resources.
 
-use metadata_propagation_policy::evaluate::evaluate;
-use metadata_propagation_policy::lookup::MapLookup;
-use metadata_propagation_policy::outcome::{Outcome, Verdict};
-use metadata_propagation_policy::request::AdmissionRequest;
-use metadata_propagation_policy::settings::Settings;
+use metadata_propagation_core::evaluate::evaluate;
+use metadata_propagation_core::lookup::MapLookup;
+use metadata_propagation_core::outcome::{Outcome, Verdict};
+use metadata_propagation_core::request::AdmissionRequest;
+use metadata_propagation_core::settings::Settings;
 use serde_json::{Value, json};
 
 const SETTINGS: &str = r#"{"cloudTags":{"propagatingLabels":

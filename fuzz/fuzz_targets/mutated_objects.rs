@@ -33,11 +33,11 @@ mod parents;
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use metadata_propagation_policy::evaluate::evaluate;
-use metadata_propagation_policy::invariants::{Capability, check_mutation};
-use metadata_propagation_policy::outcome::Verdict;
-use metadata_propagation_policy::request::AdmissionRequest;
-use metadata_propagation_policy::settings::{
+use metadata_propagation_core::evaluate::evaluate;
+use metadata_propagation_core::invariants::{Capability, check_mutation};
+use metadata_propagation_core::outcome::Verdict;
+use metadata_propagation_core::request::AdmissionRequest;
+use metadata_propagation_core::settings::{
     DEFAULT_PROVIDER_PATH, Mode, RawCapiSettings, RawCloudTagSettings, RawSettings, Settings,
 };
 

@@ -7,8 +7,8 @@
 #![no_main]
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use metadata_propagation_policy::settings::Settings;
-use metadata_propagation_policy::tags::transform::{self, TAG_PREFIX};
+use metadata_propagation_core::settings::Settings;
+use metadata_propagation_core::tags::transform::{self, TAG_PREFIX};
 use serde_json::json;
 use std::collections::BTreeMap;
 
@@ -68,7 +68,7 @@ fn profile_json(p: &Profile) -> serde_json::Value {
 }
 
 fn answers_json(document: &[u8]) -> bool {
-    let response = metadata_propagation_policy::edge::validate_settings(document);
+    let response = metadata_propagation_core::wire::validate_settings(document);
     let decoded: serde_json::Value =
         serde_json::from_slice(&response).expect("validate_settings always answers JSON");
     decoded["valid"].as_bool().expect("valid is a boolean")

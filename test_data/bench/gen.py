@@ -9,8 +9,8 @@ Every scenario is an AdmissionRequest as the API server sends it (objects
 with metadata.managedFields, status and the controller's user), its policy
 settings, and a kwctl replay session answering the look-ups the policy makes.
 Each look-up in a session carries the field_masks the policy sends for it
-(test_data/field_masks.py, which mirrors src/capi/rules.rs and
-src/capi/topology.rs); the replay runner matches them exactly. The parents in
+(test_data/field_masks.py, which mirrors crates/core/src/capi/rules.rs and
+crates/core/src/capi/topology.rs); the replay runner matches them exactly. The parents in
 the sessions are whole objects as `kubectl get -o json` shows them.
 
 scenarios.tsv lists them: name, request, settings, replay (or -). A variant

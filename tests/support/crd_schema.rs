@@ -1,5 +1,6 @@
-//! The policy's outputs against the real CRDs (issue 12): a mutation that
-//! turns an object a cluster would store into one it would refuse is a bug.
+//! The policy's outputs against the real CRDs (README, "Only real objects:
+//! the CRD schema check"): a mutation that turns an object a cluster would
+//! store into one it would refuse is a bug.
 //!
 //! The schemas are tests/schemas/<group>_<version>_<kind>.json: the CAPI
 //! v1.14 CRD schemas of the kinds the policy mutates, and the XR schema of

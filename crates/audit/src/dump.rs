@@ -12,7 +12,7 @@
 
 use std::fmt;
 
-use metadata_propagation_policy::fields::type_name;
+use metadata_propagation_core::fields::type_name;
 use serde::Deserialize;
 use serde_json::Value;
 

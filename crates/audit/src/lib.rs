@@ -26,7 +26,7 @@ pub mod render;
 pub mod report;
 pub mod tree;
 
-use metadata_propagation_policy::lookup::ObjectRef;
+use metadata_propagation_core::lookup::ObjectRef;
 use thiserror::Error;
 
 pub use dump::Origin;

@@ -11,8 +11,8 @@
 
 use std::fmt::Write as _;
 
-use metadata_propagation_policy::explain::{Explanation, NodeKey};
-use metadata_propagation_policy::outcome::Verdict;
+use metadata_propagation_core::explain::{Explanation, NodeKey};
+use metadata_propagation_core::outcome::Verdict;
 use serde_json::{Map, Value, json};
 
 use crate::report::{Answer, Audited, Evaluation, LookupRecord, Report, Status};

@@ -12,15 +12,15 @@
 use std::cell::{OnceCell, RefCell};
 use std::collections::{BTreeMap, BTreeSet};
 
-use metadata_propagation_policy::deviations;
-use metadata_propagation_policy::evaluate;
-use metadata_propagation_policy::explain::Explanation;
-use metadata_propagation_policy::lookup::{Lookup, LookupError, ObjectRef};
-use metadata_propagation_policy::outcome::{Outcome, Verdict};
-use metadata_propagation_policy::plan::Plan;
-use metadata_propagation_policy::projection::Projection;
-use metadata_propagation_policy::request::AdmissionRequest;
-use metadata_propagation_policy::settings::{Mode, Settings};
+use metadata_propagation_core::deviations;
+use metadata_propagation_core::evaluate;
+use metadata_propagation_core::explain::Explanation;
+use metadata_propagation_core::lookup::{Lookup, LookupError, ObjectRef};
+use metadata_propagation_core::outcome::{Outcome, Verdict};
+use metadata_propagation_core::plan::Plan;
+use metadata_propagation_core::projection::Projection;
+use metadata_propagation_core::request::AdmissionRequest;
+use metadata_propagation_core::settings::{Mode, Settings};
 use serde_json::{Value, json};
 
 use crate::AuditError;

@@ -20,9 +20,9 @@
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
-use metadata_propagation_policy::capi::owners::{self, group_of};
-use metadata_propagation_policy::capi::topology::{self, CLUSTER_NAME_LABEL, TOPOLOGY_OWNED_LABEL};
-use metadata_propagation_policy::lookup::ObjectRef;
+use metadata_propagation_core::capi::owners::{self, group_of};
+use metadata_propagation_core::capi::topology::{self, CLUSTER_NAME_LABEL, TOPOLOGY_OWNED_LABEL};
+use metadata_propagation_core::lookup::ObjectRef;
 use serde_json::Value;
 
 const CORE: &str = "cluster.x-k8s.io";

@@ -2,9 +2,10 @@
 //! avoid. `validate` decodes the payload the way a policy that reads its
 //! object does: the fields of the admission request the policy reads, with
 //! the object as a `serde_json::Value` and the settings left raw (the
-//! policy's own edge skips the object of a request it does not act on, so
-//! it decodes the same or less). The answer is encoded with the real
-//! policy's encoder (the echo floor: the SDK's, which is the same).
+//! policy's own decoding, the core's `wire`, skips the object of a request
+//! it does not act on, so it decodes the same or less). The answer is
+//! encoded with the real policy's encoder (the echo floor: the SDK's, which
+//! is the same).
 //!
 //! - The **accept floor** (default build) accepts: the least any policy
 //!   costs.
@@ -23,11 +24,13 @@
 
 #![deny(missing_docs)]
 
-use metadata_propagation_policy::edge;
-use metadata_propagation_policy::outcome::Outcome;
-use metadata_propagation_policy::request::AdmissionRequest;
+use metadata_propagation_core::outcome::Outcome;
+use metadata_propagation_core::request::AdmissionRequest;
+use metadata_propagation_core::wire;
 #[cfg(feature = "lookup")]
-use metadata_propagation_policy::{capi, evaluate, lookup::HostLookup, settings::Settings};
+use metadata_propagation_core::{capi, evaluate, settings::Settings};
+#[cfg(feature = "lookup")]
+use metadata_propagation_policy::HostLookup;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
@@ -48,7 +51,7 @@ struct Payload<'a> {
 pub fn validate(payload: &[u8]) -> Vec<u8> {
     match serde_json::from_slice::<Payload<'_>>(payload) {
         Ok(payload) => answer(payload),
-        Err(e) => edge::encode(
+        Err(e) => wire::encode(
             Outcome::reject(format!("cannot decode the admission request: {e}")),
             None,
         ),
@@ -58,7 +61,7 @@ pub fn validate(payload: &[u8]) -> Vec<u8> {
 /// The accept floor's answer.
 #[cfg(not(any(feature = "echo", feature = "lookup")))]
 fn answer(_payload: Payload<'_>) -> Vec<u8> {
-    edge::encode(Outcome::allow(), None)
+    wire::encode(Outcome::allow(), None)
 }
 
 /// The echo and look-up floors' answer: the SDK's own mutation response,
@@ -67,7 +70,7 @@ fn answer(_payload: Payload<'_>) -> Vec<u8> {
 fn answer(payload: Payload<'_>) -> Vec<u8> {
     #[cfg(feature = "lookup")]
     if let Err(error) = look_up_parents(&payload) {
-        return edge::encode(Outcome::reject(error.to_string()), None);
+        return wire::encode(Outcome::reject(error.to_string()), None);
     }
     kubewarden_policy_sdk::mutate_request(payload.request.object).unwrap_or_default()
 }

@@ -1,10 +1,7 @@
-//! Command-line parsing: a compatible subset of `kwctl run`, `kwctl annotate`,
-//! `kwctl bench`, `kwctl push`, `kwctl pull` and `kwctl scaffold artifacthub`.
-//!
-//! Also the runner's own tools: `profile`, `explain`, `audit` and `patch`.
-//!
-//! clap fills typed structs here; the modules of `commands/` and `tools/`
-//! execute them (kwctl keeps the same split between `cli/` and `command/`).
+//! Command-line parsing: a compatible subset of `kwctl run`, `annotate`,
+//! `bench`, `push`, `pull` and `scaffold artifacthub`, and the runner's own
+//! `profile`, `explain`, `audit` and `patch`, into typed structs the
+//! modules of `commands/` and `tools/` execute.
 
 use std::path::PathBuf;
 
@@ -149,19 +146,8 @@ pub struct RunArgs {
     pub policy: PathBuf,
 }
 
-/// Where the settings come from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SettingsSource {
-    /// No settings flag: `{}`.
-    Empty,
-    /// `--settings-json`.
-    Inline(String),
-    /// `--settings-path`.
-    File(PathBuf),
-}
-
 /// `--settings-json` / `--settings-path`, shared by every command that
-/// evaluates.
+/// evaluates; none means `{}`.
 #[derive(Debug, Args)]
 pub struct SettingsArgs {
     /// Policy settings as an inline JSON (or YAML) map.
@@ -176,17 +162,6 @@ pub struct SettingsArgs {
     /// File holding the policy settings (YAML or JSON).
     #[arg(long, value_name = "FILE")]
     pub settings_path: Option<PathBuf>,
-}
-
-impl SettingsArgs {
-    /// The settings source; clap has already refused both flags together.
-    pub fn source(&self) -> SettingsSource {
-        match (&self.settings_json, &self.settings_path) {
-            (Some(json), _) => SettingsSource::Inline(json.clone()),
-            (None, Some(path)) => SettingsSource::File(path.clone()),
-            (None, None) => SettingsSource::Empty,
-        }
-    }
 }
 
 /// `policy-runner bench`: the `run` inputs plus how long to measure.
@@ -385,10 +360,8 @@ mod tests {
             panic!("expected run");
         };
         assert_eq!(run.request_path, PathBuf::from("req.json"));
-        assert_eq!(
-            run.settings.source(),
-            SettingsSource::File(PathBuf::from("s.yml"))
-        );
+        assert_eq!(run.settings.settings_path, Some(PathBuf::from("s.yml")));
+        assert_eq!(run.settings.settings_json, None);
         assert!(run.allow_context_aware);
         assert_eq!(
             run.replay_host_capabilities_interactions,
@@ -404,7 +377,8 @@ mod tests {
         let Command::Run(run) = cli.command else {
             panic!("expected run");
         };
-        assert_eq!(run.settings.source(), SettingsSource::Empty);
+        assert_eq!(run.settings.settings_json, None);
+        assert_eq!(run.settings.settings_path, None);
         assert!(!run.allow_context_aware);
     }
 
@@ -460,10 +434,7 @@ mod tests {
             panic!("expected bench");
         };
         assert_eq!(bench.run.request_path, PathBuf::from("req.json"));
-        assert_eq!(
-            bench.run.settings.source(),
-            SettingsSource::Inline("{}".to_owned())
-        );
+        assert_eq!(bench.run.settings.settings_json.as_deref(), Some("{}"));
         assert!(bench.run.allow_context_aware);
         assert_eq!(bench.iterations, 50);
         assert_eq!(bench.warmup, 5);
@@ -515,10 +486,7 @@ mod tests {
             audit.dumps,
             [PathBuf::from("a.yaml"), PathBuf::from("b.json")]
         );
-        assert_eq!(
-            audit.settings.source(),
-            SettingsSource::File(PathBuf::from("s.yml"))
-        );
+        assert_eq!(audit.settings.settings_path, Some(PathBuf::from("s.yml")));
         assert_eq!(audit.output, OutputFormat::Json);
 
         let err = parse(&["audit"]).unwrap_err();

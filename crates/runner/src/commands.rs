@@ -1,11 +1,7 @@
-//! The kwctl-compatible commands: `run`, `bench`, `annotate`, `push`,
-//! `pull` and `scaffold artifacthub`, and what they share (reading the
-//! request, the settings and the replay session; loading a policy the way
-//! kwctl does; the policy metadata and the wasm custom section it lives in;
-//! the OCI registry).
-//!
-//! Each command takes the typed arguments `cli` parsed, as
-//! kwctl keeps `cli/` apart from `command/`.
+//! The kwctl-compatible commands and what they share: the inputs, loading a
+//! policy as kwctl does, the metadata and its wasm section, the registry.
+//! Each takes the typed arguments `cli` parsed (kwctl's `cli/` and
+//! `command/`).
 
 pub mod annotate;
 pub mod bench;

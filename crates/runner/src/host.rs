@@ -1,10 +1,6 @@
 //! The host a policy module runs in, as policy-server and kwctl host it:
-//! the waPC engine on wasmtime and WASI preview 1, the answers to the
-//! guest's host calls (the context-aware allow-list, replay sessions pruned
-//! by field masks), and the AdmissionResponse built from the guest's reply.
-//!
-//! Nothing here reads files or knows a command: `commands` and `tools`
-//! build on it.
+//! the waPC engine, WASI preview 1, the host calls (allow-list, replay
+//! pruned by field masks) and the AdmissionResponse. It reads no files.
 
 pub mod callback;
 pub mod engine;

@@ -1,22 +1,14 @@
-//! `policy-runner`: runs a Kubewarden waPC policy module the way `kwctl run`
-//! does (a compatible subset), annotates it the way `kwctl annotate` does,
-//! and times it the way `kwctl bench` does. It also publishes and fetches
-//! the annotated module as an OCI artifact (`push`, `pull`) and writes
-//! artifacthub-pkg.yml (`scaffold artifacthub`), as kwctl does. With the
-//! policy's core linked natively, it explains one decision (`explain`) and
-//! audits a whole management cluster's dump (`audit`). `patch` applies an
-//! RFC 6902 patch to an object, as the API server applies a response's.
+//! `policy-runner`: a kwctl-compatible host for Kubewarden waPC policies
+//! (`run`, `bench`, `annotate`, `push`, `pull`, `scaffold artifacthub`) and
+//! the runner's own tools (`profile`, `explain`, `audit`, `patch`), as the
+//! README's "The runner" section describes them. [`host`] is the engine,
+//! WASI, the host calls, replay and the response; [`commands`] the kwctl
+//! commands; [`tools`] the runner's own.
 //!
-//! The code lives in three rooms: [`host`] (the engine, WASI, the host
-//! calls, replay, the response), [`commands`] (the kwctl-compatible
-//! commands and their helpers) and [`tools`] (the runner's own).
-//!
-//! stdout carries only the AdmissionResponse (or the bench report, the pushed
-//! or pulled reference, the scaffolded document, the explanation, the
-//! audit report or the patched object); everything else goes to stderr.
-//! Exit code 1 means a tool error (bad input, invalid settings), never a
-//! rejected request; except for `audit`, a check whose exit code says
-//! whether the dump complies (0), deviates (1) or could not be read (2).
+//! stdout carries only a command's result; everything else goes to stderr.
+//! Exit code 1 is a tool error (bad input, invalid settings), never a
+//! rejected request; `audit` exits 0 (complies), 1 (deviates) or 2 (bad
+//! input).
 
 mod cli;
 mod commands;

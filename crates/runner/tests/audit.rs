@@ -15,12 +15,12 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use metadata_propagation_policy::deviations::REPORT_PREFIX;
-use metadata_propagation_policy::evaluate;
-use metadata_propagation_policy::lookup::MapLookup;
-use metadata_propagation_policy::outcome::{Outcome, Verdict};
-use metadata_propagation_policy::request::AdmissionRequest;
-use metadata_propagation_policy::settings::Settings;
+use metadata_propagation_core::deviations::REPORT_PREFIX;
+use metadata_propagation_core::evaluate;
+use metadata_propagation_core::lookup::MapLookup;
+use metadata_propagation_core::outcome::{Outcome, Verdict};
+use metadata_propagation_core::request::AdmissionRequest;
+use metadata_propagation_core::settings::Settings;
 use serde::Deserialize;
 use serde_json::{Value, json};
 

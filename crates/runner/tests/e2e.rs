@@ -85,20 +85,24 @@ fn run_ok(extra: &[&str], policy: &Path) -> (Value, String) {
     (serde_json::from_str(&out).unwrap(), stderr(&output))
 }
 
+/// `run` with context-aware access and the session `replay` (in tests/data).
+fn run_replayed(replay: &str, policy: &Path) -> (Value, String) {
+    let replay = data(replay);
+    let replay = replay.to_str().unwrap();
+    let flags = [
+        "--allow-context-aware",
+        "--replay-host-capabilities-interactions",
+        replay,
+    ];
+    run_ok(&flags, policy)
+}
+
 #[test]
 fn run_annotated_guest_mutates_from_replay() {
     let dir = scratch();
     let policy = annotated_guest(&dir);
-    let replay = data("replay_md0_found.yml");
 
-    let (response, err) = run_ok(
-        &[
-            "--allow-context-aware",
-            "--replay-host-capabilities-interactions",
-            replay.to_str().unwrap(),
-        ],
-        &policy,
-    );
+    let (response, err) = run_replayed("replay_md0_found.yml", &policy);
 
     let patch = STANDARD
         .decode(response["patch"].as_str().unwrap())
@@ -126,16 +130,8 @@ fn run_annotated_guest_mutates_from_replay() {
 fn run_unannotated_guest_is_denied_lookup_with_allow_flag() {
     let dir = scratch();
     let policy = guest(&dir);
-    let replay = data("replay_md0_found.yml");
 
-    let (response, err) = run_ok(
-        &[
-            "--allow-context-aware",
-            "--replay-host-capabilities-interactions",
-            replay.to_str().unwrap(),
-        ],
-        &policy,
-    );
+    let (response, err) = run_replayed("replay_md0_found.yml", &policy);
 
     assert_eq!(
         response,
@@ -165,16 +161,8 @@ fn run_annotated_guest_is_denied_lookup_without_allow_flag() {
 fn run_replay_error_reaches_guest_with_callback_prefix() {
     let dir = scratch();
     let policy = annotated_guest(&dir);
-    let replay = data("replay_md0_not_found.yml");
 
-    let (response, _) = run_ok(
-        &[
-            "--allow-context-aware",
-            "--replay-host-capabilities-interactions",
-            replay.to_str().unwrap(),
-        ],
-        &policy,
-    );
+    let (response, _) = run_replayed("replay_md0_not_found.yml", &policy);
 
     assert_eq!(
         response["status"],
@@ -189,16 +177,8 @@ fn run_replay_error_reaches_guest_with_callback_prefix() {
 fn run_replay_mismatch_names_expected_and_received() {
     let dir = scratch();
     let policy = annotated_guest(&dir);
-    let replay = data("replay_md1_found.yml");
 
-    let (response, _) = run_ok(
-        &[
-            "--allow-context-aware",
-            "--replay-host-capabilities-interactions",
-            replay.to_str().unwrap(),
-        ],
-        &policy,
-    );
+    let (response, _) = run_replayed("replay_md1_found.yml", &policy);
 
     assert_eq!(
         response["status"]["message"],

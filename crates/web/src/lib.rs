@@ -3,7 +3,7 @@
 //! A thin layer over the policy crate: it parses what the user pasted
 //! (YAML or JSON, read by [`cluster_audit::dump`] as the CLI reads its
 //! files), builds the [`AdmissionRequest`] the host would send, and
-//! calls the same [`metadata_propagation_policy::evaluate::explain`] the
+//! calls the same [`metadata_propagation_core::evaluate::explain`] the
 //! policy and the runner call, then applies the plan and diffs the object
 //! into an RFC 6902 patch the way the Kubewarden host does. A pasted dump
 //! is audited by [`cluster_audit`], the crate behind `policy-runner audit`,
@@ -17,13 +17,13 @@
 #![deny(missing_docs)]
 
 use cluster_audit::dump;
-use metadata_propagation_policy::evaluate;
-use metadata_propagation_policy::explain::Explanation;
-use metadata_propagation_policy::fields::type_name;
-use metadata_propagation_policy::lookup::MapLookup;
-use metadata_propagation_policy::outcome::Verdict;
-use metadata_propagation_policy::request::AdmissionRequest;
-use metadata_propagation_policy::settings::Settings;
+use metadata_propagation_core::evaluate;
+use metadata_propagation_core::explain::Explanation;
+use metadata_propagation_core::fields::type_name;
+use metadata_propagation_core::lookup::MapLookup;
+use metadata_propagation_core::outcome::Verdict;
+use metadata_propagation_core::request::AdmissionRequest;
+use metadata_propagation_core::settings::Settings;
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;

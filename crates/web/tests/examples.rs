@@ -158,7 +158,7 @@ fn every_example_is_allowed_with_a_patch_and_explained() {
                 .filter(|l| {
                     matches!(
                         l.fate,
-                        metadata_propagation_policy::explain::TagFate::Skipped { .. }
+                        metadata_propagation_core::explain::TagFate::Skipped { .. }
                     )
                 })
                 .count();

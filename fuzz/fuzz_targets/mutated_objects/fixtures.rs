@@ -3,8 +3,8 @@
 //! from them once (the unedited children's requests, the parents' keys,
 //! JSON and answers).
 
-use metadata_propagation_policy::lookup::ObjectRef;
-use metadata_propagation_policy::request::AdmissionRequest;
+use metadata_propagation_core::lookup::ObjectRef;
+use metadata_propagation_core::request::AdmissionRequest;
 use serde_json::Value;
 use std::sync::{LazyLock, Mutex};
 

@@ -2,8 +2,8 @@
 //! `MapLookup` holding them would, sharing the unedited fixtures' answers
 //! across executions.
 
-use metadata_propagation_policy::lookup::{Lookup, LookupError, ObjectRef};
-use metadata_propagation_policy::projection::Projection;
+use metadata_propagation_core::lookup::{Lookup, LookupError, ObjectRef};
+use metadata_propagation_core::projection::Projection;
 use serde_json::Value;
 use std::cell::{OnceCell, RefCell};
 

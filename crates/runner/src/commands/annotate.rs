@@ -1,11 +1,8 @@
-//! `policy-runner annotate`: embed the policy metadata like `kwctl annotate`.
-//!
-//! kwctl `annotate.rs`: parse metadata.yml, ask the module for its waPC
-//! protocol version, set the `io.kubewarden.kwctl` annotation to the tool's
-//! version (and, with `--usage-path`, `io.kubewarden.policy.usage` to the
-//! README), then store the metadata JSON in the custom section
-//! `io.kubewarden.metadata`. A module that already carries that section is
-//! refused rather than annotated twice.
+//! `policy-runner annotate`: embed the policy metadata as `kwctl annotate`
+//! does (kwctl `annotate.rs`): the waPC protocol version, the
+//! `io.kubewarden.kwctl` and `io.kubewarden.policy.usage` annotations, all
+//! in the custom section `io.kubewarden.metadata`. A module that already
+//! has that section is refused rather than annotated twice.
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -17,7 +14,7 @@ use crate::cli::AnnotateArgs;
 use crate::commands::metadata::Metadata;
 use crate::commands::wasm_sections::{self, METADATA_SECTION};
 use crate::host::callback::{self, Host};
-use crate::host::policy::Policy;
+use crate::host::policy::Module;
 
 /// Annotation holding the version of the tool that annotated the module.
 pub const ANNOTATION_KWCTL_VERSION: &str = "io.kubewarden.kwctl";
@@ -63,7 +60,7 @@ pub fn annotate(args: &AnnotateArgs) -> Result<()> {
 /// protocol version.
 fn protocol_version(module: &[u8]) -> Result<String> {
     let host = Arc::new(Mutex::new(Host::new(BTreeSet::new(), None)));
-    let policy = Policy::load(module, callback::callback(host))?;
+    let policy = Module::compile(module)?.instantiate(callback::callback(host))?;
     Ok(policy.protocol_version()?)
 }
 

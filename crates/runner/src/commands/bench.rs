@@ -1,36 +1,15 @@
-//! `policy-runner bench`: what one admission request costs the host.
+//! `policy-runner bench`: what one admission request costs the host, in the
+//! shapes and against the floors BENCHMARKS.md describes.
 //!
-//! Two shapes (the README's "A fresh instance per request", BENCHMARKS.md):
-//!
-//! - **fresh** (the default): every evaluation gets a new instance of the
-//!   once-compiled module, as policy-server's `rehydrate` does per request.
-//!   Timed: instantiation and `wapc_init`, the `validate` call with its host
-//!   callbacks, the host's handling of the reply (decode, and the
-//!   `json_patch::diff` of a mutated object against the request's), and
-//!   dropping the instance. Nothing the guest keeps in memory survives.
-//! - **warm** (`--reuse-instance`): every evaluation runs on the one instance
-//!   that validated the settings, as `kwctl bench` does. Timed: the
-//!   `validate` call and the host's handling of the reply.
-//!
-//! The settings are validated once, on the first instance, as policy-server
-//! does when it loads a policy. The same request is evaluated `warmup` times
-//! untimed and `iterations` times timed. Before every evaluation the replay
-//! session is rewound, so each one makes the same look-ups and gets the same
-//! answers; a look-up the session does not answer fails the benchmark. The
-//! payload is serialised once beforehand. Every reply must be
-//! byte-identical to the first; a policy whose answer drifts fails the
-//! benchmark.
-//!
-//! Three floors can be measured in the same run and shape
-//! (`--accept-floor`, `--echo-floor`, `--lookup-floor`): modules that decode
-//! the payload and accept, or return the request's object unchanged as
-//! `mutated_object`, or first make the policy's look-ups and decode their
-//! answers, then return the object. The modules take turns, one evaluation
-//! each, so a burst of load on the machine slows them alike. The report's
-//! ratio is the policy's median over the echo floor's when the policy
-//! mutates, over the accept floor's otherwise; its look-up ratio is the
-//! policy's median over the look-up floor's, what the policy costs beyond
-//! the look-ups it cannot avoid.
+//! **fresh** (the default): each evaluation gets a new instance, as
+//! policy-server's `rehydrate` does; timed are instantiation and
+//! `wapc_init`, `validate` with its host calls, the host's decode and
+//! `json_patch::diff` of the reply, and the drop. **warm**
+//! (`--reuse-instance`): every evaluation runs on the instance that
+//! validated the settings, as `kwctl bench` does. The replay session is
+//! rewound before each evaluation, and every reply must repeat the first
+//! byte for byte. The floors take turns with the policy, one evaluation
+//! each, so a burst of load slows them alike.
 
 mod answer;
 mod report;
@@ -42,14 +21,15 @@ use anyhow::Result;
 use crate::cli::{BenchArgs, OutputFormat};
 use crate::commands::bench::answer::plural;
 use crate::commands::bench::report::Report;
-use crate::commands::bench::subject::{Inputs, Shape, Subject};
+use crate::commands::bench::subject::{Inputs, Measurement, Shape, Subject};
 use crate::commands::input::{read_request, read_settings};
+use crate::commands::load::warn_unreplayed;
 use crate::host::policy;
 
 /// Runs `args` and prints the report on stdout.
 pub fn bench(args: &BenchArgs) -> Result<()> {
     let request = read_request(&args.run.request_path)?;
-    let settings = read_settings(&args.run.settings.source())?;
+    let settings = read_settings(&args.run.settings)?;
     let payload = policy::validate_payload(&request, &settings);
     let shape = if args.run.reuse_instance {
         Shape::Warm
@@ -71,12 +51,7 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
     for floor in floors.into_iter().flatten() {
         subjects.push(Subject::load(floor, &inputs)?);
     }
-    if subjects[0].answer.unreplayed > 0 {
-        eprintln!(
-            "WARN policy-runner: {} of the recorded exchanges have not been replayed",
-            subjects[0].answer.unreplayed
-        );
-    }
+    warn_unreplayed(subjects[0].answer.unreplayed);
     // A look-up floor that asks for less than the policy does would make
     // the policy look dearer than it is; the replay session has already
     // refused any look-up it does not hold, in order.
@@ -102,7 +77,14 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
     let lookup_floor = args.lookup_floor.as_ref().and_then(|_| measured.next());
 
     let mutates = policy.answer.mutated;
-    let reference = if mutates { &echo_floor } else { &accept_floor };
+    let (reference, ratio_to) = if mutates {
+        (&echo_floor, "echo floor")
+    } else {
+        (&accept_floor, "accept floor")
+    };
+    let ratio = |floor: &Option<Measurement>| {
+        (floor.as_ref()).map(|floor| policy.stats.median_us / floor.stats.median_us)
+    };
     let report = Report {
         request: args.run.request_path.display().to_string(),
         instance: shape,
@@ -110,19 +92,9 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
         iterations: args.iterations,
         payload_bytes: payload.len(),
         mutates,
-        ratio: reference
-            .as_ref()
-            .map(|floor| policy.stats.median_us / floor.stats.median_us),
-        ratio_to: reference.as_ref().map(|_| {
-            if mutates {
-                "echo floor"
-            } else {
-                "accept floor"
-            }
-        }),
-        lookup_ratio: lookup_floor
-            .as_ref()
-            .map(|floor| policy.stats.median_us / floor.stats.median_us),
+        ratio: ratio(reference),
+        ratio_to: reference.as_ref().map(|_| ratio_to),
+        lookup_ratio: ratio(&lookup_floor),
         policy,
         accept_floor,
         echo_floor,

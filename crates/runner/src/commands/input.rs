@@ -1,19 +1,17 @@
-//! Reads what the command line names: the admission request, the policy
-//! settings and the replay session.
-//!
-//! The request file holds a bare AdmissionRequest or an AdmissionReview
-//! ([`AdmissionRequest::from_document`]). Settings are a YAML or JSON map,
-//! inline or in a file; none means `{}`.
+//! Reads what the command line names: the admission request (a bare
+//! AdmissionRequest or an AdmissionReview), the settings (a YAML or JSON
+//! map, inline or in a file; none is `{}`) and the replay session.
 
 use std::fs;
 use std::path::Path;
 
-use anyhow::{Context, Result};
-use metadata_propagation_policy::fields::type_name;
+use anyhow::{Context, Result, anyhow};
+use metadata_propagation_core::fields::type_name;
+use metadata_propagation_core::settings::Settings;
 use serde_json::{Map, Value};
 use thiserror::Error;
 
-use crate::cli::SettingsSource;
+use crate::cli::SettingsArgs;
 use crate::host::replay::Replay;
 use crate::host::request::AdmissionRequest;
 
@@ -50,17 +48,24 @@ pub fn read_request(path: &Path) -> Result<AdmissionRequest> {
 }
 
 /// Reads the settings (`{}` when none are given).
-pub fn read_settings(source: &SettingsSource) -> Result<Value> {
-    match source {
-        SettingsSource::Empty => Ok(Value::Object(Map::new())),
-        SettingsSource::Inline(text) => settings_from_text(text).context("invalid --settings-json"),
-        SettingsSource::File(path) => {
+pub fn read_settings(args: &SettingsArgs) -> Result<Value> {
+    match (&args.settings_json, &args.settings_path) {
+        (Some(text), _) => settings_from_text(text).context("invalid --settings-json"),
+        (None, Some(path)) => {
             let text = fs::read_to_string(path)
                 .with_context(|| format!("cannot read settings file {}", path.display()))?;
             settings_from_text(&text)
                 .with_context(|| format!("invalid settings file {}", path.display()))
         }
+        (None, None) => Ok(Value::Object(Map::new())),
     }
+}
+
+/// `settings` parsed by the policy's core linked natively, refused as `run`
+/// refuses them (`explain`, `profile`).
+pub fn core_settings(settings: &Value) -> Result<Settings> {
+    Settings::from_json(settings.to_string().as_bytes())
+        .map_err(|e| anyhow!("Provided settings are not valid: {e}"))
 }
 
 /// Reads a kwctl replay session.

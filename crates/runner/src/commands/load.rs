@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use anyhow::{Context, Result, anyhow};
 use serde_json::Value;
@@ -48,9 +48,18 @@ impl Loaded {
             .instantiate(callback::callback(Arc::clone(&self.host)))?)
     }
 
-    /// How many recorded exchanges the policy has not asked for (yet).
-    pub fn unreplayed(&self) -> usize {
-        self.host.lock().map_or(0, |host| host.unreplayed())
+    /// The host state (also after a callback panicked holding it).
+    pub fn host(&self) -> MutexGuard<'_, Host> {
+        self.host.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Warns when the policy left recorded exchanges unasked (`run`, `bench`).
+pub fn warn_unreplayed(unreplayed: usize) {
+    if unreplayed > 0 {
+        eprintln!(
+            "WARN policy-runner: {unreplayed} of the recorded exchanges have not been replayed"
+        );
     }
 }
 
@@ -75,13 +84,7 @@ pub fn load(path: &Path, args: &RunArgs, settings: &Value) -> Result<(Loaded, Po
         .as_deref()
         .map(read_replay)
         .transpose()?
-        .map(|replay| {
-            if args.ignore_field_masks {
-                replay.ignore_field_masks()
-            } else {
-                replay
-            }
-        });
+        .map(|replay| replay.with_field_masks(!args.ignore_field_masks));
 
     let loaded = Loaded {
         module: Module::compile(&module)?,

@@ -1,12 +1,7 @@
-//! The policy metadata `kwctl annotate` embeds in the module.
-//!
-//! Field names, defaults and omissions follow policy-evaluator's
-//! `policy_metadata.rs` `Metadata` (camelCase; `backgroundAudit` defaults to
-//! true, `executionMode` to `kubewarden-wapc`, `policyType` to `kubernetes`,
-//! `contextAwareResources` to empty; `annotations` and
-//! `minimumKubewardenVersion` are left out when absent). Like kwctl, unknown
-//! keys in `metadata.yml` are dropped. Maps are `BTreeMap`s so the embedded
-//! JSON is byte-for-byte reproducible.
+//! The policy metadata `kwctl annotate` embeds in the module, with the
+//! field names, defaults and omissions of policy-evaluator
+//! `policy_metadata.rs`. Unknown keys in `metadata.yml` are dropped, as by
+//! kwctl; maps are `BTreeMap`s so the embedded JSON is reproducible.
 
 use std::collections::{BTreeMap, BTreeSet};
 

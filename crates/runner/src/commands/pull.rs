@@ -1,11 +1,7 @@
 //! `policy-runner pull`: fetch a policy module from an OCI registry into a
-//! file, like `kwctl pull --output-path` (by tag or by digest).
-//!
-//! oci-client checks the manifest against a digest in the reference and
-//! each blob against its descriptor; the module layer is checked here once
-//! more before anything is written: exactly one layer, of the Kubewarden
-//! media type, whose size and sha256 match the manifest. Prints the
-//! immutable reference of what was pulled.
+//! file, like `kwctl pull --output-path`. Beyond oci-client's checks, the
+//! module layer must be the one layer, of the Kubewarden media type, with
+//! the size and sha256 the manifest records. Prints the immutable reference.
 
 use std::fs;
 
@@ -13,20 +9,18 @@ use anyhow::{Context, Result, bail};
 use oci_client::client::{ImageData, ImageLayer};
 
 use crate::cli::PullArgs;
-use crate::commands::registry::{self, Transport};
+use crate::commands::registry::{self, Registry};
 
 /// Runs `args`: writes the module to `args.output_path`.
 pub fn pull(args: &PullArgs) -> Result<()> {
-    let reference = registry::parse_reference(&args.uri)?;
-    let transport = Transport::from_flags(args.insecure_http, args.sources_path.as_deref())?;
-    let auth = registry::auth(reference.resolve_registry())?;
-
-    let client = registry::client(&transport);
-    let image = registry::runtime()?
-        .block_on(client.pull(&reference, &auth, vec![registry::WASM_LAYER_MEDIA_TYPE]))
-        .with_context(|| format!("could not pull policy {}{}", args.uri, transport.hint()))?;
+    let remote = Registry::new(&args.uri, args.insecure_http, args.sources_path.as_deref())?;
+    let layers = vec![registry::WASM_LAYER_MEDIA_TYPE];
+    let image = remote.call(
+        format!("could not pull policy {}", args.uri),
+        (remote.client).pull(&remote.reference, &remote.auth, layers),
+    )?;
     let (module, manifest_digest) = verified_module(image)?;
-    if let Some(expected) = reference.digest()
+    if let Some(expected) = remote.reference.digest()
         && expected != manifest_digest
     {
         bail!(
@@ -39,8 +33,8 @@ pub fn pull(args: &PullArgs) -> Result<()> {
         .with_context(|| format!("cannot write {}", args.output_path.display()))?;
     println!(
         "{}/{}@{manifest_digest}",
-        reference.registry(),
-        reference.repository()
+        remote.reference.registry(),
+        remote.reference.repository()
     );
     Ok(())
 }

@@ -1,12 +1,8 @@
-//! `policy-runner push`: publish an annotated module as an OCI artifact, the
-//! way `kwctl push` does (kwctl `push.rs`, policy-fetcher `registry/mod.rs`).
-//!
-//! The module must carry the metadata `annotate` embeds (`--force` pushes an
-//! unannotated one, with a warning). The manifest gets one config blob `{}`
-//! (`application/vnd.wasm.config.v1+json`), one layer holding the module
-//! byte for byte (`application/vnd.wasm.content.layer.v1+wasm`), and the
-//! metadata's single-line annotations. Prints the immutable reference
-//! `registry/repository@sha256:…` of the pushed manifest.
+//! `policy-runner push`: publish an annotated module as an OCI artifact as
+//! `kwctl push` does (kwctl `push.rs`, policy-fetcher `registry/mod.rs`):
+//! one config blob `{}`, one layer holding the module byte for byte, and
+//! the metadata's single-line annotations; `--force` pushes an unannotated
+//! module, with a warning. Prints the immutable reference.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -18,7 +14,7 @@ use serde_json::json;
 
 use crate::cli::{OutputFormat, PushArgs};
 use crate::commands::metadata::Metadata;
-use crate::commands::registry::{self, Transport};
+use crate::commands::registry::{self, Registry};
 
 /// Runs `args`: pushes and prints the immutable reference.
 pub fn push(args: &PushArgs) -> Result<()> {
@@ -38,16 +34,19 @@ pub fn push(args: &PushArgs) -> Result<()> {
         .and_then(|metadata| metadata.annotations)
         .map(|annotations| registry::manifest_annotations(&annotations));
 
-    let reference = registry::parse_reference(&args.uri)?;
-    let transport = Transport::from_flags(args.insecure_http, args.sources_path.as_deref())?;
-    let auth = registry::auth(reference.resolve_registry())?;
+    let remote = Registry::new(&args.uri, args.insecure_http, args.sources_path.as_deref())?;
     let (layers, config, manifest) = artifact(module, annotations);
-
-    let client = registry::client(&transport);
-    let response = registry::runtime()?
-        .block_on(client.push(&reference, &layers, config, &auth, Some(manifest)))
-        .with_context(|| format!("could not push policy to {}{}", args.uri, transport.hint()))?;
-    let immutable_ref = registry::immutable_ref(&reference, &response.manifest_url)?;
+    let response = remote.call(
+        format!("could not push policy to {}", args.uri),
+        (remote.client).push(
+            &remote.reference,
+            &layers,
+            config,
+            &remote.auth,
+            Some(manifest),
+        ),
+    )?;
+    let immutable_ref = registry::immutable_ref(&remote.reference, &response.manifest_url)?;
 
     match args.output {
         OutputFormat::Text => println!("Policy successfully pushed: {immutable_ref}"),

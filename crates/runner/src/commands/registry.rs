@@ -1,12 +1,7 @@
-//! What `push` and `pull` share: OCI references, the registry client, the
-//! credentials, and the pure pieces of kwctl's push (manifest annotations,
-//! the immutable reference).
-//!
-//! kwctl stores a policy as an OCI artifact (policy-fetcher
-//! `registry/mod.rs`, on the `oci-client` crate used here too): a config blob
-//! `{}` of media type `application/vnd.wasm.config.v1+json` and one layer, the
-//! annotated module, of media type `application/vnd.wasm.content.layer.v1+wasm`.
-//! kwctl `push.rs` copies the module's metadata annotations into the manifest.
+//! What `push` and `pull` share: OCI references, the registry client and
+//! credentials, and the pure pieces of kwctl `push.rs`. kwctl stores a
+//! policy as an OCI artifact (policy-fetcher `registry/mod.rs`, on the same
+//! `oci-client`): a config blob `{}` and one layer, the annotated module.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -112,58 +107,63 @@ pub fn check_digest(digest: &str) -> Result<()> {
     Ok(())
 }
 
-/// How to reach the registry.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Transport {
-    /// HTTPS, verified against the system's roots.
-    Https,
-    /// Plain HTTP for every registry (`--insecure-http`).
-    Http,
-    /// HTTPS except for these `host[:port]`s, reached over plain HTTP
-    /// (`insecure_sources` of a kwctl sources file).
-    HttpsExcept(Vec<String>),
+/// What `push` and `pull` need to reach the registry of one reference.
+pub struct Registry {
+    /// The reference `uri` names.
+    pub reference: Reference,
+    /// The credentials for its registry.
+    pub auth: RegistryAuth,
+    /// A client over HTTPS, or plain HTTP as `--insecure-http` or the
+    /// sources file's `insecure_sources` say.
+    pub client: Client,
+    /// Appended to a failed call's error.
+    hint: &'static str,
 }
 
-impl Transport {
-    /// The transport for `--insecure-http` and `--sources-path`.
-    pub fn from_flags(insecure_http: bool, sources_path: Option<&Path>) -> Result<Transport> {
-        if insecure_http {
-            return Ok(Transport::Http);
-        }
-        match sources_path {
-            None => Ok(Transport::Https),
+impl Registry {
+    /// The reference `uri`, its credentials and a client for
+    /// `--insecure-http` and `--sources-path`.
+    pub fn new(uri: &str, insecure_http: bool, sources_path: Option<&Path>) -> Result<Registry> {
+        let reference = parse_reference(uri)?;
+        let (protocol, hint) = match sources_path {
+            _ if insecure_http => (ClientProtocol::Http, ""),
+            None => (ClientProtocol::Https, HTTP_HINT),
             Some(path) => {
                 let text = fs::read_to_string(path)
                     .with_context(|| format!("cannot read sources file {}", path.display()))?;
                 let sources = Sources::from_yaml(&text)
                     .with_context(|| format!("invalid sources file {}", path.display()))?;
-                Ok(if sources.insecure_sources.is_empty() {
-                    Transport::Https
-                } else {
-                    Transport::HttpsExcept(sources.insecure_sources)
-                })
+                (
+                    ClientProtocol::HttpsExcept(sources.insecure_sources),
+                    HTTP_HINT,
+                )
             }
-        }
+        };
+        Ok(Registry {
+            auth: auth(reference.resolve_registry())?,
+            reference,
+            client: client(protocol),
+            hint,
+        })
     }
 
-    /// A hint appended to connection errors.
-    pub fn hint(&self) -> &'static str {
-        match self {
-            Transport::Http => "",
-            _ => {
-                " (a plain-HTTP registry needs --insecure-http, or --sources-path listing it in insecure_sources)"
-            }
-        }
-    }
-
-    fn protocol(&self) -> ClientProtocol {
-        match self {
-            Transport::Https => ClientProtocol::Https,
-            Transport::Http => ClientProtocol::Http,
-            Transport::HttpsExcept(hosts) => ClientProtocol::HttpsExcept(hosts.clone()),
-        }
+    /// Runs one call to the registry on a current-thread runtime; a failure
+    /// is `failure` (and a hint about plain HTTP) with the cause.
+    pub fn call<T, E>(&self, failure: String, call: impl Future<Output = Result<T, E>>) -> Result<T>
+    where
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .context("cannot start the async runtime")?;
+        runtime
+            .block_on(call)
+            .with_context(|| format!("{failure}{}", self.hint))
     }
 }
+
+const HTTP_HINT: &str = " (a plain-HTTP registry needs --insecure-http, or --sources-path listing it in insecure_sources)";
 
 /// The part of kwctl's sources file (`--sources-path`) the runner honours.
 #[derive(Debug, Default, Deserialize)]
@@ -192,26 +192,18 @@ impl Sources {
     }
 }
 
-/// A registry client for `transport`. rustls needs a process-wide crypto
-/// provider (oci-client is built without one, to use `ring`).
-pub fn client(transport: &Transport) -> Client {
+/// A registry client. rustls needs a process-wide crypto provider
+/// (oci-client is built without one, to use `ring`).
+fn client(protocol: ClientProtocol) -> Client {
     static PROVIDER: Once = Once::new();
     PROVIDER.call_once(|| {
         // Fails only when a provider is already installed, which is fine.
         let _ = rustls::crypto::ring::default_provider().install_default();
     });
     Client::new(ClientConfig {
-        protocol: transport.protocol(),
+        protocol,
         ..Default::default()
     })
-}
-
-/// A current-thread tokio runtime for one registry command.
-pub fn runtime() -> Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")
 }
 
 /// Credentials for `registry` from the Docker config, read as kwctl reads

@@ -1,10 +1,6 @@
-//! Reads and appends the wasm custom sections `kwctl annotate` uses: it
-//! stores the policy metadata as JSON in the custom section
-//! `io.kubewarden.metadata`.
-//!
-//! The module is walked with `wasmparser` and the section written with
-//! `wasm-encoder`, the versions wasmtime builds on, so the runner reads a
-//! module as its engine does.
+//! The wasm custom section `kwctl annotate` stores the policy metadata in,
+//! read with `wasmparser` and written with `wasm-encoder`, the versions
+//! wasmtime builds on.
 
 use thiserror::Error;
 use wasm_encoder::Section as _;
@@ -31,50 +27,34 @@ pub enum SectionError {
     },
 }
 
-/// One custom section found in a module.
-#[derive(Debug, PartialEq, Eq)]
-pub struct CustomSection<'a> {
-    /// The section name.
-    pub name: &'a str,
-    /// The section payload after the name.
-    pub data: &'a [u8],
-}
-
-/// Every custom section of `module`, in file order.
-pub fn custom_sections(module: &[u8]) -> Result<Vec<CustomSection<'_>>, SectionError> {
+/// The data of the first custom section called `name`, if any. The whole
+/// module is walked, so a malformed one is refused wherever it breaks.
+pub fn find_custom_section<'a>(
+    module: &'a [u8],
+    name: &str,
+) -> Result<Option<&'a [u8]>, SectionError> {
     let mut payloads = Parser::new(0).parse_all(module);
-    match payloads.next() {
-        Some(Ok(Payload::Version {
-            encoding: Encoding::Module,
-            ..
-        })) => {}
-        _ => return Err(SectionError::NotWasm),
-    }
-    let mut sections = Vec::new();
+    let Some(Ok(Payload::Version {
+        encoding: Encoding::Module,
+        ..
+    })) = payloads.next()
+    else {
+        return Err(SectionError::NotWasm);
+    };
+    let mut found = None;
     for payload in payloads {
         let payload = payload.map_err(|e| SectionError::Malformed {
             offset: e.offset(),
             message: e.message().to_owned(),
         })?;
-        if let Payload::CustomSection(reader) = payload {
-            sections.push(CustomSection {
-                name: reader.name(),
-                data: reader.data(),
-            });
+        if let Payload::CustomSection(reader) = payload
+            && found.is_none()
+            && reader.name() == name
+        {
+            found = Some(reader.data());
         }
     }
-    Ok(sections)
-}
-
-/// The data of the first custom section called `name`, if any.
-pub fn find_custom_section<'a>(
-    module: &'a [u8],
-    name: &str,
-) -> Result<Option<&'a [u8]>, SectionError> {
-    Ok(custom_sections(module)?
-        .into_iter()
-        .find(|section| section.name == name)
-        .map(|section| section.data))
+    Ok(found)
 }
 
 /// `module` with a custom section `name` holding `data` appended at the end.
@@ -87,7 +67,7 @@ pub fn append_custom_section(
     name: &str,
     data: &[u8],
 ) -> Result<Vec<u8>, SectionError> {
-    custom_sections(module)?;
+    find_custom_section(module, name)?;
     let mut out = module.to_vec();
     wasm_encoder::CustomSection {
         name: name.into(),
@@ -152,42 +132,39 @@ mod tests {
     }
 
     #[test]
-    fn custom_sections_lists_every_custom_section_in_order() {
+    fn find_custom_section_returns_the_first_of_that_name() {
         let once = append_custom_section(EMPTY_MODULE, "name", b"1").unwrap();
         let twice = append_custom_section(&once, METADATA_SECTION, b"2").unwrap();
+        let thrice = append_custom_section(&twice, "name", b"3").unwrap();
 
         assert_eq!(
-            custom_sections(&twice).unwrap(),
-            vec![
-                CustomSection {
-                    name: "name",
-                    data: b"1"
-                },
-                CustomSection {
-                    name: METADATA_SECTION,
-                    data: b"2"
-                },
-            ]
+            find_custom_section(&thrice, "name").unwrap(),
+            Some(&b"1"[..])
+        );
+        assert_eq!(
+            find_custom_section(&thrice, METADATA_SECTION).unwrap(),
+            Some(&b"2"[..])
         );
     }
 
     #[test]
-    fn custom_sections_rejects_text_modules() {
-        assert_eq!(custom_sections(b"(module)"), Err(SectionError::NotWasm));
+    fn find_custom_section_rejects_text_modules() {
+        assert_eq!(
+            find_custom_section(b"(module)", METADATA_SECTION),
+            Err(SectionError::NotWasm)
+        );
     }
 
     #[test]
-    fn custom_sections_rejects_truncated_sections() {
+    fn find_custom_section_rejects_truncated_sections() {
         // type section claims 4 payload bytes, only 2 present
         let truncated = b"\0asm\x01\x00\x00\x00\x01\x04\x01\x60";
 
+        let result = find_custom_section(truncated, METADATA_SECTION);
+
         assert!(
-            matches!(
-                custom_sections(truncated),
-                Err(SectionError::Malformed { offset: 10, .. })
-            ),
-            "{:?}",
-            custom_sections(truncated)
+            matches!(result, Err(SectionError::Malformed { offset: 10, .. })),
+            "{result:?}"
         );
     }
 }

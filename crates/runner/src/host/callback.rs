@@ -1,17 +1,11 @@
-//! Answers the guest's waPC host calls, like policy-evaluator `runtimes/callback.rs`.
-//!
-//! Supported: `kubewarden/tracing/log` (printed on stderr) and
+//! Answers the guest's waPC host calls, like policy-evaluator
+//! `runtimes/callback.rs`: `kubewarden/tracing/log` (printed on stderr) and
 //! `kubewarden/kubernetes/get_resource` (checked against the context-aware
-//! allow-list, then answered from a replay session). Everything else is
-//! refused with an error the guest sees.
-//!
-//! Error texts follow kwctl: an allow-list refusal is returned as is, while a
-//! failure of the capability itself (a recorded `type: Error`, a replay
-//! mismatch, no session) reaches the guest wrapped as
-//! `Callback evaluation failure: <error>`, as policy-evaluator's
-//! `send_request_and_wait_for_response` does. A policy that tells NotFound
-//! apart must therefore search for `Cannot find ` inside the message rather
-//! than at its start.
+//! allow-list, then answered from a replay session); anything else is
+//! refused. An allow-list refusal reaches the guest as is, a failure of the
+//! capability itself wrapped as `Callback evaluation failure: <error>` (as
+//! `send_request_and_wait_for_response` does), so a policy must search for
+//! `Cannot find ` inside the message, not at its start.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
@@ -246,36 +240,24 @@ pub fn callback(host: Arc<Mutex<Host>>) -> Box<wapc::HostCallback> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const SESSION: &str = r#"
-- type: Exchange
-  request: |
-    !KubernetesGetResource
-    api_version: cluster.x-k8s.io/v1beta1
-    kind: Cluster
-    name: c-1
-    namespace: default
-    disable_cache: false
-    field_masks: null
-  response:
-    type: Success
-    payload: '{"kind":"Cluster"}'
-- type: Exchange
-  request: |
-    !KubernetesGetResource
-    api_version: cluster.x-k8s.io/v1beta1
-    kind: Cluster
-    name: c-9
-    namespace: default
-    disable_cache: false
-    field_masks: null
-  response:
-    type: Error
-    message: Cannot find cluster.x-k8s.io/v1beta1/Cluster named 'c-9' inside of namespace 'Some("default")'
-"#;
+    use crate::host::replay::tests::exchange;
 
     const GET_C1: &[u8] = br#"{"api_version":"cluster.x-k8s.io/v1beta1","kind":"Cluster","name":"c-1","namespace":"default","disable_cache":false,"field_masks":null}"#;
     const GET_C9: &[u8] = br#"{"api_version":"cluster.x-k8s.io/v1beta1","kind":"Cluster","name":"c-9","namespace":"default","disable_cache":false}"#;
+
+    fn session() -> String {
+        exchange(
+            "Cluster",
+            "c-1",
+            "null",
+            r#"{type: Success, payload: '{"kind":"Cluster"}'}"#,
+        ) + &exchange(
+            "Cluster",
+            "c-9",
+            "null",
+            r#"{type: Error, message: "Cannot find cluster.x-k8s.io/v1beta1/Cluster named 'c-9' inside of namespace 'Some(\"default\")'"}"#,
+        )
+    }
 
     fn cluster() -> ContextAwareResource {
         ContextAwareResource {
@@ -287,7 +269,7 @@ mod tests {
     fn host(allow: &[ContextAwareResource]) -> Host {
         Host::new(
             allow.iter().cloned().collect(),
-            Some(Replay::from_yaml(SESSION).unwrap()),
+            Some(Replay::from_yaml(&session()).unwrap()),
         )
     }
 

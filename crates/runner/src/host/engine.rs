@@ -1,26 +1,20 @@
-//! The waPC protocol on wasmtime: the host half that `wasmtime-provider`
-//! (the engine provider policy-evaluator uses) implements, here built on a
-//! wasmtime with only the features this host uses (cranelift, the runtime,
-//! parallel compilation).
-//!
-//! `wasmtime-provider` switches on nearly all of wasmtime (component model,
-//! GC, threads, profiling, the compilation cache, coredumps) and, through
-//! `wasmtime-wasi`, an async WASI stack; none of it is used to evaluate a
-//! Kubewarden policy, and it was most of the runner's build time. What is
-//! kept follows `wasmtime-provider` 2.25 (`provider.rs`, `callbacks.rs`): a
-//! module is compiled and linked once ([`EnginePre`]); every [`WapcEngine`]
-//! is a new store and instance of it, whose start functions (`_start`,
-//! `wapc_init`) run before the first call, and a trap in `__guest_call`
-//! becomes the guest error the caller sees. Unlike `wasmtime-provider`, a
-//! pointer outside the guest's memory is a trap rather than a host panic.
+//! The waPC host half, as `wasmtime-provider` 2.25 (policy-evaluator's
+//! engine; `provider.rs`, `callbacks.rs`) implements it, on a wasmtime with
+//! only cranelift, the runtime and parallel compilation (README, "A trimmed
+//! host"). A module is compiled and linked once ([`EnginePre`]); every
+//! [`WapcEngine`] is a new store and instance whose start functions
+//! (`_start`, `wapc_init`) run before the first call, and a trap in
+//! `__guest_call` becomes the guest error. Unlike `wasmtime-provider`, a
+//! pointer outside the guest's memory is a trap, not a host panic.
 
 use std::error::Error as StdError;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use wapc::{HOST_NAMESPACE, ModuleState, WebAssemblyEngineProvider, wapc_functions};
 use wasmtime::{
-    AsContextMut, Caller, Config, Engine, Extern, InstancePre, Linker, Memory, Module, Result,
-    Store, TypedFunc, format_err,
+    AsContextMut, Caller, Config, Engine, InstancePre, Linker, Memory, Module, Result, Store,
+    TypedFunc, format_err,
 };
 
 use crate::host::wasi;
@@ -61,17 +55,15 @@ impl EnginePre {
     pub fn rehydrate(&self) -> WapcEngine {
         WapcEngine {
             pre: self.clone(),
-            store: Store::new(&self.engine, StoreData::new(None)),
+            store: Store::new(&self.engine, StoreData { host: None }),
             guest_call: None,
+            memory: None,
+            memory_bytes: Arc::default(),
         }
     }
 }
 
 impl StoreData {
-    fn new(host: Option<Arc<ModuleState>>) -> StoreData {
-        StoreData { host }
-    }
-
     fn host(&self) -> Result<&Arc<ModuleState>> {
         self.host
             .as_ref()
@@ -84,13 +76,24 @@ pub struct WapcEngine {
     pre: EnginePre,
     store: Store<StoreData>,
     guest_call: Option<TypedFunc<(i32, i32), i32>>,
+    memory: Option<Memory>,
+    memory_bytes: Arc<AtomicUsize>,
+}
+
+impl WapcEngine {
+    /// The size of the guest's linear memory after its latest call, shared
+    /// with whoever holds the instance (`wapc::WapcHost` owns the engine):
+    /// how the benchmark shows that a reused instance does not grow.
+    pub fn memory_bytes(&self) -> Arc<AtomicUsize> {
+        Arc::clone(&self.memory_bytes)
+    }
 }
 
 type BoxError = Box<dyn StdError + Send + Sync + 'static>;
 
 impl WebAssemblyEngineProvider for WapcEngine {
     fn init(&mut self, host: Arc<ModuleState>) -> Result<(), BoxError> {
-        self.store = Store::new(&self.pre.engine, StoreData::new(Some(host)));
+        self.store = Store::new(&self.pre.engine, StoreData { host: Some(host) });
         let instance = self.pre.instance_pre.instantiate(&mut self.store)?;
         let guest_call = instance
             .get_typed_func::<(i32, i32), i32>(&mut self.store, wapc_functions::GUEST_CALL)
@@ -98,6 +101,7 @@ impl WebAssemblyEngineProvider for WapcEngine {
                 format_err!("Guest call function (__guest_call) not exported by wasm module.")
             })?;
         self.guest_call = Some(guest_call);
+        self.memory = instance.get_memory(&mut self.store, "memory");
         for start in wapc_functions::REQUIRED_STARTS {
             if instance.get_export(&mut self.store, start).is_none() {
                 continue;
@@ -120,7 +124,12 @@ impl WebAssemblyEngineProvider for WapcEngine {
             .guest_call
             .as_ref()
             .ok_or("the instance was not initialised")?;
-        match guest_call.call(&mut self.store, (op_length, msg_length)) {
+        let result = guest_call.call(&mut self.store, (op_length, msg_length));
+        if let Some(memory) = self.memory {
+            let size = memory.data_size(&self.store);
+            self.memory_bytes.store(size, Ordering::Relaxed);
+        }
+        match result {
             Ok(result) => Ok(result),
             // A trap is the guest's failure, reported through waPC's guest
             // error, as wasmtime-provider does.
@@ -138,10 +147,7 @@ impl WebAssemblyEngineProvider for WapcEngine {
 
 /// The guest's exported linear memory, which every waPC buffer lives in.
 fn memory(caller: &mut Caller<'_, StoreData>) -> Result<Memory> {
-    match caller.get_export("memory") {
-        Some(Extern::Memory(memory)) => Ok(memory),
-        _ => Err(format_err!("the guest module exports no memory")),
-    }
+    wasi::memory(caller).ok_or_else(|| format_err!("the guest module exports no memory"))
 }
 
 /// A copy of `len` bytes of guest memory at `ptr`; out of bounds is a trap.

@@ -1,19 +1,13 @@
-//! `get_resource` field masks, applied the way policy-evaluator applies them
+//! `get_resource` field masks, applied as policy-evaluator applies them
 //! (`callback_handler/kubernetes/field_mask.rs`, kubewarden-controller
-//! v1.35).
-//!
-//! The masks are dot paths. The host prunes the object's data (everything
-//! but `apiVersion`, `kind` and `metadata`, which always arrive whole,
-//! managedFields included) before it serialises the object into the guest:
-//! a key outside the masks is dropped, a key on a mask's path is kept and
-//! pruned below, the end of a mask keeps its whole subtree, and arrays are
-//! transparent (the mask applies to every item). As upstream, a node that
-//! ends one mask but continues in another (`a` with `a.b`) is pruned to the
-//! longer one.
+//! v1.35; README, "Field masks are matched and applied"): dot paths prune
+//! everything but `apiVersion`, `kind` and `metadata`; the end of a mask
+//! keeps its subtree, arrays are transparent, and a node that ends one mask
+//! but continues in another (`a` with `a.b`) is pruned to the longer one.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// Top-level fields outside the masked data (kube-rs `DynamicObject`'s
 /// `types` and `metadata`).
@@ -44,18 +38,7 @@ impl FieldMask {
     /// `metadata` stay, the rest is pruned by the masks.
     pub fn prune_object(&self, object: &mut Value) {
         match object {
-            Value::Object(map) => map.retain(|key, value| {
-                if NEVER_MASKED.contains(&key.as_str()) {
-                    return true;
-                }
-                match self.children.get(key) {
-                    Some(child) => {
-                        child.prune(value);
-                        true
-                    }
-                    None => false,
-                }
-            }),
+            Value::Object(map) => self.retain(map, &NEVER_MASKED),
             other => self.prune(other),
         }
     }
@@ -65,16 +48,22 @@ impl FieldMask {
             return;
         }
         match value {
-            Value::Object(map) => map.retain(|key, value| match self.children.get(key) {
-                Some(child) => {
-                    child.prune(value);
-                    true
-                }
-                None => false,
-            }),
+            Value::Object(map) => self.retain(map, &[]),
             Value::Array(items) => items.iter_mut().for_each(|item| self.prune(item)),
             _ => {}
         }
+    }
+
+    /// Keeps the members `whole`, and those on a mask's path, pruned below.
+    fn retain(&self, map: &mut Map<String, Value>, whole: &[&str]) {
+        map.retain(|key, value| match self.children.get(key) {
+            _ if whole.contains(&key.as_str()) => true,
+            Some(child) => {
+                child.prune(value);
+                true
+            }
+            None => false,
+        });
     }
 }
 

@@ -1,15 +1,13 @@
-//! A compiled policy module, its instances and their three waPC entry points.
-//!
-//! The module is compiled once with wasmtime, WASI preview 1 linked, into a
-//! [`Module`] (an [`EnginePre`], this host's trimmed counterpart of the
-//! `WasmtimeEngineProviderPre` policy-evaluator uses). Each [`Policy`] is a
-//! fresh instance of it (a new store and instance, `wapc_init` run), driven
-//! through a `wapc::WapcHost`, as policy-server's
-//! `PolicyEvaluatorPre::rehydrate` does for every request. The calls and
-//! their failure texts follow policy-evaluator `runtimes/wapc/runtime.rs`.
+//! A compiled policy module ([`Module`], this host's counterpart of
+//! policy-evaluator's `WasmtimeEngineProviderPre`), its instances
+//! ([`Policy`], a new store and instance with `wapc_init` run, as
+//! policy-server's `rehydrate` makes per request) and their three waPC
+//! entry points, with policy-evaluator `runtimes/wapc/runtime.rs`'s texts.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use thiserror::Error;
 
 use crate::host::engine::EnginePre;
@@ -54,23 +52,20 @@ impl Module {
     /// host calls go to `callback`: what policy-server makes per request.
     pub fn instantiate(&self, callback: Box<wapc::HostCallback>) -> Result<Policy, PolicyError> {
         let engine = self.pre.rehydrate();
+        let memory_bytes = engine.memory_bytes();
         let host =
             wapc::WapcHost::new(Box::new(engine), Some(callback)).map_err(PolicyError::Host)?;
-        Ok(Policy { host })
+        Ok(Policy { host, memory_bytes })
     }
 }
 
 /// An instantiated policy.
 pub struct Policy {
     host: wapc::WapcHost,
+    memory_bytes: Arc<AtomicUsize>,
 }
 
 impl Policy {
-    /// Compiles and instantiates `module`, routing host calls to `callback`.
-    pub fn load(module: &[u8], callback: Box<wapc::HostCallback>) -> Result<Policy, PolicyError> {
-        Module::compile(module)?.instantiate(callback)
-    }
-
     /// Calls `validate_settings`; `Err` carries the reason the settings are
     /// refused (the policy's message, or why the call failed).
     pub fn validate_settings(&self, settings: &Value) -> Result<(), String> {
@@ -98,12 +93,17 @@ impl Policy {
             Err(e) => return AdmissionResponse::internal_server_error(uid, &e.to_string()),
         };
         match serde_json::from_slice::<PolicyResponse>(&reply) {
-            Ok(policy) => AdmissionResponse::from_policy(uid, request.object(), policy),
+            Ok(policy) => request.respond(policy),
             Err(e) => AdmissionResponse::internal_server_error(
                 uid,
                 &format!("invalid response from policy: {e}"),
             ),
         }
+    }
+
+    /// The size of the instance's linear memory after its latest call.
+    pub fn memory_bytes(&self) -> usize {
+        self.memory_bytes.load(Ordering::Relaxed)
     }
 
     /// Calls `validate` with a ready payload and returns the guest's reply

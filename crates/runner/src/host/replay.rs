@@ -1,28 +1,9 @@
-//! Host-capability replay sessions in kwctl's format.
-//!
-//! `kwctl run --record-host-capabilities-interactions` writes a YAML list of
-//! exchanges; `--replay-host-capabilities-interactions` answers the policy's
-//! host calls from it, strictly in order (kwctl
-//! `callback_handler/proxy.rs`). Each entry's `request` is a string holding a
-//! YAML document tagged with the callback request type:
-//!
-//! ```yaml
-//! - type: Exchange
-//!   request: |
-//!     !KubernetesGetResource
-//!     api_version: cluster.x-k8s.io/v1beta1
-//!     kind: MachineDeployment
-//!     name: md-0
-//!     namespace: default
-//!     disable_cache: false
-//!     field_masks: null
-//!   response:
-//!     type: Success
-//!     payload: '{"apiVersion":"cluster.x-k8s.io/v1beta1",...}'
-//! ```
-//!
-//! Only `!KubernetesGetResource` is understood; an entry of another type is
-//! refused when the file is loaded, naming the entry.
+//! Host-capability replay sessions in kwctl's format: the YAML list of
+//! `type: Exchange` entries `kwctl run --record-host-capabilities-interactions`
+//! writes, each `request` a string holding a document tagged
+//! `!KubernetesGetResource` (the only type understood; any other is refused
+//! on load, naming the entry). Answered strictly in order, as kwctl
+//! `callback_handler/proxy.rs` does.
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -217,11 +198,11 @@ impl Replay {
         }
     }
 
-    /// Answers with the recorded objects whole, whatever the masks, like a
-    /// host that ignores them (kwctl's replay does): the policy's own
-    /// projection must then keep only what it reads.
-    pub fn ignore_field_masks(mut self) -> Replay {
-        self.apply_field_masks = false;
+    /// Without `apply`, answers with the recorded objects whole, whatever
+    /// the masks, like a host that ignores them (kwctl's replay does): the
+    /// policy's own projection must then keep only what it reads.
+    pub fn with_field_masks(mut self, apply: bool) -> Replay {
+        self.apply_field_masks = apply;
         self
     }
 
@@ -242,8 +223,20 @@ impl Replay {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// A session entry: `!KubernetesGetResource` of `kind` `name`
+    /// (`cluster.x-k8s.io/v1beta1`, namespace `default`) with `field_masks`
+    /// `masks` (YAML), answered by `response` (a YAML flow map).
+    pub fn exchange(kind: &str, name: &str, masks: &str, response: &str) -> String {
+        format!(
+            "- type: Exchange\n  request: |\n    !KubernetesGetResource\n    \
+             api_version: cluster.x-k8s.io/v1beta1\n    kind: {kind}\n    name: {name}\n    \
+             namespace: default\n    disable_cache: false\n    field_masks: {masks}\n  \
+             response: {response}\n"
+        )
+    }
 
     const SESSION: &str = r#"
 - type: Exchange
@@ -350,23 +343,13 @@ mod tests {
 
     #[test]
     fn replay_prunes_a_masked_answer_like_the_host() {
-        let session = r#"
-- type: Exchange
-  request: |
-    !KubernetesGetResource
-    api_version: cluster.x-k8s.io/v1beta1
-    kind: MachineDeployment
-    name: md-0
-    namespace: default
-    disable_cache: false
-    field_masks:
-    - metadata.annotations
-    - spec.template.metadata.labels
-  response:
-    type: Success
-    payload: '{"kind":"MachineDeployment","metadata":{"name":"md-0","labels":{"a":"1"}},"spec":{"replicas":1,"template":{"metadata":{"labels":{"b":"2"}},"spec":{}}},"status":{}}'
-"#;
-        let mut replay = Replay::from_yaml(session).unwrap();
+        let session = exchange(
+            "MachineDeployment",
+            "md-0",
+            "[metadata.annotations, spec.template.metadata.labels]",
+            r#"{type: Success, payload: '{"kind":"MachineDeployment","metadata":{"name":"md-0","labels":{"a":"1"}},"spec":{"replicas":1,"template":{"metadata":{"labels":{"b":"2"}},"spec":{}}},"status":{}}'}"#,
+        );
+        let mut replay = Replay::from_yaml(&session).unwrap();
         let mut request = md("md-0");
         request.field_masks = Some(BTreeSet::from([
             "metadata.annotations".to_owned(),
@@ -425,7 +408,7 @@ mod tests {
             "payload: '{\"kind\":\"Namespace\"}'",
             "payload: '{\"kind\":\"Namespace\",\"spec\":{\"finalizers\":[\"kubernetes\"]}}'",
         );
-        let mut replay = Replay::from_yaml(&session).unwrap().ignore_field_masks();
+        let mut replay = Replay::from_yaml(&session).unwrap().with_field_masks(false);
         replay.next = 2;
 
         assert_eq!(

@@ -1,13 +1,11 @@
-//! The admission request the host sends the policy.
-//!
-//! A document holds either a bare AdmissionRequest or a whole
-//! AdmissionReview; a top-level `request` object marks a review. kwctl then
-//! builds its typed `AdmissionRequest`, which needs `uid`, `kind`,
-//! `resource`, `operation` and `userInfo`; the same fields are checked here,
-//! but the request reaches the policy as it was written (no typed round-trip).
+//! The admission request the host sends the policy: a bare AdmissionRequest
+//! or the `request` of an AdmissionReview, checked for the fields kwctl's
+//! typed `AdmissionRequest` needs, then sent as written (no round-trip).
 
 use serde_json::{Map, Value};
 use thiserror::Error;
+
+use crate::host::response::{AdmissionResponse, PolicyResponse};
 
 /// Why a document is not an AdmissionRequest kwctl would send.
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -61,6 +59,11 @@ impl AdmissionRequest {
     /// The `object` under admission; `None` when absent or null (DELETE).
     pub fn object(&self) -> Option<&Value> {
         self.value.get("object").filter(|object| !object.is_null())
+    }
+
+    /// The AdmissionResponse the host builds from the guest's answer.
+    pub fn respond(&self, policy: PolicyResponse) -> AdmissionResponse {
+        AdmissionResponse::from_policy(self.uid(), self.object(), policy)
     }
 }
 

@@ -1,11 +1,7 @@
-//! Turns the guest's `ValidationResponse` into the AdmissionResponse kwctl prints.
-//!
-//! Mirrors policy-evaluator `admission_response.rs`: the host, not the guest,
-//! computes the JSONPatch as `json_patch::diff(request.object, mutated_object)`
-//! (so a field the policy dropped becomes a `remove`), base64-encodes it and
-//! sets `patchType: JSONPatch`; an empty diff means no patch. `status` is only
-//! present when the policy set a message or a code. `auditAnnotations` and
-//! `warnings` are always printed, `null` when the policy left them out.
+//! The guest's `ValidationResponse` turned into the AdmissionResponse kwctl
+//! prints, as policy-evaluator `admission_response.rs` does: the host
+//! computes the JSONPatch as `json_patch::diff(request.object,
+//! mutated_object)` (a dropped field becomes a `remove`), base64-encoded.
 
 use std::collections::BTreeMap;
 

@@ -1,15 +1,10 @@
-//! WASI preview 1 as policy-server gives it to a waPC policy: inherited
-//! stdout and stderr, no arguments, no environment, no preopened
-//! directories (wasmtime-provider `wasi.rs` with `WasiParams::default()`),
-//! the clocks and the host's randomness.
-//!
-//! `wasmtime-wasi` implements preview 1 on top of preview 2, so it needs
-//! wasmtime's component model and async support, and with them most of the
-//! runner's build. A policy reaches only a handful of these functions
-//! (Rust's std: the clocks, `random_get`, `fd_write` for a panic message,
-//! `proc_exit`); they are implemented here. Any other preview 1 function a
-//! module imports links to a stub answering `ENOSYS`, which is what a
-//! sandbox without files, sockets or processes answers in effect.
+//! WASI preview 1 as policy-server gives it to a waPC policy
+//! (wasmtime-provider `wasi.rs`, `WasiParams::default()`): inherited stdout
+//! and stderr, no arguments, environment or preopened directories, the
+//! clocks and the host's randomness. `wasmtime-wasi` would bring the
+//! component model and async support; a policy reaches only a handful of
+//! functions, implemented here, and any other import is a stub answering
+//! `ENOSYS`, as a sandbox without files, sockets or processes does.
 
 use std::io::{Read, Write};
 use std::sync::OnceLock;
@@ -204,7 +199,8 @@ fn gather<T>(c: &mut Caller<'_, T>, iovs: i32, len: i32) -> Result<Vec<u8>, i32>
     Ok(bytes)
 }
 
-fn memory<T>(c: &mut Caller<'_, T>) -> Option<Memory> {
+/// The guest's exported linear memory, if any.
+pub fn memory<T>(c: &mut Caller<'_, T>) -> Option<Memory> {
     match c.get_export("memory") {
         Some(Extern::Memory(memory)) => Some(memory),
         _ => None,

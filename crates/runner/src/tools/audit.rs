@@ -1,15 +1,8 @@
-//! `policy-runner audit`: a whole management cluster at once, from what
-//! `kubectl get clusters,clusterclasses,machinedeployments,… -A -o yaml`
-//! prints, with no cluster to ask.
-//!
-//! The edge only: it reads the dumps and the settings, hands them to
+//! `policy-runner audit`: a whole management cluster from a `kubectl get …
+//! -o yaml` dump. It reads the dumps and the settings, hands them to
 //! [`cluster_audit`] (the evaluation, the ownership tree and the renderings
-//! the web page shares), prints the report and turns it into an exit code.
-//!
-//! Exit code: 0 when nothing deviates, 1 when an object deviates or is
-//! rejected (malformed), 2 on bad input (a file that cannot be read or
-//! parsed, a document that is not a Kubernetes object, an object listed
-//! twice, invalid settings), naming the file and the document.
+//! the web page shares), prints the report and exits 0 when nothing
+//! deviates, 1 when an object deviates or is rejected, 2 on bad input.
 
 use std::io::Write as _;
 use std::process::ExitCode;
@@ -63,7 +56,7 @@ pub fn audit(args: &AuditArgs) -> ExitCode {
 
 /// Reads the dumps and the settings and audits every object.
 fn audit_files(args: &AuditArgs) -> Result<Report> {
-    let raw_settings = read_settings(&args.settings.source())?.to_string();
+    let raw_settings = read_settings(&args.settings)?.to_string();
     let settings = AuditSettings::from_json(raw_settings.as_bytes())?;
     let mut objects = Vec::new();
     for path in &args.dumps {

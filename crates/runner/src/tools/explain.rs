@@ -4,16 +4,15 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result, anyhow, bail};
-use metadata_propagation_policy::evaluate;
-use metadata_propagation_policy::lookup::MapLookup;
-use metadata_propagation_policy::outcome::Verdict;
-use metadata_propagation_policy::request::AdmissionRequest;
-use metadata_propagation_policy::settings::Settings;
+use anyhow::{Context, Result, bail};
+use metadata_propagation_core::evaluate;
+use metadata_propagation_core::lookup::MapLookup;
+use metadata_propagation_core::outcome::Verdict;
+use metadata_propagation_core::request::AdmissionRequest;
 use serde_json::json;
 
 use crate::cli::{ExplainArgs, ExplainFormat};
-use crate::commands::input::read_settings;
+use crate::commands::input::{core_settings, read_settings};
 use crate::host::request::AdmissionRequest as HostedRequest;
 use crate::tools::objects::read_objects;
 
@@ -26,9 +25,7 @@ pub fn explain(args: &ExplainArgs) -> Result<()> {
             lookup = lookup.with_object(parent);
         }
     }
-    let raw_settings = read_settings(&args.settings.source())?;
-    let settings = Settings::from_json(raw_settings.to_string().as_bytes())
-        .map_err(|e| anyhow!("Provided settings are not valid: {e}"))?;
+    let settings = core_settings(&read_settings(&args.settings)?)?;
 
     let (outcome, explanation) = evaluate::explain(&request, &settings, &lookup);
     let (allowed, message, patch) = match &outcome.verdict {
@@ -86,11 +83,10 @@ fn read_request(path: &Path) -> Result<AdmissionRequest> {
         bail!("{} must hold exactly one request or object", path.display());
     }
     let document = objects.remove(0);
-    if document.get("request").is_some() || document.get("object").is_some() {
-        let request = HostedRequest::from_document(document)
-            .with_context(|| format!("invalid request file {}", path.display()))?;
-        return serde_json::from_value(request.value)
-            .with_context(|| format!("invalid request file {}", path.display()));
+    if document.get("request").is_none() && document.get("object").is_none() {
+        return Ok(AdmissionRequest::for_object("UPDATE", document));
     }
-    Ok(AdmissionRequest::for_object("UPDATE", document))
+    let invalid = || format!("invalid request file {}", path.display());
+    let request = HostedRequest::from_document(document).with_context(invalid)?;
+    serde_json::from_value(request.value).with_context(invalid)
 }

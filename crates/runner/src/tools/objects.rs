@@ -1,12 +1,8 @@
-//! Kubernetes objects read from YAML or JSON files: the file is read here,
-//! its text parsed by [`cluster_audit::dump`] (several YAML documents, a JSON
-//! document, a JSON array or a `kind: List`, flattened into objects that
-//! remember their file, document and item), so the page parses what is
-//! pasted the same way.
-//!
-//! `explain` reads its parent files with [`read_objects`]; `audit` reads its
-//! dumps with [`read_kubernetes_objects`], which also refuses a document that
-//! is not a Kubernetes object, naming the file and the document.
+//! Kubernetes objects read from YAML or JSON files, parsed by
+//! [`cluster_audit::dump`] as the web page parses what is pasted: `explain`
+//! reads its parents with [`read_objects`], `audit` its dumps with
+//! [`read_kubernetes_objects`], which refuses anything not a Kubernetes
+//! object, naming the file and the document.
 
 use std::fs;
 use std::path::{Path, PathBuf};

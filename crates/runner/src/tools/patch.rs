@@ -1,11 +1,7 @@
-//! `policy-runner patch`: an RFC 6902 JSON patch applied to an object, the
-//! way the API server applies the patch of an AdmissionResponse, with the
-//! same `json-patch` crate that builds it (host/response.rs). The end-to-end
-//! suites read the patched object instead of the patch's operations.
-//!
-//! A patch that does not apply (a `remove` or `replace` of a member that
-//! is not there, a `test` that fails) is an error naming the operation;
-//! nothing is printed then.
+//! `policy-runner patch`: an RFC 6902 JSON patch applied to an object, as
+//! the API server applies a response's, with the `json-patch` crate that
+//! builds it (host/response.rs). A patch that does not apply is an error
+//! naming the operation, and nothing is printed.
 
 use std::fs;
 use std::io::Read as _;

@@ -1,44 +1,33 @@
 //! `policy-runner profile`: where one evaluation's time goes, phase by
-//! phase, with the policy's core linked natively.
-//!
-//! The runner's wasmtime is built without its profiling feature (the guest
-//! profiler, perf and VTune hooks), which would double its build. Instead
-//! this runs the module's own `validate` natively (`edge::validate_with`,
-//! which reports each step as it ends, and answers a request it does not
-//! act on right after reading the payload), timing its steps: reading the
-//! payload, parsing the settings, decoding the object's projection, the
-//! look-ups (the host's side, answered from the replay session and pruned
-//! by the field masks, and the guest's projection decode, timed apart),
-//! deciding (with whatever settings preparation the request needs),
-//! encoding the reply, and the host's handling of it (decode and JSONPatch
-//! diff). A second pass decides with settings prepared beforehand, so the
-//! difference is what preparing the settings costs this request. Native
-//! code runs faster than the same code in wasm, so the shares matter more
-//! than the absolute numbers; `bench` gives those. `--module` adds what a
-//! fresh instance of a module costs by itself (instantiation, `wapc_init`,
-//! drop).
+//! phase. The runner's wasmtime has no profiling feature (it would double
+//! the build), so the module's own `validate` runs natively
+//! (`edge::validate_with` reports each step as it ends), its look-ups
+//! answered from the replay session as the host answers them and timed on
+//! both sides of the call. A second pass decides with settings prepared
+//! beforehand; the difference is what preparing them costs. Native code is
+//! faster than wasm, so the shares matter, not the numbers (`bench` gives
+//! those); `--module` adds what a fresh instance of a module costs.
 
 use std::cell::{Cell, RefCell};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow};
-use metadata_propagation_policy::edge::{self, Payload, Request, Step};
-use metadata_propagation_policy::evaluate::{Route, evaluate, object_projection, route};
-use metadata_propagation_policy::lookup::{
-    Lookup, LookupError, ObjectRef, classify_host_error, get_resource_request,
-};
-use metadata_propagation_policy::projection::Projection;
-use metadata_propagation_policy::settings::Settings;
+use metadata_propagation_core::evaluate::{Route, evaluate, object_projection, route};
+use metadata_propagation_core::lookup::{Lookup, LookupError, ObjectRef};
+use metadata_propagation_core::projection::Projection;
+use metadata_propagation_core::settings::Settings;
+use metadata_propagation_core::wire::{self as edge, Payload, Request, Step};
+use metadata_propagation_policy::host_lookup::{classify_host_error, get_resource_request};
 use serde_json::Value;
 
 use crate::cli::ProfileArgs;
-use crate::commands::bench::stats::median;
-use crate::commands::input::{read_replay, read_request, read_settings};
+use crate::commands::bench::stats::{Stats, nanos};
+use crate::commands::input::{core_settings, read_replay, read_request, read_settings};
 use crate::host::callback::{CALLBACK_FAILURE_PREFIX, NO_CLUSTER};
 use crate::host::policy;
 use crate::host::replay::{GetResourceRequest, Replay};
 use crate::host::request::AdmissionRequest;
-use crate::host::response::{AdmissionResponse, PolicyResponse};
+use crate::host::response::PolicyResponse;
 
 /// The phases, in the order one evaluation runs them; the last is the
 /// second pass, apart from the total.
@@ -72,19 +61,19 @@ const PREPARED: usize = 8;
 /// Runs `args` and prints the profile on stdout.
 pub fn profile(args: &ProfileArgs) -> Result<()> {
     let request = read_request(&args.request_path)?;
-    let settings = read_settings(&args.settings.source())?;
+    let settings = read_settings(&args.settings)?;
     let payload = policy::validate_payload(&request, &settings);
-    let replay = match &args.replay_host_capabilities_interactions {
-        Some(path) => Some(read_replay(path)?),
-        None => None,
-    };
+    let replay = args
+        .replay_host_capabilities_interactions
+        .as_deref()
+        .map(read_replay)
+        .transpose()?;
     let lookup = ReplayLookup {
         replay: RefCell::new(replay),
         host: Cell::new(Duration::ZERO),
         guest: Cell::new(Duration::ZERO),
     };
-    let prepared = Settings::from_json(settings.to_string().as_bytes())
-        .map_err(|e| anyhow!("Provided settings are not valid: {e}"))?;
+    let prepared = core_settings(&settings)?;
 
     let mut samples: Vec<Vec<u64>> = vec![Vec::new(); PHASES.len()];
     for round in 0..args.warmup + args.iterations {
@@ -98,10 +87,7 @@ pub fn profile(args: &ProfileArgs) -> Result<()> {
 
     let medians: Vec<f64> = samples
         .into_iter()
-        .map(|mut s| {
-            s.sort_unstable();
-            median(&s) / 1_000.0
-        })
+        .map(|s| Stats::from_samples(s).median_us)
         .collect();
     let total: f64 = medians[..PREPARED].iter().sum();
     println!(
@@ -142,11 +128,10 @@ fn instantiation_median_us(path: &std::path::Path, warmup: u32, iterations: u32)
         let start = Instant::now();
         drop(module.instantiate(Box::new(|_, _, _, _, _| Ok(Vec::new())))?);
         if round >= warmup {
-            samples.push(u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX));
+            samples.push(nanos(start.elapsed()));
         }
     }
-    samples.sort_unstable();
-    Ok(median(&samples) / 1_000.0)
+    Ok(Stats::from_samples(samples).median_us)
 }
 
 /// [`Lookup`] answered from a replay session the way the host answers, with
@@ -167,7 +152,6 @@ impl ReplayLookup {
         request: &AdmissionRequest,
         prepared: &Settings,
     ) -> Result<[u64; PHASES.len()]> {
-        let ns = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
         let mut times = [0; PHASES.len()];
         self.rewind();
         let mut ends = Vec::with_capacity(STEPS.len());
@@ -178,23 +162,19 @@ impl ReplayLookup {
         let encoded_at = Instant::now();
         let response: PolicyResponse =
             serde_json::from_slice(&reply).context("the policy's reply does not decode")?;
-        std::hint::black_box(AdmissionResponse::from_policy(
-            request.uid(),
-            request.object(),
-            response,
-        ));
-        times[HOST] = ns(encoded_at.elapsed());
+        std::hint::black_box(request.respond(response));
+        times[HOST] = nanos(encoded_at.elapsed());
         let mut last = start;
         for (step, at) in ends {
             if let Some((_, phase)) = STEPS.iter().find(|(s, _)| *s == step) {
-                times[*phase] = ns(at - last);
+                times[*phase] = nanos(at - last);
                 last = at;
             }
         }
         let (host, guest) = (self.host.take(), self.guest.take());
-        times[LOOKUP_HOST] = ns(host);
-        times[LOOKUP_GUEST] = ns(guest);
-        times[DECIDE] = times[DECIDE].saturating_sub(ns(host + guest));
+        times[LOOKUP_HOST] = nanos(host);
+        times[LOOKUP_GUEST] = nanos(guest);
+        times[DECIDE] = times[DECIDE].saturating_sub(nanos(host + guest));
         times[PREPARED] = self.decide_prepared(payload, prepared)?;
         Ok(times)
     }
@@ -220,10 +200,11 @@ impl ReplayLookup {
         self.rewind();
         let start = Instant::now();
         std::hint::black_box(evaluate(&request, prepared, self));
-        let decided = start
-            .elapsed()
-            .saturating_sub(self.host.take() + self.guest.take());
-        Ok(u64::try_from(decided.as_nanos()).unwrap_or(u64::MAX))
+        Ok(nanos(
+            start
+                .elapsed()
+                .saturating_sub(self.host.take() + self.guest.take()),
+        ))
     }
 
     fn rewind(&self) {

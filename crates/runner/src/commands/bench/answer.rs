@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::host::request::AdmissionRequest;
-use crate::host::response::{AdmissionResponse, PolicyResponse};
+use crate::host::response::PolicyResponse;
 
 /// What the module answered (identical on every evaluation).
 #[derive(Debug, Serialize)]
@@ -46,7 +46,7 @@ impl Answer {
     ) -> Result<Answer> {
         let response = policy_response(reply)?;
         let mutated = response.mutated_object.is_some();
-        let admission = AdmissionResponse::from_policy(request.uid(), request.object(), response);
+        let admission = request.respond(response);
         let patch_operations = match &admission.patch {
             None => 0,
             Some(patch) => {

@@ -1,6 +1,8 @@
 //! The summary of a module's timed evaluations: median, nearest-rank p99,
 //! mean and spread, in microseconds. `profile` takes medians the same way.
 
+use std::time::Duration;
+
 use serde::Serialize;
 
 /// Summary of the timed evaluations, in microseconds.
@@ -47,15 +49,20 @@ impl Stats {
     }
 }
 
+/// `duration` in nanoseconds (saturating).
+pub fn nanos(duration: Duration) -> u64 {
+    duration.as_nanos().try_into().unwrap_or(u64::MAX)
+}
+
 /// Nearest-rank percentile of sorted, non-empty `samples`: the smallest
 /// sample such that at least `p` % of the samples are at or below it.
-pub fn percentile(sorted: &[u64], p: f64) -> u64 {
+fn percentile(sorted: &[u64], p: f64) -> u64 {
     let rank = (p / 100.0 * sorted.len() as f64).ceil() as usize;
     sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
 /// Median of sorted, non-empty `samples`.
-pub fn median(sorted: &[u64]) -> f64 {
+fn median(sorted: &[u64]) -> f64 {
     let n = sorted.len();
     if n % 2 == 1 {
         sorted[n / 2] as f64

@@ -10,11 +10,10 @@ use serde_json::Value;
 
 use crate::cli::RunArgs;
 use crate::commands::bench::answer::{Answer, policy_response};
-use crate::commands::bench::stats::Stats;
+use crate::commands::bench::stats::{Stats, nanos};
 use crate::commands::load::{Loaded, load};
 use crate::host::policy::Policy;
 use crate::host::request::AdmissionRequest;
-use crate::host::response::AdmissionResponse;
 
 /// How evaluations get their instance.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -50,6 +49,19 @@ pub struct Measurement {
     pub stats: Stats,
     /// What it answered.
     pub answer: Answer,
+    /// On a reused instance: its memory after the first and after the last
+    /// evaluation, which must be equal (no growth across evaluations).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_bytes: Option<MemoryGrowth>,
+}
+
+/// A reused instance's linear memory, in bytes.
+#[derive(Debug, Serialize)]
+pub struct MemoryGrowth {
+    /// After the first evaluation.
+    pub after_first: usize,
+    /// After the last.
+    pub after_last: usize,
 }
 
 /// One module under measurement: its compiled form, its warm instance (in
@@ -59,6 +71,7 @@ pub struct Subject {
     pub module: String,
     loaded: Loaded,
     warm: Option<Policy>,
+    memory_after_first: Option<usize>,
     first: Vec<u8>,
     /// What its first evaluation answered.
     pub answer: Answer,
@@ -75,7 +88,7 @@ impl Subject {
         let (first, _) = evaluate_once(&loaded, warm.as_ref(), inputs)
             .with_context(|| format!("the first evaluation of {} failed", path.display()))?;
         let (lookups, unreplayed, failure) = {
-            let host = loaded.host.lock().unwrap_or_else(|p| p.into_inner());
+            let host = loaded.host();
             let failure = host.replay_failure().map(str::to_owned);
             (host.replayed(), host.unreplayed(), failure)
         };
@@ -90,6 +103,7 @@ impl Subject {
         Ok(Subject {
             module: path.display().to_string(),
             loaded,
+            memory_after_first: warm.as_ref().map(Policy::memory_bytes),
             warm,
             first,
             answer,
@@ -118,10 +132,15 @@ impl Subject {
 
     /// The measurement, once every round has run.
     pub fn finish(self) -> Measurement {
+        let memory_bytes = self.warm.as_ref().zip(self.memory_after_first);
         Measurement {
             module: self.module,
             stats: Stats::from_samples(self.samples),
             answer: self.answer,
+            memory_bytes: memory_bytes.map(|(warm, after_first)| MemoryGrowth {
+                after_first,
+                after_last: warm.memory_bytes(),
+            }),
         }
     }
 }
@@ -134,11 +153,7 @@ fn evaluate_once(
     warm: Option<&Policy>,
     inputs: &Inputs<'_>,
 ) -> Result<(Vec<u8>, u64)> {
-    loaded
-        .host
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-        .rewind_replay();
+    loaded.host().rewind_replay();
     let start = Instant::now();
     let reply = {
         let fresh;
@@ -153,15 +168,11 @@ fn evaluate_once(
         // The host's side of every request: decode the reply and, for a
         // mutation, diff the object into a JSONPatch.
         let response = policy_response(&reply)?;
-        std::hint::black_box(AdmissionResponse::from_policy(
-            inputs.request.uid(),
-            inputs.request.object(),
-            response,
-        ));
+        std::hint::black_box(inputs.request.respond(response));
         reply
         // a fresh instance is dropped here, inside the timed span, as
         // policy-server drops it after each request
     };
-    let elapsed = start.elapsed().as_nanos().try_into().unwrap_or(u64::MAX);
+    let elapsed = nanos(start.elapsed());
     Ok((reply, elapsed))
 }

@@ -1,8 +1,5 @@
-//! The annotations of the policy metadata that `artifacthub-pkg.yml` is made
-//! from, and kwctl's checks of their values (policy-evaluator
-//! `policy_artifacthub.rs`): the version is semver, URLs parse, the OCI
-//! reference is normalised, keywords are a comma-separated list without
-//! empty entries, authors are `Name <email>` entries.
+//! The metadata annotations `artifacthub-pkg.yml` is made from, and kwctl's
+//! checks of their values (policy-evaluator `policy_artifacthub.rs`).
 
 use anyhow::{Result, anyhow, bail};
 use serde::Serialize;

@@ -1,7 +1,7 @@
 //! Crossplane composite resources: opted-in labels become provider-correct
-//! cloud tags in `spec.cloudTags` (seed 003; DESIGN.md §3).
+//! cloud tags in `spec.cloudTags` (README, "Crossplane: cloud tags").
 //!
-//! Four stages, as in the seed: *resolve* the label set and provider from the
+//! Four stages: *resolve* the label set and provider from the
 //! object (a malformed source rejects: "a resolve failure fails"), *transform*
 //! under the provider's profile (a skip never fails), *stamp* the result as a
 //! [`Plan`] over `spec.cloudTags` and the skip annotation, and *report* each
@@ -17,6 +17,7 @@ use crate::explain::{CloudTags, Explanation, LabelFate, TagFate};
 use crate::fields::{self, FieldError, FieldPath, StringMap};
 use crate::outcome::Outcome;
 use crate::plan::{MapEdit, Plan};
+use crate::quote::quoted;
 use crate::settings::{CloudTagSettings, Settings};
 use profile::{Origin, TagProfile};
 use serde::Serialize;
@@ -102,7 +103,7 @@ fn plan(
     let tags_edit = cloud_tags_edit(&current_tags, tags_present, &mut transformed, profile);
     if let Some(explain) = explain {
         let provider_source = match provider {
-            Some(p) => format!("{} = {p:?}", settings.provider_path.join(".")),
+            Some(p) => format!("{} = {}", settings.provider_path.join("."), quoted(p)),
             None => format!("{} is absent", settings.provider_path.join(".")),
         };
         let mut tags = explain_labels(&set, &opted_in, &transformed, profile, &tags_edit);
@@ -125,8 +126,8 @@ fn plan(
 
 /// One warning per skip, except under a profile that refuses every tag:
 /// then every label fails for the same reason, and one warning saying so
-/// tells the user more than fifty identical ones (issue 22). The skip
-/// annotation still lists every label.
+/// tells the user more than fifty identical ones (README, "User-defined tag
+/// profiles"). The skip annotation still lists every label.
 fn warnings(profile: &TagProfile, skipped: &[Skip<'_>]) -> Vec<String> {
     match profile.blocks_every_tag() {
         Some(reason) if !skipped.is_empty() => vec![format!(
@@ -143,8 +144,10 @@ fn warnings(profile: &TagProfile, skipped: &[Skip<'_>]) -> Vec<String> {
 fn no_tag_can_propagate(profile: &TagProfile, reason: SkipReason<'_>) -> String {
     let why = match reason {
         SkipReason::KeyCharacterClass { character } => format!(
-            "its key characters ({}) refuse {character:?} of the mandated prefix \"{TAG_PREFIX}\"",
-            profile.key_characters.describe()
+            "its key characters ({}) refuse {} of the mandated prefix {}",
+            profile.key_characters.describe(),
+            quoted(&character.to_string()),
+            quoted(TAG_PREFIX)
         ),
         SkipReason::KeyTooLong { limit, unit, .. } => format!(
             "its key ceiling of {limit} {} leaves no room after the mandated prefix \
@@ -164,15 +167,20 @@ fn why_profile(origin: Origin, provider: Option<&str>, profile: &TagProfile) -> 
     match (origin, provider) {
         (Origin::BuiltIn, Some(p)) => {
             format!(
-                "provider {p:?} selects the built-in profile {}",
+                "provider {} selects the built-in profile {}",
+                quoted(p),
                 profile.name
             )
         }
         (Origin::UserDefined { index }, Some(p)) => {
-            format!("provider {p:?} is listed in cloudTags.profiles[{index}].providers")
+            format!(
+                "provider {} is listed in cloudTags.profiles[{index}].providers",
+                quoted(p)
+            )
         }
         (_, Some(p)) => format!(
-            "provider {p:?} is listed by no profile, so the fallback {} applies",
+            "provider {} is listed by no profile, so the fallback {} applies",
+            quoted(p),
             profile.name
         ),
         (_, None) => format!(
@@ -369,9 +377,9 @@ pub fn skip_records(skipped: &[Skip<'_>]) -> String {
 /// The admission warning for one skip.
 pub fn warning(skip: &Skip<'_>) -> String {
     format!(
-        "cloud tag skipped: label {:?} did not become tag {:?} on provider profile {}: {} ({})",
-        skip.qualified_key,
-        skip.tag_key,
+        "cloud tag skipped: label {} did not become tag {} on provider profile {}: {} ({})",
+        quoted(skip.qualified_key),
+        quoted(&skip.tag_key),
         skip.provider,
         skip.reason.code(),
         skip.reason

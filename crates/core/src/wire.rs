@@ -1,8 +1,12 @@
-//! The waPC edge: decode what the host sends, call the pure core, encode
-//! the answer. The only module that knows about waPC and the SDK's wire types.
+//! The wire: the JSON the Kubewarden host and the guest exchange. Decodes a
+//! `validate` payload, calls the core, and encodes the `ValidationResponse`
+//! and the `SettingsValidationResponse`, field for field as the SDK's types
+//! would be written. Pure given a [`Lookup`]: the wasm module passes the one
+//! that calls the host (the policy crate's `validate`), tools and tests an
+//! in-memory one.
 
 use crate::evaluate::{Route, evaluate, not_acted_on, object_projection, route};
-use crate::lookup::{HostLookup, Lookup};
+use crate::lookup::Lookup;
 use crate::outcome::{Outcome, Verdict};
 use crate::plan::Plan;
 use crate::request::AdmissionRequest;
@@ -25,7 +29,7 @@ pub struct Payload<'a> {
     pub request: Request<'a>,
 }
 
-/// An AdmissionRequest as the edge reads it: the fields the policy reads,
+/// An AdmissionRequest as the policy reads it: the fields the policy reads,
 /// and the object as text, borrowed from the payload. Which parts of the
 /// object get decoded depends on the route and the settings
 /// ([`object_projection`]), known only once the whole payload is read.
@@ -103,15 +107,6 @@ struct SettingsValidationResponse {
     message: Option<String>,
 }
 
-/// waPC `validate`: evaluates one request against the host's cluster.
-///
-/// Nothing is cached across calls: policy-server runs every request on a
-/// fresh instance, so a cache would never hit there. The settings are
-/// parsed here and each part is prepared only if the request reads it.
-pub fn validate(payload: &[u8]) -> Vec<u8> {
-    validate_with(payload, &HostLookup, &mut |_| {})
-}
-
 /// The steps of one [`validate_with`] call, reported as each ends, so a
 /// profiler can time them without a copy of the control flow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,9 +123,14 @@ pub enum Step {
     Encoded,
 }
 
-/// [`validate`] with parents read through `lookup`, calling `step` as each
-/// [`Step`] ends. A request the policy does not act on is answered after
-/// [`Step::Payload`], without its settings or its object.
+/// waPC `validate`: evaluates one request, its parents read through
+/// `lookup`, calling `step` as each [`Step`] ends. A request the policy does
+/// not act on is answered after [`Step::Payload`], without its settings or
+/// its object.
+///
+/// Nothing is cached across calls: policy-server runs every request on a
+/// fresh instance, so a cache would never hit there. The settings are
+/// parsed here and each part is prepared only if the request reads it.
 pub fn validate_with(payload: &[u8], lookup: &dyn Lookup, step: &mut dyn FnMut(Step)) -> Vec<u8> {
     let Payload { settings, request } = match Payload::decode(payload) {
         Ok(p) => p,

@@ -4,10 +4,9 @@ use crate::explain::Explanation;
 use crate::lookup::Lookup;
 use crate::outcome::Outcome;
 use crate::projection::Projection;
-use crate::request::{AdmissionRequest, is_write};
+use crate::request::{AdmissionRequest, GroupVersionKind, is_write};
 use crate::settings::Settings;
 use crate::{capi, deviations, tags};
-use kubewarden_policy_sdk::request::GroupVersionKind;
 
 /// Decides one admission request. Pure apart from `lookup`.
 ///
@@ -49,8 +48,9 @@ pub enum Route {
 
 /// The one place that decides whether, and how, the policy acts on a
 /// request: CREATE and UPDATE of a Cluster API kind it propagates to or
-/// checks, or of a composite resource. The edge asks before decoding the
-/// object; [`evaluate`] asks again only to dispatch, with the same answer.
+/// checks, or of a composite resource. [`crate::wire`] asks before
+/// decoding the object; [`evaluate`] asks again only to dispatch, with the
+/// same answer.
 pub fn route(kind: &GroupVersionKind, operation: &str) -> Route {
     if !is_write(operation) || is_kubernetes_group(&kind.group) {
         Route::NotActedOn
@@ -80,7 +80,7 @@ const METADATA: [&[&str]; 5] = [
 ];
 
 /// The parts of a request's object the policy reads and writes on `route`:
-/// decoded by the edge, while the rest (`status`, `managedFields`, spec
+/// decoded by [`crate::wire`], while the rest (`status`, `managedFields`, spec
 /// subtrees no rule reads) passes through as text ([`Projection::split`]).
 /// A composite resource's `spec` is read whole: the provider path is a
 /// setting, and a provider path outside the projection widens it to the

@@ -7,6 +7,7 @@
 
 use super::char_class::{CharSet, KeyCharacters};
 use super::profile::{BUILT_IN, GENERIC, ReservedPrefix, TagProfile, Unit};
+use crate::quote::quoted;
 use serde_json::Value;
 use std::borrow::Cow;
 use std::ops::RangeInclusive;
@@ -155,8 +156,9 @@ fn check_name(field: &str, raw: &[Option<RawProfile>], i: usize, problems: &mut 
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
     if !valid {
         problems.push(format!(
-            "{field}.name: {name:?} is not a profile name; use 1 to {NAME_LEN_MAX} ASCII letters, \
-             digits, '-', '_' or '.', e.g. \"azure\""
+            "{field}.name: {} is not a profile name; use 1 to {NAME_LEN_MAX} ASCII letters, \
+             digits, \"-\", \"_\" or \".\", e.g. \"azure\"",
+            quoted(name)
         ));
     } else if name.eq_ignore_ascii_case(&GENERIC.name) {
         problems.push(format!(
@@ -168,18 +170,20 @@ fn check_name(field: &str, raw: &[Option<RawProfile>], i: usize, problems: &mut 
         earlier(raw, i).find(|(_, p)| p.name.eq_ignore_ascii_case(name))
     {
         problems.push(format!(
-            "{field}.name: {name:?} is already the name of cloudTags.profiles[{first}]; give each \
-             profile its own name"
+            "{field}.name: {} is already the name of cloudTags.profiles[{first}]; give each \
+             profile its own name",
+            quoted(name)
         ));
     } else if let Some(built_in) = BUILT_IN
         .iter()
         .find(|b| b.name.eq_ignore_ascii_case(name))
         .filter(|b| !b.providers.iter().any(|p| selects_any(raw, p)))
     {
+        let provider = quoted(&built_in.providers[0]);
         problems.push(format!(
-            "{field}.name: {name:?} is the name of the built-in profile for provider \"{}\", which \
-             still applies; list \"{}\" in providers to replace it, or choose another name",
-            built_in.providers[0], built_in.providers[0]
+            "{field}.name: {} is the name of the built-in profile for provider {provider}, which \
+             still applies; list {provider} in providers to replace it, or choose another name",
+            quoted(name)
         ));
     }
 }
@@ -231,8 +235,9 @@ fn check_providers(field: &str, raw: &[Option<RawProfile>], i: usize, problems: 
             });
         if let Some(earlier) = earlier {
             problems.push(format!(
-                "{here}: {provider:?} is already listed in {earlier} (ignoring case); a provider \
-                 value selects one profile, remove one of them"
+                "{here}: {} is already listed in {earlier} (ignoring case); a provider value \
+                 selects one profile, remove one of them",
+                quoted(provider)
             ));
         }
     }
@@ -279,7 +284,8 @@ fn key_characters(
     }
     if let Some(c) = raw.extra.chars().find(|&c| raw.except.contains(c)) {
         problems.push(format!(
-            "{field}: {c:?} is both in extra and in except; keep it in one of them"
+            "{field}: {} is both in extra and in except; keep it in one of them",
+            quoted(&c.to_string())
         ));
     }
     if let Some(c) = raw

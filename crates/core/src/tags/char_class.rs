@@ -1,5 +1,6 @@
 //! Key character classes as data: a union of named character sets, plus
-//! extra characters, minus excluded ones (issue 22).
+//! extra characters, minus excluded ones (README, "User-defined tag
+//! profiles", `keyCharacters`).
 //!
 //! Every provider rule we know is of that shape: AWS, Hetzner and generic are
 //! "letters, digits and a few symbols", OpenStack "anything but control
@@ -9,6 +10,7 @@
 //! can state its provider's class without the policy running user code or
 //! compiling a regex per request.
 
+use crate::quote::quoted;
 use serde::Deserialize;
 use std::borrow::Cow;
 use unicode_properties::{GeneralCategory, GeneralCategoryGroup, UnicodeGeneralCategory};
@@ -165,7 +167,7 @@ impl KeyCharacters {
     pub fn describe(&self) -> String {
         let mut parts: Vec<String> = self.sets().map(|set| set.name().to_owned()).collect();
         if !self.extra.is_empty() {
-            parts.push(format!("{:?}", self.extra));
+            parts.push(quoted(&self.extra).to_string());
         }
         let mut text = match parts.split_last() {
             None => "nothing".to_owned(),
@@ -173,7 +175,7 @@ impl KeyCharacters {
             Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
         };
         if !self.except.is_empty() {
-            text.push_str(&format!(" except {:?}", self.except));
+            text.push_str(&format!(" except {}", quoted(&self.except)));
         }
         text
     }

@@ -2,7 +2,7 @@
 //!
 //! Capabilities never edit the object while deciding: they compute a [`Plan`]
 //! over a borrowed object (so nothing is cloned unless something changes), and
-//! the edge applies it once to the owned object. A plan lists only real
+//! [`crate::wire`] applies it once to the owned object. A plan lists only real
 //! differences, so an empty plan means "the object already complies", and the
 //! same plan can later be rendered as a list of deviations instead of applied.
 //!
@@ -262,7 +262,7 @@ impl Plan {
     }
 
     /// [`Plan::apply`], moving the plan's keys and values into the object
-    /// instead of copying them (the edge's path, once per request).
+    /// instead of copying them ([`crate::wire`]'s path, once per request).
     pub fn apply_owned(self, object: &mut Value) {
         for edit in self.edits {
             match edit {

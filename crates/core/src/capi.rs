@@ -61,9 +61,9 @@ pub fn acts_on(group: &str, kind: &str) -> bool {
 }
 
 /// The paths of a `group`/`kind` object the rules read or write, at every
-/// API version: each flow's targets and the Node-bound label maps. With
-/// [`crate::evaluate::object_paths`]' metadata, what the edge decodes of a
-/// request's object; the rest passes through as text.
+/// API version: each flow's targets and the Node-bound label maps. With the
+/// metadata [`crate::evaluate::object_projection`] adds, what [`crate::wire`]
+/// decodes of a request's object; the rest passes through as text.
 pub fn child_paths(group: &str, kind: &str) -> Vec<&'static [&'static str]> {
     let mut paths: Vec<&'static [&'static str]> = Vec::new();
     for rule in CAPI_RULES.iter().filter(|r| r.child.matches(group, kind)) {
@@ -112,7 +112,8 @@ pub enum CapiError {
         family: &'static str,
         /// The object the look-up asked for.
         parent: Box<ObjectRef>,
-        /// The host's error, made readable ([`crate::lookup::readable_host_error`]).
+        /// The host's error, made readable (the policy crate's
+        /// `host_lookup::readable_host_error`).
         message: String,
     },
 }

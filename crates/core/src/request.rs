@@ -5,9 +5,22 @@
 //! error quotes the whole payload back, which for a 1 MiB object is not a
 //! message anyone can read.
 
-use kubewarden_policy_sdk::request::GroupVersionKind;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+/// The group, version and kind of an admission request's object, as the
+/// API server writes them (`{"group": …, "version": …, "kind": …}`; the
+/// core group is `""`). The same shape as the SDK's `GroupVersionKind`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(default)]
+pub struct GroupVersionKind {
+    /// API group (`""` for the core group).
+    pub group: String,
+    /// API version within the group.
+    pub version: String,
+    /// Kind.
+    pub kind: String,
+}
 
 /// An admission request, reduced to what the policy reads.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -64,6 +77,29 @@ impl AdmissionRequest {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn group_version_kind_reads_and_writes_the_api_servers_shape() {
+        let kind: GroupVersionKind =
+            serde_json::from_value(json!({"group": "apps", "version": "v1", "kind": "Deployment"}))
+                .unwrap();
+        assert_eq!(
+            kind,
+            GroupVersionKind {
+                group: "apps".into(),
+                version: "v1".into(),
+                kind: "Deployment".into(),
+            }
+        );
+        assert_eq!(
+            serde_json::to_value(&kind).unwrap(),
+            json!({"group": "apps", "version": "v1", "kind": "Deployment"})
+        );
+        // The core group is written as "" or left out.
+        let core: GroupVersionKind =
+            serde_json::from_value(json!({"version": "v1", "kind": "Pod"})).unwrap();
+        assert_eq!(core.group, "");
+    }
 
     #[test]
     fn for_object_derives_kind_and_namespace() {

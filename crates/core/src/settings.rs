@@ -674,13 +674,13 @@ mod tests {
                 "cloudTags.profiles[1].keyMax: 0 is out of bounds; use a number from 1 to 4096",
                 "cloudTags.profiles[1].valueMax: 70000 is out of bounds; use a number from 1 to 65536",
                 "cloudTags.profiles[1].cap: 5000 is out of bounds; use a number from 1 to 1024",
-                "cloudTags.profiles[1].keyCharacters: 'b' is both in extra and in except; keep it in one of them",
+                "cloudTags.profiles[1].keyCharacters: \"b\" is both in extra and in except; keep it in one of them",
                 "cloudTags.profiles[1].reservedPrefixes[0].prefix: 0 characters; a reserved prefix has 1 to 253, e.g. \"azure\"",
                 "cloudTags.profiles[2].name: \"hetzner\" is the name of the built-in profile for provider \"hetzner\", which still applies; list \"hetzner\" in providers to replace it, or choose another name",
                 "cloudTags.profiles[2].keyCharacters: admits no character; name sets such as [\"letters\", \"digits\"] and/or list characters in extra",
                 "cloudTags.profiles[3].name: \"generic\" is the fallback profile's name and skip records must tell the two apart; choose another name",
                 "cloudTags.profiles[3].providers[1]: \"X\" is already listed in cloudTags.profiles[3].providers (ignoring case); a provider value selects one profile, remove one of them",
-                "cloudTags.profiles[4].name: \"gcp labels\" is not a profile name; use 1 to 63 ASCII letters, digits, '-', '_' or '.', e.g. \"azure\"",
+                "cloudTags.profiles[4].name: \"gcp labels\" is not a profile name; use 1 to 63 ASCII letters, digits, \"-\", \"_\" or \".\", e.g. \"azure\"",
                 "cloudTags.profiles[4].providers: empty; list the provider values that select this profile, e.g. [\"azure\"]",
             ]
         );
@@ -722,7 +722,7 @@ mod tests {
             [
                 "cloudTags.propagatingLabels[0]: \"platform/origin\" is a seeded platform label and can never be opted into cloud-tag propagation; remove it from the list",
                 "cloudTags.profiles[0]: invalid type: string \"azure\", expected a profile object such as {\"name\": \"azure\", \"providers\": [\"azure\"], …}",
-                "cloudTags.profiles[1].name: \"\" is not a profile name; use 1 to 63 ASCII letters, digits, '-', '_' or '.', e.g. \"azure\"",
+                "cloudTags.profiles[1].name: \"\" is not a profile name; use 1 to 63 ASCII letters, digits, \"-\", \"_\" or \".\", e.g. \"azure\"",
                 "cloudTags.profiles[2]: missing field `providers`",
             ]
         );

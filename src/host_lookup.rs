@@ -1,73 +1,48 @@
-//! Reading parent objects from the cluster, behind a trait.
-//!
-//! The decision logic only ever sees [`Lookup`]: on wasm it is answered by
-//! Kubewarden's `kubernetes/get_resource` host capability ([`HostLookup`]),
-//! in tests and tools by an in-memory map ([`MapLookup`]). No global test
-//! doubles, no `#[cfg(test)]` swaps.
+//! Reading parent objects from the cluster the wasm module runs against:
+//! [`HostLookup`] answers the core's [`Lookup`] with Kubewarden's
+//! `kubernetes/get_resource` host capability, asking for only the paths the
+//! core's [`Projection`] reads, and classifies what a failed host call
+//! says ([`classify_host_error`]). The one place the policy calls the host.
 
-use crate::projection::Projection;
 use kubewarden_policy_sdk::host_capabilities::kubernetes::GetResourceRequest;
+use metadata_propagation_core::lookup::{Lookup, LookupError, ObjectRef};
+use metadata_propagation_core::projection::Projection;
 use serde_json::Value;
-use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
 
-/// The identity of an object to read.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct ObjectRef {
-    /// `group/version` (e.g. `cluster.x-k8s.io/v1beta2`).
-    pub api_version: String,
-    /// Kind (e.g. `MachineDeployment`).
-    pub kind: String,
-    /// Object name.
-    pub name: String,
-    /// Namespace; `None` for cluster-scoped objects.
-    pub namespace: Option<String>,
-}
+/// [`Lookup`] through Kubewarden's `kubernetes/get_resource` host capability.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct HostLookup;
 
-impl ObjectRef {
-    /// The identity `object` is found by: its own apiVersion, kind, name and
-    /// namespace (absent fields read as empty; an empty namespace is kept
-    /// as written).
-    pub fn of(object: &Value) -> Self {
-        let text = |value: &Value| value.as_str().unwrap_or_default().to_owned();
-        ObjectRef {
-            api_version: text(&object["apiVersion"]),
-            kind: text(&object["kind"]),
-            name: text(&object["metadata"]["name"]),
-            namespace: object["metadata"]["namespace"].as_str().map(str::to_owned),
-        }
+/// The `kubernetes/get_resource` request for `object`, asking for exactly
+/// the paths of `projection`: the masks let the host prune the parent
+/// before it crosses into the guest.
+pub fn get_resource_request(object: &ObjectRef, projection: &Projection) -> GetResourceRequest {
+    GetResourceRequest {
+        api_version: object.api_version.clone(),
+        kind: object.kind.clone(),
+        name: object.name.clone(),
+        namespace: object.namespace.clone(),
+        // The 5 s host cache is fine: parents change rarely, and a stale
+        // parent is corrected by the next write of the child.
+        disable_cache: false,
+        field_masks: Some(projection.field_masks()),
     }
 }
 
-impl fmt::Display for ObjectRef {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.namespace {
-            Some(ns) => write!(
-                f,
-                "{} {}/{} ({})",
-                self.kind, ns, self.name, self.api_version
-            ),
-            None => write!(f, "{} {} ({})", self.kind, self.name, self.api_version),
-        }
+impl Lookup for HostLookup {
+    fn get(&self, object: &ObjectRef, projection: &Projection) -> Result<Value, LookupError> {
+        use kubewarden_policy_sdk::wapc_guest::host_call;
+        let request = get_resource_request(object, projection);
+        // The SDK's get_resource would decode the answer into a Value; the
+        // projection skips whatever a host that ignores the masks sends.
+        let message = serde_json::to_vec(&request)
+            .map_err(|e| LookupError::Failed(format!("cannot encode the look-up: {e}")))?;
+        let answer = host_call("kubewarden", "kubernetes", "get_resource", &message)
+            .map_err(|e| classify_host_error(&e.to_string()))?;
+        projection
+            .decode(&answer)
+            .map_err(|e| LookupError::Failed(format!("cannot decode {object}: {e}")))
     }
-}
-
-/// Why a look-up produced no object.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LookupError {
-    /// The object does not exist (yet, or any more).
-    NotFound,
-    /// The host could not answer: RBAC, API server, not allowed by
-    /// `contextAwareResources`, undecodable payload. Worth a retry.
-    Failed(String),
-}
-
-/// Reads objects from the cluster.
-pub trait Lookup {
-    /// The object named by `object`, as JSON, holding only the paths of
-    /// `projection` (the rest is never decoded).
-    fn get(&self, object: &ObjectRef, projection: &Projection) -> Result<Value, LookupError>;
 }
 
 /// The policy-server reports NotFound only as text: "Cannot find
@@ -149,104 +124,6 @@ fn http_code(dump: &str) -> Option<u16> {
         .find(|code| (100..600).contains(code))
 }
 
-/// [`Lookup`] through Kubewarden's `kubernetes/get_resource` host capability.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct HostLookup;
-
-/// The `kubernetes/get_resource` request for `object`, asking for exactly
-/// the paths of `projection`: the masks let the host prune the parent
-/// before it crosses into the guest.
-pub fn get_resource_request(object: &ObjectRef, projection: &Projection) -> GetResourceRequest {
-    GetResourceRequest {
-        api_version: object.api_version.clone(),
-        kind: object.kind.clone(),
-        name: object.name.clone(),
-        namespace: object.namespace.clone(),
-        // The 5 s host cache is fine: parents change rarely, and a stale
-        // parent is corrected by the next write of the child.
-        disable_cache: false,
-        field_masks: Some(projection.field_masks()),
-    }
-}
-
-impl Lookup for HostLookup {
-    fn get(&self, object: &ObjectRef, projection: &Projection) -> Result<Value, LookupError> {
-        use kubewarden_policy_sdk::wapc_guest::host_call;
-        let request = get_resource_request(object, projection);
-        // The SDK's get_resource would decode the answer into a Value; the
-        // projection skips whatever a host that ignores the masks sends.
-        let message = serde_json::to_vec(&request)
-            .map_err(|e| LookupError::Failed(format!("cannot encode the look-up: {e}")))?;
-        let answer = host_call("kubewarden", "kubernetes", "get_resource", &message)
-            .map_err(|e| classify_host_error(&e.to_string()))?;
-        projection
-            .decode(&answer)
-            .map_err(|e| LookupError::Failed(format!("cannot decode {object}: {e}")))
-    }
-}
-
-/// [`Lookup`] answered from memory; records every request so tests can
-/// assert how many look-ups an evaluation made. Answers go through the
-/// projection like the host's, so a rule reading a path it did not project
-/// fails in tests too.
-#[derive(Debug, Default)]
-pub struct MapLookup {
-    answers: BTreeMap<ObjectRef, Result<Value, LookupError>>,
-    requests: RefCell<Vec<(ObjectRef, BTreeSet<String>)>>,
-}
-
-impl MapLookup {
-    /// An empty lookup: every object is NotFound.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Adds an object, keyed by its own apiVersion, kind, name and namespace.
-    pub fn with_object(mut self, object: Value) -> Self {
-        self.answers.insert(ObjectRef::of(&object), Ok(object));
-        self
-    }
-
-    /// Makes the look-up of `object` fail with `error`.
-    pub fn with_error(mut self, object: ObjectRef, error: LookupError) -> Self {
-        self.answers.insert(object, Err(error));
-        self
-    }
-
-    /// Every request made so far, in order.
-    pub fn requests(&self) -> Vec<ObjectRef> {
-        self.requests
-            .borrow()
-            .iter()
-            .map(|(r, _)| r.clone())
-            .collect()
-    }
-
-    /// The field masks of every request made so far, in order: what
-    /// [`HostLookup`] would send.
-    pub fn field_masks(&self) -> Vec<BTreeSet<String>> {
-        self.requests
-            .borrow()
-            .iter()
-            .map(|(_, m)| m.clone())
-            .collect()
-    }
-}
-
-impl Lookup for MapLookup {
-    fn get(&self, object: &ObjectRef, projection: &Projection) -> Result<Value, LookupError> {
-        self.requests
-            .borrow_mut()
-            .push((object.clone(), projection.field_masks()));
-        let found = self.answers.get(object).cloned();
-        let whole = found.unwrap_or(Err(LookupError::NotFound))?;
-        let bytes = serde_json::to_vec(&whole).map_err(|e| LookupError::Failed(e.to_string()))?;
-        projection
-            .decode(&bytes)
-            .map_err(|e| LookupError::Failed(e.to_string()))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -298,6 +175,26 @@ mod tests {
     const POLICY_SERVER_503: &str = "error invoking host capability kubernetes.get_resource: Host error: Callback evaluation failure: ApiError: the server is currently unable to handle the request (get machinedeployments.cluster.x-k8s.io): ServiceUnavailable (Status { status: Some(Failure), code: 503, message: \"the server is currently unable to handle the request (get machinedeployments.cluster.x-k8s.io)\", metadata: Some(ListMeta { continue_: None, remaining_item_count: None, resource_version: None, self_link: None }), reason: \"ServiceUnavailable\", details: Some(StatusDetails { name: \"my-cluster-md-0\", group: \"cluster.x-k8s.io\", kind: \"machinedeployments\", uid: \"\", causes: [], retry_after_seconds: 0 }) })\n\nCaused by:\n    the server is currently unable to handle the request (get machinedeployments.cluster.x-k8s.io): ServiceUnavailable";
 
     #[test]
+    fn get_resource_request_asks_for_the_projection_masks() {
+        let object = ObjectRef {
+            api_version: "cluster.x-k8s.io/v1beta2".into(),
+            kind: "MachineDeployment".into(),
+            name: "md-0".into(),
+            namespace: Some("default".into()),
+        };
+        let projection = Projection::of(&[&["metadata", "labels"], &["spec", "template"]]);
+        let request = get_resource_request(&object, &projection);
+        assert_eq!(
+            serde_json::to_value(&request).unwrap(),
+            serde_json::json!({
+                "api_version": "cluster.x-k8s.io/v1beta2", "kind": "MachineDeployment",
+                "name": "md-0", "namespace": "default", "disable_cache": false,
+                "field_masks": ["metadata.labels", "spec.template"],
+            })
+        );
+    }
+
+    #[test]
     fn readable_host_error_keeps_plain_messages_and_cuts_long_ones() {
         assert_eq!(
             readable_host_error("Replay error: unexpected request (Was expecting x)"),
@@ -308,26 +205,5 @@ mod tests {
         assert_eq!(cut.chars().count(), MAX_HOST_ERROR_CHARS + 1);
         assert!(cut.ends_with('…'));
         assert_eq!(readable_host_error(""), "");
-    }
-
-    #[test]
-    fn map_lookup_records_requests_and_answers_not_found() {
-        let lookup = MapLookup::new().with_object(serde_json::json!({
-            "apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "MachineSet",
-            "metadata": {"name": "ms", "namespace": "default"}}));
-        let hit = ObjectRef {
-            api_version: "cluster.x-k8s.io/v1beta1".into(),
-            kind: "MachineSet".into(),
-            name: "ms".into(),
-            namespace: Some("default".into()),
-        };
-        let miss = ObjectRef {
-            name: "other".into(),
-            ..hit.clone()
-        };
-        let all = Projection::of(&[&[]]);
-        assert!(lookup.get(&hit, &all).is_ok());
-        assert_eq!(lookup.get(&miss, &all), Err(LookupError::NotFound));
-        assert_eq!(lookup.requests(), [hit, miss]);
     }
 }

@@ -1,4 +1,5 @@
-//! Tag profiles (seed 003, "The per-provider constraint table"; issue 22).
+//! Tag profiles: the built-ins' table in the README ("Crossplane: cloud
+//! tags") and the user-defined ones ("User-defined tag profiles").
 //!
 //! A profile is data: length ceilings and how they are measured, the count
 //! cap, the key character class and the reserved prefixes. The built-in

@@ -1,4 +1,5 @@
-//! The pure label → cloud-tag transformer (seed 003, `render.CloudTags`).
+//! The pure label → cloud-tag transformer: the tag key, the skip reasons in
+//! their order and the count cap of the README ("Crossplane: cloud tags").
 //!
 //! Input: the opted-in labels, sorted by qualified key (a `BTreeMap`, whose
 //! byte-wise `str` order is Go's string order), and a profile. Output: the
@@ -195,7 +196,8 @@ pub fn transform<'a>(
     labels: impl IntoIterator<Item = (&'a str, &'a str)>,
     profile: &'a TagProfile,
 ) -> Transformed<'a> {
-    // Byte-wise `str` order is Go's string order (seed: `sort.Strings`).
+    // Byte-wise `str` order is Go's string order (`sort.Strings`): the
+    // count cap keeps the lowest qualified keys in byte order (README).
     let labels: BTreeMap<&str, &str> = labels.into_iter().collect();
     let mut out = Transformed::default();
     for (qualified_key, value) in labels {

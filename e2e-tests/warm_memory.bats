@@ -1,0 +1,41 @@
+#!/usr/bin/env bats
+# A host that reuses one instance (kwctl, `policy-runner --reuse-instance`)
+# must not see the policy's memory grow: during `validate` the module
+# allocates from a per-request arena (src/arena.rs) that is rewound at the
+# next call. 100,000 evaluations on one instance, the memory measured after
+# the first and after the last (policy-runner bench's `memory_bytes`).
+# A module whose arena never rewinds grows from 1.2 MB to 68 MB in 2,000
+# md-ms evaluations (BENCHMARKS.md, "Issue 20").
+
+setup() {
+  cd "${BATS_TEST_DIRNAME}/.." || return 1
+  RUNNER="${RUNNER:-target/host/policy-runner}"
+  POLICY="${POLICY:-annotated-policy.wasm}"
+  [[ -x "$RUNNER" ]] || skip "runner '$RUNNER' not built: make runner"
+  [[ -f "$POLICY" ]] || skip "policy module '$POLICY' not found: make annotated-policy.wasm"
+  command -v jq >/dev/null || skip "jq is required"
+}
+
+warm_memory() {
+  local scenario=$1 replay=()
+  [[ -f "test_data/bench/$scenario.replay.yml" ]] &&
+    replay=(--replay-host-capabilities-interactions "test_data/bench/$scenario.replay.yml")
+  "$RUNNER" bench --reuse-instance --iterations 100000 --warmup 0 --output json \
+    --request-path "test_data/bench/$scenario.request.json" \
+    --settings-path "test_data/bench/$scenario.settings.json" --allow-context-aware \
+    "${replay[@]}" "$POLICY" | jq -c .policy.memory_bytes
+}
+
+@test "100,000 warm evaluations of a MachineSet update: the memory does not grow" {
+  run warm_memory md-ms
+  [ "$status" -eq 0 ]
+  echo "$output"
+  [ "$(jq '.after_first == .after_last and .after_first > 0' <<<"$output")" = true ]
+}
+
+@test "100,000 warm evaluations of an XR with 50 labels: the memory does not grow" {
+  run warm_memory xr-aws-50
+  [ "$status" -eq 0 ]
+  echo "$output"
+  [ "$(jq '.after_first == .after_last and .after_first > 0' <<<"$output")" = true ]
+}
