@@ -75,8 +75,8 @@ unit-tests:
 test: fmt lint unit-tests
 
 # The mutate suites run through record-kwctl, which logs every invocation;
-# validate_mode.bats then replays them all in validate mode (issue 4's
-# invariants). With the runner, the mutate suites run hosted both as
+# validate_mode.bats then replays them all in validate mode (README, "Validate mode":
+# its invariants). With the runner, the mutate suites run hosted both as
 # policy-server hosts and as kwctl hosts.
 E2E_TMP := e2e-tests/.tmp
 e2e-tests: annotated-policy.wasm $(RUNNER_DEP)
@@ -187,7 +187,7 @@ web:
 web-test: web
 	@scripts/web.sh test
 
-# Distribution (issue 6).
+# Distribution (README, "Installing from a registry").
 #
 # `make push REGISTRY=host[:port]/repository [TAG=vX.Y.Z]` pushes
 # annotated-policy.wasm as an OCI artifact, with kwctl when KWCTL is a real

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # End-to-end tests of the Crossplane capability: opted-in labels of a
 # composite resource become provider-correct cloud tags in spec.cloudTags
-# (DESIGN.md §2-3, seed 003).
+# (README, "Crossplane: cloud tags").
 #
 # Run from the repository root:
 #   bats e2e-tests/xr.bats
@@ -641,7 +641,7 @@ assert_settings_refused() {
   assert_untouched_elsewhere
 }
 
-# ------------------------------------ user-defined profiles (issue 22)
+# ------------------------------------ user-defined profiles (README, "User-defined tag profiles")
 # settings_ready_profiles.json holds the README's ready-made profiles
 # (tests/tag_ready_profiles.rs checks it against the README).
 

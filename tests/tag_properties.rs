@@ -95,7 +95,7 @@ fn rules(name: &str) -> Rules {
             key_char: |c| letter(c) || digit(c) || " +-=._:/@".contains(c),
             reserved: &["aws:"],
         },
-        // Seed: Hetzner 63/63 runes, 64 tags, letters digits - _ . : /.
+        // README, "Crossplane: cloud tags": Hetzner 63/63 runes, 64 tags, letters digits - _ . : /.
         "hetzner" => Rules {
             key_max: 63,
             value_max: 63,
@@ -104,7 +104,7 @@ fn rules(name: &str) -> Rules {
             key_char: |c| letter(c) || digit(c) || "-_.:/".contains(c),
             reserved: &[],
         },
-        // Seed: OpenStack 255/255 bytes, 50 tags, any non-control character.
+        // README, "Crossplane: cloud tags": OpenStack 255/255 bytes, 50 tags, any non-control character.
         "openstack" => Rules {
             key_max: 255,
             value_max: 255,
@@ -113,7 +113,7 @@ fn rules(name: &str) -> Rules {
             key_char: |c| !c.is_control(),
             reserved: &[],
         },
-        // Seed: generic 63/255 runes, 32 tags, letters digits - _ . : /.
+        // README, "Crossplane: cloud tags": generic 63/255 runes, 32 tags, letters digits - _ . : /.
         "generic" => Rules {
             key_max: 63,
             value_max: 255,

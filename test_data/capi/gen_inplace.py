@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the in-place field fixtures of e2e-tests/inplace.bats (issue 19).
+"""Writes the in-place field fixtures of e2e-tests/inplace.bats (README, "In-place fields").
 
 Run from anywhere: `python3 test_data/capi/gen_inplace.py`, then
 `python3 test_data/capi/check_replays.py` (both need PyYAML). Deterministic:

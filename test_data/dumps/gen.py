@@ -16,7 +16,7 @@ This script only *builds inputs*. The bases are the real, schema-checked
 fixtures of test_data/capi/<version>/ (the requests' objects) and their
 parents/ (objects as the API server serves them). The children the
 controllers create are filled in as those controllers fill them (CAPI v1.14,
-cited per function; see /work/shared/reference/capi-rules.md), so a clean
+cited per function in crates/core/src/capi/rules.rs), so a clean
 dump is what a healthy management cluster holds. What the audit must answer
 for each dump is written out literally in e2e-tests/audit.bats and
 crates/runner/tests/audit.rs, never computed here.
@@ -39,7 +39,7 @@ MachineSet's / KubeadmControlPlane's owner reference with its own controller
 reference once the Machine exists). The MachinePool's DockerMachinePool is
 not in the dump: CAPD's DockerMachinePool CRD is not among the reference CRDs.
 
-The in-place fields (issue 19; /work/shared/reference/capi-inplace-fields.md)
+The in-place fields (README, "In-place fields"; crates/core/src/capi/rules/)
 are there as CAPI v1.14 keeps them (seconds below; v1beta1 holds Go-format
 duration strings, "5m0s", at `node*Timeout`, v1beta2 integers at
 `deletion.node*TimeoutSeconds`):
@@ -169,8 +169,8 @@ def ref(version, group, kind, name):
 
 
 # ------------------------------------------------------------ in-place fields
-# The fields CAPI propagates in place besides metadata (issue 19;
-# /work/shared/reference/capi-inplace-fields.md). Values are held here in
+# The fields CAPI propagates in place besides metadata (README, "In-place
+# fields"; the tables in crates/core/src/capi/rules/). Values are held here in
 # whole seconds and written per version: v1beta1 `node*Timeout` duration
 # strings in Go's Duration.String() format (what metav1.Duration serializes,
 # and what a v1.14 API server serves from its v1beta2 storage), v1beta2

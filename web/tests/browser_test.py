@@ -54,7 +54,7 @@ AUDIT_EXAMPLE = "audit-quickstart-v1beta2-drift"
 DRIFTED_MD = "MachineDeployment default/capi-quickstart-md-0-p6hg9 (cluster.x-k8s.io/v1beta2)"
 DRIFTED_MS = "MachineSet default/capi-quickstart-md-1-x7k2p (cluster.x-k8s.io/v1beta2)"
 DRIFTED_MACHINE = "Machine default/capi-quickstart-md-1-x7k2p-6nbqt (cluster.x-k8s.io/v1beta2)"
-# In-place field drifts (issue 19): a drain timeout, a missing readiness gate.
+# In-place field drifts (README, "In-place fields"): a drain timeout, a missing readiness gate.
 DRIFTED_FIELD_MS = "MachineSet default/capi-quickstart-md-0-p6hg9-v7bqn (cluster.x-k8s.io/v1beta2)"
 DRIFTED_FIELD_MACHINE = "Machine default/capi-quickstart-md-1-x7k2p-9ttvz (cluster.x-k8s.io/v1beta2)"
 

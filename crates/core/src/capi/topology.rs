@@ -12,6 +12,9 @@ use crate::fields::{self, FieldError, FieldPath, StringMap};
 use crate::projection::Projection;
 use serde_json::{Map, Value};
 
+mod field_merge;
+use field_merge::{Sides, merge_fields};
+
 /// Label present on every object the topology controller owns.
 pub const TOPOLOGY_OWNED_LABEL: &str = "topology.cluster.x-k8s.io/owned";
 /// Label naming the Cluster.
@@ -284,88 +287,6 @@ pub fn merged_parent(
         ),
     };
     merge_fields(parent, &sides, field_paths).map(Some)
-}
-
-/// The topology entry and the class entry a child's fields come from,
-/// each with its rendered path.
-struct Sides<'a> {
-    topology: (&'a Value, String),
-    class: (&'a Value, String),
-}
-
-/// Adds each field to the synthetic parent: the topology entry's value when
-/// it sets the field, else the class entry's (CAPI: topology ?? class,
-/// field by field; a list is taken whole from one side).
-fn merge_fields(
-    mut parent: Map<String, Value>,
-    sides: &Sides<'_>,
-    field_paths: &[&[&str]],
-) -> Result<Merged, (Source, FieldError)> {
-    let mut origins = Vec::with_capacity(field_paths.len());
-    for path in field_paths {
-        let relative = path.join(".");
-        let (value, origin) = match (
-            set_value(&sides.topology, path, Source::Cluster)?,
-            set_value(&sides.class, path, Source::ClusterClass)?,
-        ) {
-            (Some(value), _) => (
-                Some(value),
-                FieldOrigin::Cluster(format!("{}.{relative}", sides.topology.1)),
-            ),
-            (None, Some(value)) => (
-                Some(value),
-                FieldOrigin::ClusterClass(format!("{}.{relative}", sides.class.1)),
-            ),
-            (None, None) => (
-                None,
-                FieldOrigin::Neither(
-                    format!("{}.{relative}", sides.topology.1),
-                    format!("{}.{relative}", sides.class.1),
-                ),
-            ),
-        };
-        if let Some(value) = value {
-            insert_at(&mut parent, path, value.clone());
-        }
-        origins.push((relative, origin));
-    }
-    Ok(Merged {
-        object: Value::Object(parent),
-        origins,
-    })
-}
-
-/// The value one side sets at `path`, if it sets one.
-fn set_value<'a>(
-    (entry, at): &(&'a Value, String),
-    path: &[&str],
-    source: Source,
-) -> Result<Option<&'a Value>, (Source, FieldError)> {
-    fields::get(entry, path)
-        .map(|value| value.filter(|v| !is_unset(v)))
-        .map_err(|e| (source, nest(at, e)))
-}
-
-/// An enum CAPI treats as unset (`deletion.order: ""`).
-fn is_unset(value: &Value) -> bool {
-    value.as_str() == Some("")
-}
-
-fn insert_at(map: &mut Map<String, Value>, path: &[&str], value: Value) {
-    let Some((last, parents)) = path.split_last() else {
-        return;
-    };
-    let mut current = map;
-    for segment in parents {
-        let next = current
-            .entry(*segment)
-            .or_insert_with(|| Value::Object(Map::new()));
-        let Value::Object(next) = next else {
-            return;
-        };
-        current = next;
-    }
-    current.insert((*last).to_owned(), value);
 }
 
 /// Labels and annotations of one metadata block.

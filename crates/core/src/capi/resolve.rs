@@ -1,0 +1,245 @@
+//! Finding a child's parent: the owner a rule names, or the Cluster
+//! topology and its ClusterClass merged, read through the look-up with the
+//! masks of exactly the paths the rule reads.
+
+use super::*;
+
+/// Makes the look-ups [`super::evaluate`] makes for `request`, with the same field
+/// masks, and decodes their answers the same way, deciding nothing. The
+/// benchmark's look-up floor (`crates/floor`) runs only this, so the policy
+/// over that floor is what the policy itself costs beyond the look-ups it
+/// must make (BENCHMARKS.md). A missing parent is not an error here.
+pub fn look_up_parents(
+    request: &AdmissionRequest,
+    settings: &Settings,
+    lookup: &dyn Lookup,
+) -> Result<(), CapiError> {
+    let namespace = fields::string(&request.object, &["metadata", "namespace"])?
+        .filter(|ns| !ns.is_empty())
+        .unwrap_or(&request.namespace);
+    resolve_parent(request, namespace, lookup, settings.in_place_fields()).map(drop)
+}
+
+/// How the search for a parent ended.
+pub(super) enum Resolved {
+    /// A rule applies and its parent was read.
+    Parent(&'static Rule, Parent),
+    /// No rule applies (no matching owner, not topology-owned): no look-up.
+    NoRule,
+    /// The parent (or Cluster / ClusterClass) does not exist.
+    NotFound(&'static Rule, ObjectRef),
+    /// The Cluster topology has no entry for this MachineDeployment.
+    NoTopologyEntry(&'static Rule, ObjectRef),
+}
+
+/// The rule that applies and its parent, or why there is none.
+pub(super) fn resolve_parent(
+    request: &AdmissionRequest,
+    namespace: &str,
+    lookup: &dyn Lookup,
+    in_place: bool,
+) -> Result<Resolved, CapiError> {
+    let object = &request.object;
+    let (group, kind) = (request.kind.group.as_str(), request.kind.kind.as_str());
+    let candidates = CAPI_RULES.iter().filter(|r| r.child.matches(group, kind));
+    let mut owners = None;
+    for rule in candidates {
+        match rule.parent {
+            ParentLink::ControllerOwner(_) | ParentLink::NonControllerOwner(_) => {
+                let refs = match &owners {
+                    Some(refs) => refs,
+                    None => owners.insert(owners::owner_refs(object)?),
+                };
+                let Some(owner) = owners::find(refs, &rule.parent) else {
+                    continue;
+                };
+                let reference = ObjectRef {
+                    api_version: owner.api_version.to_owned(),
+                    kind: owner.kind.to_owned(),
+                    name: owner.name.to_owned(),
+                    namespace: Some(namespace.to_owned()),
+                };
+                let version = owner.api_version.rsplit('/').next().unwrap_or_default();
+                let projection = Projection::of(&read_paths(rule, version, in_place));
+                return Ok(match read(lookup, rule, reference.clone(), &projection)? {
+                    Some(parent) => Resolved::Parent(rule, parent),
+                    None => Resolved::NotFound(rule, reference),
+                });
+            }
+            ParentLink::Topology(entry) => {
+                match resolve_topology(request, namespace, lookup, rule, entry, in_place)? {
+                    Resolved::NoRule => {}
+                    resolved => return Ok(resolved),
+                }
+            }
+        }
+    }
+    Ok(Resolved::NoRule)
+}
+
+/// The merged topology + class metadata of a topology-owned child. Makes no
+/// look-up unless the child carries the topology labels.
+pub(super) fn resolve_topology(
+    request: &AdmissionRequest,
+    namespace: &str,
+    lookup: &dyn Lookup,
+    rule: &'static Rule,
+    entry: rules::TopologyEntry,
+    in_place: bool,
+) -> Result<Resolved, CapiError> {
+    let labels = fields::string_map(&request.object, &["metadata", "labels"])?;
+    if !labels.contains_key(topology::TOPOLOGY_OWNED_LABEL) {
+        return Ok(Resolved::NoRule);
+    }
+    let cluster_name = labels
+        .get(topology::CLUSTER_NAME_LABEL)
+        .filter(|n| !n.is_empty());
+    let shape = topology::shape_for_child_version(&request.kind.version);
+    let entry_name = match topology::workers(entry) {
+        None => Some(""),
+        Some(workers) => labels.get(workers.name_label).copied(),
+    };
+    let (Some(cluster_name), Some(shape), Some(entry_name)) = (cluster_name, shape, entry_name)
+    else {
+        return Ok(Resolved::NoRule);
+    };
+
+    let cluster_ref = ObjectRef {
+        api_version: shape.api_version.to_owned(),
+        kind: "Cluster".to_owned(),
+        name: (*cluster_name).to_owned(),
+        namespace: Some(namespace.to_owned()),
+    };
+    let version = &request.kind.version;
+    let field_paths = field_sources(rule, version, in_place);
+    let Some(cluster) = read(
+        lookup,
+        rule,
+        cluster_ref.clone(),
+        &shape.cluster_projection(entry, &field_paths),
+    )?
+    else {
+        return Ok(Resolved::NotFound(rule, cluster_ref));
+    };
+    let class_ref = topology::class_ref(shape, &cluster.object, namespace)
+        .map_err(|error| malformed(rule, &cluster.reference, error))?;
+    let Some((class_name, class_namespace)) = class_ref else {
+        return Ok(Resolved::NoTopologyEntry(rule, cluster.reference));
+    };
+    let class_ref = ObjectRef {
+        api_version: shape.api_version.to_owned(),
+        kind: "ClusterClass".to_owned(),
+        name: class_name.to_owned(),
+        namespace: Some(class_namespace.to_owned()),
+    };
+    let Some(class) = read(
+        lookup,
+        rule,
+        class_ref.clone(),
+        &shape.class_projection(entry, &field_paths),
+    )?
+    else {
+        return Ok(Resolved::NotFound(rule, class_ref));
+    };
+    let merged = topology::merged_parent(
+        shape,
+        entry,
+        &cluster.object,
+        &class.object,
+        entry_name,
+        &field_paths,
+    )
+    .map_err(|(source, error)| {
+        let parent = match source {
+            topology::Source::Cluster => &cluster.reference,
+            topology::Source::ClusterClass => &class.reference,
+        };
+        malformed(rule, parent, error)
+    })?;
+    Ok(match merged {
+        Some(merged) => {
+            let origins = merged
+                .origins
+                .into_iter()
+                .map(|(relative, origin)| {
+                    let origin = match origin {
+                        FieldOrigin::Cluster(path) => Origin::In(cluster.reference.clone(), path),
+                        FieldOrigin::ClusterClass(path) => {
+                            Origin::In(class.reference.clone(), path)
+                        }
+                        FieldOrigin::Neither(in_cluster, in_class) => Origin::Neither(format!(
+                            "neither {} {in_cluster} nor {} {in_class}",
+                            cluster.reference, class.reference
+                        )),
+                    };
+                    (relative, origin)
+                })
+                .collect();
+            Resolved::Parent(
+                rule,
+                Parent {
+                    version: version.clone(),
+                    origins,
+                    ..Parent::read(cluster.reference, merged.object)
+                },
+            )
+        }
+        None => Resolved::NoTopologyEntry(rule, cluster.reference),
+    })
+}
+
+/// The parent paths `rule` reads at the parent's API version `version`:
+/// every map flow's source, and with `in_place` every field flow's source
+/// there. They are the look-up's field masks, so a new field flow widens
+/// the mask by itself.
+pub(super) fn read_paths(
+    rule: &Rule,
+    version: &str,
+    in_place: bool,
+) -> Vec<&'static [&'static str]> {
+    let maps = rule.flows().filter_map(|flow| match flow {
+        Flow::Map(map) => Some(map.from),
+        Flow::Field(_) => None,
+    });
+    maps.chain(field_sources(rule, version, in_place)).collect()
+}
+
+/// The field flows' sources of `rule` at `version` (none without `in_place`).
+pub(super) fn field_sources(
+    rule: &Rule,
+    version: &str,
+    in_place: bool,
+) -> Vec<&'static [&'static str]> {
+    rule.flows()
+        .filter_map(|flow| match flow {
+            Flow::Field(field) if in_place => field.from.at(version).map(|from| from.path),
+            _ => None,
+        })
+        .collect()
+}
+
+pub(super) fn malformed(rule: &Rule, parent: &ObjectRef, error: FieldError) -> CapiError {
+    CapiError::Parent {
+        family: rule.family,
+        parent: Box::new(parent.clone()),
+        error,
+    }
+}
+
+/// One look-up: NotFound is `None` (allowed unchanged), anything else fails.
+pub(super) fn read(
+    lookup: &dyn Lookup,
+    rule: &Rule,
+    reference: ObjectRef,
+    projection: &Projection,
+) -> Result<Option<Parent>, CapiError> {
+    match lookup.get(&reference, projection) {
+        Ok(object) => Ok(Some(Parent::read(reference, object))),
+        Err(LookupError::NotFound) => Ok(None),
+        Err(LookupError::Failed(message)) => Err(CapiError::Lookup {
+            family: rule.family,
+            parent: Box::new(reference),
+            message,
+        }),
+    }
+}

@@ -1,0 +1,345 @@
+//! The contract's types, and the paths and helpers its tables share.
+
+/// A set of kinds: one kind of a group, or every kind of a group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KindMatch {
+    /// API group.
+    pub group: &'static str,
+    /// Kind, or `None` for any kind of the group.
+    pub kind: Option<&'static str>,
+}
+
+impl KindMatch {
+    /// True when (`group`, `kind`) is in the set.
+    pub fn matches(&self, group: &str, kind: &str) -> bool {
+        self.group == group && self.kind.is_none_or(|k| k == kind)
+    }
+}
+
+pub(super) const CORE: &str = "cluster.x-k8s.io";
+pub(super) const CONTROL_PLANE: &str = "controlplane.cluster.x-k8s.io";
+
+/// MachineDeployment.
+pub const MACHINE_DEPLOYMENT: KindMatch = KindMatch {
+    group: CORE,
+    kind: Some("MachineDeployment"),
+};
+/// MachinePool.
+pub const MACHINE_POOL: KindMatch = KindMatch {
+    group: CORE,
+    kind: Some("MachinePool"),
+};
+/// MachineSet.
+pub const MACHINE_SET: KindMatch = KindMatch {
+    group: CORE,
+    kind: Some("MachineSet"),
+};
+/// Machine.
+pub const MACHINE: KindMatch = KindMatch {
+    group: CORE,
+    kind: Some("Machine"),
+};
+/// Any control plane provider's kind (KubeadmControlPlane, ...).
+pub const ANY_CONTROL_PLANE: KindMatch = KindMatch {
+    group: CONTROL_PLANE,
+    kind: None,
+};
+/// Any infrastructure provider's kind (DockerMachine, AWSMachine, ...).
+pub const ANY_INFRASTRUCTURE: KindMatch = KindMatch {
+    group: "infrastructure.cluster.x-k8s.io",
+    kind: None,
+};
+/// Any bootstrap provider's kind (KubeadmConfig, ...).
+pub const ANY_BOOTSTRAP: KindMatch = KindMatch {
+    group: "bootstrap.cluster.x-k8s.io",
+    kind: None,
+};
+
+/// How the parent of a child is found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParentLink {
+    /// The ownerReference with `controller: true` whose kind matches.
+    ControllerOwner(KindMatch),
+    /// An ownerReference without `controller: true` whose kind matches: CAPI
+    /// creates InfraMachines and BootstrapConfigs owned by the MachineSet or
+    /// control plane and only later makes the Machine their controller.
+    NonControllerOwner(KindMatch),
+    /// No ownerReference exists at create time: the Cluster named by the
+    /// `cluster.x-k8s.io/cluster-name` label and its ClusterClass, for
+    /// objects carrying `topology.cluster.x-k8s.io/owned`. The parent is the
+    /// merged topology + class metadata ([`crate::capi::topology`]).
+    Topology(TopologyEntry),
+}
+
+/// Which part of the Cluster topology a topology-owned child comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TopologyEntry {
+    /// `spec.topology.controlPlane` + `ClusterClass.spec.controlPlane`.
+    ControlPlane,
+    /// `spec.topology.workers.machineDeployments[name]` + the class entry.
+    MachineDeployment,
+    /// `spec.topology.workers.machinePools[name]` + the class entry.
+    MachinePool,
+}
+
+/// What flows along a rule: a string map (labels, annotations) or one
+/// typed field (a timeout, `minReadySeconds`, a keyed list, ...).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    /// A parent string map flowing into child string maps.
+    Map(MapFlow),
+    /// One parent field flowing into one child field (CAPI's in-place
+    /// propagated fields); off with `capi.inPlaceFields: false`.
+    Field(FieldFlow),
+}
+
+/// One parent map flowing into child maps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MapFlow {
+    /// Path of the string map in the parent.
+    pub from: &'static [&'static str],
+    /// Paths of the string maps in the child that receive it.
+    pub to: &'static [&'static [&'static str]],
+    /// Keys that never travel along this flow.
+    pub never_copied: &'static [&'static str],
+}
+
+/// What one flow does with one parent key for one target map.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyRule {
+    /// The contract never copies this key along this flow.
+    NeverCopied,
+    /// A bookkeeping key of the child: the child keeps its value.
+    Bookkeeping,
+    /// The key flows with the parent's value.
+    Copied,
+}
+
+impl MapFlow {
+    /// The one place that decides whether `key` travels to a target map
+    /// whose bookkeeping keys are `kept`; the plan and the explanation both
+    /// ask here.
+    pub fn rule_for(&self, key: &str, kept: &[&str]) -> KeyRule {
+        if self.never_copied.contains(&key) {
+            KeyRule::NeverCopied
+        } else if kept.contains(&key) {
+            KeyRule::Bookkeeping
+        } else {
+            KeyRule::Copied
+        }
+    }
+}
+
+/// How a field's value is written at one API version, and so how it is
+/// compared and converted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    /// v1beta1 `metav1.Duration`: Go duration text, compared by value.
+    Duration,
+    /// v1beta2 whole seconds (`*int32`), the same quantity as [`Unit::Duration`].
+    Seconds,
+    /// An `int32` count (`minReadySeconds`); 0 is a value.
+    Integer,
+    /// v1beta1 MachineSet `minReadySeconds`: a plain `int32` with
+    /// `omitempty`, so 0 means absent and is never written.
+    IntegerOmitZero,
+    /// A string enum (`deletePolicy`, `deletion.order`); `""` is unset.
+    Enum,
+    /// An object taken whole (`machineNaming`).
+    Object,
+    /// A list map (`x-kubernetes-list-type: map`) with these key fields:
+    /// each parent entry is asserted on the child, other entries stay.
+    KeyedList(&'static [&'static str]),
+}
+
+impl Unit {
+    /// True when a value in `self` can be written as `other`.
+    pub fn converts_to(self, other: Unit) -> bool {
+        use Unit::*;
+        match (self, other) {
+            (Duration | Seconds, Duration | Seconds) => true,
+            (Integer | IntegerOmitZero, Integer | IntegerOmitZero) => true,
+            (a, b) => a == b,
+        }
+    }
+}
+
+/// Where a field lives in one API version of an object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Endpoint {
+    /// Path of the field.
+    pub path: &'static [&'static str],
+    /// How its value is written.
+    pub unit: Unit,
+}
+
+/// A field's place in each API version; `None`: the version has no such
+/// field, and a flow needing it does not apply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ByVersion {
+    /// `*.cluster.x-k8s.io/v1beta1`.
+    pub v1beta1: Option<Endpoint>,
+    /// `*.cluster.x-k8s.io/v1beta2`.
+    pub v1beta2: Option<Endpoint>,
+}
+
+impl ByVersion {
+    /// The field at API version `version` (`v1beta1`, `v1beta2`).
+    pub fn at(&self, version: &str) -> Option<&Endpoint> {
+        match version {
+            "v1beta1" => self.v1beta1.as_ref(),
+            "v1beta2" => self.v1beta2.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// Every endpoint, oldest version first.
+    pub fn endpoints(&self) -> impl Iterator<Item = &Endpoint> {
+        self.v1beta1.iter().chain(self.v1beta2.iter())
+    }
+}
+
+/// One parent field flowing into one child field. The parent's path is
+/// chosen by the parent's API version and the child's by the child's, so
+/// a v1beta1 child of a v1beta2 parent converts seconds into a duration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FieldFlow {
+    /// The field's name in messages (`nodeDrainTimeout`).
+    pub field: &'static str,
+    /// Where the parent holds it. For topology children: relative to the
+    /// Cluster's topology entry and, with the same path, the ClusterClass
+    /// entry (the resolver merges the two, topology first).
+    pub from: ByVersion,
+    /// Where the child holds it.
+    pub to: ByVersion,
+}
+
+/// Keys the child's own controller sets after copying from the parent, so the
+/// child's value (or absence) stands: the policy never writes them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bookkeeping {
+    /// Label keys.
+    pub labels: &'static [&'static str],
+    /// Annotation keys.
+    pub annotations: &'static [&'static str],
+}
+
+/// One propagation path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rule {
+    /// Family name used in messages ("MachineSet", "InfraMachine", ...).
+    pub family: &'static str,
+    /// Which children the rule applies to.
+    pub child: KindMatch,
+    /// How the parent is found.
+    pub parent: ParentLink,
+    /// What flows, in groups (the metadata maps, then the in-place fields).
+    pub flows: &'static [&'static [Flow]],
+    /// What the child keeps.
+    pub bookkeeping: Bookkeeping,
+    /// The CAPI function this row mirrors.
+    pub upstream: &'static str,
+}
+
+pub(super) const LABELS: &[&str] = &["metadata", "labels"];
+pub(super) const ANNOTATIONS: &[&str] = &["metadata", "annotations"];
+pub(super) const TEMPLATE_LABELS: &[&str] = &["spec", "template", "metadata", "labels"];
+pub(super) const TEMPLATE_ANNOTATIONS: &[&str] = &["spec", "template", "metadata", "annotations"];
+pub(super) const MACHINE_TEMPLATE_LABELS: &[&str] =
+    &["spec", "machineTemplate", "metadata", "labels"];
+pub(super) const MACHINE_TEMPLATE_ANNOTATIONS: &[&str] =
+    &["spec", "machineTemplate", "metadata", "annotations"];
+
+/// MachineDeployment annotations never copied to MachineSets
+/// (mdutil `annotationsToSkip`, identical in v1.6 and v1.14).
+pub const MD_ANNOTATIONS_TO_SKIP: &[&str] = &[
+    "kubectl.kubernetes.io/last-applied-configuration",
+    "machinedeployment.clusters.x-k8s.io/revision",
+    "machinedeployment.clusters.x-k8s.io/revision-history",
+    "machinedeployment.clusters.x-k8s.io/desired-replicas",
+    "machinedeployment.clusters.x-k8s.io/max-replicas",
+    "cluster.x-k8s.io/conversion-data",
+];
+
+/// Topology annotations a MachineDeployment or MachinePool never receives
+/// (`computeMachineDeployment` and `computeMachinePool` delete them, v1.14
+/// desired_state.go).
+pub const TOPOLOGY_UPGRADE_ANNOTATIONS: &[&str] = &[
+    "topology.cluster.x-k8s.io/hold-upgrade-sequence",
+    "topology.cluster.x-k8s.io/defer-upgrade",
+];
+
+/// Keys of the synthetic parent the topology resolver builds.
+pub mod merged {
+    /// Merged topology + class labels.
+    pub const LABELS: &[&str] = &["labels"];
+    /// Merged topology + class annotations.
+    pub const ANNOTATIONS: &[&str] = &["annotations"];
+    /// Present only when the ClusterClass has `controlPlane.machineInfrastructure`.
+    pub const MACHINE_TEMPLATE_LABELS: &[&str] = &["machineTemplate", "labels"];
+    /// Present only when the ClusterClass has `controlPlane.machineInfrastructure`.
+    pub const MACHINE_TEMPLATE_ANNOTATIONS: &[&str] = &["machineTemplate", "annotations"];
+}
+
+pub(super) const fn at(path: &'static [&'static str], unit: Unit) -> Option<Endpoint> {
+    Some(Endpoint { path, unit })
+}
+
+/// A field with the same path and unit in both API versions.
+pub(super) const fn same(path: &'static [&'static str], unit: Unit) -> ByVersion {
+    ByVersion {
+        v1beta1: at(path, unit),
+        v1beta2: at(path, unit),
+    }
+}
+
+/// A node timeout: a v1beta1 duration at `v1beta1`, v1beta2 seconds at `v1beta2`.
+pub(super) const fn timeout(
+    v1beta1: &'static [&'static str],
+    v1beta2: &'static [&'static str],
+) -> ByVersion {
+    ByVersion {
+        v1beta1: at(v1beta1, Unit::Duration),
+        v1beta2: at(v1beta2, Unit::Seconds),
+    }
+}
+
+pub(super) const fn field(field: &'static str, from: ByVersion, to: ByVersion) -> Flow {
+    Flow::Field(FieldFlow { field, from, to })
+}
+
+/// `readinessGates` entries are keyed by `conditionType`.
+pub const READINESS_GATE_KEYS: &[&str] = &["conditionType"];
+/// `taints` entries are keyed by `key` and `effect`.
+pub const TAINT_KEYS: &[&str] = &["key", "effect"];
+pub(super) const GATES: Unit = Unit::KeyedList(READINESS_GATE_KEYS);
+pub(super) const TAINTS: Unit = Unit::KeyedList(TAINT_KEYS);
+
+/// Where each kind carries the labels of the Machines it creates, for the
+/// Node-sync warnings (the Machine itself carries them on its own metadata).
+pub const NODE_BOUND_LABELS: &[(KindMatch, &[&str])] = &[
+    (MACHINE, LABELS),
+    (MACHINE_DEPLOYMENT, TEMPLATE_LABELS),
+    (MACHINE_SET, TEMPLATE_LABELS),
+    (ANY_CONTROL_PLANE, MACHINE_TEMPLATE_LABELS),
+];
+
+impl Bookkeeping {
+    /// The bookkeeping keys for a child map: `metadata.labels` and
+    /// `spec.template.metadata.labels` hold labels, the other maps a rule
+    /// writes hold annotations. Asked only for map flows' targets.
+    pub fn for_map(&self, path: &[&str]) -> &'static [&'static str] {
+        match path.last() {
+            Some(&"labels") => self.labels,
+            Some(&"annotations") => self.annotations,
+            _ => &[],
+        }
+    }
+}
+
+impl Rule {
+    /// Every flow of the rule, maps first.
+    pub fn flows(&self) -> impl Iterator<Item = &'static Flow> + use<> {
+        self.flows.iter().flat_map(|group| group.iter())
+    }
+}

@@ -1,0 +1,247 @@
+//! The rows of the contract: one [`Rule`] per child family and parent.
+
+use super::contract::*;
+use super::machine_fields::*;
+use super::topology_fields::*;
+
+/// A topology worker (MachineDeployment, MachinePool): the merged topology
+/// and class metadata goes to the object and to its template, without the
+/// upgrade-sequence annotations.
+const FROM_TOPOLOGY_WORKER: &[Flow] = &[
+    Flow::Map(MapFlow {
+        from: merged::LABELS,
+        to: &[LABELS, TEMPLATE_LABELS],
+        never_copied: &[],
+    }),
+    Flow::Map(MapFlow {
+        from: merged::ANNOTATIONS,
+        to: &[ANNOTATIONS, TEMPLATE_ANNOTATIONS],
+        never_copied: TOPOLOGY_UPGRADE_ANNOTATIONS,
+    }),
+];
+
+const MACHINE_BOOKKEEPING: Bookkeeping = Bookkeeping {
+    labels: &[
+        "cluster.x-k8s.io/cluster-name",
+        "cluster.x-k8s.io/set-name",
+        "cluster.x-k8s.io/deployment-name",
+        "cluster.x-k8s.io/control-plane",
+        "cluster.x-k8s.io/control-plane-name",
+    ],
+    annotations: &[
+        "cluster.x-k8s.io/cloned-from-name",
+        "cluster.x-k8s.io/cloned-from-groupkind",
+        "controlplane.cluster.x-k8s.io/remediation-for",
+        "controlplane.cluster.x-k8s.io/kubeadm-cluster-configuration",
+        "pre-terminate.delete.hook.machine.cluster.x-k8s.io/kcp-cleanup",
+    ],
+};
+
+const FROM_MACHINE_SET: &[Flow] = &[
+    Flow::Map(MapFlow {
+        from: TEMPLATE_LABELS,
+        to: &[LABELS],
+        never_copied: &[],
+    }),
+    Flow::Map(MapFlow {
+        from: TEMPLATE_ANNOTATIONS,
+        to: &[ANNOTATIONS],
+        never_copied: &[],
+    }),
+];
+
+const FROM_CONTROL_PLANE: &[Flow] = &[
+    Flow::Map(MapFlow {
+        from: MACHINE_TEMPLATE_LABELS,
+        to: &[LABELS],
+        never_copied: &[],
+    }),
+    Flow::Map(MapFlow {
+        from: MACHINE_TEMPLATE_ANNOTATIONS,
+        to: &[ANNOTATIONS],
+        never_copied: &[],
+    }),
+];
+
+/// The contract. The first row whose child and parent link both apply wins.
+pub const CAPI_RULES: &[Rule] = &[
+    Rule {
+        family: "MachineSet",
+        child: MACHINE_SET,
+        parent: ParentLink::ControllerOwner(MACHINE_DEPLOYMENT),
+        flows: &[
+            &[
+                Flow::Map(MapFlow {
+                    from: ANNOTATIONS,
+                    to: &[ANNOTATIONS],
+                    never_copied: MD_ANNOTATIONS_TO_SKIP,
+                }),
+                Flow::Map(MapFlow {
+                    from: TEMPLATE_LABELS,
+                    to: &[LABELS, TEMPLATE_LABELS],
+                    never_copied: &[],
+                }),
+                Flow::Map(MapFlow {
+                    from: TEMPLATE_ANNOTATIONS,
+                    to: &[TEMPLATE_ANNOTATIONS],
+                    never_copied: &[],
+                }),
+            ],
+            &MACHINE_SET_FIELDS,
+        ],
+        bookkeeping: Bookkeeping {
+            labels: &[
+                "machine-template-hash",
+                "cluster.x-k8s.io/deployment-name",
+                "cluster.x-k8s.io/cluster-name",
+            ],
+            annotations: &[
+                "machinedeployment.clusters.x-k8s.io/revision",
+                "machinedeployment.clusters.x-k8s.io/revision-history",
+                "machinedeployment.clusters.x-k8s.io/desired-replicas",
+                "machinedeployment.clusters.x-k8s.io/max-replicas",
+                "cluster.x-k8s.io/disable-machine-create",
+            ],
+        },
+        upstream: "machinedeployment computeDesiredMS + mdutil MachineSetAnnotationsFromMachineDeployment",
+    },
+    Rule {
+        family: "Machine",
+        child: MACHINE,
+        parent: ParentLink::ControllerOwner(MACHINE_SET),
+        flows: &[FROM_MACHINE_SET, &MACHINE_FROM_MACHINE_SET_FIELDS],
+        bookkeeping: MACHINE_BOOKKEEPING,
+        upstream: "machineset computeDesiredMachine",
+    },
+    Rule {
+        family: "Machine",
+        child: MACHINE,
+        parent: ParentLink::ControllerOwner(ANY_CONTROL_PLANE),
+        flows: &[FROM_CONTROL_PLANE, &MACHINE_FROM_CONTROL_PLANE_FIELDS],
+        bookkeeping: MACHINE_BOOKKEEPING,
+        upstream: "kubeadm desiredstate ComputeDesiredMachine",
+    },
+    Rule {
+        family: "InfraMachine",
+        child: ANY_INFRASTRUCTURE,
+        parent: ParentLink::NonControllerOwner(MACHINE_SET),
+        flows: &[FROM_MACHINE_SET],
+        bookkeeping: MACHINE_BOOKKEEPING,
+        upstream: "machineset computeDesiredInfraMachine",
+    },
+    Rule {
+        family: "InfraMachine",
+        child: ANY_INFRASTRUCTURE,
+        parent: ParentLink::NonControllerOwner(ANY_CONTROL_PLANE),
+        flows: &[FROM_CONTROL_PLANE],
+        bookkeeping: MACHINE_BOOKKEEPING,
+        upstream: "kubeadm desiredstate ComputeDesiredInfraMachine",
+    },
+    Rule {
+        family: "BootstrapConfig",
+        child: ANY_BOOTSTRAP,
+        parent: ParentLink::NonControllerOwner(MACHINE_SET),
+        flows: &[FROM_MACHINE_SET],
+        bookkeeping: MACHINE_BOOKKEEPING,
+        upstream: "machineset computeDesiredBootstrapConfig",
+    },
+    Rule {
+        family: "BootstrapConfig",
+        child: ANY_BOOTSTRAP,
+        parent: ParentLink::NonControllerOwner(ANY_CONTROL_PLANE),
+        flows: &[FROM_CONTROL_PLANE],
+        bookkeeping: MACHINE_BOOKKEEPING,
+        upstream: "kubeadm desiredstate ComputeDesiredKubeadmConfig",
+    },
+    Rule {
+        family: "ControlPlane",
+        child: ANY_CONTROL_PLANE,
+        parent: ParentLink::Topology(TopologyEntry::ControlPlane),
+        flows: &[
+            &[
+                Flow::Map(MapFlow {
+                    from: merged::LABELS,
+                    to: &[LABELS],
+                    never_copied: &[],
+                }),
+                Flow::Map(MapFlow {
+                    from: merged::ANNOTATIONS,
+                    to: &[ANNOTATIONS],
+                    never_copied: &[],
+                }),
+                Flow::Map(MapFlow {
+                    from: merged::MACHINE_TEMPLATE_LABELS,
+                    to: &[MACHINE_TEMPLATE_LABELS],
+                    never_copied: &[],
+                }),
+                Flow::Map(MapFlow {
+                    from: merged::MACHINE_TEMPLATE_ANNOTATIONS,
+                    to: &[MACHINE_TEMPLATE_ANNOTATIONS],
+                    never_copied: &[],
+                }),
+            ],
+            &TOPOLOGY_CONTROL_PLANE_FIELDS,
+        ],
+        bookkeeping: Bookkeeping {
+            labels: &[
+                "cluster.x-k8s.io/cluster-name",
+                "topology.cluster.x-k8s.io/owned",
+            ],
+            annotations: &[
+                "cluster.x-k8s.io/cloned-from-name",
+                "cluster.x-k8s.io/cloned-from-groupkind",
+            ],
+        },
+        upstream: "topology desiredstate computeControlPlane",
+    },
+    Rule {
+        family: "MachineDeployment",
+        child: MACHINE_DEPLOYMENT,
+        parent: ParentLink::Topology(TopologyEntry::MachineDeployment),
+        flows: &[FROM_TOPOLOGY_WORKER, &TOPOLOGY_MACHINE_DEPLOYMENT_FIELDS],
+        bookkeeping: Bookkeeping {
+            labels: &[
+                "cluster.x-k8s.io/cluster-name",
+                "topology.cluster.x-k8s.io/owned",
+                "topology.cluster.x-k8s.io/deployment-name",
+            ],
+            annotations: &[],
+        },
+        upstream: "topology desiredstate computeMachineDeployment",
+    },
+    Rule {
+        family: "MachinePool",
+        child: MACHINE_POOL,
+        parent: ParentLink::Topology(TopologyEntry::MachinePool),
+        flows: &[FROM_TOPOLOGY_WORKER, &TOPOLOGY_MACHINE_POOL_FIELDS],
+        bookkeeping: Bookkeeping {
+            labels: &[
+                "cluster.x-k8s.io/cluster-name",
+                "topology.cluster.x-k8s.io/owned",
+                "topology.cluster.x-k8s.io/pool-name",
+            ],
+            annotations: &[],
+        },
+        upstream: "topology desiredstate computeMachinePool",
+    },
+];
+
+/// What the contract lets the policy write on a CAPI child, read from
+/// [`CAPI_RULES`]: every map a map flow targets, and every field a field
+/// flow targets with its unit (all API versions). The invariant checks and
+/// the fuzz targets hold the policy to exactly these.
+pub fn contract_targets() -> (Vec<&'static [&'static str]>, Vec<Endpoint>) {
+    let mut maps: Vec<&'static [&'static str]> = Vec::new();
+    let mut fields: Vec<Endpoint> = Vec::new();
+    for flow in CAPI_RULES.iter().flat_map(Rule::flows) {
+        match flow {
+            Flow::Map(map) => maps.extend(map.to.iter().copied()),
+            Flow::Field(field) => fields.extend(field.to.endpoints().copied()),
+        }
+    }
+    maps.sort();
+    maps.dedup();
+    fields.sort_by_key(|e| e.path);
+    fields.dedup();
+    (maps, fields)
+}
