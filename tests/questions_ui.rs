@@ -4,7 +4,7 @@
 //! The settings are not listed by hand here: a probing [`Deserializer`] walks
 //! [`RawSettings`]' derived `Deserialize` impl and records every field path
 //! and its shape (struct, bool, string, list, enum with its variants), so a
-//! setting added to `src/settings.rs` fails this test until it has a question
+//! setting added to `crates/core/src/settings.rs` fails this test until it has a question
 //! and a README row. The defaults are checked by deserializing the settings
 //! the questions' defaults describe and comparing them with `{}`'s.
 
