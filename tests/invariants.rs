@@ -178,7 +178,7 @@ fn check_properties(
         serde_json::to_vec(&again).unwrap(),
         "byte-identical mutation"
     );
-    let capability = Capability::for_group(&request.kind.group);
+    let capability = Capability::for_kind(&request.kind);
     if let Err(e) = check_mutation(capability, &object, &after) {
         return Err(TestCaseError::fail(e.to_string()));
     }

@@ -12,41 +12,57 @@
 //!   CRD declares, and no entry of a keyed list goes.
 //!
 //! The CAPI maps and fields are read from the rule table
-//! ([`rules::contract_targets`]), never listed a second time.
+//! ([`rules::contract_targets_for`]: the rules for the request's kind whose
+//! parent link the object has, each field at the request's API version),
+//! never listed a second time.
 
-use crate::capi::duration;
-use crate::capi::rules::{self, Endpoint, Unit};
+use crate::capi::rules::{self, Endpoint, ParentLink, Unit};
+use crate::capi::{duration, owners};
 use crate::fields::FieldPath;
 use crate::plan::EntryKey;
+use crate::request::GroupVersionKind;
 use crate::tags::transform::TAG_PREFIX;
 use crate::tags::{LABELS_ANNOTATION, SKIPPED_ANNOTATION};
 use serde_json::{Map, Value};
 
 /// Which capability produced the mutation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Capability {
-    /// Cluster API propagation: adds and corrects keys, never removes.
-    Capi,
+pub enum Capability<'a> {
+    /// Cluster API propagation on an object of this kind and API version:
+    /// adds and corrects keys, never removes.
+    Capi(&'a GroupVersionKind),
     /// XR cloud tags: owns `plexsphere:` tags and the skip annotation only.
     CloudTags,
 }
 
 const TAG_MAPS: &[&[&str]] = &[&["metadata", "annotations"], &["spec", "cloudTags"]];
 
-impl Capability {
-    /// The capability for a request's API group.
-    pub fn for_group(group: &str) -> Self {
-        if crate::capi::is_capi_group(group) {
-            Capability::Capi
+impl<'a> Capability<'a> {
+    /// The capability for a request's kind.
+    pub fn for_kind(kind: &'a GroupVersionKind) -> Self {
+        if crate::capi::is_capi_group(&kind.group) {
+            Capability::Capi(kind)
         } else {
             Capability::CloudTags
         }
     }
 
-    /// The string maps and typed fields the capability may write.
-    fn targets(self) -> (Vec<&'static [&'static str]>, Vec<Endpoint>) {
+    /// The string maps and typed fields the capability may write on
+    /// `before`: for CAPI, only the rules whose parent link `before` has
+    /// (a Machine owned by a MachineSet may not get what a control plane's
+    /// Machine gets), and each field at the object's own API version.
+    fn targets(self, before: &Value) -> (Vec<&'static [&'static str]>, Vec<Endpoint>) {
         match self {
-            Capability::Capi => rules::contract_targets(),
+            Capability::Capi(kind) => {
+                let refs = owners::owner_refs(before).unwrap_or_default();
+                let linked = |link: &ParentLink| match link {
+                    ParentLink::Topology(_) => true,
+                    owned => owners::find(&refs, owned).is_some(),
+                };
+                rules::contract_targets_for(&kind.group, &kind.kind, &kind.version, |rule| {
+                    linked(&rule.parent)
+                })
+            }
             Capability::CloudTags => (TAG_MAPS.to_vec(), Vec::new()),
         }
     }
@@ -54,7 +70,7 @@ impl Capability {
     /// Whether the policy may remove or rewrite `key` in the map at `path`.
     fn owns(self, path: &[&str], key: &str) -> bool {
         match self {
-            Capability::Capi => false,
+            Capability::Capi(_) => false,
             Capability::CloudTags => match path {
                 ["spec", "cloudTags"] => key.starts_with(TAG_PREFIX),
                 ["metadata", "annotations"] => key == SKIPPED_ANNOTATION,
@@ -66,7 +82,7 @@ impl Capability {
     /// Whether the policy may change the value of an existing key it does
     /// not own (CAPI: the parent's value wins).
     fn may_correct(self) -> bool {
-        self == Capability::Capi
+        matches!(self, Capability::Capi(_))
     }
 }
 
@@ -117,13 +133,13 @@ pub enum Violation {
 
 /// Checks that `after` is `before` changed only as `capability` may change it.
 pub fn check_mutation(
-    capability: Capability,
+    capability: Capability<'_>,
     before: &Value,
     after: &Value,
 ) -> Result<(), Violation> {
     let mut outside_before = before.clone();
     let mut outside_after = after.clone();
-    let (maps, fields) = capability.targets();
+    let (maps, fields) = capability.targets(before);
     for path in &maps {
         let old = take(&mut outside_before, path);
         let new = take(&mut outside_after, path);
@@ -307,6 +323,26 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn kind(group: &str, version: &str, kind: &str) -> GroupVersionKind {
+        GroupVersionKind {
+            group: group.into(),
+            version: version.into(),
+            kind: kind.into(),
+        }
+    }
+
+    /// `object` owned (as controller) by `owner` of `api_version`.
+    fn owned_by(api_version: &str, owner: &str, mut object: Value) -> Value {
+        object["metadata"]["ownerReferences"] = json!([{"apiVersion": api_version,
+            "kind": owner, "name": "parent", "uid": "u", "controller": true}]);
+        object
+    }
+
+    /// A v1beta2 MachineSet owned by its MachineDeployment.
+    fn machine_set(object: Value) -> Value {
+        owned_by("cluster.x-k8s.io/v1beta2", "MachineDeployment", object)
+    }
+
     /// The violation's text, which the tests pin.
     fn violation(capability: Capability, before: &Value, after: &Value) -> Option<String> {
         check_mutation(capability, before, after)
@@ -316,73 +352,157 @@ mod tests {
 
     #[test]
     fn capi_may_add_and_correct_but_not_remove() {
-        let before = json!({"metadata": {"labels": {"a": "1", "b": "2"}}, "spec": {"x": 1}});
-        let ok = json!({"metadata": {"labels": {"a": "9", "b": "2", "c": "3"}}, "spec": {"x": 1}});
-        assert_eq!(check_mutation(Capability::Capi, &before, &ok), Ok(()));
-        let removed = json!({"metadata": {"labels": {"a": "1"}}, "spec": {"x": 1}});
+        let ms = kind("cluster.x-k8s.io", "v1beta2", "MachineSet");
+        let before =
+            machine_set(json!({"metadata": {"labels": {"a": "1", "b": "2"}}, "spec": {"x": 1}}));
+        let ok = machine_set(
+            json!({"metadata": {"labels": {"a": "9", "b": "2", "c": "3"}}, "spec": {"x": 1}}),
+        );
+        assert_eq!(check_mutation(Capability::Capi(&ms), &before, &ok), Ok(()));
+        let removed = machine_set(json!({"metadata": {"labels": {"a": "1"}}, "spec": {"x": 1}}));
         assert_eq!(
-            violation(Capability::Capi, &before, &removed).as_deref(),
+            violation(Capability::Capi(&ms), &before, &removed).as_deref(),
             Some("metadata.labels[\"b\"] was removed")
         );
     }
 
     #[test]
     fn capi_created_template_parents_are_allowed() {
-        let before = json!({"spec": {"template": {"spec": {}}}});
-        let after = json!({"spec": {"template": {"spec": {}, "metadata": {"labels": {"a": "1"}}}}});
-        assert_eq!(check_mutation(Capability::Capi, &before, &after), Ok(()));
+        let ms = kind("cluster.x-k8s.io", "v1beta2", "MachineSet");
+        let before = machine_set(json!({"metadata": {}, "spec": {"template": {"spec": {}}}}));
+        let after = machine_set(json!({"metadata": {},
+            "spec": {"template": {"spec": {}, "metadata": {"labels": {"a": "1"}}}}}));
+        assert_eq!(
+            check_mutation(Capability::Capi(&ms), &before, &after),
+            Ok(())
+        );
     }
 
     // Found by the mutated_objects fuzz target: `spec: null` is absent.
     #[test]
     fn capi_null_parent_replaced_by_created_map_is_allowed() {
-        let before = json!({"metadata": {"name": "ms"}, "spec": null});
-        let after = json!({"metadata": {"name": "ms"},
-                           "spec": {"template": {"metadata": {"labels": {"a": "1"}}}}});
-        assert_eq!(check_mutation(Capability::Capi, &before, &after), Ok(()));
+        let ms = kind("cluster.x-k8s.io", "v1beta2", "MachineSet");
+        let before = machine_set(json!({"metadata": {"name": "ms"}, "spec": null}));
+        let after = machine_set(json!({"metadata": {"name": "ms"},
+                           "spec": {"template": {"metadata": {"labels": {"a": "1"}}}}}));
+        assert_eq!(
+            check_mutation(Capability::Capi(&ms), &before, &after),
+            Ok(())
+        );
     }
 
     // Found by the mutated_objects fuzz target
-    // (fuzz/fuzz_targets/mutated_objects.rs): a MachineSet without an owner
-    // carrying a null annotation value is allowed unchanged; the policy
-    // wrote nothing, so nothing it wrote is malformed.
+    // (fuzz/fuzz_targets/mutated_objects.rs): a MachineSet carrying a null
+    // annotation value is allowed unchanged; the policy wrote nothing, so
+    // nothing it wrote is malformed.
     #[test]
     fn a_non_string_value_left_as_submitted_is_not_the_policys() {
-        let before = json!({"metadata": {"annotations": {"\u{0}": null}, "labels": {"a": "1"}}});
-        assert_eq!(check_mutation(Capability::Capi, &before, &before), Ok(()));
-        let corrected = json!({"metadata": {"annotations": {"\u{0}": null}, "labels": {"a": "2"}}});
+        let ms = kind("cluster.x-k8s.io", "v1beta2", "MachineSet");
+        let before = machine_set(
+            json!({"metadata": {"annotations": {"\u{0}": null}, "labels": {"a": "1"}}}),
+        );
         assert_eq!(
-            check_mutation(Capability::Capi, &before, &corrected),
+            check_mutation(Capability::Capi(&ms), &before, &before),
             Ok(())
         );
-        let written = json!({"metadata": {"annotations": {"\u{0}": 1}, "labels": {"a": "1"}}});
+        let corrected = machine_set(
+            json!({"metadata": {"annotations": {"\u{0}": null}, "labels": {"a": "2"}}}),
+        );
         assert_eq!(
-            violation(Capability::Capi, &before, &written).as_deref(),
+            check_mutation(Capability::Capi(&ms), &before, &corrected),
+            Ok(())
+        );
+        let written =
+            machine_set(json!({"metadata": {"annotations": {"\u{0}": 1}, "labels": {"a": "1"}}}));
+        assert_eq!(
+            violation(Capability::Capi(&ms), &before, &written).as_deref(),
             Some(r#"metadata.annotations["\u0000"] is not a string"#)
         );
     }
 
     #[test]
     fn capi_fields_are_checked_against_their_type_and_keep_list_entries() {
-        let before = json!({"spec": {"readinessGates": [{"conditionType": "Mine"}]}});
-        let ok = json!({"spec": {"deletion": {"nodeDrainTimeoutSeconds": 300},
-                                 "readinessGates": [{"conditionType": "Mine"}, {"conditionType": "X"}]}});
-        assert_eq!(check_mutation(Capability::Capi, &before, &ok), Ok(()));
-        let wrong_type = json!({"spec": {"deletion": {"nodeDrainTimeoutSeconds": "5m"},
-                                         "readinessGates": [{"conditionType": "Mine"}]}});
-        assert!(check_mutation(Capability::Capi, &before, &wrong_type).is_err());
-        let dropped = json!({"spec": {"readinessGates": [{"conditionType": "X"}]}});
-        assert!(check_mutation(Capability::Capi, &before, &dropped).is_err());
+        let machine = kind("cluster.x-k8s.io", "v1beta2", "Machine");
+        let capi = Capability::Capi(&machine);
+        let of_ms = |spec: Value| {
+            owned_by(
+                "cluster.x-k8s.io/v1beta2",
+                "MachineSet",
+                json!({"metadata": {}, "spec": spec}),
+            )
+        };
+        let before = of_ms(json!({"readinessGates": [{"conditionType": "Mine"}]}));
+        let ok = of_ms(json!({"deletion": {"nodeDrainTimeoutSeconds": 300},
+            "readinessGates": [{"conditionType": "Mine"}, {"conditionType": "X"}]}));
+        assert_eq!(check_mutation(capi, &before, &ok), Ok(()));
+        let wrong_type = of_ms(json!({"deletion": {"nodeDrainTimeoutSeconds": "5m"},
+            "readinessGates": [{"conditionType": "Mine"}]}));
+        assert!(check_mutation(capi, &before, &wrong_type).is_err());
+        let dropped = of_ms(json!({"readinessGates": [{"conditionType": "X"}]}));
+        assert!(check_mutation(capi, &before, &dropped).is_err());
         let elsewhere =
-            json!({"spec": {"readinessGates": [{"conditionType": "Mine"}], "replicas": 1}});
-        assert!(check_mutation(Capability::Capi, &before, &elsewhere).is_err());
+            of_ms(json!({"readinessGates": [{"conditionType": "Mine"}], "replicas": 1}));
+        assert!(check_mutation(capi, &before, &elsewhere).is_err());
+    }
+
+    // What another kind, version or parent may get is not allowed here
+    // (the checks used to take every rule's targets at every version).
+    #[test]
+    fn capi_targets_follow_the_kind_the_version_and_the_parent_link() {
+        // MachineSet -> Machine carries minReadySeconds; a control plane's
+        // Machine never gets it.
+        let machine = kind("cluster.x-k8s.io", "v1beta2", "Machine");
+        let with_min_ready = |owner_api: &str, owner: &str| {
+            let before = owned_by(owner_api, owner, json!({"metadata": {}, "spec": {}}));
+            let mut after = before.clone();
+            after["spec"]["minReadySeconds"] = json!(30);
+            check_mutation(Capability::Capi(&machine), &before, &after)
+        };
+        assert_eq!(
+            with_min_ready("cluster.x-k8s.io/v1beta2", "MachineSet"),
+            Ok(())
+        );
+        assert!(
+            with_min_ready(
+                "controlplane.cluster.x-k8s.io/v1beta2",
+                "KubeadmControlPlane"
+            )
+            .is_err()
+        );
+        // A v1beta1 MachineSet never gets minReadySeconds: 0 (v1beta2
+        // Machines declare an integer at another path; MachineDeployments
+        // may hold 0 at the same path).
+        let v1beta1_ms = kind("cluster.x-k8s.io", "v1beta1", "MachineSet");
+        let before = owned_by(
+            "cluster.x-k8s.io/v1beta1",
+            "MachineDeployment",
+            json!({"metadata": {}, "spec": {"minReadySeconds": 5}}),
+        );
+        let mut zero = before.clone();
+        zero["spec"]["minReadySeconds"] = json!(0);
+        assert!(matches!(
+            check_mutation(Capability::Capi(&v1beta1_ms), &before, &zero),
+            Err(Violation::Mistyped { .. })
+        ));
+        // Topology gives a MachinePool no readiness gates.
+        let pool = kind("cluster.x-k8s.io", "v1beta2", "MachinePool");
+        let before = json!({"metadata": {}, "spec": {"template": {"spec": {}}}});
+        let mut gated = before.clone();
+        gated["spec"]["template"]["spec"]["readinessGates"] = json!([{"conditionType": "X"}]);
+        assert!(check_mutation(Capability::Capi(&pool), &before, &gated).is_err());
+        // Without its parent link a MachineSet gets nothing.
+        let ms = kind("cluster.x-k8s.io", "v1beta2", "MachineSet");
+        let orphan = json!({"metadata": {"labels": {"a": "1"}}});
+        let relabelled = json!({"metadata": {"labels": {"a": "2"}}});
+        assert!(check_mutation(Capability::Capi(&ms), &orphan, &relabelled).is_err());
     }
 
     #[test]
     fn any_change_outside_the_maps_is_caught() {
+        let ms = kind("cluster.x-k8s.io", "v1beta2", "MachineSet");
         let before = json!({"metadata": {"name": "x"}, "spec": {"replicas": 1}});
         let after = json!({"metadata": {"name": "x"}, "spec": {"replicas": 2}});
-        assert!(check_mutation(Capability::Capi, &before, &after).is_err());
+        assert!(check_mutation(Capability::Capi(&ms), &before, &after).is_err());
         let dropped = json!({"metadata": {"name": "x"}});
         assert!(check_mutation(Capability::CloudTags, &before, &dropped).is_err());
     }

@@ -246,12 +246,14 @@ fn desired<'a>(from: &Endpoint, parent: &'a Value) -> Result<Option<Desired<'a>>
             "" => return Ok(None),
             text => Desired::Text(text),
         },
-        Unit::Object => {
-            if !value.is_object() {
-                return Err(wrong("an object"));
-            }
-            Desired::Whole(value)
-        }
+        // `{}` sets nothing (the CRDs allow it: no field is required), so
+        // like `""` for an enum it leaves the child's value alone rather
+        // than wiping, say, the child's naming template.
+        Unit::Object => match value.as_object() {
+            None => return Err(wrong("an object")),
+            Some(fields) if fields.is_empty() => return Ok(None),
+            Some(_) => Desired::Whole(value),
+        },
         Unit::KeyedList(_) => {
             let entries = value.as_array().ok_or_else(|| wrong("a list"))?;
             if let Some((i, entry)) = entries.iter().enumerate().find(|(_, e)| !e.is_object()) {
@@ -392,6 +394,15 @@ mod tests {
             "v1beta2",
         );
         assert_eq!(order[0].edit(source), None);
+        let naming = run(
+            "machineNaming",
+            json!({"spec": {"machineNamingStrategy": {}}}),
+            "v1beta1",
+            json!({"spec": {"machineNamingStrategy": {"template": "{{ .machineSet.name }}-{{ .random }}"}}}),
+            "v1beta1",
+        );
+        assert_eq!(naming[0].change(), "not set by the parent");
+        assert_eq!(naming[0].edit(source), None);
     }
 
     #[test]

@@ -227,16 +227,27 @@ pub const CAPI_RULES: &[Rule] = &[
 ];
 
 /// What the contract lets the policy write on a CAPI child, read from
-/// [`CAPI_RULES`]: every map a map flow targets, and every field a field
-/// flow targets with its unit (all API versions). The invariant checks and
-/// the fuzz targets hold the policy to exactly these.
-pub fn contract_targets() -> (Vec<&'static [&'static str]>, Vec<Endpoint>) {
+/// What the contract lets the policy write on one child: the targets of the
+/// rules for its `group`/`kind` that `applies` keeps (the caller knows which
+/// parent links the object has), with each field at the child's `version`
+/// only: a field another kind or version declares at the same path is not
+/// allowed here. The invariant checks and the fuzz targets hold the policy
+/// to exactly these.
+pub fn contract_targets_for(
+    group: &str,
+    kind: &str,
+    version: &str,
+    applies: impl Fn(&Rule) -> bool,
+) -> (Vec<&'static [&'static str]>, Vec<Endpoint>) {
+    let rules = CAPI_RULES
+        .iter()
+        .filter(|rule| rule.child.matches(group, kind) && applies(rule));
     let mut maps: Vec<&'static [&'static str]> = Vec::new();
     let mut fields: Vec<Endpoint> = Vec::new();
-    for flow in CAPI_RULES.iter().flat_map(Rule::flows) {
+    for flow in rules.flat_map(Rule::flows) {
         match flow {
             Flow::Map(map) => maps.extend(map.to.iter().copied()),
-            Flow::Field(field) => fields.extend(field.to.endpoints().copied()),
+            Flow::Field(field) => fields.extend(field.to.at(version).copied()),
         }
     }
     maps.sort();
