@@ -15,8 +15,11 @@ use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::fmt;
 
-/// The set of paths to keep; everything outside them is dropped.
-#[derive(Debug, Clone, Default)]
+/// The set of paths to keep; everything outside them is dropped. Equal when
+/// built from the same paths in the same order, as every projection the
+/// rules build for one kind and version is (what a cache of look-up answers
+/// keyed by projection needs).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Projection {
     /// Keep the whole subtree at this node.
     all: bool,
