@@ -55,6 +55,34 @@ setup() {
   [ "$(echo "$output" | jq -r '[.explanation.cloudTags.labels[] | select(.fate == "tag")] | length')" -ge 3 ]
 }
 
+@test "explain an XR under a user-defined profile: origin, why, and that no tag can ever propagate" {
+  run "$RUNNER" explain -o json -r test_data/xr/xdatabase_gcp_labels_profile.json \
+    --settings-path test_data/xr/settings_ready_profiles.json
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(echo "$output" | jq -r .explanation.cloudTags.profile)" = gcp-labels ]
+  [ "$(echo "$output" | jq -r .explanation.cloudTags.origin)" = user-defined ]
+  [ "$(echo "$output" | jq -r .explanation.cloudTags.why)" = 'provider "gcp" is listed in cloudTags.profiles[1].providers' ]
+  [ "$(echo "$output" | jq -r .explanation.cloudTags.noTagCanPropagate)" = 'no tag can ever propagate under provider profile gcp-labels: its key characters (lowercase-letters, digits and "_-") refuse ":" of the mandated prefix "plexsphere:"' ]
+  [ "$(echo "$output" | jq -r '[.explanation.cloudTags.labels[] | select(.fate == "tag")] | length')" -eq 0 ]
+  run "$RUNNER" explain -r test_data/xr/xdatabase_gcp_labels_profile.json \
+    --settings-path test_data/xr/settings_ready_profiles.json
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *$'\n  profile user-defined: provider "gcp" is listed in cloudTags.profiles[1].providers\n  no tag can ever propagate under provider profile gcp-labels: '* ]]
+}
+
+@test "explain an XR whose provider no profile lists: the fallback, and why" {
+  run "$RUNNER" explain -o json -r test_data/xr/xdatabase_gcp_generic.json \
+    --settings-path test_data/xr/settings_propagating.json
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(echo "$output" | jq -r .explanation.cloudTags.profile)" = generic ]
+  [ "$(echo "$output" | jq -r .explanation.cloudTags.origin)" = fallback ]
+  [ "$(echo "$output" | jq -r .explanation.cloudTags.why)" = 'provider "gcp" is listed by no profile, so the fallback generic applies' ]
+  [ "$(echo "$output" | jq -r '.explanation.cloudTags | has("noTagCanPropagate")')" = false ]
+}
+
 @test "explain accepts a bare object in YAML and refuses invalid settings" {
   tmp=$(mktemp --suffix=.yaml)
   printf 'apiVersion: platform.example.org/v1alpha1\nkind: XNetwork\nmetadata:\n  name: n\n  labels: {platform/env: prod}\nspec: {parameters: {provider: aws}}\n' > "$tmp"

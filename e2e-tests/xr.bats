@@ -668,11 +668,43 @@ assert_settings_refused() {
   assert_untouched_elsewhere
 }
 
+@test "user profile aws (README, cap 47 for upjet's 3 default tags): the 47 lowest keys are kept" {
+  # The count-cap fixture under the README's aws profile instead of the
+  # built-in (cap 50): 57 valid labels, so K99 and k00..k45 are kept and
+  # k46..k54 and platform/env hit the cap.
+  local doc
+  doc=$(jq -c --slurpfile ready "$XR/settings_ready_profiles.json" \
+    '.cloudTags.profiles = [$ready[0].cloudTags.profiles[] | select(.name == "aws")]' \
+    "$XR/settings_count_cap.json")
+  [ "$(jq -c '[.cloudTags.profiles[] | [.name, .providers, .cap]]' <<<"$doc")" = '[["aws",["aws"],47]]' ]
+  evaluate xdatabase_aws_count_cap.json "$doc"
+  assert_allowed
+  assert_patch_confined
+  check '(.patch | @base64d | fromjson | [.[] | select(.op == "add" and (.path | startswith("/spec/cloudTags/")))] | length) == 47'
+  local tags='{"CostCenter": "42", "plexsphere:acme:tag/K99": "v99"' i
+  for i in $(seq -w 0 45); do tags+=",\"plexsphere:acme:tag/k$i\": \"v$i\""; done
+  assert_tags "$tags}"
+  local skipped
+  skipped=$(record "acme:tag/k0,bad" aws key-character-class)
+  for i in $(seq 46 54); do skipped+=",$(record "acme:tag/k$i" aws count-cap)"; done
+  skipped+=",$(record aws:tag/x aws reserved-prefix),$(record platform/env aws count-cap)"
+  assert_skipped "[$skipped]"
+  assert_warning_count 12
+  for i in $(seq 46 54); do
+    assert_warning "\"acme:tag/k$i\"" "on provider profile aws: count-cap (47 tags with lower-sorting keys already reached the cap of 47)"
+  done
+  assert_warning '"platform/env"' "on provider profile aws: count-cap (47 tags"
+  assert_warning '"acme:tag/k0,bad"' key-character-class
+  assert_warning '"aws:tag/x"' reserved-prefix
+  assert_untouched_elsewhere
+}
+
 @test "settings: profile problems are all refused at once, each naming its field" {
   local doc='{"cloudTags":{"profiles":[{"name":"generic","providers":["gcp"],"keyMax":0,"valueMax":63,"unit":"bytes","cap":64,"keyCharacters":{"sets":["digits"]}}]}}'
   assert_settings_refused "$doc" 'cloudTags.profiles[0].name'
   assert_settings_refused "$doc" 'cloudTags.profiles[0].keyMax: 0 is out of bounds; use a number from 1 to 4096'
   assert_settings_refused '{"cloudTags":{"profiles":[{"name":"a","providers":["a"],"keyMax":9,"valueMax":9,"unit":"chars"}]}}' 'cloudTags.profiles[0].unit'
+  assert_settings_refused '{"cloudTags":{"profiles":[{"name":"a","providers":["aws "],"keyMax":9,"valueMax":9,"unit":"runes","cap":9,"keyCharacters":{"sets":["printable"]}}]}}' 'cloudTags.profiles[0].providers[0]: "aws " contains " " (U+0020); provider values are matched exactly (ignoring case), remove it'
 }
 
 # ------------------------------------------------------- fixture sanity

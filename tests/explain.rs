@@ -285,3 +285,105 @@ fn skip_reasons_each_explained() {
         ]
     );
 }
+
+/// The README's example of a user-defined profile (GCP labels, which refuse
+/// `:`), after a profile of another provider.
+const GCP_LABELS_SECOND: &str = r#"{"cloudTags":{"propagatingLabels":["platform/env"],"profiles":[
+    {"name":"azure","providers":["azure"],"keyMax":512,"valueMax":256,"unit":"runes","cap":50,
+     "keyCharacters":{"sets":["printable"],"except":"<>%&\\?/"}},
+    {"name":"gcp-labels","providers":["gcp","google"],"keyMax":63,"valueMax":63,"unit":"bytes",
+     "cap":64,"keyCharacters":{"sets":["lowercase-letters","digits"],"extra":"_-"}}]}}"#;
+
+/// An XR opting in `platform/env` on `provider` (none: no provider field).
+fn xr_on(provider: Option<&str>) -> Value {
+    let mut object = xr(json!({"platform/env": "prod"}), "{}");
+    object["spec"]["parameters"] = json!({});
+    if let Some(provider) = provider {
+        object["spec"]["parameters"]["provider"] = json!(provider);
+    }
+    object
+}
+
+#[test]
+fn xr_user_defined_profile_names_its_setting_and_why_no_tag_can_propagate() {
+    let e = explained(xr_on(Some("GCP")), &MapLookup::new(), GCP_LABELS_SECOND);
+    assert_eq!(
+        e.to_string(),
+        "cloud tags: profile gcp-labels (spec.parameters.provider = \"GCP\")\n\
+         \x20 profile user-defined: provider \"GCP\" is listed in cloudTags.profiles[1].providers\n\
+         \x20 no tag can ever propagate under provider profile gcp-labels: its key characters \
+         (lowercase-letters, digits and \"_-\") refuse \":\" of the mandated prefix \"plexsphere:\"\n\
+         \x20 \"platform/env\" (metadata.labels): skipped, key-character-class: the tag key contains ':' (U+003A)\n\
+         \x20 \"plexsphere:old/key\": removed from spec.cloudTags (invalid for profile gcp-labels: key-character-class)\n"
+    );
+    // The JSON the runner prints (`policy-runner explain -o json`).
+    let json = serde_json::to_value(&e).unwrap();
+    assert_eq!(json["cloudTags"]["origin"], "user-defined");
+    assert_eq!(
+        json["cloudTags"]["why"],
+        "provider \"GCP\" is listed in cloudTags.profiles[1].providers"
+    );
+    assert!(
+        json["cloudTags"]["noTagCanPropagate"]
+            .as_str()
+            .unwrap()
+            .starts_with("no tag can ever propagate under provider profile gcp-labels: ")
+    );
+}
+
+#[test]
+fn xr_key_ceiling_shorter_than_the_prefix_is_why_no_tag_can_propagate() {
+    let settings = r#"{"cloudTags":{"propagatingLabels":["platform/env"],"profiles":[
+        {"name":"tiny","providers":["tiny"],"keyMax":11,"valueMax":63,"unit":"bytes","cap":5,
+         "keyCharacters":{"sets":["non-control"]}}]}}"#;
+    let tags = explained(xr_on(Some("tiny")), &MapLookup::new(), settings)
+        .cloud_tags
+        .unwrap();
+    assert_eq!(
+        tags.no_tag_can_propagate.as_deref(),
+        Some(
+            "no tag can ever propagate under provider profile tiny: its key ceiling of 11 bytes \
+             leaves no room after the mandated prefix \"plexsphere:\""
+        )
+    );
+}
+
+#[rstest::rstest]
+#[case::unlisted_provider(
+    Some("gcp"),
+    "{}",
+    "provider \"gcp\" is listed by no profile, so the fallback generic applies"
+)]
+#[case::listed_by_no_user_profile(
+    Some("ibm"),
+    GCP_LABELS_SECOND,
+    "provider \"ibm\" is listed by no profile, so the fallback generic applies"
+)]
+#[case::no_provider(None, "{}", "no provider value, so the fallback generic applies")]
+fn xr_fallback_profile_says_why(
+    #[case] provider: Option<&str>,
+    #[case] settings: &str,
+    #[case] why: &str,
+) {
+    let e = explained(xr_on(provider), &MapLookup::new(), settings);
+    let text = e.to_string();
+    let mut lines = text.lines().skip(1);
+    assert_eq!(
+        lines.next(),
+        Some(format!("  profile fallback: {why}").as_str())
+    );
+    assert!(
+        !text.contains("no tag can ever propagate"),
+        "generic admits the prefix: {text}"
+    );
+    let tags = e.cloud_tags.unwrap();
+    assert_eq!(
+        (
+            tags.profile.as_str(),
+            tags.origin.as_str(),
+            tags.why.as_str()
+        ),
+        ("generic", "fallback", why)
+    );
+    assert_eq!(tags.no_tag_can_propagate, None);
+}

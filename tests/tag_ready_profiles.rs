@@ -84,6 +84,38 @@ fn azure_refuses_slash_reserved_prefixes_and_its_symbols() {
 }
 
 #[test]
+fn azure_refuses_characters_that_are_not_printable() {
+    // Azure's rule is "printable except < > % & \\ ? /": a line separator
+    // and a soft hyphen are not printable, though neither is a control
+    // character (the `non-control` set would admit both).
+    let keys = [
+        "acme:cost\u{2028}center",
+        "acme:co\u{ad}op",
+        "acme:équipe·日本",
+    ];
+    let mut request = request("xdatabase_azure_profile.json");
+    request.object["metadata"]["annotations"]["cloud-tags.plexsphere.io/labels"] =
+        json!(json!({keys[0]: "1", keys[1]: "2", keys[2]: "3"}).to_string());
+    let (outcome, xr) = run(&request, &ready_profiles::settings(&keys, &["azure"]));
+    assert_eq!(
+        xr["spec"]["cloudTags"],
+        json!({"plexsphere:acme:équipe·日本": "3"})
+    );
+    let details: Vec<&str> = outcome
+        .warnings
+        .iter()
+        .map(|w| w.rsplit_once(": key-character-class ").unwrap().1)
+        .collect();
+    assert_eq!(
+        details,
+        [
+            "(the tag key contains '\\u{2028}' (U+2028))",
+            "(the tag key contains '\\u{ad}' (U+00AD))"
+        ]
+    );
+}
+
+#[test]
 fn gcp_labels_give_one_summary_warning_and_complete_skip_records() {
     let request = request("xdatabase_gcp_labels_profile.json");
     let (outcome, xr) = run(&request, &all_ready());
@@ -167,7 +199,10 @@ fn aws_xr_with(n: usize) -> (AdmissionRequest, Vec<String>) {
     let object = &mut request.object;
     object["spec"]["parameters"]["provider"] = json!("aws");
     object["spec"]["parameters"]["region"] = json!("eu-central-1");
-    object["spec"]["crossplane"]["resourceRefs"][0] = json!({"apiVersion": "rds.aws.m.upbound.io/v1beta1", "kind": "Instance", "name": "payments-db-7d9fk"});
+    let crossplane = &mut object["spec"]["crossplane"];
+    crossplane["compositionRef"]["name"] = json!("xdatabase-aws");
+    crossplane["compositionRevisionRef"]["name"] = json!("xdatabase-aws-5c976ad");
+    crossplane["resourceRefs"][0] = json!({"apiVersion": "rds.aws.m.upbound.io/v1beta1", "kind": "Instance", "name": "payments-db-7d9fk"});
     let mut opted: Vec<String> = OPTED_IN.iter().map(|k| (*k).to_owned()).collect();
     for i in 0..n {
         let key = format!("cost/item-{i:02}");
@@ -212,11 +247,26 @@ fn every_ready_profile_output_is_a_valid_xr() {
     mod crd_schema;
     let (aws, opted) = aws_xr_with(43);
     let opted: Vec<&str> = opted.iter().map(String::as_str).collect();
-    for (request, settings) in [
-        (request("xdatabase_azure_profile.json"), all_ready()),
-        (request("xdatabase_gcp_labels_profile.json"), all_ready()),
-        (aws, ready_profiles::settings(&opted, &["aws"])),
+    for (profile, request, settings) in [
+        (
+            "azure",
+            request("xdatabase_azure_profile.json"),
+            all_ready(),
+        ),
+        (
+            "gcp-labels",
+            request("xdatabase_gcp_labels_profile.json"),
+            all_ready(),
+        ),
+        ("aws", aws, ready_profiles::settings(&opted, &["aws"])),
     ] {
+        // check_output accepts any output of an invalid input: the inputs
+        // must be objects a cluster would store for this to prove anything.
+        assert_eq!(
+            crd_schema::failures(&request.object),
+            Some(Vec::new()),
+            "the {profile} input"
+        );
         let (_, mutated) = run(&request, &settings);
         crd_schema::check_output(&request.object, &mutated).unwrap();
     }

@@ -1,7 +1,8 @@
 //! Structure-aware: real CAPI and Crossplane objects (and the CAPI parents)
 //! with arbitrary nodes replaced, removed or extended, evaluated under
-//! arbitrary settings. Whatever the input: no panic; an allowed mutation
-//! satisfies `invariants::check_mutation` and is idempotent.
+//! arbitrary settings, with any of the README's ready-made tag profiles.
+//! Whatever the input: no panic; an allowed mutation satisfies
+//! `invariants::check_mutation` and is idempotent.
 //!
 //! Built for speed: under the address sanitizer every allocation is costly,
 //! so an execution copies only what its input changes (profile and numbers
@@ -41,7 +42,7 @@ use metadata_propagation_core::settings::{
     DEFAULT_PROVIDER_PATH, Mode, RawCapiSettings, RawCloudTagSettings, RawSettings, Settings,
 };
 
-use fixtures::{FIXTURES, PARENTS, request};
+use fixtures::{FIXTURES, PARENTS, child_index, request};
 use mutation::{Mutation, apply};
 use node::Node;
 use parents::Parents;
@@ -54,11 +55,30 @@ struct Input {
     propagating: Vec<String>,
     provider_path: Option<String>,
     validate_mode: bool,
+    /// Last, so inputs saved before it decode to the same cases, without
+    /// ready-made profiles (an exhausted input decodes `None`).
+    ready: Option<Ready>,
+}
+
+/// The README's ready-made tag profiles in the settings, and an XR they
+/// select: under GCP labels no tag can ever propagate, which takes the
+/// summary-warning path.
+#[derive(Arbitrary, Debug)]
+struct Ready {
+    /// Bit n: the README's n-th ready-made profile is in `cloudTags.profiles`.
+    profiles: u8,
+    /// Some: the child is an XR on a provider only a ready-made profile
+    /// selects (`fixtures::PROFILE_CHILDREN`), instead of `Input::child`.
+    child: Option<u8>,
+    /// Opt the child's own label keys in as well, so that the profile has
+    /// labels to tag or skip without the fuzzer guessing their keys.
+    opt_in_its_labels: bool,
 }
 
 fuzz_target!(|input: Input| {
     let fixtures = &*FIXTURES;
-    let child_index = input.child as usize % fixtures.children.len();
+    let ready = input.ready.as_ref();
+    let child_index = child_index(input.child, ready.and_then(|r| r.child));
     let mut child = Node::Shared(&fixtures.children[child_index]);
     let mut parents: Vec<Node> = fixtures.parents.iter().map(Node::Shared).collect();
     for mutation in input.mutations.into_iter().take(8) {
@@ -71,6 +91,17 @@ fuzz_target!(|input: Input| {
 
     // What `Settings::from_json` makes of the same document: parsed, then
     // every part prepared; a document it refuses ends the case.
+    let mut propagating = input.propagating;
+    let mut profiles = Vec::new();
+    if let Some(ready) = ready {
+        if ready.opt_in_its_labels {
+            propagating.extend(fixtures.label_keys[child_index].iter().cloned());
+        }
+        let chosen = (fixtures.ready_profiles.iter().take(8).enumerate())
+            .filter(|(n, _)| ready.profiles >> n & 1 == 1)
+            .map(|(_, profile)| profile.clone());
+        profiles.extend(chosen);
+    }
     let settings = Settings::from(RawSettings {
         mode: if input.validate_mode {
             Mode::Validate
@@ -79,11 +110,11 @@ fuzz_target!(|input: Input| {
         },
         capi: RawCapiSettings::default(),
         cloud_tags: RawCloudTagSettings {
-            propagating_labels: input.propagating,
+            propagating_labels: propagating,
             provider_path: input
                 .provider_path
                 .unwrap_or_else(|| DEFAULT_PROVIDER_PATH.to_owned()),
-            profiles: Vec::new(),
+            profiles,
         },
     });
     if settings.sync_machine_labels().is_err()
@@ -122,7 +153,7 @@ fuzz_target!(|input: Input| {
         };
         &mutated
     };
-    let capability = Capability::for_group(&request.kind.group);
+    let capability = Capability::for_kind(&request.kind);
     if let Err(e) = check_mutation(capability, &request.object, &after.object) {
         panic!("invariant violated: {e}");
     }

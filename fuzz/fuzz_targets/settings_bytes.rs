@@ -37,7 +37,7 @@ struct Profile {
     reserved: Vec<(String, bool)>,
 }
 
-const SETS: [&str; 7] = [
+const SETS: [&str; 8] = [
     "letters",
     "lowercase-letters",
     "ascii-letters",
@@ -45,6 +45,7 @@ const SETS: [&str; 7] = [
     "digits",
     "ascii-digits",
     "non-control",
+    "printable",
 ];
 
 fn profile_json(p: &Profile) -> serde_json::Value {

@@ -534,7 +534,7 @@ mod tests {
 
     const AZURE: &str = r#"{"name":"azure","providers":["azure","AzureRM"],"keyMax":512,
         "valueMax":256,"unit":"runes","cap":50,
-        "keyCharacters":{"sets":["non-control"],"except":"<>%&\\?/"},
+        "keyCharacters":{"sets":["printable"],"except":"<>%&\\?/"},
         "reservedPrefixes":[{"prefix":"microsoft","ignoreCase":true}]}"#;
 
     #[test]
@@ -601,7 +601,7 @@ mod tests {
     )]
     #[case::unknown_set(
         r#"{"cloudTags":{"profiles":[{"name":"a","providers":["a"],"keyMax":9,"valueMax":9,"unit":"runes","cap":9,"keyCharacters":{"sets":["alnum"]}}]}}"#,
-        "cloudTags.profiles[0].keyCharacters.sets[0]: unknown variant `alnum`, expected one of `letters`, `lowercase-letters`, `ascii-letters`, `ascii-lowercase-letters`, `digits`, `ascii-digits`, `non-control`"
+        "cloudTags.profiles[0].keyCharacters.sets[0]: unknown variant `alnum`, expected one of `letters`, `lowercase-letters`, `ascii-letters`, `ascii-lowercase-letters`, `digits`, `ascii-digits`, `non-control`, `printable`"
     )]
     #[case::unknown_unit(
         r#"{"cloudTags":{"profiles":[{"name":"a","providers":["a"],"keyMax":9,"valueMax":9,"unit":"chars"}]}}"#,

@@ -1,7 +1,7 @@
 //! The fixtures every execution starts from: real CAPI and Crossplane
-//! children and the CAPI parents, parsed once, with what can be computed
-//! from them once (the unedited children's requests, the parents' keys,
-//! JSON and answers).
+//! children and the CAPI parents, and the README's ready-made tag profiles,
+//! parsed once, with what can be computed from them once (the unedited
+//! children's requests and label keys, the parents' keys, JSON and answers).
 
 use metadata_propagation_core::lookup::ObjectRef;
 use metadata_propagation_core::request::AdmissionRequest;
@@ -24,6 +24,27 @@ const CHILDREN: &[&str] = &[
     include_str!("../../../test_data/xr/xdatabase_hetzner_limits.json"),
     include_str!("../../../test_data/xr/xdatabase_openstack_limits.json"),
 ];
+/// XRs on providers only the README's ready-made profiles select (Azure, GCP
+/// labels), picked by `Ready::child` instead of `Input::child`. Kept apart
+/// from [`CHILDREN`] so that `Input::child` picks what it always did.
+const PROFILE_CHILDREN: &[&str] = &[
+    include_str!("../../../test_data/xr/xdatabase_azure_profile.json"),
+    include_str!("../../../test_data/xr/xdatabase_gcp_labels_profile.json"),
+];
+/// The README, whose ready-made tag profiles the settings pick from.
+const README: &str = include_str!("../../../README.md");
+/// First line of each ready-made profile's ```yaml block in the README.
+const READY_MARKER: &str = "# ready-made profile: ";
+
+/// The index into [`Fixtures::children`] of the child an input picks:
+/// `profile_child` (modulo [`PROFILE_CHILDREN`]) when set, else `child`
+/// (modulo [`CHILDREN`]).
+pub fn child_index(child: u8, profile_child: Option<u8>) -> usize {
+    match profile_child {
+        Some(i) => CHILDREN.len() + usize::from(i) % PROFILE_CHILDREN.len(),
+        None => usize::from(child) % CHILDREN.len(),
+    }
+}
 /// The parents every look-up answers from, edited or not.
 pub const PARENTS: &[&str] = &[
     include_str!(
@@ -66,8 +87,14 @@ pub fn request(object: Value, create: bool) -> AdmissionRequest {
 /// The fixtures, parsed, and what each execution would otherwise compute
 /// again.
 pub struct Fixtures {
-    /// The children, each fixture's `request.object`.
+    /// The children, each fixture's `request.object`: [`CHILDREN`], then
+    /// [`PROFILE_CHILDREN`].
     pub children: Vec<Value>,
+    /// Each child's label keys: `metadata.labels` and the label-set
+    /// annotation's, what an XR can opt into cloud tags.
+    pub label_keys: Vec<Vec<String>>,
+    /// The README's ready-made profiles, as `cloudTags.profiles` entries.
+    pub ready_profiles: Vec<Value>,
     /// Each child's request, for UPDATE and CREATE.
     pub requests: Vec<[AdmissionRequest; 2]>,
     /// The parents, in [`PARENTS`] order.
@@ -91,6 +118,7 @@ pub static FIXTURES: LazyLock<Fixtures> = LazyLock::new(|| {
     );
     let children: Vec<Value> = CHILDREN
         .iter()
+        .chain(PROFILE_CHILDREN)
         .map(|t| serde_json::from_str::<Value>(t).unwrap()["object"].clone())
         .collect();
     let parents: Vec<Value> = PARENTS
@@ -102,6 +130,8 @@ pub static FIXTURES: LazyLock<Fixtures> = LazyLock::new(|| {
             .iter()
             .map(|child| [false, true].map(|create| request(child.clone(), create)))
             .collect(),
+        label_keys: children.iter().map(label_keys).collect(),
+        ready_profiles: ready_profiles(),
         children,
         keys: parents.iter().map(|p| key_of(&Node::Shared(p))).collect(),
         json: parents
@@ -112,3 +142,37 @@ pub static FIXTURES: LazyLock<Fixtures> = LazyLock::new(|| {
         parents,
     }
 });
+
+/// The keys of `object`'s labels and of its label-set annotation.
+fn label_keys(object: &Value) -> Vec<String> {
+    let metadata = &object["metadata"];
+    let annotation = metadata["annotations"]["cloud-tags.plexsphere.io/labels"]
+        .as_str()
+        .and_then(|text| serde_json::from_str::<Value>(text).ok());
+    [
+        &metadata["labels"],
+        annotation.as_ref().unwrap_or(&Value::Null),
+    ]
+    .into_iter()
+    .filter_map(Value::as_object)
+    .flat_map(|map| map.keys().cloned())
+    .collect()
+}
+
+/// The README's ready-made profiles, read as tests/support/ready_profiles.rs
+/// reads them: each ```yaml block opening with [`READY_MARKER`] holds a
+/// one-entry list.
+fn ready_profiles() -> Vec<Value> {
+    let profiles: Vec<Value> = README
+        .split("```yaml\n")
+        .skip(1)
+        .filter_map(|block| block.split("```").next())
+        .filter(|body| body.starts_with(READY_MARKER))
+        .flat_map(|body| serde_norway::from_str::<Vec<Value>>(body).unwrap())
+        .collect();
+    assert!(
+        !profiles.is_empty(),
+        "README.md holds no ready-made profile"
+    );
+    profiles
+}

@@ -6,6 +6,7 @@ use metadata_propagation_core::lookup::{Lookup, LookupError, ObjectRef};
 use metadata_propagation_core::projection::Projection;
 use serde_json::Value;
 use std::cell::{OnceCell, RefCell};
+use std::collections::BTreeSet;
 
 use crate::fixtures::FIXTURES;
 use crate::node::Node;
@@ -22,8 +23,11 @@ pub fn key_of(object: &Node) -> ObjectRef {
     }
 }
 
-/// What a look-up of a parent answered for each projection asked so far.
-pub type Answers = Vec<(Projection, Result<Value, LookupError>)>;
+/// What a look-up of a parent answered for each projection asked so far,
+/// keyed by the projection's field masks: `Projection` has no equality (its
+/// children are a list, in the order the paths were given), and two
+/// projections with the same masks decode the same.
+pub type Answers = Vec<(BTreeSet<String>, Result<Value, LookupError>)>;
 
 /// The answer for `projection`: from `answers`, else as `MapLookup`
 /// answers, the parent's JSON (as the host sends it) decoded through the
@@ -34,13 +38,14 @@ fn answer(
     projection: &Projection,
     json: &[u8],
 ) -> Result<Value, LookupError> {
-    if let Some((_, answer)) = answers.iter().find(|(p, _)| p == projection) {
+    let masks = projection.field_masks();
+    if let Some((_, answer)) = answers.iter().find(|(m, _)| *m == masks) {
         return answer.clone();
     }
     let answer = projection
         .decode(json)
         .map_err(|e| LookupError::Failed(e.to_string()));
-    answers.push((projection.clone(), answer.clone()));
+    answers.push((masks, answer.clone()));
     answer
 }
 

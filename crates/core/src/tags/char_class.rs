@@ -16,8 +16,9 @@ use std::borrow::Cow;
 use unicode_properties::{GeneralCategory, GeneralCategoryGroup, UnicodeGeneralCategory};
 
 /// A named set of characters (closed: these are the words provider docs
-/// use). Letters and digits follow Go's `unicode.IsLetter` / `IsDigit`
-/// (Unicode categories L and Nd); control is category Cc.
+/// use). Letters, digits and printable follow Go's `unicode.IsLetter`,
+/// `IsDigit` and `IsPrint` (Unicode categories L; Nd; L, M, N, P, S and the
+/// ASCII space); control is category Cc.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum CharSet {
@@ -36,10 +37,15 @@ pub enum CharSet {
     AsciiDigits,
     /// Every character that is not a control character (not Cc).
     NonControl,
+    /// Letters, marks, numbers, punctuation, symbols (L, M, N, P, S) and the
+    /// ASCII space, as Go's `unicode.IsPrint`: unlike `non-control`, no
+    /// other space, no line or paragraph separator, no format, private-use
+    /// or unassigned code point ("printable" in Azure's rule).
+    Printable,
 }
 
 /// Every set, in declaration order (bit n of a class's `sets` is `ALL[n]`).
-const ALL: [CharSet; 7] = [
+const ALL: [CharSet; 8] = [
     CharSet::Letters,
     CharSet::LowercaseLetters,
     CharSet::AsciiLetters,
@@ -47,7 +53,11 @@ const ALL: [CharSet; 7] = [
     CharSet::Digits,
     CharSet::AsciiDigits,
     CharSet::NonControl,
+    CharSet::Printable,
 ];
+
+// A ninth set needs a wider bit set in `KeyCharacters`.
+const _: () = assert!(ALL.len() <= u8::BITS as usize);
 
 impl CharSet {
     /// The name users write in settings.
@@ -60,6 +70,7 @@ impl CharSet {
             CharSet::Digits => "digits",
             CharSet::AsciiDigits => "ascii-digits",
             CharSet::NonControl => "non-control",
+            CharSet::Printable => "printable",
         }
     }
 
@@ -73,6 +84,8 @@ impl CharSet {
             CharSet::LowercaseLetters | CharSet::AsciiLowercaseLetters => c.is_ascii_lowercase(),
             CharSet::Digits | CharSet::AsciiDigits => c.is_ascii_digit(),
             CharSet::NonControl => !c.is_ascii_control(),
+            // ASCII's only printable space is ' ' itself.
+            CharSet::Printable => c == b' ' || c.is_ascii_graphic(),
         }
     }
 
@@ -88,6 +101,14 @@ impl CharSet {
             }
             CharSet::Digits => c.general_category() == GeneralCategory::DecimalNumber,
             CharSet::NonControl => !c.is_control(),
+            CharSet::Printable => matches!(
+                c.general_category_group(),
+                GeneralCategoryGroup::Letter
+                    | GeneralCategoryGroup::Mark
+                    | GeneralCategoryGroup::Number
+                    | GeneralCategoryGroup::Punctuation
+                    | GeneralCategoryGroup::Symbol
+            ),
             CharSet::AsciiLetters | CharSet::AsciiLowercaseLetters | CharSet::AsciiDigits => false,
         }
     }
@@ -220,12 +241,20 @@ mod tests {
     use rstest::rstest;
 
     const LETTERS_DIGITS: &[CharSet] = &[CharSet::Letters, CharSet::Digits];
+    const ASCII_ALNUM: &[CharSet] = &[CharSet::AsciiLetters, CharSet::AsciiDigits];
     static AWS: KeyCharacters = KeyCharacters::new(LETTERS_DIGITS, " +-=._:/@", "");
     static STRICT: KeyCharacters = KeyCharacters::new(LETTERS_DIGITS, "-_.:/", "");
     static OPEN: KeyCharacters = KeyCharacters::new(&[CharSet::NonControl], "", "");
-    static AZURE: KeyCharacters = KeyCharacters::new(&[CharSet::NonControl], "", "<>%&\\?/");
+    static PRINTABLE: KeyCharacters = KeyCharacters::new(&[CharSet::Printable], "", "");
+    static AZURE: KeyCharacters = KeyCharacters::new(&[CharSet::Printable], "", "<>%&\\?/");
     static GCP: KeyCharacters =
         KeyCharacters::new(&[CharSet::LowercaseLetters, CharSet::Digits], "_-", "");
+    // The classes README ("Ready-made profiles") gives for IBM Cloud ("A-Z,
+    // 0-9, spaces, underscores, hyphens, periods and colons") and
+    // DigitalOcean ("letters, numbers, colons, dashes, and underscores",
+    // pattern `^[a-zA-Z0-9_-:]+$`).
+    static IBM: KeyCharacters = KeyCharacters::new(ASCII_ALNUM, " _-.:", "");
+    static DIGITALOCEAN: KeyCharacters = KeyCharacters::new(ASCII_ALNUM, ":-_", "");
 
     #[rstest]
     #[case::aws_symbols(&AWS, "plexsphere:a b+c-d=e.f_g:h/i@j", None)]
@@ -242,16 +271,75 @@ mod tests {
     #[case::open_del(&OPEN, "plexsphere:a\u{7f}", Some('\u{7f}'))]
     #[case::azure_slash(&AZURE, "plexsphere:team/x", Some('/'))]
     #[case::azure_colon_space(&AZURE, "plexsphere:acme:cost center", None)]
+    #[case::azure_each_refused_symbol(&AZURE, "plexsphere:a\\b", Some('\\'))]
+    #[case::azure_question_mark(&AZURE, "plexsphere:a?b", Some('?'))]
+    #[case::azure_printable_unicode(&AZURE, "plexsphere:équipe—日本·€😀e\u{301}Ⅻ", None)]
+    #[case::azure_line_separator(&AZURE, "plexsphere:a\u{2028}b", Some('\u{2028}'))]
+    #[case::azure_soft_hyphen(&AZURE, "plexsphere:co\u{ad}op", Some('\u{ad}'))]
     #[case::gcp_colon(&GCP, "plexsphere:x", Some(':'))]
     #[case::gcp_upper(&GCP, "team_Env", Some('E'))]
     #[case::gcp_international(&GCP, "équipe-日本_٣", None)]
     #[case::gcp_upper_international(&GCP, "équipe-É", Some('É'))]
+    #[case::ibm_symbols(&IBM, "plexsphere:acme:Cost Center_1.x-y", None)]
+    #[case::ibm_slash(&IBM, "plexsphere:team/x", Some('/'))]
+    #[case::ibm_at(&IBM, "plexsphere:a@b", Some('@'))]
+    #[case::ibm_ascii_only(&IBM, "plexsphere:équipe", Some('é'))]
+    #[case::ibm_ascii_digits_only(&IBM, "plexsphere:n٣", Some('٣'))]
+    #[case::digitalocean_symbols(&DIGITALOCEAN, "plexsphere:acme:Cost-center_1", None)]
+    #[case::digitalocean_space(&DIGITALOCEAN, "plexsphere:a b", Some(' '))]
+    #[case::digitalocean_period(&DIGITALOCEAN, "plexsphere:a.b", Some('.'))]
+    #[case::digitalocean_slash(&DIGITALOCEAN, "plexsphere:team/x", Some('/'))]
+    #[case::digitalocean_ascii_only(&DIGITALOCEAN, "plexsphere:здорово", Some('з'))]
     fn first_disallowed_character(
         #[case] class: &KeyCharacters,
         #[case] key: &str,
         #[case] expected: Option<char>,
     ) {
         assert_eq!(class.first_disallowed(key), expected);
+    }
+
+    /// Go's `unicode.IsPrint`, character by character: categories L, M, N,
+    /// P, S and U+0020 are printable, nothing else is.
+    #[rstest]
+    #[case::ascii_space(' ', true)]
+    #[case::ascii_letter('a', true)]
+    #[case::ascii_punctuation('!', true)]
+    #[case::ascii_symbol('~', true)]
+    #[case::tab('\t', false)]
+    #[case::delete('\u{7f}', false)]
+    #[case::nonspacing_mark('\u{301}', true)]
+    #[case::spacing_mark('\u{93e}', true)]
+    #[case::letter_number('Ⅻ', true)]
+    #[case::other_number('½', true)]
+    #[case::dash_punctuation('—', true)]
+    #[case::currency_symbol('€', true)]
+    #[case::other_symbol('😀', true)]
+    #[case::no_break_space('\u{a0}', false)]
+    #[case::ideographic_space('\u{3000}', false)]
+    #[case::line_separator('\u{2028}', false)]
+    #[case::paragraph_separator('\u{2029}', false)]
+    #[case::soft_hyphen('\u{ad}', false)]
+    #[case::zero_width_space('\u{200b}', false)]
+    #[case::byte_order_mark('\u{feff}', false)]
+    #[case::c1_control('\u{85}', false)]
+    #[case::private_use('\u{e000}', false)]
+    #[case::supplementary_private_use('\u{f0000}', false)]
+    #[case::unassigned('\u{378}', false)]
+    #[case::noncharacter('\u{fffe}', false)]
+    fn printable_is_gos_is_print(#[case] c: char, #[case] printable: bool) {
+        assert_eq!(PRINTABLE.admits(c), printable, "U+{:04X}", u32::from(c));
+    }
+
+    #[test]
+    fn non_control_admits_what_printable_refuses() {
+        // Why Azure's class is `printable`, not `non-control`.
+        for c in ['\u{a0}', '\u{2028}', '\u{ad}', '\u{e000}', '\u{378}'] {
+            assert!(
+                OPEN.admits(c) && !PRINTABLE.admits(c),
+                "U+{:04X}",
+                u32::from(c)
+            );
+        }
     }
 
     #[test]
@@ -265,15 +353,15 @@ mod tests {
     #[test]
     fn describe_names_sets_extra_and_except() {
         assert_eq!(AWS.describe(), r#"letters, digits and " +-=._:/@""#);
-        assert_eq!(AZURE.describe(), r#"non-control except "<>%&\\?/""#);
+        assert_eq!(AZURE.describe(), r#"printable except "<>%&\\?/""#);
     }
 
     proptest::proptest! {
         /// The ASCII fast path finds the same character as checking every
         /// character with `admits`.
         #[test]
-        fn first_disallowed_matches_admits(key in "(?s).{0,24}|[ -~]{0,24}", class in 0..5usize) {
-            let class = [&AWS, &STRICT, &OPEN, &AZURE, &GCP][class];
+        fn first_disallowed_matches_admits(key in "(?s).{0,24}|[ -~]{0,24}", class in 0..8usize) {
+            let class = [&AWS, &STRICT, &OPEN, &PRINTABLE, &AZURE, &GCP, &IBM, &DIGITALOCEAN][class];
             proptest::prop_assert_eq!(
                 class.first_disallowed(&key),
                 key.chars().find(|&c| !class.admits(c))

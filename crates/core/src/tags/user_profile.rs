@@ -76,6 +76,12 @@ const PROVIDERS_MAX: usize = 32;
 const PREFIXES_MAX: usize = 64;
 const PREFIX_LEN_MAX: usize = 253;
 const NAME_LEN_MAX: usize = 63;
+/// Provider values are short words ("aws", "azurerm"); 63 is a DNS label's
+/// ceiling, which every provider name we know fits.
+const PROVIDER_LEN_MAX: usize = 63;
+/// `extra` and `except` list single characters: a provider rule names a
+/// handful, and anything longer is better said with a set.
+const CHARACTERS_LEN_MAX: usize = 256;
 
 const FIELD: &str = "cloudTags.profiles";
 
@@ -223,6 +229,25 @@ fn check_providers(field: &str, raw: &[Option<RawProfile>], i: usize, problems: 
             ));
             continue;
         }
+        let length = provider.chars().count();
+        if length > PROVIDER_LEN_MAX {
+            problems.push(format!(
+                "{here}: {length} characters, at most {PROVIDER_LEN_MAX} are allowed; write the \
+                 value the XR carries, e.g. \"azure\""
+            ));
+        }
+        // Matched exactly: " aws" never selects the profile, it is a typo.
+        if let Some(c) = provider
+            .chars()
+            .find(|c| c.is_whitespace() || c.is_control())
+        {
+            problems.push(format!(
+                "{here}: {} contains {}; provider values are matched exactly (ignoring case), \
+                 remove it",
+                quoted(provider),
+                character_name(c)
+            ));
+        }
         // Earlier entries of this profile, then earlier profiles.
         let earlier = providers[..j]
             .iter()
@@ -300,6 +325,15 @@ fn key_characters(
             u32::from(c)
         ));
     }
+    for (name, text) in [("extra", &raw.extra), ("except", &raw.except)] {
+        let length = text.chars().count();
+        if length > CHARACTERS_LEN_MAX {
+            problems.push(format!(
+                "{field}.{name}: {length} characters, at most {CHARACTERS_LEN_MAX} are allowed; \
+                 name a set such as \"letters\" or \"printable\" instead of listing its characters"
+            ));
+        }
+    }
     KeyCharacters::from_parts(&raw.sets, raw.extra.clone(), raw.except.clone())
 }
 
@@ -315,11 +349,29 @@ fn reserved_prefixes(
         ));
     }
     for (j, r) in raw.iter().enumerate() {
+        let here = format!("{field}.reservedPrefixes[{j}].prefix");
         let length = r.prefix.chars().count();
         if !(1..=PREFIX_LEN_MAX).contains(&length) {
             problems.push(format!(
-                "{field}.reservedPrefixes[{j}].prefix: {length} characters; a reserved prefix has \
-                 1 to {PREFIX_LEN_MAX}, e.g. \"azure\""
+                "{here}: {length} characters; a reserved prefix has 1 to {PREFIX_LEN_MAX}, \
+                 e.g. \"azure\""
+            ));
+        }
+        if let Some(c) = r.prefix.chars().find(|c| c.is_control()) {
+            problems.push(format!(
+                "{here}: {} contains {}; a qualified key never starts with one, remove it",
+                quoted(&r.prefix),
+                character_name(c)
+            ));
+        }
+        if let Some(k) = raw[..j].iter().position(|earlier| same_prefix(earlier, r)) {
+            let how =
+                (raw[k].prefix != r.prefix).then_some(" (ignoring case, as one of them does)");
+            problems.push(format!(
+                "{here}: {} is already listed in {field}.reservedPrefixes[{k}]{}; remove one of \
+                 them",
+                quoted(&r.prefix),
+                how.unwrap_or_default()
             ));
         }
     }
@@ -329,4 +381,141 @@ fn reserved_prefixes(
             ignore_case: r.ignore_case,
         })
         .collect()
+}
+
+/// Whether one of two reserved prefixes matches every key the other does:
+/// equal, or equal ignoring ASCII case and one of them ignores case.
+fn same_prefix(a: &RawReservedPrefix, b: &RawReservedPrefix) -> bool {
+    a.prefix == b.prefix
+        || ((a.ignore_case || b.ignore_case) && a.prefix.eq_ignore_ascii_case(&b.prefix))
+}
+
+/// A character as problems name it: quoted, with its code point.
+fn character_name(c: char) -> String {
+    format!("{} (U+{:04X})", quoted(&c.to_string()), u32::from(c))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+    use serde_json::json;
+
+    /// The problems of one otherwise valid profile with `edit` applied.
+    fn problems_with(edit: impl FnOnce(&mut Value)) -> Vec<String> {
+        let mut profile = json!({"name": "acme", "providers": ["acme"], "keyMax": 63,
+            "valueMax": 63, "unit": "runes", "cap": 10,
+            "keyCharacters": {"sets": ["letters", "digits"], "extra": "-_.:/"},
+            "reservedPrefixes": [{"prefix": "acme:", "ignoreCase": false}]});
+        edit(&mut profile);
+        let mut problems = Vec::new();
+        prepare(&[profile], &mut problems);
+        problems
+    }
+
+    #[test]
+    fn the_base_profile_is_valid() {
+        assert_eq!(problems_with(|_| {}), Vec::<String>::new());
+    }
+
+    #[rstest]
+    #[case::at_the_limit(63, None)]
+    #[case::one_past(
+        64,
+        Some(
+            "cloudTags.profiles[0].providers[0]: 64 characters, at most 63 are allowed; write the value the XR carries, e.g. \"azure\""
+        )
+    )]
+    fn provider_value_length_is_capped(#[case] length: usize, #[case] expected: Option<&str>) {
+        let provider = "p".repeat(length);
+        let problems = problems_with(|p| p["providers"] = json!([provider]));
+        assert_eq!(problems.first().map(String::as_str), expected);
+    }
+
+    #[rstest]
+    #[case::leading_space(" aws", r#"" aws" contains " " (U+0020)"#)]
+    #[case::trailing_newline("aws\n", r#""aws\n" contains "\n" (U+000A)"#)]
+    #[case::no_break_space("a\u{a0}ws", "\"a\u{a0}ws\" contains \"\u{a0}\" (U+00A0)")]
+    #[case::nul("a\u{0}ws", r#""a\u0000ws" contains "\u0000" (U+0000)"#)]
+    fn provider_value_with_whitespace_or_control_is_refused(
+        #[case] provider: &str,
+        #[case] what: &str,
+    ) {
+        assert_eq!(
+            problems_with(|p| p["providers"] = json!(["acme", provider])),
+            [format!(
+                "cloudTags.profiles[0].providers[1]: {what}; provider values are matched exactly \
+                 (ignoring case), remove it"
+            )]
+        );
+    }
+
+    #[rstest]
+    #[case::extra("extra")]
+    #[case::except("except")]
+    fn extra_and_except_length_is_capped(#[case] name: &str) {
+        // 256 distinct characters are accepted, 257 are not.
+        let characters =
+            |n: u32| -> String { (0..n).filter_map(|i| char::from_u32(0x100 + i)).collect() };
+        let other = if name == "extra" { "except" } else { "extra" };
+        let at_limit = problems_with(|p| {
+            p["keyCharacters"][name] = json!(characters(256));
+            p["keyCharacters"][other] = json!("");
+        });
+        assert_eq!(at_limit, Vec::<String>::new());
+        let over = problems_with(|p| {
+            p["keyCharacters"][name] = json!(characters(257));
+            p["keyCharacters"][other] = json!("");
+        });
+        assert_eq!(
+            over,
+            [format!(
+                "cloudTags.profiles[0].keyCharacters.{name}: 257 characters, at most 256 are \
+                 allowed; name a set such as \"letters\" or \"printable\" instead of listing its \
+                 characters"
+            )]
+        );
+    }
+
+    #[rstest]
+    #[case::exact_twice(("azure", false), ("azure", false), Some(""))]
+    #[case::case_ignored_covers(("azure", true), ("AZURE", false), Some(" (ignoring case, as one of them does)"))]
+    #[case::covered_by_later(("Azure", false), ("azure", true), Some(" (ignoring case, as one of them does)"))]
+    #[case::both_ignore_case(("azure", true), ("Azure", true), Some(" (ignoring case, as one of them does)"))]
+    #[case::distinct_exact_cases(("azure", false), ("Azure", false), None)]
+    #[case::distinct_prefixes(("azure", true), ("azurerm", true), None)]
+    fn duplicate_reserved_prefixes_are_refused(
+        #[case] first: (&str, bool),
+        #[case] second: (&str, bool),
+        #[case] how: Option<&str>,
+    ) {
+        let problems = problems_with(|p| {
+            p["reservedPrefixes"] = json!([
+                {"prefix": "windows", "ignoreCase": true},
+                {"prefix": first.0, "ignoreCase": first.1},
+                {"prefix": second.0, "ignoreCase": second.1},
+            ]);
+        });
+        let expected: Vec<String> = how
+            .map(|how| {
+                format!(
+                    "cloudTags.profiles[0].reservedPrefixes[2].prefix: \"{}\" is already listed in \
+                     cloudTags.profiles[0].reservedPrefixes[1]{how}; remove one of them",
+                    second.0
+                )
+            })
+            .into_iter()
+            .collect();
+        assert_eq!(problems, expected);
+    }
+
+    #[test]
+    fn reserved_prefix_with_a_control_character_is_refused() {
+        assert_eq!(
+            problems_with(|p| p["reservedPrefixes"][0]["prefix"] = json!("acme\t")),
+            [
+                "cloudTags.profiles[0].reservedPrefixes[0].prefix: \"acme\\t\" contains \"\\t\" (U+0009); a qualified key never starts with one, remove it"
+            ]
+        );
+    }
 }
