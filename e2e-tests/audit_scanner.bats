@@ -9,7 +9,10 @@
 # The objects are test_data/audit_scanner/ (see gen.py there): drifted CAPI
 # objects and an XR, their compliant twins, a KubeadmConfig whose control
 # plane cannot be read and a MachineSet whose MachineDeployment is gone; the
-# settings are the ones examples/validate-mode-policy.yaml ships.
+# settings are the ones examples/validate-mode-policy.yaml ships. A whole
+# drifted dump (test_data/dumps/quickstart_v1beta2_drift.yaml) is scanned
+# too, every object of the example's kinds posted the same way, with parents
+# answered from the dump (e2e-tests/scanner_dump.py).
 #
 # Run from the repository root, after `make annotated-policy.wasm runner`:
 #   bats e2e-tests/audit_scanner.bats
@@ -124,10 +127,78 @@ scan_all() {
   [ "$status" -eq 0 ]
 }
 
-@test "the examples: mutating policies are not audited, the validate-mode one is, with severity and category" {
+# The drifted quick-start dump (test_data/dumps/gen.py plants five deviating
+# objects), listed and posted as the scanner lists and posts it, parents
+# answered from the same dump (e2e-tests/scanner_dump.py).
+DRIFT_DUMP=test_data/dumps/quickstart_v1beta2_drift.yaml
+UNAVAILABLE=Machine/default/capi-quickstart-wqx5r-hb7xq
+
+@test "a drifted dump as the scanner scans it: planted drift fails, compliant objects pass, an unreadable parent is an error" {
+  run --separate-stderr python3 e2e-tests/scanner_dump.py "$KWCTL" "$POLICY" "$DRIFT_DUMP" \
+    examples/validate-mode-policy.yaml --unavailable "$UNAVAILABLE" --out "$BATS_TEST_TMPDIR/scan"
+  echo "$output"
+  echo "stderr: $stderr"
+  [ "$status" -eq 0 ]
+
+  # Every review is what the scanner posts: CREATE, no oldObject, no userInfo.
+  for f in "$BATS_TEST_TMPDIR"/scan/review-*.json; do
+    jq -e '.request | .operation == "CREATE" and .oldObject == null and .userInfo == {}
+           and .uid == .object.metadata.uid' "$f" >/dev/null || { echo "$f is not a scanner review"; return 1; }
+  done
+
+  # One line per object of a kind the example's rules name (no DockerMachine,
+  # Cluster or ClusterClass: the scanner never lists them), in dump order.
+  # The five planted deviations fail; the Machine whose KubeadmControlPlane
+  # look-up gets the API server's 503 is an error although it complies;
+  # every other object passes.
+  diff -u - <(cut -f1,2 <<<"$output") <<'EXPECTED'
+fail	MachineDeployment default/capi-quickstart-md-0-p6hg9
+pass	MachineDeployment default/capi-quickstart-md-1
+fail	MachineSet default/capi-quickstart-md-0-p6hg9-v7bqn
+fail	MachineSet default/capi-quickstart-md-1-x7k2p
+error	Machine default/capi-quickstart-wqx5r-hb7xq
+pass	Machine default/capi-quickstart-wqx5r-4mnnp
+pass	Machine default/capi-quickstart-wqx5r-zq2cd
+pass	Machine default/capi-quickstart-md-0-p6hg9-v7bqn-8wq2x
+pass	Machine default/capi-quickstart-md-0-p6hg9-v7bqn-tt4kd
+fail	Machine default/capi-quickstart-md-1-x7k2p-6nbqt
+fail	Machine default/capi-quickstart-md-1-x7k2p-9ttvz
+pass	MachinePool default/capi-quickstart-mp-0-x7b2k
+pass	KubeadmControlPlane default/capi-quickstart-wqx5r
+pass	KubeadmConfig default/capi-quickstart-wqx5r-hb7xq
+pass	KubeadmConfig default/capi-quickstart-wqx5r-4mnnp
+pass	KubeadmConfig default/capi-quickstart-wqx5r-zq2cd
+pass	KubeadmConfig default/capi-quickstart-md-0-p6hg9-v7bqn-8wq2x
+pass	KubeadmConfig default/capi-quickstart-md-0-p6hg9-v7bqn-tt4kd
+pass	KubeadmConfig default/capi-quickstart-md-1-x7k2p-6nbqt
+pass	KubeadmConfig default/capi-quickstart-md-1-x7k2p-9ttvz
+EXPECTED
+
+  # The messages the report carries: each deviation, and the parent that
+  # could not be read.
+  message() { awk -F'\t' -v o="$1" '$2 == o { print $3 }' <<<"$output"; }
+  [[ "$(message 'MachineSet default/capi-quickstart-md-1-x7k2p')" == *'metadata.labels: missing "nodepool" (expected "pool1")'* ]]
+  [[ "$(message 'Machine default/capi-quickstart-md-1-x7k2p-6nbqt')" == *'"nodepool" is "pool0" (expected "pool1")'* ]]
+  [[ "$(message 'MachineSet default/capi-quickstart-md-0-p6hg9-v7bqn')" == *'nodeDrainTimeoutSeconds: is 300 (expected 600'* ]]
+  [[ "$(message 'Machine default/capi-quickstart-md-1-x7k2p-9ttvz')" == *'ops.example.com/ApprovedForProduction'* ]]
+  [[ "$(message 'MachineDeployment default/capi-quickstart-md-0-p6hg9')" == *'missing "ClusterClass.machineDeployment.annotation"'* ]]
+  [[ "$(message 'Machine default/capi-quickstart-wqx5r-hb7xq')" == 'cannot read KubeadmControlPlane default/capi-quickstart-wqx5r'*'ServiceUnavailable'* ]]
+  [[ "$(message 'Machine default/capi-quickstart-wqx5r-hb7xq')" == *'can be retried'* ]]
+}
+
+@test "the examples: mutating policies are not audited, the validate-mode one is; all carry severity and category" {
   run python3 - <<'EOF'
 import glob, sys, yaml
 problems = []
+# kwctl scaffold manifest copies backgroundAudit and these two annotations
+# from the module's metadata (kwctl src/scaffold/manifest.rs): the scaffolded
+# policy is mutating, so it must not be audited either.
+metadata = yaml.safe_load(open("policy-metadata.yml"))
+if metadata["mutating"] and metadata.get("backgroundAudit", True):
+    problems.append("policy-metadata.yml: the module is mutating and audited"
+                    " (kwctl scaffold manifest copies backgroundAudit)")
+keys = ("io.kubewarden.policy.severity", "io.kubewarden.policy.category")
+scaffolded = {key: metadata["annotations"][key] for key in keys}
 for path in sorted(glob.glob("examples/*.yaml")):
     for doc in yaml.safe_load_all(open(path)):
         if not doc or doc.get("kind") != "ClusterAdmissionPolicy":
@@ -136,13 +207,14 @@ for path in sorted(glob.glob("examples/*.yaml")):
         audited = spec.get("backgroundAudit", True)
         if spec["mutating"] and audited:
             problems.append(f"{path}: a mutating policy is audited (backgroundAudit defaults to true)")
+        annotations = meta.get("annotations") or {}
+        for key in keys:
+            if annotations.get(key) != scaffolded[key]:
+                problems.append(f"{path}: {key} is {annotations.get(key)!r},"
+                                f" not {scaffolded[key]!r} as kwctl scaffold manifest writes it")
         if not spec["mutating"]:
             if not audited:
                 problems.append(f"{path}: the validate-mode policy is not audited")
-            annotations = meta.get("annotations") or {}
-            for key in ("io.kubewarden.policy.severity", "io.kubewarden.policy.category"):
-                if key not in annotations:
-                    problems.append(f"{path}: no {key} annotation")
             if spec.get("settings", {}).get("mode") != "validate":
                 problems.append(f"{path}: an audited policy must run in validate mode")
         for key in ("failurePolicy", "timeoutSeconds"):

@@ -7,11 +7,20 @@
 //! setting added to `crates/core/src/settings.rs` fails this test until it has a question
 //! and a README row. The defaults are checked by deserializing the settings
 //! the questions' defaults describe and comparing them with `{}`'s.
+//!
+//! `cloudTags.profiles` is a list of objects the settings struct keeps as
+//! JSON; each entry is a [`RawProfile`], probed the same way (list elements
+//! included) under `cloudTags.profiles[]`, so a profile field added to
+//! `crates/core/src/tags/user_profile.rs` fails this test until the
+//! `sequence_questions` ask for it and the README's "User-defined tag
+//! profiles" table has its row.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
-use metadata_propagation_core::settings::RawSettings;
+use metadata_propagation_core::settings::{RawSettings, Settings};
+use metadata_propagation_core::tags::profile::{GENERIC, TagProfile};
+use metadata_propagation_core::tags::user_profile::{self, RawProfile};
 use serde::de::value::{Error, StrDeserializer};
 use serde::de::{self, DeserializeSeed, IntoDeserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value, json};
@@ -31,21 +40,41 @@ enum Shape {
     Enum(Vec<&'static str>),
 }
 
-/// Every field path of `RawSettings` (`capi.inPlaceFields`) and its shape.
+/// The setting that lists user-defined tag profiles, each a [`RawProfile`].
+const PROFILES: &str = "cloudTags.profiles";
+
+/// Every field path of `RawSettings` (`capi.inPlaceFields`) and its shape,
+/// and every field path of a tag profile under `cloudTags.profiles[]`
+/// (`cloudTags.profiles[].keyCharacters.sets`), with the elements of its
+/// lists (`cloudTags.profiles[].keyCharacters.sets[]`, an enum).
 fn settings_shapes() -> BTreeMap<String, Shape> {
     let shapes = RefCell::new(BTreeMap::new());
     let probe = Probe {
         path: String::new(),
+        elements: false,
         shapes: &shapes,
     };
     <RawSettings as serde::Deserialize>::deserialize(probe).expect("the probe walks RawSettings");
+    assert_eq!(
+        shapes.borrow().get(PROFILES),
+        Some(&Shape::List),
+        "{PROFILES} is the list of tag profiles"
+    );
+    let profile = Probe {
+        path: format!("{PROFILES}[]"),
+        elements: true,
+        shapes: &shapes,
+    };
+    <RawProfile as serde::Deserialize>::deserialize(profile).expect("the probe walks RawProfile");
     shapes.into_inner()
 }
 
 /// A deserializer that answers every request with an empty value of the
-/// requested shape and records the shape under the field's path.
+/// requested shape (a list: with one element probed under `path[]` when
+/// `elements` is set) and records the shape under the field's path.
 struct Probe<'a> {
     path: String,
+    elements: bool,
     shapes: &'a RefCell<BTreeMap<String, Shape>>,
 }
 
@@ -120,7 +149,17 @@ impl<'de> de::Deserializer<'de> for Probe<'_> {
 
     fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
         self.record(Shape::List);
-        visitor.visit_seq(NoItems)
+        if self.elements {
+            visitor.visit_seq(OneItem {
+                probe: Some(Probe {
+                    path: format!("{}[]", self.path),
+                    elements: true,
+                    shapes: self.shapes,
+                }),
+            })
+        } else {
+            visitor.visit_seq(NoItems)
+        }
     }
 
     fn deserialize_enum<V: Visitor<'de>>(
@@ -171,12 +210,32 @@ impl<'de> MapAccess<'de> for Fields<'_> {
         };
         seed.deserialize(Probe {
             path,
+            elements: self.probe.elements,
             shapes: self.probe.shapes,
         })
     }
 }
 
 struct NoItems;
+
+/// A list of one element, probed.
+struct OneItem<'a> {
+    probe: Option<Probe<'a>>,
+}
+
+impl<'de> SeqAccess<'de> for OneItem<'_> {
+    type Error = Error;
+
+    fn next_element_seed<T: DeserializeSeed<'de>>(
+        &mut self,
+        seed: T,
+    ) -> Result<Option<T::Value>, Error> {
+        self.probe
+            .take()
+            .map(|probe| seed.deserialize(probe))
+            .transpose()
+    }
+}
 
 struct NoEntries;
 
@@ -203,33 +262,66 @@ impl<'de> SeqAccess<'de> for NoItems {
     }
 }
 
-/// A question, with its subquestions' parent (`map[`) flattened away.
+/// A question, with its subquestions' parent (`map[`) and its sequence
+/// questions' parent (`sequence[`) flattened away. `variable` is the full
+/// path: a sequence question's own variable is relative to the list's
+/// element (`name` under `cloudTags.profiles` is
+/// `cloudTags.profiles[].name`), a subquestion's is the path in its scope
+/// (`keyCharacters.sets` under `cloudTags.profiles[].keyCharacters`).
 struct Question {
     variable: String,
     value: Value,
     parent: bool,
+    sequence: bool,
+}
+
+impl Question {
+    /// Inside a list element (a `sequence_questions` entry or below).
+    fn in_sequence(&self) -> bool {
+        self.variable.contains("[]")
+    }
+
+    fn required(&self) -> bool {
+        self.value["required"].as_bool().unwrap_or(false)
+    }
 }
 
 fn questions() -> Vec<Question> {
     let document: Value = serde_norway::from_str(QUESTIONS).expect("questions-ui.yml is YAML");
     let mut out = Vec::new();
-    fn walk(list: &Value, out: &mut Vec<Question>) {
+    /// `scope`: the path of the list element the questions are in, with its
+    /// trailing dot (empty at the top level).
+    fn walk(list: &Value, scope: &str, parent: Option<&str>, out: &mut Vec<Question>) {
         for q in list.as_array().expect("a list of questions") {
             let variable = q["variable"]
                 .as_str()
                 .expect("every question names a variable");
+            if let Some(parent) = parent {
+                // Rancher's UI keys a subquestion by what follows its
+                // parent's variable.
+                assert!(
+                    variable.starts_with(&format!("{parent}.")),
+                    "subquestion {variable} of {parent}: its variable extends the parent's"
+                );
+            }
+            let path = format!("{scope}{variable}");
             let sub = q.get("subquestions");
+            let seq = q.get("sequence_questions");
             out.push(Question {
-                variable: variable.to_owned(),
+                variable: path.clone(),
                 value: q.clone(),
                 parent: sub.is_some(),
+                sequence: seq.is_some(),
             });
             if let Some(sub) = sub {
-                walk(sub, out);
+                walk(sub, scope, Some(variable), out);
+            }
+            if let Some(seq) = seq {
+                walk(seq, &format!("{path}[]."), None, out);
             }
         }
     }
-    walk(&document["questions"], &mut out);
+    walk(&document["questions"], "", None, &mut out);
     out
 }
 
@@ -260,6 +352,31 @@ fn settings_section() -> &'static str {
     let body = &README[start + 1..];
     let end = body[3..].find("\n## ").map_or(body.len(), |i| i + 3);
     &body[..end]
+}
+
+/// The README's "User-defined tag profiles" section (up to the next heading).
+fn profiles_section() -> &'static str {
+    let start = README
+        .find("\n### User-defined tag profiles\n")
+        .expect("README has a User-defined tag profiles section");
+    let body = &README[start + 1..];
+    let end = body[4..].find("\n#").map_or(body.len(), |i| i + 4);
+    &body[..end]
+}
+
+/// The tag profile table: field -> meaning, backticks of the field removed.
+fn readme_profile_rows() -> BTreeMap<String, String> {
+    let mut rows = BTreeMap::new();
+    for line in profiles_section().lines() {
+        let Some(inner) = line.strip_prefix("| `").and_then(|l| l.strip_suffix(" |")) else {
+            continue;
+        };
+        let Some((name, meaning)) = inner.split_once(" | ") else {
+            panic!("a tag profile table row with two cells: {line}");
+        };
+        rows.insert(name.trim_end_matches('`').to_owned(), meaning.to_owned());
+    }
+    rows
 }
 
 /// The Settings table: setting -> (default, meaning), backticks of the first
@@ -309,13 +426,22 @@ fn insert_at(root: &mut Map<String, Value>, path: &str, value: Value) {
 #[test]
 fn every_setting_has_a_question_and_every_question_a_setting() {
     let shapes = settings_shapes();
-    let settings: BTreeSet<&str> = shapes.keys().map(String::as_str).collect();
+    // A list's elements are asked for by the list's question (its
+    // `sequence_questions` when they are objects).
+    let settings: BTreeSet<&str> = shapes
+        .keys()
+        .map(String::as_str)
+        .filter(|path| !path.ends_with("[]"))
+        .collect();
     let questions = questions();
     let asked: BTreeSet<&str> = questions.iter().map(|q| q.variable.as_str()).collect();
-    assert!(
-        settings.contains("capi.inPlaceFields"),
-        "the probe found {settings:?}"
-    );
+    for probed in [
+        "capi.inPlaceFields",
+        "cloudTags.profiles[].keyCharacters.sets",
+        "cloudTags.profiles[].reservedPrefixes[].ignoreCase",
+    ] {
+        assert!(settings.contains(probed), "the probe found {settings:?}");
+    }
     assert_eq!(
         settings.difference(&asked).collect::<Vec<_>>(),
         Vec::<&&str>::new(),
@@ -334,16 +460,15 @@ fn question_types_match_the_settings_shapes() {
     for q in questions() {
         let shape = &shapes[&q.variable];
         let ty = q.value["type"].as_str().unwrap_or_default();
-        if *shape == Shape::List && ty == "sequence[" {
-            // A list of objects: Rancher's `sequence[` with its own
-            // `sequence_questions`.
-            continue;
-        }
+        let element = shapes.get(&format!("{}[]", q.variable));
         let expected = match shape {
             Shape::Struct => "map[",
             Shape::Bool => "boolean",
             Shape::Int => "int",
             Shape::String => "string",
+            // A list of objects: Rancher's `sequence[` with its own
+            // `sequence_questions`.
+            Shape::List if element == Some(&Shape::Struct) => "sequence[",
             Shape::List => "array[",
             Shape::Map => "map[",
             Shape::Enum(_) => "enum",
@@ -355,6 +480,24 @@ fn question_types_match_the_settings_shapes() {
             "{}: subquestions",
             q.variable
         );
+        assert_eq!(
+            q.sequence,
+            expected == "sequence[",
+            "{}: sequence_questions",
+            q.variable
+        );
+        if let Some(Shape::Enum(variants)) = element {
+            // A list of names: `array[` takes any string, so the help text
+            // names every valid one.
+            let description = q.value["description"].as_str().unwrap_or_default();
+            for variant in variants {
+                assert!(
+                    description.contains(&format!("`{variant}`")),
+                    "{}: the help text does not name `{variant}`: {description}",
+                    q.variable
+                );
+            }
+        }
         if let Shape::Enum(variants) = shape {
             let options: Vec<&str> = q.value["options"]
                 .as_array()
@@ -370,7 +513,7 @@ fn question_types_match_the_settings_shapes() {
 #[test]
 fn question_defaults_are_the_settings_defaults() {
     let mut described = Map::new();
-    for q in questions() {
+    for q in questions().into_iter().filter(|q| !q.in_sequence()) {
         if q.parent {
             assert_eq!(q.value["default"], json!({}), "{}: default", q.variable);
         } else {
@@ -388,7 +531,7 @@ fn questions_say_what_the_readme_settings_table_says() {
     let rows = readme_rows();
     let leaves: BTreeMap<String, Value> = questions()
         .into_iter()
-        .filter(|q| !q.parent)
+        .filter(|q| !q.parent && !q.in_sequence())
         .map(|q| (q.variable, q.value))
         .collect();
     assert_eq!(
@@ -405,6 +548,201 @@ fn questions_say_what_the_readme_settings_table_says() {
             "{name}: help text (the README's, links as plain text)"
         );
     }
+}
+
+/// The questions of one tag profile entry: `cloudTags.profiles[].` removed.
+fn profile_questions() -> Vec<Question> {
+    let prefix = format!("{PROFILES}[].");
+    questions()
+        .into_iter()
+        .filter_map(|mut q| {
+            q.variable = q.variable.strip_prefix(&prefix)?.to_owned();
+            Some(q)
+        })
+        .collect()
+}
+
+/// A profile entry's own fields (`keyMax`, not `keyCharacters.sets`).
+fn is_profile_field(q: &Question) -> bool {
+    !q.variable.contains(['.', '['])
+}
+
+/// The entry Rancher's UI adds to a `sequence[` list: each sequence
+/// question's variable with its default (`addSequence`). With
+/// `nested_items`, every nested list gets one entry built the same way.
+fn new_entry(sequence_questions: &Value, nested_items: bool) -> Value {
+    let mut entry = Map::new();
+    for q in sequence_questions.as_array().expect("sequence questions") {
+        let variable = q["variable"].as_str().expect("a variable").to_owned();
+        let value = match q.get("sequence_questions") {
+            Some(nested) if nested_items => json!([new_entry(nested, true)]),
+            _ => q["default"].clone(),
+        };
+        entry.insert(variable, value);
+    }
+    Value::Object(entry)
+}
+
+fn profiles_question() -> Value {
+    let document: Value = serde_norway::from_str(QUESTIONS).expect("questions-ui.yml is YAML");
+    let cloud_tags = document["questions"]
+        .as_array()
+        .expect("questions")
+        .iter()
+        .find(|q| q["variable"] == "cloudTags")
+        .expect("a cloudTags question");
+    cloud_tags["subquestions"]
+        .as_array()
+        .expect("its subquestions")
+        .iter()
+        .find(|q| q["variable"] == PROFILES)
+        .expect("a cloudTags.profiles question")
+        .clone()
+}
+
+/// `path` (`reservedPrefixes[].prefix`) removed from `entry`, taking the
+/// first element of each list on the way.
+fn without(entry: &Value, path: &str) -> Value {
+    let mut entry = entry.clone();
+    let mut node = &mut entry;
+    let parts: Vec<&str> = path.split('.').collect();
+    for part in &parts[..parts.len() - 1] {
+        node = match part.strip_suffix("[]") {
+            Some(list) => &mut node[list][0],
+            None => &mut node[*part],
+        };
+    }
+    node.as_object_mut()
+        .expect("an object on the path")
+        .remove(parts[parts.len() - 1])
+        .unwrap_or_else(|| panic!("{path} is in the entry"));
+    entry
+}
+
+fn as_profile(entry: &Value) -> Result<RawProfile, serde_json::Error> {
+    serde_json::from_value(entry.clone())
+}
+
+#[test]
+fn tag_profile_questions_say_what_the_readme_profile_table_says() {
+    let rows = readme_profile_rows();
+    let questions = profile_questions();
+    let fields: BTreeMap<&str, &Question> = questions
+        .iter()
+        .filter(|q| is_profile_field(q))
+        .map(|q| (q.variable.as_str(), q))
+        .collect();
+    assert_eq!(
+        rows.keys().map(String::as_str).collect::<Vec<_>>(),
+        fields.keys().copied().collect::<Vec<_>>(),
+        "README User-defined tag profiles table rows vs the {PROFILES} sequence questions"
+    );
+    for (name, meaning) in &rows {
+        let q = fields[name.as_str()];
+        assert_eq!(
+            q.value["description"].as_str().unwrap_or_default(),
+            strip_links(meaning),
+            "{PROFILES}[].{name}: help text (the README's, links as plain text)"
+        );
+        assert_eq!(
+            q.required(),
+            !meaning.starts_with("Optional"),
+            "{PROFILES}[].{name}: `required` is what the README says (its row starts with \"Optional\" or not)"
+        );
+    }
+}
+
+#[test]
+fn required_marks_exactly_the_profile_fields_the_policy_cannot_do_without() {
+    let full = new_entry(&profiles_question()["sequence_questions"], true);
+    as_profile(&full)
+        .unwrap_or_else(|e| panic!("the questions' defaults {full} are not a tag profile: {e}"));
+    for q in profile_questions() {
+        let refused = as_profile(&without(&full, &q.variable)).is_err();
+        assert_eq!(
+            q.required(),
+            refused,
+            "{PROFILES}[].{}: required: {}, but a profile without it is {}",
+            q.variable,
+            q.required(),
+            if refused { "refused" } else { "accepted" }
+        );
+    }
+}
+
+#[test]
+fn an_optional_profile_field_defaults_to_what_leaving_it_out_gives() {
+    let entry = new_entry(&profiles_question()["sequence_questions"], false);
+    let with_defaults = as_profile(&entry).expect("the defaults make a profile");
+    let optional: Vec<Question> = profile_questions()
+        .into_iter()
+        .filter(|q| is_profile_field(q) && !q.required())
+        .collect();
+    assert!(
+        optional.iter().any(|q| q.variable == "reservedPrefixes"),
+        "reservedPrefixes is optional"
+    );
+    for q in optional {
+        assert_eq!(
+            as_profile(&without(&entry, &q.variable)).ok().as_ref(),
+            Some(&with_defaults),
+            "{PROFILES}[].{}: its default is not what leaving it out gives",
+            q.variable
+        );
+    }
+}
+
+#[test]
+fn a_new_profile_in_the_form_starts_as_the_built_in_generic_profile() {
+    let profiles = profiles_question();
+    assert_eq!(profiles["default"], json!([]), "{PROFILES}: default");
+    for q in profiles["sequence_questions"]
+        .as_array()
+        .expect("sequence questions")
+    {
+        // The UI fills a new entry from the `map[` question's default and
+        // shows its subquestions' defaults when the entry has none: the same.
+        if let Some(sub) = q.get("subquestions") {
+            let shown: Map<String, Value> = sub
+                .as_array()
+                .expect("subquestions")
+                .iter()
+                .map(|s| {
+                    let variable = s["variable"].as_str().expect("a variable");
+                    let key = variable.rsplit('.').next().expect("a key");
+                    (key.to_owned(), s["default"].clone())
+                })
+                .collect();
+            assert_eq!(
+                q["default"],
+                Value::Object(shown),
+                "{}: default vs its subquestions' defaults",
+                q["variable"]
+            );
+        }
+    }
+    let mut entry = new_entry(&profiles["sequence_questions"], false);
+    entry["name"] = json!("example");
+    entry["providers"] = json!(["example"]);
+    let mut problems = Vec::new();
+    let prepared = user_profile::prepare(std::slice::from_ref(&entry), &mut problems);
+    assert_eq!(problems, Vec::<String>::new(), "{entry} is refused");
+    let settings = json!({"cloudTags": {"profiles": [entry]}}).to_string();
+    if let Err(e) = Settings::from_json(settings.as_bytes()) {
+        panic!("settings with the new profile are refused: {e}");
+    }
+    let [profile] = &prepared[..] else {
+        panic!("one profile, got {prepared:?}");
+    };
+    assert_eq!(
+        &TagProfile {
+            name: GENERIC.name.clone(),
+            providers: GENERIC.providers.clone(),
+            ..profile.clone()
+        },
+        &GENERIC,
+        "a new profile's ceilings, unit, cap, key characters and reserved prefixes"
+    );
 }
 
 #[test]
@@ -435,9 +773,10 @@ fn the_readme_settings_example_shows_every_setting_at_its_default() {
         }
     }
     walk(&example, "", &mut leaves);
+    // A tag profile's fields are the profiles section's (its own test).
     let settings: BTreeSet<String> = settings_shapes()
         .into_iter()
-        .filter(|(_, s)| *s != Shape::Struct)
+        .filter(|(k, s)| *s != Shape::Struct && !k.contains("[]"))
         .map(|(k, _)| k)
         .collect();
     assert_eq!(leaves, settings, "settings in the README's YAML example");
