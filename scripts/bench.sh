@@ -47,12 +47,11 @@ ITERATIONS=${ITERATIONS:-1000}
 WARMUP=${WARMUP:-100}
 SCENARIOS=${SCENARIOS:-test_data/bench/scenarios.tsv}
 RESULTS=$OUT/results.json
-# Features rustc enables by default for wasm32-wasip1; older binaryen
-# releases (Debian's) refuse the module unless they are named.
-WASM_OPT_FEATURES=(--enable-bulk-memory --enable-sign-ext --enable-mutable-globals
-  --enable-nontrapping-float-to-int --enable-reference-types --enable-multivalue)
+# The Makefile's wasm-opt flags: the floors go through the same pass as
+# policy.wasm, so the ratios compare like with like.
+read -r -a WASM_OPT_FLAGS <<<"-O3 $(make -s --no-print-directory print-wasm-opt-features)"
 
-for tool in jq awk; do
+for tool in jq awk wasm-opt; do
   command -v "$tool" >/dev/null || { echo "bench.sh: '$tool' is required" >&2; exit 1; }
 done
 
@@ -66,7 +65,7 @@ done
     features=()
     [[ "$floor" != accept ]] && features=(--features "$floor")
     "$CARGO" build --locked --target wasm32-wasip1 --release -p floor-policy "${features[@]}"
-    cp "$FLOOR_BUILD" "$OUT/$floor-floor.wasm"
+    wasm-opt "${WASM_OPT_FLAGS[@]}" "$FLOOR_BUILD" -o "$OUT/$floor-floor.wasm"
     rm -f "$OUT/annotated-$floor-floor.wasm"
     "$RUNNER" annotate -m policy-metadata.yml -o "$OUT/annotated-$floor-floor.wasm" "$OUT/$floor-floor.wasm"
   done
@@ -128,19 +127,14 @@ printf '%s\n' "${answers[@]}"
 echo
 echo "Module sizes:"
 echo
+module=$(make -s --no-print-directory print-module)
+module_bytes=$(size_of "$module")
+echo "- rustc's module, before wasm-opt: $module_bytes bytes ($(kib "$module_bytes") KiB)"
 policy_bytes=$(size_of policy.wasm)
-echo "- policy.wasm (release build): $policy_bytes bytes ($(kib "$policy_bytes") KiB)"
-if ! command -v wasm-opt >/dev/null; then
-  echo "- policy.wasm after \`wasm-opt -Oz\`: wasm-opt not installed (apt-get install binaryen)"
-elif wasm-opt -Oz "${WASM_OPT_FEATURES[@]}" policy.wasm -o "$OUT/policy.Oz.wasm" 2>"$OUT/wasm-opt.log"; then
-  oz_bytes=$(size_of "$OUT/policy.Oz.wasm")
-  echo "- policy.wasm after \`wasm-opt -Oz\` ($(wasm-opt --version)): $oz_bytes bytes ($(kib "$oz_bytes") KiB)"
-else
-  echo "- policy.wasm after \`wasm-opt -Oz\`: wasm-opt failed, see $OUT/wasm-opt.log"
-fi
+echo "- policy.wasm (after \`wasm-opt ${WASM_OPT_FLAGS[0]}\`, $(wasm-opt --version)): $policy_bytes bytes ($(kib "$policy_bytes") KiB)"
 annotated_bytes=$(size_of "$POLICY")
 echo "- $POLICY (timed; annotated with metadata and README): $annotated_bytes bytes ($(kib "$annotated_bytes") KiB)"
 for floor in accept echo lookup; do
   floor_bytes=$(size_of "$OUT/$floor-floor.wasm")
-  echo "- $floor-floor.wasm (release build): $floor_bytes bytes ($(kib "$floor_bytes") KiB)"
+  echo "- $floor-floor.wasm (release build, after wasm-opt): $floor_bytes bytes ($(kib "$floor_bytes") KiB)"
 done
