@@ -125,6 +125,9 @@ pub enum CapiError {
 /// decides for it.
 type Offered<'a> = (&'a str, &'a str, KeyRule);
 
+/// An object's own labels (a Machine's are synced to its Node).
+const OWN_LABELS: &[&str] = &["metadata", "labels"];
+
 /// Decides one Cluster API object; fills `explain` when given.
 pub fn evaluate(
     request: &AdmissionRequest,
@@ -157,7 +160,7 @@ fn decide(
     // every path, whether or not a rule applies to them: a non-string value
     // is rejected (README, "Bad input"), and before any look-up is spent.
     for path in [&["metadata", "labels"], &["metadata", "annotations"]] {
-        fields::string_map(object, path)?;
+        fields::check_string_map(object, path)?;
     }
 
     let mut plan = Plan::default();
@@ -194,6 +197,9 @@ fn decide(
 
     let mut warnings = Vec::new();
     let mut audit_annotations = BTreeMap::new();
+    // A Machine's own labels are both checked here and synced below: built
+    // once.
+    let mut own_labels = None;
     for (kinds, path) in NODE_BOUND_LABELS {
         if kinds.matches(group, kind) {
             let labels = resulting_map(object, &plan, path)?;
@@ -202,10 +208,16 @@ fn decide(
                 &path.join("."),
                 || settings.sync_machine_labels(),
             )?);
+            if *path == OWN_LABELS {
+                own_labels = Some(labels);
+            }
         }
     }
     if MACHINE.matches(group, kind) {
-        let labels = resulting_map(object, &plan, &["metadata", "labels"])?;
+        let labels = match own_labels {
+            Some(labels) => labels,
+            None => resulting_map(object, &plan, OWN_LABELS)?,
+        };
         let annotations = resulting_map(object, &plan, &["metadata", "annotations"])?;
         let (label_regexes, annotation_regexes) = (
             settings.sync_machine_labels()?,

@@ -189,13 +189,25 @@ pub fn string_entries<'a>(
     map.iter()
         .map(|(key, value)| match value {
             Value::String(s) => Ok((key.as_str(), s.as_str())),
-            other => Err(FieldError::expected(
-                field().key(key),
-                "a string value",
-                other,
-            )),
+            other => Err(not_a_string(field().key(key), other)),
         })
         .collect()
+}
+
+/// Checks what [`string_map`] would, without building the map: for a map
+/// that is only validated, on every request.
+pub fn check_string_map(root: &Value, path: &[&str]) -> Result<(), FieldError> {
+    let Some(map) = object(root, path)? else {
+        return Ok(());
+    };
+    match map.iter().find(|(_, value)| !value.is_string()) {
+        Some((key, other)) => Err(not_a_string(FieldPath::of(path).key(key), other)),
+        None => Ok(()),
+    }
+}
+
+fn not_a_string(field: FieldPath, value: &Value) -> FieldError {
+    FieldError::expected(field, "a string value", value)
 }
 
 #[cfg(test)]
