@@ -91,6 +91,16 @@ EXAMPLES = [
         "request": f"{XR}/xdatabase_gcp_generic.json",
         "settings": f"{XR}/settings_propagating.json",
     },
+    {
+        # The README's ready-made profiles (test_data/xr/settings_ready_profiles.json,
+        # as tests/tag_ready_profiles.rs runs them): provider gcp selects the
+        # user-defined gcp-labels profile, whose key characters refuse the ':' of
+        # the mandated prefix, so every opted-in label is skipped.
+        "id": "xr-gcp-labels",
+        "title": "XR on GCP, user-defined profile gcp-labels: no tag can ever propagate",
+        "request": f"{XR}/xdatabase_gcp_labels_profile.json",
+        "settings": f"{XR}/settings_ready_profiles.json",
+    },
 ]
 
 AUDIT_EXAMPLES = [

@@ -192,6 +192,20 @@ def explanation_text():
     return DRIVER.script("return document.getElementById('explanation-text').textContent")
 
 
+def profile_line():
+    """The explanation's "Profile: <origin> (<why>)" line, and its <origin> alone."""
+    return DRIVER.script(
+        "const p = [...document.querySelectorAll('#explanation p.rule')]"
+        ".find((e) => e.textContent.startsWith('Profile: '));"
+        "return p ? [p.textContent, p.querySelector('strong').textContent] : null;")
+
+
+def no_tag_can_propagate_shown():
+    """The cloud-tag section's "no tag can ever propagate" paragraphs' texts."""
+    return DRIVER.script(
+        "return [...document.querySelectorAll('#explanation p.skipped')].map((p) => p.textContent);")
+
+
 def error_shown(element_id="error"):
     return DRIVER.script(f"const e = document.getElementById('{element_id}'); return e.hidden ? null : e.textContent")
 
@@ -357,6 +371,55 @@ class ExplainPage(unittest.TestCase):
                 self.assertEqual(skipped_op["path"], "/metadata/annotations/cloud-tags.plexsphere.io~1skipped")
                 self.assertEqual(sorted(s["qualifiedKey"] for s in json.loads(skipped_op["value"])),
                                  sorted(s[0] for s in skips))
+
+    def test_2b_xr_profile_origin_and_why(self):
+        # Which profile applied and why (tags.rs why_profile; the README's
+        # "User-defined tag profiles"): built-in, fallback, user-defined.
+        expected = {
+            "xr-aws": ("built-in", 'provider "aws" selects the built-in profile aws'),
+            "xr-generic": ("fallback", 'provider "gcp" is listed by no profile, so the fallback generic applies'),
+        }
+        for example_id, (origin, why) in expected.items():
+            with self.subTest(example_id):
+                choose_example(example_id)
+                self.assertEqual(profile_line(), [f"Profile: {origin} ({why})", origin])
+                self.assertIn(f"  profile {origin}: {why}\n", explanation_text())
+                self.assertEqual(no_tag_can_propagate_shown(), [])
+
+        # The README's ready-made gcp-labels profile (test_data/xr/settings_ready_profiles.json):
+        # gcp is listed in profiles[1].providers; ':' of "plexsphere:" is refused, so every
+        # opted-in label is skipped and the page says why once.
+        choose_example("xr-gcp-labels")
+        self.assertIsNone(error_shown())
+        settings = json.loads(example_text("xr-gcp-labels.settings.json"))
+        self.assertEqual(settings["cloudTags"]["profiles"][1]["name"], "gcp-labels")
+        self.assertIn("gcp", settings["cloudTags"]["profiles"][1]["providers"])
+        why = 'provider "gcp" is listed in cloudTags.profiles[1].providers'
+        self.assertEqual(profile_line(), [f"Profile: user-defined ({why})", "user-defined"])
+        self.assertIn("Cloud tags: profile gcp-labels", text_of("explanation"))
+        self.assertIn('provider: spec.parameters.provider = "gcp"', text_of("explanation"))
+        never = ("no tag can ever propagate under provider profile gcp-labels: its key characters"
+                 ' (lowercase-letters, digits and "_-") refuse ":" of the mandated prefix "plexsphere:"')
+        self.assertEqual(no_tag_can_propagate_shown(), [never])
+        self.assertIn(f"  profile user-defined: {why}\n  {never}\n", explanation_text())
+        colon = ["skipped: key-character-class", "the tag key contains ':' (U+003A)"]
+        self.assertEqual(explanation_rows(), [
+            ["acme:cost-center", "annotation cloud-tags.plexsphere.io/labels", *colon],
+            ["acme:owner", "annotation cloud-tags.plexsphere.io/labels", *colon],
+            ["platform/env", "metadata.labels", *colon],
+            ["platform/team", "metadata.labels", *colon],
+        ])
+        # One summary warning, not one per label; the skip annotation lists all four.
+        self.assertEqual(text_of("warnings"),
+                         f"cloud tags skipped: {never}; 4 opted-in label(s) skipped,"
+                         " each recorded in annotation cloud-tags.plexsphere.io/skipped")
+        self.assertEqual(text_of("decision"), "Allowed, with 1 patch operation")
+        skip = '{"qualifiedKey":"%s","tagKey":"plexsphere:%s","provider":"gcp-labels","reason":"key-character-class"}'
+        keys = ["acme:cost-center", "acme:owner", "platform/env", "platform/team"]
+        self.assertEqual(patch(), [
+            {"op": "add", "path": "/metadata/annotations/cloud-tags.plexsphere.io~1skipped",
+             "value": "[" + ",".join(skip % (k, k) for k in keys) + "]"},
+        ])
 
     def test_3_pasted_edits_update_the_result(self):
         # A MachineSet whose nodepool label drifted, with a label of its own.
