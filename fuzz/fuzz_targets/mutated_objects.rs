@@ -1,6 +1,8 @@
 //! Structure-aware: real CAPI and Crossplane objects (and the CAPI parents)
 //! with arbitrary nodes replaced, removed or extended, evaluated under
-//! arbitrary settings, with any of the README's ready-made tag profiles.
+//! arbitrary settings, with any of the README's ready-made tag profiles,
+//! and CAPI objects of the in-place field family (and their parents) with
+//! those fields rewritten, under `capi.inPlaceFields` on or off.
 //! Whatever the input: no panic; an allowed mutation satisfies
 //! `invariants::check_mutation` and is idempotent.
 //!
@@ -42,8 +44,8 @@ use metadata_propagation_core::settings::{
     DEFAULT_PROVIDER_PATH, Mode, RawCapiSettings, RawCloudTagSettings, RawSettings, Settings,
 };
 
-use fixtures::{FIXTURES, PARENTS, child_index, request};
-use mutation::{Mutation, apply};
+use fixtures::{ALL_PARENTS, FIXTURES, PARENTS, child_index, request};
+use mutation::{FieldMutation, Mutation, apply, apply_field};
 use node::Node;
 use parents::Parents;
 
@@ -55,9 +57,14 @@ struct Input {
     propagating: Vec<String>,
     provider_path: Option<String>,
     validate_mode: bool,
-    /// Last, so inputs saved before it decode to the same cases, without
-    /// ready-made profiles (an exhausted input decodes `None`).
+    /// After the fields above, so inputs saved before it decode to the same
+    /// cases, without ready-made profiles (an exhausted input decodes
+    /// `None`).
     ready: Option<Ready>,
+    /// Last, for the same reason: `None`, what every input saved before it
+    /// decodes, is what they always meant (`inPlaceFields` on, the child
+    /// `Input::child` or `Ready::child` picks, mutations of [`PARENTS`]).
+    fields: Option<Fields>,
 }
 
 /// The README's ready-made tag profiles in the settings, and an XR they
@@ -75,18 +82,55 @@ struct Ready {
     opt_in_its_labels: bool,
 }
 
+/// The in-place field family: timeouts, `minReadySeconds`, readiness gates,
+/// taints, deletion order and machine naming, flowing from a topology and
+/// its ClusterClass, a MachineDeployment, a MachineSet or a control plane.
+#[derive(Arbitrary, Debug)]
+struct Fields {
+    /// Some: the child is one of the family's (`fixtures::FIELDS_CHILDREN`),
+    /// instead of `Input::child` or `Ready::child`.
+    child: Option<u8>,
+    /// `capi.inPlaceFields`.
+    in_place_fields: bool,
+    /// Applied after `Input::mutations`. They, and `Input::mutations` too,
+    /// edit any parent, the family's parents included.
+    mutations: Vec<FieldMutation>,
+}
+
 fuzz_target!(|input: Input| {
     let fixtures = &*FIXTURES;
     let ready = input.ready.as_ref();
-    let child_index = child_index(input.child, ready.and_then(|r| r.child));
+    let fields = input.fields;
+    let child_index = child_index(
+        input.child,
+        ready.and_then(|r| r.child),
+        fields.as_ref().and_then(|f| f.child),
+    );
     let mut child = Node::Shared(&fixtures.children[child_index]);
     let mut parents: Vec<Node> = fixtures.parents.iter().map(Node::Shared).collect();
+    // Without `Fields`, the parents an input edits are the ones it always did.
+    let editable = if fields.is_some() {
+        ALL_PARENTS
+    } else {
+        PARENTS.len()
+    };
     for mutation in input.mutations.into_iter().take(8) {
         let target = match mutation.in_parent() {
-            Some(i) => &mut parents[i as usize % PARENTS.len()],
+            Some(i) => &mut parents[i as usize % editable],
             None => &mut child,
         };
         apply(target, mutation);
+    }
+    let (in_place_fields, field_mutations) = match fields {
+        Some(fields) => (fields.in_place_fields, fields.mutations),
+        None => (true, Vec::new()),
+    };
+    for mutation in field_mutations.into_iter().take(8) {
+        let target = match mutation.in_parent() {
+            Some(i) => &mut parents[i as usize % editable],
+            None => &mut child,
+        };
+        apply_field(target, mutation);
     }
 
     // What `Settings::from_json` makes of the same document: parsed, then
@@ -108,7 +152,10 @@ fuzz_target!(|input: Input| {
         } else {
             Mode::Mutate
         },
-        capi: RawCapiSettings::default(),
+        capi: RawCapiSettings {
+            in_place_fields,
+            ..RawCapiSettings::default()
+        },
         cloud_tags: RawCloudTagSettings {
             propagating_labels: propagating,
             provider_path: input

@@ -144,6 +144,25 @@ spec_less_md.pop("spec")
 case("machineset_parent_without_spec", write("machineset_parent_without_spec", MS),
      None, "allowed-mutated", "-", *md_replay("machineset_parent_without_spec", spec_less_md))
 
+# --- in-place fields: a keyed list (readiness gates) whose entries are not
+# objects, on either side, once the parent sets the list (fuzz finding
+# crash-9e10c842 for the child's side)
+gated_md = copy.deepcopy(MD)
+gated_md["spec"]["template"]["spec"]["readinessGates"] = [
+    {"conditionType": "hardening.platform.example.com/CISBenchmarkPassed"}]
+case("machineset_readiness_gate_null",
+     write("machineset_readiness_gate_null", with_object(
+         MS, lambda o: o["spec"]["template"]["spec"].__setitem__("readinessGates", [None]))),
+     None, "rejected", "spec.template.spec.readinessGates[0]: expected an object, found null",
+     *md_replay("machineset_readiness_gate_null", gated_md))
+bad_gates_md = copy.deepcopy(MD)
+bad_gates_md["spec"]["template"]["spec"]["readinessGates"] = [
+    "hardening.platform.example.com/CISBenchmarkPassed"]
+case("machineset_parent_readiness_gate_string", write("machineset_parent_readiness_gate_string", MS),
+     None, "rejected",
+     "of this MachineSet is malformed: spec.template.spec.readinessGates[0]: expected an object, found a string",
+     *md_replay("machineset_parent_readiness_gate_string", bad_gates_md))
+
 # --- the label-set annotation
 ANNOTATION = "cloud-tags.plexsphere.io/labels"
 case("xr_labels_annotation_not_json", write("xr_labels_annotation_not_json", with_object(

@@ -8,6 +8,7 @@ use metadata_propagation_core::request::AdmissionRequest;
 use serde_json::Value;
 use std::sync::{LazyLock, Mutex};
 
+use crate::mutation::{ENTRY_KEYS, FIELD_NAMES};
 use crate::node::Node;
 use crate::parents::{Answers, key_of};
 
@@ -31,21 +32,83 @@ const PROFILE_CHILDREN: &[&str] = &[
     include_str!("../../../test_data/xr/xdatabase_azure_profile.json"),
     include_str!("../../../test_data/xr/xdatabase_gcp_labels_profile.json"),
 ];
+/// The in-place field family (timeouts, `minReadySeconds`, readiness gates,
+/// taints, deletion order, machine naming) on every parent link of the rule
+/// table, both versions, created and drifted: picked by `Fields::child`
+/// instead of `Input::child` and `Ready::child`. Kept apart from
+/// [`CHILDREN`] so that `Input::child` picks what it always did. Their
+/// parents are [`FIELDS_PARENTS`].
+const FIELDS_CHILDREN: &[&str] = &[
+    // ClusterClass/topology -> KubeadmControlPlane, MachineDeployment, MachinePool
+    include_str!("../../../test_data/capi/v1beta2/kubeadmcontrolplane_create_topology_fields.json"),
+    include_str!(
+        "../../../test_data/capi/v1beta2/kubeadmcontrolplane_update_topology_fields_drifted.json"
+    ),
+    include_str!("../../../test_data/capi/v1beta2/machinedeployment_create_topology_fields.json"),
+    include_str!(
+        "../../../test_data/capi/v1beta2/machinedeployment_update_topology_fields_drifted.json"
+    ),
+    include_str!("../../../test_data/capi/v1beta2/machinepool_create_topology_fields.json"),
+    include_str!("../../../test_data/capi/v1beta2/machinepool_update_topology_fields_drifted.json"),
+    // MachineDeployment -> MachineSet (md-2; md-1 sets none of the fields)
+    include_str!("../../../test_data/capi/v1beta2/machineset_create_fields_from_md.json"),
+    include_str!("../../../test_data/capi/v1beta2/machineset_update_fields_drifted_from_md.json"),
+    include_str!("../../../test_data/capi/v1beta2/machineset_update_fields_parent_unset.json"),
+    // MachineSet -> Machine, DockerMachine
+    include_str!("../../../test_data/capi/v1beta2/machine_create_fields_from_machineset.json"),
+    include_str!(
+        "../../../test_data/capi/v1beta2/machine_update_fields_drifted_from_machineset.json"
+    ),
+    include_str!(
+        "../../../test_data/capi/v1beta2/dockermachine_create_fields_from_machineset.json"
+    ),
+    // KubeadmControlPlane -> Machine
+    include_str!("../../../test_data/capi/v1beta2/machine_create_fields_from_kcp.json"),
+    include_str!("../../../test_data/capi/v1beta2/machine_update_fields_drifted_from_kcp.json"),
+    // The same in v1beta1
+    include_str!("../../../test_data/capi/v1beta1/kubeadmcontrolplane_create_topology_fields.json"),
+    include_str!(
+        "../../../test_data/capi/v1beta1/kubeadmcontrolplane_update_topology_fields_drifted.json"
+    ),
+    include_str!("../../../test_data/capi/v1beta1/machinedeployment_create_topology_fields.json"),
+    include_str!(
+        "../../../test_data/capi/v1beta1/machinedeployment_update_topology_fields_drifted.json"
+    ),
+    include_str!("../../../test_data/capi/v1beta1/machinepool_create_topology_fields.json"),
+    include_str!("../../../test_data/capi/v1beta1/machinepool_update_topology_fields_drifted.json"),
+    include_str!("../../../test_data/capi/v1beta1/machineset_create_fields_from_md.json"),
+    include_str!("../../../test_data/capi/v1beta1/machineset_update_fields_drifted_from_md.json"),
+    include_str!("../../../test_data/capi/v1beta1/machineset_update_fields_parent_unset.json"),
+    include_str!("../../../test_data/capi/v1beta1/machine_create_fields_from_machineset.json"),
+    include_str!(
+        "../../../test_data/capi/v1beta1/machine_update_fields_drifted_from_machineset.json"
+    ),
+    include_str!(
+        "../../../test_data/capi/v1beta1/dockermachine_create_fields_from_machineset.json"
+    ),
+    include_str!("../../../test_data/capi/v1beta1/machine_create_fields_from_kcp.json"),
+    include_str!("../../../test_data/capi/v1beta1/machine_update_fields_drifted_from_kcp.json"),
+];
 /// The README, whose ready-made tag profiles the settings pick from.
 const README: &str = include_str!("../../../README.md");
 /// First line of each ready-made profile's ```yaml block in the README.
 const READY_MARKER: &str = "# ready-made profile: ";
 
 /// The index into [`Fixtures::children`] of the child an input picks:
+/// `fields_child` (modulo [`FIELDS_CHILDREN`]) when set, else
 /// `profile_child` (modulo [`PROFILE_CHILDREN`]) when set, else `child`
 /// (modulo [`CHILDREN`]).
-pub fn child_index(child: u8, profile_child: Option<u8>) -> usize {
-    match profile_child {
-        Some(i) => CHILDREN.len() + usize::from(i) % PROFILE_CHILDREN.len(),
-        None => usize::from(child) % CHILDREN.len(),
+pub fn child_index(child: u8, profile_child: Option<u8>, fields_child: Option<u8>) -> usize {
+    match (fields_child, profile_child) {
+        (Some(i), _) => {
+            CHILDREN.len() + PROFILE_CHILDREN.len() + usize::from(i) % FIELDS_CHILDREN.len()
+        }
+        (None, Some(i)) => CHILDREN.len() + usize::from(i) % PROFILE_CHILDREN.len(),
+        (None, None) => usize::from(child) % CHILDREN.len(),
     }
 }
-/// The parents every look-up answers from, edited or not.
+/// The parents every look-up answers from, edited or not, and the ones an
+/// input without `Fields` edits (`Mutation::in_parent` modulo their count).
 pub const PARENTS: &[&str] = &[
     include_str!(
         "../../../test_data/capi/v1beta2/parents/machinedeployment_capi-quickstart-md-1.yaml"
@@ -64,6 +127,37 @@ pub const PARENTS: &[&str] = &[
     include_str!("../../../test_data/capi/v1beta1/parents/cluster_capi-quickstart.yaml"),
     include_str!("../../../test_data/capi/v1beta1/parents/clusterclass_quick-start.yaml"),
 ];
+/// The parents of [`FIELDS_CHILDREN`], which set the in-place fields, after
+/// [`PARENTS`] (no key in common): every look-up answers from them too, and
+/// an input with `Fields` edits any of the two lists (`in_parent` modulo
+/// [`ALL_PARENTS`]). Kept apart so that an input without `Fields` edits the
+/// parent it always did.
+const FIELDS_PARENTS: &[&str] = &[
+    include_str!("../../../test_data/capi/v1beta2/parents/cluster_capi-quickstart-fields.yaml"),
+    include_str!("../../../test_data/capi/v1beta2/parents/clusterclass_quick-start-fields.yaml"),
+    include_str!(
+        "../../../test_data/capi/v1beta2/parents/kubeadmcontrolplane_capi-quickstart-fields-n5x8q.yaml"
+    ),
+    include_str!(
+        "../../../test_data/capi/v1beta2/parents/machinedeployment_capi-quickstart-md-2.yaml"
+    ),
+    include_str!(
+        "../../../test_data/capi/v1beta2/parents/machineset_capi-quickstart-md-2-k4v9c.yaml"
+    ),
+    include_str!("../../../test_data/capi/v1beta1/parents/cluster_capi-quickstart-fields.yaml"),
+    include_str!("../../../test_data/capi/v1beta1/parents/clusterclass_quick-start-fields.yaml"),
+    include_str!(
+        "../../../test_data/capi/v1beta1/parents/kubeadmcontrolplane_capi-quickstart-fields-n5x8q.yaml"
+    ),
+    include_str!(
+        "../../../test_data/capi/v1beta1/parents/machinedeployment_capi-quickstart-md-2.yaml"
+    ),
+    include_str!(
+        "../../../test_data/capi/v1beta1/parents/machineset_capi-quickstart-md-2-k4v9c.yaml"
+    ),
+];
+/// How many parents there are: [`PARENTS`], then [`FIELDS_PARENTS`].
+pub const ALL_PARENTS: usize = PARENTS.len() + FIELDS_PARENTS.len();
 
 /// The request for `object`. The API server derives kind from the request
 /// path, not the body: take it as a string whatever the mutations did to
@@ -88,7 +182,7 @@ pub fn request(object: Value, create: bool) -> AdmissionRequest {
 /// again.
 pub struct Fixtures {
     /// The children, each fixture's `request.object`: [`CHILDREN`], then
-    /// [`PROFILE_CHILDREN`].
+    /// [`PROFILE_CHILDREN`], then [`FIELDS_CHILDREN`].
     pub children: Vec<Value>,
     /// Each child's label keys: `metadata.labels` and the label-set
     /// annotation's, what an XR can opt into cloud tags.
@@ -97,8 +191,15 @@ pub struct Fixtures {
     pub ready_profiles: Vec<Value>,
     /// Each child's request, for UPDATE and CREATE.
     pub requests: Vec<[AdmissionRequest; 2]>,
-    /// The parents, in [`PARENTS`] order.
+    /// The parents: [`PARENTS`], then [`FIELDS_PARENTS`].
     pub parents: Vec<Value>,
+    /// Every value any fixture holds under an in-place field's name
+    /// ([`FIELD_NAMES`]), once: what `Rich::Seen` writes.
+    pub field_values: Vec<Value>,
+    /// Every string any fixture's readiness gates and taints hold under an
+    /// entry key ([`ENTRY_KEYS`]), and the enum values the API knows, once:
+    /// what `Text::Seen` writes, so an entry can repeat a parent's key.
+    pub entry_texts: Vec<String>,
     /// Each parent's look-up key ([`key_of`]).
     pub keys: Vec<ObjectRef>,
     /// Each parent's JSON, as the host sends it.
@@ -119,13 +220,22 @@ pub static FIXTURES: LazyLock<Fixtures> = LazyLock::new(|| {
     let children: Vec<Value> = CHILDREN
         .iter()
         .chain(PROFILE_CHILDREN)
+        .chain(FIELDS_CHILDREN)
         .map(|t| serde_json::from_str::<Value>(t).unwrap()["object"].clone())
         .collect();
     let parents: Vec<Value> = PARENTS
         .iter()
+        .chain(FIELDS_PARENTS)
         .map(|t| serde_norway::from_str::<Value>(t).unwrap())
         .collect();
+    let mut field_values = Vec::new();
+    let mut entry_texts = ENUM_TEXTS.iter().map(|t| t.to_string()).collect();
+    for fixture in children.iter().chain(&parents) {
+        harvest(fixture, &mut field_values, &mut entry_texts);
+    }
     Fixtures {
+        field_values,
+        entry_texts,
         requests: children
             .iter()
             .map(|child| [false, true].map(|create| request(child.clone(), create)))
@@ -142,6 +252,47 @@ pub static FIXTURES: LazyLock<Fixtures> = LazyLock::new(|| {
         parents,
     }
 });
+
+/// Enum values of the keyed lists' entries (`polarity`, `effect`,
+/// `propagation`), whether or not a fixture uses them.
+const ENUM_TEXTS: &[&str] = &[
+    "Positive",
+    "Negative",
+    "NoSchedule",
+    "PreferNoSchedule",
+    "NoExecute",
+    "Always",
+    "OnInitialization",
+];
+
+/// Adds to `values` what `value` holds under an in-place field's name, and
+/// to `texts` the strings its readiness gates' and taints' entries hold
+/// under an entry key, each once.
+fn harvest(value: &Value, values: &mut Vec<Value>, texts: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            for (key, inner) in map {
+                if FIELD_NAMES.contains(&key.as_str()) && !values.contains(inner) {
+                    values.push(inner.clone());
+                }
+                if matches!(key.as_str(), "readinessGates" | "taints") {
+                    let entries = inner.as_array().into_iter().flatten();
+                    for (key, text) in entries.filter_map(Value::as_object).flatten() {
+                        if let (true, Some(text)) =
+                            (ENTRY_KEYS.contains(&key.as_str()), text.as_str())
+                            && !texts.iter().any(|t| t == text)
+                        {
+                            texts.push(text.to_owned());
+                        }
+                    }
+                }
+                harvest(inner, values, texts);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|item| harvest(item, values, texts)),
+        _ => {}
+    }
+}
 
 /// The keys of `object`'s labels and of its label-set annotation.
 fn label_keys(object: &Value) -> Vec<String> {

@@ -169,7 +169,13 @@ pub fn decide<'a>(
         (Desired::Entries(entries), Unit::KeyedList(keys)) => {
             let held: &[Value] = match found {
                 None => &[],
-                Some(Value::Array(held)) => held,
+                // Entries are matched by their keys and written back: one
+                // that is not an object could be neither (the CRDs declare
+                // objects), so it is reported, as on the parent's side.
+                Some(Value::Array(held)) => {
+                    objects_only(to.path, held).map_err(Malformed::Child)?;
+                    held
+                }
                 Some(other) => return Err(child_error(Problem::expected("a list", other))),
             };
             let first = out.len();
@@ -210,6 +216,19 @@ fn assert_entry(parent: &Value, child: Option<&Value>) -> Value {
             Value::Object(entry)
         }
         _ => parent.clone(),
+    }
+}
+
+/// Every entry of the keyed list at `path` is an object; the first that is
+/// not is named by its index.
+fn objects_only(path: &[&str], entries: &[Value]) -> Result<(), FieldError> {
+    match entries.iter().enumerate().find(|(_, e)| !e.is_object()) {
+        Some((i, entry)) => Err(FieldError::expected(
+            FieldPath::of(&[&format!("{}[{i}]", path.join("."))]),
+            "an object",
+            entry,
+        )),
+        None => Ok(()),
     }
 }
 
@@ -256,13 +275,7 @@ fn desired<'a>(from: &Endpoint, parent: &'a Value) -> Result<Option<Desired<'a>>
         },
         Unit::KeyedList(_) => {
             let entries = value.as_array().ok_or_else(|| wrong("a list"))?;
-            if let Some((i, entry)) = entries.iter().enumerate().find(|(_, e)| !e.is_object()) {
-                return Err(FieldError::expected(
-                    FieldPath::of(&[&format!("{}[{i}]", from.path.join("."))]),
-                    "an object",
-                    entry,
-                ));
-            }
+            objects_only(from.path, entries)?;
             Desired::Entries(entries)
         }
     }))
@@ -506,5 +519,21 @@ mod tests {
         );
         assert!(matches!(child, Err(Malformed::Child(e)) if e.to_string()
             == "spec.template.spec.minReadySeconds: expected an integer, found a string"));
+        // Found by the mutated_objects fuzz target (crash-9e10c842): a
+        // child's keyed list with an entry that is not an object.
+        let gates =
+            json!({"spec": {"template": {"spec": {"readinessGates": [{"conditionType": "A"}]}}}});
+        let child_list = decide(
+            flow("readinessGates"),
+            &gates,
+            "v1beta2",
+            &json!({"spec": {"template": {"spec": {"readinessGates": [{"conditionType": "B"}, null]}}}}),
+            "v1beta2",
+            &mut Vec::new(),
+        );
+        assert!(
+            matches!(child_list, Err(Malformed::Child(e)) if e.to_string()
+            == "spec.template.spec.readinessGates[1]: expected an object, found null")
+        );
     }
 }
