@@ -272,6 +272,8 @@ Machine default/capi-quickstart-md-1-x7k2p-9ttvz (cluster.x-k8s.io/v1beta2): ✗
   run "$RUNNER" audit -f "$TMP/missing.yaml"
   [ "$status" -eq 2 ]
   [[ "$output" == "Error: cannot read $TMP/missing.yaml: "* ]]
+  # The I/O error once, not repeated by the message and its source.
+  [ "$(grep -o 'os error 2' <<<"$output" | wc -l)" -eq 1 ]
 
   printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\nkind: [\n' > "$TMP/syntax.yaml"
   run "$RUNNER" audit -f "$TMP/syntax.yaml"

@@ -67,8 +67,8 @@ pub struct ExplainArgs {
     pub settings: SettingsArgs,
 
     /// Output format.
-    #[arg(short = 'o', long, value_enum, default_value_t = ExplainFormat::Text)]
-    pub output: ExplainFormat,
+    #[arg(short = 'o', long, value_enum, default_value_t = OutputFormat::Text)]
+    pub output: OutputFormat,
 }
 
 /// `policy-runner audit`.
@@ -99,15 +99,6 @@ pub struct PatchArgs {
     /// The JSON patch: an array of operations (`-` for stdin).
     #[arg(long, value_name = "FILE")]
     pub patch: PathBuf,
-}
-
-/// `explain -o`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ExplainFormat {
-    /// Readable text.
-    Text,
-    /// One JSON document.
-    Json,
 }
 
 /// `policy-runner run`.
@@ -232,12 +223,12 @@ pub struct ProfileArgs {
     pub warmup: u32,
 }
 
-/// How `bench`, `push` and `audit` print their report.
+/// How `bench`, `push`, `explain` and `audit` print their report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum OutputFormat {
-    /// Lines for people.
+    /// Text for people.
     Text,
-    /// One JSON object, for scripts.
+    /// One JSON document, for scripts.
     Json,
 }
 

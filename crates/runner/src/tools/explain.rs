@@ -11,7 +11,7 @@ use metadata_propagation_core::outcome::Verdict;
 use metadata_propagation_core::request::AdmissionRequest;
 use serde_json::json;
 
-use crate::cli::{ExplainArgs, ExplainFormat};
+use crate::cli::{ExplainArgs, OutputFormat};
 use crate::commands::input::{core_settings, read_settings};
 use crate::host::request::AdmissionRequest as HostedRequest;
 use crate::tools::objects::read_objects;
@@ -38,7 +38,7 @@ pub fn explain(args: &ExplainArgs) -> Result<()> {
         Verdict::Reject { message, .. } => (false, Some(message.clone()), json!([])),
     };
     match args.output {
-        ExplainFormat::Json => println!(
+        OutputFormat::Json => println!(
             "{}",
             serde_json::to_string_pretty(&json!({
                 "allowed": allowed,
@@ -49,7 +49,7 @@ pub fn explain(args: &ExplainArgs) -> Result<()> {
                 "patch": patch,
             }))?
         ),
-        ExplainFormat::Text => {
+        OutputFormat::Text => {
             match &message {
                 None => println!("decision: allowed"),
                 Some(m) => println!("decision: rejected: {m}"),
