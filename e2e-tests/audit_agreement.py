@@ -24,25 +24,8 @@ import subprocess
 import sys
 import tempfile
 
-import yaml
-
-LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-def dump_objects(path):
-    with open(path, encoding="utf-8") as f:
-        documents = [d for d in yaml.load_all(f, Loader=LOADER) if d is not None]
-    objects = []
-    for document in documents:
-        if document.get("kind") == "List":
-            objects.extend(document.get("items") or [])
-        else:
-            objects.append(document)
-    return objects
-
-
-def key(api_version, kind, namespace, name):
-    return (api_version, kind, namespace or None, name)
+sys.dont_write_bytecode = True  # no __pycache__ in the checkout
+from dump_replay import dump_objects, exchange, found, key, not_found  # noqa: E402
 
 
 def request_for(obj):
@@ -68,24 +51,9 @@ def session_for(lookups, by_key):
     """A kwctl replay session (JSON is YAML) answering `lookups` in order."""
     entries = []
     for lookup in lookups:
-        namespace = lookup["namespace"]
-        lines = ["!KubernetesGetResource",
-                 f"api_version: {lookup['apiVersion']}",
-                 f"kind: {lookup['kind']}",
-                 f"name: {lookup['name']}"]
-        if namespace is not None:
-            lines.append(f"namespace: {namespace}")
-        lines.append("disable_cache: false")
-        lines.append("field_masks:")
-        lines.extend(f"- {mask}" for mask in lookup["fieldMasks"])
-        if lookup["answer"] == "found":
-            found = by_key[key(lookup["apiVersion"], lookup["kind"], namespace, lookup["name"])]
-            response = {"type": "Success", "payload": json.dumps(found)}
-        else:
-            response = {"type": "Error", "message":
-                        f"Cannot find {lookup['apiVersion']}/{lookup['kind']} named '{lookup['name']}' "
-                        f"inside of namespace 'Some(\"{namespace}\")'"}
-        entries.append({"type": "Exchange", "request": "\n".join(lines) + "\n", "response": response})
+        parent = (lookup["apiVersion"], lookup["kind"], lookup["namespace"], lookup["name"])
+        response = found(by_key[key(*parent)]) if lookup["answer"] == "found" else not_found(*parent)
+        entries.append(exchange(*parent, lookup["fieldMasks"], response))
     return entries
 
 

@@ -56,6 +56,7 @@ sys.path.insert(0, os.path.join(ROOT, "test_data"))
 sys.path.insert(0, os.path.join(ROOT, "test_data", "audit_scanner"))
 from field_masks import masks_for  # noqa: E402  (test_data/field_masks.py)
 from gen import scanner_review  # noqa: E402  (test_data/audit_scanner/gen.py)
+from dump_replay import dump_objects, exchange, found, key, not_found  # noqa: E402
 
 CORE = "cluster.x-k8s.io"
 TOPOLOGY_OWNED = "topology.cluster.x-k8s.io/owned"
@@ -64,18 +65,6 @@ CLUSTER_NAME = "cluster.x-k8s.io/cluster-name"
 # TOPOLOGY_OWNED (control planes: any kind of the group).
 TOPOLOGY_KINDS = {(CORE, "MachineDeployment"), (CORE, "MachinePool")}
 CONTROL_PLANE = "controlplane.cluster.x-k8s.io"
-
-
-def dump_objects(path):
-    with open(path, encoding="utf-8") as f:
-        documents = [d for d in yaml.safe_load_all(f) if d is not None]
-    objects = []
-    for document in documents:
-        if document.get("kind") == "List":
-            objects.extend(document.get("items") or [])
-        else:
-            objects.append(document)
-    return objects
 
 
 def split(api_version):
@@ -97,10 +86,6 @@ def audited(obj, rules):
     resource = resource_of(obj["kind"])
     return any(group in r["apiGroups"] and version in r["apiVersions"]
                and resource in r["resources"] and "CREATE" in r["operations"] for r in rules)
-
-
-def key(api_version, kind, namespace, name):
-    return (api_version, kind, namespace or None, name)
 
 
 def lookups(obj, by_key):
@@ -153,24 +138,18 @@ def unavailable_message(api_version, kind, name):
 def session(obj, by_key, unavailable, in_place_fields):
     """The kwctl replay session (JSON is YAML) answering `obj`'s look-ups."""
     entries = []
-    for api_version, kind, namespace, name in lookups(obj, by_key):
+    for parent in lookups(obj, by_key):
+        api_version, kind, namespace, name = parent
         masks = masks_for(obj["apiVersion"], obj["kind"], api_version, kind,
                           in_place_fields=in_place_fields)
-        lines = ["!KubernetesGetResource", f"api_version: {api_version}", f"kind: {kind}",
-                 f"name: {name}"]
-        if namespace is not None:
-            lines.append(f"namespace: {namespace}")
-        lines += ["disable_cache: false", "field_masks:"] + [f"- {m}" for m in masks]
-        found = by_key.get(key(api_version, kind, namespace, name))
+        held = by_key.get(key(*parent))
         if unavailable:
             response = {"type": "Error", "message": unavailable_message(api_version, kind, name)}
-        elif found is not None:
-            response = {"type": "Success", "payload": json.dumps(found, separators=(",", ":"))}
+        elif held is not None:
+            response = found(held, compact=True)
         else:
-            response = {"type": "Error", "message":
-                        f"Cannot find {api_version}/{kind} named '{name}' "
-                        f"inside of namespace 'Some(\"{namespace}\")'"}
-        entries.append({"type": "Exchange", "request": "\n".join(lines) + "\n", "response": response})
+            response = not_found(*parent)
+        entries.append(exchange(*parent, masks, response))
     return entries
 
 

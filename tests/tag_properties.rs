@@ -90,14 +90,10 @@ fn digit(c: char) -> bool {
 /// categories L, M, N, P, S and the ASCII space character".
 fn printable(c: char) -> bool {
     c == ' '
+        || letter(c)
         || matches!(
             c.general_category(),
-            Gc::UppercaseLetter
-                | Gc::LowercaseLetter
-                | Gc::TitlecaseLetter
-                | Gc::ModifierLetter
-                | Gc::OtherLetter
-                | Gc::NonspacingMark
+            Gc::NonspacingMark
                 | Gc::SpacingMark
                 | Gc::EnclosingMark
                 | Gc::DecimalNumber
