@@ -75,7 +75,8 @@ fi
 instructions() {
   local n=$1
   shift
-  valgrind --tool=callgrind --callgrind-out-file=/dev/null "$RUNNER" "$@" --iterations "$n" --warmup 0 \
+  POLICY_RUNNER_SERIAL_COMPILATION=1 valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+    "$RUNNER" "$@" --iterations "$n" --warmup 0 \
     2>&1 >/dev/null | sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
 }
 

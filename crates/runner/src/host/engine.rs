@@ -37,8 +37,15 @@ impl EnginePre {
     /// functions and WASI preview 1.
     pub fn compile(bytes: &[u8]) -> Result<EnginePre> {
         // Config::default(), as wasmtime-provider's builder without a cache
-        // or epoch deadlines.
-        let engine = Engine::new(&Config::default())?;
+        // or epoch deadlines. POLICY_RUNNER_SERIAL_COMPILATION: one compile
+        // thread, for counting instructions (scripts/bench-compare.sh): under
+        // callgrind's serialised scheduling, idle compile threads spinning
+        // for work blurred the per-evaluation counts by up to 2x.
+        let mut config = Config::default();
+        if std::env::var_os("POLICY_RUNNER_SERIAL_COMPILATION").is_some() {
+            config.parallel_compilation(false);
+        }
+        let engine = Engine::new(&config)?;
         let module = Module::from_binary(&engine, bytes)?;
         let mut linker = Linker::new(&engine);
         add_wapc_to_linker(&mut linker)?;
