@@ -52,8 +52,8 @@ $(MODULE): $(POLICY_SOURCES)
 
 module: $(MODULE)
 
-# wasm-opt -O3 after rustc's LTO: 10 % smaller and 2-3 % fewer instructions
-# per evaluation, as wasm-pack does by default (BENCHMARKS.md, "Size").
+# wasm-opt -O3 after rustc's LTO: 10 % smaller at the same cost per
+# evaluation, as wasm-pack does by default (BENCHMARKS.md, "Size").
 policy.wasm: $(MODULE)
 	@command -v wasm-opt >/dev/null || { echo "policy.wasm: wasm-opt not found; install binaryen (apt-get install binaryen; .ci/run does)" >&2; exit 1; }
 	wasm-opt -O3 $(WASM_OPT_FEATURES) $(MODULE) -o $@
