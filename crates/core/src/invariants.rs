@@ -55,12 +55,11 @@ impl<'a> Capability<'a> {
         match self {
             Capability::Capi(kind) => {
                 let refs = owners::owner_refs(before).unwrap_or_default();
-                let linked = |link: &ParentLink| match link {
-                    ParentLink::Topology(_) => true,
-                    owned => owners::find(&refs, owned).is_some(),
-                };
                 rules::contract_targets_for(&kind.group, &kind.kind, &kind.version, |rule| {
-                    linked(&rule.parent)
+                    match &rule.parent {
+                        ParentLink::Topology(_) => true,
+                        owned => owners::find(&refs, owned).is_some(),
+                    }
                 })
             }
             Capability::CloudTags => (TAG_MAPS.to_vec(), Vec::new()),

@@ -226,13 +226,12 @@ pub const CAPI_RULES: &[Rule] = &[
     },
 ];
 
-/// What the contract lets the policy write on a CAPI child, read from
-/// What the contract lets the policy write on one child: the targets of the
-/// rules for its `group`/`kind` that `applies` keeps (the caller knows which
-/// parent links the object has), with each field at the child's `version`
-/// only: a field another kind or version declares at the same path is not
-/// allowed here. The invariant checks and the fuzz targets hold the policy
-/// to exactly these.
+/// What the contract lets the policy write on one child, read from
+/// [`CAPI_RULES`]: the targets of the rules for its `group`/`kind` that
+/// `applies` keeps (the caller knows which parent links the object has),
+/// each field at the child's `version` only, so a field another kind or
+/// version declares at the same path is not allowed here. The invariant
+/// checks and the fuzz targets hold the policy to exactly these.
 pub fn contract_targets_for(
     group: &str,
     kind: &str,
