@@ -117,9 +117,26 @@ pub struct RunArgs {
     #[arg(long)]
     pub allow_context_aware: bool,
 
-    /// kwctl session file answering the policy's host calls, in order.
-    #[arg(long, value_name = "FILE")]
+    /// kwctl session file answering the policy's host calls, in order:
+    /// each look-up must match the next entry exactly (apiVersion, kind,
+    /// name, namespace, disable_cache and field masks).
+    #[arg(long, value_name = "FILE", conflicts_with = "parents")]
     pub replay_host_capabilities_interactions: Option<PathBuf>,
+
+    /// Objects that answer the policy's look-ups, as a cluster would: a
+    /// `List` or YAML/JSON documents, as `kubectl get -o yaml` prints them.
+    /// Each look-up gets the object with its apiVersion, kind, namespace and
+    /// name, pruned by the look-up's field masks, or the host's NotFound
+    /// text. Objects no look-up asked for are reported on stderr.
+    /// Repeatable.
+    #[arg(long, value_name = "FILE")]
+    pub parents: Vec<PathBuf>,
+
+    /// Write the look-ups the policy made, with their field masks and the
+    /// answers it got, as a kwctl session (`kwctl run
+    /// --replay-host-capabilities-interactions OUT.yml` replays it).
+    #[arg(long, value_name = "OUT.yml")]
+    pub record_session: Option<PathBuf>,
 
     /// Evaluate on the instance that validated the settings (`kwctl run`,
     /// `kwctl bench`) instead of a fresh instance per evaluation
@@ -127,8 +144,10 @@ pub struct RunArgs {
     #[arg(long, env = "POLICY_RUNNER_REUSE_INSTANCE", value_parser = clap::builder::BoolishValueParser::new())]
     pub reuse_instance: bool,
 
-    /// Answer look-ups with whole recorded objects, ignoring their field
-    /// masks, as kwctl's replay does (policy-server prunes by the masks).
+    /// Answer look-ups with whole objects (recorded or `--parents`),
+    /// without pruning them by the look-ups' field masks, as kwctl's replay
+    /// does (policy-server prunes by the masks). A replay session's entries
+    /// must still match the masks the policy sends.
     #[arg(long, env = "POLICY_RUNNER_IGNORE_FIELD_MASKS", value_parser = clap::builder::BoolishValueParser::new())]
     pub ignore_field_masks: bool,
 

@@ -193,6 +193,141 @@ fn run_replay_mismatch_names_expected_and_received() {
     );
 }
 
+/// `run` with context-aware access and `extra` flags; the raw output.
+fn run_raw(extra: &[&str], policy: &Path) -> Output {
+    let request = data("machinedeployment_create.json");
+    let mut args = vec![
+        "run",
+        "--allow-context-aware",
+        "--request-path",
+        request.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    args.push(policy.to_str().unwrap());
+    runner(&args)
+}
+
+#[test]
+fn run_parents_answers_lookups_from_objects_and_reports_the_unasked() {
+    let dir = scratch();
+    let policy = annotated_guest(&dir);
+    let parents = data("parents_md0_md1.yaml");
+
+    let (from_parents, err) = run_ok(
+        &[
+            "--allow-context-aware",
+            "--parents",
+            parents.to_str().unwrap(),
+        ],
+        &policy,
+    );
+    let (from_replay, _) = run_replayed("replay_md0_found.yml", &policy);
+
+    assert_eq!(from_parents, from_replay);
+    assert_eq!(from_parents["patchType"], json!("JSONPatch"));
+    assert!(
+        err.contains(
+            "WARN policy-runner: --parents object cluster.x-k8s.io/v1beta1/MachineDeployment \
+             default/md-1 ("
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("default/md-0 ("), "{err}");
+}
+
+#[test]
+fn run_parents_without_the_object_answers_the_hosts_not_found() {
+    let dir = scratch();
+    let policy = annotated_guest(&dir);
+    let only_md1 = dir.join("md1.yaml");
+    let parents = std::fs::read_to_string(data("parents_md0_md1.yaml")).unwrap();
+    let list: Value = serde_norway::from_str(&parents).unwrap();
+    std::fs::write(&only_md1, serde_json::to_string(&list["items"][1]).unwrap()).unwrap();
+
+    let (response, _) = run_ok(
+        &[
+            "--allow-context-aware",
+            "--parents",
+            only_md1.to_str().unwrap(),
+        ],
+        &policy,
+    );
+    let (replayed, _) = run_replayed("replay_md0_not_found.yml", &policy);
+
+    assert_eq!(response, replayed);
+    assert!(
+        response["status"]["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("Cannot find cluster.x-k8s.io/v1beta1/MachineDeployment named 'md-0' inside of namespace 'Some(\"default\")'"),
+        "{response}"
+    );
+}
+
+#[test]
+fn run_record_session_replays_to_the_same_response() {
+    let dir = scratch();
+    let policy = annotated_guest(&dir);
+    let parents = data("parents_md0_md1.yaml");
+    let session = dir.join("session.yml");
+
+    let recorded = run_raw(
+        &[
+            "--parents",
+            parents.to_str().unwrap(),
+            "--record-session",
+            session.to_str().unwrap(),
+        ],
+        &policy,
+    );
+    let replayed = run_raw(
+        &[
+            "--replay-host-capabilities-interactions",
+            session.to_str().unwrap(),
+        ],
+        &policy,
+    );
+
+    assert!(recorded.status.success(), "{}", stderr(&recorded));
+    assert!(replayed.status.success(), "{}", stderr(&replayed));
+    assert_eq!(stdout(&recorded), stdout(&replayed));
+    let session = std::fs::read_to_string(&session).unwrap();
+    assert!(
+        session.starts_with(
+            "- type: Exchange\n  request: |\n    !KubernetesGetResource\n    \
+             api_version: cluster.x-k8s.io/v1beta1\n    kind: MachineDeployment\n    name: md-0\n"
+        ),
+        "{session}"
+    );
+    assert_eq!(session.matches("type: Exchange").count(), 1, "{session}");
+    assert!(!stderr(&replayed).contains("WARN"), "{}", stderr(&replayed));
+}
+
+#[test]
+fn run_refuses_parents_and_a_replay_session_together() {
+    let dir = scratch();
+    let policy = annotated_guest(&dir);
+    let parents = data("parents_md0_md1.yaml");
+    let replay = data("replay_md0_found.yml");
+
+    let output = run_raw(
+        &[
+            "--parents",
+            parents.to_str().unwrap(),
+            "--replay-host-capabilities-interactions",
+            replay.to_str().unwrap(),
+        ],
+        &policy,
+    );
+
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("cannot be used with"),
+        "{}",
+        stderr(&output)
+    );
+}
+
 #[test]
 fn run_invalid_settings_exits_1_with_policy_message() {
     let dir = scratch();

@@ -14,6 +14,7 @@ use crate::cli::AnnotateArgs;
 use crate::commands::metadata::Metadata;
 use crate::commands::wasm_sections::{self, METADATA_SECTION};
 use crate::host::callback::{self, Host};
+use crate::host::lookups::Lookups;
 use crate::host::policy::Module;
 
 /// Annotation holding the version of the tool that annotated the module.
@@ -59,7 +60,7 @@ pub fn annotate(args: &AnnotateArgs) -> Result<()> {
 /// Instantiates the module with no host capabilities and asks for its
 /// protocol version.
 fn protocol_version(module: &[u8]) -> Result<String> {
-    let host = Arc::new(Mutex::new(Host::new(BTreeSet::new(), None)));
+    let host = Arc::new(Mutex::new(Host::new(BTreeSet::new(), Lookups::None)));
     let policy = Module::compile(module)?.instantiate(callback::callback(host))?;
     Ok(policy.protocol_version()?)
 }

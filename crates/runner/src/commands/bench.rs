@@ -23,7 +23,6 @@ use crate::commands::bench::answer::plural;
 use crate::commands::bench::report::Report;
 use crate::commands::bench::subject::{Inputs, Measurement, Shape, Subject};
 use crate::commands::input::{read_request, read_settings};
-use crate::commands::load::warn_unreplayed;
 use crate::host::policy;
 
 /// Runs `args` and prints the report on stdout.
@@ -51,7 +50,13 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
     for floor in floors.into_iter().flatten() {
         subjects.push(Subject::load(floor, &inputs)?);
     }
-    warn_unreplayed(subjects[0].answer.unreplayed);
+    if subjects[0].answer.unreplayed > 0 {
+        eprintln!(
+            "WARN policy-runner: {} of the answers on offer (recorded exchanges or --parents \
+             objects) were not asked for",
+            subjects[0].answer.unreplayed
+        );
+    }
     // A look-up floor that asks for less than the policy does would make
     // the policy look dearer than it is; the replay session has already
     // refused any look-up it does not hold, in order.

@@ -1,9 +1,10 @@
 //! Reads what the command line names: the admission request (a bare
 //! AdmissionRequest or an AdmissionReview), the settings (a YAML or JSON
-//! map, inline or in a file; none is `{}`) and the replay session.
+//! map, inline or in a file; none is `{}`), the replay session and the
+//! `--parents` objects.
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, anyhow};
 use metadata_propagation_core::fields::type_name;
@@ -12,8 +13,10 @@ use serde_json::{Map, Value};
 use thiserror::Error;
 
 use crate::cli::SettingsArgs;
+use crate::host::parents::Parents;
 use crate::host::replay::Replay;
 use crate::host::request::AdmissionRequest;
+use crate::tools::objects::read_kubernetes_objects;
 
 /// Why the settings could not be used.
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -73,6 +76,19 @@ pub fn read_replay(path: &Path) -> Result<Replay> {
     let text = fs::read_to_string(path)
         .with_context(|| format!("cannot read replay session {}", path.display()))?;
     Replay::from_yaml(&text).with_context(|| format!("invalid replay session {}", path.display()))
+}
+
+/// Reads the `--parents` files into the objects of one cluster.
+pub fn read_parents(paths: &[PathBuf]) -> Result<Parents> {
+    let mut objects = Vec::new();
+    for path in paths {
+        let read = read_kubernetes_objects(path).context("invalid --parents file")?;
+        objects.extend(
+            read.into_iter()
+                .map(|(origin, object)| (origin.to_string(), object)),
+        );
+    }
+    Parents::new(objects).context("invalid --parents objects")
 }
 
 #[cfg(test)]

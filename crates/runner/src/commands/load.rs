@@ -1,7 +1,8 @@
 //! Loading a policy the way `kwctl run` does, for `run` and `bench`: read
 //! the module, decide which Kubernetes resources it may read (kwctl
-//! `command/run/evaluator.rs`, with its notices), load the replay session,
-//! compile the module, and have an instance accept the settings.
+//! `command/run/evaluator.rs`, with its notices), load what answers its
+//! look-ups (a replay session or `--parents` objects), compile the module,
+//! and have an instance accept the settings.
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -12,10 +13,11 @@ use anyhow::{Context, Result, anyhow};
 use serde_json::Value;
 
 use crate::cli::RunArgs;
-use crate::commands::input::read_replay;
+use crate::commands::input::{read_parents, read_replay};
 use crate::commands::metadata::{Metadata, MetadataError};
 use crate::commands::wasm_sections::SectionError;
 use crate::host::callback::{self, ContextAwareResource, Host};
+use crate::host::lookups::Lookups;
 use crate::host::policy::{Module, Policy};
 
 /// kwctl's warnings when an annotated context-aware policy runs without
@@ -54,12 +56,11 @@ impl Loaded {
     }
 }
 
-/// Warns when the policy left recorded exchanges unasked (`run`, `bench`).
-pub fn warn_unreplayed(unreplayed: usize) {
-    if unreplayed > 0 {
-        eprintln!(
-            "WARN policy-runner: {unreplayed} of the recorded exchanges have not been replayed"
-        );
+/// Warns about what the policy did not ask for: recorded exchanges left
+/// over, or `--parents` objects no look-up named (`run`, `bench`).
+pub fn warn_leftovers(host: &Host) {
+    for leftover in host.leftovers() {
+        eprintln!("WARN policy-runner: {leftover}");
     }
 }
 
@@ -79,16 +80,22 @@ pub fn load(path: &Path, args: &RunArgs, settings: &Value) -> Result<(Loaded, Po
     for notice in notices {
         eprintln!("WARN policy-runner: {notice}");
     }
-    let replay = args
-        .replay_host_capabilities_interactions
-        .as_deref()
-        .map(read_replay)
-        .transpose()?
-        .map(|replay| replay.with_field_masks(!args.ignore_field_masks));
+    let apply_masks = !args.ignore_field_masks;
+    let lookups = match (&args.replay_host_capabilities_interactions, &args.parents) {
+        (Some(session), _) => Lookups::Replay(read_replay(session)?.with_field_masks(apply_masks)),
+        (None, parents) if !parents.is_empty() => {
+            Lookups::Parents(read_parents(parents)?.with_field_masks(apply_masks))
+        }
+        (None, _) => Lookups::None,
+    };
+    let mut host = Host::new(allow_list, lookups);
+    if args.record_session.is_some() {
+        host.record();
+    }
 
     let loaded = Loaded {
         module: Module::compile(&module)?,
-        host: Arc::new(Mutex::new(Host::new(allow_list, replay))),
+        host: Arc::new(Mutex::new(host)),
     };
     let policy = loaded.instantiate()?;
     policy

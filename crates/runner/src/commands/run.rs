@@ -4,13 +4,17 @@
 //! stdout, exit 0 whether allowed or not. `validate` runs on a fresh
 //! instance, as in policy-server, or with `--reuse-instance` on the one that
 //! validated the settings, as in kwctl (README, "A fresh instance per
-//! request").
+//! request"). Look-ups are answered from a replay session or from
+//! `--parents` objects, and with `--record-session` written as the kwctl
+//! session that replays them.
 
-use anyhow::Result;
+use std::fs;
+
+use anyhow::{Context, Result};
 
 use crate::cli::RunArgs;
 use crate::commands::input::{read_request, read_settings};
-use crate::commands::load::{load, warn_unreplayed};
+use crate::commands::load::{load, warn_leftovers};
 
 /// Runs `args`; `Ok` after printing the response, `Err` for tool errors.
 pub fn run(args: &RunArgs) -> Result<()> {
@@ -25,7 +29,12 @@ pub fn run(args: &RunArgs) -> Result<()> {
     };
     let response = policy.validate(&request, &settings);
 
-    warn_unreplayed(loaded.host().unreplayed());
+    let host = loaded.host();
+    warn_leftovers(&host);
+    if let (Some(path), Some(recording)) = (&args.record_session, host.recording()) {
+        fs::write(path, recording.to_yaml())
+            .with_context(|| format!("cannot write the session to {}", path.display()))?;
+    }
     println!("{}", response.to_json_line());
     Ok(())
 }

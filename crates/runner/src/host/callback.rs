@@ -1,7 +1,8 @@
 //! Answers the guest's waPC host calls, like policy-evaluator
 //! `runtimes/callback.rs`: `kubewarden/tracing/log` (printed on stderr) and
 //! `kubewarden/kubernetes/get_resource` (checked against the context-aware
-//! allow-list, then answered from a replay session); anything else is
+//! allow-list, then answered from [`Lookups`], and recorded when asked);
+//! anything else is
 //! refused. An allow-list refusal reaches the guest as is, a failure of the
 //! capability itself wrapped as `Callback evaluation failure: <error>` (as
 //! `send_request_and_wait_for_response` does), so a policy must search for
@@ -14,7 +15,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use thiserror::Error;
 
-use crate::host::replay::{GetResourceRequest, Replay, ReplayError};
+use crate::host::lookups::{Lookups, Unanswered};
+use crate::host::record::Recording;
+use crate::host::replay::GetResourceRequest;
 
 /// A Kubernetes resource type a context-aware policy may read: one entry of
 /// the allow-list, as the policy metadata's `contextAwareResources` lists
@@ -35,9 +38,6 @@ pub const ACCESS_DENIED: &str = "Policy has not been granted access to Kubernete
 
 /// Prefix policy-evaluator puts before every capability failure.
 pub const CALLBACK_FAILURE_PREFIX: &str = "Callback evaluation failure: ";
-
-/// The look-up error when no session was given: there is no cluster to ask.
-pub const NO_CLUSTER: &str = "no Kubernetes cluster to query: policy-runner answers kubernetes/get_resource only from --replay-host-capabilities-interactions";
 
 /// A host-call failure; its text is what the guest receives.
 #[derive(Debug, Error)]
@@ -80,18 +80,31 @@ pub enum HostError {
 #[derive(Debug)]
 pub struct Host {
     allow_list: BTreeSet<ContextAwareResource>,
-    replay: Option<Replay>,
+    lookups: Lookups,
     replay_failure: Option<String>,
+    recording: Option<Recording>,
 }
 
 impl Host {
-    /// A host granting `allow_list` and answering from `replay`.
-    pub fn new(allow_list: BTreeSet<ContextAwareResource>, replay: Option<Replay>) -> Host {
+    /// A host granting `allow_list` and answering from `lookups`.
+    pub fn new(allow_list: BTreeSet<ContextAwareResource>, lookups: Lookups) -> Host {
         Host {
             allow_list,
-            replay,
+            lookups,
             replay_failure: None,
+            recording: None,
         }
+    }
+
+    /// Records every look-up the host answers from now on
+    /// ([`Host::recording`]).
+    pub fn record(&mut self) {
+        self.recording = Some(Recording::default());
+    }
+
+    /// The look-ups recorded since [`Host::record`].
+    pub fn recording(&self) -> Option<&Recording> {
+        self.recording.as_ref()
     }
 
     /// Handles one host call.
@@ -130,29 +143,34 @@ impl Host {
         })
     }
 
-    /// How many replay entries the policy did not ask for.
+    /// How many of the answers on offer (replay entries, `--parents`
+    /// objects) the policy did not ask for.
     pub fn unreplayed(&self) -> usize {
-        self.replay.as_ref().map_or(0, Replay::remaining)
+        self.lookups.unasked()
     }
 
-    /// How many replay entries have been answered since the last rewind.
+    /// What the policy did not ask for, one line each.
+    pub fn leftovers(&self) -> Vec<String> {
+        self.lookups.leftovers()
+    }
+
+    /// How many look-ups have been answered since the last rewind.
     pub fn replayed(&self) -> usize {
-        self.replay.as_ref().map_or(0, Replay::replayed)
+        self.lookups.answered()
     }
 
-    /// The last look-up the replay session could not answer (a request it
-    /// did not record, or one past its end), if any. A recorded `Error`
-    /// answer is a replayed exchange, not a failure.
+    /// The last look-up the test's set-up could not answer (a request the
+    /// replay session did not record, one past its end, or no source at
+    /// all), if any. A recorded `Error` answer or a NotFound from
+    /// `--parents` is the cluster's answer, not a failure.
     pub fn replay_failure(&self) -> Option<&str> {
         self.replay_failure.as_deref()
     }
 
-    /// Starts the replay session over, so the next evaluation is answered by
-    /// the same exchanges as the first one (`bench`).
+    /// Starts the look-ups over, so the next evaluation is answered as the
+    /// first one was (`bench`).
     pub fn rewind_replay(&mut self) {
-        if let Some(replay) = self.replay.as_mut() {
-            replay.rewind();
-        }
+        self.lookups.rewind();
     }
 
     fn get_resource(&mut self, payload: &[u8]) -> Result<Vec<u8>, HostError> {
@@ -170,16 +188,24 @@ impl Host {
                 ACCESS_DENIED.replace("{resource}", &resource),
             ));
         }
-        let replay = self
-            .replay
-            .as_mut()
-            .ok_or_else(|| HostError::Callback(NO_CLUSTER.to_owned()))?;
-        replay.answer(&request).map_err(|e: ReplayError| {
-            if !matches!(e, ReplayError::Recorded(_)) {
-                self.replay_failure = Some(e.to_string());
+        let answer = self.lookups.answer(&request);
+        match &answer {
+            Err(Unanswered::Session(failure)) => {
+                eprintln!("ERROR policy-runner: {failure}");
+                self.replay_failure = Some(failure.clone());
             }
-            HostError::Callback(e.to_string())
-        })
+            Ok(payload) => {
+                if let Some(recording) = self.recording.as_mut() {
+                    recording.push(&request, Ok(payload));
+                }
+            }
+            Err(Unanswered::Host(message)) => {
+                if let Some(recording) = self.recording.as_mut() {
+                    recording.push(&request, Err(message));
+                }
+            }
+        }
+        answer.map_err(|e| HostError::Callback(e.message().to_owned()))
     }
 }
 
@@ -240,6 +266,8 @@ pub fn callback(host: Arc<Mutex<Host>>) -> Box<wapc::HostCallback> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::host::lookups::NO_CLUSTER;
+    use crate::host::replay::Replay;
     use crate::host::replay::tests::exchange;
 
     const GET_C1: &[u8] = br#"{"api_version":"cluster.x-k8s.io/v1beta1","kind":"Cluster","name":"c-1","namespace":"default","disable_cache":false,"field_masks":null}"#;
@@ -269,7 +297,7 @@ mod tests {
     fn host(allow: &[ContextAwareResource]) -> Host {
         Host::new(
             allow.iter().cloned().collect(),
-            Some(Replay::from_yaml(&session()).unwrap()),
+            Lookups::Replay(Replay::from_yaml(&session()).unwrap()),
         )
     }
 
@@ -325,7 +353,7 @@ mod tests {
 
     #[test]
     fn get_resource_without_replay_reports_no_cluster() {
-        let mut host = Host::new(BTreeSet::from([cluster()]), None);
+        let mut host = Host::new(BTreeSet::from([cluster()]), Lookups::None);
 
         assert_eq!(
             get(&mut host, GET_C1),

@@ -56,8 +56,8 @@ impl fmt::Display for GetResourceRequest {
 
 /// The request types a replay file may hold (kwctl `CallbackRequestType`,
 /// serialised as a YAML-tagged enum).
-#[derive(Debug, Deserialize)]
-enum RecordedRequest {
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) enum RecordedRequest {
     KubernetesGetResource(GetResourceRequest),
 }
 
