@@ -115,7 +115,7 @@ e2e-tests: annotated-policy.wasm $(RUNNER_DEP)
 	  e2e-tests/warm_memory.bats
 
 # Everything CI runs: the README's test command.
-check: check-schemas test e2e-tests check-artifacthub check-size
+check: check-standalone check-schemas test e2e-tests check-artifacthub check-size
 
 # policy.wasm's size budget: 500 KiB (BENCHMARKS.md, "Size"). Deterministic,
 # so a check rather than a benchmark.
@@ -128,12 +128,25 @@ check-size: policy.wasm
 
 # Every Kubernetes object the project ships or tests with (fixtures, replay
 # payloads, bench scenarios, web and policy examples), checked strictly
-# against the real CRDs in ../shared/reference/crds (CRDS_DIR=... overrides),
+# against the real CRDs vendored in crds/ (CRDS_DIR=... overrides),
 # and tests/schemas/ (what the Rust tests validate outputs with) up to date.
 # A few seconds; see scripts/check_schemas.py.
 .PHONY: check-schemas
 check-schemas:
 	python3 scripts/check_schemas.py
+
+# Maintainers: regenerate crds/ from the upstream CRD files crds/sources.tsv
+# pins (crds/README.md says how to get them); each file's sha256 is checked.
+.PHONY: vendor-crds
+vendor-crds:
+	@[ -n "$(CRDS)" ] || { echo "usage: make vendor-crds CRDS=<directory of the upstream CRD files crds/sources.tsv lists> (crds/README.md)" >&2; exit 2; }
+	python3 scripts/vendor_crds.py "$(CRDS)"
+
+# The repository stands alone: no file names a path outside the clone
+# (file:line of each one that does). See scripts/check_standalone.sh.
+.PHONY: check-standalone
+check-standalone:
+	bash scripts/check_standalone.sh
 
 # Bounded fuzzing (CI): replay the regression inputs, then FUZZ_SECONDS per
 # target, after formatting and linting the harnesses. Stable toolchain:
