@@ -178,8 +178,20 @@ fn run_replay_mismatch_names_expected_and_received() {
     let dir = scratch();
     let policy = annotated_guest(&dir);
 
-    let (response, _) = run_replayed("replay_md1_found.yml", &policy);
+    let (response, err) = run_replayed("replay_md1_found.yml", &policy);
 
+    // stderr names both whole, masks included, whatever the policy does
+    // with the message it gets
+    assert!(
+        err.contains(
+            "ERROR policy-runner: Replay error: unexpected request. Was expecting \
+             cluster.x-k8s.io/v1beta1/MachineDeployment md-1 in namespace default \
+             (disable_cache: false, field_masks: none), got \
+             cluster.x-k8s.io/v1beta1/MachineDeployment md-0 in namespace default \
+             (disable_cache: false, field_masks: none) instead"
+        ),
+        "{err}"
+    );
     assert_eq!(
         response["status"]["message"],
         json!(

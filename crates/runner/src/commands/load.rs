@@ -20,11 +20,13 @@ use crate::host::callback::{self, ContextAwareResource, Host};
 use crate::host::lookups::Lookups;
 use crate::host::policy::{Module, Policy};
 
-/// kwctl's warnings when an annotated context-aware policy runs without
-/// `--allow-context-aware` (kwctl `command/run/evaluator.rs`).
+/// The warnings when an annotated context-aware policy runs without
+/// `--allow-context-aware`: kwctl's (`command/run/evaluator.rs`), except
+/// that kwctl points at its `inspect` command, which the runner does not
+/// have.
 const NO_ACCESS_WARNINGS: [&str; 2] = [
     "Policy requires access to Kubernetes resources at evaluation time. During this execution the access to Kubernetes resources is denied. This can cause the policy to not behave properly",
-    "Carefully review which types of Kubernetes resources the policy needs via the `inspect` command, then run the policy using the `--allow-context-aware` flag.",
+    "The resources it may read are the `contextAwareResources` of the module's metadata (policy-metadata.yml); review them, then run the policy with the `--allow-context-aware` flag.",
 ];
 
 /// kwctl's notice when `--allow-context-aware` meets an unannotated module.

@@ -13,6 +13,17 @@ pub enum RequestError {
     /// The request document is not a JSON object.
     #[error("cannot build AdmissionRequest object from given input: expected a JSON object")]
     NotObject,
+    /// The document is a Kubernetes object, not a request about one.
+    #[error(
+        "cannot build AdmissionRequest object from given input: this is a {kind} object, not an \
+         AdmissionRequest; `run` takes a request (uid, kind, resource, operation, userInfo, object), \
+         as the API server sends it, or an AdmissionReview: wrap the object in one, or use \
+         `policy-runner explain`, which takes a bare object"
+    )]
+    BareObject {
+        /// The object's `kind`.
+        kind: String,
+    },
     /// A field kwctl's AdmissionRequest requires is absent or mistyped.
     #[error("cannot build AdmissionRequest object from given input: `{field}` must be {expected}")]
     Field {
@@ -45,6 +56,9 @@ impl AdmissionRequest {
             }
             None => top,
         };
+        if let Some(kind) = bare_object_kind(&request) {
+            return Err(RequestError::BareObject { kind });
+        }
         check_fields(&request)?;
         Ok(AdmissionRequest {
             value: Value::Object(request),
@@ -77,6 +91,20 @@ const REQUIRED_FIELDS: &[RequiredField] = &[
     ("operation", Value::is_string, "a string"),
     ("userInfo", Value::is_object, "an object"),
 ];
+
+/// The `kind` of a document that is a Kubernetes object rather than a
+/// request: a string `apiVersion` and `kind`, a `metadata` object, and no
+/// `uid`.
+fn bare_object_kind(document: &Map<String, Value>) -> Option<String> {
+    let is_object = document.get("apiVersion").is_some_and(Value::is_string)
+        && document.get("metadata").is_some_and(Value::is_object)
+        && !document.contains_key("uid");
+    document
+        .get("kind")
+        .and_then(Value::as_str)
+        .filter(|_| is_object)
+        .map(str::to_owned)
+}
 
 fn check_fields(request: &Map<String, Value>) -> Result<(), RequestError> {
     for (field, has_type, expected) in REQUIRED_FIELDS {
@@ -146,6 +174,22 @@ mod tests {
                 .to_string(),
             "cannot build AdmissionRequest object from given input: `uid` must be a string"
         );
+    }
+
+    #[test]
+    fn request_that_is_a_bare_object_gets_a_hint() {
+        let machine_set = json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineSet",
+                                 "metadata": {"name": "ms-0", "namespace": "default"}, "spec": {}});
+
+        let err = AdmissionRequest::from_document(machine_set)
+            .unwrap_err()
+            .to_string();
+
+        assert!(
+            err.contains("this is a MachineSet object, not an AdmissionRequest"),
+            "{err}"
+        );
+        assert!(err.contains("policy-runner explain"), "{err}");
     }
 
     #[test]
