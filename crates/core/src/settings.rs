@@ -18,6 +18,7 @@ use std::cell::OnceCell;
 use std::collections::BTreeSet;
 use std::fmt;
 
+mod every_problem;
 mod problem;
 use problem::Problem;
 
@@ -170,16 +171,22 @@ impl Settings {
     /// when the policy is loaded, and what tools and tests start from.
     /// `null` or an empty document means defaults.
     pub fn from_json(raw: &[u8]) -> Result<Self, SettingsError> {
-        let settings = Self::parse(raw)?;
-        let problems: Vec<String> = [
-            settings.sync_machine_labels().err(),
-            settings.sync_machine_annotations().err(),
-            settings.cloud_tags().err(),
-        ]
-        .into_iter()
-        .flatten()
-        .flat_map(|e| e.problems)
-        .collect();
+        let (settings, mut problems) = match Self::read(raw) {
+            Ok(settings) => (settings, Vec::new()),
+            // the checks below run on what the valid members give
+            Err(Refused::Members(raw, problems)) => (Self::from(*raw), problems),
+            Err(Refused::Document(error)) => return Err(error),
+        };
+        problems.extend(
+            [
+                settings.sync_machine_labels().err(),
+                settings.sync_machine_annotations().err(),
+                settings.cloud_tags().err(),
+            ]
+            .into_iter()
+            .flatten()
+            .flat_map(|e| e.problems),
+        );
         if problems.is_empty() {
             Ok(settings)
         } else {
@@ -192,6 +199,13 @@ impl Settings {
     /// prepared when an evaluation first reads it. What `validate` uses, for
     /// settings `validate_settings` has already accepted.
     pub fn parse(raw: &[u8]) -> Result<Self, SettingsError> {
+        Self::read(raw).map_err(|refused| match refused {
+            Refused::Members(_, problems) => SettingsError { problems },
+            Refused::Document(error) => error,
+        })
+    }
+
+    fn read(raw: &[u8]) -> Result<Self, Refused> {
         let trimmed = raw.trim_ascii();
         if trimmed.is_empty() || trimmed == b"null" {
             return Ok(Self::default());
@@ -201,20 +215,33 @@ impl Settings {
             // values, which only produces confusing messages.
             let found = serde_json::from_slice::<serde_json::Value>(trimmed)
                 .map_or("invalid JSON", |v| fields::type_name(&v));
-            return Err(Problem::NotAnObject { found }.into());
+            return Err(Refused::Document(Problem::NotAnObject { found }.into()));
         }
-        // Path tracking costs on every request; only a refused document
-        // needs it, to name the field.
+        // Reading member by member costs on every request; only a refused
+        // document needs it, to name every field at fault.
         if let Ok(parsed) = serde_json::from_slice::<RawSettings>(trimmed) {
             return Ok(Self::from(parsed));
         }
-        let de = &mut serde_json::Deserializer::from_slice(trimmed);
-        let parsed: RawSettings =
-            serde_path_to_error::deserialize(de).map_err(|e| Problem::Refused {
-                path: e.path().to_string(),
-                message: e.into_inner().to_string(),
-            })?;
-        Ok(Self::from(parsed))
+        match serde_json::from_slice::<serde_json::Value>(trimmed) {
+            Ok(serde_json::Value::Object(document)) => {
+                let (raw, problems) = every_problem::read(&document);
+                Err(Refused::Members(Box::new(raw), problems))
+            }
+            // not JSON at all: serde names the line and column
+            _ => {
+                let de = &mut serde_json::Deserializer::from_slice(trimmed);
+                let error = serde_path_to_error::deserialize::<_, RawSettings>(de)
+                    .err()
+                    .map_or_else(|| "invalid JSON".to_owned(), |e| e.into_inner().to_string());
+                Err(Refused::Document(
+                    Problem::Refused {
+                        path: ".".to_owned(),
+                        message: error,
+                    }
+                    .into(),
+                ))
+            }
+        }
     }
 
     /// `capi.inPlaceFields`: whether the in-place fields flow.
@@ -250,6 +277,15 @@ impl Settings {
     pub fn cloud_tags(&self) -> Result<&CloudTagSettings, SettingsError> {
         prepared(&self.prepared_cloud_tags, || self.cloud_tags.prepare())
     }
+}
+
+/// Why [`Settings::read`] refused a document.
+enum Refused {
+    /// Not a JSON object: nothing to read further.
+    Document(SettingsError),
+    /// An object with members at fault: the settings the valid members
+    /// give, and a problem for each of the others.
+    Members(Box<RawSettings>, Vec<String>),
 }
 
 impl From<RawSettings> for Settings {
@@ -397,7 +433,7 @@ mod tests {
         assert_eq!(
             problems(r#"{"cloudTags":{"propagatingLabel":["a"]}}"#),
             [
-                "cloudTags.propagatingLabel: unknown field `propagatingLabel`, expected one of `propagatingLabels`, `providerPath`, `profiles` at line 1 column 32"
+                "cloudTags.propagatingLabel: unknown field `propagatingLabel`, expected one of `propagatingLabels`, `providerPath`, `profiles`"
             ]
         );
     }
@@ -406,8 +442,53 @@ mod tests {
     fn settings_wrong_type_names_the_element() {
         assert_eq!(
             problems(r#"{"cloudTags":{"propagatingLabels":["a", 3]}}"#),
+            ["cloudTags.propagatingLabels[1]: invalid type: integer `3`, expected a string"]
+        );
+    }
+
+    #[test]
+    fn settings_type_errors_unknown_fields_and_checks_are_reported_together() {
+        // One round trip for every problem: a wrong type does not hide an
+        // unknown field elsewhere, nor the bad regex and the seeded label the
+        // checks after parsing find in the members that did parse.
+        assert_eq!(
+            problems(
+                r#"{"mode":"mutate","mod":"validate",
+                    "capi":{"additionalSyncMachineLabels":["(unclosed"],"inPlaceFields":"yes"},
+                    "cloudTags":{"propagatingLabels":"platform/env","providerPath":"spec..provider",
+                                 "profile":[]}}"#
+            ),
+            // members in key order, then the checks' problems
             [
-                "cloudTags.propagatingLabels[1]: invalid type: integer `3`, expected a string at line 1 column 41"
+                "capi.inPlaceFields: invalid type: string \"yes\", expected a boolean",
+                "cloudTags.profile: unknown field `profile`, expected one of `propagatingLabels`, `providerPath`, `profiles`",
+                "cloudTags.propagatingLabels: invalid type: string \"platform/env\", expected a sequence",
+                "mod: unknown field `mod`, expected one of `mode`, `capi`, `cloudTags`",
+                "capi.additionalSyncMachineLabels[0]: invalid regex \"(unclosed\": found open group without closing ')'",
+                "cloudTags.providerPath: \"spec..provider\" is not a dotted field path; use e.g. \"spec.parameters.provider\" (the default) or omit the field",
+            ]
+        );
+    }
+
+    #[test]
+    fn settings_section_that_is_not_an_object_is_named() {
+        assert_eq!(
+            problems(r#"{"capi":["x"],"cloudTags":{"propagatingLabels":["platform/origin"]}}"#),
+            [
+                "capi: expected an object, found an array",
+                "cloudTags.propagatingLabels[0]: \"platform/origin\" is a seeded platform label and can never be opted into cloud-tag propagation; remove it from the list",
+            ]
+        );
+    }
+
+    #[test]
+    fn settings_refused_at_evaluation_name_every_member_at_fault() {
+        let err = Settings::parse(br#"{"mode":1,"capi":{"inPlaceFields":null}}"#).unwrap_err();
+        assert_eq!(
+            err.problems,
+            [
+                "capi.inPlaceFields: invalid type: null, expected a boolean",
+                "mode: invalid type: integer `1`, expected string or map",
             ]
         );
     }
@@ -483,7 +564,7 @@ mod tests {
     fn settings_unknown_mode_lists_the_valid_ones() {
         assert_eq!(
             problems(r#"{"mode":"audit"}"#),
-            ["mode: unknown variant `audit`, expected `mutate` or `validate` at line 1 column 15"]
+            ["mode: unknown variant `audit`, expected `mutate` or `validate`"]
         );
     }
 
