@@ -23,7 +23,7 @@ use std::alloc::{GlobalAlloc, Layout};
 use std::ptr;
 
 /// The first chunk's size; each further chunk doubles it. Most requests fit
-/// in the first one or two (BENCHMARKS.md, "Issue 20").
+/// in the first one or two (BENCHMARKS.md, "The policy's own cost, against the look-up floor").
 const FIRST_CHUNK: usize = 64 * 1024;
 
 /// At most this many chunks: the last would be 64 KiB << 15 = 2 GiB, past
