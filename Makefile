@@ -114,8 +114,13 @@ e2e-tests: annotated-policy.wasm $(RUNNER_DEP)
 	RUNNER=$(RUNNER) POLICY=annotated-policy.wasm bats e2e-tests/explain.bats e2e-tests/audit.bats \
 	  e2e-tests/warm_memory.bats
 
-# Everything CI runs: the README's test command.
-check: check-standalone check-schemas test e2e-tests check-artifacthub check-size
+# Everything CI runs: the README's test command. The tools it needs are
+# checked first, each missing one named with the command that installs it.
+check: check-tools check-standalone check-schemas test e2e-tests check-artifacthub check-size
+
+.PHONY: check-tools
+check-tools:
+	@bash scripts/check_tools.sh
 
 # policy.wasm's size budget: 500 KiB (BENCHMARKS.md, "Size"). Deterministic,
 # so a check rather than a benchmark.
@@ -194,6 +199,13 @@ cache-owner:
 clean:
 	$(CARGO) clean
 	rm -f policy.wasm annotated-policy.wasm
+
+# The shared build cache (CACHE_DIR, several GB) outlives the clone: this
+# removes it. The next build of any checkout starts cold.
+.PHONY: clean-cache
+clean-cache:
+	@du -sh '$(CACHE_DIR)' 2>/dev/null || true
+	rm -rf '$(CACHE_DIR)'
 
 # Times the policy against the floor modules (accept, echo, look-up) on
 # every scenario in test_data/bench and prints a markdown table and the
