@@ -94,11 +94,14 @@ test: fmt lint unit-tests
 # its invariants). With the runner, the mutate suites run hosted both as
 # policy-server hosts and as kwctl hosts.
 E2E_TMP := e2e-tests/.tmp
-e2e-tests: annotated-policy.wasm $(RUNNER_DEP)
+# The project's runner is needed whichever host answers: it applies the
+# patches, and it answers the suites' --parents and records the sessions a
+# real kwctl then replays.
+e2e-tests: annotated-policy.wasm $(RUNNER)
 	rm -rf $(E2E_TMP) && mkdir -p $(E2E_TMP)
 	KWCTL=e2e-tests/record-kwctl KWCTL_REAL=$(KWCTL) KWCTL_RECORD=$(E2E_TMP)/invocations.jsonl \
 	  POLICY=annotated-policy.wasm bats e2e-tests/capi.bats e2e-tests/inplace.bats e2e-tests/xr.bats
-	KWCTL=$(KWCTL) POLICY=annotated-policy.wasm INVOCATIONS=$(E2E_TMP)/invocations.jsonl \
+	KWCTL=$(KWCTL) RUNNER=$(RUNNER) POLICY=annotated-policy.wasm INVOCATIONS=$(E2E_TMP)/invocations.jsonl \
 	  bats e2e-tests/validate_mode.bats e2e-tests/robustness.bats e2e-tests/distribution.bats \
 	    e2e-tests/audit_scanner.bats
 	# The runner hosts like policy-server: a fresh instance per request,
@@ -110,7 +113,6 @@ e2e-tests: annotated-policy.wasm $(RUNNER_DEP)
 	  POLICY_RUNNER_REUSE_INSTANCE=1 POLICY_RUNNER_IGNORE_FIELD_MASKS=1 \
 	    KWCTL=$(KWCTL) POLICY=annotated-policy.wasm bats e2e-tests/capi.bats e2e-tests/inplace.bats e2e-tests/xr.bats; \
 	fi
-	$(MAKE) $(RUNNER)
 	RUNNER=$(RUNNER) POLICY=annotated-policy.wasm bats e2e-tests/explain.bats e2e-tests/audit.bats \
 	  e2e-tests/warm_memory.bats
 

@@ -6,16 +6,17 @@ Usage: audit_agreement.py RUNNER POLICY.wasm DUMP [SETTINGS.json]
 Runs `RUNNER audit -o json -f DUMP` (with the settings), then sends every
 object the audit evaluated to the module on its own, as policy-server would:
 `RUNNER run` on the object's UPDATE AdmissionRequest, with the settings in
-validate mode, the module's embedded context-aware resources granted, and a
-replay session answering, in order and with their field masks, the look-ups
-the audit reports for that object: with the dump's object (whole; the runner
-prunes it by the masks, as policy-server does) or with policy-server's
-NotFound text. A look-up the module makes that the audit did not report
-fails the replay, and the request with it.
+validate mode, the module's embedded context-aware resources granted, and
+its look-ups answered from the same dump (`--parents DUMP`: the object each
+names, pruned by the look-up's field masks as policy-server prunes it, or
+policy-server's NotFound text). The look-ups the module made are recorded
+(`--record-session`).
 
-Checks that the module's `allowed`, `status.message` and `status.code` are
-the audit's, for every object. Prints one line per disagreement; exit 1 if
-there is any, 2 on a usage or tool error.
+Checks, for every object, that the module's `allowed`, `status.message` and
+`status.code` are the audit's, and that the module made the look-ups the
+audit reports, in order: the same apiVersion, kind, namespace, name and
+field masks, found or not found alike. Prints one line per disagreement;
+exit 1 if there is any, 2 on a usage or tool error.
 """
 import concurrent.futures
 import json
@@ -24,8 +25,10 @@ import subprocess
 import sys
 import tempfile
 
+import yaml
+
 sys.dont_write_bytecode = True  # no __pycache__ in the checkout
-from dump_replay import dump_objects, exchange, found, key, not_found  # noqa: E402
+from dump_replay import dump_objects, key  # noqa: E402
 
 
 def request_for(obj):
@@ -47,26 +50,42 @@ def request_for(obj):
     }
 
 
-def session_for(lookups, by_key):
-    """A kwctl replay session (JSON is YAML) answering `lookups` in order."""
-    entries = []
-    for lookup in lookups:
-        parent = (lookup["apiVersion"], lookup["kind"], lookup["namespace"], lookup["name"])
-        response = found(by_key[key(*parent)]) if lookup["answer"] == "found" else not_found(*parent)
-        entries.append(exchange(*parent, lookup["fieldMasks"], response))
-    return entries
+def module_lookups(session_text):
+    """The look-ups a recorded kwctl session holds, in the audit's terms:
+    apiVersion, kind, namespace, name, fieldMasks and answer."""
+    out = []
+    for entry in yaml.safe_load(session_text) or []:
+        tag, _, body = entry["request"].partition("\n")
+        assert tag.strip() == "!KubernetesGetResource", tag
+        request = yaml.safe_load(body)
+        response = entry["response"]
+        if response["type"] == "Success":
+            answer = "found"
+        elif response["message"].startswith("Cannot find "):
+            answer = "not-found"
+        else:
+            answer = "failed"
+        out.append({"apiVersion": request["api_version"], "kind": request["kind"],
+                    "namespace": request.get("namespace"), "name": request["name"],
+                    "fieldMasks": sorted(request.get("field_masks") or []), "answer": answer})
+    return out
 
 
-def check(runner, policy, settings, entry, obj, by_key, scratch, index):
+def audit_lookups(entry):
+    """The look-ups the audit reports for `entry`, in the same terms."""
+    return [{"apiVersion": l["apiVersion"], "kind": l["kind"], "namespace": l["namespace"],
+             "name": l["name"], "fieldMasks": sorted(l["fieldMasks"]), "answer": l["answer"]}
+            for l in entry["lookups"]]
+
+
+def check(runner, policy, settings, dump, entry, obj, scratch, index):
     request_path = os.path.join(scratch, f"request-{index}.json")
     session_path = os.path.join(scratch, f"session-{index}.yml")
     with open(request_path, "w", encoding="utf-8") as f:
         json.dump(request_for(obj), f)
-    with open(session_path, "w", encoding="utf-8") as f:
-        json.dump(session_for(entry["lookups"], by_key), f)
     run = subprocess.run(
         [runner, "run", "--allow-context-aware", "--settings-json", json.dumps(settings),
-         "--replay-host-capabilities-interactions", session_path, "-r", request_path, policy],
+         "--parents", dump, "--record-session", session_path, "-r", request_path, policy],
         capture_output=True, text=True)
     if run.returncode != 0:
         return f"{entry['id']}: the runner failed: {run.stderr.strip()}"
@@ -76,8 +95,10 @@ def check(runner, policy, settings, entry, obj, by_key, scratch, index):
     audit = (entry["allowed"], entry["message"], entry["code"])
     if module != audit:
         return f"{entry['id']}: the module answers {module}, the audit {audit}"
-    if "not been replayed" in run.stderr:
-        return f"{entry['id']}: the module made fewer look-ups than the audit reports"
+    with open(session_path, encoding="utf-8") as f:
+        made = module_lookups(f.read())
+    if made != audit_lookups(entry):
+        return f"{entry['id']}: the module looks up {made}, the audit reports {audit_lookups(entry)}"
     return None
 
 
@@ -105,9 +126,9 @@ def main(argv):
     with tempfile.TemporaryDirectory() as scratch, \
             concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
         problems = pool.map(
-            lambda ie: check(runner, policy, settings, ie[1],
+            lambda ie: check(runner, policy, settings, dump, ie[1],
                              by_key[key(ie[1]["apiVersion"], ie[1]["kind"], ie[1]["namespace"], ie[1]["name"])],
-                             by_key, scratch, ie[0]),
+                             scratch, ie[0]),
             enumerate(evaluated))
         problems = [p for p in problems if p]
     for problem in problems:

@@ -8,19 +8,24 @@
 #
 # The objects are test_data/audit_scanner/ (see gen.py there): drifted CAPI
 # objects and an XR, their compliant twins, a KubeadmConfig whose control
-# plane cannot be read and a MachineSet whose MachineDeployment is gone; the
-# settings are the ones examples/validate-mode-policy.yaml ships. A whole
-# drifted dump (test_data/dumps/quickstart_v1beta2_drift.yaml) is scanned
-# too, every object of the example's kinds posted the same way, with parents
-# answered from the dump (e2e-tests/scanner_dump.py).
+# plane cannot be read and a MachineSet whose MachineDeployment is gone, each
+# with the kwctl session the policy's own look-ups recorded (the runner's
+# `--parents` and `--record-session`); the settings are the ones
+# examples/validate-mode-policy.yaml ships. A whole drifted dump
+# (test_data/dumps/quickstart_v1beta2_drift.yaml) is scanned too, every
+# object of the example's kinds posted the same way, with parents answered
+# from the dump (e2e-tests/scanner_dump.py).
 #
 # Run from the repository root, after `make annotated-policy.wasm runner`:
 #   bats e2e-tests/audit_scanner.bats
 #   KWCTL=kwctl bats e2e-tests/audit_scanner.bats   # a real kwctl on the PATH
+# The runner (RUNNER) writes the sessions gen.py --check and scanner_dump.py
+# compare and replay: a real kwctl has no `--parents`.
 
 bats_require_minimum_version 1.5.0
 
 KWCTL=${KWCTL:-target/host/policy-runner}
+RUNNER=${RUNNER:-target/host/policy-runner}
 POLICY=${POLICY:-annotated-policy.wasm}
 DIR=test_data/audit_scanner
 
@@ -121,8 +126,9 @@ scan_all() {
   [[ "$output" == pass$'\t' ]]
 }
 
-@test "the compliant fixtures are what the mutating policy makes of the drifted ones (gen.py --check)" {
-  KWCTL="$KWCTL" POLICY="$POLICY" run python3 "$DIR/gen.py" --check
+@test "the compliant fixtures are what the mutating policy makes of the drifted ones, the sessions what it looks up (gen.py --check)" {
+  [[ -x "$RUNNER" ]] || skip "'$RUNNER' not found: build it (make runner)"
+  RUNNER="$RUNNER" POLICY="$POLICY" run python3 "$DIR/gen.py" --check
   echo "$output"
   [ "$status" -eq 0 ]
 }
@@ -134,7 +140,8 @@ DRIFT_DUMP=test_data/dumps/quickstart_v1beta2_drift.yaml
 UNAVAILABLE=Machine/default/capi-quickstart-wqx5r-hb7xq
 
 @test "a drifted dump as the scanner scans it: planted drift fails, compliant objects pass, an unreadable parent is an error" {
-  run --separate-stderr python3 e2e-tests/scanner_dump.py "$KWCTL" "$POLICY" "$DRIFT_DUMP" \
+  [[ -x "$RUNNER" ]] || skip "'$RUNNER' not found: build it (make runner)"
+  RUNNER="$RUNNER" run --separate-stderr python3 e2e-tests/scanner_dump.py "$KWCTL" "$POLICY" "$DRIFT_DUMP" \
     examples/validate-mode-policy.yaml --unavailable "$UNAVAILABLE" --out "$BATS_TEST_TMPDIR/scan"
   echo "$output"
   echo "stderr: $stderr"

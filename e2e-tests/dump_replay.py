@@ -1,10 +1,10 @@
 """What the dump-driven e2e scripts share (audit_agreement.py,
-scanner_dump.py): reading a `kubectl get -o yaml` dump, keying its objects,
-and writing kwctl replay-session exchanges that answer the policy's parent
-look-ups from it.
+scanner_dump.py): reading a `kubectl get -o yaml` dump and keying its
+objects. Their parent look-ups are answered by the runner itself, from the
+same dump (`policy-runner run --parents DUMP`), and recorded with
+`--record-session` when a kwctl session is needed: nothing here writes a
+session or predicts a look-up.
 """
-import json
-
 import yaml
 
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -25,27 +25,3 @@ def dump_objects(path):
 
 def key(api_version, kind, namespace, name):
     return (api_version, kind, namespace or None, name)
-
-
-def not_found(api_version, kind, namespace, name):
-    """policy-server's answer when the API server has no such object."""
-    return {"type": "Error", "message":
-            f"Cannot find {api_version}/{kind} named '{name}' "
-            f"inside of namespace 'Some(\"{namespace}\")'"}
-
-
-def exchange(api_version, kind, namespace, name, masks, response):
-    """One replay-session exchange: the guest's `get_resource` request as
-    kwctl records it (YAML text), and `response`."""
-    lines = ["!KubernetesGetResource", f"api_version: {api_version}", f"kind: {kind}",
-             f"name: {name}"]
-    if namespace is not None:
-        lines.append(f"namespace: {namespace}")
-    lines += ["disable_cache: false", "field_masks:"] + [f"- {m}" for m in masks]
-    return {"type": "Exchange", "request": "\n".join(lines) + "\n", "response": response}
-
-
-def found(obj, compact=False):
-    """A successful answer holding `obj`."""
-    separators = (",", ":") if compact else None
-    return {"type": "Success", "payload": json.dumps(obj, separators=separators)}

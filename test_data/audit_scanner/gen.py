@@ -21,11 +21,30 @@ existing, realistic fixture (test_data/capi/v1beta2, test_data/xr), which is
 copied and never edited:
 
     <scenario>.json          the AdmissionReview the scanner posts
-    replay_<scenario>.yml    the parent look-ups, as a kwctl replay session,
-                             with the field_masks the policy sends
-                             (test_data/field_masks.py `masks_for`)
+    replay_<scenario>.yml    the parent look-ups, as a kwctl replay session
     scenarios.tsv            scenario, the report result the scanner writes,
                              where the object comes from
+
+Each scenario names the cluster its object lives in: the parent objects
+(test_data/capi/v1beta2/parents/, as the API server serves them), none for
+a parent that is gone. The replay session is what the policy itself asks
+of that cluster: the runner evaluates the review with `--parents` (each
+look-up answered with the object it names, or policy-server's NotFound
+text) and writes the look-ups it made, with the field_masks the policy
+sent, as a kwctl session (`--record-session`). It records with
+`--ignore-field-masks`, so each `Success` payload is the whole parent:
+replayed by the runner as policy-server hosts, it is pruned by the masks;
+replayed with `--ignore-field-masks`, or by a real kwctl, the guest gets it
+whole, as a host before Kubewarden 1.33 hands it (e2e-tests/
+audit_scanner.bats runs both). A parent the policy does not look up fails
+the generation: the scenario's cluster is wrong.
+
+One answer no cluster of objects gives: the API server's 503 for the
+KubeadmConfig's control plane. That session is recorded against a cluster
+without the KubeadmControlPlane (so the request, masks included, is the
+policy's own) and its NotFound answer replaced by the hand-written 503
+error of the source session
+(test_data/capi/v1beta2/replay_kubeadmconfig_create_lookup_unavailable.yml).
 
 A `..._compliant` scenario is its `..._drifted` twin after the mutating
 policy's own patch (the runner in mutate mode, the patch applied here), so it
@@ -40,8 +59,8 @@ The policy is evaluated with the settings of examples/validate-mode-policy.yaml
 Usage (from the repository root, after `make annotated-policy.wasm runner`):
     python3 test_data/audit_scanner/gen.py            # write the fixtures
     python3 test_data/audit_scanner/gen.py --check    # exit 1 when stale
-KWCTL (default target/host/policy-runner) and POLICY (default
-annotated-policy.wasm) name the host and the module.
+RUNNER (default target/host/policy-runner; a real kwctl has no `--parents`)
+and POLICY (default annotated-policy.wasm) name the host and the module.
 """
 import base64
 import copy
@@ -56,43 +75,48 @@ import yaml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.dirname(HERE))
-from field_masks import masks_for, yaml_lines  # noqa: E402  (test_data/field_masks.py)
-
 EXAMPLE = os.path.join(ROOT, "examples", "validate-mode-policy.yaml")
 
-# (scenario, source request, source replay or None, result the scanner
-# reports, what the object is). `compliant:<scenario>` sources are the named
-# scenario's object after the mutating policy's patch.
+PARENTS = "test_data/capi/v1beta2/parents"
+# The 503 answer no cluster of objects gives (see the top): the source
+# session whose recorded error replaces the NotFound.
+UNAVAILABLE_SESSION = "test_data/capi/v1beta2/replay_kubeadmconfig_create_lookup_unavailable.yml"
+
+# (scenario, source request, the parent objects of its cluster (files), or
+# None for an object that looks nothing up, result the scanner reports,
+# what the object is). `compliant:<scenario>` sources are the named
+# scenario's object after the mutating policy's patch, in the same cluster.
 SCENARIOS = [
     ("machineset_drifted", "test_data/capi/v1beta2/machineset_update_drifted_from_md.json",
-     "test_data/capi/v1beta2/replay_machineset_update_drifted_from_md.yml", "fail",
+     [f"{PARENTS}/machinedeployment_capi-quickstart-md-1.yaml"], "fail",
      "a MachineSet whose labels drifted from its MachineDeployment"),
     ("machineset_compliant", "compliant:machineset_drifted", None, "pass",
      "the same MachineSet as the mutating policy leaves it"),
     ("machine_drifted", "test_data/capi/v1beta2/machine_update_fields_drifted_from_machineset.json",
-     "test_data/capi/v1beta2/replay_machine_update_fields_drifted_from_machineset.yml", "fail",
+     [f"{PARENTS}/machineset_capi-quickstart-md-2-k4v9c.yaml"], "fail",
      "a Machine whose in-place fields drifted from its MachineSet"),
     ("machine_compliant", "compliant:machine_drifted", None, "pass",
      "the same Machine as the mutating policy leaves it"),
     ("kubeadmcontrolplane_drifted",
      "test_data/capi/v1beta2/kubeadmcontrolplane_update_topology_fields_drifted.json",
-     "test_data/capi/v1beta2/replay_kubeadmcontrolplane_update_topology_fields_drifted.yml", "fail",
-     "a topology-owned control plane that drifted from its Cluster and ClusterClass"),
+     [f"{PARENTS}/cluster_capi-quickstart-fields.yaml", f"{PARENTS}/clusterclass_quick-start-fields.yaml"],
+     "fail", "a topology-owned control plane that drifted from its Cluster and ClusterClass"),
     ("kubeadmcontrolplane_compliant", "compliant:kubeadmcontrolplane_drifted", None, "pass",
      "the same control plane as the mutating policy leaves it"),
+    # No KubeadmControlPlane: the look-up is recorded NotFound, then answered
+    # with UNAVAILABLE_SESSION's 503 (`unavailable`).
     ("kubeadmconfig_parent_unavailable",
-     "test_data/capi/v1beta2/kubeadmconfig_create_lookup_unavailable.json",
-     "test_data/capi/v1beta2/replay_kubeadmconfig_create_lookup_unavailable.yml", "error",
+     "test_data/capi/v1beta2/kubeadmconfig_create_lookup_unavailable.json", [], "error",
      "a KubeadmConfig whose KubeadmControlPlane cannot be read (503)"),
     ("machineset_parent_not_found", "test_data/capi/v1beta2/machineset_create_parent_not_found.json",
-     "test_data/capi/v1beta2/replay_machineset_create_parent_not_found.yml", "pass",
-     "a MachineSet whose MachineDeployment is gone (NotFound is not an error)"),
+     [], "pass", "a MachineSet whose MachineDeployment is gone (NotFound is not an error)"),
     ("xdatabase_drifted", "test_data/xr/xdatabase_converged_hetzner.json", None, "fail",
      "an XR with a cloud tag for a label the example does not opt in"),
     ("xdatabase_compliant", "compliant:xdatabase_drifted", None, "pass",
      "the same XR as the mutating policy leaves it"),
 ]
+# The scenario whose recorded NotFound becomes UNAVAILABLE_SESSION's error.
+UNAVAILABLE = "kubeadmconfig_parent_unavailable"
 
 
 def load_json(path):
@@ -144,56 +168,70 @@ def scanner_review(obj):
     return {"request": request}
 
 
-def exchanges(path):
-    """A replay session's exchanges: (request fields, response)."""
-    with open(os.path.join(ROOT, path)) as f:
-        session = yaml.safe_load(f)
-    out = []
-    for entry in session:
-        text = entry["request"]
-        tag, _, body = text.partition("\n")
-        assert tag.strip() == "!KubernetesGetResource", f"{path}: {tag}"
-        out.append((yaml.safe_load(body), entry["response"]))
-    return out
+def parents_args(parents, scratch):
+    """`--parents` arguments for a cluster holding `parents` (files); an
+    empty List for a cluster without any (every look-up NotFound)."""
+    if parents:
+        return [arg for path in parents for arg in ("--parents", os.path.join(ROOT, path))]
+    empty = os.path.join(scratch, "no-parents.json")
+    with open(empty, "w") as f:
+        f.write('{"apiVersion": "v1", "kind": "List", "items": []}\n')
+    return ["--parents", empty]
 
 
-def session_text(scenario, child, source_replay, in_place_fields):
-    """The replay session for `child`: the source session's answers, every
-    request with the masks the policy sends."""
-    lines = [f"# The parent look-ups of {source_replay}, with the field_masks test_data/field_masks.py gives.\n"]
-    for request, response in exchanges(source_replay):
-        masks = masks_for(child["apiVersion"], child["kind"], request["api_version"],
-                          request["kind"], in_place_fields=in_place_fields)
-        lines += [
-            "- type: Exchange\n",
-            "  request: |\n",
-            "    !KubernetesGetResource\n",
-            f"    api_version: {request['api_version']}\n",
-            f"    kind: {request['kind']}\n",
-            f"    name: {request['name']}\n",
-        ]
-        if request.get("namespace") is not None:
-            lines.append(f"    namespace: {request['namespace']}\n")
-        lines.append(f"    disable_cache: {str(bool(request.get('disable_cache'))).lower()}\n")
-        lines += yaml_lines(masks)
-        lines += ["  response:\n", f"    type: {response['type']}\n"]
-        if response["type"] == "Success":
-            payload = response["payload"]
-            if not isinstance(payload, str):
-                payload = json.dumps(payload, separators=(",", ":"))
-            lines.append("    payload: '" + payload.replace("'", "''") + "'\n")
-        else:
-            lines.append("    message: " + json.dumps(response["message"]) + "\n")
-    return "".join(lines)
-
-
-def run(kwctl, policy, review_path, settings, replay_path):
-    cmd = [kwctl, "run", "--request-path", review_path, "--settings-json", json.dumps(settings)]
-    if replay_path:
-        cmd += ["--allow-context-aware", "--replay-host-capabilities-interactions", replay_path]
+def run(runner, policy, review_path, settings, parents=None, scratch=None, record=None):
+    """`policy-runner run` of the review; with `parents` (files, possibly none), its
+    look-ups answered from them, and with `record`, written there as a kwctl
+    session of whole objects (`--ignore-field-masks`). A parent no look-up
+    asked for is an error: the scenario's cluster is wrong."""
+    cmd = [runner, "run", "--request-path", review_path, "--settings-json", json.dumps(settings)]
+    if parents is not None:
+        cmd += ["--allow-context-aware", *parents_args(parents, scratch)]
+    if record:
+        cmd += ["--ignore-field-masks", "--record-session", record]
     cmd.append(policy)
-    out = subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True, text=True).stdout
-    return json.loads(out.strip().splitlines()[-1])
+    done = subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True, text=True)
+    unasked = [line for line in done.stderr.splitlines() if "was not looked up" in line]
+    if unasked:
+        raise SystemExit(f"{review_path}: the policy does not look up every parent the scenario names:\n"
+                         + "\n".join(unasked))
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def unavailable(session_text):
+    """The recorded session with its one NotFound answer replaced by the
+    503 error UNAVAILABLE_SESSION records (hand-written there: no cluster of
+    objects answers 503). The request the policy made is kept as recorded."""
+    with open(os.path.join(ROOT, UNAVAILABLE_SESSION)) as f:
+        (source,) = yaml.safe_load(f)
+    session = yaml.safe_load(session_text)
+    assert len(session) == 1 and session[0]["response"]["type"] == "Error", session
+    assert session[0]["response"]["message"].startswith("Cannot find "), session
+    assert session[0]["request"] == source["request"], (
+        f"the policy's look-up is not the one {UNAVAILABLE_SESSION} records:\n"
+        f"{session[0]['request']}\n{source['request']}")
+    assert source["response"]["type"] == "Error", source
+    head, _, _ = session_text.partition("  response:\n")
+    # a double-quoted YAML scalar (the message is ASCII)
+    return (head + "  response:\n    type: Error\n    message: "
+            + json.dumps(source["response"]["message"]) + "\n")
+
+
+def record_session(runner, policy, review_path, settings, parents, scratch, scenario):
+    """The kwctl session of the look-ups the policy makes for the review in
+    the cluster of `parents` (see the top), with a header saying so."""
+    out = os.path.join(scratch, f"recorded_{scenario}.yml")
+    run(runner, policy, review_path, settings, parents, scratch, record=out)
+    with open(out) as f:
+        text = f.read()
+    cluster = ", ".join(parents) if parents else "no parents"
+    header = (f"# Written by gen.py: the look-ups the policy makes in a cluster holding {cluster},\n"
+              "# recorded by `policy-runner run --parents ... --ignore-field-masks --record-session`.\n")
+    if scenario == UNAVAILABLE:
+        header += (f"# The NotFound answer is replaced by the 503 error of {UNAVAILABLE_SESSION}\n"
+                   "# (hand-written: a cluster of objects cannot answer 503).\n")
+        text = unavailable(text)
+    return header + text
 
 
 def pointer_parts(pointer):
@@ -227,34 +265,34 @@ def apply_patch(doc, patch):
     return doc
 
 
-def generate(out_dir, kwctl, policy):
+def generate(out_dir, runner, policy):
     settings = example_settings()
     mutate_settings = {k: v for k, v in settings.items() if k != "mode"}
-    in_place = (settings.get("capi") or {}).get("inPlaceFields", True)
-    objects, replays = {}, {}
+    objects, clusters = {}, {}
     rows = ["# scenario\tresult\tsource (written by gen.py)\n"]
-    for scenario, source, source_replay, result, what in SCENARIOS:
-        if source.startswith("compliant:"):
-            twin = source.partition(":")[2]
-            replays[scenario] = replays[twin]
-            review_path = os.path.join(out_dir, f"{twin}.json")
-            replay_path = os.path.join(out_dir, f"replay_{twin}.yml") if replays[twin] else None
-            answer = run(kwctl, policy, review_path, mutate_settings, replay_path)
-            patch = json.loads(base64.b64decode(answer["patch"])) if answer.get("patch") else []
-            if not patch:
-                raise SystemExit(f"{scenario}: the mutating policy leaves {twin} as it is: not drifted")
-            obj = apply_patch(objects[twin], patch)
-        else:
-            obj = as_stored(load_json(source)["object"])
-            replays[scenario] = session_text(scenario, obj, source_replay, in_place) if source_replay else None
-        objects[scenario] = obj
-        with open(os.path.join(out_dir, f"{scenario}.json"), "w") as f:
-            json.dump(scanner_review(obj), f, indent=2)
-            f.write("\n")
-        if replays[scenario]:
-            with open(os.path.join(out_dir, f"replay_{scenario}.yml"), "w") as f:
-                f.write(replays[scenario])
-        rows.append(f"{scenario}\t{result}\t{source}: {what}\n")
+    with tempfile.TemporaryDirectory() as scratch:
+        for scenario, source, parents, result, what in SCENARIOS:
+            if source.startswith("compliant:"):
+                twin = source.partition(":")[2]
+                parents = clusters[twin]
+                review_path = os.path.join(out_dir, f"{twin}.json")
+                answer = run(runner, policy, review_path, mutate_settings, parents, scratch)
+                patch = json.loads(base64.b64decode(answer["patch"])) if answer.get("patch") else []
+                if not patch:
+                    raise SystemExit(f"{scenario}: the mutating policy leaves {twin} as it is: not drifted")
+                obj = apply_patch(objects[twin], patch)
+            else:
+                obj = as_stored(load_json(source)["object"])
+            objects[scenario], clusters[scenario] = obj, parents
+            review_path = os.path.join(out_dir, f"{scenario}.json")
+            with open(review_path, "w") as f:
+                json.dump(scanner_review(obj), f, indent=2)
+                f.write("\n")
+            if parents is not None:
+                session = record_session(runner, policy, review_path, settings, parents, scratch, scenario)
+                with open(os.path.join(out_dir, f"replay_{scenario}.yml"), "w") as f:
+                    f.write(session)
+            rows.append(f"{scenario}\t{result}\t{source}: {what}\n")
     with open(os.path.join(out_dir, "scenarios.tsv"), "w") as f:
         f.writelines(rows)
 
@@ -265,14 +303,15 @@ def written_files(directory):
 
 
 def main(argv):
-    kwctl = os.environ.get("KWCTL") or os.path.join(ROOT, "target", "host", "policy-runner")
+    runner = os.environ.get("RUNNER") or os.path.join(ROOT, "target", "host", "policy-runner")
+    runner = os.path.join(ROOT, runner) if not os.path.isabs(runner) else runner
     policy = os.environ.get("POLICY") or os.path.join(ROOT, "annotated-policy.wasm")
     policy = os.path.join(ROOT, policy) if not os.path.isabs(policy) else policy
     if "--check" not in argv:
-        generate(HERE, kwctl, policy)
+        generate(HERE, runner, policy)
         return 0
     with tempfile.TemporaryDirectory() as tmp:
-        generate(tmp, kwctl, policy)
+        generate(tmp, runner, policy)
         stale = [n for n in sorted(set(written_files(tmp)) | set(written_files(HERE)))
                  if not os.path.exists(os.path.join(HERE, n)) or not os.path.exists(os.path.join(tmp, n))
                  or open(os.path.join(HERE, n)).read() != open(os.path.join(tmp, n)).read()]

@@ -8,9 +8,16 @@ on each provider profile; and, in scale/, a management cluster of 100
 workload clusters, 10,000 objects at v1beta2 with 100 planted deviations
 (see "scale" below), as compact JSON (one item a line, 23.2 MB).
 
-Run from anywhere: `python3 test_data/dumps/gen.py`. Deterministic; commit
-the output. `make check-schemas` checks every object strictly against the
-real CRDs.
+Run from anywhere, after `make runner annotated-policy.wasm`:
+`python3 test_data/dumps/gen.py`. Deterministic; commit the output. `make
+check-schemas` checks every object strictly against the real CRDs. Which
+parent annotations reach a MachineSet or a topology MachineDeployment /
+MachinePool is asked of the policy (`Contract`: the runner, RUNNER, in
+mutate mode on the module, POLICY, both relative to the repository root),
+not copied from its rule table; six runs serve every dump. Those lists are
+checked literally elsewhere: tests/capi_conformance (CAPI's own cases for
+computeDesiredMS and computeMachineDeployment / computeMachinePool) and
+e2e-tests/capi.bats.
 
 This script only *builds inputs*. The bases are the real, schema-checked
 fixtures of test_data/capi/<version>/ (the requests' objects) and their
@@ -83,11 +90,14 @@ Planted drift (quickstart_<version>_drift.yaml), five objects:
   storing v1beta1, keeps a user's string): neither deviates, nor do the
   KCP's Machines, which hold "5m0s".
 """
+import base64
 import copy
 import hashlib
 import json
 import math
 import os
+import subprocess
+import tempfile
 import uuid
 
 import yaml
@@ -98,21 +108,83 @@ NAMESPACE = "default"
 UID_NAMESPACE = uuid.UUID("3f1d7c52-9a0e-4b8e-8c61-5d2b7a9e0f13")
 CREATED = "2025-06-02T09:14:30Z"
 
-# mdutil annotationsToSkip (v1.14 mdutil/util.go:134): MD annotations that
-# never reach a MachineSet.
-MD_ANNOTATIONS_TO_SKIP = {
-    "kubectl.kubernetes.io/last-applied-configuration",
-    "machinedeployment.clusters.x-k8s.io/revision",
-    "machinedeployment.clusters.x-k8s.io/revision-history",
-    "machinedeployment.clusters.x-k8s.io/desired-replicas",
-    "machinedeployment.clusters.x-k8s.io/max-replicas",
-    "cluster.x-k8s.io/conversion-data",
-}
-# Dropped from topology MD / MachinePool annotations (computeMachineDeployment).
-TOPOLOGY_UPGRADE_ANNOTATIONS = {
-    "topology.cluster.x-k8s.io/hold-upgrade-sequence",
-    "topology.cluster.x-k8s.io/defer-upgrade",
-}
+RUNNER = os.environ.get("RUNNER") or "target/host/policy-runner"
+POLICY = os.environ.get("POLICY") or "annotated-policy.wasm"
+
+
+class Contract:
+    """Which of its parents' annotations reach a child, asked of the policy
+    itself rather than copied from its rule table (the annotations CAPI never
+    copies: mdutil `annotationsToSkip` for a MachineDeployment's MachineSets,
+    the topology upgrade annotations `computeMachineDeployment` /
+    `computeMachinePool` drop; crates/core/src/capi/rules/contract.rs).
+
+    The runner (RUNNER, default target/host/policy-runner) evaluates the
+    module (POLICY, default annotated-policy.wasm) in mutate mode, default
+    settings, on a probe: the child with no annotations at the target
+    path, its look-ups answered from the parents (`--parents`). The
+    returned patch is applied (`policy-runner patch`), and the keys the
+    policy wrote there are the ones that reach the child. The answer
+    depends on the child's kind and the keys on offer, not on names or
+    values, so it is asked once per (child apiVersion and kind, target,
+    keys on offer) and reused: a handful of runs for the 10,000-object
+    dump (`runs` counts them)."""
+
+    def __init__(self, runner=RUNNER, policy=POLICY):
+        self.runner = os.path.join(ROOT, runner) if "/" in runner else runner
+        self.policy = os.path.join(ROOT, policy)
+        self.memo = {}
+        self.runs = 0
+
+    def mutated(self, child, parents):
+        """`child` as the mutating policy leaves it, its parents `parents`."""
+        group, _, version = child["apiVersion"].rpartition("/")
+        gvk = {"group": group, "version": version, "kind": child["kind"]}
+        review = {"request": {
+            "uid": "dumps-gen", "kind": gvk, "requestKind": gvk,
+            "resource": {"group": group, "version": version, "resource": child["kind"].lower() + "s"},
+            "name": child["metadata"]["name"], "namespace": child["metadata"].get("namespace", ""),
+            "operation": "CREATE", "userInfo": {"username": "dumps-gen"}, "object": child,
+            "oldObject": None, "dryRun": False}}
+        with tempfile.TemporaryDirectory() as tmp:
+            paths = {name: os.path.join(tmp, f"{name}.json") for name in ("review", "parents", "object", "patch")}
+            for name, value in (("review", review), ("object", child),
+                                ("parents", {"apiVersion": "v1", "kind": "List", "items": parents})):
+                with open(paths[name], "w", encoding="utf-8") as f:
+                    json.dump(value, f)
+            run = subprocess.run(
+                [self.runner, "run", "--allow-context-aware", "--parents", paths["parents"],
+                 "-r", paths["review"], self.policy],
+                capture_output=True, text=True, check=True, cwd=ROOT)
+            self.runs += 1
+            unasked = [line for line in run.stderr.splitlines() if "was not looked up" in line]
+            response = json.loads(run.stdout.strip().splitlines()[-1])
+            if not response.get("allowed") or unasked:
+                raise SystemExit(f"the policy does not take {child['kind']} {child['metadata']['name']}"
+                                 f" from its parents: {response} {unasked}")
+            with open(paths["patch"], "w", encoding="utf-8") as f:
+                f.write(base64.b64decode(response["patch"]).decode() if response.get("patch") else "[]")
+            patched = subprocess.run(
+                [self.runner, "patch", "--object", paths["object"], "--patch", paths["patch"]],
+                capture_output=True, text=True, check=True, cwd=ROOT)
+        return json.loads(patched.stdout)
+
+    def annotations_reaching(self, child, parents, path, offered):
+        """The keys of `offered` (annotation keys the parents hold) the
+        policy writes at `path` (a tuple of keys) of a child like `child`."""
+        memo_key = (child["apiVersion"], child["kind"], path, frozenset(offered))
+        if memo_key not in self.memo:
+            probe = copy.deepcopy(child)
+            *head, last = path
+            node = probe
+            for part in head:
+                node = node[part]
+            node.pop(last, None)
+            node = self.mutated(probe, parents)
+            for part in path:
+                node = node.get(part, {})
+            self.memo[memo_key] = frozenset(offered) & set(node)
+        return self.memo[memo_key]
 
 
 def read_yaml(path):
@@ -279,6 +351,8 @@ def without_gate(obj_spec, condition_type):
 class QuickStart:
     """The quick-start world at one API version."""
 
+    contract = None  # the Contract main() sets: what the policy lets reach a child
+
     def __init__(self, version):
         self.v = version
         self.ns = NAMESPACE
@@ -395,20 +469,22 @@ class QuickStart:
         entry = next(e for e in self.clusterclass["spec"]["workers"][list_name] if e["class"] == class_name)
         return (entry.get("template", {}) if self.v == "v1beta1" else entry).get("metadata", {})
 
-    def topology_metadata(self, list_name, name):
+    def topology_metadata(self, list_name, name, created):
         """computeMachineDeployment / computeMachinePool: MergeMap(topology
-        entry metadata, class metadata), upgrade annotations dropped."""
+        entry metadata, class metadata); the annotations only those the
+        policy lets reach `created`'s kind (the upgrade annotations do not:
+        `Contract`)."""
         entry = next(e for e in self.cluster["spec"]["topology"]["workers"][list_name] if e["name"] == name)
         cls = self.class_worker_metadata(list_name, entry["class"])
         labels = merge(entry.get("metadata", {}).get("labels"), cls.get("labels"))
         annotations = merge(entry.get("metadata", {}).get("annotations"), cls.get("annotations"))
-        for key in TOPOLOGY_UPGRADE_ANNOTATIONS:
-            annotations.pop(key, None)
-        return labels, annotations
+        reaching = self.contract.annotations_reaching(
+            created, [self.cluster, self.clusterclass], ("metadata", "annotations"), annotations)
+        return labels, {k: v for k, v in annotations.items() if k in reaching}
 
     def topology_md(self, created=None, topology_name="md-0"):
         md = copy.deepcopy(created or self.md0_created)
-        labels, annotations = self.topology_metadata("machineDeployments", topology_name)
+        labels, annotations = self.topology_metadata("machineDeployments", topology_name, md)
         name = md["metadata"]["name"]
         meta = md["metadata"]
         meta["labels"] = merge(meta["labels"], labels)
@@ -435,7 +511,7 @@ class QuickStart:
 
     def topology_mp(self):
         mp = copy.deepcopy(self.mp0_created)
-        labels, annotations = self.topology_metadata("machinePools", "mp-0")
+        labels, annotations = self.topology_metadata("machinePools", "mp-0", mp)
         meta = mp["metadata"]
         meta["labels"] = merge(meta["labels"], labels)
         meta["annotations"] = dict(annotations)
@@ -463,21 +539,20 @@ class QuickStart:
     # -------------------------------------------------------------- workers
     def machineset(self, md, suffix, template_hash, replicas=2, max_replicas=3):
         """computeDesiredMS: labels and template labels = MD template labels +
-        machine-template-hash (+ deployment-name); annotations = MD
-        annotations minus annotationsToSkip + the revision annotations;
-        template annotations = MD template annotations."""
+        machine-template-hash (+ deployment-name); annotations = the MD
+        annotations the policy lets reach a MachineSet (not mdutil's
+        annotationsToSkip: `Contract`) + the revision annotations; template
+        annotations = MD template annotations."""
         name = f"{md['metadata']['name']}-{suffix}"
         template = copy.deepcopy(md["spec"]["template"])
         template["metadata"]["labels"]["machine-template-hash"] = template_hash
         labels = dict(template["metadata"]["labels"])
-        annotations = {k: v for k, v in md["metadata"].get("annotations", {}).items()
-                       if k not in MD_ANNOTATIONS_TO_SKIP}
-        annotations.update({
+        annotations = {
             "machinedeployment.clusters.x-k8s.io/desired-replicas": str(replicas),
             "machinedeployment.clusters.x-k8s.io/max-replicas": str(max_replicas),
             "machinedeployment.clusters.x-k8s.io/revision":
                 md["metadata"]["annotations"]["machinedeployment.clusters.x-k8s.io/revision"],
-        })
+        }
         if self.v == "v1beta2":
             annotations["cluster.x-k8s.io/disable-machine-create"] = "false"
         ms = copy.deepcopy(self.ms1)
@@ -489,6 +564,10 @@ class QuickStart:
             md["spec"]["selector"]["matchLabels"], **{"machine-template-hash": template_hash})
         ms["spec"]["template"] = template
         self.sync_machineset(ms, md)
+        md_annotations = md["metadata"].get("annotations", {})
+        reaching = self.contract.annotations_reaching(ms, [md], ("metadata", "annotations"), md_annotations)
+        ms["metadata"]["annotations"] = dict(
+            {k: v for k, v in md_annotations.items() if k in reaching}, **annotations)
         ms["status"]["selector"] = ",".join(
             f"{k}={v}" for k, v in sorted(ms["spec"]["selector"]["matchLabels"].items()))
         return served(ms, self.v)
@@ -818,7 +897,8 @@ class ScaleCluster(QuickStart):
     def __init__(self, base, ns, name, index, md0_replicas):
         self.v, self.ns, self.name, self.index = base.v, ns, name, index
         self.tokens = {t: rand5(f"{ns}/{name}/{t}") for t in FIXTURE_TOKENS}
-        self.clusterclass = base.clusterclass
+        # the namespace's copy (scale_objects writes one per namespace)
+        self.clusterclass = dict(base.clusterclass, metadata=dict(base.clusterclass["metadata"], namespace=ns))
         self.cluster = self.rename(base.cluster)
         self.kcp = self.rename(base.kcp)
         self.md1 = self.rename(base.md1)  # only its status is read
@@ -979,6 +1059,7 @@ def compact_list(objects):
 
 
 def main():
+    QuickStart.contract = Contract()
     for version in ("v1beta1", "v1beta2"):
         objects = QuickStart(version).objects()
         write(f"quickstart_{version}_clean.yaml",
