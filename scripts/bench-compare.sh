@@ -2,10 +2,14 @@
 # `make bench-compare BASE=<rev>`: this checkout's policy against the policy
 # of an earlier revision, scenario by scenario, in one run (BENCHMARKS.md).
 #
-# Each revision is timed on its own scenario files (a change of what the
-# policy reads changes the replay sessions' field masks, so a revision can
-# only replay its own), with this checkout's runner, on a fresh instance per
-# evaluation as policy-server runs it. The two modules take turns, ROUNDS
+# Each revision is timed on its own scenario files (test_data/bench/
+# scenarios.tsv: request, settings and what answers the look-ups), with
+# this checkout's runner, on a fresh instance per evaluation as
+# policy-server runs it. The look-ups are answered from a parents file
+# (`*.parents.yaml`, plain objects: `--parents`) or, in a revision from
+# before those, from a kwctl replay session (`*.replay.yml`:
+# `--replay-host-capabilities-interactions`), whose field masks are the
+# ones that revision's policy sends, so a revision can only replay its own. The two modules take turns, ROUNDS
 # times per scenario, so machine noise falls on both; the table gives each
 # one's median of the per-round medians and head / base.
 #
@@ -80,13 +84,30 @@ instructions() {
     2>&1 >/dev/null | sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
 }
 
-# time_one ROOT MODULE REQUEST SETTINGS REPLAY: one round's fresh median in
-# µs, or with MEASURE=instructions the instructions per evaluation
+# lookup_args ROOT FILE: the flag answering the look-ups from a scenario's
+# fourth column: nothing for -, a kwctl session (*.yml) replayed, else
+# parent objects (*.parents.yaml)
+lookup_args() {
+  local root=$1 file=$2
+  case "$file" in
+    -) ;;
+    *.yml) printf '%s
+' --replay-host-capabilities-interactions "$root/$file" ;;
+    *) printf '%s
+' --parents "$root/$file" ;;
+  esac
+}
+
+# time_one ROOT MODULE REQUEST SETTINGS LOOKUPS: one round's fresh median in
+# µs, or with MEASURE=instructions the instructions per evaluation; LOOKUPS
+# is the scenario's parents file or replay session (or -)
 time_one() {
-  local root=$1 module=$2 request=$3 settings=$4 replay=$5
+  local root=$1 module=$2 request=$3 settings=$4 lookups=$5
   local args=(bench --output json --request-path "$root/$request" --settings-path "$root/$settings"
     --allow-context-aware)
-  [[ "$replay" != "-" ]] && args+=(--replay-host-capabilities-interactions "$root/$replay")
+  local extra
+  mapfile -t extra < <(lookup_args "$root" "$lookups")
+  args+=("${extra[@]}")
   if [[ "$MEASURE" == instructions ]]; then
     local small large
     small=$(instructions 50 "${args[@]}" "$module")
@@ -100,16 +121,16 @@ time_one() {
 unit=$([[ "$MEASURE" == instructions ]] && echo "instructions / evaluation" || echo "median µs")
 echo "| scenario | base $base_rev $unit | head $unit | head / base |"
 echo "|---|---:|---:|---:|"
-while IFS=$'\t' read -r name request settings replay; do
+while IFS=$'\t' read -r name request settings lookups; do
   [[ -z "$name" || "$name" == \#* ]] && continue
   [[ -n "${ONLY:-}" && " $ONLY " != *" $name "* ]] && continue
   head_row=$(awk -F'\t' -v n="$name" '$1 == n' test_data/bench/scenarios.tsv)
   [[ -z "$head_row" ]] && continue
-  IFS=$'\t' read -r _ head_request head_settings head_replay <<<"$head_row"
+  IFS=$'\t' read -r _ head_request head_settings head_lookups <<<"$head_row"
   base_times=() head_times=()
   for _ in $(seq "$ROUNDS"); do
-    base_times+=("$(time_one "$WORKTREE" "$OUT/base-annotated.wasm" "$request" "$settings" "$replay")")
-    head_times+=("$(time_one . annotated-policy.wasm "$head_request" "$head_settings" "$head_replay")")
+    base_times+=("$(time_one "$WORKTREE" "$OUT/base-annotated.wasm" "$request" "$settings" "$lookups")")
+    head_times+=("$(time_one . annotated-policy.wasm "$head_request" "$head_settings" "$head_lookups")")
   done
   base_median=$(printf '%s\n' "${base_times[@]}" | median)
   head_median=$(printf '%s\n' "${head_times[@]}" | median)

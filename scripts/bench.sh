@@ -10,20 +10,25 @@
 # Each (scenario, shape) is one `policy-runner bench` process that measures
 # the policy and the floors (crates/floor: the accept floor decodes the
 # request and accepts; the echo floor returns the request's object as the
-# mutated object; the look-up floor, for scenarios with a replay session,
-# first makes the policy's look-ups with the same field masks and decodes
-# the answers as the policy does) taking turns. The ratio is policy / echo
+# mutated object; the look-up floor, for scenarios with parents, first
+# makes the policy's look-ups with the same field masks and decodes the
+# answers as the policy does) taking turns. The ratio is policy / echo
 # floor when the policy mutates, policy / accept floor otherwise; the
 # look-up ratio, policy / look-up floor, is the headline for scenarios with
 # look-ups: what the policy costs beyond the look-ups any policy reading
 # those parents makes.
+#
+# A scenario's parents (scenarios.tsv's fourth column, written by
+# test_data/bench/gen.py) are plain objects, passed with `--parents`: each
+# look-up gets the object it names, pruned by the look-up's field masks, as
+# policy-server answers it.
 #
 # Prints a markdown table and the module sizes on stdout, and writes
 # target/bench/results.json: one object per (scenario, instance) row,
 # {"scenario","instance","mutates","median_us","p99_us",
 #  "accept_floor_median_us","echo_floor_median_us","ratio",
 #  "lookup_floor_median_us","lookup_ratio"}, the last two null for
-# scenarios without a replay session (no look-ups).
+# scenarios without parents (no look-ups).
 #
 # Environment:
 #   ITERATIONS (default 1000) and WARMUP (default 100) per scenario, shape
@@ -78,16 +83,31 @@ echo "| scenario | mutates | fresh median µs | fresh p99 µs | accept floor µs
 echo "|---|:-:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 answers=()
 rows=()
-while IFS=$'\t' read -r name request settings replay; do
+while IFS=$'\t' read -r name request settings parents; do
   [[ -z "$name" || "$name" == \#* ]] && continue
   args=(bench --output json --iterations "$ITERATIONS" --warmup "$WARMUP"
     --request-path "$request" --settings-path "$settings" --allow-context-aware
     --accept-floor "$OUT/annotated-accept-floor.wasm" --echo-floor "$OUT/annotated-echo-floor.wasm")
-  if [[ "$replay" != "-" ]]; then
-    args+=(--replay-host-capabilities-interactions "$replay" --lookup-floor "$OUT/annotated-lookup-floor.wasm")
+  if [[ "$parents" != "-" ]]; then
+    args+=(--parents "$parents" --lookup-floor "$OUT/annotated-lookup-floor.wasm")
   fi
   fresh=$("$RUNNER" "${args[@]}" "$POLICY")
   warm=$("$RUNNER" "${args[@]}" --reuse-instance "$POLICY")
+  # Parents answer whatever is asked (a missing one is a NotFound, not an
+  # error), so check here what a replay session enforced: the policy looked
+  # up every parent and found it, and the look-up floor made as many
+  # look-ups.
+  if [[ "$parents" != "-" ]]; then
+    for report in "$fresh" "$warm"; do
+      problem=$(jq -r '
+        if .policy.answer.lookups == 0 or .policy.answer.unreplayed > 0 then
+          "the policy found \(.policy.answer.lookups) of the parents, \(.policy.answer.unreplayed) were not looked up"
+        elif .lookup_floor.answer.lookups != .policy.answer.lookups then
+          "the look-up floor made \(.lookup_floor.answer.lookups) look-ups, the policy \(.policy.answer.lookups)"
+        else empty end' <<<"$report")
+      [[ -z "$problem" ]] || { echo "bench.sh: $name ($parents): $problem" >&2; exit 1; }
+    done
+  fi
   for report in "$fresh" "$warm"; do
     rows+=("$(jq -c --arg name "$name" '{
       scenario: $name, instance, mutates,

@@ -38,11 +38,13 @@ for dir in test_data/xr/examples test_data/capi/examples; do
   for request in "$dir"/*.json; do
     case "$request" in */settings*.json) continue ;; esac
     # The annotated module declares contextAwareResources; grant them as a
-    # ClusterAdmissionPolicy would. XRs make no look-ups.
+    # ClusterAdmissionPolicy would. The parents (<request>.parents.yaml,
+    # plain objects) answer the look-ups as a cluster would. XRs make no
+    # look-ups.
     args=(--allow-context-aware --request-path "$request")
     [ -f "$settings" ] && args+=(--settings-path "$settings")
-    replay="${request%.json}.replay.yml"
-    [ -f "$replay" ] && args+=(--replay-host-capabilities-interactions "$replay")
+    parents="${request%.json}.parents.yaml"
+    [ -f "$parents" ] && args+=(--parents "$parents")
     show "$request" "${args[@]}"
   done
 done

@@ -6,7 +6,8 @@
 # next to `make bench`.
 #
 # Environment: ITERATIONS (default 2000), SCENARIOS (default
-# test_data/bench/scenarios.tsv). Needs what `make bench` built.
+# test_data/bench/scenarios.tsv, whose parents answer the look-ups as in
+# `make bench`). Needs what `make bench` built.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -21,10 +22,10 @@ for needed in "$RUNNER" annotated-policy.wasm "$OUT/annotated-accept-floor.wasm"
   [ -e "$needed" ] || { echo "profile.sh: $needed is missing: run 'make bench' first" >&2; exit 1; }
 done
 
-while IFS=$'\t' read -r name request settings replay; do
+while IFS=$'\t' read -r name request settings parents; do
   [[ -z "$name" || "$name" == \#* ]] && continue
   args=(profile --iterations "$ITERATIONS" --request-path "$request" --settings-path "$settings")
-  [[ "$replay" != "-" ]] && args+=(--replay-host-capabilities-interactions "$replay")
+  [[ "$parents" != "-" ]] && args+=(--parents "$parents")
   echo "## $name"
   "$RUNNER" "${args[@]}"
   echo

@@ -7,15 +7,15 @@ committed files byte for byte.
 
 Every scenario is an AdmissionRequest as the API server sends it (objects
 with metadata.managedFields, status and the controller's user), its policy
-settings, and a kwctl replay session answering the look-ups the policy makes.
-Each look-up in a session carries the field_masks the policy sends for it
-(test_data/field_masks.py, which mirrors crates/core/src/capi/rules.rs and
-crates/core/src/capi/topology.rs); the replay runner matches them exactly. The parents in
-the sessions are whole objects as `kubectl get -o json` shows them.
+settings, and the parents its look-ups find: `<scenario>.parents.yaml`, the
+whole objects as `kubectl get -o yaml` prints them (one YAML document each).
+`policy-runner bench --parents` answers every look-up from them as
+policy-server does, pruned by the field masks the policy sends; nothing here
+knows those masks (`--record-session` writes them down).
 
-scenarios.tsv lists them: name, request, settings, replay (or -). A variant
+scenarios.tsv lists them: name, request, settings, parents (or -). A variant
 scenario (md-ms-validate, kcp-machine-regexes) points at its base scenario's
-request and replay and has only its own settings file.
+request and parents and has only its own settings file.
 
 Scenarios:
 - md-ms: a MachineSet UPDATE; its MachineDeployment (one look-up) carries an
@@ -44,10 +44,10 @@ Scenarios:
   volume-detach timeout, no minReadySeconds, no gate) besides md-ms's missing
   annotation and template label. md-ms-fields vs md-ms is what the field
   flows cost per request.
-- md-ms-validate: md-ms (same request and replay) with settings
+- md-ms-validate: md-ms (same request and parents) with settings
   {"mode": "validate"}: the policy rejects the MachineSet listing every
   deviation instead of returning a patch.
-- kcp-machine-regexes: kcp-machine (same request and replay) with
+- kcp-machine-regexes: kcp-machine (same request and parents) with
   machine-node-sync's settings (2 additionalSyncMachineLabels regexes, 1
   additionalSyncMachineAnnotations regex). None of them matches a key of the
   Machine or of the KubeadmControlPlane's machineTemplate, so the answer is
@@ -58,13 +58,12 @@ Scenarios:
 import copy
 import json
 import os
-import sys
 import uuid
+
+import yaml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.relpath(HERE, os.path.join(HERE, "..", ".."))
-sys.path.insert(0, os.path.dirname(HERE))
-from field_masks import child_of, masks_for, yaml_lines  # noqa: E402  (test_data/field_masks.py)
 
 NS = "payments"
 CLUSTER = "payments-prod"
@@ -943,26 +942,13 @@ def xr_annotation_10k():
 # --------------------------------------------------------------------------
 # Files
 # --------------------------------------------------------------------------
-def get_resource_entry(child, obj):
-    """One exchange answering the look-up of `obj` made for `child`
-    ((apiVersion, kind) of the object under admission)."""
-    payload = json.dumps(obj, separators=(",", ":"), sort_keys=True)
-    meta = obj["metadata"]
-    masks = masks_for(child[0], child[1], obj["apiVersion"], obj["kind"])
-    return (
-        "- type: Exchange\n"
-        "  request: |\n"
-        "    !KubernetesGetResource\n"
-        f"    api_version: {obj['apiVersion']}\n"
-        f"    kind: {obj['kind']}\n"
-        f"    name: {meta['name']}\n"
-        f"    namespace: {meta['namespace']}\n"
-        "    disable_cache: false\n"
-        + yaml_lines(masks) +
-        "  response:\n"
-        "    type: Success\n"
-        "    payload: '" + payload.replace("'", "''") + "'\n"
-    )
+def parents_yaml(objects):
+    """The parent objects as `kubectl get -o yaml` prints each one (keys
+    sorted, block style), one YAML document per object."""
+    return "# written by gen.py: the parents the scenario's look-ups find\n" + "---\n".join(
+        yaml.safe_dump(obj, sort_keys=True, default_flow_style=False, allow_unicode=True,
+                       width=1 << 16)
+        for obj in objects)
 
 
 def write(name, text):
@@ -980,18 +966,18 @@ def main():
     def scenario(name, request, settings, parents):
         write_json(f"{name}.request.json", request)
         write_json(f"{name}.settings.json", settings)
-        replay = "-"
+        parents_file = "-"
         if parents:
-            child = child_of(request)
-            write(f"{name}.replay.yml", "".join(get_resource_entry(child, p) for p in parents))
-            replay = f"{ROOT}/{name}.replay.yml"
-        rows.append((name, f"{ROOT}/{name}.request.json", f"{ROOT}/{name}.settings.json", replay))
+            write(f"{name}.parents.yaml", parents_yaml(parents))
+            parents_file = f"{ROOT}/{name}.parents.yaml"
+        rows.append((name, f"{ROOT}/{name}.request.json", f"{ROOT}/{name}.settings.json",
+                     parents_file))
 
     def variant(name, base, settings):
-        """`base`'s request and replay (the same files) with other settings."""
-        _, request, _, replay = next(row for row in rows if row[0] == base)
+        """`base`'s request and parents (the same files) with other settings."""
+        _, request, _, parents_file = next(row for row in rows if row[0] == base)
         write_json(f"{name}.settings.json", settings)
-        rows.append((name, request, f"{ROOT}/{name}.settings.json", replay))
+        rows.append((name, request, f"{ROOT}/{name}.settings.json", parents_file))
 
     ms = machine_set()
     scenario("md-ms", admission_request(ms, "UPDATE", CAPI_SA, old=ms), {},
@@ -1018,7 +1004,7 @@ def main():
     variant("kcp-machine-regexes", "kcp-machine", NODE_SYNC_SETTINGS)
 
     write("scenarios.tsv",
-          "# name\trequest\tsettings\treplay (or -); written by gen.py\n"
+          "# name\trequest\tsettings\tparents (or -); written by gen.py\n"
           + "".join("\t".join(row) + "\n" for row in rows))
 
 

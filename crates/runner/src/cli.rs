@@ -224,8 +224,15 @@ pub struct ProfileArgs {
     pub settings: SettingsArgs,
 
     /// kwctl session file answering the look-ups, in order.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with = "parents")]
     pub replay_host_capabilities_interactions: Option<PathBuf>,
+
+    /// Objects that answer the look-ups, as for `run --parents`: a `List`
+    /// or YAML/JSON documents, as `kubectl get -o yaml` prints them, each
+    /// look-up answered with the object it names, pruned by its field
+    /// masks, or the host's NotFound text. Repeatable.
+    #[arg(long, value_name = "FILE")]
+    pub parents: Vec<PathBuf>,
 
     /// Also time what a fresh instance of this module costs before and
     /// after `validate`: instantiation, `wapc_init` and the drop.

@@ -2,8 +2,9 @@
 //! phase. The runner's wasmtime has no profiling feature (it would double
 //! the build), so the module's own `validate` runs natively
 //! (`edge::validate_with` reports each step as it ends), its look-ups
-//! answered from the replay session as the host answers them and timed on
-//! both sides of the call. A second pass decides with settings prepared
+//! answered as the host answers them (from the replay session or the
+//! `--parents` objects, the host's own [`Lookups`]) and timed on both sides
+//! of the call. A second pass decides with settings prepared
 //! beforehand; the difference is what preparing them costs. Native code is
 //! faster than wasm, so the shares matter, not the numbers (`bench` gives
 //! those); `--module` adds what a fresh instance of a module costs.
@@ -22,11 +23,13 @@ use serde_json::Value;
 
 use crate::cli::ProfileArgs;
 use crate::commands::bench::stats::{Stats, nanos};
-use crate::commands::input::{core_settings, read_replay, read_request, read_settings};
+use crate::commands::input::{
+    core_settings, read_parents, read_replay, read_request, read_settings,
+};
 use crate::host::callback::CALLBACK_FAILURE_PREFIX;
-use crate::host::lookups::NO_CLUSTER;
+use crate::host::lookups::Lookups;
 use crate::host::policy;
-use crate::host::replay::{GetResourceRequest, Replay};
+use crate::host::replay::GetResourceRequest;
 use crate::host::request::AdmissionRequest;
 use crate::host::response::PolicyResponse;
 
@@ -36,7 +39,7 @@ const PHASES: [&str; 9] = [
     "decode the payload (the object scanned)",
     "parse the settings",
     "decode the object's projection",
-    "look-ups: host side (replay answer, masks applied)",
+    "look-ups: host side (answer found, masks applied)",
     "look-ups: guest decode (projection)",
     "decide (incl. settings preparation)",
     "encode the reply",
@@ -64,21 +67,17 @@ pub fn profile(args: &ProfileArgs) -> Result<()> {
     let request = read_request(&args.request_path)?;
     let settings = read_settings(&args.settings)?;
     let payload = policy::validate_payload(&request, &settings);
-    let replay = args
-        .replay_host_capabilities_interactions
-        .as_deref()
-        .map(read_replay)
-        .transpose()?;
-    let lookup = ReplayLookup {
-        replay: RefCell::new(replay),
-        host: Cell::new(Duration::ZERO),
-        guest: Cell::new(Duration::ZERO),
-    };
+    let lookup = TimedLookup::new(lookups(args)?);
     let prepared = core_settings(&settings)?;
 
     let mut samples: Vec<Vec<u64>> = vec![Vec::new(); PHASES.len()];
     for round in 0..args.warmup + args.iterations {
         let times = lookup.evaluate_once(&payload, &request, &prepared)?;
+        if round == 0 {
+            for leftover in lookup.lookups.borrow().leftovers() {
+                eprintln!("WARN policy-runner: {leftover}");
+            }
+        }
         if round >= args.warmup {
             for (phase, time) in samples.iter_mut().zip(times) {
                 phase.push(time);
@@ -117,6 +116,19 @@ pub fn profile(args: &ProfileArgs) -> Result<()> {
     Ok(())
 }
 
+/// What answers the look-ups: the replay session, the `--parents` objects
+/// (both with the field masks applied, as policy-server applies them), or
+/// nothing.
+fn lookups(args: &ProfileArgs) -> Result<Lookups> {
+    Ok(
+        match (&args.replay_host_capabilities_interactions, &args.parents) {
+            (Some(session), _) => Lookups::Replay(read_replay(session)?),
+            (None, parents) if !parents.is_empty() => Lookups::Parents(read_parents(parents)?),
+            (None, _) => Lookups::None,
+        },
+    )
+}
+
 /// The median cost of a fresh instance of the module at `path` that
 /// evaluates nothing: what policy-server pays per request before and after
 /// `validate`.
@@ -135,15 +147,23 @@ fn instantiation_median_us(path: &std::path::Path, warmup: u32, iterations: u32)
     Ok(Stats::from_samples(samples).median_us)
 }
 
-/// [`Lookup`] answered from a replay session the way the host answers, with
-/// the time spent on each side of the call accumulated.
-struct ReplayLookup {
-    replay: RefCell<Option<Replay>>,
+/// [`Lookup`] answered from [`Lookups`] the way the host answers, with the
+/// time spent on each side of the call accumulated.
+struct TimedLookup {
+    lookups: RefCell<Lookups>,
     host: Cell<Duration>,
     guest: Cell<Duration>,
 }
 
-impl ReplayLookup {
+impl TimedLookup {
+    fn new(lookups: Lookups) -> TimedLookup {
+        TimedLookup {
+            lookups: RefCell::new(lookups),
+            host: Cell::new(Duration::ZERO),
+            guest: Cell::new(Duration::ZERO),
+        }
+    }
+
     /// One evaluation as the module's `validate` runs it, then the host's
     /// side; the duration of every phase, in nanoseconds, in [`PHASES`]
     /// order (zero for a step a request does not take).
@@ -209,25 +229,20 @@ impl ReplayLookup {
     }
 
     fn rewind(&self) {
-        if let Some(replay) = self.replay.borrow_mut().as_mut() {
-            replay.rewind();
-        }
+        self.lookups.borrow_mut().rewind();
     }
 }
 
-impl Lookup for ReplayLookup {
+impl Lookup for TimedLookup {
     fn get(&self, object: &ObjectRef, projection: &Projection) -> Result<Value, LookupError> {
         // The guest's request, as the host decodes it from the host call.
         let message = serde_json::to_vec(&get_resource_request(object, projection))
             .map_err(|e| LookupError::Failed(e.to_string()))?;
         let started = Instant::now();
-        let answer = match (
-            self.replay.borrow_mut().as_mut(),
-            serde_json::from_slice::<GetResourceRequest>(&message),
-        ) {
-            (Some(replay), Ok(request)) => replay.answer(&request).map_err(|e| e.to_string()),
-            (None, _) => Err(NO_CLUSTER.to_owned()),
-            (_, Err(e)) => Err(e.to_string()),
+        let answer = match serde_json::from_slice::<GetResourceRequest>(&message) {
+            Ok(request) => (self.lookups.borrow_mut().answer(&request))
+                .map_err(|unanswered| unanswered.message().to_owned()),
+            Err(e) => Err(e.to_string()),
         };
         let answered = Instant::now();
         self.host.set(self.host.get() + (answered - started));
@@ -240,5 +255,134 @@ impl Lookup for ReplayLookup {
             });
         self.guest.set(self.guest.get() + answered.elapsed());
         object
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    use clap::Parser;
+    use clap::error::ErrorKind;
+    use serde_json::json;
+
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use crate::host::parents::Parents;
+
+    fn profile_args(args: &[&str]) -> Result<ProfileArgs, clap::Error> {
+        let cli = Cli::try_parse_from(["policy-runner", "profile"].iter().chain(args))?;
+        let Command::Profile(profile) = cli.command else {
+            panic!("expected profile");
+        };
+        Ok(profile)
+    }
+
+    fn bench_file(name: &str) -> String {
+        let path: PathBuf = [env!("CARGO_MANIFEST_DIR"), "../../test_data/bench", name]
+            .iter()
+            .collect();
+        path.display().to_string()
+    }
+
+    fn machine_deployment() -> Value {
+        json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineDeployment",
+               "metadata": {"name": "md-0", "namespace": "default", "labels": {"team": "a"}},
+               "spec": {"clusterName": "c", "replicas": 2}})
+    }
+
+    fn md_ref(name: &str) -> ObjectRef {
+        ObjectRef {
+            api_version: "cluster.x-k8s.io/v1beta2".to_owned(),
+            kind: "MachineDeployment".to_owned(),
+            name: name.to_owned(),
+            namespace: Some("default".to_owned()),
+        }
+    }
+
+    #[test]
+    fn parents_are_repeatable_and_conflict_with_a_replay_session() {
+        let args = profile_args(&[
+            "-r",
+            "req.json",
+            "--parents",
+            "a.yaml",
+            "--parents",
+            "b.yaml",
+        ])
+        .unwrap();
+        assert_eq!(
+            args.parents,
+            [Path::new("a.yaml"), Path::new("b.yaml")].map(Path::to_path_buf)
+        );
+        assert_eq!(args.replay_host_capabilities_interactions, None);
+
+        let err = profile_args(&[
+            "-r",
+            "req.json",
+            "--parents",
+            "a.yaml",
+            "--replay-host-capabilities-interactions",
+            "session.yml",
+        ])
+        .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::ArgumentConflict);
+    }
+
+    #[test]
+    fn parents_answer_pruned_by_the_masks_or_not_found_as_the_host_does() {
+        let parents = Parents::new([("p.yaml document 1".to_owned(), machine_deployment())]);
+        let lookup = TimedLookup::new(Lookups::Parents(parents.unwrap()));
+        let labels = Projection::of(&[&["metadata", "labels"]]);
+
+        let found = lookup.get(&md_ref("md-0"), &labels).unwrap();
+        let missing = lookup.get(&md_ref("md-9"), &labels);
+
+        assert_eq!(found["metadata"]["labels"], json!({"team": "a"}));
+        assert_eq!(found.get("spec"), None);
+        assert_eq!(missing, Err(LookupError::NotFound));
+        assert_eq!(lookup.lookups.borrow().answered(), 1);
+
+        let nothing = TimedLookup::new(Lookups::None);
+        assert!(matches!(
+            nothing.get(&md_ref("md-0"), &labels),
+            Err(LookupError::Failed(_))
+        ));
+    }
+
+    #[test]
+    fn a_bench_scenarios_parents_answer_every_look_up() {
+        let (request, settings, parents) = (
+            bench_file("topology-kcp.request.json"),
+            bench_file("topology-kcp.settings.json"),
+            bench_file("topology-kcp.parents.yaml"),
+        );
+        let args = profile_args(&[
+            "-r",
+            &request,
+            "--settings-path",
+            &settings,
+            "--parents",
+            &parents,
+        ])
+        .unwrap();
+        let request = read_request(&args.request_path).unwrap();
+        let settings = read_settings(&args.settings).unwrap();
+        let payload = policy::validate_payload(&request, &settings);
+        let lookup = TimedLookup::new(lookups(&args).unwrap());
+
+        lookup
+            .evaluate_once(&payload, &request, &core_settings(&settings).unwrap())
+            .unwrap();
+        let reply = edge::validate_with(&payload, &lookup, &mut |_| {});
+
+        // the Cluster and its ClusterClass, both found: the topology's
+        // metadata reaches the KubeadmControlPlane
+        let lookups = lookup.lookups.borrow();
+        assert!(matches!(*lookups, Lookups::Parents(_)));
+        assert_eq!(lookups.answered(), 2);
+        assert_eq!(lookups.leftovers(), Vec::<String>::new());
+        let response: PolicyResponse = serde_json::from_slice(&reply).unwrap();
+        assert!(response.mutated_object.is_some());
     }
 }
