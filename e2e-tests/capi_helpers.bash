@@ -3,9 +3,15 @@
 # on a fixture and read its answer. Loaded with `load capi_helpers`.
 #
 # The suites call ${KWCTL:-target/host/policy-runner}, so they run unchanged
-# against a real kwctl. RUNNER, POLICY and DATA are the suite's. A patch is
-# applied by the project's runner (`policy-runner patch`, with the json-patch
-# crate that builds it), whichever host answered: POLICY_RUNNER names it.
+# against a real kwctl. RUNNER, POLICY and DATA are the suite's. The project's
+# runner (POLICY_RUNNER) answers the policy's look-ups from the objects in
+# test_data/capi/<version>/parents/ (`run --parents`) and records them as a
+# kwctl session (`--record-session`); under a real kwctl, which takes no
+# objects, kwctl then replays that recorded session. Each scenario's row in
+# test_data/capi/<version>/lookups.tsv says which look-ups the policy must
+# make, and evaluate checks the recorded session against it. A patch is
+# applied by the project's runner too (`policy-runner patch`, with the
+# json-patch crate that builds it), whichever host answered.
 
 POLICY_RUNNER="${POLICY_RUNNER:-target/host/policy-runner}"
 
@@ -23,33 +29,136 @@ setup() {
   [[ -x "$POLICY_RUNNER" ]] || skip "'$POLICY_RUNNER' applies the patches: build it (make runner) or set POLICY_RUNNER=..."
   command -v jq >/dev/null || skip "jq is required"
   command -v base64 >/dev/null || skip "base64 is required"
+  python3 -c 'import yaml' 2>/dev/null || skip "python3 with PyYAML is required (it reads the recorded sessions)"
 }
 
 # ---------------------------------------------------------------------------
 # helpers
 # ---------------------------------------------------------------------------
 
+# scenario_row VERSION SCENARIO: SCENARIO's row of DATA/VERSION/lookups.tsv
+# (tab-separated: scenario, look-ups, optional session), or status 1.
+scenario_row() {
+  awk -F'\t' -v s="$2" '!/^#/ && $1 == s { print; found = 1; exit } END { exit !found }' \
+    "$DATA/$1/lookups.tsv"
+}
+
+# The host behind $RUNNER takes --parents and --record-session: it is the
+# project's runner (also behind e2e-tests/record-kwctl), not a real kwctl.
+runner_takes_parents() {
+  [[ "$("$RUNNER" --version 2>/dev/null)" == policy-runner* ]]
+}
+
+# A new file for a recorded session. Under `make e2e-tests` (KWCTL_RECORD
+# set) it is kept beside the recorded invocations, which validate_mode.bats
+# replays (a real kwctl's invocations name it); otherwise in the test's
+# temporary directory.
+new_session_file() {
+  local dir="${BATS_TEST_TMPDIR:-${BATS_TMPDIR:-/tmp}}"
+  [[ -n "${KWCTL_RECORD:-}" ]] && dir="$(dirname "$KWCTL_RECORD")/sessions"
+  mkdir -p "$dir" && mktemp "$dir/$1.XXXXXX"
+}
+
+# check_lookups RECORDED EXPECTED [SESSION]
+# The recorded kwctl session's look-ups, as Kind/namespace/name separated by
+# spaces (`-` for none), are EXPECTED; with a hand-written SESSION, the
+# recorded requests are the session's, field masks included (as sets).
+check_lookups() {
+  python3 - "$@" <<'PY'
+import sys
+import yaml
+
+TAG = "!KubernetesGetResource\n"
+
+
+def requests(path):
+    with open(path) as f:
+        entries = yaml.safe_load(f)
+    if not isinstance(entries, list):
+        sys.exit(f"{path}: not a kwctl session (a YAML list)")
+    out = []
+    for entry in entries:
+        text = (entry or {}).get("request", "")
+        if not text.startswith(TAG):
+            sys.exit(f"{path}: a request that is not a {TAG.strip()}: {text!r}")
+        request = yaml.safe_load(text[len(TAG):])
+        if request.get("field_masks") is not None:
+            request["field_masks"] = sorted(request["field_masks"])
+        out.append(request)
+    return out
+
+
+recorded = requests(sys.argv[1])
+got = " ".join(f"{r['kind']}/{r.get('namespace') or ''}/{r['name']}" for r in recorded) or "-"
+problems = []
+if got != sys.argv[2]:
+    problems.append(f"look-ups differ from lookups.tsv\n  expected: {sys.argv[2]}\n  recorded: {got}")
+if len(sys.argv) > 3:
+    written = requests(sys.argv[3])
+    if recorded != written:
+        problems.append(f"the policy's look-ups are not the requests of {sys.argv[3]}"
+                        f"\n  session:  {written}\n  recorded: {recorded}")
+if problems:
+    sys.exit("\n".join(problems))
+PY
+}
+
 # evaluate VERSION SCENARIO [runner args...]
-# Runs the policy on test_data/capi/VERSION/SCENARIO.json with the session
-# replay_SCENARIO.yml. Sets REQUEST and response (the runner's stdout).
+# Runs the policy on test_data/capi/VERSION/SCENARIO.json, its look-ups
+# answered from the objects in VERSION/parents/ (or from the hand-written
+# session SCENARIO's row names), and checks the look-ups it made against the
+# row. Sets REQUEST and response (the host's stdout).
 evaluate() {
   local version=$1 scenario=$2
   shift 2
   REQUEST="$DATA/$version/$scenario.json"
-  local replay="$DATA/$version/replay_$scenario.yml"
   local stderr_file="${BATS_TMPDIR:-/tmp}/$(basename "$BATS_TEST_FILENAME" .bats)-bats-stderr.$$"
-  [[ -f "$REQUEST" && -f "$replay" ]] || { echo "missing fixture $REQUEST or $replay"; return 1; }
-  if ! response=$("$RUNNER" run --allow-context-aware \
-      --request-path "$REQUEST" \
-      --replay-host-capabilities-interactions "$replay" \
-      "$@" "$POLICY" 2>"$stderr_file"); then
-    echo "runner failed on $REQUEST"
-    cat "$stderr_file"
-    return 1
+  local row lookups session answers=() parent recorded
+  [[ -f "$REQUEST" ]] || { echo "missing fixture $REQUEST"; return 1; }
+  row=$(scenario_row "$version" "$scenario") || { echo "$scenario has no row in $DATA/$version/lookups.tsv"; return 1; }
+  IFS=$'\t' read -r _ lookups session <<<"$row"
+  if [[ -n "$session" ]]; then
+    session="$DATA/$version/$session"
+    [[ -f "$session" ]] || { echo "missing session $session"; return 1; }
+    answers=(--replay-host-capabilities-interactions "$session")
+  else
+    for parent in "$DATA/$version"/parents/*.yaml; do
+      answers+=(--parents "$parent")
+    done
+  fi
+  recorded=$(new_session_file "${version}_$scenario") || return 1
+  if runner_takes_parents; then
+    if ! response=$("$RUNNER" run --allow-context-aware --request-path "$REQUEST" \
+        "${answers[@]}" --record-session "$recorded" "$@" "$POLICY" 2>"$stderr_file"); then
+      echo "runner failed on $REQUEST"
+      cat "$stderr_file"
+      return 1
+    fi
+  else
+    # A real kwctl takes no objects: the project's runner records the
+    # session, kwctl replays it (a hand-written session, kwctl replays as it is).
+    if ! "$POLICY_RUNNER" run --allow-context-aware --request-path "$REQUEST" \
+        "${answers[@]}" --record-session "$recorded" "$@" "$POLICY" >/dev/null 2>"$stderr_file"; then
+      echo "$POLICY_RUNNER failed to record the session of $REQUEST"
+      cat "$stderr_file"
+      return 1
+    fi
+    if ! response=$("$RUNNER" run --allow-context-aware --request-path "$REQUEST" \
+        --replay-host-capabilities-interactions "${session:-$recorded}" \
+        "$@" "$POLICY" 2>"$stderr_file"); then
+      echo "$RUNNER failed on $REQUEST"
+      cat "$stderr_file"
+      return 1
+    fi
   fi
   echo "response = ${response}"
   if ! jq -e 'type == "object"' >/dev/null 2>&1 <<<"$response"; then
     echo "the runner did not print one JSON object; stderr:"
+    cat "$stderr_file"
+    return 1
+  fi
+  if ! check_lookups "$recorded" "$lookups" ${session:+"$session"}; then
+    echo "(the policy's look-ups on $REQUEST, recorded in $recorded; stderr:)"
     cat "$stderr_file"
     return 1
   fi

@@ -1,24 +1,54 @@
 #!/usr/bin/env bats
 # The bad-input catalogue (test_data/bad/cases.tsv) through the built
 # module: every case yields an AdmissionResponse with its documented outcome
-# (or, for settings, kwctl's refusal); nothing traps the wasm instance.
+# (or, for settings, kwctl's refusal); nothing traps the wasm instance. A
+# case with a parent has it answer the policy's look-up as a cluster would
+# (the project's runner, `run --parents`), and the look-up the policy made
+# is the case's (its session recorded with `--record-session`; a real kwctl
+# replays that recorded session).
 
 KWCTL=${KWCTL:-target/host/policy-runner}
 POLICY=${POLICY:-annotated-policy.wasm}
+# The project's runner: it answers look-ups from --parents objects and
+# records the sessions.
+POLICY_RUNNER=${POLICY_RUNNER:-target/host/policy-runner}
 
 setup() {
   command -v "$KWCTL" >/dev/null 2>&1 || [ -x "$KWCTL" ] || skip "no runner at $KWCTL (make target/host/policy-runner)"
   [ -f "$POLICY" ] || skip "no policy module at $POLICY (make annotated-policy.wasm)"
 }
 
+# The look-ups of a session the project's runner recorded, as
+# Kind/namespace/name separated by spaces (`-` for none).
+recorded_lookups() {
+  awk '/^    kind: / { kind = $2 } /^    name: / { name = $2 }
+       /^    namespace: / { out = out sep kind "/" $2 "/" name; sep = " " }
+       END { print (out == "" ? "-" : out) }' "$1"
+}
+
 # Runs one case; prints a line naming the case on failure.
 check_case() {
-  local name=$1 request=$2 settings=$3 parent=$4 replay=$5 outcome=$6 message=$7
+  local name=$1 request=$2 settings=$3 parent=$4 lookup=$5 outcome=$6 message=$7
   local args=(run --allow-context-aware --request-path "$request")
   [ "$settings" = - ] || args+=(--settings-json "$settings")
-  [ "$replay" = - ] || args+=(--replay-host-capabilities-interactions "$replay")
-  local out status
+  local out status session=
+  if [ "$parent" != - ]; then
+    session="$BATS_TEST_TMPDIR/$name.session.yml"
+    if [[ "$("$KWCTL" --version 2>/dev/null)" == policy-runner* ]]; then
+      args+=(--parents "$parent" --record-session "$session")
+    else
+      # A real kwctl takes no objects: the project's runner records the
+      # session, kwctl replays it.
+      "$POLICY_RUNNER" "${args[@]}" --parents "$parent" --record-session "$session" "$POLICY" >/dev/null 2>&1 ||
+        { echo "$name: $POLICY_RUNNER failed to record the session"; return 1; }
+      args+=(--replay-host-capabilities-interactions "$session")
+    fi
+  fi
   out=$("$KWCTL" "${args[@]}" "$POLICY" 2>&1) && status=0 || status=$?
+  if [ -n "$session" ] && [ "$(recorded_lookups "$session")" != "$lookup" ]; then
+    echo "$name: the policy looked up $(recorded_lookups "$session"), not $lookup"
+    return 1
+  fi
   case "$outcome" in
     settings-refused)
       [ "$status" -ne 0 ] || { echo "$name: settings were accepted"; return 1; }
@@ -53,10 +83,10 @@ check_case() {
 
 @test "every catalogued bad input yields its documented outcome through the module, none traps" {
   local failures=0 count=0
-  while IFS=$'\t' read -r name request settings parent replay outcome message; do
+  while IFS=$'\t' read -r name request settings parent lookup outcome message; do
     [[ "$name" == \#* || -z "$name" ]] && continue
     count=$((count + 1))
-    check_case "$name" "$request" "$settings" "$parent" "$replay" "$outcome" "$message" || failures=$((failures + 1))
+    check_case "$name" "$request" "$settings" "$parent" "$lookup" "$outcome" "$message" || failures=$((failures + 1))
   done < test_data/bad/cases.tsv
   echo "$count cases, $failures failures"
   [ "$count" -ge 20 ]

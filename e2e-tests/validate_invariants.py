@@ -10,7 +10,11 @@ whose request mutate mode allows:
   3. mutate(x), the request object with the patch applied, validates strictly
      against its CRD (or XRD) whenever x did (scripts/check_schemas.py, the
      checker `make check-schemas` runs on the fixtures).
-Runs everything through $KWCTL (a real kwctl or the project's runner).
+Runs everything through $KWCTL (a real kwctl or the project's runner), with
+the look-up answers the invocation had: a replay session
+(--replay-host-capabilities-interactions) or the project's runner's
+--parents objects (repeatable, kept in order). --record-session is dropped:
+these runs record nothing.
 Prints a summary; exits 1 listing every violation.
 """
 import base64
@@ -28,17 +32,23 @@ import check_schemas  # noqa: E402  (scripts/check_schemas.py)
 
 PREFIX = "the object deviates from the metadata propagation contract (validate mode): "
 VALUE_FLAGS = {"--request-path", "-r", "--settings-json", "-s", "--settings-path",
-               "--replay-host-capabilities-interactions"}
+               "--record-session"}
+# What answers the look-ups: passed on as the invocation had them, in order.
+ANSWER_FLAGS = {"--replay-host-capabilities-interactions", "--parents"}
 
 
 def parse(args):
-    """(options dict, flags list, policy path) of a recorded `run` invocation."""
-    options, flags, positional = {}, [], []
+    """(options dict, flags list, look-up answer arguments, policy path) of a
+    recorded `run` invocation."""
+    options, flags, answers, positional = {}, [], [], []
     i = 1  # args[0] == "run"
     while i < len(args):
         arg = args[i]
         if arg in VALUE_FLAGS:
             options[arg] = args[i + 1]
+            i += 2
+        elif arg in ANSWER_FLAGS:
+            answers += [arg, args[i + 1]]
             i += 2
         elif arg.startswith("-"):
             flags.append(arg)
@@ -46,7 +56,7 @@ def parse(args):
         else:
             positional.append(arg)
             i += 1
-    return options, flags, positional[-1]
+    return options, flags, answers, positional[-1]
 
 
 def settings_of(options):
@@ -58,13 +68,9 @@ def settings_of(options):
     return {}
 
 
-def evaluate(kwctl, request_path, settings, options, flags, policy):
+def evaluate(kwctl, request_path, settings, answers, flags, policy):
     argv = [kwctl, "run", *flags, "--request-path", request_path,
-            "--settings-json", json.dumps(settings)]
-    replay = options.get("--replay-host-capabilities-interactions")
-    if replay:
-        argv += ["--replay-host-capabilities-interactions", replay]
-    argv.append(policy)
+            "--settings-json", json.dumps(settings), *answers, policy]
     proc = subprocess.run(argv, capture_output=True, text=True)
     if proc.returncode != 0:
         return None
@@ -124,17 +130,19 @@ def main():
     with open(sys.argv[1]) as log:
         invocations = [json.loads(line) for line in log if line.strip()]
     for args in invocations:
-        key = json.dumps(args)
+        # The same run, whatever file it recorded its session to.
+        key = json.dumps([a for i, a in enumerate(args)
+                          if a != "--record-session" and (i == 0 or args[i - 1] != "--record-session")])
         if key in seen:
             continue
         seen.add(key)
-        options, flags, policy = parse(args)
+        options, flags, answers, policy = parse(args)
         request_path = options.get("--request-path", options.get("-r"))
         try:
             settings = settings_of(options)
         except (yaml.YAMLError, OSError):
             continue
-        mutate = evaluate(kwctl, request_path, settings, options, flags, policy)
+        mutate = evaluate(kwctl, request_path, settings, answers, flags, policy)
         if mutate is None or not mutate["allowed"]:
             continue  # invalid settings or a rejected object: not a mutate case
         checked += 1
@@ -148,7 +156,7 @@ def main():
                 schema_checked += 1
                 violations += found
         validate_settings = dict(settings, mode="validate")
-        validated = evaluate(kwctl, request_path, validate_settings, options, flags, policy)
+        validated = evaluate(kwctl, request_path, validate_settings, answers, flags, policy)
         if validated is None:
             violations.append(f"{label}: validate mode failed to run")
             continue
@@ -170,7 +178,7 @@ def main():
         with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as tmp:
             json.dump(document, tmp)
         try:
-            again = evaluate(kwctl, tmp.name, validate_settings, options, flags, policy)
+            again = evaluate(kwctl, tmp.name, validate_settings, answers, flags, policy)
         finally:
             os.unlink(tmp.name)
         if again is None or not again["allowed"] or again.get("patch"):

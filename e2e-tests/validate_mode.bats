@@ -1,10 +1,15 @@
 #!/usr/bin/env bats
 # Validate mode end to end. The invariant test replays every request the
-# mutate suites (capi.bats, xr.bats) sent, as recorded by record-kwctl
-# (`make e2e-tests` sets that up), in validate mode through the module.
+# mutate suites (capi.bats, inplace.bats, xr.bats) sent, as recorded by
+# record-kwctl (`make e2e-tests` sets that up), in validate mode through the
+# module, with the look-up answers each invocation had (--parents objects, or
+# a replay session: under a real kwctl, the one the suite recorded).
 
 KWCTL=${KWCTL:-target/host/policy-runner}
 POLICY=${POLICY:-annotated-policy.wasm}
+# The project's runner: it answers look-ups from --parents objects, and
+# records the session a real kwctl replays.
+POLICY_RUNNER=${POLICY_RUNNER:-target/host/policy-runner}
 
 setup() {
   command -v "$KWCTL" >/dev/null 2>&1 || [ -x "$KWCTL" ] || skip "no runner at $KWCTL (make target/host/policy-runner)"
@@ -28,9 +33,17 @@ setup() {
 }
 
 @test "validate mode rejects a drifted MachineSet with the full list of deviations and no patch" {
-  run "$KWCTL" run --allow-context-aware \
-    --request-path test_data/capi/v1beta2/machineset_update_drifted_from_md.json \
-    --replay-host-capabilities-interactions test_data/capi/v1beta2/replay_machineset_update_drifted_from_md.yml \
+  local request=test_data/capi/v1beta2/machineset_update_drifted_from_md.json
+  local answers=(--parents test_data/capi/v1beta2/parents/machinedeployment_capi-quickstart-md-1.yaml)
+  if [[ "$("$KWCTL" --version 2>/dev/null)" != policy-runner* ]]; then
+    # A real kwctl takes no objects: the project's runner records the
+    # session of the look-up, kwctl replays it.
+    [ -x "$POLICY_RUNNER" ] || skip "'$POLICY_RUNNER' records the session a real kwctl replays: build it (make runner)"
+    "$POLICY_RUNNER" run --allow-context-aware --request-path "$request" "${answers[@]}" \
+      --record-session "$BATS_TEST_TMPDIR/session.yml" --settings-json '{"mode":"validate"}' "$POLICY" >/dev/null
+    answers=(--replay-host-capabilities-interactions "$BATS_TEST_TMPDIR/session.yml")
+  fi
+  run "$KWCTL" run --allow-context-aware --request-path "$request" "${answers[@]}" \
     --settings-json '{"mode":"validate"}' "$POLICY"
   echo "$output"
   [ "$status" -eq 0 ]

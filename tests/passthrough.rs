@@ -13,6 +13,7 @@ use metadata_propagation_core::outcome::Outcome;
 use metadata_propagation_core::request::AdmissionRequest;
 use metadata_propagation_core::settings::Settings;
 use metadata_propagation_core::wire;
+use serde::Deserialize;
 use serde_json::{Value, json};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -50,13 +51,16 @@ fn whole_object_answer(payload: &[u8], lookup: &MapLookup) -> Vec<u8> {
     wire::encode(outcome, Some(request.object))
 }
 
-/// Every Kubernetes object in the parents folders and replay sessions:
-/// what the look-ups answer.
+/// Every Kubernetes object the look-ups answer: the parents files (the
+/// `parents/` folders, `*_parent.json`, `*.parents.yaml`: YAML or JSON
+/// documents, or `List`s, as `policy-runner run --parents` reads them) and
+/// the payloads of the replay sessions that remain.
 fn parents(root: &Path) -> Vec<Value> {
     let mut objects = Vec::new();
     for file in files(root) {
         let text = fs::read_to_string(&file).unwrap();
         let name = file.to_string_lossy();
+        let file_name = file.file_name().unwrap().to_string_lossy();
         if name.contains("replay") && name.ends_with(".yml") {
             let Ok(Value::Array(exchanges)) = serde_norway::from_str::<Value>(&text) else {
                 continue;
@@ -70,11 +74,24 @@ fn parents(root: &Path) -> Vec<Value> {
                     objects.push(object);
                 }
             }
-        } else if name.contains("/parents/")
-            && name.ends_with(".json")
-            && let Ok(object) = serde_json::from_str::<Value>(&text)
+        } else if (name.contains("/parents/")
+            || file_name.ends_with("_parent.json")
+            || file_name.ends_with(".parents.yaml"))
+            && [".yaml", ".yml", ".json"]
+                .iter()
+                .any(|e| file_name.ends_with(e))
         {
-            objects.push(object);
+            for document in serde_norway::Deserializer::from_str(&text) {
+                let document = Value::deserialize(document)
+                    .unwrap_or_else(|e| panic!("{name}: not YAML or JSON: {e}"));
+                match document.get("items") {
+                    Some(Value::Array(items)) if document["kind"] == "List" => {
+                        objects.extend(items.iter().cloned());
+                    }
+                    _ if document.get("metadata").is_some() => objects.push(document),
+                    _ => {}
+                }
+            }
         }
     }
     objects

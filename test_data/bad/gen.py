@@ -1,28 +1,27 @@
 #!/usr/bin/env python3
 """Generates the bad-input catalogue (test_data/bad): one request (and where
-needed a parent and a replay session) per case, plus cases.tsv, which both
-tests/bad_inputs.rs and e2e-tests/robustness.bats read. Bases are the real
-fixtures of test_data/capi and test_data/xr. Deterministic: rerun after
-editing, commit the output.
+needed a parent) per case, plus cases.tsv, which both tests/bad_inputs.rs and
+e2e-tests/robustness.bats read. Bases are the real fixtures of
+test_data/capi and test_data/xr. Deterministic: rerun after editing, commit
+the output.
 
 cases.tsv columns: name, request, settings (JSON or -), parent (file or -),
-replay (file or -), outcome, message (substring the message must contain, or -).
+lookup (the look-up the case makes of its parent, Kind/namespace/name, or -),
+outcome, message (substring the message must contain, or -).
 Outcomes: allowed-unchanged, allowed-mutated, rejected, settings-refused,
 undecodable (the payload is not JSON: the policy rejects it; kwctl and the
 runner refuse the request file before calling the policy).
 
-The replay sessions' look-ups carry the field_masks the policy sends
-(test_data/field_masks.py); the runner matches them exactly.
+A parent is a plain object: the project's runner answers the look-up with it
+(`run --parents`), pruned by the field masks the policy sends, and
+robustness.bats checks that the policy asked for it (`--record-session`).
 """
 import copy
 import json
 import os
-import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.dirname(HERE))
-from field_masks import child_of, masks_for, yaml_lines  # noqa: E402  (test_data/field_masks.py)
 
 
 def load(path):
@@ -47,9 +46,9 @@ def write(name, document, raw=None):
     return path
 
 
-def case(name, request, settings, outcome, message, parent="-", replay="-"):
+def case(name, request, settings, outcome, message, parent="-", lookup="-"):
     settings_text = "-" if settings is None else json.dumps(settings, separators=(",", ":"))
-    cases.append([name, request, settings_text, parent, replay, outcome, message])
+    cases.append([name, request, settings_text, parent, lookup, outcome, message])
 
 
 def with_object(base, edit):
@@ -58,27 +57,12 @@ def with_object(base, edit):
     return request
 
 
-def md_replay(name, parent):
-    """A replay session answering the MachineSet's one look-up with `parent`."""
-    parent_path = write(f"{name}_parent", parent)
+def md_parent(name, parent):
+    """The MachineSet's parent `parent`, written as the case's parent file,
+    and the look-up the MachineSet makes of it."""
     owner = MS["object"]["metadata"]["ownerReferences"][0]
-    masks = masks_for(*child_of(MS), owner["apiVersion"], owner["kind"])
-    replay = f"test_data/bad/{name}_replay.yml"
-    with open(os.path.join(ROOT, replay), "w") as f:
-        f.write(
-            "- type: Exchange\n"
-            "  request: |\n"
-            "    !KubernetesGetResource\n"
-            f"    api_version: {owner['apiVersion']}\n"
-            f"    kind: {owner['kind']}\n"
-            f"    name: {owner['name']}\n"
-            f"    namespace: {MS['object']['metadata']['namespace']}\n"
-            "    disable_cache: false\n"
-            + yaml_lines(masks) +
-            "  response:\n"
-            "    type: Success\n"
-            f"    payload: '{json.dumps(parent, separators=(',', ':'))}'\n")
-    return parent_path, replay
+    lookup = f"{owner['kind']}/{MS['object']['metadata']['namespace']}/{owner['name']}"
+    return write(f"{name}_parent", parent), lookup
 
 
 with open(os.path.join(ROOT, "test_data/capi/v1beta2/parents/machinedeployment_capi-quickstart-md-1.yaml")) as f:
@@ -97,7 +81,7 @@ case("machineset_without_metadata",
      None, "allowed-unchanged", "-")
 
 # --- labels / annotations that are not string maps: rejected on every path,
-# before any look-up (so these cases have no replay session)
+# before any look-up (so these cases have no parent)
 case("xr_labels_not_a_map", write("xr_labels_not_a_map", with_object(
     XR, lambda o: o["metadata"].__setitem__("labels", ["platform/env=prod"]))),
      TAGS, "rejected", "metadata.labels: expected an object, found an array")
@@ -138,11 +122,11 @@ case("machineset_parent_template_labels_wrong_type",
      write("machineset_parent_template_labels_wrong_type", MS),
      None, "rejected",
      "of this MachineSet is malformed: spec.template.metadata.labels: expected an object, found a string",
-     *md_replay("machineset_parent_template_labels_wrong_type", bad_md))
+     *md_parent("machineset_parent_template_labels_wrong_type", bad_md))
 spec_less_md = copy.deepcopy(MD)
 spec_less_md.pop("spec")
 case("machineset_parent_without_spec", write("machineset_parent_without_spec", MS),
-     None, "allowed-mutated", "-", *md_replay("machineset_parent_without_spec", spec_less_md))
+     None, "allowed-mutated", "-", *md_parent("machineset_parent_without_spec", spec_less_md))
 
 # --- in-place fields: a keyed list (readiness gates) whose entries are not
 # objects, on either side, once the parent sets the list (fuzz finding
@@ -154,14 +138,14 @@ case("machineset_readiness_gate_null",
      write("machineset_readiness_gate_null", with_object(
          MS, lambda o: o["spec"]["template"]["spec"].__setitem__("readinessGates", [None]))),
      None, "rejected", "spec.template.spec.readinessGates[0]: expected an object, found null",
-     *md_replay("machineset_readiness_gate_null", gated_md))
+     *md_parent("machineset_readiness_gate_null", gated_md))
 bad_gates_md = copy.deepcopy(MD)
 bad_gates_md["spec"]["template"]["spec"]["readinessGates"] = [
     "hardening.platform.example.com/CISBenchmarkPassed"]
 case("machineset_parent_readiness_gate_string", write("machineset_parent_readiness_gate_string", MS),
      None, "rejected",
      "of this MachineSet is malformed: spec.template.spec.readinessGates[0]: expected an object, found a string",
-     *md_replay("machineset_parent_readiness_gate_string", bad_gates_md))
+     *md_parent("machineset_parent_readiness_gate_string", bad_gates_md))
 
 # --- the label-set annotation
 ANNOTATION = "cloud-tags.plexsphere.io/labels"
@@ -208,7 +192,7 @@ for name, settings, message in [
     case(name, "test_data/xr/xnetwork_v1_aws.json", settings, "settings-refused", message)
 
 with open(os.path.join(HERE, "cases.tsv"), "w") as f:
-    f.write("# generated by gen.py: name\trequest\tsettings\tparent\treplay\toutcome\tmessage\n")
+    f.write("# generated by gen.py: name\trequest\tsettings\tparent\tlookup\toutcome\tmessage\n")
     for row in cases:
         f.write("\t".join(row) + "\n")
 print(f"{len(cases)} cases")

@@ -1,9 +1,8 @@
 #!/usr/bin/env python3
 """Writes the in-place field fixtures of e2e-tests/inplace.bats (README, "In-place fields").
 
-Run from anywhere: `python3 test_data/capi/gen_inplace.py`, then
-`python3 test_data/capi/check_replays.py` (both need PyYAML). Deterministic:
-rerunning reproduces the files byte for byte.
+Run from anywhere: `python3 test_data/capi/gen_inplace.py` (needs PyYAML).
+Deterministic: rerunning reproduces the files byte for byte.
 
 The parents are the quick-start parents of test_data/capi/<version>/parents
 (CAPD e2e manifests, see README.md) with the in-place fields CAPI manifests
@@ -19,8 +18,10 @@ order and the machine naming template. Each version directory gets:
   parents/machinedeployment_capi-quickstart-md-2.yaml  a user-managed MD setting every MD field
   parents/machineset_capi-quickstart-md-2-k4v9c.yaml   its MachineSet, as CAPI keeps it
 
-and the requests <kind>_<scenario>.json with their sessions
-replay_<kind>_<scenario>.yml (scenarios in SCENARIOS below). Every child's
+and the requests <kind>_<scenario>.json (scenarios in SCENARIOS below). The
+look-ups each scenario must make are its row of <version>/lookups.tsv,
+written by hand there (the one place that lists them): a new scenario needs
+a row, which the `fixtures:` test of e2e-tests/capi.bats asks for. Every child's
 labels and annotations already are what the contract asks for, so a patch
 holds the in-place fields only (except the `_in_place_off` scenarios, which
 carry one metadata deviation to show that metadata still flows). The
@@ -29,14 +30,11 @@ expected results are written out by hand in e2e-tests/inplace.bats.
 import copy
 import json
 import os
-import sys
 import uuid
 
 import yaml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
-from field_masks import child_of, in_place_fields_setting, masks_for, yaml_lines  # noqa: E402
 
 NS = "default"
 CLUSTER = "capi-quickstart-fields"
@@ -781,43 +779,25 @@ def machine_from_kcp_update(version):
 # --------------------------------------------------------------------------
 # Files
 # --------------------------------------------------------------------------
-# scenario -> (request builder, parents answering its look-ups, in order)
+# scenario -> request builder (the look-ups: <version>/lookups.tsv)
 SCENARIOS = {
-    "kubeadmcontrolplane_create_topology_fields": (topology_kcp_create, [cluster, cluster_class]),
-    "kubeadmcontrolplane_update_topology_fields_drifted": (topology_kcp_update, [cluster, cluster_class]),
-    "kubeadmcontrolplane_create_topology_fields_in_place_off": (topology_kcp_in_place_off, [cluster, cluster_class]),
-    "machinedeployment_create_topology_fields": (topology_md_create, [cluster, cluster_class]),
-    "machinedeployment_update_topology_fields_drifted": (topology_md_update, [cluster, cluster_class]),
-    "machinepool_create_topology_fields": (topology_mp_create, [cluster, cluster_class]),
-    "machinepool_update_topology_fields_drifted": (topology_mp_update, [cluster, cluster_class]),
-    "machineset_create_fields_from_md": (ms_create, [machine_deployment]),
-    "machineset_create_fields_from_md_in_place_off": (ms_in_place_off, [machine_deployment]),
-    "machineset_update_fields_drifted_from_md": (ms_update, [machine_deployment]),
-    "machineset_update_fields_parent_unset": (ms_parent_unset, ["machinedeployment_capi-quickstart-md-1.yaml"]),
-    "machine_create_fields_from_machineset": (machine_from_ms_create, [machine_set]),
-    "machine_update_fields_drifted_from_machineset": (machine_from_ms_update, [machine_set]),
-    "dockermachine_create_fields_from_machineset": (dockermachine_from_ms, [machine_set]),
-    "machine_create_fields_from_kcp": (machine_from_kcp_create, [kcp]),
-    "machine_update_fields_drifted_from_kcp": (machine_from_kcp_update, [kcp]),
+    "kubeadmcontrolplane_create_topology_fields": topology_kcp_create,
+    "kubeadmcontrolplane_update_topology_fields_drifted": topology_kcp_update,
+    "kubeadmcontrolplane_create_topology_fields_in_place_off": topology_kcp_in_place_off,
+    "machinedeployment_create_topology_fields": topology_md_create,
+    "machinedeployment_update_topology_fields_drifted": topology_md_update,
+    "machinepool_create_topology_fields": topology_mp_create,
+    "machinepool_update_topology_fields_drifted": topology_mp_update,
+    "machineset_create_fields_from_md": ms_create,
+    "machineset_create_fields_from_md_in_place_off": ms_in_place_off,
+    "machineset_update_fields_drifted_from_md": ms_update,
+    "machineset_update_fields_parent_unset": ms_parent_unset,
+    "machine_create_fields_from_machineset": machine_from_ms_create,
+    "machine_update_fields_drifted_from_machineset": machine_from_ms_update,
+    "dockermachine_create_fields_from_machineset": dockermachine_from_ms,
+    "machine_create_fields_from_kcp": machine_from_kcp_create,
+    "machine_update_fields_drifted_from_kcp": machine_from_kcp_update,
 }
-
-
-def exchange(child, parent, in_place):
-    meta = parent["metadata"]
-    masks = masks_for(child[0], child[1], parent["apiVersion"], parent["kind"], in_place_fields=in_place)
-    payload = json.dumps(parent, separators=(",", ":"))
-    return ("- type: Exchange\n"
-            "  request: |\n"
-            "    !KubernetesGetResource\n"
-            f"    api_version: {parent['apiVersion']}\n"
-            f"    kind: {parent['kind']}\n"
-            f"    name: {meta['name']}\n"
-            f"    namespace: {meta['namespace']}\n"
-            "    disable_cache: false\n"
-            + yaml_lines(masks) +
-            "  response:\n"
-            "    type: Success\n"
-            "    payload: '" + payload.replace("'", "''") + "'\n")
 
 
 def main():
@@ -827,24 +807,10 @@ def main():
         write_parent(version, "kubeadmcontrolplane", kcp(version))
         write_parent(version, "machinedeployment", machine_deployment(version))
         write_parent(version, "machineset", machine_set(version))
-        for scenario, (build, parents) in SCENARIOS.items():
-            req = build(version)
+        for scenario, build in SCENARIOS.items():
             with open(os.path.join(HERE, version, f"{scenario}.json"), "w") as f:
-                json.dump(req, f, indent=2, ensure_ascii=False)
+                json.dump(build(version), f, indent=2, ensure_ascii=False)
                 f.write("\n")
-            child = child_of(req)
-            objs = []
-            for p in parents:
-                if isinstance(p, str):
-                    objs.append(load_parent(version, p))
-                else:
-                    obj = p(version)
-                    with open(os.path.join(HERE, version, "parents",
-                                           f"{obj['kind'].lower()}_{obj['metadata']['name']}.yaml")) as f:
-                        objs.append(yaml.safe_load(f))  # the file's key order
-            text = "".join(exchange(child, o, in_place_fields_setting(scenario)) for o in objs)
-            with open(os.path.join(HERE, version, f"replay_{scenario}.yml"), "w") as f:
-                f.write(text)
 
 
 if __name__ == "__main__":
