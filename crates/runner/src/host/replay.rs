@@ -418,6 +418,21 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn replay_ignoring_field_masks_still_matches_them_as_its_help_says() {
+        // `--ignore-field-masks` answers whole objects; the entry must still
+        // record the masks the policy sends.
+        let mut replay = Replay::from_yaml(SESSION).unwrap().with_field_masks(false);
+        replay.next = 2;
+        let mut other_masks = namespace_with_masks();
+        other_masks.field_masks = Some(BTreeSet::from(["metadata.labels".to_owned()]));
+
+        assert!(matches!(
+            replay.answer(&other_masks),
+            Err(ReplayError::Unexpected { .. })
+        ));
+    }
+
+    #[test]
     fn replay_rewind_answers_the_same_entries_again() {
         let mut replay = Replay::from_yaml(SESSION).unwrap();
         replay.answer(&md("md-0")).unwrap();
