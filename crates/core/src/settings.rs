@@ -483,12 +483,13 @@ mod tests {
 
     #[test]
     fn settings_refused_at_evaluation_name_every_member_at_fault() {
-        let err = Settings::parse(br#"{"mode":1,"capi":{"inPlaceFields":null}}"#).unwrap_err();
+        let err =
+            Settings::parse(br#"{"mode":"audit","capi":{"inPlaceFields":null}}"#).unwrap_err();
         assert_eq!(
             err.problems,
             [
                 "capi.inPlaceFields: invalid type: null, expected a boolean",
-                "mode: invalid type: integer `1`, expected string or map",
+                "mode: unknown variant `audit`, expected `mutate` or `validate`",
             ]
         );
     }

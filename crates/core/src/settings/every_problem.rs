@@ -4,90 +4,91 @@
 //! to fix them all. Only refused documents come here; accepted ones are
 //! parsed once, strictly.
 //!
-//! Each member is tried alone against its struct (serde's own derive, so
-//! the field names, defaults and `deny_unknown_fields` stay in one place);
-//! the members that pass make up the settings the later checks run on. The
-//! sections, `capi` and `cloudTags`, are read the same way one level down.
+//! Each member is tried alone, as a document of its own, against
+//! [`RawSettings`] (serde's own derive, so the field names, defaults and
+//! `deny_unknown_fields` stay in one place); the members of the sections,
+//! `capi` and `cloudTags`, one by one inside their section. The members
+//! that pass make up the settings the later checks run on. Everything goes
+//! through the one deserializer `Settings::parse` already uses (JSON text
+//! into `RawSettings`): another one, from a `serde_json::Value`, would add
+//! its whole copy of the derive to the module, every request's download.
 
-use super::{Problem, RawCapiSettings, RawCloudTagSettings, RawSettings};
-use serde::de::DeserializeOwned;
+use super::{Problem, RawSettings};
 use serde_json::{Map, Value};
+
+/// The members of the top level whose own members are read one by one.
+const SECTIONS: [&str; 2] = ["capi", "cloudTags"];
 
 /// `document` (an object) read member by member: the settings its valid
 /// members give, and a problem for each member that is not valid.
 pub(super) fn read(document: &Map<String, Value>) -> (RawSettings, Vec<String>) {
     let mut problems = Vec::new();
     let mut valid = Map::new();
-    let mut capi = RawCapiSettings::default();
-    let mut cloud_tags = RawCloudTagSettings::default();
     for (key, value) in document {
-        match key.as_str() {
-            "capi" => capi = section("capi", value, &mut problems),
-            "cloudTags" => cloud_tags = section("cloudTags", value, &mut problems),
-            _ => {
-                if member_is_valid::<RawSettings>("", key, value, &mut problems) {
+        match (SECTIONS.contains(&key.as_str()), value) {
+            (true, Value::Object(members)) => {
+                let kept: Map<String, Value> = members
+                    .iter()
+                    .filter(|(member, value)| {
+                        let alone = object(member, (*value).clone());
+                        is_valid(object(key, alone), &mut problems)
+                    })
+                    .map(|(member, value)| (member.clone(), value.clone()))
+                    .collect();
+                valid.insert(key.clone(), Value::Object(kept));
+            }
+            (true, other) => problems.push(
+                Problem::Refused {
+                    path: key.clone(),
+                    message: format!(
+                        "expected an object, found {}",
+                        crate::fields::type_name(other)
+                    ),
+                }
+                .to_string(),
+            ),
+            (false, _) => {
+                if is_valid(object(key, value.clone()), &mut problems) {
                     valid.insert(key.clone(), value.clone());
                 }
             }
         }
     }
-    let mut settings: RawSettings =
-        serde_json::from_value(Value::Object(valid)).unwrap_or_default();
-    settings.capi = capi;
-    settings.cloud_tags = cloud_tags;
+    let settings = parse(&Value::Object(valid)).unwrap_or_default();
     (settings, problems)
 }
 
-/// The section `name` read member by member; its defaults when it is not
-/// an object.
-fn section<T: DeserializeOwned + Default>(
-    name: &str,
-    value: &Value,
-    problems: &mut Vec<String>,
-) -> T {
-    let Value::Object(members) = value else {
-        problems.push(
-            Problem::Refused {
-                path: name.to_owned(),
-                message: format!(
-                    "expected an object, found {}",
-                    crate::fields::type_name(value)
-                ),
-            }
-            .to_string(),
-        );
-        return T::default();
-    };
-    let prefix = format!("{name}.");
-    let valid: Map<String, Value> = members
-        .iter()
-        .filter(|(key, value)| member_is_valid::<T>(&prefix, key, value, problems))
-        .map(|(key, value)| (key.clone(), value.clone()))
-        .collect();
-    serde_json::from_value(Value::Object(valid)).unwrap_or_default()
+fn object(key: &str, value: Value) -> Value {
+    Value::Object(Map::from_iter([(key.to_owned(), value)]))
 }
 
-/// Whether `{key: value}` alone is a valid `T`; if not, the problem, its
-/// path under `prefix`.
-fn member_is_valid<T: DeserializeOwned>(
-    prefix: &str,
-    key: &str,
-    value: &Value,
-    problems: &mut Vec<String>,
-) -> bool {
-    let alone = Value::Object(Map::from_iter([(key.to_owned(), value.clone())]));
-    match serde_path_to_error::deserialize::<_, T>(alone) {
+/// Whether `document` is valid settings; if not, the problem, named by its
+/// path.
+fn is_valid(document: Value, problems: &mut Vec<String>) -> bool {
+    match parse(&document) {
         Ok(_) => true,
-        Err(e) => {
-            let path = e.path().to_string();
-            problems.push(
-                Problem::Refused {
-                    path: format!("{prefix}{path}"),
-                    message: e.into_inner().to_string(),
-                }
-                .to_string(),
-            );
+        Err(problem) => {
+            problems.push(problem.to_string());
             false
         }
     }
+}
+
+fn parse(document: &Value) -> Result<RawSettings, Problem> {
+    let text = serde_json::to_vec(document).expect("JSON values always serialise");
+    let de = &mut serde_json::Deserializer::from_slice(&text);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let error = e.into_inner();
+        // The position is in this synthetic document, not the user's.
+        let position = format!(" at line {} column {}", error.line(), error.column());
+        let message = error.to_string();
+        Problem::Refused {
+            path,
+            message: message
+                .strip_suffix(&position)
+                .unwrap_or(&message)
+                .to_owned(),
+        }
+    })
 }
