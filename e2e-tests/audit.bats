@@ -82,6 +82,9 @@ MachineDeployment default/capi-quickstart-md-0-p6hg9 (cluster.x-k8s.io/v1beta2):
   look-up: Cluster default/capi-quickstart (cluster.x-k8s.io/v1beta2): found
   look-up: ClusterClass default/quick-start (cluster.x-k8s.io/v1beta2): found'* ]]
   [[ "$output" == *'    spec.template.spec.minReadySeconds = 5: flows from Cluster default/capi-quickstart (cluster.x-k8s.io/v1beta2) spec.topology.workers.machineDeployments[name="md-0"].minReadySeconds (corrected; child had 30)'* ]]
+  # its merged metadata: each key from the object and field that sets it
+  [[ "$output" == *'    "ClusterClass.machineDeployment.annotation" = "ClusterClass.machineDeployment.annotationValue": flows from ClusterClass default/quick-start (cluster.x-k8s.io/v1beta2) spec.workers.machineDeployments[class="default-worker"].metadata.annotations (added)'* ]]
+  [[ "$output" == *'    "Cluster.topology.machineDeployment.label" = "Cluster.topology.machineDeployment.labelValue": flows from Cluster default/capi-quickstart (cluster.x-k8s.io/v1beta2) spec.topology.workers.machineDeployments[name="md-0"].metadata.labels (unchanged)'* ]]
   [[ "$output" == *'    spec.template.spec.deletion.nodeDrainTimeoutSeconds = 600: flows from ClusterClass default/quick-start (cluster.x-k8s.io/v1beta2) spec.workers.machineDeployments[class="default-worker"].deletion.nodeDrainTimeoutSeconds (unchanged; child had 600)'* ]]
   [[ "$output" == *'  patch (what mutate mode would apply):
     {"op":"add","path":"/spec/template/metadata/annotations/ClusterClass.machineDeployment.annotation","value":"ClusterClass.machineDeployment.annotationValue"}

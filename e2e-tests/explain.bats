@@ -31,6 +31,23 @@ setup() {
   [ "$(echo "$output" | jq -r .explanation.rule.family)" = MachineDeployment ]
   [ "$(echo "$output" | jq -r '.explanation.paths[] | select(.path == "metadata.annotations") | .keys[] | select(.key == "topology.cluster.x-k8s.io/defer-upgrade") | .fate')" = not-propagated ]
   [ "$(echo "$output" | jq -r '.explanation.paths[] | select(.path == "metadata.labels") | .keys[] | select(.key == "ClusterClass.machineDeployment.label") | .change')" = added ]
+  # each merged key names the object and the field it comes from
+  [ "$(echo "$output" | jq -r '.explanation.paths[] | select(.path == "metadata.labels") | .keys[] | select(.key == "ClusterClass.machineDeployment.label") | .from')" = 'ClusterClass default/quick-start (cluster.x-k8s.io/v1beta2) spec.workers.machineDeployments[class="default-worker"].metadata.labels' ]
+  [ "$(echo "$output" | jq -r '.explanation.paths[] | select(.path == "metadata.labels") | .keys[] | select(.key == "Cluster.topology.machineDeployment.label") | .from')" = 'Cluster default/capi-quickstart (cluster.x-k8s.io/v1beta2) spec.topology.workers.machineDeployments[name="md-0"].metadata.labels' ]
+}
+
+@test "explain a topology KubeadmControlPlane: each key from the Cluster or the ClusterClass, the topology winning" {
+  run "$RUNNER" explain -r test_data/capi/examples/kubeadmcontrolplane_from_topology.json \
+    -p test_data/capi/examples/kubeadmcontrolplane_from_topology.parents.yaml
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *'metadata.labels:
+  "cost-center" = "cc-1001": flows from ClusterClass default/quick-start (cluster.x-k8s.io/v1beta2) spec.controlPlane.metadata.labels (added)
+  "environment" = "production": flows from Cluster default/capi-quickstart (cluster.x-k8s.io/v1beta2) spec.topology.controlPlane.metadata.labels (added)
+  "team" = "payments": flows from Cluster default/capi-quickstart (cluster.x-k8s.io/v1beta2) spec.topology.controlPlane.metadata.labels, overriding the ClusterClass'"'"'s "platform" (added)
+'* ]]
+  [[ "$output" == *'  "platform.example.com/runbook" = "https://runbooks.example.com/capi/control-plane": flows from ClusterClass default/quick-start (cluster.x-k8s.io/v1beta2) spec.controlPlane.metadata.annotations (added)'* ]]
+  [[ "$output" == *'  {"op":"add","path":"/metadata/labels/team","value":"payments"}'* ]]
 }
 
 @test "explain a Machine's Node sync with the criterion or regex that matched" {

@@ -387,3 +387,102 @@ fn xr_fallback_profile_says_why(
     );
     assert_eq!(tags.no_tag_can_propagate, None);
 }
+
+/// A topology MachineDeployment's parent merges the Cluster's topology
+/// entry over its ClusterClass entry: each key is credited to the object
+/// and the real field it comes from, and a key both set says the topology
+/// wins. v1beta1 classes keep worker metadata under `template.metadata`.
+#[rstest::rstest]
+#[case::v1beta2("v1beta2", "spec.topology.classRef.name", "metadata")]
+#[case::v1beta1("v1beta1", "spec.topology.class", "template.metadata")]
+fn topology_keys_name_the_cluster_or_the_cluster_class(
+    #[case] version: &str,
+    #[case] class_name_at: &str,
+    #[case] class_metadata: &str,
+) {
+    let api_version = format!("cluster.x-k8s.io/{version}");
+    let mut cluster = json!({"apiVersion": api_version, "kind": "Cluster",
+        "metadata": {"name": "c1", "namespace": "default"},
+        "spec": {"topology": {"workers": {"machineDeployments": [
+            {"name": "md-0", "class": "default-worker",
+             "metadata": {"labels": {"team": "payments", "env": "prod", "tier": "gold"}}}]}}}});
+    let class_name = class_name_at
+        .split('.')
+        .fold(&mut cluster, |value, segment| &mut value[segment]);
+    *class_name = json!("quick-start");
+    let mut worker_class = json!({"class": "default-worker"});
+    let metadata = class_metadata
+        .split('.')
+        .fold(&mut worker_class, |value, segment| &mut value[segment]);
+    *metadata = json!({"labels": {"team": "platform", "cost-center": "cc-1001", "tier": "gold"},
+                       "annotations": {"runbook": "https://runbooks"}});
+    let class = json!({"apiVersion": api_version, "kind": "ClusterClass",
+        "metadata": {"name": "quick-start", "namespace": "default"},
+        "spec": {"workers": {"machineDeployments": [worker_class]}}});
+    let md = json!({"apiVersion": api_version, "kind": "MachineDeployment",
+        "metadata": {"name": "c1-md-0-x", "namespace": "default",
+                     "labels": {"topology.cluster.x-k8s.io/owned": "",
+                                "cluster.x-k8s.io/cluster-name": "c1",
+                                "topology.cluster.x-k8s.io/deployment-name": "md-0",
+                                "team": "platform"}},
+        "spec": {"template": {"metadata": {}}}});
+    let lookup = MapLookup::new().with_object(cluster).with_object(class);
+    let e = explained(md, &lookup, "{}");
+
+    let in_cluster = format!(
+        "Cluster default/c1 ({api_version}) \
+         spec.topology.workers.machineDeployments[name=\"md-0\"].metadata.labels"
+    );
+    let in_class = |map: &str| {
+        format!(
+            "ClusterClass default/quick-start ({api_version}) \
+             spec.workers.machineDeployments[class=\"default-worker\"].{class_metadata}.{map}"
+        )
+    };
+    let flows = |value: &str, from: String, change: &str| Fate::Flows {
+        value: value.into(),
+        from,
+        change: change.into(),
+    };
+    let labels = |path: &str| {
+        let keys = &e.paths.iter().find(|p| p.path == path).unwrap().keys;
+        keys.iter()
+            .map(|k| (k.key.as_str(), k.fate.clone()))
+            .collect::<Vec<_>>()
+    };
+    let expected = |team_change: &str| {
+        vec![
+            ("cost-center", flows("cc-1001", in_class("labels"), "added")),
+            ("env", flows("prod", in_cluster.clone(), "added")),
+            (
+                "team",
+                flows(
+                    "payments",
+                    format!("{in_cluster}, overriding the ClusterClass's \"platform\""),
+                    team_change,
+                ),
+            ),
+            (
+                "tier",
+                flows(
+                    "gold",
+                    format!("{in_cluster}, overriding the ClusterClass's identical value"),
+                    "added",
+                ),
+            ),
+        ]
+    };
+    assert_eq!(labels("metadata.labels"), expected("corrected"));
+    assert_eq!(labels("spec.template.metadata.labels"), expected("added"));
+    assert_eq!(
+        labels("spec.template.metadata.annotations"),
+        [(
+            "runbook",
+            flows("https://runbooks", in_class("annotations"), "added")
+        )]
+    );
+    assert!(e.to_string().contains(&format!(
+        "  \"team\" = \"payments\": flows from {in_cluster}, overriding the ClusterClass's \
+         \"platform\" (corrected)\n"
+    )));
+}

@@ -253,6 +253,13 @@ fn plan_map(
 ) -> Result<(), CapiError> {
     let source = fields::string_map(&parent.object, flow.from)
         .map_err(|error| malformed(rule, &parent.reference, error))?;
+    // Topology parents merge two objects: an explanation names the one each
+    // key comes from.
+    let key_sources = if explain.is_some() {
+        parent.key_sources(flow, object)
+    } else {
+        None
+    };
     for &to in flow.to {
         let kept = rule.bookkeeping.for_map(to);
         let current = fields::string_map(object, to)?;
@@ -269,15 +276,8 @@ fn plan_map(
             .map(|&(key, value, _)| (key, value));
         let edit = MapEdit::upsert(to, &current, copied);
         if let Some(explain) = explain.as_deref_mut() {
-            explain::flow(
-                explain,
-                rule,
-                &parent.reference,
-                flow,
-                &offered,
-                &current,
-                &edit,
-            );
+            let from = explain::key_from(&parent.reference, flow, key_sources.as_ref());
+            explain::flow(explain, rule, &from, &offered, &current, &edit);
         }
         plan.push(edit);
     }
@@ -347,6 +347,20 @@ struct Parent {
     /// Topology parents: where each field comes from (the Cluster or the
     /// ClusterClass), by path relative to the entry.
     origins: Vec<(String, Origin)>,
+    /// Topology parents: the Cluster and ClusterClass merged.
+    topology: Option<Topology>,
+}
+
+/// The Cluster and ClusterClass a topology parent was merged from, moved
+/// here rather than copied, so an explanation can name where each label
+/// and annotation comes from; the decision never reads them again. The
+/// Cluster's reference is the parent's; the ClusterClass's is read again
+/// from the Cluster.
+struct Topology {
+    shape: &'static topology::ClusterShape,
+    entry: rules::TopologyEntry,
+    cluster: Value,
+    class: Value,
 }
 
 /// Where a field of a synthesised topology parent comes from.
@@ -370,7 +384,41 @@ impl Parent {
             version,
             object,
             origins: Vec::new(),
+            topology: None,
         }
+    }
+
+    /// Explanations only: for a topology parent, where each key of the
+    /// merged map `flow` reads comes from, each side named in full
+    /// (`Cluster default/c (…) spec.topology.controlPlane.metadata.labels`).
+    /// `None` for any other parent. `child` names the child's entry.
+    fn key_sources<'a>(
+        &'a self,
+        flow: &MapFlow,
+        child: &'a Value,
+    ) -> Option<topology::KeySources<'a>> {
+        let topology = self.topology.as_ref()?;
+        let labels = fields::string_map(child, OWN_LABELS).ok()?;
+        let entry_name = resolve::entry_name(&labels, topology.entry)?;
+        let sources = topology::key_sources(
+            topology.shape,
+            topology.entry,
+            &topology.cluster,
+            &topology.class,
+            entry_name,
+            flow.from.last()?,
+        )?;
+        let cluster = &self.reference;
+        let namespace = cluster.namespace.as_deref().unwrap_or_default();
+        let class =
+            resolve::class_reference(topology.shape, &topology.cluster, namespace).ok()??;
+        Some(topology::KeySources {
+            topology: (
+                sources.topology.0,
+                format!("{cluster} {}", sources.topology.1),
+            ),
+            class: (sources.class.0, format!("{class} {}", sources.class.1)),
+        })
     }
 
     fn origin(&self, from: &Endpoint) -> Option<&Origin> {

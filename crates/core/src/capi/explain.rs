@@ -4,11 +4,12 @@
 use super::in_place::FieldDecision;
 use super::node_sync;
 use super::rules::{Endpoint, KeyRule, MapFlow, Rule};
+use super::topology::KeySources;
 use super::{Offered, Parent, Resolved};
 use crate::explain::{
     Explanation, Fate, FieldExplanation, KeyFate, NodeKey, NodeSync, PathExplanation, RuleUsed,
 };
-use crate::fields::StringMap;
+use crate::fields::{StringMap, quoted};
 use crate::key_pattern::KeyPattern;
 use crate::lookup::ObjectRef;
 use crate::plan::MapEdit;
@@ -41,17 +42,16 @@ pub(super) fn note_resolution(explain: &mut Explanation, resolved: &Resolved) {
 
 /// Records the fate of every key one flow offers to one target map, as
 /// `decide` decided it: each key's rule in `offered`, what was added or
-/// corrected in `edit`.
+/// corrected in `edit`; `from` names where a key's value comes from
+/// ([`key_from`]).
 pub(super) fn flow(
     explain: &mut Explanation,
     rule: &Rule,
-    parent: &ObjectRef,
-    flow: &MapFlow,
+    from: &dyn Fn(&str) -> String,
     offered: &[Offered<'_>],
     current: &StringMap<'_>,
     edit: &MapEdit,
 ) {
-    let from = format!("{parent} {}", flow.from.join("."));
     let keys = offered
         .iter()
         .map(|&(key, value, key_rule)| {
@@ -64,7 +64,7 @@ pub(super) fn flow(
                 },
                 KeyRule::Copied => Fate::Flows {
                     value: value.to_owned(),
-                    from: from.clone(),
+                    from: from(key),
                     change: if edit.set.contains_key(key) {
                         edit.change_of(key).name()
                     } else {
@@ -83,6 +83,43 @@ pub(super) fn flow(
         path: edit.path.join("."),
         keys,
     });
+}
+
+/// Where the value of each key a map flow offers comes from: the parent's
+/// map, or for a topology parent, which of the Cluster's topology and the
+/// ClusterClass sets it ([`key_source`]).
+pub(super) fn key_from<'a>(
+    parent: &ObjectRef,
+    flow: &MapFlow,
+    sources: Option<&'a KeySources<'a>>,
+) -> impl Fn(&str) -> String + 'a {
+    let whole = format!("{parent} {}", flow.from.join("."));
+    move |key| {
+        sources
+            .and_then(|sources| key_source(sources, key))
+            .unwrap_or_else(|| whole.clone())
+    }
+}
+
+/// Where a topology parent's `key` comes from: the topology when it sets
+/// the key (saying so when it overrides the ClusterClass's value), else the
+/// ClusterClass.
+fn key_source(sources: &KeySources<'_>, key: &str) -> Option<String> {
+    let (topology, class) = (&sources.topology, &sources.class);
+    match (topology.0.get(key), class.0.get(key)) {
+        (Some(ours), Some(theirs)) if ours != theirs => Some(format!(
+            "{}, overriding the ClusterClass's {}",
+            topology.1,
+            quoted(theirs)
+        )),
+        (Some(_), Some(_)) => Some(format!(
+            "{}, overriding the ClusterClass's identical value",
+            topology.1
+        )),
+        (Some(_), None) => Some(topology.1.clone()),
+        (None, Some(_)) => Some(class.1.clone()),
+        (None, None) => None,
+    }
 }
 
 /// Records each in-place field decision, as `decide` made it.

@@ -95,10 +95,7 @@ pub(super) fn resolve_topology(
         .get(topology::CLUSTER_NAME_LABEL)
         .filter(|n| !n.is_empty());
     let shape = topology::shape_for_child_version(&request.kind.version);
-    let entry_name = match topology::workers(entry) {
-        None => Some(""),
-        Some(workers) => labels.get(workers.name_label).copied(),
-    };
+    let entry_name = entry_name(&labels, entry);
     let (Some(cluster_name), Some(shape), Some(entry_name)) = (cluster_name, shape, entry_name)
     else {
         return Ok(Resolved::NoRule);
@@ -121,16 +118,10 @@ pub(super) fn resolve_topology(
     else {
         return Ok(Resolved::NotFound(rule, cluster_ref));
     };
-    let class_ref = topology::class_ref(shape, &cluster.object, namespace)
+    let class_ref = class_reference(shape, &cluster.object, namespace)
         .map_err(|error| malformed(rule, &cluster.reference, error))?;
-    let Some((class_name, class_namespace)) = class_ref else {
+    let Some(class_ref) = class_ref else {
         return Ok(Resolved::NoTopologyEntry(rule, cluster.reference));
-    };
-    let class_ref = ObjectRef {
-        api_version: shape.api_version.to_owned(),
-        kind: "ClusterClass".to_owned(),
-        name: class_name.to_owned(),
-        namespace: Some(class_namespace.to_owned()),
     };
     let Some(class) = read(
         lookup,
@@ -158,18 +149,17 @@ pub(super) fn resolve_topology(
     })?;
     Ok(match merged {
         Some(merged) => {
+            let class_ref = &class.reference;
             let origins = merged
                 .origins
                 .into_iter()
                 .map(|(relative, origin)| {
                     let origin = match origin {
                         FieldOrigin::Cluster(path) => Origin::In(cluster.reference.clone(), path),
-                        FieldOrigin::ClusterClass(path) => {
-                            Origin::In(class.reference.clone(), path)
-                        }
+                        FieldOrigin::ClusterClass(path) => Origin::In(class_ref.clone(), path),
                         FieldOrigin::Neither(in_cluster, in_class) => Origin::Neither(format!(
-                            "neither {} {in_cluster} nor {} {in_class}",
-                            cluster.reference, class.reference
+                            "neither {} {in_cluster} nor {class_ref} {in_class}",
+                            cluster.reference
                         )),
                     };
                     (relative, origin)
@@ -180,12 +170,47 @@ pub(super) fn resolve_topology(
                 Parent {
                     version: version.clone(),
                     origins,
+                    // Moved, not copied: only an explanation reads them.
+                    topology: Some(Topology {
+                        shape,
+                        entry,
+                        cluster: cluster.object,
+                        class: class.object,
+                    }),
                     ..Parent::read(cluster.reference, merged.object)
                 },
             )
         }
         None => Resolved::NoTopologyEntry(rule, cluster.reference),
     })
+}
+
+/// The ClusterClass a Cluster of `shape` in `cluster_namespace` refers to,
+/// if it refers to one.
+pub(super) fn class_reference(
+    shape: &topology::ClusterShape,
+    cluster: &Value,
+    cluster_namespace: &str,
+) -> Result<Option<ObjectRef>, FieldError> {
+    let class_ref = topology::class_ref(shape, cluster, cluster_namespace)?;
+    Ok(class_ref.map(|(name, namespace)| ObjectRef {
+        api_version: shape.api_version.to_owned(),
+        kind: "ClusterClass".to_owned(),
+        name: name.to_owned(),
+        namespace: Some(namespace.to_owned()),
+    }))
+}
+
+/// The name of the child's entry in the Cluster topology, from its labels
+/// (`""` for the control plane, which has one entry).
+pub(super) fn entry_name<'a>(
+    labels: &StringMap<'a>,
+    entry: rules::TopologyEntry,
+) -> Option<&'a str> {
+    match topology::workers(entry) {
+        None => Some(""),
+        Some(workers) => labels.get(workers.name_label).copied(),
+    }
 }
 
 /// The parent paths `rule` reads at the parent's API version `version`:

@@ -220,8 +220,64 @@ pub fn merged_parent(
     entry_name: &str,
     field_paths: &[&[&str]],
 ) -> Result<Option<Merged>, (Source, FieldError)> {
+    let Some(sources) = sources(shape, entry, cluster, class, entry_name)? else {
+        return Ok(None);
+    };
+    let merged = merge(&sources.topology.metadata, &sources.class.metadata);
+    let parent = if workers(entry).is_none() {
+        let mut parent = merged.clone();
+        // CAPI sets spec.machineTemplate.metadata only for control planes
+        // whose class declares machine infrastructure.
+        let infrastructure = ["spec", "controlPlane", "machineInfrastructure"];
+        if fields::get(class, &infrastructure)
+            .map_err(|e| (Source::ClusterClass, e))?
+            .is_some()
+        {
+            parent.insert("machineTemplate".to_owned(), Value::Object(merged));
+        }
+        parent
+    } else {
+        merged
+    };
+    let sides = Sides {
+        topology: (sources.topology.entry, sources.topology.at),
+        class: (sources.class.entry, sources.class.at),
+    };
+    merge_fields(parent, &sides, field_paths).map(Some)
+}
+
+/// One side of a topology child's parent: the Cluster's topology entry or
+/// the ClusterClass's.
+struct Side<'a> {
+    /// The entry (`Null` when the class lacks the worker class).
+    entry: &'a Value,
+    /// The entry's path, rendered: `spec.topology.controlPlane`,
+    /// `spec.workers.machineDeployments[class="default-worker"]`.
+    at: String,
+    /// Where the entry keeps its metadata.
+    metadata_at: &'static [&'static str],
+    /// The entry's labels and annotations.
+    metadata: Metadata<'a>,
+}
+
+/// Both sides, or `None` when the Cluster has no entry for the child.
+struct Sources<'a> {
+    topology: Side<'a>,
+    class: Side<'a>,
+}
+
+/// Locates the two entries a topology child's parent merges and reads
+/// their metadata, in that order, naming a malformed field in its object.
+fn sources<'a>(
+    shape: &ClusterShape,
+    entry: TopologyEntry,
+    cluster: &'a Value,
+    class: &'a Value,
+    entry_name: &str,
+) -> Result<Option<Sources<'a>>, (Source, FieldError)> {
     let in_cluster = |e| (Source::Cluster, e);
     let in_class = |e| (Source::ClusterClass, e);
+    const METADATA: &[&str] = &["metadata"];
     let Some(workers) = workers(entry) else {
         let topology_entry = fields::get(cluster, &["spec", "topology", "controlPlane"])
             .map_err(in_cluster)?
@@ -229,26 +285,24 @@ pub fn merged_parent(
         let class_entry = fields::get(class, &["spec", "controlPlane"])
             .map_err(in_class)?
             .unwrap_or(&Value::Null);
-        let topology = metadata(topology_entry, &["metadata"])
+        let topology = metadata(topology_entry, METADATA)
             .map_err(|e| in_cluster(nest("spec.topology.controlPlane", e)))?;
-        let from_class = metadata(class_entry, &["metadata"])
-            .map_err(|e| in_class(nest("spec.controlPlane", e)))?;
-        let merged = merge(&topology, &from_class);
-        let mut parent = merged.clone();
-        // CAPI sets spec.machineTemplate.metadata only for control planes
-        // whose class declares machine infrastructure.
-        let infrastructure = ["spec", "controlPlane", "machineInfrastructure"];
-        if fields::get(class, &infrastructure)
-            .map_err(in_class)?
-            .is_some()
-        {
-            parent.insert("machineTemplate".to_owned(), Value::Object(merged));
-        }
-        let sides = Sides {
-            topology: (topology_entry, "spec.topology.controlPlane".to_owned()),
-            class: (class_entry, "spec.controlPlane".to_owned()),
-        };
-        return merge_fields(parent, &sides, field_paths).map(Some);
+        let from_class =
+            metadata(class_entry, METADATA).map_err(|e| in_class(nest("spec.controlPlane", e)))?;
+        return Ok(Some(Sources {
+            topology: Side {
+                entry: topology_entry,
+                at: "spec.topology.controlPlane".to_owned(),
+                metadata_at: METADATA,
+                metadata: topology,
+            },
+            class: Side {
+                entry: class_entry,
+                at: "spec.controlPlane".to_owned(),
+                metadata_at: METADATA,
+                metadata: from_class,
+            },
+        }));
     };
     let topology_path = ["spec", "topology", "workers", workers.list];
     let Some((index, topology_entry)) =
@@ -258,7 +312,7 @@ pub fn merged_parent(
     };
     let entry_path = format!("{}[{index}]", topology_path.join("."));
     let topology =
-        metadata(topology_entry, &["metadata"]).map_err(|e| in_cluster(nest(&entry_path, e)))?;
+        metadata(topology_entry, METADATA).map_err(|e| in_cluster(nest(&entry_path, e)))?;
     let class_name = fields::string(topology_entry, &["class"])
         .map_err(|e| in_cluster(nest(&entry_path, e)))?
         .unwrap_or_default();
@@ -274,19 +328,68 @@ pub fn merged_parent(
         // one exists, its own topology metadata still applies.
         None => (Metadata::default(), &Value::Null),
     };
-    let parent = merge(&topology, &from_class);
     let quoted = |value: &str| Value::from(value).to_string();
-    let sides = Sides {
-        topology: (
-            topology_entry,
-            format!("{}[name={}]", topology_path.join("."), quoted(entry_name)),
-        ),
-        class: (
-            class_entry,
-            format!("{}[class={}]", class_path.join("."), quoted(class_name)),
-        ),
+    Ok(Some(Sources {
+        topology: Side {
+            entry: topology_entry,
+            at: format!("{}[name={}]", topology_path.join("."), quoted(entry_name)),
+            metadata_at: METADATA,
+            metadata: topology,
+        },
+        class: Side {
+            entry: class_entry,
+            at: format!("{}[class={}]", class_path.join("."), quoted(class_name)),
+            metadata_at: shape.worker_class_metadata,
+            metadata: from_class,
+        },
+    }))
+}
+
+/// Where the keys of one merged metadata map (`labels` or `annotations`)
+/// of a topology child's parent come from: each side's map, at its path
+/// rendered within its object (e.g. `spec.topology.controlPlane.metadata.labels`,
+/// `spec.workers.machineDeployments[class="default-worker"].template.metadata.labels`).
+/// A key the topology sets wins over the class's (`util.MergeMap`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeySources<'a> {
+    /// The Cluster's topology entry: its map, and the map's path.
+    pub topology: (StringMap<'a>, String),
+    /// The ClusterClass's entry: its map, and the map's path.
+    pub class: (StringMap<'a>, String),
+}
+
+/// The [`KeySources`] of the merged `map` (`labels` or `annotations`) of a
+/// topology child, read again from the Cluster and ClusterClass the parent
+/// was merged from; `None` for another map, or when they no longer yield
+/// an entry (they did when the parent was merged). For explanations only:
+/// the decision never needs it.
+pub fn key_sources<'a>(
+    shape: &ClusterShape,
+    entry: TopologyEntry,
+    cluster: &'a Value,
+    class: &'a Value,
+    entry_name: &str,
+    map: &str,
+) -> Option<KeySources<'a>> {
+    let sources = sources(shape, entry, cluster, class, entry_name).ok()??;
+    let side = |side: Side<'a>| {
+        let keys = match map {
+            "labels" => side.metadata.labels,
+            "annotations" => side.metadata.annotations,
+            _ => return None,
+        };
+        let path = [side.at.as_str()]
+            .into_iter()
+            .chain(side.metadata_at.iter().copied())
+            .chain([map])
+            .collect::<Vec<_>>()
+            .join(".");
+        Some((keys, path))
     };
-    merge_fields(parent, &sides, field_paths).map(Some)
+    Some(KeySources {
+        topology: side(sources.topology)?,
+        class: side(sources.class)?,
+    })
 }
 
 /// Labels and annotations of one metadata block.
