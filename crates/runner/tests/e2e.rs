@@ -219,20 +219,23 @@ fn run_raw(extra: &[&str], policy: &Path) -> Output {
     runner(&args)
 }
 
+/// `run` with context-aware access, look-ups answered from `parents`.
+fn run_with_parents(parents: &Path, policy: &Path) -> (Value, String) {
+    let flags = [
+        "--allow-context-aware",
+        "--parents",
+        parents.to_str().unwrap(),
+    ];
+    run_ok(&flags, policy)
+}
+
 #[test]
 fn run_parents_answers_lookups_from_objects_and_reports_the_unasked() {
     let dir = scratch();
     let policy = annotated_guest(&dir);
     let parents = data("parents_md0_md1.yaml");
 
-    let (from_parents, err) = run_ok(
-        &[
-            "--allow-context-aware",
-            "--parents",
-            parents.to_str().unwrap(),
-        ],
-        &policy,
-    );
+    let (from_parents, err) = run_with_parents(&parents, &policy);
     let (from_replay, _) = run_replayed("replay_md0_found.yml", &policy);
 
     assert_eq!(from_parents, from_replay);
@@ -256,14 +259,7 @@ fn run_parents_without_the_object_answers_the_hosts_not_found() {
     let list: Value = serde_norway::from_str(&parents).unwrap();
     std::fs::write(&only_md1, serde_json::to_string(&list["items"][1]).unwrap()).unwrap();
 
-    let (response, _) = run_ok(
-        &[
-            "--allow-context-aware",
-            "--parents",
-            only_md1.to_str().unwrap(),
-        ],
-        &policy,
-    );
+    let (response, _) = run_with_parents(&only_md1, &policy);
     let (replayed, _) = run_replayed("replay_md0_not_found.yml", &policy);
 
     assert_eq!(response, replayed);
