@@ -25,10 +25,9 @@ import subprocess
 import sys
 import tempfile
 
-import yaml
-
 sys.dont_write_bytecode = True  # no __pycache__ in the checkout
 from dump_replay import dump_objects, key  # noqa: E402
+from kwctl_session import exchanges  # noqa: E402
 
 
 def request_for(obj):
@@ -54,11 +53,7 @@ def module_lookups(session_text):
     """The look-ups a recorded kwctl session holds, in the audit's terms:
     apiVersion, kind, namespace, name, fieldMasks and answer."""
     out = []
-    for entry in yaml.safe_load(session_text) or []:
-        tag, _, body = entry["request"].partition("\n")
-        assert tag.strip() == "!KubernetesGetResource", tag
-        request = yaml.safe_load(body)
-        response = entry["response"]
+    for request, response in exchanges(session_text):
         if response["type"] == "Success":
             answer = "found"
         elif response["message"].startswith("Cannot find "):
@@ -67,7 +62,7 @@ def module_lookups(session_text):
             answer = "failed"
         out.append({"apiVersion": request["api_version"], "kind": request["kind"],
                     "namespace": request.get("namespace"), "name": request["name"],
-                    "fieldMasks": sorted(request.get("field_masks") or []), "answer": answer})
+                    "fieldMasks": request.get("field_masks") or [], "answer": answer})
     return out
 
 

@@ -64,32 +64,19 @@ new_session_file() {
 # spaces (`-` for none), are EXPECTED; with a hand-written SESSION, the
 # recorded requests are the session's, field masks included (as sets).
 check_lookups() {
-  python3 - "$@" <<'PY'
+  PYTHONDONTWRITEBYTECODE=1 PYTHONPATH=e2e-tests python3 - "$@" <<'PY'
 import sys
-import yaml
 
-TAG = "!KubernetesGetResource\n"
+from kwctl_session import lookups_line, read
 
 
 def requests(path):
-    with open(path) as f:
-        entries = yaml.safe_load(f)
-    if not isinstance(entries, list):
-        sys.exit(f"{path}: not a kwctl session (a YAML list)")
-    out = []
-    for entry in entries:
-        text = (entry or {}).get("request", "")
-        if not text.startswith(TAG):
-            sys.exit(f"{path}: a request that is not a {TAG.strip()}: {text!r}")
-        request = yaml.safe_load(text[len(TAG):])
-        if request.get("field_masks") is not None:
-            request["field_masks"] = sorted(request["field_masks"])
-        out.append(request)
-    return out
+    return [request for request, _ in read(path)]
 
 
-recorded = requests(sys.argv[1])
-got = " ".join(f"{r['kind']}/{r.get('namespace') or ''}/{r['name']}" for r in recorded) or "-"
+recorded = read(sys.argv[1])
+got = lookups_line(recorded)
+recorded = [request for request, _ in recorded]
 problems = []
 if got != sys.argv[2]:
     problems.append(f"look-ups differ from lookups.tsv\n  expected: {sys.argv[2]}\n  recorded: {got}")

@@ -21,9 +21,7 @@ setup() {
 # The look-ups of a session the project's runner recorded, as
 # Kind/namespace/name separated by spaces (`-` for none).
 recorded_lookups() {
-  awk '/^    kind: / { kind = $2 } /^    name: / { name = $2 }
-       /^    namespace: / { out = out sep kind "/" $2 "/" name; sep = " " }
-       END { print (out == "" ? "-" : out) }' "$1"
+  PYTHONDONTWRITEBYTECODE=1 python3 e2e-tests/kwctl_session.py lookups "$1"
 }
 
 # Runs one case; prints a line naming the case on failure.

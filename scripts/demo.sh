@@ -17,8 +17,8 @@
 #     warnings, audit annotations); the demo fails when it did not;
 #   - the JSON patch, one operation per line; a string value that holds JSON
 #     (the skip record annotation) is shown as that JSON.
-# Needs the runner, the module and python3 (PyYAML, when present, reads the
-# recorded session; without it a minimal reader does).
+# Needs the runner, the module and python3 with PyYAML (it reads the
+# recorded session).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 KWCTL=${KWCTL:-target/host/policy-runner}
@@ -78,7 +78,9 @@ for table in "${TABLES[@]}"; do
     if ! python3 - "$n" "$total" "$description" "$request" "$settings_path" "$parents" \
         "$tmp/session.yml" "$tmp/run.json" "$tmp/run.err" "$tmp/explain.txt" \
         "$tmp/explain.json" "$POLICY" <<'PY'; then
-import base64, json, re, sys
+import base64, json, sys
+
+import yaml
 
 (n, total, description, request, settings_path, parents, session_path, run_path,
  run_err_path, explain_txt_path, explain_json_path, policy) = sys.argv[1:]
@@ -117,35 +119,10 @@ def read_session(path):
     """[(request dict, response dict)] from a kwctl session file."""
     with open(path, encoding="utf-8") as f:
         text = f.read()
-    try:
-        import yaml
-    except ImportError:
-        yaml = None
     exchanges = []
-    if yaml is not None:
-        for entry in yaml.safe_load(text) or []:
-            body = entry["request"].split("\n", 1)[1]  # after the !KubernetesGetResource tag
-            exchanges.append((yaml.safe_load(body), entry["response"]))
-        return exchanges
-    # Minimal reader for the shape the runner writes.
-    for chunk in re.split(r"^- type: Exchange\n", text, flags=re.M)[1:]:
-        request, response = {"field_masks": []}, {}
-        for line in chunk.splitlines():
-            m = re.match(r"^    (api_version|kind|name|namespace): (.*)$", line)
-            if m:
-                request[m.group(1)] = m.group(2).strip("'\"")
-            elif line.startswith("    - "):
-                request["field_masks"].append(line[6:])
-            m = re.match(r"^    type: (\w+)$", line)
-            if m:
-                response["type"] = m.group(1)
-            m = re.match(r"^    payload: '(.*)'$", line)
-            if m:
-                response["payload"] = m.group(1).replace("''", "'")
-            m = re.match(r"^    message: (.*)$", line)
-            if m:
-                response["message"] = m.group(1)
-        exchanges.append((request, response))
+    for entry in yaml.safe_load(text) or []:
+        body = entry["request"].split("\n", 1)[1]  # after the !KubernetesGetResource tag
+        exchanges.append((yaml.safe_load(body), entry["response"]))
     return exchanges
 
 

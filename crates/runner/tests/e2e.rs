@@ -74,15 +74,20 @@ fn stderr(output: &Output) -> String {
 
 /// Runs `run` and returns the single JSON line printed on stdout.
 fn run_ok(extra: &[&str], policy: &Path) -> (Value, String) {
-    let request = data("machinedeployment_create.json");
-    let mut args = vec!["run", "--request-path", request.to_str().unwrap()];
-    args.extend_from_slice(extra);
-    args.push(policy.to_str().unwrap());
-    let output = runner(&args);
+    let output = run_output(extra, policy);
     assert!(output.status.success(), "{}", stderr(&output));
     let out = stdout(&output);
     assert_eq!(out.lines().count(), 1, "stdout must be one line: {out}");
     (serde_json::from_str(&out).unwrap(), stderr(&output))
+}
+
+/// `run` on tests/data/machinedeployment_create.json with `extra` flags.
+fn run_output(extra: &[&str], policy: &Path) -> Output {
+    let request = data("machinedeployment_create.json");
+    let mut args = vec!["run", "--request-path", request.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    args.push(policy.to_str().unwrap());
+    runner(&args)
 }
 
 /// `run` with context-aware access and the session `replay` (in tests/data).
@@ -207,16 +212,7 @@ fn run_replay_mismatch_names_expected_and_received() {
 
 /// `run` with context-aware access and `extra` flags; the raw output.
 fn run_raw(extra: &[&str], policy: &Path) -> Output {
-    let request = data("machinedeployment_create.json");
-    let mut args = vec![
-        "run",
-        "--allow-context-aware",
-        "--request-path",
-        request.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    args.push(policy.to_str().unwrap());
-    runner(&args)
+    run_output(&[&["--allow-context-aware"], extra].concat(), policy)
 }
 
 /// `run` with context-aware access, look-ups answered from `parents`.

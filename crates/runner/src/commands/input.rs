@@ -13,6 +13,7 @@ use serde_json::{Map, Value};
 use thiserror::Error;
 
 use crate::cli::SettingsArgs;
+use crate::host::lookups::Lookups;
 use crate::host::parents::Parents;
 use crate::host::replay::Replay;
 use crate::host::request::AdmissionRequest;
@@ -72,14 +73,30 @@ pub fn core_settings(settings: &Value) -> Result<Settings> {
 }
 
 /// Reads a kwctl replay session.
-pub fn read_replay(path: &Path) -> Result<Replay> {
+fn read_replay(path: &Path) -> Result<Replay> {
     let text = fs::read_to_string(path)
         .with_context(|| format!("cannot read replay session {}", path.display()))?;
     Replay::from_yaml(&text).with_context(|| format!("invalid replay session {}", path.display()))
 }
 
+/// What answers the look-ups (`run`, `bench`, `profile`): the replay
+/// session, else the `--parents` objects, else nothing; with `apply_masks`
+/// their answers are pruned by the look-ups' field masks, as policy-server
+/// prunes them.
+pub fn read_lookups(
+    session: Option<&Path>,
+    parents: &[PathBuf],
+    apply_masks: bool,
+) -> Result<Lookups> {
+    Ok(match (session, parents) {
+        (Some(session), _) => Lookups::Replay(read_replay(session)?.with_field_masks(apply_masks)),
+        (None, []) => Lookups::None,
+        (None, parents) => Lookups::Parents(read_parents(parents)?.with_field_masks(apply_masks)),
+    })
+}
+
 /// Reads the `--parents` files into the objects of one cluster.
-pub fn read_parents(paths: &[PathBuf]) -> Result<Parents> {
+fn read_parents(paths: &[PathBuf]) -> Result<Parents> {
     let mut objects = Vec::new();
     for path in paths {
         let read = read_kubernetes_objects(path).context("invalid --parents file")?;

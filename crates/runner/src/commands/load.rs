@@ -13,11 +13,10 @@ use anyhow::{Context, Result, anyhow};
 use serde_json::Value;
 
 use crate::cli::RunArgs;
-use crate::commands::input::{read_parents, read_replay};
+use crate::commands::input::read_lookups;
 use crate::commands::metadata::{Metadata, MetadataError};
 use crate::commands::wasm_sections::SectionError;
 use crate::host::callback::{self, ContextAwareResource, Host};
-use crate::host::lookups::Lookups;
 use crate::host::policy::{Module, Policy};
 
 /// The warnings when an annotated context-aware policy runs without
@@ -59,9 +58,9 @@ impl Loaded {
 }
 
 /// Warns about what the policy did not ask for: recorded exchanges left
-/// over, or `--parents` objects no look-up named (`run`, `bench`).
-pub fn warn_leftovers(host: &Host) {
-    for leftover in host.leftovers() {
+/// over, or `--parents` objects no look-up named (`run`, `profile`).
+pub fn warn_leftovers(leftovers: Vec<String>) {
+    for leftover in leftovers {
         eprintln!("WARN policy-runner: {leftover}");
     }
 }
@@ -82,14 +81,11 @@ pub fn load(path: &Path, args: &RunArgs, settings: &Value) -> Result<(Loaded, Po
     for notice in notices {
         eprintln!("WARN policy-runner: {notice}");
     }
-    let apply_masks = !args.ignore_field_masks;
-    let lookups = match (&args.replay_host_capabilities_interactions, &args.parents) {
-        (Some(session), _) => Lookups::Replay(read_replay(session)?.with_field_masks(apply_masks)),
-        (None, parents) if !parents.is_empty() => {
-            Lookups::Parents(read_parents(parents)?.with_field_masks(apply_masks))
-        }
-        (None, _) => Lookups::None,
-    };
+    let lookups = read_lookups(
+        args.replay_host_capabilities_interactions.as_deref(),
+        &args.parents,
+        !args.ignore_field_masks,
+    )?;
     let mut host = Host::new(allow_list, lookups);
     if args.record_session.is_some() {
         host.record();

@@ -30,7 +30,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
     let response = policy.validate(&request, &settings);
 
     let host = loaded.host();
-    warn_leftovers(&host);
+    warn_leftovers(host.leftovers());
     if let (Some(path), Some(recording)) = (&args.record_session, host.recording()) {
         fs::write(path, recording.to_yaml())
             .with_context(|| format!("cannot write the session to {}", path.display()))?;

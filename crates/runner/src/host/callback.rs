@@ -189,21 +189,19 @@ impl Host {
             ));
         }
         let answer = self.lookups.answer(&request);
-        match &answer {
+        // The cluster's answers are recorded; a set-up that cannot answer
+        // is the test's failure, not an exchange.
+        let exchange = match &answer {
+            Ok(payload) => Some(Ok(payload.as_slice())),
+            Err(Unanswered::Host(message)) => Some(Err(message.as_str())),
             Err(Unanswered::Session(failure)) => {
                 eprintln!("ERROR policy-runner: {failure}");
                 self.replay_failure = Some(failure.clone());
+                None
             }
-            Ok(payload) => {
-                if let Some(recording) = self.recording.as_mut() {
-                    recording.push(&request, Ok(payload));
-                }
-            }
-            Err(Unanswered::Host(message)) => {
-                if let Some(recording) = self.recording.as_mut() {
-                    recording.push(&request, Err(message));
-                }
-            }
+        };
+        if let (Some(exchange), Some(recording)) = (exchange, self.recording.as_mut()) {
+            recording.push(&request, exchange);
         }
         answer.map_err(|e| HostError::Callback(e.message().to_owned()))
     }

@@ -23,9 +23,8 @@ use serde_json::Value;
 
 use crate::cli::ProfileArgs;
 use crate::commands::bench::stats::{Stats, nanos};
-use crate::commands::input::{
-    core_settings, read_parents, read_replay, read_request, read_settings,
-};
+use crate::commands::input::{core_settings, read_lookups, read_request, read_settings};
+use crate::commands::load::warn_leftovers;
 use crate::host::callback::CALLBACK_FAILURE_PREFIX;
 use crate::host::lookups::Lookups;
 use crate::host::policy;
@@ -67,16 +66,18 @@ pub fn profile(args: &ProfileArgs) -> Result<()> {
     let request = read_request(&args.request_path)?;
     let settings = read_settings(&args.settings)?;
     let payload = policy::validate_payload(&request, &settings);
-    let lookup = TimedLookup::new(lookups(args)?);
+    let lookup = TimedLookup::new(read_lookups(
+        args.replay_host_capabilities_interactions.as_deref(),
+        &args.parents,
+        true,
+    )?);
     let prepared = core_settings(&settings)?;
 
     let mut samples: Vec<Vec<u64>> = vec![Vec::new(); PHASES.len()];
     for round in 0..args.warmup + args.iterations {
         let times = lookup.evaluate_once(&payload, &request, &prepared)?;
         if round == 0 {
-            for leftover in lookup.lookups.borrow().leftovers() {
-                eprintln!("WARN policy-runner: {leftover}");
-            }
+            warn_leftovers(lookup.lookups.borrow().leftovers());
         }
         if round >= args.warmup {
             for (phase, time) in samples.iter_mut().zip(times) {
@@ -114,19 +115,6 @@ pub fn profile(args: &ProfileArgs) -> Result<()> {
         );
     }
     Ok(())
-}
-
-/// What answers the look-ups: the replay session, the `--parents` objects
-/// (both with the field masks applied, as policy-server applies them), or
-/// nothing.
-fn lookups(args: &ProfileArgs) -> Result<Lookups> {
-    Ok(
-        match (&args.replay_host_capabilities_interactions, &args.parents) {
-            (Some(session), _) => Lookups::Replay(read_replay(session)?),
-            (None, parents) if !parents.is_empty() => Lookups::Parents(read_parents(parents)?),
-            (None, _) => Lookups::None,
-        },
-    )
 }
 
 /// The median cost of a fresh instance of the module at `path` that
@@ -369,7 +357,14 @@ mod tests {
         let request = read_request(&args.request_path).unwrap();
         let settings = read_settings(&args.settings).unwrap();
         let payload = policy::validate_payload(&request, &settings);
-        let lookup = TimedLookup::new(lookups(&args).unwrap());
+        let lookup = TimedLookup::new(
+            read_lookups(
+                args.replay_host_capabilities_interactions.as_deref(),
+                &args.parents,
+                true,
+            )
+            .unwrap(),
+        );
 
         lookup
             .evaluate_once(&payload, &request, &core_settings(&settings).unwrap())
