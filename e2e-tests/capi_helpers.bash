@@ -15,6 +15,8 @@
 
 POLICY_RUNNER="${POLICY_RUNNER:-target/host/policy-runner}"
 
+load cases
+
 setup() {
   cd "${BATS_TEST_DIRNAME}/.." || return 1
   if [[ "${BATS_TEST_DESCRIPTION}" == fixtures:* ]]; then
@@ -152,75 +154,16 @@ evaluate() {
   apply_response_patch
 }
 
-assert_allowed() {
-  local actual
-  actual=$(jq -r '.allowed' <<<"$response")
-  if [[ "$actual" != "$1" ]]; then
-    echo "expected allowed=$1, got allowed=$actual (status: $(jq -c '.status' <<<"$response"))"
-    return 1
-  fi
-}
-
-decoded_patch() {
-  jq -r '.patch // empty' <<<"$response" | base64 -d
-}
-
-assert_no_patch() {
-  if ! jq -e '.patch == null and .patchType == null' >/dev/null <<<"$response"; then
-    echo "expected no patch, got:"
-    decoded_patch | jq .
-    return 1
-  fi
-}
-
-# assert_patch_ops '["add /metadata/labels/x", ...]'
-# The decoded JSONPatch has exactly these "op path" pairs (order ignored).
-assert_patch_ops() {
-  local actual expected
-  jq -e '.patchType == "JSONPatch"' >/dev/null <<<"$response" || {
-    echo "expected a JSONPatch, got patchType=$(jq -c '.patchType' <<<"$response")"
-    return 1
-  }
-  actual=$(decoded_patch | jq -c '[.[] | "\(.op) \(.path)"] | sort')
-  expected=$(jq -c 'sort' <<<"$1")
-  if [[ "$actual" != "$expected" ]]; then
-    echo "patch operations differ"
-    echo "expected: $expected"
-    echo "actual:   $actual"
-    decoded_patch | jq .
-    return 1
-  fi
-}
-
-# The request's object with the response's patch applied (computed once per
-# evaluation, in evaluate).
-patched_object() {
-  if [[ -z "${PATCHED_OBJECT:-}" ]]; then
-    echo "no patched object: ${PATCH_ERROR:-the response has no patch}" >&2
-    return 1
-  fi
-  printf '%s\n' "$PATCHED_OBJECT"
-}
-
-apply_response_patch() {
-  PATCHED_OBJECT=""
-  PATCH_ERROR=""
-  if jq -e '.patch != null' >/dev/null <<<"$response"; then
-    if ! PATCHED_OBJECT=$(decoded_patch | "$POLICY_RUNNER" patch --object <(jq '.object' "$REQUEST") --patch - 2>&1); then
-      PATCH_ERROR="$PATCHED_OBJECT"
-      PATCHED_OBJECT=""
-    fi
-  fi
-}
-
-# assert_patched JQ_PATH 'JSON'  -- the patched object at JQ_PATH equals JSON.
-assert_patched() {
-  local actual expected
-  actual=$(patched_object | jq -S "$1") || { echo "cannot apply the patch"; return 1; }
-  expected=$(jq -S . <<<"$2")
-  if [[ "$actual" != "$expected" ]]; then
-    echo "patched object at $1 differs"
-    diff <(echo "$expected") <(echo "$actual") || true
-    return 1
+# evaluate_case SUITE_DIR CASE_JSON (cases.bash): a case of
+# test_data/capi/<version>/cases/ runs through evaluate, its request a
+# scenario of that version.
+evaluate_case() {
+  local version scenario
+  version=$(basename "$1")
+  scenario=$(jq -r '.request | sub("\\.json$"; "")' <<<"$2")
+  if jq -e 'has("settings")' >/dev/null <<<"$2"; then
+    evaluate "$version" "$scenario" --settings-json "$(jq -c '.settings' <<<"$2")"
+  else
+    evaluate "$version" "$scenario"
   fi
 }

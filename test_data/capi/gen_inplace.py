@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the in-place field fixtures of e2e-tests/inplace.bats (README, "In-place fields").
+"""Writes the in-place field fixtures of the cases in <version>/cases/ and e2e-tests/inplace.bats (README, "In-place fields").
 
 Run from anywhere: `python3 test_data/capi/gen_inplace.py` (needs PyYAML).
 Deterministic: rerunning reproduces the files byte for byte.
@@ -21,11 +21,11 @@ order and the machine naming template. Each version directory gets:
 and the requests <kind>_<scenario>.json (scenarios in SCENARIOS below). The
 look-ups each scenario must make are its row of <version>/lookups.tsv,
 written by hand there (the one place that lists them): a new scenario needs
-a row, which the `fixtures:` test of e2e-tests/capi.bats asks for. Every child's
+a row and a case, which the `fixtures:` test of e2e-tests/capi.bats asks for. Every child's
 labels and annotations already are what the contract asks for, so a patch
 holds the in-place fields only (except the `_in_place_off` scenarios, which
 carry one metadata deviation to show that metadata still flows). The
-expected results are written out by hand in e2e-tests/inplace.bats.
+expected results are written out by hand in the cases, <version>/cases/.
 """
 import copy
 import json

@@ -17,7 +17,7 @@ mutate mode on the module, POLICY, both relative to the repository root),
 not copied from its rule table; six runs serve every dump. Those lists are
 checked literally elsewhere: tests/capi_conformance (CAPI's own cases for
 computeDesiredMS and computeMachineDeployment / computeMachinePool) and
-e2e-tests/capi.bats.
+test_data/capi/<version>/cases/.
 
 This script only *builds inputs*. The bases are the real, schema-checked
 fixtures of test_data/capi/<version>/ (the requests' objects) and their

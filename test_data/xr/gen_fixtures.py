@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Writes the Crossplane XR fixtures of e2e-tests/xr.bats.
+"""Writes the Crossplane XR fixtures of e2e-tests/xr.bats and test_data/xr/cases/.
 
 Run from the repository root: `python3 test_data/xr/gen_fixtures.py`.
 
 This script only *builds inputs*: realistic AdmissionRequests around Crossplane
 composite resources. It never computes what the policy should answer; every
 expectation (which tags are kept, which labels are skipped and why) is written
-out literally in e2e-tests/xr.bats.
+out literally in the cases, test_data/xr/cases/*.yaml.
 
 Two XR shapes (crossplane-runtime pkg/resource/unstructured/composite):
 - XNetwork: Crossplane v1 / v2 LegacyCluster, cluster-scoped, claim-backed;

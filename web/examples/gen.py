@@ -59,7 +59,7 @@ EXAMPLES = [
         "request": f"{CAPI}/machine_create_node_labels.json",
         "parents": [f"{CAPI}/parents/machineset_capi-quickstart-md-edge-r8w2d.yaml"],
         "settings_value": CAPI_NODE_SYNC,
-        "settings_from": "e2e-tests/capi.bats (check_machine_create_node_labels_with_settings)",
+        "settings_from": "test_data/capi/v1beta2/cases/machine_create_node_labels.additional-sync.yaml",
     },
     {
         "id": "xr-aws",
