@@ -80,9 +80,10 @@ lint:
 	$(CARGO) clippy --locked -p floor-policy -p explain-web -p cluster-audit -p metadata-propagation-core --all-targets -- -D warnings
 	$(CARGO) clippy --locked -p policy-runner --all-targets --profile host -- -D warnings
 
-# The core's, the explain page's and the audit library's native tests run
-# here, beside the policy's (tests/ at the root exercise the core through its
-# public API): all are dev builds of the same dependencies, built once.
+# The core's (crates/core/tests: each capability through its public API),
+# the explain page's and the audit library's native tests run here, beside
+# the policy's (tests/ at the root: what needs the edge): all are dev builds
+# of the same dependencies, built once.
 unit-tests:
 	$(CARGO) test --locked -p metadata-propagation-policy -p metadata-propagation-core -p explain-web -p cluster-audit
 	$(CARGO) test --locked -p policy-runner --profile host
@@ -136,7 +137,8 @@ check-size: policy.wasm
 # Every Kubernetes object the project ships or tests with (fixtures, replay
 # payloads, bench scenarios, web and policy examples), checked strictly
 # against the real CRDs vendored in crds/ (CRDS_DIR=... overrides),
-# and tests/schemas/ (what the Rust tests validate outputs with) up to date.
+# and crates/core/tests/schemas/ (what the Rust tests validate outputs with)
+# up to date.
 # A few seconds; see scripts/check_schemas.py.
 .PHONY: check-schemas
 check-schemas:

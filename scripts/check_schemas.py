@@ -4,7 +4,7 @@ the real CRD schemas, strictly, as an API server would store it.
 
 Usage (from anywhere; `make check-schemas` runs the first form):
     python3 scripts/check_schemas.py                        # check, exit 1 on any failure
-    python3 scripts/check_schemas.py --write-rust-schemas   # regenerate tests/schemas/*.json
+    python3 scripts/check_schemas.py --write-rust-schemas   # regenerate crates/core/tests/schemas/*.json
 
 The CRDs are read from crds/ in the repository ($CRDS_DIR overrides): one
 JSON file per CRD, derived by scripts/vendor_crds.py from the pinned upstream
@@ -18,8 +18,8 @@ in an AdmissionReview), every bare object (.json), every YAML document that
 is an object (parents, web example parents, examples/), every item of a
 `kind: List` (the audit's dumps, test_data/dumps), and every `Success`
 payload of a kwctl replay session, in SCAN_DIRS, and the child, the parents
-and the expected child of every row of tests/capi_conformance/ (ports of
-CAPI's own unit-test tables).
+and the expected child of every row of crates/core/tests/capi_conformance/
+(ports of CAPI's own unit-test tables).
 
 How: the CRD is picked by the apiVersion's group and the kind, its version
 entry by the apiVersion's version, and its `openAPIV3Schema` made strict by
@@ -38,8 +38,8 @@ failure must lie under, and the reason. A listed object that validates, or
 that no longer exists, is itself a failure.
 
 The Rust tests validate the policy's outputs with the same strict schemas,
-written once by --write-rust-schemas into tests/schemas/ (RUST_SCHEMA_KINDS);
-the check fails when those files are stale.
+written once by --write-rust-schemas into crates/core/tests/schemas/
+(RUST_SCHEMA_KINDS); the check fails when those files are stale.
 
 Other scripts import this module: `Checker.load().errors(obj)`.
 """
@@ -60,8 +60,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CRDS_DIR = os.path.normpath(os.path.join(ROOT, os.environ.get("CRDS_DIR") or "crds"))
 CRD_SOURCES = "crds/sources.tsv"
 EXCEPTIONS = "test_data/schema_exceptions.tsv"
-RUST_SCHEMAS = "tests/schemas"
-SCAN_DIRS = ["test_data", "web/examples", "examples", "crates/runner/tests/data", "tests/capi_conformance"]
+RUST_SCHEMAS = "crates/core/tests/schemas"
+SCAN_DIRS = ["test_data", "web/examples", "examples", "crates/runner/tests/data",
+             "crates/core/tests/capi_conformance"]
 XRD_GLOB = "examples/crossplane/*.yaml"
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -273,7 +274,7 @@ class Checker:
         for path in paths:
             with open(path, encoding="utf-8") as f:
                 crd = json.load(f)
-            # Named by its upstream file, as the generated tests/schemas say.
+            # Named by its upstream file, as the generated crates/core/tests/schemas say.
             crds[(crd["group"], crd["kind"])] = (crd["source"]["file"], crd["versions"])
         xrds = {}
         for path in sorted(glob.glob(os.path.join(ROOT, XRD_GLOB))):
@@ -425,7 +426,7 @@ def objects_in_replay(entries):
 
 
 def is_conformance(doc):
-    """A tests/capi_conformance file: a list of rows, each with an `object`
+    """A crates/core/tests/capi_conformance file: a list of rows, each with an `object`
     and an `expected.object`."""
     return isinstance(doc, list) and doc and all(
         isinstance(r, dict) and "object" in r and "expected" in r for r in doc)

@@ -12,9 +12,11 @@ use metadata_propagation_core::settings::Settings;
 use metadata_propagation_core::wire;
 use metadata_propagation_policy::validate;
 use serde_json::Value;
+use support::crd_schema;
 
-#[path = "support/crd_schema.rs"]
-mod crd_schema;
+// The core's test helpers: the CRD schema check is the one its tests use.
+#[path = "../crates/core/tests/support/mod.rs"]
+mod support;
 
 struct Case {
     name: String,

@@ -93,9 +93,9 @@ EXAMPLES = [
     },
     {
         # The README's ready-made profiles (test_data/xr/settings_ready_profiles.json,
-        # as tests/tag_ready_profiles.rs runs them): provider gcp selects the
-        # user-defined gcp-labels profile, whose key characters refuse the ':' of
-        # the mandated prefix, so every opted-in label is skipped.
+        # as crates/core/tests/tags/ready_made_profiles.rs runs them): provider gcp
+        # selects the user-defined gcp-labels profile, whose key characters refuse
+        # the ':' of the mandated prefix, so every opted-in label is skipped.
         "id": "xr-gcp-labels",
         "title": "XR on GCP, user-defined profile gcp-labels: no tag can ever propagate",
         "request": f"{XR}/xdatabase_gcp_labels_profile.json",

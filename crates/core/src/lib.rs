@@ -16,6 +16,9 @@ pub mod deviations;
 pub mod evaluate;
 pub mod explain;
 pub mod fields;
+// A test oracle, not part of the policy: only with the `invariants` feature
+// (the core's tests, the policy's and the fuzz targets turn it on).
+#[cfg(feature = "invariants")]
 pub mod invariants;
 pub mod key_pattern;
 pub mod lookup;

@@ -310,9 +310,9 @@ fn label_keys(object: &Value) -> Vec<String> {
     .collect()
 }
 
-/// The README's ready-made profiles, read as tests/support/ready_profiles.rs
-/// reads them: each ```yaml block opening with [`READY_MARKER`] holds a
-/// one-entry list.
+/// The README's ready-made profiles, read as
+/// crates/core/tests/support/ready_profiles.rs reads them: each ```yaml
+/// block opening with [`READY_MARKER`] holds a one-entry list.
 fn ready_profiles() -> Vec<Value> {
     let profiles: Vec<Value> = README
         .split("```yaml\n")

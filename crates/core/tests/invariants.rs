@@ -9,13 +9,13 @@
 //! - deterministic: the same request and settings give the same outcome and
 //!   byte-identical mutated objects;
 //! - real: an object its CRD (or XRD) accepts stays one it accepts
-//!   (tests/schemas, strict, as `make check-schemas` checks the fixtures);
+//!   (crates/core/tests/schemas, strict, as `make check-schemas` checks the
+//!   fixtures);
 //! - one decision: `explain` decides as `evaluate` does, the keys it calls
 //!   added or corrected are exactly the plan's, and every label it calls a
 //!   tag is one in the mutated object.
 
-#[path = "support/crd_schema.rs"]
-mod crd_schema;
+mod support;
 
 use metadata_propagation_core::capi::rules::{CAPI_RULES, Flow, ParentLink, Unit};
 use metadata_propagation_core::evaluate::{evaluate, explain};
@@ -30,15 +30,11 @@ use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::LazyLock;
-
-fn read(path: &str) -> String {
-    let full = format!("{}/{path}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("{full}: {e}"))
-}
+use support::crd_schema;
+use support::read_repo_file;
 
 fn files(dir: &str, suffix: &str) -> Vec<String> {
-    let full = format!("{}/{dir}", env!("CARGO_MANIFEST_DIR"));
-    let mut names: Vec<String> = std::fs::read_dir(&full)
+    let mut names: Vec<String> = std::fs::read_dir(support::repo_path(dir))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .filter(|n| n.ends_with(suffix) && !n.starts_with("settings"))
@@ -55,12 +51,14 @@ static CAPI: LazyLock<Vec<(Vec<Value>, Vec<Value>)>> = LazyLock::new(|| {
         .map(|v| {
             let requests = files(&format!("test_data/capi/{v}"), ".json")
                 .iter()
-                .map(|p| serde_json::from_str::<Value>(&read(p)).unwrap()["object"].clone())
+                .map(|p| {
+                    serde_json::from_str::<Value>(&read_repo_file(p)).unwrap()["object"].clone()
+                })
                 .filter(|o| o.is_object())
                 .collect();
             let parents = files(&format!("test_data/capi/{v}/parents"), ".yaml")
                 .iter()
-                .map(|p| serde_norway::from_str::<Value>(&read(p)).unwrap())
+                .map(|p| serde_norway::from_str::<Value>(&read_repo_file(p)).unwrap())
                 .collect();
             (requests, parents)
         })
@@ -70,7 +68,7 @@ static CAPI: LazyLock<Vec<(Vec<Value>, Vec<Value>)>> = LazyLock::new(|| {
 static XRS: LazyLock<Vec<Value>> = LazyLock::new(|| {
     files("test_data/xr", ".json")
         .iter()
-        .map(|p| serde_json::from_str::<Value>(&read(p)).unwrap()["object"].clone())
+        .map(|p| serde_json::from_str::<Value>(&read_repo_file(p)).unwrap()["object"].clone())
         .filter(|o| o.is_object())
         .collect()
 });
@@ -252,7 +250,7 @@ fn check_properties(
 
 /// Without this the schema check in `check_properties` would prove nothing:
 /// every fixture the property tests start from whose kind has a schema in
-/// tests/schemas is an object its CRD (or XRD) accepts.
+/// crates/core/tests/schemas is an object its CRD (or XRD) accepts.
 #[test]
 fn fixtures_are_objects_their_crds_accept() {
     let capi = CAPI
@@ -271,7 +269,7 @@ fn fixtures_are_objects_their_crds_accept() {
     }
     assert!(
         checked >= 50,
-        "only {checked} fixtures have a schema in tests/schemas"
+        "only {checked} fixtures have a schema in crates/core/tests/schemas"
     );
 }
 

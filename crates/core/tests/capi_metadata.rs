@@ -1,43 +1,19 @@
-//! The CAPI capability through `evaluate`: which look-ups are made, what
-//! happens when a parent is missing, unreadable or malformed, and that the
-//! child keeps everything the contract does not name.
+//! Cluster API metadata propagation through `evaluate`: which look-ups are
+//! made, what happens when a parent is missing, unreadable or malformed, and
+//! that the child keeps everything the contract does not name. What a child
+//! gets from its parents is CAPI's own tables, ported in
+//! capi_conformance.rs; the tests here say what those rows cannot.
 
-use metadata_propagation_core::evaluate::evaluate;
+mod support;
+
 use metadata_propagation_core::lookup::{LookupError, MapLookup, ObjectRef};
 use metadata_propagation_core::outcome::{Outcome, Verdict};
-use metadata_propagation_core::request::AdmissionRequest;
-use metadata_propagation_core::settings::Settings;
 use serde_json::{Value, json};
-
-#[path = "support/crd_schema.rs"]
-mod crd_schema;
+use support::quick_start::{machine_deployment, machine_set, run, run_with, template_spec};
 
 /// The tests here that pin look-up masks pin the metadata part; the
-/// in-place fields widen them (tests/in_place_fields.rs).
+/// in-place fields widen them (in_place_fields.rs).
 const METADATA_ONLY: &str = r#"{"capi": {"inPlaceFields": false}}"#;
-
-fn run(operation: &str, object: Value, lookup: &MapLookup) -> (Outcome, Value) {
-    run_with(operation, object, lookup, "{}")
-}
-
-fn run_with(
-    operation: &str,
-    object: Value,
-    lookup: &MapLookup,
-    settings: &str,
-) -> (Outcome, Value) {
-    let settings = Settings::from_json(settings.as_bytes()).unwrap();
-    let req = AdmissionRequest::for_object(operation, object);
-    let outcome = evaluate(&req, &settings, lookup);
-    let mut mutated = req.object.clone();
-    if let Verdict::Allow(plan) = &outcome.verdict {
-        plan.apply(&mut mutated);
-    }
-    if let Err(e) = crd_schema::check_output(&req.object, &mutated) {
-        panic!("{e}");
-    }
-    (outcome, mutated)
-}
 
 /// The field masks of every look-up so far, as sorted lists.
 fn masks(lookup: &MapLookup) -> Vec<Vec<String>> {
@@ -57,80 +33,9 @@ fn md_ref(version: &str, name: &str) -> ObjectRef {
     }
 }
 
-/// A Machine's `spec`, or a template's `spec.template.spec`, with what its
-/// CRD requires: a bootstrap config and an infrastructure reference (v1beta1
-/// references name an apiVersion, v1beta2 ones an apiGroup). The children
-/// below are objects their CRD accepts, so `run_with`'s schema check on the
-/// output means something.
-fn machine_spec(version: &str, bootstrap_kind: &str, infrastructure_kind: &str) -> Value {
-    let reference = |group: &str, kind: &str| {
-        if version == "v1beta1" {
-            json!({"apiVersion": format!("{group}/v1beta1"), "kind": kind, "name": "capi-quickstart-md-0"})
-        } else {
-            json!({"apiGroup": group, "kind": kind, "name": "capi-quickstart-md-0"})
-        }
-    };
-    json!({"clusterName": "capi-quickstart", "version": "v1.31.0",
-           "bootstrap": {"configRef": reference("bootstrap.cluster.x-k8s.io", bootstrap_kind)},
-           "infrastructureRef": reference("infrastructure.cluster.x-k8s.io", infrastructure_kind)})
-}
-
-fn template_spec(version: &str) -> Value {
-    machine_spec(version, "KubeadmConfigTemplate", "DockerMachineTemplate")
-}
-
-fn machine_deployment(version: &str) -> Value {
-    json!({
-        "apiVersion": format!("cluster.x-k8s.io/{version}"),
-        "kind": "MachineDeployment",
-        "metadata": {
-            "name": "capi-quickstart-md-0", "namespace": "default",
-            "labels": {"cluster.x-k8s.io/cluster-name": "capi-quickstart", "md-only": "never-flows"},
-            "annotations": {
-                "machinedeployment.clusters.x-k8s.io/revision": "3",
-                "kubectl.kubernetes.io/last-applied-configuration": "{}",
-                "platform.example.com/owner": "team-a"
-            }
-        },
-        "spec": {
-            "clusterName": "capi-quickstart", "replicas": 3,
-            "selector": {"matchLabels": {"cluster.x-k8s.io/cluster-name": "capi-quickstart"}},
-            "template": {
-                "metadata": {
-                    "labels": {"cluster.x-k8s.io/cluster-name": "capi-quickstart", "env": "prod",
-                               "node-role.kubernetes.io/worker": ""},
-                    "annotations": {"platform.example.com/cost-center": "42"}
-                },
-                "spec": template_spec(version)
-            }
-        }
-    })
-}
-
-fn machine_set(version: &str) -> Value {
-    json!({
-        "apiVersion": format!("cluster.x-k8s.io/{version}"),
-        "kind": "MachineSet",
-        "metadata": {
-            "name": "capi-quickstart-md-0-7d8f9", "namespace": "default",
-            "labels": {"cluster.x-k8s.io/cluster-name": "capi-quickstart",
-                       "cluster.x-k8s.io/deployment-name": "capi-quickstart-md-0",
-                       "machine-template-hash": "1234567", "env": "staging", "user/added": "keep"},
-            "annotations": {"machinedeployment.clusters.x-k8s.io/revision": "3"},
-            "ownerReferences": [{"apiVersion": format!("cluster.x-k8s.io/{version}"), "kind": "MachineDeployment",
-                                 "name": "capi-quickstart-md-0", "uid": "a1", "controller": true,
-                                 "blockOwnerDeletion": true}]
-        },
-        "spec": {
-            "clusterName": "capi-quickstart", "replicas": 3,
-            "selector": {"matchLabels": {"machine-template-hash": "1234567"}},
-            "template": {"metadata": {"labels": {"machine-template-hash": "1234567"}},
-                         "spec": template_spec(version)}
-        },
-        "status": {"replicas": 3}
-    })
-}
-
+/// The one look-up a MachineSet makes (its MachineDeployment, at the
+/// ownerReference's version, metadata masks only) and, on the same run, a
+/// stale MachineSet label corrected, which no conformance row has.
 #[test]
 fn machine_set_update_corrects_and_adds_but_never_removes() {
     for version in ["v1beta1", "v1beta2"] {
@@ -355,66 +260,6 @@ fn a_non_string_label_or_annotation_is_rejected_on_every_path() {
         );
     }
     assert!(lookup.requests().is_empty());
-}
-
-#[test]
-fn machine_deployment_template_warns_about_labels_that_never_reach_the_node() {
-    let mut md = machine_deployment("v1beta2");
-    md["spec"]["template"]["metadata"]["labels"]["node.kubernetes.io/exclude-from-external-load-balancers"] =
-        json!("true");
-    let lookup = MapLookup::new();
-    let (outcome, _) = run("CREATE", md.clone(), &lookup);
-    assert_eq!(outcome.warnings.len(), 1);
-    assert!(outcome.warnings[0].starts_with(
-        "label \"node.kubernetes.io/exclude-from-external-load-balancers\" in \
-         spec.template.metadata.labels will not be synced to the Node"
-    ));
-    assert!(
-        outcome.audit_annotations.is_empty(),
-        "only Machines get node audit annotations"
-    );
-    let (synced, _) = run_with(
-        "CREATE",
-        md,
-        &lookup,
-        r#"{"capi":{"additionalSyncMachineLabels":["^node\\.kubernetes\\.io/exclude"]}}"#,
-    );
-    assert!(synced.warnings.is_empty());
-}
-
-#[test]
-fn machine_node_sync_is_computed_after_propagation() {
-    let kcp = json!({"apiVersion": "controlplane.cluster.x-k8s.io/v1beta2", "kind": "KubeadmControlPlane",
-                     "metadata": {"name": "capi-quickstart-cp", "namespace": "default"},
-                     "spec": {"machineTemplate": {"metadata": {
-                         "labels": {"node-role.kubernetes.io/control-plane": "",
-                                    "topology.k8s.io/zone": "eu-1a"},
-                         "annotations": {"node.cluster.x-k8s.io/maintenance-window": "sun"}}}}});
-    let machine = json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Machine",
-                         "metadata": {"name": "capi-quickstart-cp-x1", "namespace": "default",
-                                      "labels": {"cluster.x-k8s.io/cluster-name": "capi-quickstart",
-                                                 "cluster.x-k8s.io/control-plane": "",
-                                                 "cluster.x-k8s.io/control-plane-name": "capi-quickstart-cp"},
-                                      "ownerReferences": [{"apiVersion": "controlplane.cluster.x-k8s.io/v1beta2",
-                                                           "kind": "KubeadmControlPlane", "name": "capi-quickstart-cp",
-                                                           "uid": "k", "controller": true}]},
-                         "spec": machine_spec("v1beta2", "KubeadmConfig", "DockerMachine")});
-    let lookup = MapLookup::new().with_object(kcp);
-    let (outcome, m) = run("CREATE", machine, &lookup);
-    assert_eq!(
-        m["metadata"]["labels"]["node-role.kubernetes.io/control-plane"],
-        ""
-    );
-    assert_eq!(
-        outcome.audit_annotations["node-labels"],
-        "node-role.kubernetes.io/control-plane"
-    );
-    assert_eq!(
-        outcome.audit_annotations["node-annotations"],
-        "node.cluster.x-k8s.io/maintenance-window"
-    );
-    assert_eq!(outcome.warnings.len(), 1);
-    assert!(outcome.warnings[0].contains("\"topology.k8s.io/zone\" in metadata.labels"));
 }
 
 fn topology_cluster(version: &str) -> Value {
@@ -722,50 +567,6 @@ fn topology_malformed_class_is_blamed_on_the_class() {
                       spec.workers.machineDeployments[0].metadata.labels: expected an object, found a string"
                 .into(),
             code: 400
-        }
-    );
-}
-
-/// On a fresh instance every request pays for what it prepares, so each
-/// capability prepares only the settings it reads: a settings document whose
-/// regex would not compile (which `validate_settings` refuses when the
-/// policy is loaded) shows which requests compile the regexes at all.
-#[test]
-fn each_request_prepares_only_the_settings_it_reads() {
-    let bad_regex = Settings::parse(
-        br#"{"capi":{"additionalSyncMachineLabels":["("]},"cloudTags":{"propagatingLabels":["platform/origin"]}}"#,
-    )
-    .unwrap();
-    let evaluate_with = |object: Value, lookup: &MapLookup| {
-        evaluate(
-            &AdmissionRequest::for_object("UPDATE", object),
-            &bad_regex,
-            lookup,
-        )
-    };
-
-    // A MachineSet whose template labels CAPI syncs by its own rules
-    // (node-role.kubernetes.io) needs neither the regexes nor the cloud-tag
-    // settings.
-    let mut ms = machine_set("v1beta2");
-    ms["spec"]["template"]["metadata"]["labels"] = json!({"machine-template-hash": "1"});
-    let lookup = MapLookup::new().with_object(machine_deployment("v1beta2"));
-    let outcome = evaluate_with(ms.clone(), &lookup);
-    assert!(matches!(outcome.verdict, Verdict::Allow(_)), "{outcome:?}");
-
-    // Under a parent whose template carries a Kubernetes label CAPI does not
-    // sync by itself, the label is checked against the regexes.
-    let mut md = machine_deployment("v1beta2");
-    md["spec"]["template"]["metadata"]["labels"] =
-        json!({"node.kubernetes.io/exclude-from-external-load-balancers": "true"});
-    let outcome = evaluate_with(ms, &MapLookup::new().with_object(md));
-    assert_eq!(
-        outcome.verdict,
-        Verdict::Reject {
-            message: "policy settings are not valid: capi.additionalSyncMachineLabels[0]: \
-                      invalid regex \"(\": found open group without closing ')'"
-                .into(),
-            code: 500
         }
     );
 }

@@ -4,9 +4,6 @@
 //! examples/crossplane by scripts/check_schemas.py). Every expectation is
 //! written out from the provider rules the README cites.
 
-#[path = "support/ready_profiles.rs"]
-mod ready_profiles;
-
 use metadata_propagation_core::evaluate::{evaluate, explain};
 use metadata_propagation_core::lookup::MapLookup;
 use metadata_propagation_core::outcome::{Outcome, Verdict};
@@ -14,11 +11,12 @@ use metadata_propagation_core::request::AdmissionRequest;
 use metadata_propagation_core::settings::Settings;
 use serde_json::{Value, json};
 
+use crate::support::{crd_schema, read_repo_file, ready_profiles};
+
 const SKIPPED: &str = "cloud-tags.plexsphere.io/skipped";
 
 fn request(fixture: &str) -> AdmissionRequest {
-    let path = format!("{}/test_data/xr/{fixture}", env!("CARGO_MANIFEST_DIR"));
-    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+    serde_json::from_str(&read_repo_file(&format!("test_data/xr/{fixture}"))).unwrap()
 }
 
 fn run(request: &AdmissionRequest, settings: &str) -> (Outcome, Value) {
@@ -47,14 +45,8 @@ fn all_ready() -> String {
 #[test]
 fn settings_fixture_is_the_readme_profiles() {
     // e2e-tests/xr.bats reads the fixture; it must say what the README says.
-    let fixture: Value = serde_json::from_str(
-        &std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/test_data/xr/settings_ready_profiles.json"
-        ))
-        .unwrap(),
-    )
-    .unwrap();
+    let fixture: Value =
+        serde_json::from_str(&read_repo_file("test_data/xr/settings_ready_profiles.json")).unwrap();
     assert_eq!(
         fixture,
         serde_json::from_str::<Value>(&all_ready()).unwrap()
@@ -243,8 +235,6 @@ fn aws_ready_profile_leaves_room_for_upjets_three_tags() {
 
 #[test]
 fn every_ready_profile_output_is_a_valid_xr() {
-    #[path = "support/crd_schema.rs"]
-    mod crd_schema;
     let (aws, opted) = aws_xr_with(43);
     let opted: Vec<&str> = opted.iter().map(String::as_str).collect();
     for (profile, request, settings) in [

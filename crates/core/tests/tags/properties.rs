@@ -5,9 +5,6 @@
 //! the generator reaches every outcome each profile can produce; and a
 //! built-in restated as a user profile is that built-in.
 
-#[path = "support/ready_profiles.rs"]
-mod ready_profiles;
-
 use metadata_propagation_core::evaluate::evaluate;
 use metadata_propagation_core::lookup::MapLookup;
 use metadata_propagation_core::request::AdmissionRequest;
@@ -21,6 +18,8 @@ use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::LazyLock;
 use unicode_properties::{GeneralCategory as Gc, UnicodeGeneralCategory};
+
+use crate::support::ready_profiles;
 
 /// The oracle's name for each entry of [`PROFILES`] (the README's `aws`
 /// shares its name with the built-in it replaces).

@@ -1,7 +1,9 @@
-//! CAPI in-place fields (README, "In-place fields"): what flows on each
-//! edge in both API versions, the look-up masks the rows give, validate
-//! mode's report, the explanation, the off switch and malformed values.
-//! Every output is checked against the real CRD schemas.
+//! CAPI in-place fields (README, "In-place fields"): what the conformance
+//! rows (capi_conformance.rs) do not show on an edge, the look-up masks the
+//! rule table's rows give, validate mode's report, the explanation and
+//! malformed values. Every output is checked against the real CRD schemas.
+
+mod support;
 
 use metadata_propagation_core::evaluate::{evaluate, explain};
 use metadata_propagation_core::lookup::MapLookup;
@@ -9,9 +11,7 @@ use metadata_propagation_core::outcome::{Outcome, Verdict};
 use metadata_propagation_core::request::AdmissionRequest;
 use metadata_propagation_core::settings::Settings;
 use serde_json::{Value, json};
-
-#[path = "support/crd_schema.rs"]
-mod crd_schema;
+use support::crd_schema;
 
 const METADATA_ONLY: &str = r#"{"capi": {"inPlaceFields": false}}"#;
 const VALIDATE: &str = r#"{"mode": "validate"}"#;
@@ -136,6 +136,8 @@ fn machine_set(version: &str, md_version: &str) -> Value {
     })
 }
 
+/// TestComputeDesiredMS / TestComputeDesiredMachineSet rows cover this edge
+/// but for one field: none writes a v1beta1 `machineNamingStrategy`.
 #[test]
 fn machine_deployment_fields_reach_its_machine_sets_in_both_versions() {
     for version in ["v1beta1", "v1beta2"] {
@@ -230,20 +232,9 @@ fn the_rows_widen_the_look_up_masks_per_parent_version() {
     );
 }
 
-#[test]
-fn a_v1beta1_child_of_a_v1beta2_parent_converts_seconds_to_durations() {
-    let lookup = MapLookup::new().with_object(machine_deployment("v1beta2"));
-    let (_, ms) = run("UPDATE", machine_set("v1beta1", "v1beta2"), &lookup);
-    let template = &ms["spec"]["template"]["spec"];
-    assert_eq!(template["nodeDrainTimeout"], "5m0s");
-    assert_eq!(
-        template["nodeDeletionTimeout"], "30s",
-        "equal by value: left as it was"
-    );
-    assert_eq!(ms["spec"]["minReadySeconds"], 20);
-    assert_eq!(ms["spec"]["deletePolicy"], "Oldest");
-}
-
+/// A keyed list holding the parent's entries in another order is equal
+/// too: no row has one (compute_desired_machine_set.yaml's cross-version
+/// row has the equal durations).
 #[test]
 fn values_equal_by_meaning_are_never_rewritten() {
     let lookup = MapLookup::new().with_object(machine_deployment("v1beta2"));
@@ -260,32 +251,6 @@ fn values_equal_by_meaning_are_never_rewritten() {
         Outcome::allow(),
         "\"5m\" is 300 seconds; gate order carries no meaning"
     );
-}
-
-#[test]
-fn a_parent_that_does_not_set_a_field_leaves_the_childs_value() {
-    let mut md = machine_deployment("v1beta2");
-    md["spec"]["template"]["spec"]
-        .as_object_mut()
-        .unwrap()
-        .remove("deletion");
-    md["spec"].as_object_mut().unwrap().remove("deletion");
-    let lookup = MapLookup::new().with_object(md);
-    let (_, ms) = run("UPDATE", machine_set("v1beta2", "v1beta2"), &lookup);
-    assert_eq!(
-        ms["spec"]["template"]["spec"]["deletion"],
-        json!({"nodeDrainTimeoutSeconds": 10, "nodeDeletionTimeoutSeconds": 30})
-    );
-    assert!(ms["spec"].get("deletion").is_none());
-}
-
-#[test]
-fn in_place_fields_false_propagates_metadata_only() {
-    let lookup = MapLookup::new().with_object(machine_deployment("v1beta2"));
-    let before = machine_set("v1beta2", "v1beta2");
-    let (outcome, ms) = run_with("UPDATE", before.clone(), &lookup, METADATA_ONLY);
-    assert_eq!(outcome, Outcome::allow());
-    assert_eq!(ms, before);
 }
 
 #[test]
@@ -402,6 +367,9 @@ fn owner(api_version: &str, kind: &str, name: &str) -> Value {
            "controller": true, "blockOwnerDeletion": true})
 }
 
+/// On CREATE, and on a v1beta1 Machine: gates and taints from its
+/// MachineSet (the TestComputeDesiredMachine rows write them at v1beta2
+/// only), and the parent's value over a webhook default.
 #[test]
 fn machine_set_fields_reach_a_new_machine() {
     for version in ["v1beta1", "v1beta2"] {
@@ -468,6 +436,9 @@ fn kubeadm_control_plane(version: &str) -> Value {
                     "kubeadmConfigSpec": {}}})
 }
 
+/// The KubeadmControlPlane's gate appended after KCP's mandatory ones, in
+/// both versions (the Test_ComputeDesiredMachine rows append one at
+/// v1beta2 only).
 #[test]
 fn control_plane_machines_keep_the_gates_kcp_always_adds() {
     for version in ["v1beta1", "v1beta2"] {
@@ -577,6 +548,9 @@ fn topology_machine_deployment(version: &str) -> Value {
     md
 }
 
+/// Field by field at v1beta1 as well, each field at its v1beta1 path (the
+/// TestComputeMachineDeployment rows mix topology and class at v1beta1 for
+/// deletePolicy only).
 #[test]
 fn topology_wins_over_the_class_field_by_field_and_a_list_comes_whole_from_one_side() {
     for version in ["v1beta1", "v1beta2"] {
@@ -660,6 +634,8 @@ fn topology_field_sources_name_the_cluster_or_the_class() {
     );
 }
 
+/// Topology and class each setting a timeout at v1beta1 too (the
+/// TestComputeControlPlane rows mix the two at v1beta2 only).
 #[test]
 fn topology_control_plane_gets_the_timeouts_at_its_contract_path() {
     for version in ["v1beta1", "v1beta2"] {

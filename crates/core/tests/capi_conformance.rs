@@ -1,5 +1,9 @@
 //! Conformance rows ported from Cluster API's own unit tests
-//! (tests/capi_conformance/*.yaml; each file names the upstream test).
+//! (capi_conformance/*.yaml beside this file; each file names the upstream
+//! test, and capi_conformance/README.md says how they were ported). They are
+//! the primary test of what flows from CAPI parents to children: the other
+//! CAPI tests (capi_metadata.rs, in_place_fields.rs, node_sync.rs) keep
+//! only what a row cannot say.
 //!
 //! Each row: a child object, the parents a lookup can serve, settings, and
 //! the child as it must be after the policy's mutation (plus, for Machines,

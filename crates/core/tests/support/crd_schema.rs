@@ -2,28 +2,26 @@
 //! the CRD schema check"): a mutation that turns an object a cluster would
 //! store into one it would refuse is a bug.
 //!
-//! The schemas are tests/schemas/<group>_<version>_<kind>.json: the CAPI
+//! The schemas are [`SCHEMAS`]`/<group>_<version>_<kind>.json`: the CAPI
 //! v1.14 CRD schemas of the kinds the policy mutates, and the XR schema of
 //! the XRD in examples/crossplane, made strict (an undeclared field is an
 //! error, ObjectMeta checked) by
 //! `scripts/check_schemas.py --write-rust-schemas`. The script owns the
 //! strictness rules, so the Rust tests and `make check-schemas` judge with
 //! one definition, and `make check-schemas` fails when these files are stale.
-//!
-//! Included with `#[path = "support/crd_schema.rs"] mod crd_schema;`.
-
-// Each test crate that includes this module uses only part of it.
-#![allow(dead_code)]
 
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
-/// One compiled validator per "apiVersion kind", from tests/schemas.
+/// Where `scripts/check_schemas.py --write-rust-schemas` writes them.
+const SCHEMAS: &str = "crates/core/tests/schemas";
+
+/// One compiled validator per "apiVersion kind", from [`SCHEMAS`].
 static VALIDATORS: LazyLock<BTreeMap<String, jsonschema::Validator>> = LazyLock::new(|| {
-    let dir = format!("{}/tests/schemas", env!("CARGO_MANIFEST_DIR"));
+    let dir = super::repo_path(SCHEMAS);
     let mut validators = BTreeMap::new();
-    for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{dir}: {e}")) {
+    for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
         let path = entry.unwrap().path();
         let name = path.file_stem().unwrap().to_string_lossy().into_owned();
         // <group>_<version>_<kind>: groups, versions and kinds hold no '_'.
@@ -36,12 +34,12 @@ static VALIDATORS: LazyLock<BTreeMap<String, jsonschema::Validator>> = LazyLock:
             jsonschema::draft7::new(&schema).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         validators.insert(format!("{group}/{version} {kind}"), validator);
     }
-    assert!(!validators.is_empty(), "{dir} holds no schemas");
+    assert!(!validators.is_empty(), "{SCHEMAS} holds no schemas");
     validators
 });
 
 /// The failures of `object` against the strict schema of its apiVersion and
-/// kind, as sorted "json-pointer: message" lines; None when tests/schemas has
+/// kind, as sorted "json-pointer: message" lines; None when [`SCHEMAS`] has
 /// no schema for the kind (built-in kinds, XRs without an XRD here, CAPI
 /// kinds the policy never mutates).
 pub fn failures(object: &Value) -> Option<Vec<String>> {

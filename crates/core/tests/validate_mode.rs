@@ -1,15 +1,15 @@
 //! Validate mode: a rejection that lists exactly the changes mutate mode
 //! would make; compliant objects are accepted; skips stay warnings.
 
+mod support;
+
 use metadata_propagation_core::evaluate::evaluate;
 use metadata_propagation_core::lookup::MapLookup;
 use metadata_propagation_core::outcome::{Outcome, Verdict};
 use metadata_propagation_core::request::AdmissionRequest;
 use metadata_propagation_core::settings::Settings;
 use serde_json::{Value, json};
-
-#[path = "support/crd_schema.rs"]
-mod crd_schema;
+use support::crd_schema;
 
 /// (validate-mode outcome, object after mutate mode).
 fn both_modes(object: &Value, lookup: &MapLookup, settings: &str) -> (Outcome, Value) {
@@ -65,9 +65,7 @@ fn message(outcome: &Outcome) -> &str {
 }
 
 fn fixture(path: &str) -> Value {
-    let full = format!("{}/{path}", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("{full}: {e}"));
-    let parsed: Value = serde_json::from_str(&text).unwrap();
+    let parsed: Value = serde_json::from_str(&support::read_repo_file(path)).unwrap();
     if parsed.get("object").is_some() {
         parsed["object"].clone()
     } else {
@@ -127,10 +125,7 @@ fn xr_empty_tag_map_must_be_absent() {
 
 /// Every parent of the CAPI fixtures of one API version, as a lookup.
 fn capi_parents(version: &str) -> MapLookup {
-    let dir = format!(
-        "{}/test_data/capi/{version}/parents",
-        env!("CARGO_MANIFEST_DIR")
-    );
+    let dir = support::repo_path(&format!("test_data/capi/{version}/parents"));
     let mut paths: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())

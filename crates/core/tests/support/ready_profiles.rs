@@ -4,10 +4,6 @@
 //!
 //! Each is a ```yaml block whose first line is `# ready-made profile: NAME`
 //! and which holds a one-entry list for `cloudTags.profiles`.
-//!
-//! Included with `#[path = "support/ready_profiles.rs"] mod ready_profiles;`.
-
-#![allow(dead_code)]
 
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -17,8 +13,7 @@ const MARKER: &str = "# ready-made profile: ";
 
 /// Profile name → the profile's settings entry, in README order.
 pub static READY: LazyLock<BTreeMap<String, Value>> = LazyLock::new(|| {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
-        .expect("README.md");
+    let readme = super::read_repo_file("README.md");
     let mut profiles = BTreeMap::new();
     for block in readme.split("```yaml\n").skip(1) {
         let body = block.split("```").next().unwrap();

@@ -1,0 +1,18 @@
+//! Crossplane XR cloud tags (README, "Crossplane: cloud tags"): labels
+//! turned into `spec.cloudTags` under each provider's profile. One test
+//! crate, one module per angle:
+//! - `transform`: the transformer, profile by profile, at every limit;
+//! - `properties`: generated label sets against an oracle written from the
+//!   providers' documented rules, and user-defined profiles restating the
+//!   built-ins;
+//! - `ready_made_profiles`: the README's ready-made profiles on realistic
+//!   XRs;
+//! - `xr`: whole XRs through `evaluate`, Crossplane v1 and v2.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod properties;
+mod ready_made_profiles;
+mod transform;
+mod xr;
