@@ -260,7 +260,7 @@ assert_settings_refused() {
 
 # ------------------------------------ user-defined profiles (README, "User-defined tag profiles")
 # settings_ready_profiles.json holds the README's ready-made profiles
-# (tests/tag_ready_profiles.rs checks it against the README). This one stays
+# (crates/core/tests/tags/ready_made_profiles.rs checks it against the README). This one stays
 # a test rather than a case: its settings are the README's aws profile over
 # the count-cap settings, taken from those files rather than copied.
 

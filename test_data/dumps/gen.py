@@ -15,7 +15,7 @@ parent annotations reach a MachineSet or a topology MachineDeployment /
 MachinePool is asked of the policy (`Contract`: the runner, RUNNER, in
 mutate mode on the module, POLICY, both relative to the repository root),
 not copied from its rule table; six runs serve every dump. Those lists are
-checked literally elsewhere: tests/capi_conformance (CAPI's own cases for
+checked literally elsewhere: crates/core/tests/capi_conformance (CAPI's own cases for
 computeDesiredMS and computeMachineDeployment / computeMachinePool) and
 test_data/capi/<version>/cases/.
 
