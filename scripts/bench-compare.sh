@@ -22,6 +22,9 @@
 # callgrind; one round; deterministic, so a busy machine does not blur it):
 # the per-evaluation count is the difference between a run of 250 and a run
 # of 50 evaluations, divided by 200, so compiling the module drops out.
+# INSTANCE=warm evaluates on one reused instance (`--reuse-instance`, as
+# `kwctl bench` does) instead of a fresh instance per evaluation
+# (policy-server, the default).
 # The base is built in a git worktree under target/bench-compare with its
 # own target directory; nothing is installed. stdout is the report.
 set -euo pipefail
@@ -70,6 +73,12 @@ done
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 MEASURE=${MEASURE:-time}
+INSTANCE=${INSTANCE:-fresh}
+case "$INSTANCE" in
+  fresh) instance_args=() shape="Fresh instance per evaluation" ;;
+  warm) instance_args=(--reuse-instance) shape="One warm instance for every evaluation" ;;
+  *) echo "bench-compare.sh: INSTANCE is fresh or warm, not '$INSTANCE'" >&2; exit 1 ;;
+esac
 if [[ "$MEASURE" == instructions ]]; then
   command -v valgrind >/dev/null || { echo "bench-compare.sh: MEASURE=instructions needs valgrind" >&2; exit 1; }
   ROUNDS=1
@@ -104,7 +113,7 @@ lookup_args() {
 time_one() {
   local root=$1 module=$2 request=$3 settings=$4 lookups=$5
   local args=(bench --output json --request-path "$root/$request" --settings-path "$root/$settings"
-    --allow-context-aware)
+    --allow-context-aware "${instance_args[@]}")
   local extra
   mapfile -t extra < <(lookup_args "$root" "$lookups")
   args+=("${extra[@]}")
@@ -139,10 +148,10 @@ while IFS=$'\t' read -r name request settings lookups; do
 done <"$WORKTREE/test_data/bench/scenarios.tsv"
 echo
 if [[ "$MEASURE" == instructions ]]; then
-  echo "Fresh instance per evaluation; instructions per evaluation counted by callgrind (runs of 250"
+  echo "$shape; instructions per evaluation counted by callgrind (runs of 250"
   echo "and 50 evaluations, difference / 200), host work included."
 else
-  echo "Fresh instance per evaluation; $ROUNDS rounds of $ITERATIONS timed evaluations (after $WARMUP"
+  echo "$shape; $ROUNDS rounds of $ITERATIONS timed evaluations (after $WARMUP"
   echo "warm-up) per scenario and module, the two modules taking turns; medians of the round medians."
 fi
 echo "Sizes: base policy.wasm $(wc -c <"$OUT/base-policy.wasm") bytes, head policy.wasm $(wc -c <policy.wasm) bytes."

@@ -4,6 +4,8 @@
 //! core's [`Projection`] reads, and classifies what a failed host call
 //! says ([`classify_host_error`]). The one place the policy calls the host.
 
+#![forbid(unsafe_code)]
+
 use kubewarden_policy_sdk::host_capabilities::kubernetes::GetResourceRequest;
 use metadata_propagation_core::lookup::{Lookup, LookupError, ObjectRef};
 use metadata_propagation_core::projection::Projection;

@@ -2,18 +2,19 @@
 //! cloud tags, decided at admission time.
 //!
 //! This crate is the waPC edge and nothing else: [`wapc_init`] registers
-//! the functions the host calls, [`validate`] hands the payload to the
+//! the functions the host calls, and [`validate`] hands the payload to the
 //! core's [`wire`](metadata_propagation_core::wire) with [`HostLookup`],
-//! the one look-up that calls the host ([`host_lookup`]), and [`arena`] is
-//! the module's per-request allocator. The decisions live in
-//! `metadata-propagation-core` (crates/core), which knows neither the SDK
-//! nor wasm.
+//! the one look-up that calls the host ([`host_lookup`]). The decisions
+//! live in `metadata-propagation-core` (crates/core), which knows neither
+//! the SDK nor wasm.
+//!
+//! The module allocates with Rust's default allocator for wasm32-wasip1
+//! (wasi-libc's dlmalloc): a per-request arena saved too little to keep its
+//! unsafe code (BENCHMARKS.md, "The allocator"). The one unsafe token left
+//! is `wapc_init`'s `#[unsafe(no_mangle)]`, the export the host calls.
 
 #![deny(missing_docs)]
 
-// The allocator is the one place that needs raw pointers (src/arena.rs).
-#[allow(unsafe_code)]
-pub mod arena;
 pub mod host_lookup;
 
 pub use host_lookup::HostLookup;
@@ -33,9 +34,7 @@ pub fn validate(payload: &[u8]) -> Vec<u8> {
 pub extern "C" fn wapc_init() {
     use kubewarden_policy_sdk::wapc_guest as guest;
     use metadata_propagation_core::wire;
-    guest::register_function("validate", |payload| {
-        Ok(arena::global::per_request(|| validate(payload)))
-    });
+    guest::register_function("validate", |payload| Ok(validate(payload)));
     guest::register_function("validate_settings", |payload| {
         Ok(wire::validate_settings(payload))
     });

@@ -20,7 +20,8 @@
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
-use metadata_propagation_core::capi::owners::{self, group_of};
+use metadata_propagation_core::api_version;
+use metadata_propagation_core::capi::owners;
 use metadata_propagation_core::capi::topology::{self, CLUSTER_NAME_LABEL, TOPOLOGY_OWNED_LABEL};
 use metadata_propagation_core::lookup::ObjectRef;
 use serde_json::Value;
@@ -48,7 +49,7 @@ impl Identity {
     pub fn of(object: &Value) -> Identity {
         let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
         Identity {
-            group: group_of(object["apiVersion"].as_str().unwrap_or_default()).to_owned(),
+            group: api_version::group(object["apiVersion"].as_str().unwrap_or_default()).to_owned(),
             kind: text(&object["kind"]),
             namespace: object["metadata"]["namespace"]
                 .as_str()
@@ -61,7 +62,7 @@ impl Identity {
     /// The identity of the object a look-up asks for.
     pub fn of_ref(reference: &ObjectRef) -> Identity {
         Identity {
-            group: group_of(&reference.api_version).to_owned(),
+            group: api_version::group(&reference.api_version).to_owned(),
             kind: reference.kind.clone(),
             namespace: reference.namespace.clone().filter(|ns| !ns.is_empty()),
             name: reference.name.clone(),

@@ -17,7 +17,20 @@ use crate::{capi, deviations, tags};
 /// unchanged. In validate mode, a change becomes a rejection listing every
 /// deviation.
 pub fn evaluate(request: &AdmissionRequest, settings: &Settings, lookup: &dyn Lookup) -> Outcome {
-    decide(request, settings, lookup, None)
+    let route = route(&request.kind, &request.operation);
+    evaluate_routed(request, route, settings, lookup)
+}
+
+/// [`evaluate`] for a request whose [`route`] the caller has already taken:
+/// [`crate::wire`] takes it before decoding the object, to decode only what
+/// that route reads.
+pub fn evaluate_routed(
+    request: &AdmissionRequest,
+    route: Route,
+    settings: &Settings,
+    lookup: &dyn Lookup,
+) -> Outcome {
+    decide(request, route, settings, lookup, None)
 }
 
 /// [`evaluate`], plus why each label, annotation and tag did or did not
@@ -28,7 +41,8 @@ pub fn explain(
     lookup: &dyn Lookup,
 ) -> (Outcome, Explanation) {
     let mut explanation = Explanation::default();
-    let outcome = decide(request, settings, lookup, Some(&mut explanation));
+    let route = route(&request.kind, &request.operation);
+    let outcome = decide(request, route, settings, lookup, Some(&mut explanation));
     (outcome, explanation)
 }
 
@@ -48,9 +62,9 @@ pub enum Route {
 
 /// The one place that decides whether, and how, the policy acts on a
 /// request: CREATE and UPDATE of a Cluster API kind it propagates to or
-/// checks, or of a composite resource. [`crate::wire`] asks before
-/// decoding the object; [`evaluate`] asks again only to dispatch, with the
-/// same answer.
+/// checks, or of a composite resource. Asked once per request: by
+/// [`crate::wire`] before it decodes the object (and handed to
+/// [`evaluate_routed`]), by [`evaluate`] and [`explain`] otherwise.
 pub fn route(kind: &GroupVersionKind, operation: &str) -> Route {
     if !is_write(operation) || is_kubernetes_group(&kind.group) {
         Route::NotActedOn
@@ -138,11 +152,11 @@ pub fn is_kubernetes_group(group: &str) -> bool {
 
 fn decide(
     request: &AdmissionRequest,
+    route: Route,
     settings: &Settings,
     lookup: &dyn Lookup,
     mut explain: Option<&mut Explanation>,
 ) -> Outcome {
-    let route = route(&request.kind, &request.operation);
     if route == Route::NotActedOn || !request.object.is_object() {
         let outcome = not_acted_on(&request.kind, &request.operation);
         if let Some(explain) = explain.as_deref_mut() {

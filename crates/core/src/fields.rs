@@ -7,6 +7,7 @@
 
 use crate::capi::duration::InvalidDuration;
 pub use crate::quote::{Quoted, quoted};
+use crate::tags::labels_annotation::Malformed;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -26,6 +27,16 @@ impl FieldPath {
     /// keys contain dots and slashes).
     pub fn key(&self, key: &str) -> Self {
         Self(format!("{}[{}]", self.0, quoted(key)))
+    }
+
+    /// This path extended by an object member: `spec` → `spec.template`.
+    pub fn member(&self, name: &str) -> Self {
+        Self(format!("{}.{name}", self.0))
+    }
+
+    /// This path extended by a list index: `taints` → `taints[0]`.
+    pub fn index(&self, index: usize) -> Self {
+        Self(format!("{}[{index}]", self.0))
     }
 }
 
@@ -77,10 +88,9 @@ pub enum Problem {
     /// The text is not a Go duration.
     #[error(transparent)]
     Duration(#[from] InvalidDuration),
-    /// Any other problem, in words (the cloud-tag label-set annotation's
-    /// own, worded where it is decoded).
-    #[error("{0}")]
-    Other(String),
+    /// The cloud-tag label-set annotation is not a JSON object of strings.
+    #[error(transparent)]
+    LabelSet(#[from] Malformed),
 }
 
 impl Problem {
@@ -90,18 +100,6 @@ impl Problem {
             expected,
             found: type_name(found),
         }
-    }
-}
-
-impl From<String> for Problem {
-    fn from(problem: String) -> Self {
-        Self::Other(problem)
-    }
-}
-
-impl From<&str> for Problem {
-    fn from(problem: &str) -> Self {
-        Self::Other(problem.to_owned())
     }
 }
 

@@ -10,7 +10,11 @@
 //! the tests supply their own.
 
 #![deny(missing_docs)]
+// Pure code over `serde_json::Value`: nothing here needs unsafe, and
+// nothing may add it.
+#![forbid(unsafe_code)]
 
+pub mod api_version;
 pub mod capi;
 pub mod deviations;
 pub mod evaluate;

@@ -5,6 +5,8 @@
 //! error quotes the whole payload back, which for a 1 MiB object is not a
 //! message anyone can read.
 
+use crate::api_version;
+use crate::fields::{self, FieldError};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -51,9 +53,7 @@ impl AdmissionRequest {
     pub fn for_object(operation: &str, object: Value) -> Self {
         let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
         let api_version = text(&object["apiVersion"]);
-        let (group, version) = api_version
-            .rsplit_once('/')
-            .unwrap_or(("", api_version.as_str()));
+        let (group, version) = api_version::split(&api_version);
         Self {
             uid: String::new(),
             kind: GroupVersionKind {
@@ -70,6 +70,15 @@ impl AdmissionRequest {
     /// True for the operations the policy acts on.
     pub fn is_write(&self) -> bool {
         is_write(&self.operation)
+    }
+
+    /// The namespace the object lives in: its own `metadata.namespace`, or
+    /// the request's where the object leaves it out or empty (a CREATE may:
+    /// the API server fills it in from the request).
+    pub fn object_namespace(&self) -> Result<&str, FieldError> {
+        Ok(fields::string(&self.object, &["metadata", "namespace"])?
+            .filter(|ns| !ns.is_empty())
+            .unwrap_or(&self.namespace))
     }
 }
 
@@ -99,6 +108,28 @@ mod tests {
         let core: GroupVersionKind =
             serde_json::from_value(json!({"version": "v1", "kind": "Pod"})).unwrap();
         assert_eq!(core.group, "");
+    }
+
+    #[test]
+    fn the_objects_namespace_wins_and_an_empty_one_is_the_requests() {
+        let request = |object| AdmissionRequest {
+            namespace: "from-request".into(),
+            object,
+            ..AdmissionRequest::default()
+        };
+        let own = request(json!({"metadata": {"namespace": "own"}}));
+        assert_eq!(own.object_namespace().unwrap(), "own");
+        for object in [
+            json!({"metadata": {"namespace": ""}}),
+            json!({"metadata": {}}),
+        ] {
+            assert_eq!(request(object).object_namespace().unwrap(), "from-request");
+        }
+        let malformed = request(json!({"metadata": {"namespace": 3}}));
+        assert_eq!(
+            malformed.object_namespace().unwrap_err().to_string(),
+            "metadata.namespace: expected a string, found a number"
+        );
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //! round trip instead of one per `kubectl apply`; an evaluation prepares only
 //! what its request reads ([`Settings`]).
 
-use crate::fields::{self, quoted};
+use crate::fields::{self, FieldPath, quoted};
 use crate::key_pattern::KeyPattern;
 use crate::tags::profile::Profiles;
 use crate::tags::user_profile;
@@ -20,7 +20,7 @@ use std::fmt;
 
 mod every_problem;
 mod problem;
-use problem::Problem;
+pub use problem::{SettingsError, SettingsProblem, SettingsProblemKind};
 
 /// Labels seeded by the platform that can never be opted into cloud-tag
 /// propagation: the platform's three seeded Definitions are immutable and
@@ -94,7 +94,7 @@ pub struct RawCloudTagSettings {
     pub provider_path: String,
     /// User-defined tag profiles, tried before the built-in ones. Kept as
     /// JSON until an XR needs them: their fields are parsed and checked by
-    /// [`user_profile::prepare`], which reports every profile's problems,
+    /// [`user_profile::prepare_profiles`], which reports every profile's problems,
     /// shape errors included, at once.
     pub profiles: Vec<serde_json::Value>,
 }
@@ -140,29 +140,6 @@ pub struct CloudTagSettings {
     /// The tag profiles in force: `cloudTags.profiles`, then the built-ins
     /// they do not replace, then the fallback.
     pub profiles: Profiles,
-}
-
-/// Everything wrong with a settings document, each problem naming its field.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SettingsError {
-    /// One line per problem, in field order.
-    pub problems: Vec<String>,
-}
-
-impl fmt::Display for SettingsError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.problems.join("; "))
-    }
-}
-
-impl std::error::Error for SettingsError {}
-
-impl From<Problem> for SettingsError {
-    fn from(problem: Problem) -> Self {
-        Self {
-            problems: vec![problem.to_string()],
-        }
-    }
 }
 
 impl Settings {
@@ -215,7 +192,11 @@ impl Settings {
             // values, which only produces confusing messages.
             let found = serde_json::from_slice::<serde_json::Value>(trimmed)
                 .map_or("invalid JSON", |v| fields::type_name(&v));
-            return Err(Refused::Document(Problem::NotAnObject { found }.into()));
+            let problem = SettingsProblem::new(
+                FieldPath::of(&["settings"]),
+                SettingsProblemKind::NotAnObject(found),
+            );
+            return Err(Refused::Document(problem.into()));
         }
         // Reading member by member costs on every request; only a refused
         // document needs it, to name every field at fault.
@@ -234,11 +215,7 @@ impl Settings {
                     .err()
                     .map_or_else(|| "invalid JSON".to_owned(), |e| e.into_inner().to_string());
                 Err(Refused::Document(
-                    Problem::Refused {
-                        path: ".".to_owned(),
-                        message: error,
-                    }
-                    .into(),
+                    SettingsProblem::refused(".", error).into(),
                 ))
             }
         }
@@ -285,7 +262,7 @@ enum Refused {
     Document(SettingsError),
     /// An object with members at fault: the settings the valid members
     /// give, and a problem for each of the others.
-    Members(Box<RawSettings>, Vec<String>),
+    Members(Box<RawSettings>, Vec<SettingsProblem>),
 }
 
 impl From<RawSettings> for Settings {
@@ -322,13 +299,17 @@ impl RawCloudTagSettings {
     fn prepare(&self) -> Result<CloudTagSettings, SettingsError> {
         let mut problems = Vec::new();
         let mut propagating_labels = BTreeSet::new();
+        let labels = FieldPath::of(&["cloudTags", "propagatingLabels"]);
         for (i, key) in self.propagating_labels.iter().enumerate() {
-            let field = format!("cloudTags.propagatingLabels[{i}]");
+            let field = || labels.index(i);
             if key.is_empty() {
-                problems.push(Problem::EmptyLabelKey { field }.to_string());
+                problems.push(SettingsProblem::new(
+                    field(),
+                    SettingsProblemKind::EmptyLabelKey,
+                ));
             } else if SEEDED_LABELS.contains(&key.as_str()) {
-                let key = key.clone();
-                problems.push(Problem::SeededLabel { field, key }.to_string());
+                let kind = SettingsProblemKind::SeededLabel(key.clone());
+                problems.push(SettingsProblem::new(field(), kind));
             } else {
                 propagating_labels.insert(key.clone());
             }
@@ -337,11 +318,13 @@ impl RawCloudTagSettings {
         let path = &self.provider_path;
         let provider_path: Vec<String> = path.split('.').map(str::to_owned).collect();
         if provider_path.iter().any(String::is_empty) {
-            let path = path.clone();
-            problems.push(Problem::ProviderPath { path }.to_string());
+            problems.push(SettingsProblem::new(
+                FieldPath::of(&["cloudTags", "providerPath"]),
+                SettingsProblemKind::ProviderPath(path.clone()),
+            ));
         }
 
-        let profiles = user_profile::prepare(&self.profiles, &mut problems);
+        let profiles = user_profile::prepare_profiles(&self.profiles, &mut problems);
 
         if problems.is_empty() {
             Ok(CloudTagSettings {
@@ -366,14 +349,13 @@ fn compile_all(field: &str, patterns: &[String]) -> Result<Vec<KeyPattern>, Sett
         };
         match KeyPattern::new(pattern, compile) {
             Ok(regex) => compiled.push(regex),
-            Err(error) => problems.push(
-                Problem::InvalidRegex {
-                    field: format!("{field}[{i}]"),
+            Err(error) => problems.push(SettingsProblem::new(
+                FieldPath::of(&[field]).index(i),
+                SettingsProblemKind::InvalidRegex {
                     pattern: pattern.clone(),
                     error,
-                }
-                .to_string(),
-            ),
+                },
+            )),
         }
     }
     if problems.is_empty() {
@@ -390,7 +372,11 @@ mod tests {
     use rstest::rstest;
 
     fn problems(json: &str) -> Vec<String> {
-        Settings::from_json(json.as_bytes()).unwrap_err().problems
+        rendered(Settings::from_json(json.as_bytes()).unwrap_err())
+    }
+
+    fn rendered(error: SettingsError) -> Vec<String> {
+        error.problems.iter().map(ToString::to_string).collect()
     }
 
     #[rstest]
@@ -486,7 +472,7 @@ mod tests {
         let err =
             Settings::parse(br#"{"mode":"audit","capi":{"inPlaceFields":null}}"#).unwrap_err();
         assert_eq!(
-            err.problems,
+            rendered(err),
             [
                 "capi.inPlaceFields: invalid type: null, expected a boolean",
                 "mode: unknown variant `audit`, expected `mutate` or `validate`",
@@ -589,7 +575,7 @@ mod tests {
         assert!(s.sync_machine_labels.get().is_none());
         assert!(s.prepared_cloud_tags.get().is_none());
         assert_eq!(
-            s.sync_machine_labels().unwrap_err().problems,
+            rendered(s.sync_machine_labels().unwrap_err()),
             [
                 "capi.additionalSyncMachineLabels[0]: invalid regex \"(\": found open group without closing ')'"
             ]

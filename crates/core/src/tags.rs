@@ -257,21 +257,12 @@ fn parse_labels_annotation<'o>(
     let Some(text) = annotations.get(LABELS_ANNOTATION) else {
         return Ok(labels_annotation::Entries::default());
     };
-    labels_annotation::decode(text).map_err(|malformed| match malformed {
-        Malformed::NotJson(e) => FieldError::new(
-            labels_annotation_field(),
-            format!(
-                "not valid JSON ({e}); expected an object such as {{\"acme:team/owner\":\"payments\"}}"
-            ),
-        ),
-        Malformed::NotAnObject(found) => FieldError::new(
-            labels_annotation_field(),
-            format!("expected a JSON object of label keys to string values, found {found}"),
-        ),
-        Malformed::NotAString { key, found } => FieldError::new(
-            labels_annotation_field().key(&key),
-            format!("expected a string value, found {found}"),
-        ),
+    labels_annotation::decode(text).map_err(|malformed| {
+        let field = match &malformed {
+            Malformed::NotAString { key, .. } => labels_annotation_field().key(key),
+            Malformed::NotJson(_) | Malformed::NotAnObject(_) => labels_annotation_field(),
+        };
+        FieldError::new(field, malformed)
     })
 }
 

@@ -5,7 +5,7 @@
 //! that calls the host (the policy crate's `validate`), tools and tests an
 //! in-memory one.
 
-use crate::evaluate::{Route, evaluate, not_acted_on, object_projection, route};
+use crate::evaluate::{Route, evaluate_routed, not_acted_on, object_projection, route};
 use crate::lookup::Lookup;
 use crate::outcome::{Outcome, Verdict};
 use crate::plan::Plan;
@@ -171,7 +171,7 @@ pub fn validate_with(payload: &[u8], lookup: &dyn Lookup, step: &mut dyn FnMut(S
         Err(e) => return encode(Outcome::reject(decode_error(e)), None),
     };
     step(Step::Object);
-    let outcome = evaluate(&request, &settings, lookup);
+    let outcome = evaluate_routed(&request, route, &settings, lookup);
     step(Step::Decided);
     let answer = respond(outcome, |plan, out| match &shape {
         Some(shape) => {

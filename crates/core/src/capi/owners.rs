@@ -1,6 +1,7 @@
 //! Reading `metadata.ownerReferences` and picking the one a rule follows.
 
 use super::rules::{KindMatch, ParentLink};
+use crate::api_version;
 use crate::fields::{self, FieldError, FieldPath, Problem};
 use serde_json::Value;
 
@@ -20,16 +21,8 @@ pub struct OwnerRef<'a> {
 impl OwnerRef<'_> {
     /// The API group of the owner ("" for the core group).
     pub fn group(&self) -> &str {
-        group_of(self.api_version)
+        api_version::group(self.api_version)
     }
-}
-
-/// The group of an apiVersion: `cluster.x-k8s.io/v1beta1` → `cluster.x-k8s.io`,
-/// `v1` → "".
-pub fn group_of(api_version: &str) -> &str {
-    api_version
-        .rsplit_once('/')
-        .map_or("", |(group, _version)| group)
 }
 
 /// Every ownerReference of the object. Entries missing `apiVersion`, `kind`
@@ -151,11 +144,5 @@ mod tests {
             owner_refs(&scalar).unwrap_err().to_string(),
             "metadata.ownerReferences[0]: expected an object, found a string"
         );
-    }
-
-    #[test]
-    fn group_of_core_and_named_groups() {
-        assert_eq!(group_of("v1"), "");
-        assert_eq!(group_of("cluster.x-k8s.io/v1beta2"), "cluster.x-k8s.io");
     }
 }

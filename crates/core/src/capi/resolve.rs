@@ -14,9 +14,7 @@ pub fn look_up_parents(
     settings: &Settings,
     lookup: &dyn Lookup,
 ) -> Result<(), CapiError> {
-    let namespace = fields::string(&request.object, &["metadata", "namespace"])?
-        .filter(|ns| !ns.is_empty())
-        .unwrap_or(&request.namespace);
+    let namespace = request.object_namespace()?;
     resolve_parent(request, namespace, lookup, settings.in_place_fields()).map(drop)
 }
 
@@ -59,7 +57,7 @@ pub(super) fn resolve_parent(
                     name: owner.name.to_owned(),
                     namespace: Some(namespace.to_owned()),
                 };
-                let version = owner.api_version.rsplit('/').next().unwrap_or_default();
+                let version = api_version::version(owner.api_version);
                 let projection = Projection::of(&read_paths(rule, version, in_place));
                 return Ok(match read(lookup, rule, reference.clone(), &projection)? {
                     Some(parent) => Resolved::Parent(rule, parent),

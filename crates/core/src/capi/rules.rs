@@ -13,12 +13,14 @@
 //! differences of the topology look-ups (Cluster → ClusterClass references,
 //! class metadata paths) are rows of [`super::topology::SHAPES`].
 
-// The contract in four files: the types and the shared paths and helpers
-// (contract), the field flows of the topology edges, those of the
-// MachineSet and Machine edges, and the rows that use them (table). Each
-// file imports only the files before it.
+// The contract in five files: the types and the shared paths and helpers
+// (contract), the three node timeouts every Machine-creating edge carries,
+// the field flows of the topology edges, those of the MachineSet and
+// Machine edges, and the rows that use them (table). Each file imports only
+// the files before it.
 mod contract;
 mod machine_fields;
+mod node_timeouts;
 mod table;
 mod topology_fields;
 

@@ -8,12 +8,15 @@
 //! differences are the [`SHAPES`] rows.
 
 use super::rules::TopologyEntry;
+use crate::api_version;
 use crate::fields::{self, FieldError, FieldPath, StringMap};
 use crate::projection::Projection;
 use serde_json::{Map, Value};
 
 mod field_merge;
+mod sources;
 use field_merge::{Sides, merge_fields};
+use sources::{Metadata, Side, nest, sources};
 
 /// Label present on every object the topology controller owns.
 pub const TOPOLOGY_OWNED_LABEL: &str = "topology.cluster.x-k8s.io/owned";
@@ -156,7 +159,7 @@ fn class_entry_path(entry: TopologyEntry) -> Vec<&'static str> {
 pub fn shape_for_child_version(version: &str) -> Option<&'static ClusterShape> {
     SHAPES
         .iter()
-        .find(|s| s.api_version.rsplit('/').next() == Some(version))
+        .find(|s| api_version::version(s.api_version) == version)
 }
 
 /// The ClusterClass (name, namespace) a Cluster refers to, if it has one.
@@ -246,105 +249,6 @@ pub fn merged_parent(
     merge_fields(parent, &sides, field_paths).map(Some)
 }
 
-/// One side of a topology child's parent: the Cluster's topology entry or
-/// the ClusterClass's.
-struct Side<'a> {
-    /// The entry (`Null` when the class lacks the worker class).
-    entry: &'a Value,
-    /// The entry's path, rendered: `spec.topology.controlPlane`,
-    /// `spec.workers.machineDeployments[class="default-worker"]`.
-    at: String,
-    /// Where the entry keeps its metadata.
-    metadata_at: &'static [&'static str],
-    /// The entry's labels and annotations.
-    metadata: Metadata<'a>,
-}
-
-/// Both sides, or `None` when the Cluster has no entry for the child.
-struct Sources<'a> {
-    topology: Side<'a>,
-    class: Side<'a>,
-}
-
-/// Locates the two entries a topology child's parent merges and reads
-/// their metadata, in that order, naming a malformed field in its object.
-fn sources<'a>(
-    shape: &ClusterShape,
-    entry: TopologyEntry,
-    cluster: &'a Value,
-    class: &'a Value,
-    entry_name: &str,
-) -> Result<Option<Sources<'a>>, (Source, FieldError)> {
-    let in_cluster = |e| (Source::Cluster, e);
-    let in_class = |e| (Source::ClusterClass, e);
-    const METADATA: &[&str] = &["metadata"];
-    let Some(workers) = workers(entry) else {
-        let topology_entry = fields::get(cluster, &["spec", "topology", "controlPlane"])
-            .map_err(in_cluster)?
-            .unwrap_or(&Value::Null);
-        let class_entry = fields::get(class, &["spec", "controlPlane"])
-            .map_err(in_class)?
-            .unwrap_or(&Value::Null);
-        let topology = metadata(topology_entry, METADATA)
-            .map_err(|e| in_cluster(nest("spec.topology.controlPlane", e)))?;
-        let from_class =
-            metadata(class_entry, METADATA).map_err(|e| in_class(nest("spec.controlPlane", e)))?;
-        return Ok(Some(Sources {
-            topology: Side {
-                entry: topology_entry,
-                at: "spec.topology.controlPlane".to_owned(),
-                metadata_at: METADATA,
-                metadata: topology,
-            },
-            class: Side {
-                entry: class_entry,
-                at: "spec.controlPlane".to_owned(),
-                metadata_at: METADATA,
-                metadata: from_class,
-            },
-        }));
-    };
-    let topology_path = ["spec", "topology", "workers", workers.list];
-    let Some((index, topology_entry)) =
-        find_entry(cluster, &topology_path, "name", entry_name).map_err(in_cluster)?
-    else {
-        return Ok(None);
-    };
-    let entry_path = format!("{}[{index}]", topology_path.join("."));
-    let topology =
-        metadata(topology_entry, METADATA).map_err(|e| in_cluster(nest(&entry_path, e)))?;
-    let class_name = fields::string(topology_entry, &["class"])
-        .map_err(|e| in_cluster(nest(&entry_path, e)))?
-        .unwrap_or_default();
-    let class_path = ["spec", "workers", workers.list];
-    let class_entry = find_entry(class, &class_path, "class", class_name).map_err(in_class)?;
-    let (from_class, class_entry) = match class_entry {
-        Some((i, class_entry)) => (
-            metadata(class_entry, shape.worker_class_metadata)
-                .map_err(|e| in_class(nest(&format!("{}[{i}]", class_path.join(".")), e)))?,
-            class_entry,
-        ),
-        // CAPI never creates a worker whose class the ClusterClass lacks; if
-        // one exists, its own topology metadata still applies.
-        None => (Metadata::default(), &Value::Null),
-    };
-    let quoted = |value: &str| Value::from(value).to_string();
-    Ok(Some(Sources {
-        topology: Side {
-            entry: topology_entry,
-            at: format!("{}[name={}]", topology_path.join("."), quoted(entry_name)),
-            metadata_at: METADATA,
-            metadata: topology,
-        },
-        class: Side {
-            entry: class_entry,
-            at: format!("{}[class={}]", class_path.join("."), quoted(class_name)),
-            metadata_at: shape.worker_class_metadata,
-            metadata: from_class,
-        },
-    }))
-}
-
 /// Where the keys of one merged metadata map (`labels` or `annotations`)
 /// of a topology child's parent come from: each side's map, at its path
 /// rendered within its object (e.g. `spec.topology.controlPlane.metadata.labels`,
@@ -392,22 +296,6 @@ pub fn key_sources<'a>(
     })
 }
 
-/// Labels and annotations of one metadata block.
-#[derive(Debug, Default)]
-struct Metadata<'a> {
-    labels: StringMap<'a>,
-    annotations: StringMap<'a>,
-}
-
-fn metadata<'a>(root: &'a Value, path: &[&str]) -> Result<Metadata<'a>, FieldError> {
-    let labels_path: Vec<&str> = path.iter().copied().chain(["labels"]).collect();
-    let annotations_path: Vec<&str> = path.iter().copied().chain(["annotations"]).collect();
-    Ok(Metadata {
-        labels: fields::string_map(root, &labels_path)?,
-        annotations: fields::string_map(root, &annotations_path)?,
-    })
-}
-
 /// `util.MergeMap(topology, class)`: keys unioned, the first map's value kept.
 fn merge(topology: &Metadata<'_>, class: &Metadata<'_>) -> Map<String, Value> {
     let union = |first: &StringMap<'_>, second: &StringMap<'_>| -> Value {
@@ -424,39 +312,4 @@ fn merge(topology: &Metadata<'_>, class: &Metadata<'_>) -> Map<String, Value> {
         union(&topology.annotations, &class.annotations),
     );
     parent
-}
-
-/// The entry of the array at `path` whose `key` field equals `wanted`.
-fn find_entry<'a>(
-    root: &'a Value,
-    path: &[&str],
-    key: &str,
-    wanted: &str,
-) -> Result<Option<(usize, &'a Value)>, FieldError> {
-    let entries = match fields::get(root, path)? {
-        None => return Ok(None),
-        Some(Value::Array(entries)) => entries,
-        Some(other) => {
-            return Err(FieldError::expected(FieldPath::of(path), "an array", other));
-        }
-    };
-    for (i, entry) in entries.iter().enumerate() {
-        let name = fields::string(entry, &[key])
-            .map_err(|e| nest(&format!("{}[{i}]", path.join(".")), e))?;
-        if name == Some(wanted) {
-            return Ok(Some((i, entry)));
-        }
-    }
-    Ok(None)
-}
-
-/// Re-roots an error found inside an array entry under the entry's path.
-fn nest(prefix: &str, error: FieldError) -> FieldError {
-    let field = error.field.to_string();
-    let path = if field.is_empty() {
-        FieldPath::of(&[prefix])
-    } else {
-        FieldPath::of(&[prefix, &field])
-    };
-    FieldError::new(path, error.problem)
 }

@@ -13,7 +13,8 @@
 //! into `RawSettings`): another one, from a `serde_json::Value`, would add
 //! its whole copy of the derive to the module, every request's download.
 
-use super::{Problem, RawSettings};
+use super::{RawSettings, SettingsProblem, SettingsProblemKind};
+use crate::fields::FieldPath;
 use serde_json::{Map, Value};
 
 /// The members of the top level whose own members are read one by one.
@@ -21,7 +22,7 @@ const SECTIONS: [&str; 2] = ["capi", "cloudTags"];
 
 /// `document` (an object) read member by member: the settings its valid
 /// members give, and a problem for each member that is not valid.
-pub(super) fn read(document: &Map<String, Value>) -> (RawSettings, Vec<String>) {
+pub(super) fn read(document: &Map<String, Value>) -> (RawSettings, Vec<SettingsProblem>) {
     let mut problems = Vec::new();
     let mut valid = Map::new();
     for (key, value) in document {
@@ -37,16 +38,10 @@ pub(super) fn read(document: &Map<String, Value>) -> (RawSettings, Vec<String>) 
                     .collect();
                 valid.insert(key.clone(), Value::Object(kept));
             }
-            (true, other) => problems.push(
-                Problem::Refused {
-                    path: key.clone(),
-                    message: format!(
-                        "expected an object, found {}",
-                        crate::fields::type_name(other)
-                    ),
-                }
-                .to_string(),
-            ),
+            (true, other) => problems.push(SettingsProblem::new(
+                FieldPath::of(&[key.as_str()]),
+                SettingsProblemKind::SectionNotAnObject(crate::fields::type_name(other)),
+            )),
             (false, _) => {
                 if is_valid(object(key, value.clone()), &mut problems) {
                     valid.insert(key.clone(), value.clone());
@@ -64,17 +59,17 @@ fn object(key: &str, value: Value) -> Value {
 
 /// Whether `document` is valid settings; if not, the problem, named by its
 /// path.
-fn is_valid(document: Value, problems: &mut Vec<String>) -> bool {
+fn is_valid(document: Value, problems: &mut Vec<SettingsProblem>) -> bool {
     match parse(&document) {
         Ok(_) => true,
         Err(problem) => {
-            problems.push(problem.to_string());
+            problems.push(problem);
             false
         }
     }
 }
 
-fn parse(document: &Value) -> Result<RawSettings, Problem> {
+fn parse(document: &Value) -> Result<RawSettings, SettingsProblem> {
     let text = serde_json::to_vec(document).expect("JSON values always serialise");
     let de = &mut serde_json::Deserializer::from_slice(&text);
     serde_path_to_error::deserialize(de).map_err(|e| {
@@ -83,12 +78,7 @@ fn parse(document: &Value) -> Result<RawSettings, Problem> {
         // The position is in this synthetic document, not the user's.
         let position = format!(" at line {} column {}", error.line(), error.column());
         let message = error.to_string();
-        Problem::Refused {
-            path,
-            message: message
-                .strip_suffix(&position)
-                .unwrap_or(&message)
-                .to_owned(),
-        }
+        let message = message.strip_suffix(&position).unwrap_or(&message);
+        SettingsProblem::refused(&path, message.to_owned())
     })
 }

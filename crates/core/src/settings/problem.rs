@@ -1,98 +1,123 @@
-//! The problems the settings module finds itself, each worded once.
+//! What can be wrong with a settings document: each problem names the
+//! setting at fault and its kind, and each kind is worded here once.
 
 use super::*;
+use crate::fields::FieldPath;
+use crate::tags::user_profile::ProfileProblem;
 
-/// One problem this module finds in a settings document, each worded here
-/// once; rendered into [`SettingsError::problems`], which the tag-profile
-/// checks ([`user_profile::prepare`]) add their own lines to.
-#[derive(Debug)]
-pub(super) enum Problem {
-    /// The document is not a JSON object.
-    NotAnObject {
-        /// Its JSON type, or "invalid JSON".
-        found: &'static str,
-    },
-    /// serde refused the field at `path` (`.` for the document itself).
-    Refused {
-        /// The path serde_path_to_error names.
-        path: String,
-        /// serde's message.
-        message: String,
-    },
+/// Everything wrong with a settings document, each problem naming its field.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SettingsError {
+    /// The problems, in field order.
+    pub problems: Vec<SettingsProblem>,
+}
+
+impl fmt::Display for SettingsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, problem) in self.problems.iter().enumerate() {
+            if i > 0 {
+                f.write_str("; ")?;
+            }
+            write!(f, "{problem}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for SettingsError {}
+
+impl From<SettingsProblem> for SettingsError {
+    fn from(problem: SettingsProblem) -> Self {
+        Self {
+            problems: vec![problem],
+        }
+    }
+}
+
+/// One problem in a settings document: the setting at fault, as users
+/// write its path (`cloudTags.propagatingLabels[0]`; `settings` for the
+/// document itself), and what is wrong with it. Rendered `field: kind`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {kind}")]
+pub struct SettingsProblem {
+    /// The setting at fault.
+    pub field: FieldPath,
+    /// What is wrong with it.
+    pub kind: SettingsProblemKind,
+}
+
+impl SettingsProblem {
+    /// A problem with the setting at `field`.
+    pub fn new(field: FieldPath, kind: impl Into<SettingsProblemKind>) -> Self {
+        Self {
+            field,
+            kind: kind.into(),
+        }
+    }
+
+    /// serde refused the setting at `path`, as serde_path_to_error names it
+    /// (`.` or nothing for the document itself).
+    pub fn refused(path: &str, message: String) -> Self {
+        let path = if path == "." || path.is_empty() {
+            "settings"
+        } else {
+            path
+        };
+        Self::new(
+            FieldPath::of(&[path]),
+            SettingsProblemKind::Refused(message),
+        )
+    }
+}
+
+/// What is wrong with a setting.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SettingsProblemKind {
+    /// The document is not a JSON object: its JSON type, or "invalid JSON".
+    #[error("expected an object such as {{\"cloudTags\": {{…}}}}, found {0}")]
+    NotAnObject(&'static str),
+    /// A section (`capi`, `cloudTags`) is not an object: its JSON type.
+    #[error("expected an object, found {0}")]
+    SectionNotAnObject(&'static str),
+    /// serde refused the setting: serde's message.
+    #[error("{0}")]
+    Refused(String),
     /// An empty key in `cloudTags.propagatingLabels`.
-    EmptyLabelKey {
-        /// `cloudTags.propagatingLabels[i]`.
-        field: String,
-    },
+    #[error("empty label key; list exact qualified keys such as \"platform/env\"")]
+    EmptyLabelKey,
     /// A seeded platform label in `cloudTags.propagatingLabels`.
-    SeededLabel {
-        /// `cloudTags.propagatingLabels[i]`.
-        field: String,
-        /// The label.
-        key: String,
-    },
-    /// `cloudTags.providerPath` has an empty segment.
-    ProviderPath {
-        /// The path as written.
-        path: String,
-    },
+    #[error(
+        "{} is a seeded platform label and can never be opted into cloud-tag propagation; \
+         remove it from the list",
+        quoted(.0)
+    )]
+    SeededLabel(String),
+    /// `cloudTags.providerPath`, as written, has an empty segment.
+    #[error(
+        "{} is not a dotted field path; use e.g. {} (the default) or omit the field",
+        quoted(.0),
+        quoted(DEFAULT_PROVIDER_PATH)
+    )]
+    ProviderPath(String),
     /// A node-sync pattern regex-lite refuses.
+    #[error("invalid regex {}: {error}{}", quoted(.pattern), size_limit_hint(.error))]
     InvalidRegex {
-        /// `capi.additionalSyncMachine{Labels,Annotations}[i]`.
-        field: String,
         /// The pattern as written.
         pattern: String,
         /// regex-lite's reason.
         error: regex_lite::Error,
     },
+    /// A problem of one of `cloudTags.profiles`.
+    #[error(transparent)]
+    Profile(#[from] ProfileProblem),
 }
 
-impl fmt::Display for Problem {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Problem::NotAnObject { found } => write!(
-                f,
-                "settings: expected an object such as {{\"cloudTags\": {{…}}}}, found {found}"
-            ),
-            Problem::Refused { path, message } => {
-                let path = if path == "." || path.is_empty() {
-                    "settings"
-                } else {
-                    path
-                };
-                write!(f, "{path}: {message}")
-            }
-            Problem::EmptyLabelKey { field } => write!(
-                f,
-                "{field}: empty label key; list exact qualified keys such as \"platform/env\""
-            ),
-            Problem::SeededLabel { field, key } => write!(
-                f,
-                "{field}: {} is a seeded platform label and can never be opted into cloud-tag \
-                 propagation; remove it from the list",
-                quoted(key)
-            ),
-            Problem::ProviderPath { path } => write!(
-                f,
-                "cloudTags.providerPath: {} is not a dotted field path; use e.g. {} (the \
-                 default) or omit the field",
-                quoted(path),
-                quoted(DEFAULT_PROVIDER_PATH)
-            ),
-            Problem::InvalidRegex {
-                field,
-                pattern,
-                error,
-            } => {
-                write!(f, "{field}: invalid regex {}: {error}", quoted(pattern))?;
-                if error.to_string().contains("size limit") {
-                    write!(
-                        f,
-                        " ({REGEX_SIZE_LIMIT} bytes); simplify it, e.g. fewer counted repetitions"
-                    )?;
-                }
-                Ok(())
-            }
-        }
+/// What to do about a pattern over [`REGEX_SIZE_LIMIT`], which regex-lite's
+/// message leaves out.
+fn size_limit_hint(error: &regex_lite::Error) -> String {
+    if error.to_string().contains("size limit") {
+        format!(" ({REGEX_SIZE_LIMIT} bytes); simplify it, e.g. fewer counted repetitions")
+    } else {
+        String::new()
     }
 }

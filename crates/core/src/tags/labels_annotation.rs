@@ -47,15 +47,22 @@ impl<'a> Entries<'a> {
     }
 }
 
-/// Why the annotation is not a JSON object of strings.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Why the annotation is not a JSON object of strings, each worded here
+/// once; an error names the annotation, or for [`Malformed::NotAString`]
+/// its entry.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Malformed {
     /// Not JSON at all (serde_json's message).
+    #[error(
+        "not valid JSON ({0}); expected an object such as {{\"acme:team/owner\":\"payments\"}}"
+    )]
     NotJson(String),
     /// JSON, but not an object: what it is instead.
+    #[error("expected a JSON object of label keys to string values, found {0}")]
     NotAnObject(&'static str),
     /// The entry with this key (the first in key order) has a value of the
     /// named type.
+    #[error("expected a string value, found {found}")]
     NotAString {
         /// The entry's key.
         key: String,

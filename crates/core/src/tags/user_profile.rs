@@ -7,10 +7,15 @@
 
 use super::char_class::{CharSet, KeyCharacters};
 use super::profile::{BUILT_IN, GENERIC, ReservedPrefix, TagProfile, Unit};
+use crate::fields::FieldPath;
 use crate::quote::quoted;
+use crate::settings::{SettingsProblem, SettingsProblemKind};
 use serde_json::Value;
 use std::borrow::Cow;
 use std::ops::RangeInclusive;
+
+mod problem;
+pub use problem::ProfileProblem;
 
 /// One entry of `cloudTags.profiles` as written.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
@@ -83,12 +88,28 @@ const PROVIDER_LEN_MAX: usize = 63;
 /// handful, and anything longer is better said with a set.
 const CHARACTERS_LEN_MAX: usize = 256;
 
-const FIELD: &str = "cloudTags.profiles";
+/// `cloudTags.profiles`, where every problem here is found.
+fn profiles_field() -> FieldPath {
+    FieldPath::of(&["cloudTags", "profiles"])
+}
 
-/// Parses and checks every profile, pushing one line per problem onto
-/// `problems`, and returns the profiles (meaningful only when nothing was
-/// pushed).
+/// A problem with the profile setting at `field`.
+fn problem(field: FieldPath, kind: ProfileProblem) -> SettingsProblem {
+    SettingsProblem::new(field, kind)
+}
+
+/// [`prepare_profiles`], each problem rendered as the line
+/// `validate_settings` shows (for tools and tests that compare text).
 pub fn prepare(raw: &[Value], problems: &mut Vec<String>) -> Vec<TagProfile> {
+    let mut found = Vec::new();
+    let profiles = prepare_profiles(raw, &mut found);
+    problems.extend(found.iter().map(ToString::to_string));
+    profiles
+}
+
+/// Parses and checks every profile, pushing each problem onto `problems`,
+/// and returns the profiles (meaningful only when nothing was pushed).
+pub fn prepare_profiles(raw: &[Value], problems: &mut Vec<SettingsProblem>) -> Vec<TagProfile> {
     // Parsed from JSON values rather than as part of the settings document:
     // one serde instantiation instead of two (plain and path-tracking) keeps
     // the module small, and a shape error in one profile does not hide the
@@ -101,12 +122,14 @@ pub fn prepare(raw: &[Value], problems: &mut Vec<String>) -> Vec<TagProfile> {
             serde_path_to_error::deserialize(value)
                 .map_err(|e| {
                     let path = e.path().to_string();
-                    let at = if path == "." {
-                        String::new()
+                    let profile = profiles_field().index(i);
+                    let field = if path == "." {
+                        profile
                     } else {
-                        format!(".{path}")
+                        profile.member(&path)
                     };
-                    shape_errors.push((i, format!("{FIELD}[{i}]{at}: {}", e.into_inner())));
+                    let kind = SettingsProblemKind::Refused(e.into_inner().to_string());
+                    shape_errors.push((i, SettingsProblem::new(field, kind)));
                 })
                 .ok()
         })
@@ -118,16 +141,13 @@ pub fn prepare(raw: &[Value], problems: &mut Vec<String>) -> Vec<TagProfile> {
 /// reported in profile order among the rest.
 fn check_all(
     raw: &[Option<RawProfile>],
-    shape_errors: Vec<(usize, String)>,
-    problems: &mut Vec<String>,
+    shape_errors: Vec<(usize, SettingsProblem)>,
+    problems: &mut Vec<SettingsProblem>,
 ) -> Vec<TagProfile> {
     let mut shape_errors = shape_errors.into_iter().peekable();
     if raw.len() > PROFILES_MAX {
-        problems.push(format!(
-            "{FIELD}: {} profiles, at most {PROFILES_MAX} are allowed; merge profiles that share \
-             constraints by listing several providers in one",
-            raw.len()
-        ));
+        let kind = ProfileProblem::TooManyProfiles(raw.len());
+        problems.push(problem(profiles_field(), kind));
     }
     raw.iter()
         .enumerate()
@@ -136,7 +156,7 @@ fn check_all(
                 problems.push(problem);
             }
             let profile = profile.as_ref()?;
-            let field = format!("{FIELD}[{i}]");
+            let field = profiles_field().index(i);
             check_name(&field, raw, i, problems);
             check_providers(&field, raw, i, problems);
             Some(build(&field, profile, problems))
@@ -152,7 +172,12 @@ fn earlier(raw: &[Option<RawProfile>], i: usize) -> impl Iterator<Item = (usize,
         .filter_map(|(k, p)| Some((k, p.as_ref()?)))
 }
 
-fn check_name(field: &str, raw: &[Option<RawProfile>], i: usize, problems: &mut Vec<String>) {
+fn check_name(
+    field: &FieldPath,
+    raw: &[Option<RawProfile>],
+    i: usize,
+    problems: &mut Vec<SettingsProblem>,
+) {
     let Some(profile) = &raw[i] else { return };
     let name = &profile.name;
     let valid = !name.is_empty()
@@ -160,38 +185,30 @@ fn check_name(field: &str, raw: &[Option<RawProfile>], i: usize, problems: &mut 
         && name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
-    if !valid {
-        problems.push(format!(
-            "{field}.name: {} is not a profile name; use 1 to {NAME_LEN_MAX} ASCII letters, \
-             digits, \"-\", \"_\" or \".\", e.g. \"azure\"",
-            quoted(name)
-        ));
+    let kind = if !valid {
+        ProfileProblem::NotAName(name.clone())
     } else if name.eq_ignore_ascii_case(&GENERIC.name) {
-        problems.push(format!(
-            "{field}.name: \"{}\" is the fallback profile's name and skip records must tell the \
-             two apart; choose another name",
-            GENERIC.name
-        ));
+        ProfileProblem::FallbackName
     } else if let Some((first, _)) =
         earlier(raw, i).find(|(_, p)| p.name.eq_ignore_ascii_case(name))
     {
-        problems.push(format!(
-            "{field}.name: {} is already the name of cloudTags.profiles[{first}]; give each \
-             profile its own name",
-            quoted(name)
-        ));
+        ProfileProblem::DuplicateName {
+            name: name.clone(),
+            first,
+        }
     } else if let Some(built_in) = BUILT_IN
         .iter()
         .find(|b| b.name.eq_ignore_ascii_case(name))
         .filter(|b| !b.providers.iter().any(|p| selects_any(raw, p)))
     {
-        let provider = quoted(&built_in.providers[0]);
-        problems.push(format!(
-            "{field}.name: {} is the name of the built-in profile for provider {provider}, which \
-             still applies; list {provider} in providers to replace it, or choose another name",
-            quoted(name)
-        ));
-    }
+        ProfileProblem::BuiltInName {
+            name: name.clone(),
+            provider: built_in.providers[0].to_string(),
+        }
+    } else {
+        return;
+    };
+    problems.push(problem(field.member("name"), kind));
 }
 
 /// Whether any user profile lists `provider`.
@@ -207,76 +224,68 @@ fn same_provider(a: &str, b: &str) -> bool {
     a.eq_ignore_ascii_case(b)
 }
 
-fn check_providers(field: &str, raw: &[Option<RawProfile>], i: usize, problems: &mut Vec<String>) {
+fn check_providers(
+    field: &FieldPath,
+    raw: &[Option<RawProfile>],
+    i: usize,
+    problems: &mut Vec<SettingsProblem>,
+) {
     let Some(profile) = &raw[i] else { return };
     let providers = &profile.providers;
+    let list = field.member("providers");
     if providers.is_empty() {
-        problems.push(format!(
-            "{field}.providers: empty; list the provider values that select this profile, \
-             e.g. [\"azure\"]"
-        ));
+        problems.push(problem(list.clone(), ProfileProblem::NoProviders));
     } else if providers.len() > PROVIDERS_MAX {
-        problems.push(format!(
-            "{field}.providers: {} values, at most {PROVIDERS_MAX} are allowed",
-            providers.len()
-        ));
+        let kind = ProfileProblem::TooManyProviders(providers.len());
+        problems.push(problem(list.clone(), kind));
     }
     for (j, provider) in providers.iter().enumerate() {
-        let here = format!("{field}.providers[{j}]");
+        let here = || list.index(j);
         if provider.is_empty() {
-            problems.push(format!(
-                "{here}: empty provider value; write the value the XR carries, e.g. \"azure\""
-            ));
+            problems.push(problem(here(), ProfileProblem::EmptyProvider));
             continue;
         }
         let length = provider.chars().count();
         if length > PROVIDER_LEN_MAX {
-            problems.push(format!(
-                "{here}: {length} characters, at most {PROVIDER_LEN_MAX} are allowed; write the \
-                 value the XR carries, e.g. \"azure\""
-            ));
+            problems.push(problem(here(), ProfileProblem::ProviderTooLong(length)));
         }
         // Matched exactly: " aws" never selects the profile, it is a typo.
-        if let Some(c) = provider
+        if let Some(character) = provider
             .chars()
             .find(|c| c.is_whitespace() || c.is_control())
         {
-            problems.push(format!(
-                "{here}: {} contains {}; provider values are matched exactly (ignoring case), \
-                 remove it",
-                quoted(provider),
-                character_name(c)
-            ));
+            let provider = provider.clone();
+            let kind = ProfileProblem::ProviderCharacter {
+                provider,
+                character,
+            };
+            problems.push(problem(here(), kind));
         }
         // Earlier entries of this profile, then earlier profiles.
         let earlier = providers[..j]
             .iter()
             .any(|p| same_provider(p, provider))
-            .then(|| format!("{field}.providers"))
+            .then(|| list.clone())
             .or_else(|| {
                 earlier(raw, i)
                     .find(|(_, p)| p.providers.iter().any(|q| same_provider(q, provider)))
-                    .map(|(k, _)| format!("{FIELD}[{k}].providers"))
+                    .map(|(k, _)| profiles_field().index(k).member("providers"))
             });
         if let Some(earlier) = earlier {
-            problems.push(format!(
-                "{here}: {} is already listed in {earlier} (ignoring case); a provider value \
-                 selects one profile, remove one of them",
-                quoted(provider)
-            ));
+            let provider = provider.clone();
+            let kind = ProfileProblem::DuplicateProvider { provider, earlier };
+            problems.push(problem(here(), kind));
         }
     }
 }
 
 /// The profile, with every number and string checked.
-fn build(field: &str, raw: &RawProfile, problems: &mut Vec<String>) -> TagProfile {
+fn build(field: &FieldPath, raw: &RawProfile, problems: &mut Vec<SettingsProblem>) -> TagProfile {
     let mut bounded = |name: &str, value: u64, range: RangeInclusive<u64>| {
         if !range.contains(&value) {
-            problems.push(format!(
-                "{field}.{name}: {value} is out of bounds; use a number from {} to {}",
-                range.start(),
-                range.end()
-            ));
+            let (min, max) = range.into_inner();
+            let kind = ProfileProblem::OutOfBounds { value, min, max };
+            problems.push(problem(field.member(name), kind));
         }
         usize::try_from(value).unwrap_or(usize::MAX)
     };
@@ -296,22 +305,16 @@ fn build(field: &str, raw: &RawProfile, problems: &mut Vec<String>) -> TagProfil
 }
 
 fn key_characters(
-    field: &str,
+    field: &FieldPath,
     raw: &RawKeyCharacters,
-    problems: &mut Vec<String>,
+    problems: &mut Vec<SettingsProblem>,
 ) -> KeyCharacters {
-    let field = format!("{field}.keyCharacters");
+    let field = field.member("keyCharacters");
     if raw.sets.is_empty() && raw.extra.is_empty() {
-        problems.push(format!(
-            "{field}: admits no character; name sets such as [\"letters\", \"digits\"] and/or \
-             list characters in extra"
-        ));
+        problems.push(problem(field.clone(), ProfileProblem::NoCharacters));
     }
     if let Some(c) = raw.extra.chars().find(|&c| raw.except.contains(c)) {
-        problems.push(format!(
-            "{field}: {} is both in extra and in except; keep it in one of them",
-            quoted(&c.to_string())
-        ));
+        problems.push(problem(field.clone(), ProfileProblem::ExtraAndExcept(c)));
     }
     if let Some(c) = raw
         .extra
@@ -319,60 +322,46 @@ fn key_characters(
         .chain(raw.except.chars())
         .find(|c| c.is_control())
     {
-        problems.push(format!(
-            "{field}: control character U+{:04X} in extra or except; tag keys never carry one, \
-             remove it",
-            u32::from(c)
-        ));
+        problems.push(problem(field.clone(), ProfileProblem::ControlCharacter(c)));
     }
     for (name, text) in [("extra", &raw.extra), ("except", &raw.except)] {
         let length = text.chars().count();
         if length > CHARACTERS_LEN_MAX {
-            problems.push(format!(
-                "{field}.{name}: {length} characters, at most {CHARACTERS_LEN_MAX} are allowed; \
-                 name a set such as \"letters\" or \"printable\" instead of listing its characters"
-            ));
+            let kind = ProfileProblem::TooManyCharacters(length);
+            problems.push(problem(field.member(name), kind));
         }
     }
     KeyCharacters::from_parts(&raw.sets, raw.extra.clone(), raw.except.clone())
 }
 
 fn reserved_prefixes(
-    field: &str,
+    field: &FieldPath,
     raw: &[RawReservedPrefix],
-    problems: &mut Vec<String>,
+    problems: &mut Vec<SettingsProblem>,
 ) -> Cow<'static, [ReservedPrefix]> {
+    let list = field.member("reservedPrefixes");
     if raw.len() > PREFIXES_MAX {
-        problems.push(format!(
-            "{field}.reservedPrefixes: {} prefixes, at most {PREFIXES_MAX} are allowed",
-            raw.len()
-        ));
+        let kind = ProfileProblem::TooManyPrefixes(raw.len());
+        problems.push(problem(list.clone(), kind));
     }
     for (j, r) in raw.iter().enumerate() {
-        let here = format!("{field}.reservedPrefixes[{j}].prefix");
+        let here = || list.index(j).member("prefix");
         let length = r.prefix.chars().count();
         if !(1..=PREFIX_LEN_MAX).contains(&length) {
-            problems.push(format!(
-                "{here}: {length} characters; a reserved prefix has 1 to {PREFIX_LEN_MAX}, \
-                 e.g. \"azure\""
-            ));
+            problems.push(problem(here(), ProfileProblem::PrefixLength(length)));
         }
-        if let Some(c) = r.prefix.chars().find(|c| c.is_control()) {
-            problems.push(format!(
-                "{here}: {} contains {}; a qualified key never starts with one, remove it",
-                quoted(&r.prefix),
-                character_name(c)
-            ));
+        if let Some(character) = r.prefix.chars().find(|c| c.is_control()) {
+            let prefix = r.prefix.clone();
+            let kind = ProfileProblem::PrefixCharacter { prefix, character };
+            problems.push(problem(here(), kind));
         }
         if let Some(k) = raw[..j].iter().position(|earlier| same_prefix(earlier, r)) {
-            let how =
-                (raw[k].prefix != r.prefix).then_some(" (ignoring case, as one of them does)");
-            problems.push(format!(
-                "{here}: {} is already listed in {field}.reservedPrefixes[{k}]{}; remove one of \
-                 them",
-                quoted(&r.prefix),
-                how.unwrap_or_default()
-            ));
+            let kind = ProfileProblem::DuplicatePrefix {
+                prefix: r.prefix.clone(),
+                earlier: list.index(k),
+                ignoring_case: raw[k].prefix != r.prefix,
+            };
+            problems.push(problem(here(), kind));
         }
     }
     raw.iter()
@@ -388,11 +377,6 @@ fn reserved_prefixes(
 fn same_prefix(a: &RawReservedPrefix, b: &RawReservedPrefix) -> bool {
     a.prefix == b.prefix
         || ((a.ignore_case || b.ignore_case) && a.prefix.eq_ignore_ascii_case(&b.prefix))
-}
-
-/// A character as problems name it: quoted, with its code point.
-fn character_name(c: char) -> String {
-    format!("{} (U+{:04X})", quoted(&c.to_string()), u32::from(c))
 }
 
 #[cfg(test)]

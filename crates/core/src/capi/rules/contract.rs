@@ -293,17 +293,6 @@ pub(super) const fn same(path: &'static [&'static str], unit: Unit) -> ByVersion
     }
 }
 
-/// A node timeout: a v1beta1 duration at `v1beta1`, v1beta2 seconds at `v1beta2`.
-pub(super) const fn timeout(
-    v1beta1: &'static [&'static str],
-    v1beta2: &'static [&'static str],
-) -> ByVersion {
-    ByVersion {
-        v1beta1: at(v1beta1, Unit::Duration),
-        v1beta2: at(v1beta2, Unit::Seconds),
-    }
-}
-
 pub(super) const fn field(field: &'static str, from: ByVersion, to: ByVersion) -> Flow {
     Flow::Field(FieldFlow { field, from, to })
 }

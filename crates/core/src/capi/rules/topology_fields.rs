@@ -2,256 +2,110 @@
 //! ControlPlane, MachineDeployment and MachinePool they define.
 
 use super::contract::*;
+use super::node_timeouts::*;
 
 /// Topology + class → ControlPlane fields, relative to `spec.topology.controlPlane`
 /// and `ClusterClass.spec.controlPlane` (CAPI `computeControlPlane`). The
 /// contract version is taken to be the ControlPlane's own API version.
-pub const TOPOLOGY_CONTROL_PLANE_FIELDS: [Flow; 5] = [
-    field(
-        "nodeDrainTimeout",
-        timeout(
-            &["nodeDrainTimeout"],
-            &["deletion", "nodeDrainTimeoutSeconds"],
-        ),
-        timeout(
-            &["spec", "machineTemplate", "nodeDrainTimeout"],
-            &[
-                "spec",
-                "machineTemplate",
-                "spec",
-                "deletion",
-                "nodeDrainTimeoutSeconds",
-            ],
-        ),
+pub const TOPOLOGY_CONTROL_PLANE_FIELDS: [Flow; 5] = with_node_timeouts(
+    [],
+    node_timeouts!(
+        from: [] ["deletion"],
+        to: ["spec", "machineTemplate"] ["spec", "machineTemplate", "spec", "deletion"],
     ),
-    field(
-        "nodeVolumeDetachTimeout",
-        timeout(
-            &["nodeVolumeDetachTimeout"],
-            &["deletion", "nodeVolumeDetachTimeoutSeconds"],
+    [
+        field(
+            "readinessGates",
+            ByVersion {
+                v1beta1: at(&["readinessGates"], GATES),
+                v1beta2: at(&["readinessGates"], GATES),
+            },
+            ByVersion {
+                v1beta1: at(&["spec", "machineTemplate", "readinessGates"], GATES),
+                v1beta2: at(
+                    &["spec", "machineTemplate", "spec", "readinessGates"],
+                    GATES,
+                ),
+            },
         ),
-        timeout(
-            &["spec", "machineTemplate", "nodeVolumeDetachTimeout"],
-            &[
-                "spec",
-                "machineTemplate",
-                "spec",
-                "deletion",
-                "nodeVolumeDetachTimeoutSeconds",
-            ],
+        field(
+            "taints",
+            ByVersion {
+                v1beta1: at(&["taints"], TAINTS),
+                v1beta2: at(&["taints"], TAINTS),
+            },
+            ByVersion {
+                v1beta1: at(&["spec", "machineTemplate", "taints"], TAINTS),
+                v1beta2: at(&["spec", "machineTemplate", "spec", "taints"], TAINTS),
+            },
         ),
-    ),
-    field(
-        "nodeDeletionTimeout",
-        timeout(
-            &["nodeDeletionTimeout"],
-            &["deletion", "nodeDeletionTimeoutSeconds"],
+    ],
+);
+
+/// `minReadySeconds` of a topology worker (MachineDeployment, MachinePool):
+/// the same path in the Cluster's and the ClusterClass's entries, moved
+/// under `spec.template.spec` in a v1beta2 child.
+const WORKER_MIN_READY_SECONDS: Flow = field(
+    "minReadySeconds",
+    same(&["minReadySeconds"], Unit::Integer),
+    ByVersion {
+        v1beta1: at(&["spec", "minReadySeconds"], Unit::Integer),
+        v1beta2: at(
+            &["spec", "template", "spec", "minReadySeconds"],
+            Unit::Integer,
         ),
-        timeout(
-            &["spec", "machineTemplate", "nodeDeletionTimeout"],
-            &[
-                "spec",
-                "machineTemplate",
-                "spec",
-                "deletion",
-                "nodeDeletionTimeoutSeconds",
-            ],
-        ),
-    ),
-    field(
-        "readinessGates",
-        ByVersion {
-            v1beta1: at(&["readinessGates"], GATES),
-            v1beta2: at(&["readinessGates"], GATES),
-        },
-        ByVersion {
-            v1beta1: at(&["spec", "machineTemplate", "readinessGates"], GATES),
-            v1beta2: at(
-                &["spec", "machineTemplate", "spec", "readinessGates"],
-                GATES,
-            ),
-        },
-    ),
-    field(
-        "taints",
-        ByVersion {
-            v1beta1: at(&["taints"], TAINTS),
-            v1beta2: at(&["taints"], TAINTS),
-        },
-        ByVersion {
-            v1beta1: at(&["spec", "machineTemplate", "taints"], TAINTS),
-            v1beta2: at(&["spec", "machineTemplate", "spec", "taints"], TAINTS),
-        },
-    ),
-];
+    },
+);
 
 /// Topology + class → MachineDeployment fields, relative to the topology and
 /// class `machineDeployments[]` entries (CAPI `computeMachineDeployment`).
 /// Rollout strategy, remediation, failure domain and replicas are not
 /// in-place-only fields (they roll Machines out) and do not flow here.
-pub const TOPOLOGY_MACHINE_DEPLOYMENT_FIELDS: [Flow; 7] = [
-    field(
-        "minReadySeconds",
-        ByVersion {
-            v1beta1: at(&["minReadySeconds"], Unit::Integer),
-            v1beta2: at(&["minReadySeconds"], Unit::Integer),
-        },
-        ByVersion {
-            v1beta1: at(&["spec", "minReadySeconds"], Unit::Integer),
-            v1beta2: at(
-                &["spec", "template", "spec", "minReadySeconds"],
-                Unit::Integer,
-            ),
-        },
+pub const TOPOLOGY_MACHINE_DEPLOYMENT_FIELDS: [Flow; 7] = with_node_timeouts(
+    [WORKER_MIN_READY_SECONDS],
+    node_timeouts!(
+        from: [] ["deletion"],
+        to: ["spec", "template", "spec"] ["spec", "template", "spec", "deletion"],
     ),
-    field(
-        "nodeDrainTimeout",
-        timeout(
-            &["nodeDrainTimeout"],
-            &["deletion", "nodeDrainTimeoutSeconds"],
+    [
+        field(
+            "readinessGates",
+            same(&["readinessGates"], GATES),
+            same(&["spec", "template", "spec", "readinessGates"], GATES),
         ),
-        timeout(
-            &["spec", "template", "spec", "nodeDrainTimeout"],
-            &[
-                "spec",
-                "template",
-                "spec",
-                "deletion",
-                "nodeDrainTimeoutSeconds",
-            ],
+        field(
+            "taints",
+            same(&["taints"], TAINTS),
+            same(&["spec", "template", "spec", "taints"], TAINTS),
         ),
-    ),
-    field(
-        "nodeVolumeDetachTimeout",
-        timeout(
-            &["nodeVolumeDetachTimeout"],
-            &["deletion", "nodeVolumeDetachTimeoutSeconds"],
+        field(
+            "deletionOrder",
+            ByVersion {
+                v1beta1: at(&["strategy", "rollingUpdate", "deletePolicy"], Unit::Enum),
+                v1beta2: at(&["deletion", "order"], Unit::Enum),
+            },
+            ByVersion {
+                v1beta1: at(
+                    &["spec", "strategy", "rollingUpdate", "deletePolicy"],
+                    Unit::Enum,
+                ),
+                v1beta2: at(&["spec", "deletion", "order"], Unit::Enum),
+            },
         ),
-        timeout(
-            &["spec", "template", "spec", "nodeVolumeDetachTimeout"],
-            &[
-                "spec",
-                "template",
-                "spec",
-                "deletion",
-                "nodeVolumeDetachTimeoutSeconds",
-            ],
-        ),
-    ),
-    field(
-        "nodeDeletionTimeout",
-        timeout(
-            &["nodeDeletionTimeout"],
-            &["deletion", "nodeDeletionTimeoutSeconds"],
-        ),
-        timeout(
-            &["spec", "template", "spec", "nodeDeletionTimeout"],
-            &[
-                "spec",
-                "template",
-                "spec",
-                "deletion",
-                "nodeDeletionTimeoutSeconds",
-            ],
-        ),
-    ),
-    field(
-        "readinessGates",
-        same(&["readinessGates"], GATES),
-        same(&["spec", "template", "spec", "readinessGates"], GATES),
-    ),
-    field(
-        "taints",
-        same(&["taints"], TAINTS),
-        same(&["spec", "template", "spec", "taints"], TAINTS),
-    ),
-    field(
-        "deletionOrder",
-        ByVersion {
-            v1beta1: at(&["strategy", "rollingUpdate", "deletePolicy"], Unit::Enum),
-            v1beta2: at(&["deletion", "order"], Unit::Enum),
-        },
-        ByVersion {
-            v1beta1: at(
-                &["spec", "strategy", "rollingUpdate", "deletePolicy"],
-                Unit::Enum,
-            ),
-            v1beta2: at(&["spec", "deletion", "order"], Unit::Enum),
-        },
-    ),
-];
+    ],
+);
 
 /// Topology + class → MachinePool fields (CAPI `computeMachinePool`; pools
 /// have no readiness gates).
-pub const TOPOLOGY_MACHINE_POOL_FIELDS: [Flow; 5] = [
-    field(
-        "minReadySeconds",
-        ByVersion {
-            v1beta1: at(&["minReadySeconds"], Unit::Integer),
-            v1beta2: at(&["minReadySeconds"], Unit::Integer),
-        },
-        ByVersion {
-            v1beta1: at(&["spec", "minReadySeconds"], Unit::Integer),
-            v1beta2: at(
-                &["spec", "template", "spec", "minReadySeconds"],
-                Unit::Integer,
-            ),
-        },
+pub const TOPOLOGY_MACHINE_POOL_FIELDS: [Flow; 5] = with_node_timeouts(
+    [WORKER_MIN_READY_SECONDS],
+    node_timeouts!(
+        from: [] ["deletion"],
+        to: ["spec", "template", "spec"] ["spec", "template", "spec", "deletion"],
     ),
-    field(
-        "nodeDrainTimeout",
-        timeout(
-            &["nodeDrainTimeout"],
-            &["deletion", "nodeDrainTimeoutSeconds"],
-        ),
-        timeout(
-            &["spec", "template", "spec", "nodeDrainTimeout"],
-            &[
-                "spec",
-                "template",
-                "spec",
-                "deletion",
-                "nodeDrainTimeoutSeconds",
-            ],
-        ),
-    ),
-    field(
-        "nodeVolumeDetachTimeout",
-        timeout(
-            &["nodeVolumeDetachTimeout"],
-            &["deletion", "nodeVolumeDetachTimeoutSeconds"],
-        ),
-        timeout(
-            &["spec", "template", "spec", "nodeVolumeDetachTimeout"],
-            &[
-                "spec",
-                "template",
-                "spec",
-                "deletion",
-                "nodeVolumeDetachTimeoutSeconds",
-            ],
-        ),
-    ),
-    field(
-        "nodeDeletionTimeout",
-        timeout(
-            &["nodeDeletionTimeout"],
-            &["deletion", "nodeDeletionTimeoutSeconds"],
-        ),
-        timeout(
-            &["spec", "template", "spec", "nodeDeletionTimeout"],
-            &[
-                "spec",
-                "template",
-                "spec",
-                "deletion",
-                "nodeDeletionTimeoutSeconds",
-            ],
-        ),
-    ),
-    field(
+    [field(
         "taints",
         same(&["taints"], TAINTS),
         same(&["spec", "template", "spec", "taints"], TAINTS),
-    ),
-];
+    )],
+);
