@@ -18,6 +18,7 @@ pub mod explain;
 pub mod fields;
 pub mod invariants;
 pub mod key_pattern;
+pub mod keyed_list;
 pub mod lookup;
 pub mod outcome;
 pub mod plan;
