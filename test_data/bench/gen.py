@@ -3,7 +3,9 @@
 
 Run from the repository root: `python3 test_data/bench/gen.py`. The output is
 deterministic (no clock, no randomness), so re-running it reproduces the
-committed files byte for byte.
+committed files byte for byte. `python3 test_data/bench/gen.py --scaling DIR
+N...` writes every SCALING dimension at each size N to DIR instead, with its
+own scenarios.tsv (scripts/cost-per-entry.sh; not committed).
 
 Every scenario is an AdmissionRequest as the API server sends it (objects
 with metadata.managedFields, status and the controller's user), its policy
@@ -47,6 +49,12 @@ Scenarios:
 - md-ms-validate: md-ms (same request and parents) with settings
   {"mode": "validate"}: the policy rejects the MachineSet listing every
   deviation instead of returning a patch.
+- topology-kcp-10k-parent-gates: topology-kcp whose Cluster lists 10,000
+  readiness gates (all added to the KubeadmControlPlane);
+  topology-kcp-10k-child-gates: a topology KubeadmControlPlane CREATE that
+  holds 10,000 gates, its Cluster listing 2 (issue 29: keyed lists cost the
+  same per entry however long either list is; both exceed the CRDs' cap of
+  32, see SCALING).
 - kcp-machine-regexes: kcp-machine (same request and parents) with
   machine-node-sync's settings (2 additionalSyncMachineLabels regexes, 1
   additionalSyncMachineAnnotations regex). None of them matches a key of the
@@ -58,6 +66,7 @@ Scenarios:
 import copy
 import json
 import os
+import sys
 import uuid
 
 import yaml
@@ -940,6 +949,173 @@ def xr_annotation_10k():
 
 
 # --------------------------------------------------------------------------
+# Scaling: one dimension of a request grown to n entries
+# --------------------------------------------------------------------------
+# The CRDs cap some of these lists (readinessGates 32, taints 64, a
+# topology's machineDeployments 2,000); the scaling objects exceed the caps
+# on purpose: the policy must not rely on them (a cap is the API server's
+# to enforce, and a CRD can raise it), so its cost per entry has to stay
+# flat past them. test_data/schema_exceptions.tsv records the two that are
+# committed as bench scenarios.
+
+def gate(i):
+    return {"conditionType": f"example.com/Gate{i:05d}"}
+
+
+def taint(i):
+    return {"effect": "NoSchedule", "key": f"platform.example.com/taint-{i:05d}",
+            "propagation": "Always"}
+
+
+def topology_cluster_with(**control_plane):
+    """topology_cluster() whose spec.topology.controlPlane also sets these fields."""
+    cluster = topology_cluster()
+    cluster["spec"]["topology"]["controlPlane"].update(control_plane)
+    return with_managed_fields(cluster, "capi-topology")
+
+
+def scaling_parent_gates(n):
+    """A topology KubeadmControlPlane CREATE whose Cluster lists n readiness
+    gates (spec.topology.controlPlane): n entries added to the child."""
+    request = admission_request(topology_kcp(), "CREATE", TOPOLOGY_SA)
+    return request, {}, [topology_cluster_with(readinessGates=[gate(i) for i in range(n)]),
+                         quick_start_class()]
+
+
+def scaling_child_gates(n):
+    """A topology KubeadmControlPlane CREATE holding n readiness gates
+    (spec.machineTemplate.readinessGates) of its own; the Cluster sets two:
+    the child's last gate (unchanged) and one it lacks (added)."""
+    kcp = topology_kcp()
+    kcp["spec"]["machineTemplate"]["readinessGates"] = [gate(i) for i in range(n)]
+    request = admission_request(kcp, "CREATE", TOPOLOGY_SA)
+    return request, {}, [topology_cluster_with(readinessGates=[gate(n - 1), gate(n)]),
+                         quick_start_class()]
+
+
+def scaling_both_gates(n):
+    """Both lists long: the Cluster lists n gates, the child holds the same
+    n in reverse order, every other one with the other polarity (n / 2
+    corrections, each found far from where the parent lists it)."""
+    kcp = topology_kcp()
+    kcp["spec"]["machineTemplate"]["readinessGates"] = [
+        dict(gate(i), polarity="Negative" if i % 2 else "Positive") for i in reversed(range(n))]
+    request = admission_request(kcp, "UPDATE", TOPOLOGY_SA, old=kcp)
+    gates = [dict(gate(i), polarity="Positive") for i in range(n)]
+    return request, {}, [topology_cluster_with(readinessGates=gates), quick_start_class()]
+
+
+def scaling_parent_taints(n):
+    """scaling_parent_gates with n taints (a list keyed by key and effect)."""
+    request = admission_request(topology_kcp(), "CREATE", TOPOLOGY_SA)
+    return request, {}, [topology_cluster_with(taints=[taint(i) for i in range(n)]),
+                         quick_start_class()]
+
+
+def scaling_gates_validate(n):
+    """scaling_parent_gates in validate mode: n deviations reported."""
+    request, _, parents = scaling_parent_gates(n)
+    return request, {"mode": "validate"}, parents
+
+
+def numbered(prefix, n):
+    return {f"{prefix}{i:05d}": TAG_VALUES[i % len(TAG_VALUES)] for i in range(n)}
+
+
+def scaling_labels(n):
+    """md-ms whose MachineDeployment has n more template labels; the
+    MachineSet holds them all, every other one with another value (n / 2
+    corrections in each of its two label maps)."""
+    md = machine_deployment()
+    labels = numbered("platform.example.com/l-", n)
+    md["spec"]["template"]["metadata"]["labels"].update(labels)
+    ms = machine_set()
+    held = {k: (v if i % 2 else "old") for i, (k, v) in enumerate(labels.items())}
+    ms["metadata"]["labels"].update(held)
+    ms["spec"]["template"]["metadata"]["labels"].update(held)
+    return admission_request(ms, "UPDATE", CAPI_SA, old=ms), {}, [md]
+
+
+def scaling_annotations(n):
+    """md-ms whose MachineDeployment has n more annotations, none of which
+    the MachineSet holds (n added)."""
+    md = machine_deployment()
+    md["metadata"]["annotations"].update(numbered("platform.example.com/a-", n))
+    ms = machine_set()
+    return admission_request(ms, "UPDATE", CAPI_SA, old=ms), {}, [md]
+
+
+def scaling_owner_references(n):
+    """md-ms whose MachineSet lists n ownerReferences that are not its
+    controller before the MachineDeployment that is."""
+    ms = machine_set()
+    others = [owner("example.com/v1", "Widget", f"widget-{i:05d}", controller=False)
+              for i in range(n)]
+    ms["metadata"]["ownerReferences"] = others + ms["metadata"]["ownerReferences"]
+    return admission_request(ms, "UPDATE", CAPI_SA, old=ms), {}, [machine_deployment()]
+
+
+def scaling_topology_machine_deployments(n):
+    """A topology-owned MachineDeployment UPDATE whose Cluster lists n
+    machineDeployments; the child is the last of them."""
+    entry = f"md-{n - 1}"
+    cluster = topology_cluster()
+    cluster["spec"]["topology"]["workers"]["machineDeployments"] = [
+        {"class": "default-worker", "name": f"md-{i}", "replicas": 3,
+         "metadata": {"labels": {"pool": f"md-{i}"}}} for i in range(n)]
+    md = machine_deployment()
+    name = f"{CLUSTER}-{entry}-t5w9z"
+    own = {"cluster.x-k8s.io/cluster-name": CLUSTER, "topology.cluster.x-k8s.io/owned": "",
+           "topology.cluster.x-k8s.io/deployment-name": entry}
+    md["metadata"].update(name=name, labels=dict(own))
+    md["metadata"]["ownerReferences"] = [owner(CORE_V1B1, "Cluster", CLUSTER, controller=False)]
+    request = admission_request(md, "UPDATE", TOPOLOGY_SA, old=md)
+    return request, {}, [cluster, quick_start_class()]
+
+
+def scaling_node_sync(n):
+    """machine-node-sync whose MachineSet has n more template labels that the
+    Machine lacks and the settings sync to its Node (n added, n synced)."""
+    ms = node_sync_machine_set()
+    ms["spec"]["template"]["metadata"]["labels"].update(numbered("platform.example.com/n-", n))
+    machine = node_sync_machine()
+    return admission_request(machine, "UPDATE", CAPI_SA, old=machine), NODE_SYNC_SETTINGS, [ms]
+
+
+def scaling_label_set_annotation(n):
+    """xr-annotation-10k with n entries in the label-set annotation."""
+    entries = {f"acme:k{i:05d}/x": f"v{i:05d}" for i in range(n)}
+    obj = xnetwork({"platform/env": "prod"},
+                   {"cloud-tags.plexsphere.io/labels": json.dumps(entries, separators=(",", ":"))})
+    opted = ["platform/env"] + [f"acme:k{i:05d}/x" for i in range(0, n, max(1, n // 48))][:48]
+    settings = {"cloudTags": {"propagatingLabels": opted}}
+    return admission_request(obj, "CREATE", CROSSPLANE_SA), settings, []
+
+
+def scaling_tag_labels(n):
+    """xr-aws-500 with n opted-in labels: 50 tags (aws's cap), n - 50
+    count-cap skips, each a warning and a record."""
+    obj, settings = xr_labels(n)
+    return admission_request(obj, "CREATE", CROSSPLANE_SA), settings, []
+
+
+SCALING = {
+    "parent-gates": scaling_parent_gates,
+    "child-gates": scaling_child_gates,
+    "both-gates": scaling_both_gates,
+    "parent-taints": scaling_parent_taints,
+    "gates-validate": scaling_gates_validate,
+    "labels": scaling_labels,
+    "annotations": scaling_annotations,
+    "owner-references": scaling_owner_references,
+    "topology-machine-deployments": scaling_topology_machine_deployments,
+    "node-sync": scaling_node_sync,
+    "label-set-annotation": scaling_label_set_annotation,
+    "tag-labels": scaling_tag_labels,
+}
+
+
+# --------------------------------------------------------------------------
 # Files
 # --------------------------------------------------------------------------
 def parents_yaml(objects):
@@ -951,27 +1127,56 @@ def parents_yaml(objects):
         for obj in objects)
 
 
-def write(name, text):
-    with open(os.path.join(HERE, name), "w", encoding="utf-8") as f:
+def write(name, text, directory=HERE):
+    with open(os.path.join(directory, name), "w", encoding="utf-8") as f:
         f.write(text)
 
 
-def write_json(name, value):
-    write(name, json.dumps(value, indent=2, ensure_ascii=False) + "\n")
+def write_json(name, value, directory=HERE):
+    write(name, json.dumps(value, indent=2, ensure_ascii=False) + "\n", directory)
+
+
+def scenario_writer(rows, directory=HERE, shown=ROOT):
+    """A function writing one scenario's files into `directory` and its row
+    (paths as `shown`, relative to the repository root) into `rows`."""
+    def scenario(name, request, settings, parents, compact=False):
+        if compact:
+            write(f"{name}.request.json", json.dumps(request, separators=(",", ":")) + "\n",
+                  directory)
+        else:
+            write_json(f"{name}.request.json", request, directory)
+        write_json(f"{name}.settings.json", settings, directory)
+        parents_file = "-"
+        if parents:
+            write(f"{name}.parents.yaml", parents_yaml(parents), directory)
+            parents_file = f"{shown}/{name}.parents.yaml"
+        rows.append((name, f"{shown}/{name}.request.json", f"{shown}/{name}.settings.json",
+                     parents_file))
+    return scenario
+
+
+def write_scenarios(rows, directory=HERE):
+    write("scenarios.tsv",
+          "# name\trequest\tsettings\tparents (or -); written by gen.py\n"
+          + "".join("\t".join(row) + "\n" for row in rows), directory)
+
+
+def scaling(directory, sizes):
+    """`gen.py --scaling DIR N...`: every SCALING dimension at each size,
+    written to DIR (relative to the repository root) with its own
+    scenarios.tsv, for BENCHMARKS.md's cost per entry. Not committed."""
+    os.makedirs(directory, exist_ok=True)
+    rows = []
+    scenario = scenario_writer(rows, directory, directory.rstrip("/"))
+    for dimension, build in SCALING.items():
+        for n in sizes:
+            scenario(f"{dimension}-{n}", *build(n))
+    write_scenarios(rows, directory)
 
 
 def main():
     rows = []
-
-    def scenario(name, request, settings, parents):
-        write_json(f"{name}.request.json", request)
-        write_json(f"{name}.settings.json", settings)
-        parents_file = "-"
-        if parents:
-            write(f"{name}.parents.yaml", parents_yaml(parents))
-            parents_file = f"{ROOT}/{name}.parents.yaml"
-        rows.append((name, f"{ROOT}/{name}.request.json", f"{ROOT}/{name}.settings.json",
-                     parents_file))
+    scenario = scenario_writer(rows)
 
     def variant(name, base, settings):
         """`base`'s request and parents (the same files) with other settings."""
@@ -1000,13 +1205,18 @@ def main():
     cluster = unhandled_cluster()
     scenario("unhandled-cluster", admission_request(cluster, "UPDATE", TOPOLOGY_SA, old=cluster),
              {}, [])
+    # Past the CRDs' cap of 32 gates on purpose (SCALING, above); the child's
+    # 10,000 gates are written compact (420 KB instead of 780).
+    scenario("topology-kcp-10k-parent-gates", *scaling_parent_gates(10_000))
+    scenario("topology-kcp-10k-child-gates", *scaling_child_gates(10_000), compact=True)
     variant("md-ms-validate", "md-ms", {"mode": "validate"})
     variant("kcp-machine-regexes", "kcp-machine", NODE_SYNC_SETTINGS)
 
-    write("scenarios.tsv",
-          "# name\trequest\tsettings\tparents (or -); written by gen.py\n"
-          + "".join("\t".join(row) + "\n" for row in rows))
+    write_scenarios(rows)
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["--scaling"] and len(sys.argv) > 3:
+        scaling(sys.argv[2], [int(n) for n in sys.argv[3:]])
+    else:
+        main()

@@ -25,6 +25,7 @@ pub mod fields;
 #[cfg(feature = "invariants")]
 pub mod invariants;
 pub mod key_pattern;
+pub mod keyed_list;
 pub mod lookup;
 pub mod outcome;
 pub mod plan;

@@ -12,9 +12,10 @@
 //! Each kind is applied here and rendered in [`crate::deviations`], once.
 
 use crate::fields::StringMap;
+use crate::keyed_list;
+pub use crate::keyed_list::EntryKey;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
-use std::fmt;
 
 /// One change of a plan.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,44 +89,6 @@ pub fn field_target(path: &[&str], entry: Option<&EntryKey>) -> String {
     match entry {
         Some(key) => format!("{path}{key}"),
         None => path,
-    }
-}
-
-/// The key of a keyed-list entry: its key fields and their values, in the
-/// list's key order (`conditionType`; `key`, `effect`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EntryKey(pub Vec<(&'static str, Value)>);
-
-impl EntryKey {
-    /// The key of `entry` for a list keyed by `fields` (absent reads as null).
-    pub fn of(fields: &[&'static str], entry: &Value) -> Self {
-        Self(
-            fields
-                .iter()
-                .map(|&field| (field, entry.get(field).cloned().unwrap_or(Value::Null)))
-                .collect(),
-        )
-    }
-
-    /// True when `entry` has this key.
-    pub fn matches(&self, entry: &Value) -> bool {
-        self.0
-            .iter()
-            .all(|(field, value)| entry.get(*field).unwrap_or(&Value::Null) == value)
-    }
-}
-
-impl fmt::Display for EntryKey {
-    /// `[conditionType="X"]`, `[key="k",effect="NoSchedule"]`.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("[")?;
-        for (i, (field, value)) in self.0.iter().enumerate() {
-            if i > 0 {
-                f.write_str(",")?;
-            }
-            write!(f, "{field}={value}")?;
-        }
-        f.write_str("]")
     }
 }
 
@@ -264,48 +227,79 @@ impl Plan {
     /// [`Plan::apply`], moving the plan's keys and values into the object
     /// instead of copying them ([`crate::wire`]'s path, once per request).
     pub fn apply_owned(self, object: &mut Value) {
-        for edit in self.edits {
+        let mut edits = self.edits.into_iter().peekable();
+        while let Some(edit) = edits.next() {
             match edit {
                 Edit::Map(edit) => apply_map_edit(object, edit),
-                Edit::Field(edit) => apply_field_edit(object, edit),
+                Edit::Field(FieldEdit {
+                    path,
+                    entry: Some(key),
+                    value,
+                    ..
+                }) => {
+                    // One field flow decides a whole keyed list, so its
+                    // entries are consecutive edits: applied together, the
+                    // list is indexed once instead of scanned per entry.
+                    let mut entries = vec![(key, value)];
+                    while let Some(Edit::Field(next)) =
+                        edits.next_if(|next| same_list(path, &entries[0].0, next))
+                    {
+                        entries.extend(next.entry.map(|key| (key, next.value)));
+                    }
+                    apply_entry_edits(object, path, entries);
+                }
+                Edit::Field(edit) => {
+                    if let Some((parent, last)) = field_parent(object, edit.path) {
+                        parent.insert(last.to_owned(), edit.value);
+                    }
+                }
             }
         }
     }
 }
 
-/// Sets a field, creating missing parent objects; for a keyed-list entry,
-/// replaces the entry with the same key in place or appends it.
-fn apply_field_edit(object: &mut Value, edit: FieldEdit) {
-    let Some((last, parents)) = edit.path.split_last() else {
-        return;
-    };
+/// True when `edit` sets an entry of the keyed list at `path` whose keys
+/// name the same fields as `key`.
+fn same_list(path: &[&str], key: &EntryKey, edit: &Edit) -> bool {
+    matches!(edit, Edit::Field(FieldEdit { path: other, entry: Some(other_key), .. })
+        if *other == path && other_key.same_fields(key))
+}
+
+/// The object holding the field at `path` and the field's name, creating
+/// missing parent objects.
+fn field_parent<'a>(
+    object: &'a mut Value,
+    path: &'static [&'static str],
+) -> Option<(&'a mut Map<String, Value>, &'static str)> {
+    let (last, parents) = path.split_last()?;
     let mut current = object;
     for segment in parents {
-        let Some(map) = as_object_mut(current, true) else {
-            return;
-        };
-        current = map
+        current = as_object_mut(current, true)?
             .entry(*segment)
             .or_insert_with(|| Value::Object(Map::new()));
     }
-    let Some(parent) = as_object_mut(current, true) else {
-        return;
-    };
-    let Some(key) = edit.entry else {
-        parent.insert((*last).to_owned(), edit.value);
+    Some((as_object_mut(current, true)?, last))
+}
+
+/// Replaces each entry of the keyed list at `path` that has the key of one
+/// of `entries` in place, and appends the others, creating the list (and
+/// its parents) when missing.
+fn apply_entry_edits(
+    object: &mut Value,
+    path: &'static [&'static str],
+    entries: Vec<(EntryKey, Value)>,
+) {
+    let Some((parent, last)) = field_parent(object, path) else {
         return;
     };
     let list = parent
-        .entry(*last)
+        .entry(last)
         .or_insert_with(|| Value::Array(Vec::new()));
     if list.is_null() {
         *list = Value::Array(Vec::new());
     }
-    if let Value::Array(entries) = list {
-        match entries.iter_mut().find(|entry| key.matches(entry)) {
-            Some(entry) => *entry = edit.value,
-            None => entries.push(edit.value),
-        }
+    if let Value::Array(list) = list {
+        keyed_list::upsert(list, entries);
     }
 }
 

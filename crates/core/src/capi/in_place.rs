@@ -10,7 +10,8 @@
 use super::duration::{self, Nanos};
 use super::rules::{Endpoint, FieldFlow, Unit};
 use crate::fields::{self, FieldError, FieldPath, Problem};
-use crate::plan::{EntryKey, FieldEdit};
+use crate::keyed_list::{self, EntryKey};
+use crate::plan::FieldEdit;
 use serde_json::Value;
 
 /// What the policy decided for one child field (or keyed-list entry).
@@ -178,15 +179,15 @@ pub fn decide<'a>(
                 }
                 Some(other) => return Err(child_error(Problem::expected("a list", other))),
             };
-            let first = out.len();
-            for entry in entries {
+            // Each parent entry finds the child's entry with its key in an
+            // index of the child's list: a scan per entry would cost
+            // parent × child comparisons (keyed_list).
+            let index = keyed_list::Index::of(keys, held);
+            // A list map has unique keys; should a parent hold a duplicate,
+            // the first entry wins, as in CAPI's KCP gates.
+            for entry in keyed_list::first_of_each_key(keys, entries) {
                 let key = EntryKey::of(keys, entry);
-                // A list map has unique keys; should a parent hold a
-                // duplicate, the first entry wins, as in CAPI's KCP gates.
-                if out[first..].iter().any(|d| d.entry.as_ref() == Some(&key)) {
-                    continue;
-                }
-                let current = held.iter().find(|h| key.matches(h));
+                let current = index.position_of(entry).map(|at| &held[at]);
                 let asserted = assert_entry(entry, current);
                 let differs = current != Some(&asserted);
                 out.push(FieldDecision {
