@@ -165,19 +165,20 @@ pub fn check<'p>(
         return Some(SkipReason::ReservedPrefix { prefix });
     }
     let unit = profile.unit;
-    let key_length = unit.measure(tag_key);
-    if key_length > profile.key_max {
+    // (length, limit) when `text` is longer than `limit` in the profile's unit.
+    let over =
+        |text: &str, limit| Some((unit.measure(text), limit)).filter(|(length, _)| length > &limit);
+    if let Some((length, limit)) = over(tag_key, profile.key_max) {
         return Some(SkipReason::KeyTooLong {
-            length: key_length,
-            limit: profile.key_max,
+            length,
+            limit,
             unit,
         });
     }
-    let value_length = unit.measure(value);
-    if value_length > profile.value_max {
+    if let Some((length, limit)) = over(value, profile.value_max) {
         return Some(SkipReason::ValueTooLong {
-            length: value_length,
-            limit: profile.value_max,
+            length,
+            limit,
             unit,
         });
     }
