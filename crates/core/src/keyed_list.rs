@@ -5,7 +5,7 @@
 //! Entries are found by key through a hash index, so matching a parent's
 //! list against a child's, or applying the edits of a whole list, costs
 //! time linear in both lists' lengths: a scan per entry made a Cluster with
-//! 10,000 readiness gates cost 5 s in wasm (issue 29), over policy-server's
+//! 10,000 readiness gates cost 5 s in wasm, over policy-server's
 //! 2 s timeout. The CRDs cap these lists (32 gates, 64 taints), but a cap is
 //! the API server's to enforce and a CRD's to raise: the policy does not
 //! rely on it.
