@@ -16,6 +16,8 @@ use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::fmt;
 
+mod overlay;
+
 /// One change of a plan.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Edit {
