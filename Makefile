@@ -101,7 +101,7 @@ E2E_TMP := e2e-tests/.tmp
 e2e-tests: annotated-policy.wasm $(RUNNER)
 	rm -rf $(E2E_TMP) && mkdir -p $(E2E_TMP)
 	KWCTL=e2e-tests/record-kwctl KWCTL_REAL=$(KWCTL) KWCTL_RECORD=$(E2E_TMP)/invocations.jsonl \
-	  POLICY=annotated-policy.wasm bats e2e-tests/capi.bats e2e-tests/inplace.bats e2e-tests/xr.bats
+	  POLICY=annotated-policy.wasm bats e2e-tests/capi.bats e2e-tests/infra.bats e2e-tests/inplace.bats e2e-tests/xr.bats
 	KWCTL=$(KWCTL) RUNNER=$(RUNNER) POLICY=annotated-policy.wasm INVOCATIONS=$(E2E_TMP)/invocations.jsonl \
 	  bats e2e-tests/validate_mode.bats e2e-tests/robustness.bats e2e-tests/distribution.bats \
 	    e2e-tests/audit_scanner.bats
@@ -112,7 +112,7 @@ e2e-tests: annotated-policy.wasm $(RUNNER)
 	# reads). The every-case tests hold every case.
 	if [ -n "$(RUNNER_DEP)" ]; then \
 	  POLICY_RUNNER_REUSE_INSTANCE=1 POLICY_RUNNER_IGNORE_FIELD_MASKS=1 \
-	    KWCTL=$(KWCTL) POLICY=annotated-policy.wasm bats -f '^every ' e2e-tests/capi.bats e2e-tests/xr.bats; \
+	    KWCTL=$(KWCTL) POLICY=annotated-policy.wasm bats -f '^every ' e2e-tests/capi.bats e2e-tests/infra.bats e2e-tests/xr.bats; \
 	fi
 	RUNNER=$(RUNNER) POLICY=annotated-policy.wasm bats e2e-tests/explain.bats e2e-tests/audit.bats \
 	  e2e-tests/warm_memory.bats

@@ -15,10 +15,12 @@
 #     tags: {...} | absent                       the patched object's spec.cloudTags
 #     skipped: [record, ...] | absent            the patched object's skip annotation: the records'
 #                                   compact JSON text, keys in the order written
-#     unchanged-except: metadata | cloud-tags | <jq filter>
+#     unchanged-except: metadata | cloud-tags | infra-tags | <jq filter>
 #                                   the object and the patched object are equal once the
 #                                   filter (metadata: the propagated labels/annotations;
-#                                   cloud-tags: spec.cloudTags and the skip annotation) ran
+#                                   cloud-tags: spec.cloudTags and the skip annotation;
+#                                   infra-tags: the CAPI infrastructure tag fields and the
+#                                   skip annotation) ran
 #     warnings: [...]               exactly these admission warnings, in order
 #     warning-count: N
 #     warnings-naming: [[text, text...], ...]    for each entry, exactly one warning holds every text

@@ -18,11 +18,18 @@ import yaml
 
 SKIP_ANNOTATION = "cloud-tags.plexsphere.io/skipped"
 VALIDATE_PREFIX = "the object deviates from the metadata propagation contract (validate mode): "
-# What `unchanged-except: metadata | cloud-tags` removes before comparing.
+# What `unchanged-except: metadata | cloud-tags | infra-tags` removes before comparing.
 NAMED_FILTERS = {
     "metadata": "del(.metadata.labels, .metadata.annotations, .spec.template.metadata,"
     " .spec.machineTemplate.metadata)",
     "cloud-tags": '(if (.spec | type) == "object" then del(.spec.cloudTags) else . end)'
+    ' | if (.metadata.annotations | type) == "object" then'
+    f' del(.metadata.annotations["{SKIP_ANNOTATION}"])'
+    " | if .metadata.annotations == {} then del(.metadata.annotations) else . end"
+    " else . end",
+    # The CAPI infrastructure kinds' tag fields (crates/core/src/tags/infra/targets.rs) and the skip annotation.
+    "infra-tags": '(if (.spec | type) == "object" then del(.spec.additionalTags, .spec.additionalLabels,'
+    ' .spec.serverMetadata) else . end)'
     ' | if (.metadata.annotations | type) == "object" then'
     f' del(.metadata.annotations["{SKIP_ANNOTATION}"])'
     " | if .metadata.annotations == {} then del(.metadata.annotations) else . end"

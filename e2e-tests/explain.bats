@@ -112,3 +112,16 @@ setup() {
   [ "$status" -ne 0 ]
   [[ "$output" == *"Provided settings are not valid"* ]]
 }
+
+@test "explain an AWSCluster's cloud tags: the profile, where each label comes from, what goes" {
+  run "$RUNNER" explain -r test_data/capi-infra/awscluster_update_cluster_label_changed.json \
+    -p test_data/capi-infra/parents/cluster_aws-prod.yaml \
+    -s '{"cloudTags":{"capiInfrastructure":true,"propagatingLabels":["environment","cost-center","acme.io/team","acme:billing/owner"]}}'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = "decision: allowed" ]
+  [[ "$output" == *'cloud tags: profile capa (the labels of Cluster default/aws-prod (cluster.x-k8s.io/v1beta2), then this object'"'"'s labels under profile capa)'* ]]
+  [[ "$output" == *'"environment" (Cluster default/aws-prod (cluster.x-k8s.io/v1beta2) metadata.labels): tag "plexsphere:environment"'* ]]
+  [[ "$output" == *'"acme.io/team" (metadata.labels): tag "plexsphere:acme.io/team"'* ]]
+  [[ "$output" == *'"plexsphere:project": removed from spec.additionalTags (stale: no opted-in label produces it)'* ]]
+}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # Validate mode end to end. The invariant test replays every request the
-# mutate suites (capi.bats, inplace.bats, xr.bats) sent, as recorded by
+# mutate suites (capi.bats, infra.bats, inplace.bats, xr.bats) sent, as recorded by
 # record-kwctl (`make e2e-tests` sets that up), in validate mode through the
 # module, with the look-up answers each invocation had (--parents objects, or
 # a replay session: under a real kwctl, the one the suite recorded).

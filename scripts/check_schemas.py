@@ -77,6 +77,18 @@ RUST_SCHEMA_KINDS = [
     ("controlplane.cluster.x-k8s.io", "KubeadmControlPlane"),
     ("bootstrap.cluster.x-k8s.io", "KubeadmConfig"),
     ("infrastructure.cluster.x-k8s.io", "DockerMachine"),
+    # the rows of the cloud-tag target table (crates/core/src/tags/infra/targets.rs)
+    # whose CRD is vendored in crds/
+    ("infrastructure.cluster.x-k8s.io", "AWSCluster"),
+    ("infrastructure.cluster.x-k8s.io", "AWSMachine"),
+    ("infrastructure.cluster.x-k8s.io", "AWSMachinePool"),
+    ("infrastructure.cluster.x-k8s.io", "AWSManagedMachinePool"),
+    ("controlplane.cluster.x-k8s.io", "AWSManagedControlPlane"),
+    ("infrastructure.cluster.x-k8s.io", "AzureCluster"),
+    ("infrastructure.cluster.x-k8s.io", "AzureMachine"),
+    ("infrastructure.cluster.x-k8s.io", "GCPCluster"),
+    ("infrastructure.cluster.x-k8s.io", "GCPMachine"),
+    ("infrastructure.cluster.x-k8s.io", "OpenStackMachine"),
     ("platform.example.org", "XDatabase"),  # the XRD in examples/crossplane
 ]
 

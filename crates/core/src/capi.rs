@@ -28,6 +28,7 @@ use crate::plan::{MapEdit, Plan};
 use crate::projection::Projection;
 use crate::request::AdmissionRequest;
 use crate::settings::{Settings, SettingsError};
+use crate::tags::infra::{self, InfraTagsError};
 use in_place::{FieldDecision, Malformed};
 use parent::{Origin, Parent, Topology};
 pub use resolve::look_up_parents;
@@ -108,6 +109,9 @@ pub enum CapiError {
     /// which refuses them, was bypassed).
     #[error("policy settings are not valid: {0}")]
     Settings(#[from] SettingsError),
+    /// The cloud tags of an infrastructure object cannot be decided.
+    #[error(transparent)]
+    CloudTags(#[from] InfraTagsError),
     /// A parent could not be read.
     #[error(
         "cannot read {parent}, the parent of this {family}: {message}; the request can be \
@@ -143,6 +147,10 @@ pub fn evaluate(
         Err(e @ (CapiError::Lookup { .. } | CapiError::Settings(_))) => {
             Outcome::reject_with_code(e.to_string(), 500)
         }
+        Err(CapiError::CloudTags(e)) if e.is_retryable() => {
+            Outcome::reject_with_code(e.to_string(), 500)
+        }
+        Err(CapiError::CloudTags(e)) => Outcome::reject(e.to_string()),
         Err(e) => Outcome::reject(format!("cannot propagate Cluster API metadata: {e}")),
     }
 }
@@ -196,14 +204,27 @@ fn decide(
         }
     }
 
-    let mut warnings = Vec::new();
+    // One decision: the tags are planned over the metadata as the plan
+    // leaves it, into the same plan.
+    let mut warnings = match infra::target(request, settings) {
+        Some(target) => infra::plan_tags(
+            request,
+            target,
+            namespace,
+            settings,
+            lookup,
+            &mut plan,
+            explain.as_deref_mut(),
+        )?,
+        None => Vec::new(),
+    };
     let mut audit_annotations = BTreeMap::new();
     // A Machine's own labels are both checked here and synced below: built
     // once.
     let mut own_labels = None;
     for (kinds, path) in NODE_BOUND_LABELS {
         if kinds.matches(group, kind) {
-            let labels = resulting_map(object, &plan, path)?;
+            let labels = plan.resulting_map(object, path)?;
             warnings.extend(node_sync::unsynced_label_warnings(
                 &labels,
                 &path.join("."),
@@ -217,9 +238,9 @@ fn decide(
     if MACHINE.matches(group, kind) {
         let labels = match own_labels {
             Some(labels) => labels,
-            None => resulting_map(object, &plan, OWN_LABELS)?,
+            None => plan.resulting_map(object, OWN_LABELS)?,
         };
-        let annotations = resulting_map(object, &plan, &["metadata", "annotations"])?;
+        let annotations = plan.resulting_map(object, &["metadata", "annotations"])?;
         let (label_regexes, annotation_regexes) = (
             settings.sync_machine_labels()?,
             settings.sync_machine_annotations()?,
@@ -318,23 +339,4 @@ fn plan_field<'a>(
         explain::fields(explain, decisions, &|from| parent.source(from));
     }
     Ok(())
-}
-
-/// The string map at `path` as it will be stored: the object's own entries
-/// overlaid by the plan's edits for that path.
-fn resulting_map<'a>(
-    object: &'a Value,
-    plan: &'a Plan,
-    path: &[&str],
-) -> Result<StringMap<'a>, FieldError> {
-    let mut map = fields::string_map(object, path)?;
-    for edit in plan.map_edits().filter(|e| e.path == path) {
-        for key in edit.remove.keys() {
-            map.remove(key.as_str());
-        }
-        for (key, value) in &edit.set {
-            map.insert(key, value);
-        }
-    }
-    Ok(map)
 }

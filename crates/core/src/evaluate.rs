@@ -6,6 +6,7 @@ use crate::outcome::Outcome;
 use crate::projection::Projection;
 use crate::request::{AdmissionRequest, GroupVersionKind, is_write};
 use crate::settings::Settings;
+use crate::tags::infra::targets::target_for;
 use crate::{capi, deviations, tags};
 
 /// Decides one admission request. Pure apart from `lookup`.
@@ -104,7 +105,15 @@ pub fn object_projection(kind: &GroupVersionKind, route: Route, settings: &Setti
     paths.extend(METADATA);
     match route {
         Route::NotActedOn => return Projection::default(),
-        Route::Capi => paths.extend(capi::child_paths(&kind.group, &kind.kind)),
+        Route::Capi => {
+            paths.extend(capi::child_paths(&kind.group, &kind.kind));
+            // The tag field, when the feature is on and the kind has one.
+            if settings.capi_infrastructure()
+                && let Some(target) = target_for(&kind.group, &kind.kind, &kind.version)
+            {
+                paths.push(target.field);
+            }
+        }
         Route::CloudTags => {
             paths.push(&["spec"]);
             let projection = Projection::of(&paths);

@@ -141,7 +141,7 @@ pub struct NodeKey {
     pub synced_by: Option<String>,
 }
 
-/// Cloud-tag explanation for an XR.
+/// Cloud-tag explanation for an XR or a CAPI infrastructure object.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CloudTags {
@@ -159,8 +159,12 @@ pub struct CloudTags {
     pub no_tag_can_propagate: Option<String>,
     /// Every label of the label set, sorted by qualified key.
     pub labels: Vec<LabelFate>,
-    /// Prefixed entries of `spec.cloudTags` that go, and why.
+    /// Prefixed entries of the tag field that go, and why.
     pub removed: Vec<(String, String)>,
+    /// CAPI infrastructure kinds: the tag field (`spec.additionalTags`);
+    /// absent for XRs, whose field is always `spec.cloudTags`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
 }
 
 /// One label of an XR and what became of it.
@@ -295,8 +299,9 @@ impl fmt::Display for Explanation {
                     TagFate::NotOptedIn => writeln!(f, "  {key} ({source}): not opted in")?,
                 }
             }
+            let field = tags.field.as_deref().unwrap_or("spec.cloudTags");
             for (key, why) in &tags.removed {
-                writeln!(f, "  {}: removed from spec.cloudTags ({why})", quoted(key))?;
+                writeln!(f, "  {}: removed from {field} ({why})", quoted(key))?;
             }
         }
         Ok(())

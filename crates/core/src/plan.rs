@@ -17,6 +17,8 @@ pub use crate::keyed_list::EntryKey;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
+mod overlay;
+
 /// One change of a plan.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Edit {

@@ -97,6 +97,9 @@ pub struct RawCloudTagSettings {
     /// [`user_profile::prepare_profiles`], which reports every profile's problems,
     /// shape errors included, at once.
     pub profiles: Vec<serde_json::Value>,
+    /// Also stamp tags on the CAPI infrastructure kinds (README, "Cloud tags
+    /// on CAPI infrastructure"). Off by default: no object changes on upgrade.
+    pub capi_infrastructure: bool,
 }
 
 impl Default for RawCloudTagSettings {
@@ -105,6 +108,7 @@ impl Default for RawCloudTagSettings {
             propagating_labels: Vec::new(),
             provider_path: DEFAULT_PROVIDER_PATH.to_owned(),
             profiles: Vec::new(),
+            capi_infrastructure: false,
         }
     }
 }
@@ -224,6 +228,13 @@ impl Settings {
     /// `capi.inPlaceFields`: whether the in-place fields flow.
     pub fn in_place_fields(&self) -> bool {
         self.capi.in_place_fields
+    }
+
+    /// `cloudTags.capiInfrastructure`: whether the CAPI infrastructure kinds
+    /// get cloud tags. Read without preparing anything, so a CAPI request
+    /// with the feature off pays nothing for it.
+    pub fn capi_infrastructure(&self) -> bool {
+        self.cloud_tags.capi_infrastructure
     }
 
     /// `cloudTags.providerPath`, split into its segments as written (an
@@ -419,7 +430,7 @@ mod tests {
         assert_eq!(
             problems(r#"{"cloudTags":{"propagatingLabel":["a"]}}"#),
             [
-                "cloudTags.propagatingLabel: unknown field `propagatingLabel`, expected one of `propagatingLabels`, `providerPath`, `profiles`"
+                "cloudTags.propagatingLabel: unknown field `propagatingLabel`, expected one of `propagatingLabels`, `providerPath`, `profiles`, `capiInfrastructure`"
             ]
         );
     }
@@ -447,7 +458,7 @@ mod tests {
             // members in key order, then the checks' problems
             [
                 "capi.inPlaceFields: invalid type: string \"yes\", expected a boolean",
-                "cloudTags.profile: unknown field `profile`, expected one of `propagatingLabels`, `providerPath`, `profiles`",
+                "cloudTags.profile: unknown field `profile`, expected one of `propagatingLabels`, `providerPath`, `profiles`, `capiInfrastructure`",
                 "cloudTags.propagatingLabels: invalid type: string \"platform/env\", expected a sequence",
                 "mod: unknown field `mod`, expected one of `mode`, `capi`, `cloudTags`",
                 "capi.additionalSyncMachineLabels[0]: invalid regex \"(unclosed\": found open group without closing ')'",
@@ -545,6 +556,17 @@ mod tests {
         assert_eq!(Settings::from_json(b"{}").unwrap().mode, Mode::Mutate);
         let s = Settings::from_json(br#"{"mode":"validate"}"#).unwrap();
         assert_eq!(s.mode, Mode::Validate);
+    }
+
+    #[test]
+    fn settings_capi_infrastructure_is_off_by_default_and_a_boolean() {
+        assert!(!Settings::from_json(b"{}").unwrap().capi_infrastructure());
+        let on = Settings::from_json(br#"{"cloudTags":{"capiInfrastructure":true}}"#).unwrap();
+        assert!(on.capi_infrastructure());
+        assert_eq!(
+            problems(r#"{"cloudTags":{"capiInfrastructure":"yes"}}"#),
+            ["cloudTags.capiInfrastructure: invalid type: string \"yes\", expected a boolean"]
+        );
     }
 
     #[test]
@@ -665,7 +687,7 @@ mod tests {
     #[rstest]
     #[case::unknown_field(
         r#"{"cloudTags":{"profiles":[{"name":"a","providers":["a"],"keymax":1}]}}"#,
-        "cloudTags.profiles[0].keymax: unknown field `keymax`, expected one of `name`, `providers`, `keyMax`, `valueMax`, `unit`, `cap`, `keyCharacters`, `reservedPrefixes`"
+        "cloudTags.profiles[0].keymax: unknown field `keymax`, expected one of `name`, `providers`, `keyMax`, `valueMax`, `unit`, `cap`, `keyCharacters`, `valueCharacters`, `reservedPrefixes`"
     )]
     #[case::unknown_set(
         r#"{"cloudTags":{"profiles":[{"name":"a","providers":["a"],"keyMax":9,"valueMax":9,"unit":"runes","cap":9,"keyCharacters":{"sets":["alnum"]}}]}}"#,

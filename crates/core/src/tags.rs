@@ -8,6 +8,7 @@
 //! skip as a warning.
 
 pub mod char_class;
+pub mod infra;
 pub mod labels_annotation;
 pub mod profile;
 pub mod transform;
@@ -128,7 +129,7 @@ fn plan(
 /// then every label fails for the same reason, and one warning saying so
 /// tells the user more than fifty identical ones (README, "User-defined tag
 /// profiles"). The skip annotation still lists every label.
-fn warnings(profile: &TagProfile, skipped: &[Skip<'_>]) -> Vec<String> {
+pub(crate) fn warnings(profile: &TagProfile, skipped: &[Skip<'_>]) -> Vec<String> {
     match profile.blocks_every_tag() {
         Some(reason) if !skipped.is_empty() => vec![format!(
             "cloud tags skipped: {}; {} opted-in label(s) skipped, each recorded in annotation \
@@ -141,7 +142,7 @@ fn warnings(profile: &TagProfile, skipped: &[Skip<'_>]) -> Vec<String> {
 }
 
 /// Why a profile that refuses every tag does, in words.
-fn no_tag_can_propagate(profile: &TagProfile, reason: SkipReason<'_>) -> String {
+pub(crate) fn no_tag_can_propagate(profile: &TagProfile, reason: SkipReason<'_>) -> String {
     let why = match reason {
         SkipReason::KeyCharacterClass { character } => format!(
             "its key characters ({}) refuse {} of the mandated prefix {}",
@@ -208,28 +209,10 @@ fn explain_labels(
             } else {
                 "metadata.labels".to_owned()
             };
-            // `skipped` is sorted by qualified key (transform::transform).
-            let skip = transformed
-                .skipped
-                .binary_search_by(|s| s.qualified_key.cmp(key))
-                .ok()
-                .map(|at| &transformed.skipped[at]);
-            let fate = if !opted_in.contains_key(key) {
-                TagFate::NotOptedIn
-            } else if let Some(skip) = skip {
-                TagFate::Skipped {
-                    reason: skip.reason.code().to_owned(),
-                    detail: skip.reason.to_string(),
-                }
-            } else {
-                TagFate::Tag {
-                    tag_key: transform::tag_key(key),
-                }
-            };
             LabelFate {
                 qualified_key: key.to_owned(),
                 source,
-                fate,
+                fate: label_fate(key, opted_in.contains_key(key), transformed),
             }
         })
         .collect();
@@ -245,12 +228,34 @@ fn explain_labels(
     }
 }
 
+/// What became of label `key`, as the transform decided it.
+pub(crate) fn label_fate(key: &str, opted_in: bool, transformed: &Transformed<'_>) -> TagFate {
+    // `skipped` is sorted by qualified key (transform::transform).
+    let skip = transformed
+        .skipped
+        .binary_search_by(|s| s.qualified_key.cmp(key))
+        .ok()
+        .map(|at| &transformed.skipped[at]);
+    if !opted_in {
+        TagFate::NotOptedIn
+    } else if let Some(skip) = skip {
+        TagFate::Skipped {
+            reason: skip.reason.code().to_owned(),
+            detail: skip.reason.to_string(),
+        }
+    } else {
+        TagFate::Tag {
+            tag_key: transform::tag_key(key),
+        }
+    }
+}
+
 fn labels_annotation_field() -> FieldPath {
     FieldPath::of(ANNOTATIONS).key(LABELS_ANNOTATION)
 }
 
 /// The label-set annotation's entries (none when it is absent).
-fn parse_labels_annotation<'o>(
+pub(crate) fn parse_labels_annotation<'o>(
     annotations: &StringMap<'o>,
 ) -> Result<labels_annotation::Entries<'o>, FieldError> {
     use labels_annotation::Malformed;
@@ -298,7 +303,7 @@ fn cloud_tags_edit(
 
 /// Why a prefixed entry of `spec.cloudTags` goes: a skip of this evaluation,
 /// an entry the profile refuses, or simply no opted-in label producing it.
-fn removal_note(
+pub(crate) fn removal_note(
     tag_key: &str,
     value: &str,
     transformed: &Transformed<'_>,
@@ -316,7 +321,7 @@ fn removal_note(
 }
 
 /// The skip annotation: present exactly when something was skipped.
-fn skipped_edit(annotations: &StringMap<'_>, skipped: &[Skip<'_>]) -> MapEdit {
+pub(crate) fn skipped_edit(annotations: &StringMap<'_>, skipped: &[Skip<'_>]) -> MapEdit {
     if skipped.is_empty() {
         let mut remove = BTreeMap::new();
         if annotations.contains_key(SKIPPED_ANNOTATION) {

@@ -8,14 +8,19 @@ use super::*;
 /// masks, and decodes their answers the same way, deciding nothing. The
 /// benchmark's look-up floor (`crates/floor`) runs only this, so the policy
 /// over that floor is what the policy itself costs beyond the look-ups it
-/// must make (BENCHMARKS.md). A missing parent is not an error here.
+/// must make (BENCHMARKS.md), the Cluster of an infrastructure object's
+/// cloud tags included. A missing parent is not an error here.
 pub fn look_up_parents(
     request: &AdmissionRequest,
     settings: &Settings,
     lookup: &dyn Lookup,
 ) -> Result<(), CapiError> {
     let namespace = request.object_namespace()?;
-    resolve_parent(request, namespace, lookup, settings.in_place_fields()).map(drop)
+    resolve_parent(request, namespace, lookup, settings.in_place_fields())?;
+    if let Some(target) = infra::target(request, settings) {
+        infra::look_up_cluster(request, target, namespace, lookup)?;
+    }
+    Ok(())
 }
 
 /// How the search for a parent ended.

@@ -2,10 +2,12 @@
 //! tags") and the user-defined ones ("User-defined tag profiles").
 //!
 //! A profile is data: length ceilings and how they are measured, the count
-//! cap, the key character class and the reserved prefixes. The built-in
-//! profiles and the ones users define in `cloudTags.profiles` are values of
-//! the same type, resolved by the same [`Profiles::resolve`] and applied by
-//! the same transformer, which knows nothing provider-specific.
+//! cap, the key and value character classes and the reserved prefixes. The
+//! built-in profiles and the ones users define in `cloudTags.profiles` are
+//! values of the same type, resolved by the same [`Profiles::resolve`] (XRs)
+//! or [`Profiles::infrastructure`] (the CAPI infrastructure kinds, README
+//! "Cloud tags on CAPI infrastructure") and applied by the same transformer,
+//! which knows nothing provider-specific.
 
 use super::char_class::{CharSet, KeyCharacters};
 use serde::Deserialize;
@@ -82,6 +84,8 @@ pub struct TagProfile {
     pub cap: usize,
     /// Characters admitted in the prefixed tag key.
     pub key_characters: KeyCharacters,
+    /// Characters admitted in the value; `None`: any.
+    pub value_characters: Option<KeyCharacters>,
     /// Prefixes of the qualified key the provider reserves.
     pub reserved_prefixes: Cow<'static, [ReservedPrefix]>,
 }
@@ -97,6 +101,7 @@ pub static AWS: TagProfile = TagProfile {
     unit: Unit::Runes,
     cap: 50,
     key_characters: KeyCharacters::new(LETTERS_DIGITS, " +-=._:/@", ""),
+    value_characters: None,
     reserved_prefixes: Cow::Borrowed(&[ReservedPrefix {
         prefix: Cow::Borrowed("aws:"),
         ignore_case: true,
@@ -112,6 +117,7 @@ pub static HETZNER: TagProfile = TagProfile {
     unit: Unit::Runes,
     cap: 64,
     key_characters: KeyCharacters::new(LETTERS_DIGITS, "-_.:/", ""),
+    value_characters: None,
     reserved_prefixes: Cow::Borrowed(&[]),
 };
 
@@ -124,6 +130,7 @@ pub static OPENSTACK: TagProfile = TagProfile {
     unit: Unit::Bytes,
     cap: 50,
     key_characters: KeyCharacters::new(&[CharSet::NonControl], "", ""),
+    value_characters: None,
     reserved_prefixes: Cow::Borrowed(&[]),
 };
 
@@ -137,12 +144,96 @@ pub static GENERIC: TagProfile = TagProfile {
     unit: Unit::Runes,
     cap: 32,
     key_characters: KeyCharacters::new(LETTERS_DIGITS, "-_.:/", ""),
+    value_characters: None,
     reserved_prefixes: Cow::Borrowed(&[]),
 };
 
 /// The built-in profiles selected by a provider value; anything else falls
 /// back to [`GENERIC`].
 pub static BUILT_IN: [&TagProfile; 3] = [&AWS, &HETZNER, &OPENSTACK];
+
+// The CAPI infrastructure providers' tag fields (README, "Cloud tags on CAPI
+// infrastructure"). Each cap is the cloud's per-resource limit less the tags
+// the provider adds itself; each class is what the provider's webhook or
+// the cloud accepts, whichever is stricter.
+
+/// CAPA characters: the webhook's `^[a-zA-Z0-9\s\_\.\:\=\+\-\@\/]*$`
+/// for keys and values alike, ASCII only though AWS allows Unicode
+/// (cluster-api-provider-aws api/v1beta2/tags.go `Tags.Validate`).
+const CAPA_CHARACTERS: KeyCharacters = KeyCharacters::new(
+    &[CharSet::AsciiLetters, CharSet::AsciiDigits],
+    " _.:=+-@/",
+    "",
+);
+
+/// CAPA `spec.additionalTags`: AWS's 50 tags less the 5 CAPA puts on every
+/// instance (`Name`, `MachineName`, two cluster tags, the role).
+pub static CAPA: TagProfile = TagProfile {
+    name: Cow::Borrowed("capa"),
+    providers: Cow::Borrowed(&[Cow::Borrowed("capa")]),
+    key_max: 128,
+    value_max: 256,
+    unit: Unit::Runes,
+    cap: 45,
+    key_characters: CAPA_CHARACTERS,
+    value_characters: Some(CAPA_CHARACTERS),
+    reserved_prefixes: Cow::Borrowed(&[ReservedPrefix {
+        prefix: Cow::Borrowed("aws:"),
+        ignore_case: true,
+    }]),
+};
+
+/// CAPZ `spec.additionalTags`: Azure's 50 tags less the 4 CAPZ puts on a
+/// VM; names are printable but for `< > % & \ ? /`, values anything. CAPZ
+/// checks nothing at admission, so ARM would refuse them at reconcile time.
+pub static CAPZ: TagProfile = TagProfile {
+    name: Cow::Borrowed("capz"),
+    providers: Cow::Borrowed(&[Cow::Borrowed("capz")]),
+    key_max: 512,
+    value_max: 256,
+    unit: Unit::Runes,
+    cap: 46,
+    key_characters: KeyCharacters::new(&[CharSet::Printable], "", "<>%&\\?/"),
+    value_characters: None,
+    reserved_prefixes: Cow::Borrowed(&[]),
+};
+
+/// CAPG characters: GCP labels, lowercase (CAPG lowercases instance labels
+/// but not disk labels), digits, `_` and `-`, for keys and values alike.
+const CAPG_CHARACTERS: KeyCharacters =
+    KeyCharacters::new(&[CharSet::LowercaseLetters, CharSet::Digits], "_-", "");
+
+/// CAPG `spec.additionalLabels`: GCP's 64 labels less CAPG's 2. GCP refuses
+/// the `:` of `plexsphere:`, so under it no tag ever propagates.
+pub static CAPG: TagProfile = TagProfile {
+    name: Cow::Borrowed("capg"),
+    providers: Cow::Borrowed(&[Cow::Borrowed("capg")]),
+    key_max: 63,
+    value_max: 63,
+    unit: Unit::Bytes,
+    cap: 62,
+    key_characters: CAPG_CHARACTERS,
+    value_characters: Some(CAPG_CHARACTERS),
+    reserved_prefixes: Cow::Borrowed(&[]),
+};
+
+/// CAPO `spec.serverMetadata`: Nova metadata keys (no `/`), Nova's default
+/// metadata quota of 128 (CAPO adds none of its own).
+pub static CAPO: TagProfile = TagProfile {
+    name: Cow::Borrowed("capo"),
+    providers: Cow::Borrowed(&[Cow::Borrowed("capo")]),
+    key_max: 255,
+    value_max: 255,
+    unit: Unit::Bytes,
+    cap: 128,
+    key_characters: KeyCharacters::new(&[CharSet::AsciiLetters, CharSet::AsciiDigits], "-_:. ", ""),
+    value_characters: None,
+    reserved_prefixes: Cow::Borrowed(&[]),
+};
+
+/// The built-in infrastructure profiles, named by the target table's rows
+/// ([`super::infra::targets`]), never selected by an XR's provider value.
+pub static INFRASTRUCTURE: [&TagProfile; 4] = [&CAPA, &CAPZ, &CAPG, &CAPO];
 
 /// Why a profile applied to an XR.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -177,6 +268,15 @@ pub struct Profiles {
     built_in: Vec<&'static TagProfile>,
 }
 
+/// Whether no user profile lists a provider of `built_in`: a user profile
+/// that does replaces it, and the built-in must not answer then.
+fn still_applies(built_in: &TagProfile, user: &[TagProfile]) -> bool {
+    !built_in
+        .providers
+        .iter()
+        .any(|p| user.iter().any(|u| u.selected_by(p)))
+}
+
 impl Default for Profiles {
     fn default() -> Self {
         Self::new(Vec::new())
@@ -186,15 +286,9 @@ impl Default for Profiles {
 impl Profiles {
     /// The profiles in force given the user's (already validated) ones.
     pub fn new(user: Vec<TagProfile>) -> Self {
-        // A user profile that lists a built-in's provider replaces it: the
-        // built-in must not answer for any provider then.
         let built_in = BUILT_IN
             .into_iter()
-            .filter(|b| {
-                !b.providers
-                    .iter()
-                    .any(|p| user.iter().any(|u| u.selected_by(p)))
-            })
+            .filter(|b| still_applies(b, &user))
             .collect();
         Self { user, built_in }
     }
@@ -211,6 +305,20 @@ impl Profiles {
             .iter()
             .find(|p| p.selected_by(provider))
             .map_or((&GENERIC, Origin::Fallback), |p| (*p, Origin::BuiltIn))
+    }
+
+    /// The profile for a CAPI infrastructure kind whose target row names the
+    /// built-in `name` (`capa`, ...), and why: the first user profile listing
+    /// `name` among its providers replaces the built-in. `None` for a name
+    /// no built-in infrastructure profile has.
+    pub fn infrastructure(&self, name: &str) -> Option<(&TagProfile, Origin)> {
+        if let Some(index) = self.user.iter().position(|p| p.selected_by(name)) {
+            return Some((&self.user[index], Origin::UserDefined { index }));
+        }
+        INFRASTRUCTURE
+            .into_iter()
+            .find(|p| p.name == name)
+            .map(|p| (p, Origin::BuiltIn))
     }
 
     /// The user-defined profiles, in settings order.
@@ -310,6 +418,36 @@ mod tests {
     fn built_ins_admit_the_prefix() {
         for profile in BUILT_IN.into_iter().chain([&GENERIC]) {
             assert_eq!(profile.blocks_every_tag(), None, "{}", profile.name);
+        }
+    }
+
+    #[test]
+    fn infrastructure_profiles_are_named_by_rows_and_replaced_by_user_profiles() {
+        let profiles = Profiles::default();
+        for name in ["capa", "capz", "capg", "capo"] {
+            let (profile, origin) = profiles.infrastructure(name).unwrap();
+            assert_eq!((&*profile.name, origin), (name, Origin::BuiltIn));
+        }
+        assert_eq!(profiles.infrastructure("aws"), None);
+        // XRs never select them by provider value.
+        assert_eq!(profiles.resolve(Some("capa")).0.name, "generic");
+        let replaced = Profiles::new(vec![user("aws-strict", &[Cow::Borrowed("CAPA")])]);
+        let (profile, origin) = replaced.infrastructure("capa").unwrap();
+        assert_eq!(
+            (&*profile.name, origin),
+            ("aws-strict", Origin::UserDefined { index: 0 })
+        );
+    }
+
+    #[test]
+    fn only_capg_refuses_the_prefix_among_the_infrastructure_profiles() {
+        for profile in INFRASTRUCTURE {
+            assert_eq!(
+                profile.blocks_every_tag().is_some(),
+                profile.name == "capg",
+                "{}",
+                profile.name
+            );
         }
     }
 

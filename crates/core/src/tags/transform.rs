@@ -45,10 +45,18 @@ pub enum SkipReason<'a> {
         /// The first offending character.
         character: char,
     },
+    /// The value carries a character the provider does not admit.
+    ValueCharacterClass {
+        /// The first offending character.
+        character: char,
+    },
     /// Valid, but lower-sorting keys already filled the per-object cap.
     CountCap {
         /// The cap.
         cap: usize,
+        /// Of the cap, the entries the user wrote into the tag field
+        /// themselves (CAPI infrastructure kinds; always 0 for XRs).
+        taken: usize,
     },
 }
 
@@ -60,6 +68,7 @@ impl SkipReason<'_> {
             SkipReason::KeyTooLong { .. } => "key-too-long",
             SkipReason::ValueTooLong { .. } => "value-too-long",
             SkipReason::KeyCharacterClass { .. } => "key-character-class",
+            SkipReason::ValueCharacterClass { .. } => "value-character-class",
             SkipReason::CountCap { .. } => "count-cap",
         }
     }
@@ -94,9 +103,20 @@ impl fmt::Display for SkipReason<'_> {
                 "the tag key contains {character:?} (U+{:04X})",
                 u32::from(character)
             ),
-            SkipReason::CountCap { cap } => write!(
+            SkipReason::ValueCharacterClass { character } => write!(
+                f,
+                "the value contains {character:?} (U+{:04X})",
+                u32::from(character)
+            ),
+            SkipReason::CountCap { cap, taken: 0 } => write!(
                 f,
                 "{cap} tags with lower-sorting keys already reached the cap of {cap}"
+            ),
+            SkipReason::CountCap { cap, taken } => write!(
+                f,
+                "{taken} user entries of the field and {} tags with lower-sorting keys already \
+                 reached the cap of {cap}",
+                cap.saturating_sub(taken)
             ),
         }
     }
@@ -182,10 +202,14 @@ pub fn check<'p>(
             unit,
         });
     }
+    if let Some(character) = profile.key_characters.first_disallowed(tag_key) {
+        return Some(SkipReason::KeyCharacterClass { character });
+    }
     profile
-        .key_characters
-        .first_disallowed(tag_key)
-        .map(|character| SkipReason::KeyCharacterClass { character })
+        .value_characters
+        .as_ref()
+        .and_then(|class| class.first_disallowed(value))
+        .map(|character| SkipReason::ValueCharacterClass { character })
 }
 
 /// Maps opted-in labels (qualified key, value) to tags under `profile`.
@@ -197,14 +221,29 @@ pub fn transform<'a>(
     labels: impl IntoIterator<Item = (&'a str, &'a str)>,
     profile: &'a TagProfile,
 ) -> Transformed<'a> {
+    transform_beside(labels, profile, 0)
+}
+
+/// [`transform`] into a tag field that already holds `taken` entries of the
+/// user's, which count against the profile's cap (the CAPI infrastructure
+/// kinds: the cloud limits the tags of a resource, whoever wrote them).
+pub fn transform_beside<'a>(
+    labels: impl IntoIterator<Item = (&'a str, &'a str)>,
+    profile: &'a TagProfile,
+    taken: usize,
+) -> Transformed<'a> {
     // Byte-wise `str` order is Go's string order (`sort.Strings`): the
     // count cap keeps the lowest qualified keys in byte order (README).
     let labels: BTreeMap<&str, &str> = labels.into_iter().collect();
     let mut out = Transformed::default();
+    let room = profile.cap.saturating_sub(taken);
     for (qualified_key, value) in labels {
         let tag_key = tag_key(qualified_key);
         let reason = check(profile, qualified_key, &tag_key, value).or_else(|| {
-            (out.tags.len() >= profile.cap).then_some(SkipReason::CountCap { cap: profile.cap })
+            (out.tags.len() >= room).then_some(SkipReason::CountCap {
+                cap: profile.cap,
+                taken,
+            })
         });
         match reason {
             None => {

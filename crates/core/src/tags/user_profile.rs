@@ -5,8 +5,10 @@
 //! the same [`TagProfile`] value and takes the same code path. Every problem
 //! of every profile is reported at once, each named by its field path.
 
-use super::char_class::{CharSet, KeyCharacters};
-use super::profile::{BUILT_IN, GENERIC, ReservedPrefix, TagProfile, Unit};
+mod characters;
+
+use super::char_class::CharSet;
+use super::profile::{BUILT_IN, GENERIC, INFRASTRUCTURE, ReservedPrefix, TagProfile, Unit};
 use crate::fields::FieldPath;
 use crate::quote::quoted;
 use crate::settings::{SettingsProblem, SettingsProblemKind};
@@ -39,13 +41,17 @@ pub struct RawProfile {
     pub cap: u64,
     /// Characters admitted in the prefixed tag key.
     pub key_characters: RawKeyCharacters,
+    /// Characters admitted in the value, in the same form; left out (or
+    /// with no sets, extra or except at all), any value is admitted.
+    #[serde(default)]
+    pub value_characters: RawKeyCharacters,
     /// Reserved qualified-key prefixes (default none).
     #[serde(default)]
     pub reserved_prefixes: Vec<RawReservedPrefix>,
 }
 
-/// `keyCharacters`: `sets` ∪ `extra` ∖ `except`.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+/// `keyCharacters` and `valueCharacters`: `sets` ∪ `extra` ∖ `except`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct RawKeyCharacters {
     /// Named sets (`letters`, `digits`, `non-control`, ...).
@@ -198,6 +204,7 @@ fn check_name(
         }
     } else if let Some(built_in) = BUILT_IN
         .iter()
+        .chain(&INFRASTRUCTURE)
         .find(|b| b.name.eq_ignore_ascii_case(name))
         .filter(|b| !b.providers.iter().any(|p| selects_any(raw, p)))
     {
@@ -299,39 +306,12 @@ fn build(field: &FieldPath, raw: &RawProfile, problems: &mut Vec<SettingsProblem
         value_max,
         unit: raw.unit,
         cap,
-        key_characters: key_characters(field, &raw.key_characters, problems),
+        key_characters: characters::check(field, "keyCharacters", &raw.key_characters, problems),
+        // Left out (all empty): any value, as under the seed's profiles.
+        value_characters: (raw.value_characters != RawKeyCharacters::default())
+            .then(|| characters::check(field, "valueCharacters", &raw.value_characters, problems)),
         reserved_prefixes: reserved_prefixes(field, &raw.reserved_prefixes, problems),
     }
-}
-
-fn key_characters(
-    field: &FieldPath,
-    raw: &RawKeyCharacters,
-    problems: &mut Vec<SettingsProblem>,
-) -> KeyCharacters {
-    let field = field.member("keyCharacters");
-    if raw.sets.is_empty() && raw.extra.is_empty() {
-        problems.push(problem(field.clone(), ProfileProblem::NoCharacters));
-    }
-    if let Some(c) = raw.extra.chars().find(|&c| raw.except.contains(c)) {
-        problems.push(problem(field.clone(), ProfileProblem::ExtraAndExcept(c)));
-    }
-    if let Some(c) = raw
-        .extra
-        .chars()
-        .chain(raw.except.chars())
-        .find(|c| c.is_control())
-    {
-        problems.push(problem(field.clone(), ProfileProblem::ControlCharacter(c)));
-    }
-    for (name, text) in [("extra", &raw.extra), ("except", &raw.except)] {
-        let length = text.chars().count();
-        if length > CHARACTERS_LEN_MAX {
-            let kind = ProfileProblem::TooManyCharacters(length);
-            problems.push(problem(field.member(name), kind));
-        }
-    }
-    KeyCharacters::from_parts(&raw.sets, raw.extra.clone(), raw.except.clone())
 }
 
 fn reserved_prefixes(
@@ -491,6 +471,57 @@ mod tests {
             .into_iter()
             .collect();
         assert_eq!(problems, expected);
+    }
+
+    #[test]
+    fn value_characters_are_optional_and_checked_like_key_characters() {
+        let prepare_one = |edit: &dyn Fn(&mut Value)| {
+            let mut profile = json!({"name": "acme", "providers": ["acme"], "keyMax": 63,
+                "valueMax": 63, "unit": "runes", "cap": 10,
+                "keyCharacters": {"sets": ["letters", "digits"], "extra": "-_.:/"}});
+            edit(&mut profile);
+            let mut problems = Vec::new();
+            let profiles = prepare(&[profile], &mut problems);
+            (profiles, problems)
+        };
+        let (left_out, problems) = prepare_one(&|_| {});
+        assert_eq!(
+            (left_out[0].value_characters.is_none(), problems.len()),
+            (true, 0)
+        );
+        let (given, _) = prepare_one(&|p| {
+            p["valueCharacters"] = json!({"sets": ["ascii-letters"], "extra": "-"});
+        });
+        let class = given[0].value_characters.as_ref().unwrap();
+        assert_eq!(class.first_disallowed("ab-ü"), Some('ü'));
+        let (_, problems) = prepare_one(&|p| p["valueCharacters"] = json!({"except": "/"}));
+        assert_eq!(
+            problems,
+            [
+                "cloudTags.profiles[0].valueCharacters: admits no character; name sets such as \
+                 [\"letters\", \"digits\"] and/or list characters in extra"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_profile_named_like_an_infrastructure_built_in_must_list_it() {
+        let problems = problems_with(|p| p["name"] = json!("capa"));
+        assert_eq!(
+            problems,
+            [
+                "cloudTags.profiles[0].name: \"capa\" is the name of the built-in profile for \
+                 provider \"capa\", which still applies; list \"capa\" in providers to replace it, \
+                 or choose another name"
+            ]
+        );
+        assert_eq!(
+            problems_with(|p| {
+                p["name"] = json!("capa");
+                p["providers"] = json!(["capa"]);
+            }),
+            Vec::<String>::new()
+        );
     }
 
     #[test]

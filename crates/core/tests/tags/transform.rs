@@ -192,7 +192,7 @@ fn count_cap_keeps_the_lowest_keys_in_byte_order() {
     assert!(
         out.skipped
             .iter()
-            .all(|s| s.reason == SkipReason::CountCap { cap: 50 })
+            .all(|s| s.reason == SkipReason::CountCap { cap: 50, taken: 0 })
     );
 }
 

@@ -114,12 +114,14 @@ pub enum ProfileProblem {
         quoted(&.0.to_string())
     )]
     ExtraAndExcept(char),
-    /// A control character in `extra` or `except`.
+    /// A control character in `extra` or `except`, and what the class
+    /// admits characters of ("tag keys", "tag values").
     #[error(
-        "control character {} in extra or except; tag keys never carry one, remove it",
-        code_point(.0)
+        "control character {} in extra or except; {} never carry one, remove it",
+        code_point(.0),
+        .1
     )]
-    ControlCharacter(char),
+    ControlCharacter(char, &'static str),
     /// `extra` or `except` longer than allowed: its length in characters.
     #[error(
         "{0} characters, at most {CHARACTERS_LEN_MAX} are allowed; name a set such as \

@@ -1,0 +1,347 @@
+//! Cloud tags on CAPI infrastructure (`cloudTags.capiInfrastructure`; README,
+//! "Cloud tags on CAPI infrastructure"): the opted-in labels of an
+//! infrastructure object, and for a cluster-level object those of its
+//! Cluster too, become tags in the provider's own tag field.
+//!
+//! The same four stages as for XRs, run by the CAPI evaluation into its own
+//! plan, so an object that is also a CAPI child (an AWSMachine cloned by a
+//! MachineSet) gets its metadata and its tags in one decision and one patch:
+//! *resolve* the label set, the object's labels as they will be stored after
+//! the plan's metadata edits; *transform* under the row's profile, the
+//! user's entries taking room under the cap; *stamp* the field and the skip
+//! annotation; *report* each skip as a warning.
+
+pub mod cluster;
+pub mod field;
+pub mod targets;
+
+use super::transform::{self, Transformed};
+use super::{LABELS_ANNOTATION, labels_annotation};
+use crate::explain::{CloudTags, Explanation, LabelFate};
+use crate::fields::{self, FieldError, StringMap};
+use crate::lookup::{Lookup, ObjectRef};
+use crate::plan::Plan;
+use crate::quote::quoted;
+use crate::request::AdmissionRequest;
+use crate::settings::{Settings, SettingsError};
+use crate::tags::profile::{GENERIC, Origin, TagProfile};
+use cluster::ClusterFound;
+use std::collections::BTreeMap;
+use targets::{LabelSource, Target};
+
+const LABELS: &[&str] = &["metadata", "labels"];
+const ANNOTATIONS: &[&str] = &["metadata", "annotations"];
+
+/// Why an infrastructure object's tags cannot be decided.
+#[derive(Debug, thiserror::Error)]
+pub enum InfraTagsError {
+    /// The object or its Cluster is malformed where the label set or the
+    /// tag field is read.
+    #[error("cannot compute cloud tags: {object} {error}")]
+    Malformed {
+        /// The object the field was read from.
+        object: Box<ObjectRef>,
+        /// The field and what is wrong with it.
+        error: FieldError,
+    },
+    /// The Cluster could not be read (not NotFound).
+    #[error(
+        "cannot read {cluster}, whose labels become this object's cloud tags: {message}; the \
+         request can be retried once the policy can read it"
+    )]
+    Lookup {
+        /// The Cluster asked for.
+        cluster: Box<ObjectRef>,
+        /// The host's error, made readable.
+        message: String,
+    },
+    /// The settings could not be prepared (only when `validate_settings`,
+    /// which refuses them, was bypassed).
+    #[error("policy settings are not valid: {0}")]
+    Settings(#[from] SettingsError),
+}
+
+impl InfraTagsError {
+    /// Whether the request may succeed when retried (the host failed, or
+    /// the policy's own settings did), rather than the object being at fault.
+    pub fn is_retryable(&self) -> bool {
+        !matches!(self, InfraTagsError::Malformed { .. })
+    }
+}
+
+/// Where a label of the label set comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Source {
+    ClusterLabels,
+    ClusterAnnotation,
+    OwnLabels,
+    OwnAnnotation,
+}
+
+/// The label set: qualified key → (value, where it comes from); later
+/// sources win.
+type LabelSet<'a> = BTreeMap<&'a str, (&'a str, Source)>;
+
+/// The cloud-tag target row of an infrastructure object, when
+/// `cloudTags.capiInfrastructure` is on and the kind has one.
+pub fn target(request: &AdmissionRequest, settings: &Settings) -> Option<&'static Target> {
+    let kind = &request.kind;
+    settings
+        .capi_infrastructure()
+        .then(|| targets::target_for(&kind.group, &kind.kind, &kind.version))
+        .flatten()
+}
+
+/// Makes the Cluster look-up [`plan_tags`] makes for `request`, with the
+/// same mask, deciding nothing (the benchmark's look-up floor,
+/// [`crate::capi::look_up_parents`]). The label naming the Cluster is
+/// CAPI bookkeeping, which the metadata edits never change, so the object's
+/// own labels name the same Cluster.
+pub fn look_up_cluster(
+    request: &AdmissionRequest,
+    target: &Target,
+    namespace: &str,
+    lookup: &dyn Lookup,
+) -> Result<(), InfraTagsError> {
+    let skipped = target.create_only && request.operation != "CREATE";
+    if skipped || target.labels == LabelSource::Object {
+        return Ok(());
+    }
+    let own = |error| malformed(own_reference(request, namespace), error);
+    let labels = fields::string_map(&request.object, LABELS).map_err(own)?;
+    let reference = cluster::reference(&request.object, &labels, namespace).map_err(own)?;
+    cluster::read(reference, lookup)
+        .map(drop)
+        .map_err(|failed| InfraTagsError::Lookup {
+            cluster: Box::new(failed.cluster),
+            message: failed.message,
+        })
+}
+
+/// Adds the tags decision of an infrastructure object of row `target` to
+/// `plan`, which already holds the object's CAPI metadata edits, and
+/// returns the skip warnings. Fills `explain` when given.
+pub fn plan_tags(
+    request: &AdmissionRequest,
+    target: &'static Target,
+    namespace: &str,
+    settings: &Settings,
+    lookup: &dyn Lookup,
+    plan: &mut Plan,
+    explain: Option<&mut Explanation>,
+) -> Result<Vec<String>, InfraTagsError> {
+    let object = &request.object;
+    let this = || own_reference(request, namespace);
+    if target.create_only && request.operation != "CREATE" {
+        if let Some(explain) = explain {
+            explain.notes.push(format!(
+                "{} is tagged on CREATE only ({} makes {} immutable): its tags are left as \
+                 they are",
+                request.kind.kind,
+                target.profile,
+                target.field.join(".")
+            ));
+        }
+        return Ok(Vec::new());
+    }
+    let settings = settings.cloud_tags()?;
+    let (profile, origin) = settings
+        .profiles
+        .infrastructure(target.profile)
+        .unwrap_or((&GENERIC, Origin::Fallback));
+    let own = |error| malformed(this(), error);
+
+    // Borrowed from the plan: everything below is computed into owned
+    // edits before the plan is changed.
+    let labels = plan.resulting_map(object, LABELS).map_err(own)?;
+    let annotations = plan.resulting_map(object, ANNOTATIONS).map_err(own)?;
+    let own_extra = super::parse_labels_annotation(&annotations).map_err(own)?;
+    let found = match target.labels {
+        LabelSource::Object => ClusterFound::Unnamed,
+        LabelSource::ClusterAndObject => {
+            let reference = cluster::reference(object, &labels, namespace).map_err(own)?;
+            cluster::read(reference, lookup).map_err(|failed| InfraTagsError::Lookup {
+                cluster: Box::new(failed.cluster),
+                message: failed.message,
+            })?
+        }
+    };
+    let (cluster_labels, cluster_annotations) = match &found {
+        ClusterFound::Read(reference, cluster) => {
+            let of_cluster = |error| malformed(reference.clone(), error);
+            (
+                fields::string_map(cluster, LABELS).map_err(of_cluster)?,
+                fields::string_map(cluster, ANNOTATIONS).map_err(of_cluster)?,
+            )
+        }
+        _ => (StringMap::new(), StringMap::new()),
+    };
+    let cluster_extra = match &found {
+        ClusterFound::Read(reference, _) => super::parse_labels_annotation(&cluster_annotations)
+            .map_err(|error| malformed(reference.clone(), error))?,
+        _ => labels_annotation::Entries::default(),
+    };
+
+    // Later sources win: the Cluster's labels, its annotation, the
+    // object's labels, its annotation.
+    let mut set = LabelSet::new();
+    overlay(
+        &mut set,
+        cluster_labels.iter().map(|(k, v)| (*k, *v)),
+        Source::ClusterLabels,
+    );
+    overlay(&mut set, cluster_extra.iter(), Source::ClusterAnnotation);
+    overlay(
+        &mut set,
+        labels.iter().map(|(k, v)| (*k, *v)),
+        Source::OwnLabels,
+    );
+    overlay(&mut set, own_extra.iter(), Source::OwnAnnotation);
+    let opted_in: BTreeMap<&str, &str> = settings
+        .propagating_labels
+        .iter()
+        .filter_map(|key| set.get(key.as_str()).map(|(v, _)| (key.as_str(), *v)))
+        .collect();
+
+    let current = field::read(object, target).map_err(own)?;
+    let mut transformed =
+        transform::transform_beside(opted_in.iter().map(|(k, v)| (*k, *v)), profile, {
+            current.user_entries().count()
+        });
+    let removed: BTreeMap<String, String> = current
+        .prefixed()
+        .filter(|(key, _)| !transformed.tags.contains_key(*key))
+        .map(|(key, value)| {
+            let why = super::removal_note(key, value, &transformed, profile);
+            (key.to_owned(), why)
+        })
+        .collect();
+    let explained_removals = explain.is_some().then(|| {
+        removed
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    });
+    let edit = field::edit(target, &current, &mut transformed, removed, || {
+        labels_source(&found, profile)
+    });
+    let skip_edit = super::skipped_edit(&annotations, &transformed.skipped);
+    let warnings = super::warnings(profile, &transformed.skipped);
+    if let Some(explain) = explain {
+        explain.cloud_tags = Some(CloudTags {
+            provider: labels_source(&found, profile),
+            origin: origin.code().to_owned(),
+            why: why_profile(request, target, origin, profile),
+            no_tag_can_propagate: profile
+                .blocks_every_tag()
+                .map(|reason| super::no_tag_can_propagate(profile, reason)),
+            labels: label_fates(&set, &opted_in, &transformed, &found),
+            removed: explained_removals.unwrap_or_default(),
+            field: Some(target.field.join(".")),
+            profile: profile.name.clone().into_owned(),
+        });
+        if let ClusterFound::NotFound(reference) = &found {
+            explain.notes.push(format!(
+                "{reference} was not found: the tags come from this object's own labels"
+            ));
+        }
+    }
+    drop(transformed);
+    if let Some(edit) = edit {
+        plan.push(edit);
+    }
+    plan.merge(skip_edit);
+    Ok(warnings)
+}
+
+/// Puts `entries` over the label set, each from `source`.
+fn overlay<'a>(
+    set: &mut LabelSet<'a>,
+    entries: impl Iterator<Item = (&'a str, &'a str)>,
+    source: Source,
+) {
+    for (key, value) in entries {
+        set.insert(key, (value, source));
+    }
+}
+
+fn malformed(object: ObjectRef, error: FieldError) -> InfraTagsError {
+    InfraTagsError::Malformed {
+        object: Box::new(object),
+        error,
+    }
+}
+
+/// The object of the request, as messages name it.
+fn own_reference(request: &AdmissionRequest, namespace: &str) -> ObjectRef {
+    let kind = &request.kind;
+    let name = ["name", "generateName"]
+        .into_iter()
+        .find_map(|field| fields::string(&request.object, &["metadata", field]).ok()?)
+        .unwrap_or_default();
+    ObjectRef {
+        api_version: format!("{}/{}", kind.group, kind.version),
+        kind: kind.kind.clone(),
+        name: name.to_owned(),
+        namespace: Some(namespace.to_owned()),
+    }
+}
+
+/// Whose labels the tags come from, in words.
+fn labels_source(found: &ClusterFound, profile: &TagProfile) -> String {
+    let own = format!("this object's labels under profile {}", profile.name);
+    match found {
+        ClusterFound::Read(reference, _) => format!("the labels of {reference}, then {own}"),
+        _ => own,
+    }
+}
+
+/// Why the profile applied, naming the row or the setting that selected it.
+fn why_profile(
+    request: &AdmissionRequest,
+    target: &Target,
+    origin: Origin,
+    profile: &TagProfile,
+) -> String {
+    let kind = &request.kind;
+    let row = format!(
+        "{} ({}/{}) keeps its tags in {}",
+        kind.kind,
+        kind.group,
+        kind.version,
+        target.field.join(".")
+    );
+    match origin {
+        Origin::UserDefined { index } => format!(
+            "{row}; cloudTags.profiles[{index}] lists {} among its providers, replacing the \
+             built-in profile",
+            quoted(target.profile)
+        ),
+        _ => format!("{row} under the built-in profile {}", profile.name),
+    }
+}
+
+/// The fate of every label of the set (explanations only).
+fn label_fates(
+    set: &LabelSet<'_>,
+    opted_in: &BTreeMap<&str, &str>,
+    transformed: &Transformed<'_>,
+    found: &ClusterFound,
+) -> Vec<LabelFate> {
+    let cluster = match found {
+        ClusterFound::Read(reference, _) => reference.to_string(),
+        _ => String::new(),
+    };
+    set.iter()
+        .map(|(key, (_, source))| LabelFate {
+            qualified_key: (*key).to_owned(),
+            source: match source {
+                Source::ClusterLabels => format!("{cluster} metadata.labels"),
+                Source::ClusterAnnotation => format!("{cluster} annotation {LABELS_ANNOTATION}"),
+                Source::OwnLabels => "metadata.labels".to_owned(),
+                Source::OwnAnnotation => format!("annotation {LABELS_ANNOTATION}"),
+            },
+            fate: super::label_fate(key, opted_in.contains_key(key), transformed),
+        })
+        .collect()
+}

@@ -1,0 +1,168 @@
+//! Finding the Cluster whose labels a cluster-level infrastructure object
+//! (and an OpenStackMachine) starts its tags from, and reading it.
+//!
+//! The Cluster is named by the label `cluster.x-k8s.io/cluster-name` (same
+//! namespace), which CAPI sets on cloned machines and on topology-generated
+//! objects at CREATE, else by an ownerReference of kind `Cluster`, which the
+//! Cluster controller adds to an InfraCluster after it is created. It is
+//! looked up at the version of an ownerReference to it, else at
+//! `cluster.x-k8s.io/v1beta2`, the version CAPI v1.11 and later serve; the
+//! mask is the two maps the label set is read from.
+
+use crate::capi::owners::{self, OwnerRef};
+use crate::fields::{FieldError, StringMap};
+use crate::lookup::{Lookup, LookupError, ObjectRef};
+use crate::projection::Projection;
+use serde_json::Value;
+
+/// Label CAPI sets on the objects of a cluster, naming it.
+pub const CLUSTER_NAME_LABEL: &str = "cluster.x-k8s.io/cluster-name";
+const CAPI_GROUP: &str = "cluster.x-k8s.io";
+/// The version a Cluster is read at when no ownerReference names one.
+pub const DEFAULT_CLUSTER_VERSION: &str = "cluster.x-k8s.io/v1beta2";
+/// What is read of the Cluster: its label set.
+const READ: [&[&str]; 2] = [&["metadata", "labels"], &["metadata", "annotations"]];
+
+/// How the search for the Cluster ended.
+#[derive(Debug)]
+pub enum ClusterFound {
+    /// Neither label nor owner names a Cluster, or the name is not a valid
+    /// object name: no look-up was made.
+    Unnamed,
+    /// The Cluster does not exist (yet, or any more).
+    NotFound(ObjectRef),
+    /// The Cluster, holding only its labels and annotations.
+    Read(ObjectRef, Value),
+}
+
+/// Why the Cluster could not be read (not NotFound): worth a retry.
+#[derive(Debug)]
+pub struct LookupFailed {
+    /// The Cluster asked for.
+    pub cluster: ObjectRef,
+    /// The host's error.
+    pub message: String,
+}
+
+/// The Cluster `object` (in `namespace`, with `labels` as they will be
+/// stored) belongs to, if something names it.
+pub fn reference(
+    object: &Value,
+    labels: &StringMap<'_>,
+    namespace: &str,
+) -> Result<Option<ObjectRef>, FieldError> {
+    let owners = owners::owner_refs(object)?;
+    let is_cluster = |owner: &&OwnerRef<'_>| owner.kind == "Cluster" && owner.group() == CAPI_GROUP;
+    let name = match labels.get(CLUSTER_NAME_LABEL).filter(|n| !n.is_empty()) {
+        Some(name) => *name,
+        None => match owners.iter().find(is_cluster) {
+            Some(owner) => owner.name,
+            None => return Ok(None),
+        },
+    };
+    if !is_object_name(name) {
+        return Ok(None);
+    }
+    let api_version = owners
+        .iter()
+        .filter(is_cluster)
+        .find(|owner| owner.name == name)
+        .map_or(DEFAULT_CLUSTER_VERSION, |owner| owner.api_version);
+    Ok(Some(ObjectRef {
+        api_version: api_version.to_owned(),
+        kind: "Cluster".to_owned(),
+        name: name.to_owned(),
+        namespace: Some(namespace.to_owned()),
+    }))
+}
+
+/// Looks the Cluster up, field-masked to its label set.
+pub fn read(
+    reference: Option<ObjectRef>,
+    lookup: &dyn Lookup,
+) -> Result<ClusterFound, LookupFailed> {
+    let Some(reference) = reference else {
+        return Ok(ClusterFound::Unnamed);
+    };
+    match lookup.get(&reference, &Projection::of(&READ)) {
+        Ok(cluster) => Ok(ClusterFound::Read(reference, cluster)),
+        Err(LookupError::NotFound) => Ok(ClusterFound::NotFound(reference)),
+        Err(LookupError::Failed(message)) => Err(LookupFailed {
+            cluster: reference,
+            message,
+        }),
+    }
+}
+
+/// Whether `name` is a valid object name (a DNS-1123 subdomain, as the API
+/// server requires of a Cluster's): a name that is not can name no Cluster,
+/// so it is not looked up.
+pub fn is_object_name(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    let alphanumeric = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit();
+    !bytes.is_empty()
+        && bytes.len() <= 253
+        && bytes.first().is_some_and(alphanumeric)
+        && bytes.last().is_some_and(alphanumeric)
+        && bytes
+            .iter()
+            .all(|b| alphanumeric(b) || matches!(b, b'-' | b'.'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+    use serde_json::json;
+
+    #[rstest]
+    #[case::simple("prod-eu", true)]
+    #[case::dotted("a.b-c", true)]
+    #[case::upper("Prod", false)]
+    #[case::leading_dash("-a", false)]
+    #[case::trailing_dot("a.", false)]
+    #[case::slash("a/b", false)]
+    #[case::empty("", false)]
+    fn object_names(#[case] name: &str, #[case] valid: bool) {
+        assert_eq!(is_object_name(name), valid);
+    }
+
+    fn labels(pairs: &[(&'static str, &'static str)]) -> StringMap<'static> {
+        pairs.iter().copied().collect()
+    }
+
+    #[test]
+    fn the_label_names_the_cluster_and_an_owner_of_that_name_its_version() {
+        let object = json!({"metadata": {"ownerReferences": [
+            {"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster", "name": "other"},
+            {"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster", "name": "c"}]}});
+        let found = reference(&object, &labels(&[(CLUSTER_NAME_LABEL, "c")]), "ns").unwrap();
+        assert_eq!(
+            found.map(|r| (r.name, r.api_version)),
+            Some(("c".into(), "cluster.x-k8s.io/v1beta1".into()))
+        );
+    }
+
+    #[test]
+    fn without_the_label_the_cluster_owner_names_it() {
+        let object = json!({"metadata": {"ownerReferences": [
+            {"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta2", "kind": "Cluster", "name": "x"},
+            {"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster", "name": "c"}]}});
+        let found = reference(&object, &labels(&[]), "ns").unwrap().unwrap();
+        assert_eq!(found.to_string(), "Cluster ns/c (cluster.x-k8s.io/v1beta2)");
+    }
+
+    #[test]
+    fn a_label_without_an_owner_is_read_at_v1beta2() {
+        let found = reference(&json!({}), &labels(&[(CLUSTER_NAME_LABEL, "c")]), "ns").unwrap();
+        assert_eq!(found.unwrap().api_version, DEFAULT_CLUSTER_VERSION);
+    }
+
+    #[rstest]
+    #[case::nothing(&[])]
+    #[case::empty_label(&[(CLUSTER_NAME_LABEL, "")])]
+    #[case::invalid_name(&[(CLUSTER_NAME_LABEL, "Not_A_Name")])]
+    fn nothing_valid_names_no_cluster(#[case] pairs: &[(&'static str, &'static str)]) {
+        assert_eq!(reference(&json!({}), &labels(pairs), "ns").unwrap(), None);
+    }
+}

@@ -1,0 +1,46 @@
+//! A user profile's character classes, `keyCharacters` and `valueCharacters`:
+//! `sets` ∪ `extra` ∖ `except`, checked as the profile is prepared.
+
+use super::{CHARACTERS_LEN_MAX, ProfileProblem, RawKeyCharacters, problem};
+use crate::fields::FieldPath;
+use crate::settings::SettingsProblem;
+use crate::tags::char_class::KeyCharacters;
+
+/// The character class `name` (`keyCharacters` or `valueCharacters`) of the
+/// profile at `field`, its problems pushed onto `problems`.
+pub(super) fn check(
+    field: &FieldPath,
+    name: &str,
+    raw: &RawKeyCharacters,
+    problems: &mut Vec<SettingsProblem>,
+) -> KeyCharacters {
+    let field = field.member(name);
+    let what = if name == "keyCharacters" {
+        "tag keys"
+    } else {
+        "tag values"
+    };
+    if raw.sets.is_empty() && raw.extra.is_empty() {
+        problems.push(problem(field.clone(), ProfileProblem::NoCharacters));
+    }
+    if let Some(c) = raw.extra.chars().find(|&c| raw.except.contains(c)) {
+        problems.push(problem(field.clone(), ProfileProblem::ExtraAndExcept(c)));
+    }
+    if let Some(c) = raw
+        .extra
+        .chars()
+        .chain(raw.except.chars())
+        .find(|c| c.is_control())
+    {
+        let kind = ProfileProblem::ControlCharacter(c, what);
+        problems.push(problem(field.clone(), kind));
+    }
+    for (part, text) in [("extra", &raw.extra), ("except", &raw.except)] {
+        let length = text.chars().count();
+        if length > CHARACTERS_LEN_MAX {
+            let kind = ProfileProblem::TooManyCharacters(length);
+            problems.push(problem(field.member(part), kind));
+        }
+    }
+    KeyCharacters::from_parts(&raw.sets, raw.extra.clone(), raw.except.clone())
+}
