@@ -51,6 +51,47 @@ load capi_helpers
   [ "$problems" -eq 0 ]
 }
 
+@test "fixtures: the demo's examples are the requests, parents and settings of cases" {
+  # examples/ (make demo) holds copies, written by gen.py, so that a user reads
+  # one request beside one parents file; the cases that run the originals
+  # are what checks the answers the demo shows.
+  run python3 - "$DATA/$SUITE" <<'PY'
+import json, os, sys, yaml
+here = sys.argv[1]
+problems = []
+def cases_of(request):
+    for name in sorted(os.listdir(os.path.join(here, "cases"))):
+        case = yaml.safe_load(open(os.path.join(here, "cases", name)))
+        if case["request"] == request:
+            yield name, case
+for line in open(os.path.join(here, "examples", "scenarios.tsv")):
+    if line.startswith("#") or not line.strip():
+        continue
+    file, settings, _ = line.rstrip("\n").split("\t")
+    example = json.load(open(os.path.join(here, "examples", file)))
+    origin = [name for name in os.listdir(here)
+              if name.endswith(".json") and json.load(open(os.path.join(here, name))) == example]
+    if not origin:
+        problems.append(f"{file}: not a copy of any request")
+        continue
+    parents = list(yaml.safe_load_all(open(os.path.join(here, "examples", file[:-5] + ".parents.yaml"))))
+    fixtures = [yaml.safe_load(open(os.path.join(here, "parents", p)))
+                for p in sorted(os.listdir(os.path.join(here, "parents")))]
+    problems += [f"{file}: parent {p['kind']} {p['metadata']['name']} is not in parents/"
+                 for p in parents if p not in fixtures]
+    wanted = json.load(open(os.path.join(here, "examples", settings)))
+    cases = [name for request in origin for name, case in cases_of(request)
+             if case.get("settings") == wanted]
+    if not cases:
+        problems.append(f"{file}: no case runs it ({origin}) with {settings}")
+    print(f"{file}: a copy of {origin}, {len(parents)} parents, cases {cases}")
+print("\n".join(problems) or "no problems")
+sys.exit(1 if problems else 0)
+PY
+  echo "$output"
+  [ "$status" -eq 0 ]
+}
+
 @test "every case (test_data/capi-infra/cases)" {
   every_case "$DATA/$SUITE"
 }

@@ -2,7 +2,8 @@
 # Runs the policy on the bundled example objects and explains each answer.
 # Used by `make demo`.
 #
-# The examples are the rows of test_data/capi/examples/scenarios.tsv and
+# The examples are the rows of test_data/capi/examples/scenarios.tsv,
+# test_data/capi-infra/examples/scenarios.tsv and
 # test_data/xr/examples/scenarios.tsv (request file, settings file or -, what
 # the scenario is); a request's parents are <request>.parents.yaml. For each
 # it prints:
@@ -30,7 +31,8 @@ unset POLICY_RUNNER_REUSE_INSTANCE POLICY_RUNNER_IGNORE_FIELD_MASKS
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-TABLES=(test_data/capi/examples/scenarios.tsv test_data/xr/examples/scenarios.tsv)
+TABLES=(test_data/capi/examples/scenarios.tsv test_data/capi-infra/examples/scenarios.tsv
+  test_data/xr/examples/scenarios.tsv)
 total=0
 for table in "${TABLES[@]}"; do
   total=$((total + $(grep -cv -e '^#' -e '^[[:space:]]*$' "$table")))

@@ -354,6 +354,47 @@ def requests():
     return out
 
 
+# ---------------------------------------------------------------------------
+# the demo's examples (examples/, `make demo`): copies of two requests above
+# with the parents each looks up in one file, so the demo shows one AWS and
+# one OpenStack object; e2e-tests/infra.bats checks they stay the copies.
+# ---------------------------------------------------------------------------
+
+EXAMPLES = {
+    # example file: (request scenario, parents files in look-up order)
+    "awscluster_from_topology": ("awscluster_create_topology", ["cluster_aws-prod.yaml"]),
+    "openstackmachine_from_machineset": ("openstackmachine_create_from_machineset",
+                                         ["machineset_openstack-lab-md-0-q8m4z.yaml",
+                                          "cluster_openstack-lab.yaml"]),
+}
+
+EXAMPLE_SETTINGS = {
+    "cloudTags": {
+        "capiInfrastructure": True,
+        "propagatingLabels": ["environment", "cost-center", "acme.io/team", "acme:billing/owner"],
+    }
+}
+
+
+def write_json(path, value):
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(value, f, indent=2, ensure_ascii=False)
+        f.write("\n")
+
+
+def write_examples(reqs):
+    out = os.path.join(HERE, "examples")
+    os.makedirs(out, exist_ok=True)
+    write_json(os.path.join(out, "settings.json"), EXAMPLE_SETTINGS)
+    for example, (scenario, parents) in EXAMPLES.items():
+        write_json(os.path.join(out, f"{example}.json"), reqs[scenario])
+        with open(os.path.join(out, f"{example}.parents.yaml"), "w", encoding="utf-8") as f:
+            f.write(f"# The objects {example}.json looks up, copied from ../parents/.\n")
+            f.write("# Written by test_data/capi-infra/gen.py.\n")
+            yaml.safe_dump_all([PARENTS[name][1] for name in parents], f, sort_keys=False,
+                               allow_unicode=True)
+
+
 def main():
     os.makedirs(os.path.join(HERE, "parents"), exist_ok=True)
     for name, (comment, obj) in PARENTS.items():
@@ -361,10 +402,10 @@ def main():
             f.write(comment)
             f.write("# Written by test_data/capi-infra/gen.py.\n")
             yaml.safe_dump(obj, f, sort_keys=False, allow_unicode=True)
-    for scenario, req in requests().items():
-        with open(os.path.join(HERE, f"{scenario}.json"), "w", encoding="utf-8") as f:
-            json.dump(req, f, indent=2, ensure_ascii=False)
-            f.write("\n")
+    reqs = requests()
+    for scenario, req in reqs.items():
+        write_json(os.path.join(HERE, f"{scenario}.json"), req)
+    write_examples(reqs)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,11 @@
 //! names a v1beta2 parent, as after a CAPI upgrade). The test fails when a
 //! row of the rule table has no look-up in the table for a parent version.
 //!
+//! The last row is the Cluster look-up of cloud tags on CAPI infrastructure
+//! (`cloudTags.capiInfrastructure`), made on an object of every row of the
+//! tag target table whose tags start from the Cluster's labels; the test
+//! fails when two such kinds send different masks.
+//!
 //! [`Lookup`]: metadata_propagation_core::lookup::Lookup
 
 mod support;
@@ -24,7 +29,8 @@ use metadata_propagation_core::evaluate::evaluate;
 use metadata_propagation_core::lookup::MapLookup;
 use metadata_propagation_core::request::AdmissionRequest;
 use metadata_propagation_core::settings::Settings;
-use serde_json::Value;
+use metadata_propagation_core::tags::infra::targets::{LabelSource, TARGETS};
+use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::LazyLock;
 
@@ -248,6 +254,61 @@ fn rows() -> Vec<Row> {
     rows
 }
 
+/// The Cluster look-up of cloud tags on CAPI infrastructure: the kinds that
+/// make it (every row of the target table whose tags start from the
+/// Cluster's labels, each on an object that names its Cluster by label, the
+/// feature on) and the one set of masks they all send, with in-place
+/// fields on and off alike.
+fn infra_cluster_look_up() -> (Vec<String>, BTreeSet<String>) {
+    let mut kinds = Vec::new();
+    let mut sent: Option<BTreeSet<String>> = None;
+    for target in TARGETS
+        .iter()
+        .filter(|t| t.labels == LabelSource::ClusterAndObject)
+    {
+        let kind = target.kind.kind.expect("a target names its kind");
+        let object = json!({
+            "apiVersion": format!("{}/{}", target.kind.group, target.version),
+            "kind": kind,
+            "metadata": {"name": "c-x2k9f", "namespace": "default",
+                         "labels": {"cluster.x-k8s.io/cluster-name": "c"}},
+            "spec": {},
+        });
+        let request = AdmissionRequest::for_object("CREATE", object);
+        for in_place in [true, false] {
+            let settings = Settings::from_json(
+                json!({"capi": {"inPlaceFields": in_place},
+                       "cloudTags": {"capiInfrastructure": true,
+                                     "propagatingLabels": ["environment"]}})
+                .to_string()
+                .as_bytes(),
+            )
+            .unwrap();
+            let made = look_ups(&request, &settings);
+            let [(asked, masks)] = made.as_slice() else {
+                panic!("{kind}: expected one look-up (its Cluster), made {made:?}");
+            };
+            assert_eq!(
+                (
+                    asked.parent_api_version.as_str(),
+                    asked.parent_kind.as_str()
+                ),
+                ("cluster.x-k8s.io/v1beta2", "Cluster"),
+                "{kind}"
+            );
+            match &sent {
+                Some(seen) => assert_eq!(seen, masks, "{kind} sends other masks"),
+                None => sent = Some(masks.clone()),
+            }
+        }
+        kinds.push(kind.to_owned());
+    }
+    (
+        kinds,
+        sent.expect("the target table has Cluster-labelled rows"),
+    )
+}
+
 const ON_ONLY: &str = "†";
 const OFF_ONLY: &str = "‡";
 
@@ -285,6 +346,14 @@ fn render(rows: &[Row]) -> String {
             masks.join("<br>"),
         ));
     }
+    let (kinds, masks) = infra_cluster_look_up();
+    let masks: Vec<String> = masks.iter().map(|m| format!("`{m}`")).collect();
+    out.push_str(&format!(
+        "| With `cloudTags.capiInfrastructure`: {} | Cluster `cluster.x-k8s.io/v1beta2`, or the \
+         version of its Cluster ownerReference | {} |\n",
+        kinds.join(", "),
+        masks.join("<br>"),
+    ));
     out.push_str(&format!(
         "\n{ON_ONLY} not sent with `capi.inPlaceFields: false`.\n"
     ));

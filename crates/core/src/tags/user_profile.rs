@@ -307,7 +307,7 @@ fn build(field: &FieldPath, raw: &RawProfile, problems: &mut Vec<SettingsProblem
         unit: raw.unit,
         cap,
         key_characters: characters::check(field, "keyCharacters", &raw.key_characters, problems),
-        // Left out (all empty): any value, as under the seed's profiles.
+        // Left out (all empty): any value, as under the four XR profiles.
         value_characters: (raw.value_characters != RawKeyCharacters::default())
             .then(|| characters::check(field, "valueCharacters", &raw.value_characters, problems)),
         reserved_prefixes: reserved_prefixes(field, &raw.reserved_prefixes, problems),
