@@ -121,6 +121,22 @@ def cluster(name, labels, infra_kind, annotations=None, comment=""):
     return comment, obj
 
 
+def eks_cluster(name, labels, comment):
+    obj = {
+        "apiVersion": "cluster.x-k8s.io/v1beta2",
+        "kind": "Cluster",
+        "metadata": {**meta(name, labels, None, server_set=True),
+                     "finalizers": ["cluster.cluster.x-k8s.io"]},
+        "spec": {
+            "clusterNetwork": {"pods": {"cidrBlocks": ["192.168.0.0/16"]}},
+            "controlPlaneRef": {"apiGroup": CP, "kind": "AWSManagedControlPlane",
+                                "name": f"{name}-control-plane"},
+            "infrastructureRef": {"apiGroup": INFRA, "kind": "AWSManagedCluster", "name": name},
+        },
+    }
+    return comment, obj
+
+
 def machine_set(name, cluster_name, md, hash_, template_labels, infra_kind, template):
     labels = {"cluster.x-k8s.io/cluster-name": cluster_name, "cluster.x-k8s.io/deployment-name": md,
               "machine-template-hash": hash_, **template_labels}
@@ -172,6 +188,15 @@ PARENTS = {
         "OpenStackCluster", None,
         "# Cluster openstack-lab: its machines take its labels directly (CAPO has no cluster-level\n"
         "# key/value field); acme.io/team gives a key with '/', which Nova metadata refuses.\n"),
+    "cluster_eks-prod.yaml": eks_cluster(
+        "eks-prod", {"environment": "prod", "cost-center": "cc-7001", "acme.io/team": "data"},
+        "# Cluster eks-prod: an EKS cluster made without a ClusterClass; its AWSManagedControlPlane finds it\n"
+        "# by the ownerReference CAPI sets.\n"),
+    "machineset_gcp-prod-md-0-5hx7w.yaml": (
+        "# MachineSet gcp-prod-md-0-5hx7w: the node pool's template labels, propagated to its GCPMachines.\n",
+        machine_set("gcp-prod-md-0-5hx7w", "gcp-prod", "gcp-prod-md-0", "4127730581-5hx7w",
+                    {"nodepool": "md-0", "cost-center": "cc-pool-g"}, "GCPMachineTemplate",
+                    "gcp-prod-md-0-r8c2n")),
     "machineset_aws-prod-md-0-7xk2p.yaml": (
         "# MachineSet aws-prod-md-0-7xk2p: the node pool carries its own cost centre in its template\n"
         "# labels, which CAPI propagates to the AWSMachines it clones.\n",
@@ -341,6 +366,62 @@ def requests():
     del os_old["spec"]["providerID"]
     out["openstackmachine_update_create_only"] = request("OpenStackMachine", "v1beta1", "openstackmachines",
                                                          os_new, "UPDATE", os_old)
+
+    # EKS: the control plane the user wrote, found by the Cluster ownerReference CAPI sets (no
+    # cluster-name label); a version bump is the UPDATE, and the Cluster's labels are restamped.
+    eks_old = {
+        "apiVersion": f"{CP}/v1beta2", "kind": "AWSManagedControlPlane",
+        "metadata": meta("eks-prod-control-plane", None, None, [cluster_owner("eks-prod")], server_set=True),
+        "spec": {"region": "eu-west-1", "version": "v1.32.0", "eksClusterName": "eks-prod",
+                 "sshKeyName": "platform-admin",
+                 "additionalTags": {"owner-email": "data-sre@acme.example",
+                                    "plexsphere:environment": "staging"}},
+    }
+    eks_new = copy.deepcopy(eks_old)
+    eks_new["spec"]["version"] = "v1.33.0"
+    out["awsmanagedcontrolplane_update_cluster_owner"] = request(
+        "AWSManagedControlPlane", "v1beta2", "awsmanagedcontrolplanes", eks_new, "UPDATE", eks_old, group=CP)
+
+    pool_labels = {"cluster.x-k8s.io/cluster-name": "aws-prod", "topology.cluster.x-k8s.io/owned": "",
+                   "topology.cluster.x-k8s.io/pool-name": "mp-0", "environment": "prod",
+                   "cost-center": "cc-pool-c"}
+    pool = {
+        "apiVersion": f"{INFRA}/v1beta2", "kind": "AWSMachinePool",
+        "metadata": meta("aws-prod-mp-0-l9x4b", pool_labels, None,
+                         [owner("cluster.x-k8s.io/v1beta2", "MachinePool", "aws-prod-mp-0-wq5nd", True)]),
+        "spec": {"minSize": 1, "maxSize": 6,
+                 "awsLaunchTemplate": {"instanceType": "m6i.large", "ami": {"id": "ami-0a1b2c3d4e5f60718"},
+                                       "iamInstanceProfile": "nodes.cluster-api-provider-aws.sigs.k8s.io",
+                                       "sshKeyName": "platform-admin"}},
+    }
+    out["awsmachinepool_create_topology"] = request("AWSMachinePool", "v1beta2", "awsmachinepools", pool)
+
+    managed = {
+        "apiVersion": f"{INFRA}/v1beta2", "kind": "AWSManagedMachinePool",
+        "metadata": meta("eks-prod-pool-0", {"cluster.x-k8s.io/cluster-name": "eks-prod", "environment": "prod",
+                                             "cost-center": "cc-pool-e", "acme.io/team": "data-ml"},
+                         None, [owner("cluster.x-k8s.io/v1beta2", "MachinePool", "eks-prod-pool-0", True)],
+                         server_set=True),
+        "spec": {"eksNodegroupName": "default_eks-prod-pool-0", "instanceType": "m6i.2xlarge",
+                 "scaling": {"minSize": 2, "maxSize": 10}, "diskSize": 100, "capacityType": "onDemand",
+                 "additionalTags": {"plexsphere:cost-center": "cc-pool-d", "plexsphere:environment": "prod",
+                                    "plexsphere:acme.io/team": "data-ml", "backup": "weekly"}},
+    }
+    managed_old = copy.deepcopy(managed)
+    managed_old["metadata"]["labels"]["cost-center"] = "cc-pool-d"
+    out["awsmanagedmachinepool_update_own_label_changed"] = request(
+        "AWSManagedMachinePool", "v1beta2", "awsmanagedmachinepools", managed, "UPDATE", managed_old)
+
+    gcp_ms = "gcp-prod-md-0-5hx7w"
+    gcp_machine = {
+        "apiVersion": f"{INFRA}/v1beta1", "kind": "GCPMachine",
+        "metadata": meta(f"{gcp_ms}-t3m8q", machine_labels("gcp-prod", "gcp-prod-md-0", gcp_ms, "4127730581-5hx7w"),
+                         cloned("GCPMachineTemplate", "gcp-prod-md-0-r8c2n"),
+                         [owner("cluster.x-k8s.io/v1beta2", "MachineSet", gcp_ms)]),
+        "spec": {"instanceType": "n2-standard-8", "image": "projects/acme-images/global/images/ubuntu-2404-kube-v1-33-1",
+                 "rootDeviceSize": 100, "additionalLabels": {"team": "platform"}},
+    }
+    out["gcpmachine_create_from_machineset"] = request("GCPMachine", "v1beta1", "gcpmachines", gcp_machine)
 
     hetzner = {
         "apiVersion": f"{INFRA}/v1beta1", "kind": "HetznerCluster",
