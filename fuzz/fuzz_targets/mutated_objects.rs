@@ -162,6 +162,7 @@ fuzz_target!(|input: Input| {
                 .provider_path
                 .unwrap_or_else(|| DEFAULT_PROVIDER_PATH.to_owned()),
             profiles,
+            capi_infrastructure: false,
         },
     });
     if settings.sync_machine_labels().is_err()

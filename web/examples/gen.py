@@ -17,6 +17,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 OUT = pathlib.Path(__file__).resolve().parent
 CAPI = "test_data/capi/v1beta2"
 XR = "test_data/xr"
+INFRA = "test_data/capi-infra"
 LABELS = "cloud-tags.plexsphere.io/labels"
 CAPI_NODE_SYNC = {
     "capi": {
@@ -60,6 +61,24 @@ EXAMPLES = [
         "parents": [f"{CAPI}/parents/machineset_capi-quickstart-md-edge-r8w2d.yaml"],
         "settings_value": CAPI_NODE_SYNC,
         "settings_from": "test_data/capi/v1beta2/cases/machine_create_node_labels.additional-sync.yaml",
+    },
+    {
+        # Cloud tags on CAPI infrastructure: the demo's two objects.
+        "id": "infra-awscluster",
+        "title": "AWSCluster under a ClusterClass: its Cluster's labels become CAPA tags (capiInfrastructure)",
+        "request": f"{INFRA}/awscluster_create_topology.json",
+        "parents": [f"{INFRA}/parents/cluster_aws-prod.yaml"],
+        "settings": f"{INFRA}/examples/settings.json",
+    },
+    {
+        "id": "infra-openstackmachine",
+        "title": "OpenStackMachine from its MachineSet: CAPI metadata and CAPO serverMetadata in one patch",
+        "request": f"{INFRA}/openstackmachine_create_from_machineset.json",
+        "parents": [
+            f"{INFRA}/parents/machineset_openstack-lab-md-0-q8m4z.yaml",
+            f"{INFRA}/parents/cluster_openstack-lab.yaml",
+        ],
+        "settings": f"{INFRA}/examples/settings.json",
     },
     {
         "id": "xr-aws",

@@ -372,6 +372,34 @@ class ExplainPage(unittest.TestCase):
                 self.assertEqual(sorted(s["qualifiedKey"] for s in json.loads(skipped_op["value"])),
                                  sorted(s[0] for s in skips))
 
+    def test_2a_infra_tags(self):
+        # Cloud tags on CAPI infrastructure (cloudTags.capiInfrastructure): the
+        # Cluster's labels on an AWSCluster under profile capa, its non-ASCII
+        # value skipped; an OpenStackMachine's CAPI metadata and CAPO
+        # serverMetadata in one patch.
+        cluster = "Cluster default/aws-prod (cluster.x-k8s.io/v1beta2)"
+        choose_example("infra-awscluster")
+        self.assertIsNone(error_shown())
+        self.assertIn("Cloud tags: profile capa", text_of("explanation"))
+        rows = explanation_rows()
+        self.assertIn(["environment", f"{cluster} metadata.labels", "tag", "plexsphere:environment"], rows)
+        self.assertIn(["acme:billing/owner", f"{cluster} annotation cloud-tags.plexsphere.io/labels",
+                       "skipped: value-character-class", "the value contains 'ü' (U+00FC)"], rows)
+        self.assertEqual(len(DRIVER.find_all("#warnings li:not(.none)")), 1)
+        self.assertEqual(sorted(op["path"] for op in patch()), [
+            "/metadata/annotations",
+            "/spec/additionalTags/plexsphere:acme.io~1team",
+            "/spec/additionalTags/plexsphere:cost-center",
+            "/spec/additionalTags/plexsphere:environment",
+        ])
+
+        choose_example("infra-openstackmachine")
+        self.assertIsNone(error_shown())
+        self.assertIn("Cloud tags: profile capo", text_of("explanation"))
+        self.assertIn({"op": "add", "path": "/spec/serverMetadata/1",
+                       "value": {"key": "plexsphere:cost-center", "value": "cc-0042"}}, patch())
+        self.assertIn({"op": "add", "path": "/metadata/labels/nodepool", "value": "md-0"}, patch())
+
     def test_2b_xr_profile_origin_and_why(self):
         # Which profile applied and why (tags.rs why_profile; the README's
         # "User-defined tag profiles"): built-in, fallback, user-defined.

@@ -46,9 +46,10 @@ fn audit_examples() -> Vec<Value> {
 }
 
 /// The page keeps its core examples (web/examples/gen.py writes them): a
-/// MachineSet, a topology MachineDeployment, a Machine's Node labels, and
-/// an XR for each cloud-tag provider, for the generic profile and for a
-/// user-defined profile (the README's ready-made gcp-labels).
+/// MachineSet, a topology MachineDeployment, a Machine's Node labels, an
+/// XR for each cloud-tag provider, for the generic profile and for a
+/// user-defined profile (the README's ready-made gcp-labels), and an AWS
+/// and an OpenStack infrastructure object with cloud tags.
 #[test]
 fn index_has_the_capi_and_xr_examples() {
     let ids: Vec<String> = index()
@@ -64,6 +65,8 @@ fn index_has_the_capi_and_xr_examples() {
         "xr-openstack",
         "xr-generic",
         "xr-gcp-labels",
+        "infra-awscluster",
+        "infra-openstackmachine",
     ] {
         assert!(ids.iter().any(|i| i == id), "missing example {id}");
     }
@@ -152,7 +155,11 @@ fn every_example_is_allowed_with_a_patch_and_explained() {
             "{id}: patch"
         );
         let explanation = report.explanation.unwrap();
-        if id.starts_with("xr-") {
+        if id == "infra-openstackmachine" {
+            // Also a CAPI child: its MachineSet's rule, in the same answer.
+            assert!(explanation.rule.is_some(), "{id}: rule");
+        }
+        if id.starts_with("xr-") || id.starts_with("infra-") {
             let tags = explanation.cloud_tags.expect("cloud tags");
             let skipped = tags
                 .labels
