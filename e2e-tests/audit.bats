@@ -9,6 +9,7 @@
 RUNNER=${RUNNER:-target/host/policy-runner}
 DUMPS=test_data/dumps
 XR_SETTINGS=test_data/xr/settings_propagating.json
+INFRA_SETTINGS=$DUMPS/capi_infra.settings.json
 
 setup() {
   [ -x "$RUNNER" ] || skip "no runner at $RUNNER (make target/host/policy-runner)"
@@ -214,6 +215,88 @@ Machine default/capi-quickstart-md-1-x7k2p-9ttvz (cluster.x-k8s.io/v1beta2): ✗
   echo "$output" | jq -e '[.tree[] | .children | length] == [0, 0, 0, 0]'
 }
 
+@test "cloud tags on CAPI infrastructure, clean: every tag as the policy writes it, infra objects under their Cluster or Machine, exit 0" {
+  run "$RUNNER" audit -f "$DUMPS/capi_infra_clean.yaml" --settings-path "$INFRA_SETTINGS"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  diff <(printf '%s\n' "$output" | sed -n '1,15p') - <<'TREE'
+Cluster default/aws-prod (cluster.x-k8s.io/v1beta2): not evaluated
+├── MachineDeployment default/aws-prod-md-0 (cluster.x-k8s.io/v1beta2): ✓ compliant
+│   └── MachineSet default/aws-prod-md-0-7xk2p (cluster.x-k8s.io/v1beta2): ✓ compliant
+│       ├── Machine default/aws-prod-md-0-7xk2p-b6j3q (cluster.x-k8s.io/v1beta2): ✓ compliant; Node labels: none; Node annotations: none
+│       │   └── AWSMachine default/aws-prod-md-0-7xk2p-b6j3q (infrastructure.cluster.x-k8s.io/v1beta2): ✓ compliant
+│       └── Machine default/aws-prod-md-0-7xk2p-h2k8d (cluster.x-k8s.io/v1beta2): ✓ compliant; Node labels: none; Node annotations: none
+│           └── AWSMachine default/aws-prod-md-0-7xk2p-h2k8d (infrastructure.cluster.x-k8s.io/v1beta2): ✓ compliant
+└── AWSCluster default/aws-prod (infrastructure.cluster.x-k8s.io/v1beta2): ✓ compliant
+Cluster default/azure-dev (cluster.x-k8s.io/v1beta2): not evaluated
+└── AzureCluster default/azure-dev (infrastructure.cluster.x-k8s.io/v1beta1): ✓ compliant
+Cluster default/openstack-lab (cluster.x-k8s.io/v1beta2): not evaluated
+└── MachineDeployment default/openstack-lab-md-0 (cluster.x-k8s.io/v1beta2): ✓ compliant
+    └── MachineSet default/openstack-lab-md-0-q8m4z (cluster.x-k8s.io/v1beta2): ✓ compliant
+        └── Machine default/openstack-lab-md-0-q8m4z-f5d9c (cluster.x-k8s.io/v1beta2): ✓ compliant; Node labels: none; Node annotations: none
+            └── OpenStackMachine default/openstack-lab-md-0-q8m4z-f5d9c (infrastructure.cluster.x-k8s.io/v1beta1): ✓ compliant
+TREE
+  # the InfraCluster's tags come from its Cluster, looked up in the dump
+  [[ "$output" == *'
+AWSCluster default/aws-prod (infrastructure.cluster.x-k8s.io/v1beta2): ✓ compliant
+  read from test_data/dumps/capi_infra_clean.yaml document 1 item 11
+  look-up: Cluster default/aws-prod (cluster.x-k8s.io/v1beta2): found'* ]]
+  [[ "$output" == *'    "acme.io/team" (Cluster default/aws-prod (cluster.x-k8s.io/v1beta2) metadata.labels): tag "plexsphere:acme.io/team"'* ]]
+  [ "${lines[-1]}" = "12 objects audited, 0 deviate (3 more not evaluated: the policy does not act on their kind)" ]
+
+  # the same dump with the feature at its default: the tag fields are not the policy's
+  run "$RUNNER" audit -o json -f "$DUMPS/capi_infra_clean.yaml"
+  [ "$status" -eq 0 ]
+  echo "$output" | jq -e '[.objects[] | select(.apiVersion | startswith("infrastructure.")) | .lookups | length] == [0, 0, 0, 0, 0]'
+}
+
+@test "cloud tags on CAPI infrastructure, planted drift: exactly the three tag deviations, exit 1" {
+  run "$RUNNER" audit -f "$DUMPS/capi_infra_drift.yaml" --settings-path "$INFRA_SETTINGS"
+  echo "$output"
+  [ "$status" -eq 1 ]
+  [ "$(printf '%s\n' "$output" | grep -c '── .*: ✗ DEVIATES')" -eq 3 ]
+  [[ "$output" == *'
+│       │   └── AWSMachine default/aws-prod-md-0-7xk2p-b6j3q (infrastructure.cluster.x-k8s.io/v1beta2): ✗ DEVIATES'* ]]
+  [[ "$output" == *'
+└── AWSCluster default/aws-prod (infrastructure.cluster.x-k8s.io/v1beta2): ✗ DEVIATES'* ]]
+  [[ "$output" == *'
+└── AzureCluster default/azure-dev (infrastructure.cluster.x-k8s.io/v1beta1): ✗ DEVIATES'* ]]
+  # a Cluster label changed: the AWSCluster's tag is stale
+  [[ "$output" == *'
+AWSCluster default/aws-prod (infrastructure.cluster.x-k8s.io/v1beta2): ✗ DEVIATES
+  read from test_data/dumps/capi_infra_drift.yaml document 1 item 11
+  deviation: spec.additionalTags: "plexsphere:acme.io/team" is "payments" (expected "payments-core")
+  look-up: Cluster default/aws-prod (cluster.x-k8s.io/v1beta2): found'* ]]
+  [[ "$output" == *'  patch (what mutate mode would apply):
+    {"op":"replace","path":"/spec/additionalTags/plexsphere:acme.io~1team","value":"payments-core"}'* ]]
+  # a machine's tag lost
+  [[ "$output" == *'
+AWSMachine default/aws-prod-md-0-7xk2p-b6j3q (infrastructure.cluster.x-k8s.io/v1beta2): ✗ DEVIATES
+  read from test_data/dumps/capi_infra_drift.yaml document 1 item 13
+  deviation: spec.additionalTags: missing "plexsphere:cost-center" (expected "cc-pool-a")'* ]]
+  [[ "$output" == *'    {"op":"add","path":"/spec/additionalTags/plexsphere:cost-center","value":"cc-pool-a"}'* ]]
+  # a stale tag, beside a user's own
+  [[ "$output" == *'
+AzureCluster default/azure-dev (infrastructure.cluster.x-k8s.io/v1beta1): ✗ DEVIATES
+  read from test_data/dumps/capi_infra_drift.yaml document 1 item 14
+  deviation: spec.additionalTags: remove "plexsphere:project" (stale: no opted-in label produces it)'* ]]
+  [[ "$output" == *'    {"op":"remove","path":"/spec/additionalTags/plexsphere:project"}'* ]]
+  [ "${lines[-1]}" = "12 objects audited, 3 deviate (3 more not evaluated: the policy does not act on their kind)" ]
+
+  run "$RUNNER" audit -o json -f "$DUMPS/capi_infra_drift.yaml" --settings-path "$INFRA_SETTINGS"
+  [ "$status" -eq 1 ]
+  echo "$output" | jq -e '.summary == {"objects": 15, "audited": 12, "compliant": 9, "deviating": 3, "rejected": 0, "notEvaluated": 3}'
+  echo "$output" | jq -e '[.objects[] | select(.status == "deviates") | [.id, .deviations]] == [
+    ["AWSMachine default/aws-prod-md-0-7xk2p-b6j3q (infrastructure.cluster.x-k8s.io/v1beta2)", ["spec.additionalTags: missing \"plexsphere:cost-center\" (expected \"cc-pool-a\")"]],
+    ["AWSCluster default/aws-prod (infrastructure.cluster.x-k8s.io/v1beta2)", ["spec.additionalTags: \"plexsphere:acme.io/team\" is \"payments\" (expected \"payments-core\")"]],
+    ["AzureCluster default/azure-dev (infrastructure.cluster.x-k8s.io/v1beta1)", ["spec.additionalTags: remove \"plexsphere:project\" (stale: no opted-in label produces it)"]]]'
+  # the OpenStackMachine lacks a tag too, but CAPO's serverMetadata is stamped on CREATE only:
+  # an UPDATE, which the audit evaluates, leaves it as it is
+  echo "$output" | jq -e '.objects[] | select(.kind == "OpenStackMachine") | .status == "compliant" and .lookups == []
+    and (.explanation.notes | any(. == "OpenStackMachine is tagged on CREATE only (capo makes spec.serverMetadata immutable): its tags are left as they are"))'
+  echo "$output" | jq -e '.objects[] | select(.kind == "AWSCluster") | .parent == "Cluster default/aws-prod (cluster.x-k8s.io/v1beta2)" and .depth == 1'
+}
+
 @test "JSON input and several files: the same verdicts as the YAML dumps" {
   python3 -c 'import json, sys, yaml; json.dump(yaml.safe_load(open(sys.argv[1])), open(sys.argv[2], "w"))' \
     "$DUMPS/quickstart_v1beta2_drift.yaml" "$TMP/dump.json"
@@ -348,6 +431,12 @@ PY
     echo "$output"
     [ "$status" -eq 0 ]
     [[ "${lines[-1]}" == "27 objects of $dump sent to the module one by one: 27 agree with the audit" ]]
+  done
+  for dump in "$DUMPS"/capi_infra_*.yaml; do
+    run python3 e2e-tests/audit_agreement.py "$RUNNER" "$POLICY" "$dump" "$INFRA_SETTINGS"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "${lines[-1]}" == "12 objects of $dump sent to the module one by one: 12 agree with the audit" ]]
   done
   run python3 e2e-tests/audit_agreement.py "$RUNNER" "$POLICY" "$DUMPS/xr_providers.yaml" "$XR_SETTINGS"
   echo "$output"

@@ -2,9 +2,14 @@
 //! with arbitrary nodes replaced, removed or extended, evaluated under
 //! arbitrary settings, with any of the README's ready-made tag profiles,
 //! and CAPI objects of the in-place field family (and their parents) with
-//! those fields rewritten, under `capi.inPlaceFields` on or off.
+//! those fields rewritten, under `capi.inPlaceFields` on or off, and CAPI
+//! infrastructure objects of every row of the cloud-tag target table (and
+//! their Clusters) with labels, label sets and tag fields rewritten, under
+//! `cloudTags.capiInfrastructure` on or off, the Cluster found or not.
 //! Whatever the input: no panic; an allowed mutation satisfies
-//! `invariants::check_mutation` and is idempotent.
+//! `invariants::check_mutation` (on an infrastructure object, once the tag
+//! field and the skip annotation, checked by [`infra::check`], are taken
+//! out) and is idempotent.
 //!
 //! Built for speed: under the address sanitizer every allocation is costly,
 //! so an execution copies only what its input changes (profile and numbers
@@ -20,13 +25,16 @@
 //! The harness is split along its parts, in `mutated_objects/` (a cargo-fuzz
 //! target is one binary, so the files are named by `#[path]`): [`node`] is
 //! the copy-on-edit object, [`mutation`] what an input does to it,
-//! [`fixtures`] what every execution starts from, and [`parents`] the
-//! look-ups answered from the (possibly edited) parents. This file is the
+//! [`fixtures`] what every execution starts from, [`parents`] the
+//! look-ups answered from the (possibly edited) parents, and [`infra`] the
+//! infrastructure inputs and their check. This file is the
 //! input and the checks.
 #![no_main]
 
 #[path = "mutated_objects/fixtures.rs"]
 mod fixtures;
+#[path = "mutated_objects/infra.rs"]
+mod infra;
 #[path = "mutated_objects/mutation.rs"]
 mod mutation;
 #[path = "mutated_objects/node.rs"]
@@ -43,11 +51,13 @@ use metadata_propagation_core::request::AdmissionRequest;
 use metadata_propagation_core::settings::{
     DEFAULT_PROVIDER_PATH, Mode, RawCapiSettings, RawCloudTagSettings, RawSettings, Settings,
 };
+use metadata_propagation_core::tags::infra::targets::target_for;
 
 use fixtures::{ALL_PARENTS, FIXTURES, PARENTS, child_index, request};
+use infra::Infra;
 use mutation::{FieldMutation, Mutation, apply, apply_field};
 use node::Node;
-use parents::Parents;
+use parents::{Answer, Parents};
 
 #[derive(Arbitrary, Debug)]
 struct Input {
@@ -65,6 +75,10 @@ struct Input {
     /// decodes, is what they always meant (`inPlaceFields` on, the child
     /// `Input::child` or `Ready::child` picks, mutations of [`PARENTS`]).
     fields: Option<Fields>,
+    /// Last, for the same reason: cloud tags on CAPI infrastructure
+    /// ([`Infra`]); `None`, what every input saved before it decodes, means
+    /// the feature off and the children and parents above.
+    infra: Option<Infra>,
 }
 
 /// The README's ready-made tag profiles in the settings, and an XR they
@@ -105,15 +119,35 @@ fuzz_target!(|input: Input| {
         input.child,
         ready.and_then(|r| r.child),
         fields.as_ref().and_then(|f| f.child),
+        input.infra.as_ref().map(|i| i.child),
     );
     let mut child = Node::Shared(&fixtures.children[child_index]);
     let mut parents: Vec<Node> = fixtures.parents.iter().map(Node::Shared).collect();
-    // Without `Fields`, the parents an input edits are the ones it always did.
-    let editable = if fields.is_some() {
-        ALL_PARENTS
-    } else {
-        PARENTS.len()
+    // Without `Fields` or `Infra`, the parents an input edits are the ones
+    // it always did.
+    let editable = match (&input.infra, &fields) {
+        (Some(_), _) => parents.len(),
+        (None, Some(_)) => ALL_PARENTS,
+        (None, None) => PARENTS.len(),
     };
+    // The infrastructure edits come first, so that the other mutations can
+    // undo them; the Cluster the child names is looked up by that name.
+    let mut capi_infrastructure = false;
+    let mut opt_in = false;
+    let mut cluster_answer = Answer::Found;
+    let mut cluster = None;
+    if let Some(infra) = input.infra {
+        capi_infrastructure = infra.capi_infrastructure;
+        opt_in = infra.opt_in;
+        let name = infra::cluster_name(&child).map(str::to_owned);
+        let is_cluster = |parent: &Node| {
+            parent.text(&["kind"]) == Some("Cluster")
+                && name.is_some()
+                && parent.text(&["metadata", "name"]) == name.as_deref()
+        };
+        cluster_answer = infra.apply(&mut child, &mut parents, is_cluster);
+        cluster = name;
+    }
     for mutation in input.mutations.into_iter().take(8) {
         let target = match mutation.in_parent() {
             Some(i) => &mut parents[i as usize % editable],
@@ -136,6 +170,9 @@ fuzz_target!(|input: Input| {
     // What `Settings::from_json` makes of the same document: parsed, then
     // every part prepared; a document it refuses ends the case.
     let mut propagating = input.propagating;
+    if opt_in {
+        propagating.extend(infra::opted_in());
+    }
     let mut profiles = Vec::new();
     if let Some(ready) = ready {
         if ready.opt_in_its_labels {
@@ -162,7 +199,7 @@ fuzz_target!(|input: Input| {
                 .provider_path
                 .unwrap_or_else(|| DEFAULT_PROVIDER_PATH.to_owned()),
             profiles,
-            capi_infrastructure: false,
+            capi_infrastructure,
         },
     });
     if settings.sync_machine_labels().is_err()
@@ -171,7 +208,18 @@ fuzz_target!(|input: Input| {
     {
         return;
     }
-    let lookup = Parents::new(parents);
+    let mut lookup = Parents::new(parents);
+    if cluster_answer != Answer::Found {
+        // The Cluster the child named before the other mutations; the
+        // policy reads the name from the object as they left it.
+        lookup.answer(|key| {
+            if key.kind == "Cluster" && Some(&key.name) == cluster.as_ref() {
+                cluster_answer
+            } else {
+                Answer::Found
+            }
+        });
+    }
     let edited;
     let request = match child {
         Node::Shared(_) => &fixtures.requests[child_index][input.operation as usize],
@@ -201,8 +249,19 @@ fuzz_target!(|input: Input| {
         };
         &mutated
     };
-    let capability = Capability::for_kind(&request.kind);
-    if let Err(e) = check_mutation(capability, &request.object, &after.object) {
+    let kind = &request.kind;
+    let capability = Capability::for_kind(kind);
+    let infra_row = target_for(&kind.group, &kind.kind, &kind.version);
+    if let (Capability::Capi(_), Some(row)) = (capability, infra_row) {
+        // The tag field, when the policy stamps it on this request, and the
+        // skip annotation, then the CAPI metadata as for any CAPI kind.
+        let stamped =
+            settings.capi_infrastructure() && !(row.create_only && request.operation != "CREATE");
+        let target = stamped.then_some(row);
+        if let Err(e) = infra::check(kind, target, &request.object, &after.object) {
+            panic!("invariant violated (cloud tags on infrastructure): {e}");
+        }
+    } else if let Err(e) = check_mutation(capability, &request.object, &after.object) {
         panic!("invariant violated: {e}");
     }
     let second = evaluate(after, &settings, &lookup);

@@ -531,6 +531,54 @@ mod tests {
     }
 
     #[test]
+    fn audit_reports_infrastructure_tag_drift_from_the_cluster_in_the_dump() {
+        let cluster = |team: &str| {
+            json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster",
+                "metadata": {"name": "c", "namespace": "default", "labels": {"team": team}}})
+        };
+        let aws_cluster = json!({"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta2",
+            "kind": "AWSCluster",
+            "metadata": {"name": "c", "namespace": "default",
+                "labels": {"cluster.x-k8s.io/cluster-name": "c"}},
+            "spec": {"region": "eu-central-1",
+                "additionalTags": {"owner": "sre", "plexsphere:team": "payments"}}});
+        let on = AuditSettings::from_json(
+            br#"{"cloudTags": {"capiInfrastructure": true, "propagatingLabels": ["team"]}}"#,
+        )
+        .unwrap();
+        let audit_with = |settings: &AuditSettings, team: &str| {
+            let objects = vec![(origin(1), cluster(team)), (origin(2), aws_cluster.clone())];
+            audit_objects(objects, settings).unwrap()
+        };
+
+        let clean = audit_with(&on, "payments");
+        assert_eq!(clean.objects[1].status(), Status::Compliant);
+        let report = audit_with(&on, "payments-core");
+        let aws = &report.objects[1];
+        assert_eq!(aws.status(), Status::Deviates);
+        let evaluation = aws.evaluation.as_ref().unwrap();
+        assert_eq!(
+            evaluation.deviations,
+            [r#"spec.additionalTags: "plexsphere:team" is "payments" (expected "payments-core")"#]
+        );
+        assert_eq!(
+            evaluation.patch,
+            json!([{"op": "replace", "path": "/spec/additionalTags/plexsphere:team",
+                "value": "payments-core"}])
+        );
+        assert_eq!(
+            evaluation.lookups[0].reference.to_string(),
+            "Cluster default/c (cluster.x-k8s.io/v1beta2)"
+        );
+        assert_eq!(evaluation.lookups[0].answer, Answer::Found);
+        // under its Cluster, by its cluster-name label
+        assert_eq!(report.tree.parent, [None, Some(0)]);
+        // the feature off: the tag field is not the policy's
+        let off = audit_with(&settings(), "payments-core");
+        assert_eq!(off.objects[1].status(), Status::Compliant);
+    }
+
+    #[test]
     fn audit_settings_ignore_the_mode_and_refuse_what_the_policy_refuses() {
         let settings = AuditSettings::from_json(br#"{"mode": "mutate"}"#).unwrap();
         assert_eq!(settings.validate.mode, Mode::Validate);

@@ -8,9 +8,12 @@
 //! [`topology::class_ref`]); the owner named by its controller
 //! ownerReference; any other owner named by an ownerReference (a freshly
 //! created InfraMachine is owned by its MachineSet without the controller
-//! flag, a user-managed MachineDeployment by its Cluster); for a
-//! topology-owned object without owners, the Cluster named by its
-//! `cluster.x-k8s.io/cluster-name` label. Only objects in the dump count: an
+//! flag, a user-managed MachineDeployment by its Cluster; an InfraCluster
+//! by its Cluster); for a topology-owned object or an infrastructure object
+//! (an InfraCluster before the Cluster controller has claimed it, an
+//! InfraMachine whose owner is not in the dump) without owners, the Cluster
+//! named by its `cluster.x-k8s.io/cluster-name` label. Only objects in the
+//! dump count: an
 //! object whose parent is not in the dump is a root, as is every XR.
 //!
 //! Siblings and roots are sorted by kind rank (the order of the chain above,
@@ -27,6 +30,7 @@ use metadata_propagation_core::lookup::ObjectRef;
 use serde_json::Value;
 
 const CORE: &str = "cluster.x-k8s.io";
+const INFRASTRUCTURE: &str = "infrastructure.cluster.x-k8s.io";
 
 /// What identifies an object in a dump: group, kind, namespace, name. The
 /// version is left out: an ownerReference may name its owner at another
@@ -89,7 +93,7 @@ fn kind_rank(group: &str, kind: &str) -> u8 {
         (CORE, "MachinePool") => 4,
         (CORE, "MachineSet") => 5,
         (CORE, "Machine") => 6,
-        ("infrastructure.cluster.x-k8s.io", _) => 7,
+        (INFRASTRUCTURE, _) => 7,
         ("bootstrap.cluster.x-k8s.io", _) => 8,
         (CORE, _) => 9,
         _ => 10,
@@ -197,7 +201,9 @@ fn parent_of(
     let any = || refs.iter().find_map(find);
     controller.or_else(any).or_else(|| {
         let labels = &object["metadata"]["labels"];
-        labels.get(TOPOLOGY_OWNED_LABEL)?;
+        if identity.group != INFRASTRUCTURE {
+            labels.get(TOPOLOGY_OWNED_LABEL)?;
+        }
         let cluster = labels[CLUSTER_NAME_LABEL].as_str()?;
         index
             .get(&Identity::new(CORE, "Cluster", namespace, cluster))
@@ -364,6 +370,42 @@ mod tests {
         reversed.reverse();
         let (tree, names) = tree_of(&reversed);
         assert_eq!(lines(&tree, &names)[4], "        Machine m-a");
+    }
+
+    #[test]
+    fn tree_places_infrastructure_under_its_cluster_or_machine() {
+        let v2 = "cluster.x-k8s.io/v1beta2";
+        let infra = "infrastructure.cluster.x-k8s.io/v1beta2";
+        let cluster_name = json!({"labels": {"cluster.x-k8s.io/cluster-name": "c"}});
+        let objects = [
+            object(infra, "AWSMachine", "m-0", owned_by("Machine", "m-0", true)),
+            object(infra, "AWSCluster", "c", owned_by("Cluster", "c", true)),
+            object(v2, "Machine", "m-0", json!({})),
+            // not yet claimed by the Cluster controller: its label names the Cluster
+            object(infra, "AWSCluster", "c-handmade", cluster_name.clone()),
+            // its Machine is not in the dump: under the Cluster its label names
+            object(infra, "AWSMachine", "m-1", {
+                let mut metadata = owned_by("Machine", "m-1", true);
+                metadata["labels"] = cluster_name["labels"].clone();
+                metadata
+            }),
+            object(v2, "Cluster", "c", json!({})),
+            // a CAPI core object is placed by the label only when topology-owned
+            object(v2, "Machine", "m-2", cluster_name),
+        ];
+        let (tree, names) = tree_of(&objects);
+        assert_eq!(
+            lines(&tree, &names),
+            [
+                "Cluster c",
+                "  AWSCluster c",
+                "  AWSCluster c-handmade",
+                "  AWSMachine m-1",
+                "Machine m-0",
+                "  AWSMachine m-0",
+                "Machine m-2",
+            ]
+        );
     }
 
     #[test]

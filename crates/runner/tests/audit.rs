@@ -9,7 +9,8 @@
 //! the audit's verdict, message, code, warnings and audit annotations are the
 //! policy's; that the audit's patch is mutate mode's and, applied, leaves an
 //! object validate mode accepts; and which objects deviate, with their
-//! deviation lines (metadata and in-place fields), literally.
+//! deviation lines (metadata, in-place fields and cloud tags on CAPI
+//! infrastructure), literally.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -111,7 +112,49 @@ const DRIFT_V1BETA2: &[(&str, &[&str])] = &[
     ),
 ];
 
+/// test_data/dumps/gen.py's planted tag drift on CAPI infrastructure: a
+/// Cluster label changed under its AWSCluster's tag, an AWSMachine's tag
+/// lost, a stale tag on an AzureCluster. Not among them: the
+/// OpenStackMachine missing a tag, whose field the policy stamps on CREATE
+/// only.
+const INFRA_DRIFT: &[(&str, &[&str])] = &[
+    (
+        "AWSCluster default/aws-prod",
+        &[
+            r#"spec.additionalTags: "plexsphere:acme.io/team" is "payments" (expected "payments-core")"#,
+        ],
+    ),
+    (
+        "AWSMachine default/aws-prod-md-0-7xk2p-b6j3q",
+        &[r#"spec.additionalTags: missing "plexsphere:cost-center" (expected "cc-pool-a")"#],
+    ),
+    (
+        "AzureCluster default/azure-dev",
+        &[
+            r#"spec.additionalTags: remove "plexsphere:project" (stale: no opted-in label produces it)"#,
+        ],
+    ),
+];
+
 const CASES: &[Case] = &[
+    Case {
+        dump: "capi_infra_clean.yaml",
+        settings: Some(INFRA_SETTINGS),
+        exit: 0,
+        deviating: &[],
+        deviations: &[],
+    },
+    Case {
+        dump: "capi_infra_drift.yaml",
+        settings: Some(INFRA_SETTINGS),
+        exit: 1,
+        deviating: &[
+            "AWSCluster default/aws-prod",
+            "AWSMachine default/aws-prod-md-0-7xk2p-b6j3q",
+            "AzureCluster default/azure-dev",
+        ],
+        deviations: INFRA_DRIFT,
+    },
     Case {
         dump: "quickstart_v1beta1_clean.yaml",
         settings: None,
@@ -152,6 +195,10 @@ const CASES: &[Case] = &[
     },
 ];
 
+/// The settings of the infrastructure dumps (`capiInfrastructure: true`);
+/// not a dump.
+const INFRA_SETTINGS: &str = "test_data/dumps/capi_infra.settings.json";
+
 fn repo(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../..")
@@ -164,6 +211,7 @@ fn every_bundled_dump_has_a_case() {
         .unwrap()
         .map(|entry| entry.unwrap().file_name().into_string().unwrap())
         .filter(|name| name.ends_with(".yaml") || name.ends_with(".json"))
+        .filter(|name| !name.ends_with(".settings.json"))
         .collect();
     dumps.sort();
     let cases: Vec<&str> = CASES.iter().map(|c| c.dump).collect();

@@ -89,16 +89,62 @@ const FIELDS_CHILDREN: &[&str] = &[
     include_str!("../../../test_data/capi/v1beta1/machine_create_fields_from_kcp.json"),
     include_str!("../../../test_data/capi/v1beta1/machine_update_fields_drifted_from_kcp.json"),
 ];
+/// Cloud tags on CAPI infrastructure: every provider's row of the target
+/// table (`crates/core/src/tags/infra/targets.rs`) and kinds without one (a
+/// template, a kind with no key/value tag field), created and updated,
+/// right- and wrong-shaped tag fields: picked by `Infra::child` instead of
+/// every other choice. Kept apart from [`CHILDREN`] so that `Input::child`
+/// picks what it always did. Their parents are [`INFRA_PARENTS`].
+const INFRA_CHILDREN: &[&str] = &[
+    include_str!("../../../test_data/capi-infra/awscluster_create_topology.json"),
+    include_str!("../../../test_data/capi-infra/awscluster_update_cluster_label_changed.json"),
+    include_str!("../../../test_data/capi-infra/awscluster_create_handmade.json"),
+    include_str!("../../../test_data/capi-infra/awscluster_create_cluster_not_found.json"),
+    include_str!("../../../test_data/capi-infra/awscluster_create_room_taken.json"),
+    include_str!("../../../test_data/capi-infra/awsmachine_create_from_machineset.json"),
+    include_str!("../../../test_data/capi-infra/awsmachine_update_bad_tags.json"),
+    include_str!("../../../test_data/capi-infra/awsmachinetemplate_create_topology.json"),
+    include_str!("../../../test_data/capi-infra/azurecluster_create_topology.json"),
+    include_str!("../../../test_data/capi-infra/azuremachine_update_own_label_changed.json"),
+    include_str!("../../../test_data/capi-infra/gcpcluster_create_topology.json"),
+    include_str!("../../../test_data/capi-infra/openstackmachine_create_from_machineset.json"),
+    include_str!("../../../test_data/capi-infra/openstackmachine_update_create_only.json"),
+    include_str!("../../../test_data/capi-infra/hetznercluster_create_topology.json"),
+];
+/// The Clusters (whose labels become an InfraCluster's, or an
+/// OpenStackMachine's, tags) and the MachineSets of [`INFRA_CHILDREN`],
+/// after [`FIELDS_PARENTS`] (no key in common): every look-up answers from
+/// them too, and an input with `Infra` edits any parent.
+const INFRA_PARENTS: &[&str] = &[
+    include_str!("../../../test_data/capi-infra/parents/cluster_aws-prod.yaml"),
+    include_str!("../../../test_data/capi-infra/parents/cluster_azure-dev.yaml"),
+    include_str!("../../../test_data/capi-infra/parents/cluster_gcp-prod.yaml"),
+    include_str!("../../../test_data/capi-infra/parents/cluster_openstack-lab.yaml"),
+    include_str!("../../../test_data/capi-infra/parents/machineset_aws-prod-md-0-7xk2p.yaml"),
+    include_str!("../../../test_data/capi-infra/parents/machineset_openstack-lab-md-0-q8m4z.yaml"),
+];
 /// The README, whose ready-made tag profiles the settings pick from.
 const README: &str = include_str!("../../../README.md");
 /// First line of each ready-made profile's ```yaml block in the README.
 const READY_MARKER: &str = "# ready-made profile: ";
 
 /// The index into [`Fixtures::children`] of the child an input picks:
-/// `fields_child` (modulo [`FIELDS_CHILDREN`]) when set, else
+/// `infra_child` (modulo [`INFRA_CHILDREN`]) when set, else `fields_child`
+/// (modulo [`FIELDS_CHILDREN`]) when set, else
 /// `profile_child` (modulo [`PROFILE_CHILDREN`]) when set, else `child`
 /// (modulo [`CHILDREN`]).
-pub fn child_index(child: u8, profile_child: Option<u8>, fields_child: Option<u8>) -> usize {
+pub fn child_index(
+    child: u8,
+    profile_child: Option<u8>,
+    fields_child: Option<u8>,
+    infra_child: Option<u8>,
+) -> usize {
+    if let Some(i) = infra_child {
+        return CHILDREN.len()
+            + PROFILE_CHILDREN.len()
+            + FIELDS_CHILDREN.len()
+            + usize::from(i) % INFRA_CHILDREN.len();
+    }
     match (fields_child, profile_child) {
         (Some(i), _) => {
             CHILDREN.len() + PROFILE_CHILDREN.len() + usize::from(i) % FIELDS_CHILDREN.len()
@@ -156,7 +202,8 @@ const FIELDS_PARENTS: &[&str] = &[
         "../../../test_data/capi/v1beta1/parents/machineset_capi-quickstart-md-2-k4v9c.yaml"
     ),
 ];
-/// How many parents there are: [`PARENTS`], then [`FIELDS_PARENTS`].
+/// How many parents an input with `Fields` edits: [`PARENTS`], then
+/// [`FIELDS_PARENTS`]. An input with `Infra` edits [`INFRA_PARENTS`] too.
 pub const ALL_PARENTS: usize = PARENTS.len() + FIELDS_PARENTS.len();
 
 /// The request for `object`. The API server derives kind from the request
@@ -182,7 +229,8 @@ pub fn request(object: Value, create: bool) -> AdmissionRequest {
 /// again.
 pub struct Fixtures {
     /// The children, each fixture's `request.object`: [`CHILDREN`], then
-    /// [`PROFILE_CHILDREN`], then [`FIELDS_CHILDREN`].
+    /// [`PROFILE_CHILDREN`], then [`FIELDS_CHILDREN`], then
+    /// [`INFRA_CHILDREN`].
     pub children: Vec<Value>,
     /// Each child's label keys: `metadata.labels` and the label-set
     /// annotation's, what an XR can opt into cloud tags.
@@ -191,7 +239,8 @@ pub struct Fixtures {
     pub ready_profiles: Vec<Value>,
     /// Each child's request, for UPDATE and CREATE.
     pub requests: Vec<[AdmissionRequest; 2]>,
-    /// The parents: [`PARENTS`], then [`FIELDS_PARENTS`].
+    /// The parents: [`PARENTS`], then [`FIELDS_PARENTS`], then
+    /// [`INFRA_PARENTS`].
     pub parents: Vec<Value>,
     /// Every value any fixture holds under an in-place field's name
     /// ([`FIELD_NAMES`]), once: what `Rich::Seen` writes.
@@ -221,16 +270,23 @@ pub static FIXTURES: LazyLock<Fixtures> = LazyLock::new(|| {
         .iter()
         .chain(PROFILE_CHILDREN)
         .chain(FIELDS_CHILDREN)
+        .chain(INFRA_CHILDREN)
         .map(|t| serde_json::from_str::<Value>(t).unwrap()["object"].clone())
         .collect();
     let parents: Vec<Value> = PARENTS
         .iter()
         .chain(FIELDS_PARENTS)
+        .chain(INFRA_PARENTS)
         .map(|t| serde_norway::from_str::<Value>(t).unwrap())
         .collect();
     let mut field_values = Vec::new();
     let mut entry_texts = ENUM_TEXTS.iter().map(|t| t.to_string()).collect();
-    for fixture in children.iter().chain(&parents) {
+    // Not from the infrastructure fixtures: `Rich::Seen` and `Text::Seen`
+    // index these lists, and saved inputs must keep picking what they did.
+    let harvested = children[..children.len() - INFRA_CHILDREN.len()]
+        .iter()
+        .chain(&parents[..ALL_PARENTS]);
+    for fixture in harvested {
         harvest(fixture, &mut field_values, &mut entry_texts);
     }
     Fixtures {

@@ -271,7 +271,7 @@ pub fn apply_field(target: &mut Node, mutation: FieldMutation) {
 }
 
 /// Writes `value` at `path` in `target` (see [`FieldMutation::Set`]).
-fn set<'p>(target: &mut Node, path: impl IntoIterator<Item = &'p &'p str>, value: Value) {
+pub fn set<'p>(target: &mut Node, path: impl IntoIterator<Item = &'p &'p str>, value: Value) {
     let mut path = path.into_iter().peekable();
     let mut node = target;
     while let Some(key) = path.next() {

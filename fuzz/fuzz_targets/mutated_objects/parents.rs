@@ -49,9 +49,13 @@ fn answer(
     answer
 }
 
-/// A parent in one execution: a fixture, or a fixture the input edited.
+/// A parent in one execution: a fixture, or a fixture the input edited; or
+/// one the host cannot find or cannot read (an infrastructure object's
+/// Cluster).
 enum Parent {
     Unedited(usize),
+    Missing,
+    Unavailable(ObjectRef),
     Edited {
         object: Node<'static>,
         key: ObjectRef,
@@ -86,14 +90,49 @@ impl Parents {
     }
 }
 
+/// How the host answers a look-up of one parent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    /// With the parent (as the input left it).
+    Found,
+    /// NotFound.
+    Missing,
+    /// An error other than NotFound (the API server unavailable).
+    Unavailable,
+}
+
+impl Parents {
+    /// Makes the parents `answer` picks answer as it says.
+    pub fn answer(&mut self, answer: impl Fn(&ObjectRef) -> Answer) {
+        let fixtures = &*FIXTURES;
+        for parent in &mut self.0 {
+            let key = match parent {
+                Parent::Unedited(i) => &fixtures.keys[*i],
+                Parent::Edited { key, .. } => key,
+                Parent::Missing | Parent::Unavailable(_) => continue,
+            };
+            match answer(key) {
+                Answer::Found => {}
+                Answer::Missing => *parent = Parent::Missing,
+                Answer::Unavailable => *parent = Parent::Unavailable(key.clone()),
+            }
+        }
+    }
+}
+
 impl Lookup for Parents {
     fn get(&self, object: &ObjectRef, projection: &Projection) -> Result<Value, LookupError> {
         let fixtures = &*FIXTURES;
         let found = self.0.iter().rev().find(|parent| match parent {
             Parent::Unedited(i) => fixtures.keys[*i] == *object,
-            Parent::Edited { key, .. } => key == object,
+            Parent::Edited { key, .. } | Parent::Unavailable(key) => key == object,
+            Parent::Missing => false,
         });
         match found.ok_or(LookupError::NotFound)? {
+            Parent::Missing => Err(LookupError::NotFound),
+            Parent::Unavailable(_) => Err(LookupError::Failed(
+                "the server is currently unable to handle the request".to_owned(),
+            )),
             Parent::Unedited(i) => {
                 let mut answers = fixtures.answers[*i].lock().unwrap();
                 answer(&mut answers, projection, &fixtures.json[*i])

@@ -1,0 +1,471 @@
+//! Cloud tags on CAPI infrastructure (`cloudTags.capiInfrastructure`): what
+//! an input's trailing [`Infra`] does to an infrastructure child and its
+//! Cluster, and the check of what the policy may change on such an object.
+//!
+//! The child is one of `fixtures::INFRA_CHILDREN`, optionally turned into
+//! any row of the target table (`TARGETS`: group, kind and the version the
+//! provider serves, or another version, which has no row). Its labels and
+//! label-set annotation, the Cluster's labels and the tag field are
+//! rewritten with keys drawn as often from the opted-in ones as not, the
+//! tag field in the row's shape (a map, a list of `{key, value}`) or in the
+//! other's, or as any value. The Cluster look-up is answered, NotFound or
+//! failed.
+
+use arbitrary::Arbitrary;
+use metadata_propagation_core::invariants::{Capability, Violation, check_mutation};
+use metadata_propagation_core::request::GroupVersionKind;
+use metadata_propagation_core::tags::SKIPPED_ANNOTATION;
+use metadata_propagation_core::tags::infra::targets::{Shape, TARGETS, Target, target_for};
+use metadata_propagation_core::tags::transform::TAG_PREFIX;
+use serde_json::{Map, Value, json};
+
+use crate::mutation::{IntoValue, Small, set};
+use crate::node::Node;
+use crate::parents::Answer;
+
+/// The label keys the fixtures' Clusters and objects hold and the settings
+/// opt in (`Infra::opt_in`), and a few they do not.
+const LABELS: &[&str] = &[
+    "environment",
+    "cost-center",
+    "acme.io/team",
+    "acme:billing/owner",
+    "nodepool",
+    "cluster.x-k8s.io/cluster-name",
+    "topology.cluster.x-k8s.io/owned",
+];
+/// How many of [`LABELS`] `Infra::opt_in` opts in.
+const OPTED_IN: usize = 4;
+/// Tag keys users set themselves (the fixtures' and the providers' own).
+const USER_TAGS: &[&str] = &["owner-email", "Name", "CostOwner", "backup", "role"];
+const LABELS_ANNOTATION: &str = "cloud-tags.plexsphere.io/labels";
+const CLUSTER_NAME: &str = "cluster.x-k8s.io/cluster-name";
+
+#[derive(Arbitrary, Debug)]
+pub struct Infra {
+    /// The child, modulo `fixtures::INFRA_CHILDREN`.
+    pub child: u8,
+    /// Some: the child becomes an object of this row of [`TARGETS`]
+    /// (modulo their count), at the row's version, or (`true`) at another.
+    row: Option<(u8, bool)>,
+    /// `cloudTags.capiInfrastructure`.
+    pub capi_infrastructure: bool,
+    /// Opt the first [`OPTED_IN`] of [`LABELS`] in.
+    pub opt_in: bool,
+    /// How the host answers the look-up of the Cluster the child names.
+    cluster: ClusterAnswer,
+    /// Set on the child's labels.
+    labels: Vec<(Label, Text)>,
+    /// Set on the labels of the Cluster the child names.
+    cluster_labels: Vec<(Label, Text)>,
+    /// Replaces the child's label-set annotation.
+    label_set: Option<LabelSet>,
+    /// Replaces the child's tag field (the row's, or `spec.additionalTags`).
+    tags: Option<TagField>,
+}
+
+#[derive(Arbitrary, Debug, Clone, Copy)]
+enum ClusterAnswer {
+    Found,
+    Missing,
+    Unavailable,
+}
+
+/// A label key: one of [`LABELS`] (modulo their count), or any.
+#[derive(Arbitrary, Debug)]
+enum Label {
+    Known(u8),
+    Other(String),
+}
+
+/// A label's or tag's value: a string, or any small value.
+#[derive(Arbitrary, Debug)]
+enum Text {
+    Text(String),
+    Small(Small),
+}
+
+#[derive(Arbitrary, Debug)]
+enum LabelSet {
+    /// A JSON object of these entries, as users write it.
+    Entries(Vec<(Label, Text)>),
+    /// Any text (not JSON, or not an object of strings).
+    Raw(String),
+}
+
+/// A tag key: the tag an opted-in label becomes, a user's, or any.
+#[derive(Arbitrary, Debug)]
+enum TagKey {
+    Prefixed(Label),
+    User(u8),
+    Other(String),
+}
+
+#[derive(Arbitrary, Debug)]
+enum TagField {
+    /// Removed.
+    Absent,
+    /// Any small value (a wrong shape for every row, or an empty map).
+    Value(Small),
+    /// A map of tags: the shape of most rows.
+    Map(Vec<(TagKey, Text)>),
+    /// A list of entries: CAPO's shape, `{key, value}`; entries may lack a
+    /// field, hold another one, or not be objects.
+    List(Vec<Entry>),
+}
+
+#[derive(Arbitrary, Debug)]
+enum Entry {
+    KeyValue(TagKey, Text),
+    Key(TagKey),
+    Extra(TagKey, Text, String, Small),
+    Other(Small),
+}
+
+impl Label {
+    fn into_string(self) -> String {
+        match self {
+            Label::Known(i) => LABELS[usize::from(i) % LABELS.len()].to_owned(),
+            Label::Other(key) => key,
+        }
+    }
+}
+
+impl IntoValue for Text {
+    fn into_value(self) -> Value {
+        match self {
+            Text::Text(text) => Value::String(text),
+            Text::Small(small) => small.into_value(),
+        }
+    }
+}
+
+impl TagKey {
+    fn into_string(self) -> String {
+        match self {
+            TagKey::Prefixed(label) => format!("{TAG_PREFIX}{}", label.into_string()),
+            TagKey::User(i) => USER_TAGS[usize::from(i) % USER_TAGS.len()].to_owned(),
+            TagKey::Other(key) => key,
+        }
+    }
+}
+
+impl IntoValue for TagField {
+    fn into_value(self) -> Value {
+        match self {
+            TagField::Absent => Value::Null,
+            TagField::Value(small) => small.into_value(),
+            TagField::Map(entries) => Value::Object(
+                entries
+                    .into_iter()
+                    .map(|(key, value)| (key.into_string(), value.into_value()))
+                    .collect(),
+            ),
+            TagField::List(entries) => entries
+                .into_iter()
+                .map(|entry| match entry {
+                    Entry::KeyValue(key, value) => {
+                        json!({"key": key.into_string(), "value": value.into_value()})
+                    }
+                    Entry::Key(key) => json!({"key": key.into_string()}),
+                    Entry::Extra(key, value, field, extra) => {
+                        let mut entry = Map::new();
+                        entry.insert("key".to_owned(), Value::String(key.into_string()));
+                        entry.insert("value".to_owned(), value.into_value());
+                        entry.insert(field, extra.into_value());
+                        Value::Object(entry)
+                    }
+                    Entry::Other(small) => small.into_value(),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The label keys `Infra::opt_in` opts in.
+pub fn opted_in() -> impl Iterator<Item = String> {
+    LABELS[..OPTED_IN].iter().map(|key| (*key).to_owned())
+}
+
+impl Infra {
+    /// Applies the input to the child (before any other mutation) and to
+    /// the Cluster it names among `parents`; returns how the host answers
+    /// a look-up of that Cluster.
+    pub fn apply(
+        self,
+        child: &mut Node,
+        parents: &mut [Node],
+        cluster_key: impl Fn(&Node) -> bool,
+    ) -> Answer {
+        if let Some((row, other_version)) = self.row {
+            let target = &TARGETS[usize::from(row) % TARGETS.len()];
+            let version = if other_version {
+                "v1alpha1"
+            } else {
+                target.version
+            };
+            let kind = target.kind.kind.unwrap_or("AWSCluster");
+            set(child, &["kind"], Value::String(kind.to_owned()));
+            let api_version = format!("{}/{version}", target.kind.group);
+            set(child, &["apiVersion"], Value::String(api_version));
+        }
+        for (key, value) in self.labels {
+            let key = key.into_string();
+            set(
+                child,
+                &["metadata", "labels", key.as_str()],
+                value.into_value(),
+            );
+        }
+        if let Some(label_set) = self.label_set {
+            let text = match label_set {
+                LabelSet::Entries(entries) => Value::Object(
+                    entries
+                        .into_iter()
+                        .map(|(key, value)| (key.into_string(), value.into_value()))
+                        .collect(),
+                )
+                .to_string(),
+                LabelSet::Raw(text) => text,
+            };
+            let path = ["metadata", "annotations", LABELS_ANNOTATION];
+            set(child, &path, Value::String(text));
+        }
+        if let Some(tags) = self.tags {
+            let field = tag_field(child);
+            match tags {
+                TagField::Absent => remove(child, field),
+                tags => set(child, field, tags.into_value()),
+            }
+        }
+        if !self.cluster_labels.is_empty()
+            && let Some(cluster) = parents.iter_mut().find(|p| cluster_key(p))
+        {
+            for (key, value) in self.cluster_labels {
+                let key = key.into_string();
+                set(
+                    cluster,
+                    &["metadata", "labels", key.as_str()],
+                    value.into_value(),
+                );
+            }
+        }
+        match self.cluster {
+            ClusterAnswer::Found => Answer::Found,
+            ClusterAnswer::Missing => Answer::Missing,
+            ClusterAnswer::Unavailable => Answer::Unavailable,
+        }
+    }
+}
+
+/// The name of the Cluster `child` names by its cluster-name label.
+pub fn cluster_name<'n>(child: &'n Node) -> Option<&'n str> {
+    child.text(&["metadata", "labels", CLUSTER_NAME])
+}
+
+/// The tag field of the row `child` (as edited so far) has, else
+/// `spec.additionalTags`.
+fn tag_field(child: &Node) -> &'static [&'static str] {
+    let api_version = child.text(&["apiVersion"]).unwrap_or_default();
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    let kind = child.text(&["kind"]).unwrap_or_default();
+    target_for(group, kind, version).map_or(&["spec", "additionalTags"], |t| t.field)
+}
+
+/// Removes the node at `path` of `target`, if there is one.
+fn remove(target: &mut Node, path: &[&str]) {
+    let Some((last, parents)) = path.split_last() else {
+        return;
+    };
+    let mut node = target;
+    for key in parents {
+        node.open();
+        let Node::Map(map) = node else {
+            return;
+        };
+        let Some(next) = map.get_mut(*key) else {
+            return;
+        };
+        node = next;
+    }
+    node.open();
+    if let Node::Map(map) = node {
+        map.remove(*last);
+    }
+}
+
+/// How the policy broke what it may change on an infrastructure object.
+#[derive(Debug)]
+pub enum InfraViolation {
+    /// The tag field or the skip annotation changed as the policy may not
+    /// change it.
+    Tags(String),
+    /// Outside them, what the CAPI capability may not change.
+    Capi(Violation),
+}
+
+impl std::fmt::Display for InfraViolation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            InfraViolation::Tags(problem) => write!(f, "cloud tags: {problem}"),
+            InfraViolation::Capi(violation) => write!(f, "{violation}"),
+        }
+    }
+}
+
+/// Checks that `after` is `before` changed only in the tag field of the
+/// row `target` (`None`: the feature is off, the kind has no row, or the
+/// field is stamped on CREATE only and this is an UPDATE), the skip
+/// annotation, and the CAPI metadata the rule table gives the kind. In the
+/// tag field, the policy adds, corrects and removes `plexsphere:` tags
+/// only, writing strings; every other entry stays as it was.
+pub fn check(
+    kind: &GroupVersionKind,
+    target: Option<&Target>,
+    before: &Value,
+    after: &Value,
+) -> Result<(), InfraViolation> {
+    let (mut before, mut after) = (before.clone(), after.clone());
+    if let Some(target) = target {
+        let old = take(&mut before, target.field);
+        let new = take(&mut after, target.field);
+        if old != new {
+            check_tags(target.shape, old.as_ref(), new.as_ref()).map_err(|problem| {
+                InfraViolation::Tags(format!(
+                    "{problem}\n before: {}\n after:  {}",
+                    old.unwrap_or_default(),
+                    new.unwrap_or_default()
+                ))
+            })?;
+        }
+        restore_created(&mut after, &before, target.field);
+        let skipped = ["metadata", "annotations", SKIPPED_ANNOTATION];
+        let old = take(&mut before, &skipped);
+        let new = take(&mut after, &skipped);
+        if old != new && new.as_ref().is_some_and(|v| !v.is_string()) {
+            return Err(InfraViolation::Tags(format!(
+                "{SKIPPED_ANNOTATION} written as {new:?}"
+            )));
+        }
+        restore_created(&mut after, &before, &skipped);
+    }
+    check_mutation(Capability::Capi(kind), &before, &after).map_err(InfraViolation::Capi)
+}
+
+/// The tag field's change: `plexsphere:` entries only, each a string (the
+/// field is removed when the policy removes its last entry).
+fn check_tags(shape: Shape, old: Option<&Value>, new: Option<&Value>) -> Result<(), String> {
+    let owned = |key: &str| key.starts_with(TAG_PREFIX);
+    match shape {
+        Shape::Map => {
+            let empty = Map::new();
+            let old_map = match old {
+                None | Some(Value::Null) => &empty,
+                Some(Value::Object(map)) => map,
+                Some(other) => return Err(format!("a {other} tag field was rewritten")),
+            };
+            // Gone when the policy removed its last entry.
+            let new_map = match new {
+                None => &empty,
+                Some(Value::Object(map)) => map,
+                Some(other) => return Err(format!("the tag field became {other}")),
+            };
+            for (key, value) in old_map {
+                if !owned(key) && new_map.get(key) != Some(value) {
+                    return Err(format!("the user's tag {key:?} changed"));
+                }
+            }
+            for (key, value) in new_map {
+                if old_map.get(key) != Some(value) && !(owned(key) && value.is_string()) {
+                    return Err(format!("tag {key:?} written as {value}"));
+                }
+            }
+        }
+        Shape::KeyValueList => {
+            let old_list: &[Value] = match old {
+                None | Some(Value::Null) => &[],
+                Some(Value::Array(items)) => items,
+                Some(other) => return Err(format!("a {other} tag field was rewritten")),
+            };
+            let new_list: &[Value] = match new {
+                None => &[],
+                Some(Value::Array(items)) => items,
+                Some(other) => return Err(format!("the tag field became {other}")),
+            };
+            let entry_owned = |entry: &Value| entry["key"].as_str().is_some_and(owned);
+            // The user's entries, in their order, by key and value: the
+            // policy writes each entry back as `{key, value}`, and the API
+            // server prunes any other field before admission (a structural
+            // schema) anyway.
+            let users = |list: &[Value]| -> Vec<(Value, Value)> {
+                list.iter()
+                    .filter(|e| !entry_owned(e))
+                    .map(|e| (e["key"].clone(), e["value"].clone()))
+                    .collect()
+            };
+            if users(old_list) != users(new_list) {
+                return Err("the user's entries changed".to_owned());
+            }
+            for entry in new_list
+                .iter()
+                .filter(|e| entry_owned(e) && !old_list.contains(e))
+            {
+                let keys: Vec<&String> =
+                    entry.as_object().into_iter().flat_map(Map::keys).collect();
+                if !(entry_owned(entry) && entry["value"].is_string() && keys == ["key", "value"]) {
+                    return Err(format!("entry {entry} written"));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Removes and returns the value at `path`.
+fn take(root: &mut Value, path: &[&str]) -> Option<Value> {
+    let (last, parents) = path.split_last()?;
+    let mut current = root;
+    for segment in parents {
+        current = current.as_object_mut()?.get_mut(*segment)?;
+    }
+    current.as_object_mut()?.remove(*last)
+}
+
+/// The maps on the way to `path` the policy created to write there (empty
+/// in `after` once the field is taken out, absent or `null` in `before`)
+/// are put back as `before` has them.
+fn restore_created(after: &mut Value, before: &Value, path: &[&str]) {
+    for depth in (1..path.len()).rev() {
+        let (last, parents) = (path[depth - 1], &path[..depth - 1]);
+        let old = get(before, &path[..depth]);
+        if old.is_some_and(|v| !v.is_null()) {
+            continue;
+        }
+        let Some(parent) = get_mut(after, parents) else {
+            continue;
+        };
+        if parent
+            .get(last)
+            .is_some_and(|v| v.as_object().is_some_and(Map::is_empty))
+        {
+            match old {
+                Some(old) => {
+                    parent.insert(last.to_owned(), old.clone());
+                }
+                None => {
+                    parent.remove(last);
+                }
+            }
+        }
+    }
+}
+
+fn get<'v>(root: &'v Value, path: &[&str]) -> Option<&'v Value> {
+    path.iter().try_fold(root, |value, key| value.get(*key))
+}
+
+fn get_mut<'v>(root: &'v mut Value, path: &[&str]) -> Option<&'v mut Map<String, Value>> {
+    path.iter()
+        .try_fold(root, |value, key| value.get_mut(*key))?
+        .as_object_mut()
+}
