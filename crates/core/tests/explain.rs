@@ -145,7 +145,7 @@ fn notes_say_why_nothing_flowed() {
     assert_eq!(
         explained(orphan, &MapLookup::new(), "{}").notes,
         [
-            "no propagation rule applies: no matching owner reference and not topology-owned; no look-up made"
+            "no propagation rule applies: no matching owner reference and not topology-owned; no parent looked up for its metadata"
         ]
     );
     assert_eq!(

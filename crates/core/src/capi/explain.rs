@@ -26,7 +26,7 @@ pub(super) fn note_resolution(explain: &mut Explanation, resolved: &Resolved) {
         }
         Resolved::NoRule => explain.notes.push(
             "no propagation rule applies: no matching owner reference and not topology-owned; \
-             no look-up made"
+             no parent looked up for its metadata"
                 .to_owned(),
         ),
         Resolved::NotFound(rule, reference) => explain.notes.push(format!(
