@@ -12,7 +12,10 @@
 # request and accepts; the echo floor returns the request's object as the
 # mutated object; the look-up floor, for scenarios with parents, first
 # makes the policy's look-ups with the same field masks and decodes the
-# answers as the policy does) taking turns. The ratio is policy / echo
+# answers as the policy does; the result floor, for the scenarios in
+# RESULT_SCENARIOS, answers with the policy's own reply to the request,
+# compiled in, plus the look-ups where the scenario has parents) taking
+# turns. The ratio is policy / echo
 # floor when the policy mutates, policy / accept floor otherwise; the
 # look-up ratio, policy / look-up floor, is the headline for scenarios with
 # look-ups: what the policy costs beyond the look-ups any policy reading
@@ -28,12 +31,25 @@
 # {"scenario","instance","mutates","median_us","p99_us",
 #  "accept_floor_median_us","echo_floor_median_us","ratio",
 #  "lookup_floor_median_us","lookup_ratio"}, the last two null for
-# scenarios without parents (no look-ups).
+# scenarios without parents (no look-ups), and "result_floor_median_us",
+# "result_ratio" (null for scenarios without a result floor).
 #
 # Environment:
 #   ITERATIONS (default 1000) and WARMUP (default 100) per scenario, shape
 #              and module
 #   SCENARIOS  (default test_data/bench/scenarios.tsv)
+#   ONLY       "xr-aws-5 md-ms": only those scenarios
+#   MEASURE=instructions  instead of timing, count with valgrind's callgrind
+#              the instructions of one fresh-instance evaluation of the
+#              policy and of each floor (the accept floor left out): a run
+#              of LARGE (default 50) evaluations minus a run of SMALL
+#              (default 10), over the difference, so compiling the module
+#              drops out; deterministic, so a busy machine does not blur it.
+#              Prints its own table (ratios policy / floor) and no JSON.
+#   RESULT_SCENARIOS  the scenarios measured against a result floor too
+#              (default "xr-aws-5 xr-aws-50 infra-awscluster-class"; each
+#              needs a floor build of its own, with the policy's reply to
+#              its request compiled in)
 #   POLICY     the annotated module to time (default annotated-policy.wasm,
 #              built here); the sizes are always those of policy.wasm
 #
@@ -51,6 +67,10 @@ OUT=target/bench
 ITERATIONS=${ITERATIONS:-1000}
 WARMUP=${WARMUP:-100}
 SCENARIOS=${SCENARIOS:-test_data/bench/scenarios.tsv}
+RESULT_SCENARIOS=${RESULT_SCENARIOS:-xr-aws-5 xr-aws-50 infra-awscluster-class}
+MEASURE=${MEASURE:-time}
+LARGE=${LARGE:-50}
+SMALL=${SMALL:-10}
 RESULTS=$OUT/results.json
 # The Makefile's wasm-opt flags: the floors go through the same pass as
 # policy.wasm, so the ratios compare like with like.
@@ -76,20 +96,99 @@ done
   done
 } >&2
 
+# result_floor NAME REQUEST SETTINGS PARENTS: builds the result floor for a
+# scenario (the policy's reply to its request, saved by running the policy
+# once, compiled in; with the look-ups where it has parents) and prints its
+# annotated module's path
+result_floor() {
+  local name=$1 request=$2 settings=$3 parents=$4
+  local reply="$PWD/$OUT/$name.reply.json" features=result
+  local args=(bench --output json --iterations 1 --warmup 0 --request-path "$request"
+    --settings-path "$settings" --allow-context-aware --save-reply "$reply")
+  if [[ "$parents" != "-" ]]; then
+    args+=(--parents "$parents")
+    features=lookup,result
+  fi
+  {
+    "$RUNNER" "${args[@]}" "$POLICY" >/dev/null
+    RESULT_FLOOR_REPLY="$reply" "$CARGO" build --locked --target wasm32-wasip1 --release \
+      -p floor-policy --features "$features"
+    wasm-opt "${WASM_OPT_FLAGS[@]}" "$FLOOR_BUILD" -o "$OUT/result-floor-$name.wasm"
+    rm -f "$OUT/annotated-result-floor-$name.wasm"
+    "$RUNNER" annotate -m policy-metadata.yml -o "$OUT/annotated-result-floor-$name.wasm" \
+      "$OUT/result-floor-$name.wasm"
+  } >&2
+  echo "$OUT/annotated-result-floor-$name.wasm"
+}
+
+# instructions MODULE ARGS...: instructions per evaluation of MODULE, as
+# MEASURE=instructions describes (the runner compiles on one thread, so
+# idle compile threads are not counted)
+instructions() {
+  local module=$1
+  shift
+  local n counts=()
+  for n in "$SMALL" "$LARGE"; do
+    counts+=("$(POLICY_RUNNER_SERIAL_COMPILATION=1 valgrind --tool=callgrind \
+      --callgrind-out-file=/dev/null "$RUNNER" "$@" --iterations "$n" --warmup 0 "$module" \
+      2>&1 >/dev/null | sed -n 's/.*Collected : \([0-9]*\).*/\1/p')")
+  done
+  echo $(((counts[1] - counts[0]) / (LARGE - SMALL)))
+}
+
+# count_scenario NAME REQUEST SETTINGS PARENTS: MEASURE=instructions' row
+count_scenario() {
+  local name=$1 request=$2 settings=$3 parents=$4
+  local args=(bench --output json --request-path "$request" --settings-path "$settings"
+    --allow-context-aware)
+  [[ "$parents" != "-" ]] && args+=(--parents "$parents")
+  local policy echo_floor lookup_floor=- result_floor=-
+  policy=$(instructions "$POLICY" "${args[@]}")
+  echo_floor=$(instructions "$OUT/annotated-echo-floor.wasm" "${args[@]}")
+  if [[ "$parents" != "-" ]]; then
+    lookup_floor=$(instructions "$OUT/annotated-lookup-floor.wasm" "${args[@]}")
+  fi
+  if [[ " $RESULT_SCENARIOS " == *" $name "* ]]; then
+    result_floor=$(instructions "$(result_floor "$name" "$request" "$settings" "$parents")" "${args[@]}")
+  fi
+  awk -v n="$name" -v p="$policy" -v e="$echo_floor" -v l="$lookup_floor" -v r="$result_floor" '
+    function ratio(f) { return f == "-" ? "–" : sprintf("%.3f", p / f) }
+    BEGIN { printf "| %s | %d | %d | %s | %s | %s | %s | %s |\n", n, p, e, ratio(e), l, ratio(l), r, ratio(r) }'
+}
+
 kib() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1024 }'; }
 size_of() { wc -c <"$1" | tr -d ' '; }
 
-echo "| scenario | mutates | fresh median µs | fresh p99 µs | accept floor µs | echo floor µs | ratio | lookup floor µs | lookup ratio | warm median µs | warm ratio |"
-echo "|---|:-:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+if [[ "$MEASURE" == instructions ]]; then
+  command -v valgrind >/dev/null || { echo "bench.sh: MEASURE=instructions needs valgrind" >&2; exit 1; }
+  echo "| scenario | policy | echo floor | policy / echo | look-up floor | policy / look-up | result floor | policy / result |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+  while IFS=$'\t' read -r name request settings parents; do
+    [[ -z "$name" || "$name" == \#* ]] && continue
+    [[ -n "${ONLY:-}" && " $ONLY " != *" $name "* ]] && continue
+    count_scenario "$name" "$request" "$settings" "$parents"
+  done <"$SCENARIOS"
+  echo
+  echo "Instructions per fresh-instance evaluation (callgrind over the runner, host work included;"
+  echo "runs of $LARGE and $SMALL evaluations, difference / $((LARGE - SMALL)))."
+  exit 0
+fi
+
+echo "| scenario | mutates | fresh median µs | fresh p99 µs | accept floor µs | echo floor µs | ratio | lookup floor µs | lookup ratio | result floor µs | result ratio | warm median µs | warm ratio |"
+echo "|---|:-:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 answers=()
 rows=()
 while IFS=$'\t' read -r name request settings parents; do
   [[ -z "$name" || "$name" == \#* ]] && continue
+  [[ -n "${ONLY:-}" && " $ONLY " != *" $name "* ]] && continue
   args=(bench --output json --iterations "$ITERATIONS" --warmup "$WARMUP"
     --request-path "$request" --settings-path "$settings" --allow-context-aware
     --accept-floor "$OUT/annotated-accept-floor.wasm" --echo-floor "$OUT/annotated-echo-floor.wasm")
   if [[ "$parents" != "-" ]]; then
     args+=(--parents "$parents" --lookup-floor "$OUT/annotated-lookup-floor.wasm")
+  fi
+  if [[ " $RESULT_SCENARIOS " == *" $name "* ]]; then
+    args+=(--result-floor "$(result_floor "$name" "$request" "$settings" "$parents")")
   fi
   fresh=$("$RUNNER" "${args[@]}" "$POLICY")
   warm=$("$RUNNER" "${args[@]}" --reuse-instance "$POLICY")
@@ -116,13 +215,15 @@ while IFS=$'\t' read -r name request settings parents; do
       echo_floor_median_us: .echo_floor.stats.median_us,
       ratio,
       lookup_floor_median_us: .lookup_floor.stats.median_us,
-      lookup_ratio}' <<<"$report")")
+      lookup_ratio,
+      result_floor_median_us: .result_floor.stats.median_us,
+      result_ratio}' <<<"$report")")
   done
   jq -r -n --arg name "$name" --argjson f "$fresh" --argjson w "$warm" '
     def us: . * 10 | round / 10;
     def r: . * 100 | round / 100;
     def or_dash(f): if . == null then "–" else f end;
-    "| \($name) | \(if $f.mutates then "yes" else "no" end) | \($f.policy.stats.median_us | us) | \($f.policy.stats.p99_us | us) | \($f.accept_floor.stats.median_us | us) | \($f.echo_floor.stats.median_us | us) | \($f.ratio | r) | \($f.lookup_floor.stats.median_us | or_dash(us)) | \($f.lookup_ratio | or_dash(r)) | \($w.policy.stats.median_us | us) | \($w.ratio | r) |"
+    "| \($name) | \(if $f.mutates then "yes" else "no" end) | \($f.policy.stats.median_us | us) | \($f.policy.stats.p99_us | us) | \($f.accept_floor.stats.median_us | us) | \($f.echo_floor.stats.median_us | us) | \($f.ratio | r) | \($f.lookup_floor.stats.median_us | or_dash(us)) | \($f.lookup_ratio | or_dash(r)) | \($f.result_floor.stats.median_us | or_dash(us)) | \($f.result_ratio | or_dash(r)) | \($w.policy.stats.median_us | us) | \($w.ratio | r) |"
   '
   answers+=("$(jq -r --arg name "$name" '
     .policy.answer as $a
@@ -138,7 +239,8 @@ echo "fresh: a new instance per evaluation (policy-server); warm: one instance (
 echo "ratio: policy / echo floor where the policy mutates, policy / accept floor otherwise;"
 echo "lookup ratio, the headline where the policy reads parents: policy / look-up floor, which"
 echo "makes the same look-ups and echoes the object (– without look-ups); all measured in the"
-echo "same run and shape. Rows as JSON: $RESULTS"
+echo "same run and shape; result ratio: policy / result floor, which answers with the"
+echo "policy's own reply (compiled in) after the same decode and look-ups. Rows as JSON: $RESULTS"
 echo
 echo "What the policy answered (identical on every evaluation):"
 echo

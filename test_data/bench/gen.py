@@ -37,6 +37,12 @@ Scenarios:
 - xr-annotation-10k: an XNetwork CREATE on aws whose label-set annotation
   holds 10,000 entries (225 KiB, under the API server's 256 KiB limit on all
   annotations); 48 of them and two labels are opted in (aws's cap of 50).
+- infra-awscluster-class: an AWSCluster (infrastructure.cluster.x-k8s.io/
+  v1beta2) CREATE by the topology controller, under a ClusterClass topology
+  Cluster (cluster.x-k8s.io/v1beta2, one look-up) carrying 20 opted-in
+  labels (team, cost-center, environment, ...), with
+  cloudTags.capiInfrastructure on: the 20 labels become CAPA additionalTags
+  beside the AWSCluster's own two.
 - unhandled-cluster: a CAPI Cluster UPDATE; no rule has Cluster as child,
   so no look-up and no change.
 - md-ms-fields: md-ms with in-place fields flowing (README, "In-place fields"): the
@@ -1116,6 +1122,126 @@ SCALING = {
 
 
 # --------------------------------------------------------------------------
+# Cloud tags on CAPI infrastructure: an AWSCluster under a topology Cluster
+# --------------------------------------------------------------------------
+INFRA_V1B2 = "infrastructure.cluster.x-k8s.io/v1beta2"
+AWS_CLUSTER = "payments-aws"
+# 20 labels a platform team puts on its Clusters for cost allocation and
+# ownership; every one is opted in and a valid aws tag key and value.
+INFRA_CLUSTER_LABELS = {
+    "team": "payments",
+    "cost-center": "cc-4711",
+    "environment": "prod",
+    "business-unit": "retail",
+    "owner": "payments-platform",
+    "application": "checkout",
+    "service-tier": "gold",
+    "data-classification": "confidential",
+    "compliance": "pci-dss",
+    "region-group": "emea",
+    "budget-code": "fy25-pay-017",
+    "on-call": "payments-oncall-a",
+    "project": "checkout-v3",
+    "lifecycle": "long-lived",
+    "backup-policy": "daily-35d",
+    "support-level": "24x7",
+    "acme.io/department": "finance-technology",
+    "acme.io/product-line": "payments-core",
+    "acme.io/cost-allocation": "shared-eu",
+    "acme.io/created-by": "platform-gitops",
+}
+
+
+def infra_topology_cluster():
+    """A v1beta2 Cluster under a ClusterClass, as CAPI v1.11 stores it."""
+    labels = {"cluster.x-k8s.io/cluster-name": AWS_CLUSTER,
+              "topology.cluster.x-k8s.io/owned": "", **INFRA_CLUSTER_LABELS}
+    cluster = {
+        "apiVersion": CORE_V1B2,
+        "kind": "Cluster",
+        "metadata": {
+            **server_meta(AWS_CLUSTER, generation=3, rv="193344"),
+            "finalizers": ["cluster.cluster.x-k8s.io"],
+            "labels": labels,
+            "name": AWS_CLUSTER,
+            "namespace": NS,
+        },
+        "spec": {
+            "clusterNetwork": {"pods": {"cidrBlocks": ["192.168.0.0/16"]},
+                               "services": {"cidrBlocks": ["10.128.0.0/12"]}},
+            "controlPlaneEndpoint": {
+                "host": "payments-aws-apiserver-4c1f.elb.eu-central-1.amazonaws.com", "port": 6443},
+            "controlPlaneRef": {"apiGroup": "controlplane.cluster.x-k8s.io",
+                                "kind": "KubeadmControlPlane", "name": f"{AWS_CLUSTER}-m4q8d"},
+            "infrastructureRef": {"apiGroup": "infrastructure.cluster.x-k8s.io",
+                                  "kind": "AWSCluster", "name": f"{AWS_CLUSTER}-x2k9f"},
+            "topology": {
+                "classRef": {"name": "aws-default"},
+                "version": K8S_VERSION,
+                "controlPlane": {"replicas": 3},
+                "variables": [
+                    {"name": "region", "value": "eu-central-1"},
+                    {"name": "sshKeyName", "value": "platform-admin"},
+                    {"name": "controlPlaneMachineType", "value": "m6i.xlarge"},
+                    {"name": "workerMachineType", "value": "m6i.2xlarge"},
+                ],
+                "workers": {"machineDeployments": [
+                    {"class": "default-worker", "name": f"md-{i}", "replicas": 3,
+                     "failureDomain": f"eu-central-1{'abc'[i]}"}
+                    for i in range(3)
+                ]},
+            },
+        },
+        "status": {
+            "conditions": [v1beta2_condition("Available", "Available"),
+                           v1beta2_condition("InfrastructureReady", "Ready"),
+                           v1beta2_condition("ControlPlaneAvailable", "Available"),
+                           v1beta2_condition("TopologyReconciled", "ReconcileSucceeded")],
+            "initialization": {"infrastructureProvisioned": True, "controlPlaneInitialized": True},
+            "observedGeneration": 3,
+            "phase": "Provisioned",
+        },
+    }
+    return with_managed_fields(cluster, "capi-topology")
+
+
+def infra_aws_cluster():
+    """The AWSCluster the topology controller creates for the Cluster: the
+    cluster-name label (no ownerReference yet), the ClusterClass template's
+    spec with two tags of its own, and the managedFields of its apply."""
+    obj = {
+        "apiVersion": INFRA_V1B2,
+        "kind": "AWSCluster",
+        "metadata": {
+            "annotations": {"cluster.x-k8s.io/cloned-from-groupkind":
+                            "AWSClusterTemplate.infrastructure.cluster.x-k8s.io",
+                            "cluster.x-k8s.io/cloned-from-name": "aws-default-cluster"},
+            "labels": {"cluster.x-k8s.io/cluster-name": AWS_CLUSTER,
+                       "topology.cluster.x-k8s.io/owned": ""},
+            "name": f"{AWS_CLUSTER}-x2k9f",
+            "namespace": NS,
+        },
+        "spec": {
+            "region": "eu-central-1",
+            "sshKeyName": "platform-admin",
+            "additionalTags": {"owner-email": "payments-sre@acme.example",
+                               "managed-by": "cluster-api"},
+            "controlPlaneLoadBalancer": {"loadBalancerType": "nlb", "scheme": "internet-facing"},
+            "network": {"vpc": {"availabilityZoneUsageLimit": 3,
+                                "availabilityZoneSelection": "Ordered"}},
+        },
+    }
+    obj = with_managed_fields(obj, "capi-topology")
+    obj["metadata"]["managedFields"][0]["operation"] = "Apply"
+    return obj
+
+
+def infra_settings():
+    return {"cloudTags": {"capiInfrastructure": True,
+                          "propagatingLabels": sorted(INFRA_CLUSTER_LABELS)}}
+
+
+# --------------------------------------------------------------------------
 # Files
 # --------------------------------------------------------------------------
 def parents_yaml(objects):
@@ -1209,6 +1335,9 @@ def main():
     # 10,000 gates are written compact (420 KB instead of 780).
     scenario("topology-kcp-10k-parent-gates", *scaling_parent_gates(10_000))
     scenario("topology-kcp-10k-child-gates", *scaling_child_gates(10_000), compact=True)
+    scenario("infra-awscluster-class",
+             admission_request(infra_aws_cluster(), "CREATE", TOPOLOGY_SA),
+             infra_settings(), [infra_topology_cluster()])
     variant("md-ms-validate", "md-ms", {"mode": "validate"})
     variant("kcp-machine-regexes", "kcp-machine", NODE_SYNC_SETTINGS)
 

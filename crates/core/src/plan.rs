@@ -125,6 +125,11 @@ impl MapEdit {
         desired: impl IntoIterator<Item = (K, &'d str)>,
     ) -> Self {
         let mut edit = Self::new(path);
+        // Gathered first, then built in one pass: `BTreeMap`'s bulk build
+        // (a stable sort, nearly free on the sorted keys callers pass, then
+        // the last of equal keys kept, as repeated inserts would) instead of
+        // a search per key.
+        let mut set = Vec::new();
         for (key, value) in desired {
             match current.get(key.as_ref()) {
                 Some(held) if *held == value => continue,
@@ -134,8 +139,9 @@ impl MapEdit {
                 }
                 None => {}
             }
-            edit.set.insert(key.into(), value.to_owned());
+            set.push((key.into(), value.to_owned()));
         }
+        edit.set = set.into_iter().collect();
         edit
     }
 
@@ -311,6 +317,7 @@ fn apply_map_edit(object: &mut Value, edit: MapEdit) {
     };
     // Removals alone never create anything: with no map there is nothing to remove.
     let create = !edit.set.is_empty();
+    let edit_len = edit.set.len();
     let mut current = object;
     for segment in parents {
         let Some(map) = as_object_mut(current, create) else {
@@ -339,8 +346,19 @@ fn apply_map_edit(object: &mut Value, edit: MapEdit) {
         for key in edit.remove.keys() {
             map.remove(key);
         }
-        for (key, value) in edit.set {
-            map.insert(key, Value::String(value));
+        let set = edit.set.into_iter().map(|(k, v)| (k, Value::String(v)));
+        if map.len() <= edit_len {
+            // As many keys set as the map holds, or more (a tag field
+            // filled by the policy): the map is rebuilt in one pass from the
+            // two sorted runs, the set's last so its values win, as inserts
+            // would, instead of searched once per key.
+            let mut members: Vec<(String, Value)> = std::mem::take(map).into_iter().collect();
+            members.extend(set);
+            *map = members.into_iter().collect();
+        } else {
+            for (key, value) in set {
+                map.insert(key, value);
+            }
         }
         if edit.drop_when_empty && map.is_empty() {
             parent.remove(*last);

@@ -309,7 +309,10 @@ impl RawCloudTagSettings {
     /// the first.
     fn prepare(&self) -> Result<CloudTagSettings, SettingsError> {
         let mut problems = Vec::new();
-        let mut propagating_labels = BTreeSet::new();
+        // Gathered, then built in one pass (`BTreeSet`'s bulk build: a
+        // stable sort, nearly free on the sorted lists settings usually
+        // hold) instead of a search per key.
+        let mut propagating_labels = Vec::with_capacity(self.propagating_labels.len());
         let labels = FieldPath::of(&["cloudTags", "propagatingLabels"]);
         for (i, key) in self.propagating_labels.iter().enumerate() {
             let field = || labels.index(i);
@@ -322,7 +325,7 @@ impl RawCloudTagSettings {
                 let kind = SettingsProblemKind::SeededLabel(key.clone());
                 problems.push(SettingsProblem::new(field(), kind));
             } else {
-                propagating_labels.insert(key.clone());
+                propagating_labels.push(key.clone());
             }
         }
 
@@ -339,7 +342,7 @@ impl RawCloudTagSettings {
 
         if problems.is_empty() {
             Ok(CloudTagSettings {
-                propagating_labels,
+                propagating_labels: propagating_labels.into_iter().collect(),
                 provider_path,
                 profiles: Profiles::new(profiles),
             })

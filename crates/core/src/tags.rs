@@ -92,11 +92,18 @@ fn plan(
     let provider_path: Vec<&str> = settings.provider_path.iter().map(String::as_str).collect();
     let provider = fields::string(object, &provider_path)?;
     let (profile, origin) = settings.profiles.resolve(provider);
-    let opted_in: BTreeMap<&str, &str> = settings
-        .propagating_labels
-        .iter()
-        .filter_map(|key| set.get(key).map(|value| (key.as_str(), value)))
-        .collect();
+    let opted_in: BTreeMap<&str, &str> = if set.extra.is_empty() {
+        opted_in(
+            &settings.propagating_labels,
+            set.labels.iter().map(|(k, v)| (*k, *v)),
+        )
+    } else {
+        settings
+            .propagating_labels
+            .iter()
+            .filter_map(|key| set.get(key).map(|value| (key.as_str(), value)))
+            .collect()
+    };
     let mut transformed = transform::transform(opted_in.iter().map(|(k, v)| (*k, *v)), profile);
 
     let tags_present = fields::object(object, CLOUD_TAGS)?.is_some();
@@ -123,6 +130,37 @@ fn plan(
     let mut outcome = Outcome::with_plan(plan);
     outcome.warnings = warnings(profile, &transformed.skipped);
     Ok(outcome)
+}
+
+/// The entries of a label set (`entries`: sorted by key, each key once, as
+/// a map iterates) whose keys are opted in, keyed by the settings' key. One
+/// pass over the two sorted sequences: a key is compared with its
+/// neighbours, not searched for (label keys often share long prefixes).
+pub(crate) fn opted_in<'k, 'e, V>(
+    keys: &'k BTreeSet<String>,
+    entries: impl IntoIterator<Item = (&'e str, V)>,
+) -> BTreeMap<&'k str, V> {
+    let mut keys = keys.iter().map(String::as_str).peekable();
+    let mut found = Vec::new();
+    for (key, value) in entries {
+        while let Some(opted) = keys.peek() {
+            match (*opted).cmp(key) {
+                std::cmp::Ordering::Less => {
+                    keys.next();
+                }
+                std::cmp::Ordering::Equal => {
+                    found.push((*opted, value));
+                    keys.next();
+                    break;
+                }
+                std::cmp::Ordering::Greater => break,
+            }
+        }
+        if keys.peek().is_none() {
+            break;
+        }
+    }
+    found.into_iter().collect()
 }
 
 /// One warning per skip, except under a profile that refuses every tag:
@@ -380,4 +418,25 @@ pub fn warning(skip: &Skip<'_>) -> String {
         skip.reason.code(),
         skip.reason
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    proptest::proptest! {
+        /// The one-pass join finds what looking each opted-in key up finds.
+        #[test]
+        fn opted_in_matches_lookups(
+            keys in proptest::collection::btree_set("[a-c]{0,3}", 0..8),
+            labels in proptest::collection::btree_map("[a-c]{0,3}", "[xy]{0,2}", 0..8),
+        ) {
+            let expected: BTreeMap<&str, &str> = keys
+                .iter()
+                .filter_map(|key| labels.get(key).map(|value| (key.as_str(), value.as_str())))
+                .collect();
+            let joined = opted_in(&keys, labels.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+            proptest::prop_assert_eq!(joined, expected);
+        }
+    }
 }

@@ -18,6 +18,25 @@
 //!   field masks, the answers decoded by the policy's own projection
 //!   ([`capi::look_up_parents`]). What the policy costs beyond it is its own
 //!   work: settings, deciding, and the longer answer it writes.
+//! - The **result floor** (`--features result`, with `lookup` too for a
+//!   request the policy looks parents up for) decodes the payload like the
+//!   echo floor, makes the look-ups if built with them, and answers with
+//!   the policy's own reply to one request, compiled in from the file named
+//!   by `RESULT_FLOOR_REPLY` at build time (scripts/bench.sh writes it with
+//!   `policy-runner bench --save-reply`: the policy run once, never written
+//!   by hand). The host then decodes the same reply and diffs the same
+//!   mutated object against the request's, so this is the least any policy
+//!   that gives this answer costs. Why compiled in, not carried in the
+//!   settings: the settings travel in every `validate` payload, so the host
+//!   would copy the answer into the guest and the guest scan it on every
+//!   request, work the policy does not do; compiled in, the answer is the
+//!   module's data, mapped copy-on-write at instantiation, and the guest
+//!   only copies it into the reply buffer, which the policy must write
+//!   anyway. Its other work is the echo floor's decode and the look-up
+//!   floor's look-ups; the decode takes the object whole, as much as the
+//!   policy decodes of an XR and more than it decodes of an object with
+//!   `managedFields` or `status` (kept as text), so there the floor errs
+//!   high and the ratio low.
 //!
 //! `policy-runner bench --accept-floor … --echo-floor …` measures both next
 //! to the policy; `make bench` builds them (scripts/bench.sh).
@@ -59,21 +78,32 @@ pub fn validate(payload: &[u8]) -> Vec<u8> {
 }
 
 /// The accept floor's answer.
-#[cfg(not(any(feature = "echo", feature = "lookup")))]
+#[cfg(not(any(feature = "echo", feature = "lookup", feature = "result")))]
 fn answer(_payload: Payload<'_>) -> Vec<u8> {
     wire::encode(Outcome::allow(), None)
 }
 
 /// The echo and look-up floors' answer: the SDK's own mutation response,
-/// the same fields and encoder (serde_json) as the policy's.
-#[cfg(any(feature = "echo", feature = "lookup"))]
+/// the same fields and encoder (serde_json) as the policy's. The result
+/// floor's: the policy's reply, compiled in.
+#[cfg(any(feature = "echo", feature = "lookup", feature = "result"))]
 fn answer(payload: Payload<'_>) -> Vec<u8> {
     #[cfg(feature = "lookup")]
     if let Err(error) = look_up_parents(&payload) {
         return wire::encode(Outcome::reject(error.to_string()), None);
     }
+    #[cfg(feature = "result")]
+    {
+        drop(payload);
+        REPLY.to_vec()
+    }
+    #[cfg(not(feature = "result"))]
     kubewarden_policy_sdk::mutate_request(payload.request.object).unwrap_or_default()
 }
+
+/// The policy's reply to the request the result floor is built for.
+#[cfg(feature = "result")]
+const REPLY: &[u8] = include_bytes!(env!("RESULT_FLOOR_REPLY"));
 
 /// The policy's look-ups for a Cluster API request; none for anything else.
 /// The settings are parsed as the policy parses them: they say whether the

@@ -207,6 +207,20 @@ pub struct BenchArgs {
     #[arg(long, value_name = "FLOOR.wasm")]
     pub lookup_floor: Option<PathBuf>,
 
+    /// The result floor: a module that decodes the payload (and, built with
+    /// the look-up floor's look-ups, makes them) and answers with the
+    /// policy's own reply for this request, compiled in, without computing
+    /// it (crates/floor; the host then pays the reply's decode and diff as
+    /// for the policy), measured in the same run and shape.
+    #[arg(long, value_name = "FLOOR.wasm")]
+    pub result_floor: Option<PathBuf>,
+
+    /// Write the policy's reply to this request (the bytes `validate`
+    /// returns, identical on every evaluation) to FILE: what a result floor
+    /// is built with.
+    #[arg(long, value_name = "FILE")]
+    pub save_reply: Option<PathBuf>,
+
     /// Report format.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub output: OutputFormat,
@@ -440,6 +454,10 @@ mod tests {
             "echo.wasm",
             "--lookup-floor",
             "lookup.wasm",
+            "--result-floor",
+            "result.wasm",
+            "--save-reply",
+            "reply.json",
             "--reuse-instance",
             "--output",
             "json",
@@ -459,6 +477,8 @@ mod tests {
         assert_eq!(bench.accept_floor, Some(PathBuf::from("floor.wasm")));
         assert_eq!(bench.echo_floor, Some(PathBuf::from("echo.wasm")));
         assert_eq!(bench.lookup_floor, Some(PathBuf::from("lookup.wasm")));
+        assert_eq!(bench.result_floor, Some(PathBuf::from("result.wasm")));
+        assert_eq!(bench.save_reply, Some(PathBuf::from("reply.json")));
         assert!(bench.run.reuse_instance);
         assert_eq!(bench.output, OutputFormat::Json);
         assert_eq!(bench.run.policy, PathBuf::from("policy.wasm"));
@@ -475,6 +495,7 @@ mod tests {
         assert_eq!(bench.accept_floor, None);
         assert_eq!(bench.echo_floor, None);
         assert_eq!(bench.lookup_floor, None);
+        assert_eq!(bench.result_floor, None);
         assert_eq!(bench.output, OutputFormat::Text);
 
         let err = parse(&["bench", "-r", "req.json", "--iterations", "0", "p.wasm"]).unwrap_err();

@@ -168,12 +168,15 @@ impl KeyCharacters {
     /// The first character of `key` this class does not admit.
     pub fn first_disallowed(&self, key: &str) -> Option<char> {
         // Check bytes against the ASCII table, and decode characters only
-        // from the first non-ASCII byte on.
+        // from the first non-ASCII byte on. The table is read as two 64-bit
+        // halves: a shift of a `u128` by a variable amount is several
+        // instructions and branches in wasm, of a `u64` one.
+        let halves = [self.ascii as u64, (self.ascii >> 64) as u64];
         for (at, byte) in key.bytes().enumerate() {
             if !byte.is_ascii() {
                 return key[at..].chars().find(|&c| !self.admits(c));
             }
-            if self.ascii & (1 << byte) == 0 {
+            if halves[usize::from(byte >> 6)] >> (byte & 63) & 1 == 0 {
                 return Some(char::from(byte));
             }
         }

@@ -197,11 +197,10 @@ pub fn plan_tags(
         Source::OwnLabels,
     );
     overlay(&mut set, own_extra.iter(), Source::OwnAnnotation);
-    let opted_in: BTreeMap<&str, &str> = settings
-        .propagating_labels
-        .iter()
-        .filter_map(|key| set.get(key.as_str()).map(|(v, _)| (key.as_str(), *v)))
-        .collect();
+    let opted_in: BTreeMap<&str, &str> = super::opted_in(
+        &settings.propagating_labels,
+        set.iter().map(|(k, (v, _))| (*k, *v)),
+    );
 
     let current = field::read(object, target).map_err(own)?;
     let mut transformed =

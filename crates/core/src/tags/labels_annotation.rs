@@ -29,6 +29,11 @@ impl<'a> Entries<'a> {
             .map(|at| self.0[at].1.as_ref())
     }
 
+    /// Whether there is no entry.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     /// Whether `key` has an entry.
     pub fn contains_key(&self, key: &str) -> bool {
         self.get(key).is_some()

@@ -235,21 +235,25 @@ pub fn transform_beside<'a>(
     // Byte-wise `str` order is Go's string order (`sort.Strings`): the
     // count cap keeps the lowest qualified keys in byte order (README).
     let labels: BTreeMap<&str, &str> = labels.into_iter().collect();
-    let mut out = Transformed::default();
+    let mut skipped = Vec::new();
+    // The labels come in qualified-key order, so the tags (the constant
+    // prefix and the qualified key) come sorted and unique: gathered in a
+    // vector, the map is built in one pass (`BTreeMap`'s bulk build from
+    // sorted pairs) instead of searched once per tag, which compares keys
+    // that share the prefix, and often more, byte by byte.
+    let mut tags = Vec::with_capacity(labels.len().min(profile.cap));
     let room = profile.cap.saturating_sub(taken);
     for (qualified_key, value) in labels {
         let tag_key = tag_key(qualified_key);
         let reason = check(profile, qualified_key, &tag_key, value).or_else(|| {
-            (out.tags.len() >= room).then_some(SkipReason::CountCap {
+            (tags.len() >= room).then_some(SkipReason::CountCap {
                 cap: profile.cap,
                 taken,
             })
         });
         match reason {
-            None => {
-                out.tags.insert(tag_key, value);
-            }
-            Some(reason) => out.skipped.push(Skip {
+            None => tags.push((tag_key, value)),
+            Some(reason) => skipped.push(Skip {
                 qualified_key,
                 tag_key,
                 provider: &profile.name,
@@ -257,5 +261,8 @@ pub fn transform_beside<'a>(
             }),
         }
     }
-    out
+    Transformed {
+        tags: tags.into_iter().collect(),
+        skipped,
+    }
 }

@@ -16,7 +16,7 @@ mod report;
 pub mod stats;
 mod subject;
 
-use anyhow::Result;
+use anyhow::{Context, Result, bail};
 
 use crate::cli::{BenchArgs, OutputFormat};
 use crate::commands::bench::answer::plural;
@@ -46,7 +46,16 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
         shape,
     };
     let mut subjects = vec![Subject::load(&args.run.policy, &inputs)?];
-    let floors = [&args.accept_floor, &args.echo_floor, &args.lookup_floor];
+    if let Some(path) = &args.save_reply {
+        std::fs::write(path, subjects[0].reply())
+            .with_context(|| format!("cannot write the reply to {}", path.display()))?;
+    }
+    let floors = [
+        &args.accept_floor,
+        &args.echo_floor,
+        &args.lookup_floor,
+        &args.result_floor,
+    ];
     for floor in floors.into_iter().flatten() {
         subjects.push(Subject::load(floor, &inputs)?);
     }
@@ -60,7 +69,11 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
     // A look-up floor that asks for less than the policy does would make
     // the policy look dearer than it is; the replay session has already
     // refused any look-up it does not hold, in order.
-    if let Some(floor) = subjects.last().filter(|_| args.lookup_floor.is_some())
+    let lookup_at =
+        1 + usize::from(args.accept_floor.is_some()) + usize::from(args.echo_floor.is_some());
+    if let Some(floor) = subjects
+        .get(lookup_at)
+        .filter(|_| args.lookup_floor.is_some())
         && floor.answer.lookups != subjects[0].answer.lookups
     {
         eprintln!(
@@ -68,6 +81,17 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
             floor.module,
             plural(floor.answer.lookups, "look-up"),
             plural(subjects[0].answer.lookups, "look-up")
+        );
+    }
+    // A result floor answers what it was built with: the policy's reply to
+    // this request, or it measures something else.
+    if let Some(floor) = subjects.last().filter(|_| args.result_floor.is_some())
+        && floor.reply() != subjects[0].reply()
+    {
+        bail!(
+            "the result floor {} does not answer the policy's reply to this request (built for \
+             another scenario?)",
+            floor.module
         );
     }
     for round in 1..=args.warmup + args.iterations {
@@ -80,6 +104,7 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
     let accept_floor = args.accept_floor.as_ref().and_then(|_| measured.next());
     let echo_floor = args.echo_floor.as_ref().and_then(|_| measured.next());
     let lookup_floor = args.lookup_floor.as_ref().and_then(|_| measured.next());
+    let result_floor = args.result_floor.as_ref().and_then(|_| measured.next());
 
     let mutates = policy.answer.mutated;
     let (reference, ratio_to) = if mutates {
@@ -100,10 +125,12 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
         ratio: ratio(reference),
         ratio_to: reference.as_ref().map(|_| ratio_to),
         lookup_ratio: ratio(&lookup_floor),
+        result_ratio: ratio(&result_floor),
         policy,
         accept_floor,
         echo_floor,
         lookup_floor,
+        result_floor,
     };
     match args.output {
         OutputFormat::Text => print!("{}", report.text()),

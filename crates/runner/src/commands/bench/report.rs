@@ -30,6 +30,9 @@ pub struct Report {
     /// Left out unless `--lookup-floor` was given, as is `lookup_ratio`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lookup_floor: Option<Measurement>,
+    /// Left out unless `--result-floor` was given, as is `result_ratio`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result_floor: Option<Measurement>,
     /// Median policy / median of the floor named by `ratio_to`.
     pub ratio: Option<f64>,
     /// `echo floor` when the policy mutates, `accept floor` otherwise.
@@ -37,6 +40,9 @@ pub struct Report {
     /// Median policy / median look-up floor.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lookup_ratio: Option<f64>,
+    /// Median policy / median result floor.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result_ratio: Option<f64>,
 }
 
 impl Report {
@@ -55,6 +61,7 @@ impl Report {
             ("accept floor", self.accept_floor.as_ref()),
             ("echo floor", self.echo_floor.as_ref()),
             ("look-up floor", self.lookup_floor.as_ref()),
+            ("result floor", self.result_floor.as_ref()),
         ] {
             let Some(m) = measurement else { continue };
             let s = &m.stats;
@@ -77,6 +84,11 @@ impl Report {
         if let Some(ratio) = self.lookup_ratio {
             out.push_str(&format!(
                 "ratio policy / look-up floor (medians): {ratio:.2}\n"
+            ));
+        }
+        if let Some(ratio) = self.result_ratio {
+            out.push_str(&format!(
+                "ratio policy / result floor (medians): {ratio:.2}\n"
             ));
         }
         out

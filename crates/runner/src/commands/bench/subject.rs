@@ -130,6 +130,11 @@ impl Subject {
         Ok(())
     }
 
+    /// The reply every evaluation gave.
+    pub fn reply(&self) -> &[u8] {
+        &self.first
+    }
+
     /// The measurement, once every round has run.
     pub fn finish(self) -> Measurement {
         let memory_bytes = self.warm.as_ref().zip(self.memory_after_first);
