@@ -184,12 +184,14 @@ pub fn string_entries<'a>(
     map: &'a Map<String, Value>,
     field: impl Fn() -> FieldPath,
 ) -> Result<StringMap<'a>, FieldError> {
-    map.iter()
+    let entries = map
+        .iter()
         .map(|(key, value)| match value {
             Value::String(s) => Ok((key.as_str(), s.as_str())),
             other => Err(not_a_string(field().key(key), other)),
         })
-        .collect()
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(crate::sorted_map::map_of(entries))
 }
 
 /// Checks what [`string_map`] would, without building the map: for a map

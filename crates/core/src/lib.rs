@@ -33,5 +33,6 @@ pub mod projection;
 pub mod quote;
 pub mod request;
 pub mod settings;
+pub mod sorted_map;
 pub mod tags;
 pub mod wire;

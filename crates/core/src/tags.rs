@@ -20,6 +20,7 @@ use crate::outcome::Outcome;
 use crate::plan::{MapEdit, Plan};
 use crate::quote::quoted;
 use crate::settings::{CloudTagSettings, Settings};
+use crate::sorted_map::map_of;
 use profile::{Origin, TagProfile};
 use serde::Serialize;
 use serde_json::Value;
@@ -98,11 +99,13 @@ fn plan(
             set.labels.iter().map(|(k, v)| (*k, *v)),
         )
     } else {
-        settings
-            .propagating_labels
-            .iter()
-            .filter_map(|key| set.get(key).map(|value| (key.as_str(), value)))
-            .collect()
+        map_of(
+            settings
+                .propagating_labels
+                .iter()
+                .filter_map(|key| set.get(key).map(|value| (key.as_str(), value)))
+                .collect(),
+        )
     };
     let mut transformed = transform::transform(opted_in.iter().map(|(k, v)| (*k, *v)), profile);
 
@@ -160,7 +163,7 @@ pub(crate) fn opted_in<'k, 'e, V>(
             break;
         }
     }
-    found.into_iter().collect()
+    map_of(found)
 }
 
 /// One warning per skip, except under a profile that refuses every tag:
@@ -319,16 +322,18 @@ fn cloud_tags_edit(
     transformed: &mut Transformed<'_>,
     profile: &TagProfile,
 ) -> MapEdit {
-    let remove = current
-        .iter()
-        .filter(|(key, _)| key.starts_with(TAG_PREFIX) && !transformed.tags.contains_key(**key))
-        .map(|(key, value)| {
-            (
-                (*key).to_owned(),
-                removal_note(key, value, transformed, profile),
-            )
-        })
-        .collect();
+    let remove = map_of(
+        current
+            .iter()
+            .filter(|(key, _)| key.starts_with(TAG_PREFIX) && !transformed.tags.contains_key(**key))
+            .map(|(key, value)| {
+                (
+                    (*key).to_owned(),
+                    removal_note(key, value, transformed, profile),
+                )
+            })
+            .collect(),
+    );
     let keeps_user_entries = current.keys().any(|key| !key.starts_with(TAG_PREFIX));
     let drop_when_empty = present && transformed.tags.is_empty() && !keeps_user_entries;
     let tags = std::mem::take(&mut transformed.tags);

@@ -28,7 +28,10 @@ pub(super) fn read(document: &Map<String, Value>) -> (RawSettings, Vec<SettingsP
     for (key, value) in document {
         match (SECTIONS.contains(&key.as_str()), value) {
             (true, Value::Object(members)) => {
-                let kept: Map<String, Value> = members
+                // Through a Vec: the map is built by the one instantiation
+                // the policy's other (String, Value) maps use
+                // (crate::sorted_map says why).
+                let kept: Vec<(String, Value)> = members
                     .iter()
                     .filter(|(member, value)| {
                         let alone = object(member, (*value).clone());
@@ -36,6 +39,7 @@ pub(super) fn read(document: &Map<String, Value>) -> (RawSettings, Vec<SettingsP
                     })
                     .map(|(member, value)| (member.clone(), value.clone()))
                     .collect();
+                let kept: Map<String, Value> = kept.into_iter().collect();
                 valid.insert(key.clone(), Value::Object(kept));
             }
             (true, other) => problems.push(SettingsProblem::new(

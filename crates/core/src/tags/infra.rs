@@ -24,6 +24,7 @@ use crate::plan::Plan;
 use crate::quote::quoted;
 use crate::request::AdmissionRequest;
 use crate::settings::{Settings, SettingsError};
+use crate::sorted_map::map_of;
 use crate::tags::profile::{GENERIC, Origin, TagProfile};
 use cluster::ClusterFound;
 use std::collections::BTreeMap;
@@ -207,14 +208,16 @@ pub fn plan_tags(
         transform::transform_beside(opted_in.iter().map(|(k, v)| (*k, *v)), profile, {
             current.user_entries().count()
         });
-    let removed: BTreeMap<String, String> = current
-        .prefixed()
-        .filter(|(key, _)| !transformed.tags.contains_key(*key))
-        .map(|(key, value)| {
-            let why = super::removal_note(key, value, &transformed, profile);
-            (key.to_owned(), why)
-        })
-        .collect();
+    let removed: BTreeMap<String, String> = map_of(
+        current
+            .prefixed()
+            .filter(|(key, _)| !transformed.tags.contains_key(*key))
+            .map(|(key, value)| {
+                let why = super::removal_note(key, value, &transformed, profile);
+                (key.to_owned(), why)
+            })
+            .collect(),
+    );
     let explained_removals = explain.is_some().then(|| {
         removed
             .iter()

@@ -234,7 +234,7 @@ pub fn transform_beside<'a>(
 ) -> Transformed<'a> {
     // Byte-wise `str` order is Go's string order (`sort.Strings`): the
     // count cap keeps the lowest qualified keys in byte order (README).
-    let labels: BTreeMap<&str, &str> = labels.into_iter().collect();
+    let labels = crate::sorted_map::map_of(labels.into_iter().collect());
     let mut skipped = Vec::new();
     // The labels come in qualified-key order, so the tags (the constant
     // prefix and the qualified key) come sorted and unique: gathered in a

@@ -130,7 +130,7 @@ pub fn edit(
     let tags = std::mem::take(&mut transformed.tags);
     match target.shape {
         Shape::Map => {
-            let held: fields::StringMap = current.entries.iter().copied().collect();
+            let held: fields::StringMap = crate::sorted_map::map_of(current.entries.clone());
             // A field the user wrote stays, even empty; one that held only
             // the policy's tags goes with the last of them, as it came.
             let drop_when_empty =
