@@ -263,8 +263,9 @@ fn holds(unit: Unit, before: Option<&Value>, after: &Value) -> bool {
     }
 }
 
-/// Removes and returns the value at `path`.
-fn take(root: &mut Value, path: &[&str]) -> Option<Value> {
+/// Removes and returns the value at `path` (also for the fuzz target's own
+/// check of the fields it takes out before this module's).
+pub fn take(root: &mut Value, path: &[&str]) -> Option<Value> {
     let (last, parents) = path.split_last()?;
     let mut current = root;
     for segment in parents {

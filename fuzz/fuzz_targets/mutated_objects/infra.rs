@@ -12,7 +12,7 @@
 //! failed.
 
 use arbitrary::Arbitrary;
-use metadata_propagation_core::invariants::{Capability, Violation, check_mutation};
+use metadata_propagation_core::invariants::{Capability, Violation, check_mutation, take};
 use metadata_propagation_core::request::GroupVersionKind;
 use metadata_propagation_core::tags::SKIPPED_ANNOTATION;
 use metadata_propagation_core::tags::infra::targets::{Shape, TARGETS, Target, target_for};
@@ -419,16 +419,6 @@ fn check_tags(shape: Shape, old: Option<&Value>, new: Option<&Value>) -> Result<
         }
     }
     Ok(())
-}
-
-/// Removes and returns the value at `path`.
-fn take(root: &mut Value, path: &[&str]) -> Option<Value> {
-    let (last, parents) = path.split_last()?;
-    let mut current = root;
-    for segment in parents {
-        current = current.as_object_mut()?.get_mut(*segment)?;
-    }
-    current.as_object_mut()?.remove(*last)
 }
 
 /// The maps on the way to `path` the policy created to write there (empty
