@@ -58,9 +58,9 @@ Scenarios:
 - topology-kcp-10k-parent-gates: topology-kcp whose Cluster lists 10,000
   readiness gates (all added to the KubeadmControlPlane);
   topology-kcp-10k-child-gates: a topology KubeadmControlPlane CREATE that
-  holds 10,000 gates, its Cluster listing 2 (issue 29: keyed lists cost the
-  same per entry however long either list is; both exceed the CRDs' cap of
-  32, see SCALING).
+  holds 10,000 gates, its Cluster listing 2 (keyed lists cost the same per
+  entry however long either list is; both exceed the CRDs' cap of 32, see
+  SCALING).
 - kcp-machine-regexes: kcp-machine (same request and parents) with
   machine-node-sync's settings (2 additionalSyncMachineLabels regexes, 1
   additionalSyncMachineAnnotations regex). None of them matches a key of the
