@@ -209,14 +209,7 @@ impl Infra {
             let api_version = format!("{}/{version}", target.kind.group);
             set(child, &["apiVersion"], Value::String(api_version));
         }
-        for (key, value) in self.labels {
-            let key = key.into_string();
-            set(
-                child,
-                &["metadata", "labels", key.as_str()],
-                value.into_value(),
-            );
-        }
+        set_labels(child, self.labels);
         if let Some(label_set) = self.label_set {
             let text = match label_set {
                 LabelSet::Entries(entries) => Value::Object(
@@ -241,14 +234,7 @@ impl Infra {
         if !self.cluster_labels.is_empty()
             && let Some(cluster) = parents.iter_mut().find(|p| cluster_key(p))
         {
-            for (key, value) in self.cluster_labels {
-                let key = key.into_string();
-                set(
-                    cluster,
-                    &["metadata", "labels", key.as_str()],
-                    value.into_value(),
-                );
-            }
+            set_labels(cluster, self.cluster_labels);
         }
         match self.cluster {
             ClusterAnswer::Found => Answer::Found,
@@ -419,6 +405,18 @@ fn check_tags(shape: Shape, old: Option<&Value>, new: Option<&Value>) -> Result<
         }
     }
     Ok(())
+}
+
+/// Sets each of `labels` in `node`'s `metadata.labels`.
+fn set_labels(node: &mut Node, labels: Vec<(Label, Text)>) {
+    for (key, value) in labels {
+        let key = key.into_string();
+        set(
+            node,
+            &["metadata", "labels", key.as_str()],
+            value.into_value(),
+        );
+    }
 }
 
 /// The maps on the way to `path` the policy created to write there (empty
