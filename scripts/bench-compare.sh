@@ -84,14 +84,8 @@ if [[ "$MEASURE" == instructions ]]; then
   ROUNDS=1
 fi
 
-# instructions N ARGS...: instructions callgrind counts for one bench run of N evaluations
-instructions() {
-  local n=$1
-  shift
-  POLICY_RUNNER_SERIAL_COMPILATION=1 valgrind --tool=callgrind --callgrind-out-file=/dev/null \
-    "$RUNNER" "$@" --iterations "$n" --warmup 0 \
-    2>&1 >/dev/null | sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
-}
+# shellcheck source=scripts/callgrind.bash
+source scripts/callgrind.bash
 
 # lookup_args ROOT FILE: the flag answering the look-ups from a scenario's
 # fourth column: nothing for -, a kwctl session (*.yml) replayed, else
@@ -119,8 +113,8 @@ time_one() {
   args+=("${extra[@]}")
   if [[ "$MEASURE" == instructions ]]; then
     local small large
-    small=$(instructions 50 "${args[@]}" "$module")
-    large=$(instructions 250 "${args[@]}" "$module")
+    small=$(callgrind_count 50 "${args[@]}" "$module")
+    large=$(callgrind_count 250 "${args[@]}" "$module")
     echo $(((large - small) / 200))
   else
     "$RUNNER" "${args[@]}" --iterations "$ITERATIONS" --warmup "$WARMUP" "$module" | jq '.policy.stats.median_us'

@@ -121,6 +121,9 @@ result_floor() {
   echo "$OUT/annotated-result-floor-$name.wasm"
 }
 
+# shellcheck source=scripts/callgrind.bash
+source scripts/callgrind.bash
+
 # instructions MODULE ARGS...: instructions per evaluation of MODULE, as
 # MEASURE=instructions describes (the runner compiles on one thread, so
 # idle compile threads are not counted)
@@ -129,9 +132,7 @@ instructions() {
   shift
   local n counts=()
   for n in "$SMALL" "$LARGE"; do
-    counts+=("$(POLICY_RUNNER_SERIAL_COMPILATION=1 valgrind --tool=callgrind \
-      --callgrind-out-file=/dev/null "$RUNNER" "$@" --iterations "$n" --warmup 0 "$module" \
-      2>&1 >/dev/null | sed -n 's/.*Collected : \([0-9]*\).*/\1/p')")
+    counts+=("$(callgrind_count "$n" "$@" "$module")")
   done
   echo $(((counts[1] - counts[0]) / (LARGE - SMALL)))
 }

@@ -35,14 +35,8 @@ command -v valgrind >/dev/null || { echo "cost-per-entry.sh: valgrind is require
   python3 test_data/bench/gen.py --scaling "$OUT" "${sizes[@]}"
 } >&2
 
-# instructions N ARGS...: what callgrind counts for a bench run of N evaluations
-instructions() {
-  local n=$1
-  shift
-  POLICY_RUNNER_SERIAL_COMPILATION=1 valgrind --tool=callgrind --callgrind-out-file=/dev/null \
-    "$RUNNER" "$@" --iterations "$n" --warmup 0 "$POLICY" \
-    2>&1 >/dev/null | sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
-}
+# shellcheck source=scripts/callgrind.bash
+source scripts/callgrind.bash
 
 # per_evaluation NAME: the instructions of one evaluation of scenario NAME
 per_evaluation() {
@@ -52,8 +46,8 @@ per_evaluation() {
     --allow-context-aware)
   [[ "$parents" == - ]] || args+=(--parents "$parents")
   local one two
-  one=$(instructions 1 "${args[@]}")
-  two=$(instructions 2 "${args[@]}")
+  one=$(callgrind_count 1 "${args[@]}" "$POLICY")
+  two=$(callgrind_count 2 "${args[@]}" "$POLICY")
   echo $((two - one))
 }
 
