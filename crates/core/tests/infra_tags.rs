@@ -161,6 +161,28 @@ fn an_awsmachine_keeps_to_its_own_labels_as_capi_propagates_them() {
     assert_eq!(lookup.requests(), [machine_set]);
 }
 
+/// A list the policy rewrites keeps the user's items whole: a field of an
+/// item the policy does not read (one a newer CAPO might add) stays.
+#[test]
+fn a_rewritten_list_keeps_the_users_items_as_written() {
+    let mut request = fixture("openstackmachine_create_from_machineset");
+    request.object["spec"]["serverMetadata"][0]["note"] = json!("kept");
+    let outcome = evaluate(&request, &settings(ON), &parents());
+    let Verdict::Allow(plan) = &outcome.verdict else {
+        panic!("{outcome:?}");
+    };
+    let mut machine = request.object.clone();
+    plan.apply(&mut machine);
+    assert_eq!(
+        machine["spec"]["serverMetadata"][0],
+        json!({"key": "role", "value": "gpu-worker", "note": "kept"})
+    );
+    assert_eq!(
+        machine["spec"]["serverMetadata"].as_array().unwrap().len(),
+        3
+    );
+}
+
 #[test]
 fn an_openstackmachine_takes_the_clusters_labels_and_its_own_in_one_list() {
     let lookup = parents();

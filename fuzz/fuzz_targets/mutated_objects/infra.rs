@@ -379,15 +379,10 @@ fn check_tags(shape: Shape, old: Option<&Value>, new: Option<&Value>) -> Result<
                 Some(other) => return Err(format!("the tag field became {other}")),
             };
             let entry_owned = |entry: &Value| entry["key"].as_str().is_some_and(owned);
-            // The user's entries, in their order, by key and value: the
-            // policy writes each entry back as `{key, value}`, and the API
-            // server prunes any other field before admission (a structural
-            // schema) anyway.
-            let users = |list: &[Value]| -> Vec<(Value, Value)> {
-                list.iter()
-                    .filter(|e| !entry_owned(e))
-                    .map(|e| (e["key"].clone(), e["value"].clone()))
-                    .collect()
+            // The user's items, in their order, whole: the policy keeps
+            // them as written.
+            let users = |list: &[Value]| -> Vec<Value> {
+                list.iter().filter(|e| !entry_owned(e)).cloned().collect()
             };
             if users(old_list) != users(new_list) {
                 return Err("the user's entries changed".to_owned());

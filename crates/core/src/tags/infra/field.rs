@@ -21,6 +21,10 @@ pub struct Current<'o> {
     pub present: bool,
     /// Its entries, in field order (a map's in key order).
     pub entries: Vec<(&'o str, &'o str)>,
+    /// A list's items as submitted, one per entry (none for a map): a
+    /// rewritten list keeps the user's items whole, not only their key and
+    /// value.
+    items: &'o [Value],
 }
 
 impl Current<'_> {
@@ -56,6 +60,7 @@ pub fn read<'o>(object: &'o Value, target: &Target) -> Result<Current<'o>, Field
             Ok(Current {
                 present: map.is_some(),
                 entries,
+                items: &[],
             })
         }
         Shape::KeyValueList => {
@@ -79,6 +84,7 @@ pub fn read<'o>(object: &'o Value, target: &Target) -> Result<Current<'o>, Field
             Ok(Current {
                 present: items.is_some(),
                 entries,
+                items: items.map_or(&[], Vec::as_slice),
             })
         }
     }
@@ -146,8 +152,8 @@ pub fn edit(
             if !current.present && tags.is_empty() {
                 return None;
             }
-            // The user's entries in their order, then the tags sorted by key
-            // (a BTreeMap iterates in key order).
+            // The user's items as written, in their order, then the tags
+            // sorted by key (a BTreeMap iterates in key order).
             let entry = |key: &str, value: &str| {
                 Value::Object(Map::from_iter([
                     ("key".to_owned(), Value::String(key.to_owned())),
@@ -161,14 +167,20 @@ pub fn edit(
             if wanted == current.entries {
                 return None;
             }
-            let was = current
-                .present
-                .then(|| Value::Array(current.entries.iter().map(|(k, v)| entry(k, v)).collect()));
+            let user_items = current
+                .entries
+                .iter()
+                .zip(current.items)
+                .filter(|((key, _), _)| !key.starts_with(TAG_PREFIX))
+                .map(|(_, item)| item.clone());
+            let tag_items = tags.iter().map(|(key, value)| entry(key, value));
             Some(Edit::Field(FieldEdit {
                 path: target.field,
                 entry: None,
-                value: Value::Array(wanted.iter().map(|(k, v)| entry(k, v)).collect()),
-                was,
+                value: Value::Array(user_items.chain(tag_items).collect()),
+                was: current
+                    .present
+                    .then(|| Value::Array(current.items.to_vec())),
                 source: source(),
             }))
         }
