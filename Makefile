@@ -234,6 +234,22 @@ audit-bench: $(RUNNER)
 profile:
 	@scripts/profile.sh
 
+# Where one scenario's instructions go in the wasm module, function by
+# function (scripts/wasm-profile.py: callgrind over the runner, the guest's
+# functions named by wasmtime's perf map): `make wasm-profile
+# SCENARIO=xr-aws-50`. Builds the module with its names kept, apart from
+# the shipped one (target/wasm-profile).
+SCENARIO ?= xr-aws-50
+.PHONY: wasm-profile
+wasm-profile: $(RUNNER)
+	CARGO_PROFILE_RELEASE_STRIP=false CARGO_TARGET_DIR=target/wasm-profile \
+	  $(CARGO) rustc --target=wasm32-wasip1 --release --locked -p metadata-propagation-policy --lib --crate-type cdylib
+	$(RUNNER) annotate -m policy-metadata.yml -o target/wasm-profile/annotated.wasm \
+	  target/wasm-profile/wasm32-wasip1/release/metadata_propagation_policy.wasm
+	@args=$$(awk -F'\t' -v s='$(SCENARIO)' '$$1 == s { print $$2, $$3, $$4 }' test_data/bench/scenarios.tsv); \
+	  [ -n "$$args" ] || { echo "no scenario $(SCENARIO) in test_data/bench/scenarios.tsv" >&2; exit 1; }; \
+	  scripts/wasm-profile.py $(RUNNER) target/wasm-profile/annotated.wasm $$args
+
 # The static explain page (web/): the policy core compiled to
 # wasm32-unknown-unknown and bound with wasm-bindgen into web/pkg/ (needs
 # `cargo install wasm-bindgen-cli --version <crates/web's wasm-bindgen> --locked`),

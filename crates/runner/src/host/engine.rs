@@ -45,6 +45,13 @@ impl EnginePre {
         if std::env::var_os("POLICY_RUNNER_SERIAL_COMPILATION").is_some() {
             config.parallel_compilation(false);
         }
+        // POLICY_RUNNER_PERFMAP: name the compiled guest functions in
+        // /tmp/perf-<pid>.map, so a profile of the runner (perf, or
+        // scripts/wasm-profile.py over callgrind) can say which of the
+        // module's functions the instructions went to.
+        if std::env::var_os("POLICY_RUNNER_PERFMAP").is_some() {
+            config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+        }
         let engine = Engine::new(&config)?;
         let module = Module::from_binary(&engine, bytes)?;
         let mut linker = Linker::new(&engine);
