@@ -50,6 +50,12 @@ use metadata_propagation_core::wire;
 use metadata_propagation_core::{capi, evaluate, settings::Settings};
 #[cfg(feature = "lookup")]
 use metadata_propagation_policy::HostLookup;
+// Linked into every floor for the module's `memcmp` (the policy's
+// src/memcmp.rs), which replaces wasi-libc's byte loop: the floors' own
+// decoding compares keys too, and a floor on the slower `memcmp` would
+// flatter the policy's ratios.
+#[cfg(not(feature = "lookup"))]
+use metadata_propagation_policy as _;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
