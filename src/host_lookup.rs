@@ -18,7 +18,10 @@ pub struct HostLookup;
 /// The `kubernetes/get_resource` request for `object`, asking for exactly
 /// the paths of `projection`: the masks let the host prune the parent
 /// before it crosses into the guest.
-pub fn get_resource_request(object: &ObjectRef, projection: &Projection) -> GetResourceRequest {
+pub fn get_resource_request(
+    object: &ObjectRef,
+    projection: &Projection<'static>,
+) -> GetResourceRequest {
     GetResourceRequest {
         api_version: object.api_version.clone(),
         kind: object.kind.clone(),
@@ -32,7 +35,11 @@ pub fn get_resource_request(object: &ObjectRef, projection: &Projection) -> GetR
 }
 
 impl Lookup for HostLookup {
-    fn get(&self, object: &ObjectRef, projection: &Projection) -> Result<Value, LookupError> {
+    fn get(
+        &self,
+        object: &ObjectRef,
+        projection: &Projection<'static>,
+    ) -> Result<Value, LookupError> {
         use kubewarden_policy_sdk::wapc_guest::host_call;
         let request = get_resource_request(object, projection);
         // The SDK's get_resource would decode the answer into a Value; the

@@ -260,7 +260,7 @@ struct Dump<'a> {
 }
 
 /// What a look-up of one object answered for each projection asked so far.
-type Answers = Vec<(Projection, Result<Value, LookupError>)>;
+type Answers = Vec<(Projection<'static>, Result<Value, LookupError>)>;
 
 impl<'a> Dump<'a> {
     fn new(requests: &'a [AdmissionRequest], versions: BTreeMap<Identity, String>) -> Self {
@@ -280,7 +280,11 @@ impl<'a> Dump<'a> {
 }
 
 impl Lookup for Dump<'_> {
-    fn get(&self, object: &ObjectRef, projection: &Projection) -> Result<Value, LookupError> {
+    fn get(
+        &self,
+        object: &ObjectRef,
+        projection: &Projection<'static>,
+    ) -> Result<Value, LookupError> {
         let &i = self.index.get(object).ok_or(LookupError::NotFound)?;
         let mut answers = self.answers[i].borrow_mut();
         if let Some((_, answer)) = answers.iter().find(|(p, _)| p == projection) {
@@ -330,7 +334,11 @@ struct Recorder<'a> {
 }
 
 impl Lookup for Recorder<'_> {
-    fn get(&self, object: &ObjectRef, projection: &Projection) -> Result<Value, LookupError> {
+    fn get(
+        &self,
+        object: &ObjectRef,
+        projection: &Projection<'static>,
+    ) -> Result<Value, LookupError> {
         let answer = self.dump.get(object, projection);
         let recorded = match &answer {
             Ok(_) => Answer::Found,

@@ -97,11 +97,14 @@ const METADATA: [&[&str]; 5] = [
 /// The parts of a request's object the policy reads and writes on `route`:
 /// decoded by [`crate::wire`], while the rest (`status`, `managedFields`, spec
 /// subtrees no rule reads) passes through as text ([`Projection::split`]).
-/// A composite resource's `spec` is read whole: the provider path is a
-/// setting, and a provider path outside the projection widens it to the
-/// whole object.
-pub fn object_projection(kind: &GroupVersionKind, route: Route, settings: &Settings) -> Projection {
-    let mut paths: Vec<&[&'static str]> = vec![&["apiVersion"], &["kind"]];
+/// Of a composite resource's `spec`, the tag field and the provider path
+/// (a setting, so the projection borrows from the settings).
+pub fn object_projection<'s>(
+    kind: &GroupVersionKind,
+    route: Route,
+    settings: &'s Settings,
+) -> Projection<'s> {
+    let mut paths: Vec<&[&'s str]> = vec![&["apiVersion"], &["kind"]];
     paths.extend(METADATA);
     match route {
         Route::NotActedOn => return Projection::default(),
@@ -115,13 +118,10 @@ pub fn object_projection(kind: &GroupVersionKind, route: Route, settings: &Setti
             }
         }
         Route::CloudTags => {
-            paths.push(&["spec"]);
-            let projection = Projection::of(&paths);
-            return if projection.covers(&settings.provider_path()) {
-                projection
-            } else {
-                Projection::everything()
-            };
+            let provider = settings.provider_path();
+            paths.push(tags::CLOUD_TAGS);
+            paths.push(&provider);
+            return Projection::of(&paths);
         }
     }
     Projection::of(&paths)

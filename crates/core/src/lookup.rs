@@ -67,7 +67,11 @@ pub enum LookupError {
 pub trait Lookup {
     /// The object named by `object`, as JSON, holding only the paths of
     /// `projection` (the rest is never decoded).
-    fn get(&self, object: &ObjectRef, projection: &Projection) -> Result<Value, LookupError>;
+    fn get(
+        &self,
+        object: &ObjectRef,
+        projection: &Projection<'static>,
+    ) -> Result<Value, LookupError>;
 }
 
 /// [`Lookup`] answered from memory; records every request so tests can
@@ -119,7 +123,11 @@ impl MapLookup {
 }
 
 impl Lookup for MapLookup {
-    fn get(&self, object: &ObjectRef, projection: &Projection) -> Result<Value, LookupError> {
+    fn get(
+        &self,
+        object: &ObjectRef,
+        projection: &Projection<'static>,
+    ) -> Result<Value, LookupError> {
         self.requests
             .borrow_mut()
             .push((object.clone(), projection.field_masks()));

@@ -50,6 +50,15 @@ impl Edit {
         }
     }
 
+    /// The path of the map or field the edit writes (a keyed list's, for
+    /// one of its entries).
+    pub fn path(&self) -> &'static [&'static str] {
+        match self {
+            Edit::Map(edit) => edit.path,
+            Edit::Field(edit) => edit.path,
+        }
+    }
+
     fn is_empty(&self) -> bool {
         match self {
             Edit::Map(edit) => edit.is_empty(),

@@ -18,22 +18,22 @@ use std::fmt;
 /// The set of paths to keep; everything outside them is dropped. Equal when
 /// built from the same paths in the same order, as every projection the
 /// rules build for one kind and version is (what a cache of look-up answers
-/// keyed by projection needs).
+/// keyed by projection needs). The segments are borrowed, from the rules'
+/// static paths or from the settings (a composite resource's provider path).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Projection {
+pub struct Projection<'p> {
     /// Keep the whole subtree at this node.
     all: bool,
-    /// Keyed by the paths' own static segments: building a projection
-    /// allocates no key, on every request. A node has a handful of
-    /// children, so a list searched in order is as fast to read as a map
-    /// and cheaper to build (it is built on every request, and a fresh
-    /// instance keeps nothing).
-    children: Vec<(&'static str, Projection)>,
+    /// Keyed by the paths' own segments: building a projection allocates no
+    /// key, on every request. A node has a handful of children, so a list
+    /// searched in order is as fast to read as a map and cheaper to build
+    /// (it is built on every request, and a fresh instance keeps nothing).
+    children: Vec<(&'p str, Projection<'p>)>,
 }
 
-impl Projection {
+impl<'p> Projection<'p> {
     /// The projection keeping exactly `paths` (and everything below them).
-    pub fn of(paths: &[&[&'static str]]) -> Self {
+    pub fn of(paths: &[&[&'p str]]) -> Self {
         let mut root = Projection::default();
         for path in paths {
             let mut node = &mut root;
@@ -45,14 +45,14 @@ impl Projection {
         root
     }
 
-    fn child(&self, segment: &str) -> Option<&Projection> {
+    fn child(&self, segment: &str) -> Option<&Projection<'p>> {
         self.children
             .iter()
             .find(|(name, _)| *name == segment)
             .map(|(_, child)| child)
     }
 
-    fn child_mut(&mut self, segment: &'static str) -> &mut Projection {
+    fn child_mut(&mut self, segment: &'p str) -> &mut Projection<'p> {
         let at = match self.children.iter().position(|(name, _)| *name == segment) {
             Some(at) => at,
             None => {
@@ -72,7 +72,7 @@ impl Projection {
     pub fn field_masks(&self) -> BTreeSet<String> {
         // One buffer grows and shrinks along the walk: one allocation per
         // mask, paid on every look-up.
-        fn walk(node: &Projection, prefix: &mut String, out: &mut BTreeSet<String>) {
+        fn walk(node: &Projection<'_>, prefix: &mut String, out: &mut BTreeSet<String>) {
             if node.all {
                 out.insert(prefix.clone());
                 return;
@@ -98,22 +98,6 @@ impl Projection {
             all: true,
             children: Vec::new(),
         }
-    }
-
-    /// Whether `path` lies inside a kept subtree: a reader of `path` sees
-    /// what the whole object holds there.
-    pub fn covers(&self, path: &[&str]) -> bool {
-        let mut node = self;
-        for segment in path {
-            if node.all {
-                return true;
-            }
-            match node.child(segment) {
-                Some(child) => node = child,
-                None => return false,
-            }
-        }
-        node.all
     }
 
     /// Decodes `json` keeping only the projected paths.
@@ -150,6 +134,12 @@ impl Projection {
 pub enum Shape<'j> {
     /// Decoded whole: the value is written.
     Decoded,
+    /// A member decoded whole from this text: written back as the text
+    /// when no edit of the plan touched it (the host parses it again either
+    /// way), as the value otherwise. Copying the text costs a fraction of
+    /// encoding the value: the labels of a composite resource, read for its
+    /// tags and never edited, are written back this way.
+    Text(&'j RawValue),
     /// An object with some members decoded and others kept as text, in the
     /// order they came.
     Object(Vec<(Cow<'j, str>, Member<'j>)>),
@@ -170,12 +160,12 @@ pub enum Member<'j> {
 /// text ([`Projection::split`]) or skip them ([`Projection::decode`]). A
 /// field, not a type parameter: one copy of the decoder in the module.
 #[derive(Clone, Copy)]
-struct Seed<'p> {
-    projection: &'p Projection,
+struct Seed<'a, 'p> {
+    projection: &'a Projection<'p>,
     keep: bool,
 }
 
-impl<'de> DeserializeSeed<'de> for Seed<'_> {
+impl<'de> DeserializeSeed<'de> for Seed<'_, '_> {
     type Value = (Value, Shape<'de>);
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
@@ -277,7 +267,16 @@ impl<'de> Visitor<'de> for Whole {
     }
 }
 
-struct ProjectionVisitor<'a>(Seed<'a>);
+/// A member's text decoded whole, as [`Whole`] decodes it in place.
+fn decode_whole(text: &RawValue) -> Result<Value, serde_json::Error> {
+    // From a slice, as `decode`: one copy of the decoder in the module.
+    let mut deserializer = serde_json::Deserializer::from_slice(text.get().as_bytes());
+    let value = Whole.deserialize(&mut deserializer)?;
+    deserializer.end()?;
+    Ok(value)
+}
+
+struct ProjectionVisitor<'a, 'p>(Seed<'a, 'p>);
 
 /// An object key, borrowed from the input unless it holds an escape.
 struct Key<'de>(Cow<'de, str>);
@@ -304,7 +303,7 @@ impl<'de> Deserialize<'de> for Key<'de> {
     }
 }
 
-impl<'de> Visitor<'de> for ProjectionVisitor<'_> {
+impl<'de> Visitor<'de> for ProjectionVisitor<'_, '_> {
     type Value = (Value, Shape<'de>);
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -319,6 +318,15 @@ impl<'de> Visitor<'de> for ProjectionVisitor<'_> {
         while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
             let Seed { projection, keep } = self.0;
             match projection.child(key.as_ref()) {
+                // Kept as text too: the member is scanned twice, once for
+                // its text and once decoded from it, which costs less than
+                // encoding it again when nothing edits it.
+                Some(child) if keep && child.all => {
+                    let text = map.next_value::<&'de RawValue>()?;
+                    let value = decode_whole(text).map_err(de::Error::custom)?;
+                    members.push((key.clone(), Member::Read(Shape::Text(text))));
+                    kept.insert(key.into_owned(), value);
+                }
                 Some(child) => {
                     let child = Seed {
                         projection: child,
@@ -389,8 +397,33 @@ impl Shape<'_> {
     /// value no longer holds is left out; members the value gained are
     /// appended in its order. Where the value no longer has the shape's
     /// structure, the value is written whole.
-    pub fn write(&self, value: &Value, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+    ///
+    /// `edited` lists the paths the plan applied to `value` wrote (each
+    /// edit changes the subtree at its path and may create the objects on
+    /// the way): a member decoded whole from its text ([`Shape::Text`])
+    /// at a path that is neither on nor below one of them holds what it
+    /// held, and is written back as its text.
+    pub fn write(
+        &self,
+        value: &Value,
+        edited: &[&[&str]],
+        out: &mut Vec<u8>,
+    ) -> Result<(), serde_json::Error> {
+        self.write_at(value, &mut Vec::new(), edited, out)
+    }
+
+    fn write_at<'s>(
+        &'s self,
+        value: &Value,
+        path: &mut Vec<&'s str>,
+        edited: &[&[&str]],
+        out: &mut Vec<u8>,
+    ) -> Result<(), serde_json::Error> {
         match (self, value) {
+            (Shape::Text(text), _) if !touched(path, edited) => {
+                out.extend_from_slice(text.get().as_bytes());
+                Ok(())
+            }
             (Shape::Object(members), Value::Object(map)) => {
                 out.push(b'{');
                 let mut first = true;
@@ -408,16 +441,26 @@ impl Shape<'_> {
                             out.push(b':');
                             out.extend_from_slice(text.get().as_bytes());
                         }
-                        // A repeated key was decoded once, to its last value.
-                        Member::Read(shape) => {
+                        // A repeated key was decoded once, to its last
+                        // value: written where it first came, through the
+                        // shape (and text) of its last occurrence.
+                        Member::Read(_) => {
                             let repeated = members[..index].iter().any(|(k, _)| k == key);
-                            if let (Some(item), false) = (map.get(key.as_ref()), repeated) {
-                                comma(out);
-                                serde_json::to_writer(&mut *out, key)?;
-                                out.push(b':');
-                                shape.write(item, out)?;
-                                written += 1;
-                            }
+                            let Some(item) = map.get(key.as_ref()).filter(|_| !repeated) else {
+                                continue;
+                            };
+                            let last = members[index..].iter().rev().find_map(|(k, m)| match m {
+                                Member::Read(shape) if k == key => Some(shape),
+                                _ => None,
+                            });
+                            let Some(shape) = last else { continue };
+                            comma(out);
+                            serde_json::to_writer(&mut *out, key)?;
+                            out.push(b':');
+                            path.push(key);
+                            shape.write_at(item, path, edited, out)?;
+                            path.pop();
+                            written += 1;
                         }
                     }
                 }
@@ -437,13 +480,15 @@ impl Shape<'_> {
                 out.push(b'}');
                 Ok(())
             }
+            // Paths through arrays name no index, as edits' paths never do:
+            // every item is at the array's path.
             (Shape::Array(shapes), Value::Array(items)) if shapes.len() == items.len() => {
                 out.push(b'[');
                 for (index, (shape, item)) in shapes.iter().zip(items).enumerate() {
                     if index > 0 {
                         out.push(b',');
                     }
-                    shape.write(item, out)?;
+                    shape.write_at(item, path, edited, out)?;
                 }
                 out.push(b']');
                 Ok(())
@@ -451,6 +496,14 @@ impl Shape<'_> {
             _ => serde_json::to_writer(out, value),
         }
     }
+}
+
+/// Whether an edit at one of `edited` may have changed what `path` holds:
+/// it wrote at or below `path`, or at an ancestor of it.
+fn touched(path: &[&str], edited: &[&[&str]]) -> bool {
+    edited
+        .iter()
+        .any(|edit| edit.starts_with(path) || path.starts_with(edit))
 }
 
 #[cfg(test)]
@@ -562,5 +615,76 @@ mod tests {
     fn decode_rejects_invalid_json() {
         assert!(Projection::of(&[&["a"]]).decode(b"{\"a\": ").is_err());
         assert!(Projection::of(&[&["a"]]).decode(b"{} trailing").is_err());
+    }
+
+    const XR: &str = r#"{"apiVersion": "example.org/v1", "metadata": {"name": "x",
+        "labels": {"team": "caf\u00e9", "b": 1e2},
+        "annotations": {"a": "1"}}, "spec": {"parameters": {"provider": "aws", "n": 1.50},
+        "cloudTags": {"plexsphere:team": "old"}}, "status": {"ready": true}}"#;
+
+    fn xr_projection() -> Projection<'static> {
+        Projection::of(&[
+            &["metadata", "labels"],
+            &["metadata", "annotations"],
+            &["spec", "cloudTags"],
+            &["spec", "parameters", "provider"],
+        ])
+    }
+
+    /// What no edit touched goes back as it came, byte for byte, decoded
+    /// members included (escapes, spacing, number spellings); what an edit
+    /// wrote is encoded from the value.
+    #[test]
+    fn members_no_edit_touched_are_written_as_their_text() {
+        let projection = xr_projection();
+        let (mut value, shape) = projection.split(XR.as_bytes()).unwrap();
+        value["spec"]["cloudTags"]["plexsphere:team"] = json!("café");
+        value["metadata"]["annotations"]["new"] = json!("2");
+        let mut out = Vec::new();
+        let edited: &[&[&str]] = &[&["spec", "cloudTags"], &["metadata", "annotations"]];
+        shape.write(&value, edited, &mut out).unwrap();
+        let expected = r#"{"apiVersion":"example.org/v1","metadata":{"name":"x","labels":{"team": "caf\u00e9", "b": 1e2},"annotations":{"a":"1","new":"2"}},"spec":{"parameters":{"provider":"aws","n":1.50},"cloudTags":{"plexsphere:team":"café"}},"status":{"ready": true}}"#;
+        assert_eq!(String::from_utf8(out).unwrap(), expected);
+        assert_eq!(
+            serde_json::from_str::<Value>(expected).unwrap()["metadata"]["labels"],
+            json!({"team": "café", "b": 100.0})
+        );
+    }
+
+    /// An edit at an ancestor (a map created or dropped on the way) or
+    /// below a member decoded whole counts as touching it.
+    #[test]
+    fn an_edit_above_or_below_a_member_touches_it() {
+        let projection = Projection::of(&[&["metadata", "labels"], &["spec"]]);
+        let (value, shape) = projection.split(XR.as_bytes()).unwrap();
+        for edited in [&["metadata"][..], &["metadata", "labels", "team"][..]] {
+            let mut out = Vec::new();
+            shape.write(&value, &[edited], &mut out).unwrap();
+            let out = String::from_utf8(out).unwrap();
+            assert!(
+                out.contains(r#""labels":{"b":100.0,"team":"café"}"#),
+                "{out}"
+            );
+            assert!(
+                out.contains(r#""spec":{"parameters": {"provider": "aws""#),
+                "{out}"
+            );
+        }
+    }
+
+    /// A repeated key was decoded to its last value: it is written once,
+    /// where it first came, as the text of its last occurrence.
+    #[test]
+    fn a_repeated_member_is_written_once_as_its_last_text() {
+        let text = r#"{"metadata": {"labels": {"a": "first"}, "labels": {"a": "last"}}}"#;
+        let projection = Projection::of(&[&["metadata", "labels"]]);
+        let (value, shape) = projection.split(text.as_bytes()).unwrap();
+        assert_eq!(value, json!({"metadata": {"labels": {"a": "last"}}}));
+        let mut out = Vec::new();
+        shape.write(&value, &[], &mut out).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            r#"{"metadata":{"labels":{"a": "last"}}}"#
+        );
     }
 }

@@ -37,7 +37,8 @@ pub const ORIGIN_LABEL: &str = "platform/origin";
 
 const LABELS: &[&str] = &["metadata", "labels"];
 const ANNOTATIONS: &[&str] = &["metadata", "annotations"];
-const CLOUD_TAGS: &[&str] = &["spec", "cloudTags"];
+/// Where an XR's tags live.
+pub const CLOUD_TAGS: &[&str] = &["spec", "cloudTags"];
 
 /// The label set of an XR: `metadata.labels` overlaid by the label-set
 /// annotation. Values borrow from the object or from the parsed annotation.

@@ -8,7 +8,7 @@
 use crate::evaluate::{Route, evaluate_routed, not_acted_on, object_projection, route};
 use crate::lookup::Lookup;
 use crate::outcome::{Outcome, Verdict};
-use crate::plan::Plan;
+use crate::plan::{Edit, Plan};
 use crate::request::AdmissionRequest;
 use crate::settings::Settings;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
@@ -175,9 +175,10 @@ pub fn validate_with(payload: &[u8], lookup: &dyn Lookup, step: &mut dyn FnMut(S
     step(Step::Decided);
     let answer = respond(outcome, |plan, out| match &shape {
         Some(shape) => {
+            let edited: Vec<&[&str]> = plan.edits.iter().map(Edit::path).collect();
             let mut object = request.object;
             plan.apply_owned(&mut object);
-            shape.write(&object, out).map(|()| true)
+            shape.write(&object, &edited, out).map(|()| true)
         }
         None => Ok(false),
     });

@@ -259,7 +259,7 @@ pub(super) fn read(
     lookup: &dyn Lookup,
     rule: &Rule,
     reference: ObjectRef,
-    projection: &Projection,
+    projection: &Projection<'static>,
 ) -> Result<Option<Parent>, CapiError> {
     match lookup.get(&reference, projection) {
         Ok(object) => Ok(Some(Parent::read(reference, object))),

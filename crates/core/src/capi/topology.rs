@@ -92,7 +92,7 @@ impl ClusterShape {
         &self,
         entry: TopologyEntry,
         fields: &[&'static [&'static str]],
-    ) -> Projection {
+    ) -> Projection<'static> {
         let base = topology_entry_path(entry);
         let mut paths: Vec<Vec<&'static str>> =
             vec![self.class_name.to_vec(), self.class_namespace.to_vec()];
@@ -112,7 +112,7 @@ impl ClusterShape {
         &self,
         entry: TopologyEntry,
         fields: &[&'static [&'static str]],
-    ) -> Projection {
+    ) -> Projection<'static> {
         let base = class_entry_path(entry);
         let mut paths: Vec<Vec<&'static str>> = match workers(entry) {
             None => vec![

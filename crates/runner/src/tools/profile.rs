@@ -222,7 +222,11 @@ impl TimedLookup {
 }
 
 impl Lookup for TimedLookup {
-    fn get(&self, object: &ObjectRef, projection: &Projection) -> Result<Value, LookupError> {
+    fn get(
+        &self,
+        object: &ObjectRef,
+        projection: &Projection<'static>,
+    ) -> Result<Value, LookupError> {
         // The guest's request, as the host decodes it from the host call.
         let message = serde_json::to_vec(&get_resource_request(object, projection))
             .map_err(|e| LookupError::Failed(e.to_string()))?;
