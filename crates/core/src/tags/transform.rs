@@ -185,9 +185,14 @@ pub fn check<'p>(
         return Some(SkipReason::ReservedPrefix { prefix });
     }
     let unit = profile.unit;
-    // (length, limit) when `text` is longer than `limit` in the profile's unit.
-    let over =
-        |text: &str, limit| Some((unit.measure(text), limit)).filter(|(length, _)| length > &limit);
+    // (length, limit) when `text` is longer than `limit` in the profile's
+    // unit; no rune is shorter than a byte, so a text of at most `limit`
+    // bytes is not measured.
+    let over = |text: &str, limit: usize| {
+        (text.len() > limit)
+            .then(|| (unit.measure(text), limit))
+            .filter(|(length, _)| *length > limit)
+    };
     if let Some((length, limit)) = over(tag_key, profile.key_max) {
         return Some(SkipReason::KeyTooLong {
             length,
