@@ -92,14 +92,6 @@ impl<'p> Projection<'p> {
         masks
     }
 
-    /// The projection keeping everything.
-    pub fn everything() -> Self {
-        Projection {
-            all: true,
-            children: Vec::new(),
-        }
-    }
-
     /// Decodes `json` keeping only the projected paths.
     pub fn decode(&self, json: &[u8]) -> Result<Value, serde_json::Error> {
         let mut deserializer = serde_json::Deserializer::from_slice(json);
@@ -437,8 +429,7 @@ impl Shape<'_> {
                     match member {
                         Member::Kept(text) => {
                             comma(out);
-                            serde_json::to_writer(&mut *out, key)?;
-                            out.push(b':');
+                            write_key(key, out)?;
                             out.extend_from_slice(text.get().as_bytes());
                         }
                         // A repeated key was decoded once, to its last
@@ -455,8 +446,7 @@ impl Shape<'_> {
                             });
                             let Some(shape) = last else { continue };
                             comma(out);
-                            serde_json::to_writer(&mut *out, key)?;
-                            out.push(b':');
+                            write_key(key, out)?;
                             path.push(key);
                             shape.write_at(item, path, edited, out)?;
                             path.pop();
@@ -496,6 +486,25 @@ impl Shape<'_> {
             _ => serde_json::to_writer(out, value),
         }
     }
+}
+
+/// An object key as it came, and its colon. A key borrowed from the input
+/// had no escape in it, so it holds no quote, backslash or control
+/// character (serde_json refuses those unescaped): its text between quotes
+/// is what encoding it would write. A key with escapes is encoded.
+fn write_key(key: &Cow<'_, str>, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+    match key {
+        Cow::Borrowed(key) => {
+            out.push(b'"');
+            out.extend_from_slice(key.as_bytes());
+            out.extend_from_slice(b"\":");
+        }
+        Cow::Owned(key) => {
+            serde_json::to_writer(&mut *out, key)?;
+            out.push(b':');
+        }
+    }
+    Ok(())
 }
 
 /// Whether an edit at one of `edited` may have changed what `path` holds:
@@ -670,6 +679,23 @@ mod tests {
                 "{out}"
             );
         }
+    }
+
+    /// Keys go back as they came, unless they held an escape: then as
+    /// encoding them writes them.
+    #[test]
+    fn keys_are_written_as_they_came_or_encoded_when_escaped() {
+        let text = r#"{"a\u0062": 1, "c\"": {"d": 2}, "e/é": true}"#;
+        let projection = Projection::of(&[&["c\""], &["x"]]);
+        let (value, shape) = projection.split(text.as_bytes()).unwrap();
+        let mut out = Vec::new();
+        shape.write(&value, &[], &mut out).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        assert_eq!(out, r#"{"ab":1,"c\"":{"d": 2},"e/é":true}"#);
+        assert_eq!(
+            serde_json::from_str::<Value>(&out).unwrap(),
+            serde_json::from_str::<Value>(text).unwrap()
+        );
     }
 
     /// A repeated key was decoded to its last value: it is written once,
