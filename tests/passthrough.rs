@@ -194,6 +194,20 @@ fn compare(name: &str, payload: &[u8], lookup: &MapLookup, reference: &MapLookup
     assert_eq!(lookup.requests(), reference.requests(), "{name}");
 }
 
+/// The payload with the request's `kind` and `operation` first, as
+/// policy-server and kwctl write it (serde_json's maps write keys sorted,
+/// which puts `object` before `operation`).
+fn host_ordered(request: &Value, settings: &Value) -> Vec<u8> {
+    let mut rest = request.as_object().unwrap().clone();
+    let kind = rest.remove("kind").unwrap_or(Value::Null);
+    let operation = rest.remove("operation").unwrap_or(Value::Null);
+    let rest = serde_json::to_string(&rest).unwrap();
+    let rest = &rest[1..rest.len() - 1];
+    let comma = if rest.is_empty() { "" } else { "," };
+    format!(r#"{{"request":{{"kind":{kind},"operation":{operation}{comma}{rest}}},"settings":{settings}}}"#)
+        .into_bytes()
+}
+
 #[test]
 fn splitting_the_object_answers_as_decoding_it_whole_on_every_fixture() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -209,6 +223,16 @@ fn splitting_the_object_answers_as_decoding_it_whole_on_every_fixture() {
                 serde_json::to_vec(&json!({"request": request, "settings": settings})).unwrap();
             let (lookup, reference) = (lookup(&parents), lookup(&parents));
             compare(name, &payload, &lookup, &reference);
+            // As hosts write it, kind and operation before the object: the
+            // object is split as the payload is read, and split again when
+            // the settings' projection is not the default settings' one.
+            let (host_lookup, host_reference) = (self::lookup(&parents), self::lookup(&parents));
+            compare(
+                &format!("{name} (host order)"),
+                &host_ordered(request, settings),
+                &host_lookup,
+                &host_reference,
+            );
             let answer: Value =
                 serde_json::from_slice(&wire::validate_with(&payload, &lookup, &mut |_| {}))
                     .unwrap();
@@ -267,4 +291,51 @@ fn untouched_members_keep_their_place_and_their_bytes() {
     assert_eq!(mutated["metadata"]["annotations"]["team"], "a");
     let keys: Vec<&String> = mutated.as_object().unwrap().keys().collect();
     assert_eq!(keys.len(), 5);
+}
+
+/// An XR whose provider lives elsewhere (`cloudTags.providerPath`): the
+/// object was split through the default settings' projection as the payload
+/// was read, so it is split again through the settings' own, and the
+/// answer is the one decoding it whole gives, the provider read where the
+/// settings say.
+#[test]
+fn a_provider_path_of_the_settings_is_read_though_the_payload_pass_did_not_project_it() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = fs::read_to_string(root.join("test_data/bench/xr-aws-5.request.json")).unwrap();
+    let request: Value = serde_json::from_str(&text).unwrap();
+    let request = request.get("request").unwrap_or(&request);
+    let opted_in: Vec<String> = (0..5)
+        .map(|i| format!("platform.example.org/attr-00{i}"))
+        .collect();
+    let answer = |settings: &Value| {
+        let payload = host_ordered(request, settings);
+        compare(
+            "xr-aws-5 (host order)",
+            &payload,
+            &MapLookup::new(),
+            &MapLookup::new(),
+        );
+        let answer = wire::validate_with(&payload, &MapLookup::new(), &mut |_| {});
+        serde_json::from_slice::<Value>(&answer).unwrap()
+    };
+    // A profile selected only by the composition's name, refusing '/'.
+    let profiles = json!([{"name": "by-composition", "providers": ["xnetwork-aws"],
+        "keyMax": 128, "valueMax": 256, "unit": "bytes", "cap": 50,
+        "keyCharacters": {"sets": ["letters", "digits"], "extra": ":.-"}}]);
+    let default = answer(&json!({"cloudTags": {"propagatingLabels": opted_in,
+        "profiles": profiles}}));
+    let elsewhere = answer(&json!({"cloudTags": {"propagatingLabels": opted_in,
+        "profiles": profiles, "providerPath": "spec.compositionRef.name"}}));
+    let tags = |answer: &Value| answer["mutated_object"]["spec"]["cloudTags"].clone();
+    assert_eq!(
+        tags(&default)["plexsphere:platform.example.org/attr-000"],
+        "prod",
+        "{default}"
+    );
+    assert_eq!(tags(&elsewhere), Value::Null, "{elsewhere}");
+    let warning = elsewhere["warnings"][0].as_str().unwrap();
+    assert!(
+        warning.contains("by-composition: key-character-class"),
+        "{warning}"
+    );
 }

@@ -5,7 +5,7 @@ use crate::lookup::Lookup;
 use crate::outcome::Outcome;
 use crate::projection::Projection;
 use crate::request::{AdmissionRequest, GroupVersionKind, is_write};
-use crate::settings::Settings;
+use crate::settings::{DEFAULT_PROVIDER_SEGMENTS, Settings};
 use crate::tags::infra::targets::target_for;
 use crate::{capi, deviations, tags};
 
@@ -104,6 +104,28 @@ pub fn object_projection<'s>(
     route: Route,
     settings: &'s Settings,
 ) -> Projection<'s> {
+    let provider = match route {
+        Route::CloudTags => settings.provider_path(),
+        _ => Vec::new(),
+    };
+    projection_with(kind, route, settings.capi_infrastructure(), &provider)
+}
+
+/// [`object_projection`] under the default settings: what [`crate::wire`]
+/// splits the object through while it reads the payload, before the
+/// settings, which come after the request, are known. Only
+/// `cloudTags.providerPath` and `cloudTags.capiInfrastructure` make the
+/// settings' projection differ from it.
+pub fn default_object_projection(kind: &GroupVersionKind, route: Route) -> Projection<'static> {
+    projection_with(kind, route, false, DEFAULT_PROVIDER_SEGMENTS)
+}
+
+fn projection_with<'s>(
+    kind: &GroupVersionKind,
+    route: Route,
+    capi_infrastructure: bool,
+    provider: &[&'s str],
+) -> Projection<'s> {
     let mut paths: Vec<&[&'s str]> = vec![&["apiVersion"], &["kind"]];
     paths.extend(METADATA);
     match route {
@@ -111,17 +133,15 @@ pub fn object_projection<'s>(
         Route::Capi => {
             paths.extend(capi::child_paths(&kind.group, &kind.kind));
             // The tag field, when the feature is on and the kind has one.
-            if settings.capi_infrastructure()
+            if capi_infrastructure
                 && let Some(target) = target_for(&kind.group, &kind.kind, &kind.version)
             {
                 paths.push(target.field);
             }
         }
         Route::CloudTags => {
-            let provider = settings.provider_path();
             paths.push(tags::CLOUD_TAGS);
-            paths.push(&provider);
-            return Projection::of(&paths);
+            paths.push(provider);
         }
     }
     Projection::of(&paths)

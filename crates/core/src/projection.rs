@@ -110,13 +110,18 @@ impl<'p> Projection<'p> {
     pub fn split<'j>(&self, json: &'j [u8]) -> Result<(Value, Shape<'j>), serde_json::Error> {
         // From a slice, as `decode`: one copy of the decoder in the module.
         let mut deserializer = serde_json::Deserializer::from_slice(json);
-        let split = Seed {
+        let split = self.splitter().deserialize(&mut deserializer)?;
+        deserializer.end()?;
+        Ok(split)
+    }
+
+    /// [`split`](Self::split) as a seed, for a value inside a larger
+    /// document: the payload's object, split as the payload is read.
+    pub fn splitter<'de>(&self) -> impl DeserializeSeed<'de, Value = (Value, Shape<'de>)> + '_ {
+        Seed {
             projection: self,
             keep: true,
         }
-        .deserialize(&mut deserializer)?;
-        deserializer.end()?;
-        Ok(split)
     }
 }
 
@@ -492,6 +497,7 @@ impl Shape<'_> {
 /// had no escape in it, so it holds no quote, backslash or control
 /// character (serde_json refuses those unescaped): its text between quotes
 /// is what encoding it would write. A key with escapes is encoded.
+#[expect(clippy::ptr_arg, reason = "whether the key is borrowed is what decides")]
 fn write_key(key: &Cow<'_, str>, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
     match key {
         Cow::Borrowed(key) => {

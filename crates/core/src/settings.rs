@@ -30,6 +30,9 @@ pub const SEEDED_LABELS: [&str; 3] = ["platform/origin", "platform/mesh-ip", "pl
 /// Default dotted path of the provider name inside an XR.
 pub const DEFAULT_PROVIDER_PATH: &str = "spec.parameters.provider";
 
+/// [`DEFAULT_PROVIDER_PATH`]'s segments.
+pub const DEFAULT_PROVIDER_SEGMENTS: &[&str] = &["spec", "parameters", "provider"];
+
 /// Upper bound on the compiled size of one user regex. CAPI's flags take any
 /// Go regex; a policy-server evaluates every request with these, so a
 /// pathological pattern is refused up front instead of costing memory later.
@@ -407,6 +410,7 @@ mod tests {
         assert!(tags.propagating_labels.is_empty());
         assert!(s.sync_machine_labels().unwrap().is_empty());
         assert_eq!(tags.provider_path, ["spec", "parameters", "provider"]);
+        assert_eq!(tags.provider_path, DEFAULT_PROVIDER_SEGMENTS);
     }
 
     #[test]

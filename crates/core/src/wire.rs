@@ -5,10 +5,13 @@
 //! that calls the host (the policy crate's `validate`), tools and tests an
 //! in-memory one.
 
-use crate::evaluate::{Route, evaluate_routed, not_acted_on, object_projection, route};
+use crate::evaluate::{
+    Route, default_object_projection, evaluate_routed, not_acted_on, object_projection, route,
+};
 use crate::lookup::Lookup;
 use crate::outcome::{Outcome, Verdict};
 use crate::plan::{Edit, Plan};
+use crate::projection::{Projection, Shape};
 use crate::request::AdmissionRequest;
 use crate::settings::Settings;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
@@ -30,15 +33,63 @@ pub struct Payload<'a> {
 }
 
 /// An AdmissionRequest as the policy reads it: the fields the policy reads,
-/// and the object as text, borrowed from the payload. Which parts of the
-/// object get decoded depends on the route and the settings
-/// ([`object_projection`]), known only once the whole payload is read.
+/// and the object as far as the payload's one pass could read it. Which
+/// parts of the object get decoded depends on the route and the settings
+/// ([`object_projection`]); the settings come after the request, so the
+/// object is split through the route's projection under the default
+/// settings ([`default_object_projection`]) when its kind and operation
+/// came before it (as every host writes them), and kept as text otherwise.
 #[derive(Default)]
 pub struct Request<'a> {
     /// The request with a `null` object.
     pub request: AdmissionRequest,
-    /// The object's text, when the request has one.
-    pub object: Option<&'a RawValue>,
+    /// The object, when the request has one and the policy acts on it.
+    pub object: Option<Object<'a>>,
+}
+
+/// A request's object as the payload's one pass left it.
+pub enum Object<'a> {
+    /// Its text, borrowed from the payload: its kind or operation came
+    /// after it.
+    Text(&'a RawValue),
+    /// Split through `projection` (its route's under the default settings)
+    /// as the payload was read.
+    Split {
+        /// What the projection decoded.
+        value: Value,
+        /// The rest, as text.
+        shape: Shape<'a>,
+        /// The projection it went through.
+        projection: Projection<'static>,
+    },
+}
+
+impl<'a> Object<'a> {
+    /// The object split through `projection`: as read when it was split
+    /// through the same one, otherwise split again from its text (written
+    /// back whole into `text`, which the new shape borrows, when it was
+    /// split through another).
+    pub fn split<'t>(
+        self,
+        projection: &Projection<'_>,
+        text: &'t mut Vec<u8>,
+    ) -> Result<(Value, Shape<'t>), serde_json::Error>
+    where
+        'a: 't,
+    {
+        match self {
+            Object::Split {
+                value,
+                shape,
+                projection: read,
+            } if read == *projection => Ok((value, shape)),
+            Object::Split { value, shape, .. } => {
+                shape.write(&value, &[], text)?;
+                projection.split(text)
+            }
+            Object::Text(raw) => projection.split(raw.get().as_bytes()),
+        }
+    }
 }
 
 /// The fields of an AdmissionRequest the policy reads.
@@ -68,14 +119,38 @@ impl<'de: 'a, 'a> Deserialize<'de> for Request<'a> {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Request<'de>, A::Error> {
                 let mut read = Request::default();
                 let request = &mut read.request;
+                let (mut kind, mut operation) = (false, false);
                 while let Some(field) = map.next_key::<RequestField>()? {
                     match field {
                         RequestField::Uid => request.uid = map.next_value()?,
-                        RequestField::Kind => request.kind = map.next_value()?,
-                        RequestField::Operation => request.operation = map.next_value()?,
+                        RequestField::Kind => {
+                            request.kind = map.next_value()?;
+                            kind = true;
+                        }
+                        RequestField::Operation => {
+                            request.operation = map.next_value()?;
+                            operation = true;
+                        }
                         RequestField::Namespace => request.namespace = map.next_value()?,
+                        // Read once: split where the route is known and
+                        // acts, as scanning it first would be a second pass.
+                        RequestField::Object
+                            if kind
+                                && operation
+                                && route(&request.kind, &request.operation)
+                                    != Route::NotActedOn =>
+                        {
+                            let route = route(&request.kind, &request.operation);
+                            let projection = default_object_projection(&request.kind, route);
+                            let (value, shape) = map.next_value_seed(projection.splitter())?;
+                            read.object = Some(Object::Split {
+                                value,
+                                shape,
+                                projection,
+                            });
+                        }
                         // Scanned, not decoded: the same work as skipping it.
-                        RequestField::Object => read.object = Some(map.next_value()?),
+                        RequestField::Object => read.object = Some(Object::Text(map.next_value()?)),
                         RequestField::Other => {
                             map.next_value::<IgnoredAny>()?;
                         }
@@ -159,8 +234,9 @@ pub fn validate_with(payload: &[u8], lookup: &dyn Lookup, step: &mut dyn FnMut(S
     };
     step(Step::Settings);
     let projection = object_projection(&request.kind, route, &settings);
+    let mut text = Vec::new();
     let shape = match object
-        .map(|text| projection.split(text.get().as_bytes()))
+        .map(|object| object.split(&projection, &mut text))
         .transpose()
     {
         Ok(Some((value, shape))) => {

@@ -202,9 +202,9 @@ impl TimedLookup {
         if route == Route::NotActedOn {
             return Ok(0);
         }
-        if let Some(text) = object {
+        if let Some(object) = object {
             let projection = object_projection(&request.kind, route, prepared);
-            request.object = projection.split(text.get().as_bytes())?.0;
+            request.object = object.split(&projection, &mut Vec::new())?.0;
         }
         self.rewind();
         let start = Instant::now();
