@@ -111,13 +111,14 @@ pub fn object_projection<'s>(
     projection_with(kind, route, settings.capi_infrastructure(), &provider)
 }
 
-/// [`object_projection`] under the default settings: what [`crate::wire`]
-/// splits the object through while it reads the payload, before the
-/// settings, which come after the request, are known. Only
-/// `cloudTags.providerPath` and `cloudTags.capiInfrastructure` make the
-/// settings' projection differ from it.
+/// What [`crate::wire`] splits the object through while it reads the
+/// payload, before the settings, which come after the request, are known:
+/// [`object_projection`] under the default provider path and with the tag
+/// field of a CAPI infrastructure kind (a small map, decoded for nothing
+/// when `cloudTags.capiInfrastructure` is off). It covers the settings'
+/// projection unless `cloudTags.providerPath` moves the provider.
 pub fn default_object_projection(kind: &GroupVersionKind, route: Route) -> Projection<'static> {
-    projection_with(kind, route, false, DEFAULT_PROVIDER_SEGMENTS)
+    projection_with(kind, route, true, DEFAULT_PROVIDER_SEGMENTS)
 }
 
 fn projection_with<'s>(

@@ -92,6 +92,16 @@ impl<'p> Projection<'p> {
         masks
     }
 
+    /// Whether everything `other` keeps, this keeps: a value split through
+    /// this one holds whatever a reader of `other`'s paths reads.
+    pub fn covers(&self, other: &Projection<'_>) -> bool {
+        self.all
+            || (!other.all
+                && other.children.iter().all(|(segment, theirs)| {
+                    self.child(segment).is_some_and(|ours| ours.covers(theirs))
+                }))
+    }
+
     /// Decodes `json` keeping only the projected paths.
     pub fn decode(&self, json: &[u8]) -> Result<Value, serde_json::Error> {
         let mut deserializer = serde_json::Deserializer::from_slice(json);
@@ -497,7 +507,10 @@ impl Shape<'_> {
 /// had no escape in it, so it holds no quote, backslash or control
 /// character (serde_json refuses those unescaped): its text between quotes
 /// is what encoding it would write. A key with escapes is encoded.
-#[expect(clippy::ptr_arg, reason = "whether the key is borrowed is what decides")]
+#[expect(
+    clippy::ptr_arg,
+    reason = "whether the key is borrowed is what decides"
+)]
 fn write_key(key: &Cow<'_, str>, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
     match key {
         Cow::Borrowed(key) => {
@@ -624,6 +637,22 @@ mod tests {
                 "spec.topology.workers.machineDeployments.name"
             ]
         );
+    }
+
+    #[test]
+    fn covers_what_it_keeps_and_not_more() {
+        let xr = xr_projection();
+        assert!(xr.covers(&xr));
+        assert!(xr.covers(&Projection::of(&[
+            &["metadata", "labels", "a"],
+            &["spec", "cloudTags"]
+        ])));
+        assert!(xr.covers(&Projection::default()));
+        assert!(!xr.covers(&Projection::of(&[&["spec", "parameters"]])));
+        assert!(!xr.covers(&Projection::of(&[&["spec", "other", "provider"]])));
+        assert!(!xr.covers(&Projection::of(&[&["metadata"]])));
+        assert!(!Projection::of(&[&["spec"]]).covers(&xr_projection()));
+        assert!(Projection::of(&[&["metadata"], &["spec"]]).covers(&xr));
     }
 
     #[test]

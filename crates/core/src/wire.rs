@@ -36,9 +36,10 @@ pub struct Payload<'a> {
 /// and the object as far as the payload's one pass could read it. Which
 /// parts of the object get decoded depends on the route and the settings
 /// ([`object_projection`]); the settings come after the request, so the
-/// object is split through the route's projection under the default
-/// settings ([`default_object_projection`]) when its kind and operation
-/// came before it (as every host writes them), and kept as text otherwise.
+/// object is split through the route's projection as the default settings
+/// would make it ([`default_object_projection`]) when its kind and
+/// operation came before it (as every host writes them), and kept as text
+/// otherwise.
 #[derive(Default)]
 pub struct Request<'a> {
     /// The request with a `null` object.
@@ -52,8 +53,8 @@ pub enum Object<'a> {
     /// Its text, borrowed from the payload: its kind or operation came
     /// after it.
     Text(&'a RawValue),
-    /// Split through `projection` (its route's under the default settings)
-    /// as the payload was read.
+    /// Split through `projection` ([`default_object_projection`]) as the
+    /// payload was read.
     Split {
         /// What the projection decoded.
         value: Value,
@@ -66,9 +67,11 @@ pub enum Object<'a> {
 
 impl<'a> Object<'a> {
     /// The object split through `projection`: as read when it was split
-    /// through the same one, otherwise split again from its text (written
-    /// back whole into `text`, which the new shape borrows, when it was
-    /// split through another).
+    /// through one that keeps everything `projection` keeps (what it keeps
+    /// beyond is decoded but not read, and written back as its text),
+    /// otherwise split again from its text (written back whole into
+    /// `text`, which the new shape borrows, when it was split through
+    /// another).
     pub fn split<'t>(
         self,
         projection: &Projection<'_>,
@@ -82,7 +85,7 @@ impl<'a> Object<'a> {
                 value,
                 shape,
                 projection: read,
-            } if read == *projection => Ok((value, shape)),
+            } if read.covers(projection) => Ok((value, shape)),
             Object::Split { value, shape, .. } => {
                 shape.write(&value, &[], text)?;
                 projection.split(text)

@@ -131,8 +131,92 @@ impl Policy {
     }
 }
 
-/// The `validate` payload the host sends: `{"request": …, "settings": …}`.
+/// The order policy-evaluator writes an admission request's fields in: its
+/// `AdmissionRequest` is a struct, serialised in declaration order
+/// (`crates/policy-evaluator/src/admission_request.rs`). A policy may rely
+/// on it: this one splits the object as it reads the payload once the kind
+/// and operation, which come before it, are known.
+const HOST_FIELD_ORDER: [&str; 15] = [
+    "uid",
+    "kind",
+    "resource",
+    "subResource",
+    "requestKind",
+    "requestResource",
+    "requestSubResource",
+    "name",
+    "namespace",
+    "operation",
+    "userInfo",
+    "object",
+    "oldObject",
+    "dryRun",
+    "options",
+];
+
+/// The `validate` payload the host sends: `{"request": …, "settings": …}`,
+/// the request's fields in the host's order ([`HOST_FIELD_ORDER`]; any
+/// others after them, as they come).
 pub fn validate_payload(request: &AdmissionRequest, settings: &Value) -> Vec<u8> {
-    let payload = json!({"request": &request.value, "settings": settings});
-    serde_json::to_vec(&payload).expect("JSON values always serialise")
+    let Value::Object(fields) = &request.value else {
+        let payload = json!({"request": &request.value, "settings": settings});
+        return serde_json::to_vec(&payload).expect("JSON values always serialise");
+    };
+    let known = HOST_FIELD_ORDER
+        .iter()
+        .filter_map(|name| fields.get_key_value(*name));
+    let others = fields
+        .iter()
+        .filter(|(name, _)| !HOST_FIELD_ORDER.contains(&name.as_str()));
+    let mut out = br#"{"request":{"#.to_vec();
+    for (at, (name, value)) in known.chain(others).enumerate() {
+        if at > 0 {
+            out.push(b',');
+        }
+        serde_json::to_writer(&mut out, name).expect("JSON strings always serialise");
+        out.push(b':');
+        serde_json::to_writer(&mut out, value).expect("JSON values always serialise");
+    }
+    out.extend_from_slice(br#"},"settings":"#);
+    serde_json::to_writer(&mut out, settings).expect("JSON values always serialise");
+    out.push(b'}');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fields come in the host's order whatever order the request file
+    /// had (serde_json's maps write keys sorted: `object` before
+    /// `operation`), and the payload holds the same request and settings.
+    #[test]
+    fn the_payload_writes_the_request_fields_in_the_hosts_order() {
+        let document = json!({"request": {"userInfo": {"username": "u"}, "uid": "1",
+            "operation": "CREATE", "object": {"kind": "Machine"}, "oldObject": null,
+            "kind": {"group": "cluster.x-k8s.io", "version": "v1beta2", "kind": "Machine"},
+            "resource": {"group": "cluster.x-k8s.io", "version": "v1beta2", "resource": "machines"},
+            "dryRun": false, "extra": 1}});
+        let request = AdmissionRequest::from_document(document.clone()).unwrap();
+        let settings = json!({"mode": "validate"});
+        let payload = validate_payload(&request, &settings);
+        let text = String::from_utf8(payload.clone()).unwrap();
+        let at = |field: &str| text.find(&format!("\"{field}\":")).unwrap();
+        let order = [
+            "uid",
+            "kind",
+            "resource",
+            "operation",
+            "userInfo",
+            "object",
+            "oldObject",
+            "dryRun",
+            "extra",
+        ];
+        assert!(order.windows(2).all(|w| at(w[0]) < at(w[1])), "{text}");
+        assert_eq!(
+            serde_json::from_slice::<Value>(&payload).unwrap(),
+            json!({"request": document["request"], "settings": settings})
+        );
+    }
 }
