@@ -123,9 +123,10 @@ pub struct KeyCharacters {
     extra: Cow<'static, str>,
     /// Characters refused even when a set or `extra` admits them.
     except: Cow<'static, str>,
-    /// The ASCII characters admitted (bit n: code n), precomputed because
-    /// keys are nearly always ASCII.
-    ascii: u128,
+    /// Whether each ASCII character is admitted (index: its code),
+    /// precomputed because keys are nearly always ASCII: one load per byte,
+    /// where a bit table costs a shift and a mask per byte in wasm.
+    ascii: [bool; 128],
 }
 
 impl KeyCharacters {
@@ -159,7 +160,7 @@ impl KeyCharacters {
     /// Whether this class admits `c`.
     pub fn admits(&self, c: char) -> bool {
         if c.is_ascii() {
-            return self.ascii & (1 << c as u32) != 0;
+            return self.ascii[c as usize];
         }
         !self.except.contains(c)
             && (self.extra.contains(c) || self.sets().any(|set| set.admits_non_ascii(c)))
@@ -168,15 +169,12 @@ impl KeyCharacters {
     /// The first character of `key` this class does not admit.
     pub fn first_disallowed(&self, key: &str) -> Option<char> {
         // Check bytes against the ASCII table, and decode characters only
-        // from the first non-ASCII byte on. The table is read as two 64-bit
-        // halves: a shift of a `u128` by a variable amount is several
-        // instructions and branches in wasm, of a `u64` one.
-        let halves = [self.ascii as u64, (self.ascii >> 64) as u64];
+        // from the first non-ASCII byte on.
         for (at, byte) in key.bytes().enumerate() {
             if !byte.is_ascii() {
                 return key[at..].chars().find(|&c| !self.admits(c));
             }
-            if halves[usize::from(byte >> 6)] >> (byte & 63) & 1 == 0 {
+            if !self.ascii[usize::from(byte & 0x7f)] {
                 return Some(char::from(byte));
             }
         }
@@ -206,8 +204,8 @@ impl KeyCharacters {
 }
 
 /// The ASCII table of `sets` ∪ `extra` ∖ `except`.
-const fn ascii_table(sets: u8, extra: &str, except: &str) -> u128 {
-    let mut table = 0u128;
+const fn ascii_table(sets: u8, extra: &str, except: &str) -> [bool; 128] {
+    let mut table = [false; 128];
     let mut c = 0u8;
     while c < 128 {
         let mut admitted = contains_byte(extra, c);
@@ -216,9 +214,7 @@ const fn ascii_table(sets: u8, extra: &str, except: &str) -> u128 {
             admitted |= sets & ALL[i].bit() != 0 && ALL[i].admits_ascii(c);
             i += 1;
         }
-        if admitted && !contains_byte(except, c) {
-            table |= 1 << c;
-        }
+        table[c as usize] = admitted && !contains_byte(except, c);
         c += 1;
     }
     table
@@ -361,9 +357,13 @@ mod tests {
 
     proptest::proptest! {
         /// The ASCII fast path finds the same character as checking every
-        /// character with `admits`.
+        /// character with `admits`, in keys admitted for a while and then
+        /// not, and in keys leaving ASCII anywhere.
         #[test]
-        fn first_disallowed_matches_admits(key in "(?s).{0,24}|[ -~]{0,24}", class in 0..8usize) {
+        fn first_disallowed_matches_admits(
+            key in "(?s).{0,24}|[ -~]{0,24}|[a-z0-9.:/-]{0,30}[ -~\u{80}-\u{10ffff}]?[a-z0-9]{0,12}",
+            class in 0..8usize,
+        ) {
             let class = [&AWS, &STRICT, &OPEN, &PRINTABLE, &AZURE, &GCP, &IBM, &DIGITALOCEAN][class];
             proptest::prop_assert_eq!(
                 class.first_disallowed(&key),
