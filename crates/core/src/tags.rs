@@ -23,7 +23,7 @@ use crate::settings::{CloudTagSettings, Settings};
 use crate::sorted_map::map_of;
 use profile::{Origin, TagProfile};
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use transform::{Skip, SkipReason, TAG_PREFIX, Transformed};
 
@@ -43,15 +43,32 @@ pub const CLOUD_TAGS: &[&str] = &["spec", "cloudTags"];
 /// The label set of an XR: `metadata.labels` overlaid by the label-set
 /// annotation. Values borrow from the object or from the parsed annotation.
 struct LabelSet<'o, 'a> {
-    labels: StringMap<'o>,
+    /// `metadata.labels` as decoded, every value checked to be a string:
+    /// read in place (a serde_json map iterates sorted, each key once),
+    /// not copied into a map of its own.
+    labels: Option<&'o Map<String, Value>>,
     extra: &'a labels_annotation::Entries<'o>,
 }
 
 impl<'o, 'a> LabelSet<'o, 'a> {
-    fn get(&self, key: &str) -> Option<&'a str> {
-        self.extra
-            .get(key)
-            .or_else(|| self.labels.get(key).copied())
+    fn get(&self, key: &str) -> Option<&'a str>
+    where
+        'o: 'a,
+    {
+        self.extra.get(key).or_else(|| {
+            self.labels
+                .and_then(|labels| labels.get(key))
+                .and_then(Value::as_str)
+        })
+    }
+
+    /// `metadata.labels`, sorted by key.
+    fn labels(&self) -> impl Iterator<Item = (&'o str, &'o str)> + use<'o> {
+        let labels = self.labels;
+        labels
+            .into_iter()
+            .flatten()
+            .map(|(key, value)| (key.as_str(), value.as_str().unwrap_or_default()))
     }
 }
 
@@ -78,7 +95,10 @@ fn plan(
     let annotations = fields::string_map(object, ANNOTATIONS)?;
     let extra = parse_labels_annotation(&annotations)?;
     let set = LabelSet {
-        labels: fields::string_map(object, LABELS)?,
+        labels: {
+            fields::check_string_map(object, LABELS)?;
+            fields::object(object, LABELS)?
+        },
         extra: &extra,
     };
     if set.get(ORIGIN_LABEL) == Some("adopted") {
@@ -95,10 +115,7 @@ fn plan(
     let provider = fields::string(object, &provider_path)?;
     let (profile, origin) = settings.profiles.resolve(provider);
     let opted_in: BTreeMap<&str, &str> = if set.extra.is_empty() {
-        opted_in(
-            &settings.propagating_labels,
-            set.labels.iter().map(|(k, v)| (*k, *v)),
-        )
+        opted_in(&settings.propagating_labels, set.labels())
     } else {
         map_of(
             settings
@@ -242,7 +259,11 @@ fn explain_labels(
     profile: &TagProfile,
     tags_edit: &MapEdit,
 ) -> CloudTags {
-    let keys: BTreeSet<&str> = set.labels.keys().copied().chain(set.extra.keys()).collect();
+    let keys: BTreeSet<&str> = set
+        .labels()
+        .map(|(k, _)| k)
+        .chain(set.extra.keys())
+        .collect();
     let labels = keys
         .into_iter()
         .map(|key| {
