@@ -114,10 +114,11 @@ fn plan(
     let provider_path: Vec<&str> = settings.provider_path.iter().map(String::as_str).collect();
     let provider = fields::string(object, &provider_path)?;
     let (profile, origin) = settings.profiles.resolve(provider);
-    let opted_in: BTreeMap<&str, &str> = if set.extra.is_empty() {
+    let opted_in = if set.extra.is_empty() {
         opted_in(&settings.propagating_labels, set.labels())
     } else {
-        map_of(
+        // The settings' keys come sorted, each once.
+        OptedIn(
             settings
                 .propagating_labels
                 .iter()
@@ -125,7 +126,7 @@ fn plan(
                 .collect(),
         )
     };
-    let mut transformed = transform::transform(opted_in.iter().map(|(k, v)| (*k, *v)), profile);
+    let mut transformed = transform::transform(opted_in.iter(), profile);
 
     let tags_present = fields::object(object, CLOUD_TAGS)?.is_some();
     let current_tags = fields::string_map(object, CLOUD_TAGS)?;
@@ -153,6 +154,24 @@ fn plan(
     Ok(outcome)
 }
 
+/// Opted-in labels (qualified key, value), sorted by key, each key once:
+/// what [`transform::transform`] takes as it comes, without sorting it
+/// into a map first.
+#[derive(Debug, PartialEq)]
+pub(crate) struct OptedIn<'k, V>(pub(crate) Vec<(&'k str, V)>);
+
+impl<V: Copy> OptedIn<'_, V> {
+    /// Whether `key` is opted in.
+    pub(crate) fn contains_key(&self, key: &str) -> bool {
+        self.0.binary_search_by(|(k, _)| (*k).cmp(key)).is_ok()
+    }
+
+    /// The labels, sorted by key.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&str, V)> + '_ {
+        self.0.iter().map(|(k, v)| (*k, *v))
+    }
+}
+
 /// The entries of a label set (`entries`: sorted by key, each key once, as
 /// a map iterates) whose keys are opted in, keyed by the settings' key. One
 /// pass over the two sorted sequences: a key is compared with its
@@ -160,7 +179,7 @@ fn plan(
 pub(crate) fn opted_in<'k, 'e, V>(
     keys: &'k BTreeSet<String>,
     entries: impl IntoIterator<Item = (&'e str, V)>,
-) -> BTreeMap<&'k str, V> {
+) -> OptedIn<'k, V> {
     let mut keys = keys.iter().map(String::as_str).peekable();
     let mut found = Vec::new();
     for (key, value) in entries {
@@ -181,7 +200,7 @@ pub(crate) fn opted_in<'k, 'e, V>(
             break;
         }
     }
-    map_of(found)
+    OptedIn(found)
 }
 
 /// One warning per skip, except under a profile that refuses every tag:
@@ -254,7 +273,7 @@ fn why_profile(origin: Origin, provider: Option<&str>, profile: &TagProfile) -> 
 /// decided it: opted in or not in `opted_in`, tag or skip in `transformed`.
 fn explain_labels(
     set: &LabelSet<'_, '_>,
-    opted_in: &BTreeMap<&str, &str>,
+    opted_in: &OptedIn<'_, &str>,
     transformed: &Transformed<'_>,
     profile: &TagProfile,
     tags_edit: &MapEdit,
@@ -463,7 +482,7 @@ mod tests {
                 .filter_map(|key| labels.get(key).map(|value| (key.as_str(), value.as_str())))
                 .collect();
             let joined = opted_in(&keys, labels.iter().map(|(k, v)| (k.as_str(), v.as_str())));
-            proptest::prop_assert_eq!(joined, expected);
+            proptest::prop_assert_eq!(joined.0, expected.into_iter().collect::<Vec<_>>());
         }
     }
 }

@@ -198,16 +198,14 @@ pub fn plan_tags(
         Source::OwnLabels,
     );
     overlay(&mut set, own_extra.iter(), Source::OwnAnnotation);
-    let opted_in: BTreeMap<&str, &str> = super::opted_in(
+    let opted_in = super::opted_in(
         &settings.propagating_labels,
         set.iter().map(|(k, (v, _))| (*k, *v)),
     );
 
     let current = field::read(object, target).map_err(own)?;
     let mut transformed =
-        transform::transform_beside(opted_in.iter().map(|(k, v)| (*k, *v)), profile, {
-            current.user_entries().count()
-        });
+        transform::transform_beside(opted_in.iter(), profile, current.user_entries().count());
     let removed: BTreeMap<String, String> = map_of(
         current
             .prefixed()
@@ -326,7 +324,7 @@ fn why_profile(
 /// The fate of every label of the set (explanations only).
 fn label_fates(
     set: &LabelSet<'_>,
-    opted_in: &BTreeMap<&str, &str>,
+    opted_in: &super::OptedIn<'_, &str>,
     transformed: &Transformed<'_>,
     found: &ClusterFound,
 ) -> Vec<LabelFate> {

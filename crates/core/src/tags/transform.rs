@@ -239,7 +239,15 @@ pub fn transform_beside<'a>(
 ) -> Transformed<'a> {
     // Byte-wise `str` order is Go's string order (`sort.Strings`): the
     // count cap keeps the lowest qualified keys in byte order (README).
-    let labels = crate::sorted_map::map_of(labels.into_iter().collect());
+    // Labels that come sorted, each key once (the opted-in join gives them
+    // so), are taken as they come; others are sorted, the last of equal
+    // keys kept.
+    let labels: Vec<(&str, &str)> = labels.into_iter().collect();
+    let labels = if labels.windows(2).all(|pair| pair[0].0 < pair[1].0) {
+        labels
+    } else {
+        crate::sorted_map::map_of(labels).into_iter().collect()
+    };
     let mut skipped = Vec::new();
     // The labels come in qualified-key order, so the tags (the constant
     // prefix and the qualified key) come sorted and unique: gathered in a
