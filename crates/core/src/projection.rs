@@ -476,9 +476,9 @@ impl Shape<'_> {
                             .any(|(k, m)| matches!(m, Member::Read(_)) && k == key);
                         if !read {
                             comma(out);
-                            serde_json::to_writer(&mut *out, key)?;
+                            write_str(key, out)?;
                             out.push(b':');
-                            serde_json::to_writer(&mut *out, item)?;
+                            write_value(item, out)?;
                         }
                     }
                 }
@@ -498,9 +498,60 @@ impl Shape<'_> {
                 out.push(b']');
                 Ok(())
             }
-            _ => serde_json::to_writer(out, value),
+            _ => write_value(value, out),
         }
     }
+}
+
+/// `value` as `serde_json::to_writer` writes it, byte for byte, with the
+/// strings that need no escape (nearly all of them: keys, label and tag
+/// values) copied whole between their quotes instead of passed through
+/// serde's escaping writer a fragment at a time.
+fn write_value(value: &Value, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+    match value {
+        Value::String(text) => write_str(text, out),
+        Value::Object(map) => {
+            out.push(b'{');
+            for (index, (key, item)) in map.iter().enumerate() {
+                if index > 0 {
+                    out.push(b',');
+                }
+                write_str(key, out)?;
+                out.push(b':');
+                write_value(item, out)?;
+            }
+            out.push(b'}');
+            Ok(())
+        }
+        Value::Array(items) => {
+            out.push(b'[');
+            for (index, item) in items.iter().enumerate() {
+                if index > 0 {
+                    out.push(b',');
+                }
+                write_value(item, out)?;
+            }
+            out.push(b']');
+            Ok(())
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => serde_json::to_writer(out, value),
+    }
+}
+
+/// A JSON string: serde_json escapes `"`, `\` and the control characters
+/// below U+0020, and nothing else, so a string without them is its text
+/// between quotes.
+fn write_str(text: &str, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+    if text
+        .bytes()
+        .any(|byte| byte < 0x20 || byte == b'"' || byte == b'\\')
+    {
+        return serde_json::to_writer(out, text);
+    }
+    out.push(b'"');
+    out.extend_from_slice(text.as_bytes());
+    out.push(b'"');
+    Ok(())
 }
 
 /// An object key as it came, and its colon. A key borrowed from the input
@@ -637,6 +688,27 @@ mod tests {
                 "spec.topology.workers.machineDeployments.name"
             ]
         );
+    }
+
+    /// What no text is kept for is written as serde_json writes it, byte
+    /// for byte: escapes, control characters, non-ASCII, numbers, nesting.
+    #[test]
+    fn values_are_written_as_serde_json_writes_them() {
+        let values = [
+            json!({"plexsphere:team/a": "caf\u{e9}", "q\"uote": "back\\slash", "tab\t": "\u{1}\u{1f}\u{7f}",
+                   "n": [1, -2, 2.5, 1e300, null, true, false, {}, [], ""], "emoji": "😀\u{2028}"}),
+            json!("plain"),
+            json!([{"a": {"b": {"c": ["d", 0.1]}}}]),
+            json!(18446744073709551615u64),
+        ];
+        for value in &values {
+            let mut ours = Vec::new();
+            write_value(value, &mut ours).unwrap();
+            assert_eq!(
+                String::from_utf8(ours).unwrap(),
+                serde_json::to_string(value).unwrap()
+            );
+        }
     }
 
     #[test]
