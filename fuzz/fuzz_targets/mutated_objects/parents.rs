@@ -121,7 +121,11 @@ impl Parents {
 }
 
 impl Lookup for Parents {
-    fn get(&self, object: &ObjectRef, projection: &Projection<'static>) -> Result<Value, LookupError> {
+    fn get(
+        &self,
+        object: &ObjectRef,
+        projection: &Projection<'static>,
+    ) -> Result<Value, LookupError> {
         let fixtures = &*FIXTURES;
         let found = self.0.iter().rev().find(|parent| match parent {
             Parent::Unedited(i) => fixtures.keys[*i] == *object,
