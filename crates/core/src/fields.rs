@@ -197,12 +197,21 @@ pub fn string_entries<'a>(
 /// Checks what [`string_map`] would, without building the map: for a map
 /// that is only validated, on every request.
 pub fn check_string_map(root: &Value, path: &[&str]) -> Result<(), FieldError> {
+    string_object(root, path).map(|_| ())
+}
+
+/// The object at `path` once [`string_map`]'s checks pass, read in place:
+/// a serde_json map iterates sorted, each key once, as a string map does.
+pub fn string_object<'a>(
+    root: &'a Value,
+    path: &[&str],
+) -> Result<Option<&'a Map<String, Value>>, FieldError> {
     let Some(map) = object(root, path)? else {
-        return Ok(());
+        return Ok(None);
     };
     match map.iter().find(|(_, value)| !value.is_string()) {
         Some((key, other)) => Err(not_a_string(FieldPath::of(path).key(key), other)),
-        None => Ok(()),
+        None => Ok(Some(map)),
     }
 }
 

@@ -444,7 +444,8 @@ impl Shape<'_> {
                     match member {
                         Member::Kept(text) => {
                             comma(out);
-                            write_key(key, out)?;
+                            write_str(key, out)?;
+                            out.push(b':');
                             out.extend_from_slice(text.get().as_bytes());
                         }
                         // A repeated key was decoded once, to its last
@@ -461,7 +462,8 @@ impl Shape<'_> {
                             });
                             let Some(shape) = last else { continue };
                             comma(out);
-                            write_key(key, out)?;
+                            write_str(key, out)?;
+                            out.push(b':');
                             path.push(key);
                             shape.write_at(item, path, edited, out)?;
                             path.pop();
@@ -551,29 +553,6 @@ fn write_str(text: &str, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
     out.push(b'"');
     out.extend_from_slice(text.as_bytes());
     out.push(b'"');
-    Ok(())
-}
-
-/// An object key as it came, and its colon. A key borrowed from the input
-/// had no escape in it, so it holds no quote, backslash or control
-/// character (serde_json refuses those unescaped): its text between quotes
-/// is what encoding it would write. A key with escapes is encoded.
-#[expect(
-    clippy::ptr_arg,
-    reason = "whether the key is borrowed is what decides"
-)]
-fn write_key(key: &Cow<'_, str>, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
-    match key {
-        Cow::Borrowed(key) => {
-            out.push(b'"');
-            out.extend_from_slice(key.as_bytes());
-            out.extend_from_slice(b"\":");
-        }
-        Cow::Owned(key) => {
-            serde_json::to_writer(&mut *out, key)?;
-            out.push(b':');
-        }
-    }
     Ok(())
 }
 
@@ -788,8 +767,8 @@ mod tests {
         }
     }
 
-    /// Keys go back as they came, unless they held an escape: then as
-    /// encoding them writes them.
+    /// Keys are written as serde_json writes them: as they came unless
+    /// they need an escape.
     #[test]
     fn keys_are_written_as_they_came_or_encoded_when_escaped() {
         let text = r#"{"a\u0062": 1, "c\"": {"d": 2}, "e/é": true}"#;

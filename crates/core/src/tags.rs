@@ -43,9 +43,8 @@ pub const CLOUD_TAGS: &[&str] = &["spec", "cloudTags"];
 /// The label set of an XR: `metadata.labels` overlaid by the label-set
 /// annotation. Values borrow from the object or from the parsed annotation.
 struct LabelSet<'o, 'a> {
-    /// `metadata.labels` as decoded, every value checked to be a string:
-    /// read in place (a serde_json map iterates sorted, each key once),
-    /// not copied into a map of its own.
+    /// `metadata.labels` as decoded, every value checked to be a string
+    /// ([`fields::string_object`]), not copied into a map of its own.
     labels: Option<&'o Map<String, Value>>,
     extra: &'a labels_annotation::Entries<'o>,
 }
@@ -95,10 +94,7 @@ fn plan(
     let annotations = fields::string_map(object, ANNOTATIONS)?;
     let extra = parse_labels_annotation(&annotations)?;
     let set = LabelSet {
-        labels: {
-            fields::check_string_map(object, LABELS)?;
-            fields::object(object, LABELS)?
-        },
+        labels: fields::string_object(object, LABELS)?,
         extra: &extra,
     };
     if set.get(ORIGIN_LABEL) == Some("adopted") {

@@ -44,14 +44,14 @@ pub struct Payload<'a> {
 pub struct Request<'a> {
     /// The request with a `null` object.
     pub request: AdmissionRequest,
-    /// The object, when the request has one and the policy acts on it.
+    /// The object, when the request has one.
     pub object: Option<Object<'a>>,
 }
 
 /// A request's object as the payload's one pass left it.
 pub enum Object<'a> {
     /// Its text, borrowed from the payload: its kind or operation came
-    /// after it.
+    /// after it, or the policy does not act on it.
     Text(&'a RawValue),
     /// Split through `projection` ([`default_object_projection`]) as the
     /// payload was read.
@@ -135,25 +135,30 @@ impl<'de: 'a, 'a> Deserialize<'de> for Request<'a> {
                             operation = true;
                         }
                         RequestField::Namespace => request.namespace = map.next_value()?,
-                        // Read once: split where the route is known and
-                        // acts, as scanning it first would be a second pass.
-                        RequestField::Object
-                            if kind
-                                && operation
-                                && route(&request.kind, &request.operation)
-                                    != Route::NotActedOn =>
-                        {
-                            let route = route(&request.kind, &request.operation);
-                            let projection = default_object_projection(&request.kind, route);
-                            let (value, shape) = map.next_value_seed(projection.splitter())?;
-                            read.object = Some(Object::Split {
-                                value,
-                                shape,
-                                projection,
+                        RequestField::Object => {
+                            let route = (kind && operation)
+                                .then(|| route(&request.kind, &request.operation))
+                                .filter(|route| *route != Route::NotActedOn);
+                            read.object = Some(match route {
+                                // Read once: split where the route is known
+                                // and acts, as scanning it first would be a
+                                // second pass.
+                                Some(route) => {
+                                    let projection =
+                                        default_object_projection(&request.kind, route);
+                                    let (value, shape) =
+                                        map.next_value_seed(projection.splitter())?;
+                                    Object::Split {
+                                        value,
+                                        shape,
+                                        projection,
+                                    }
+                                }
+                                // Scanned, not decoded: the same work as
+                                // skipping it.
+                                None => Object::Text(map.next_value()?),
                             });
                         }
-                        // Scanned, not decoded: the same work as skipping it.
-                        RequestField::Object => read.object = Some(Object::Text(map.next_value()?)),
                         RequestField::Other => {
                             map.next_value::<IgnoredAny>()?;
                         }
