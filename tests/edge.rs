@@ -150,7 +150,8 @@ fn kubernetes_kinds_are_allowed_unchanged_with_a_warning_naming_the_kind() {
         warnings: vec![warning.to_owned()],
         ..Outcome::allow()
     };
-    let prepared = Settings::from_json(settings.to_string().as_bytes()).unwrap();
+    let text = settings.to_string();
+    let prepared = Settings::from_json(text.as_bytes()).unwrap();
     assert_eq!(evaluate(&request, &prepared, &MapLookup::new()), expected);
     let reply: Value = serde_json::from_slice(&validate(&payload(&config_map, &settings))).unwrap();
     assert_eq!(

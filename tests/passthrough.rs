@@ -40,7 +40,8 @@ fn whole_object_answer(payload: &[u8], lookup: &MapLookup) -> Vec<u8> {
     } else {
         settings.clone()
     };
-    let settings = match Settings::parse(raw.to_string().as_bytes()) {
+    let raw = raw.to_string();
+    let settings = match Settings::parse(raw.as_bytes()) {
         Ok(settings) => settings,
         Err(e) => {
             let message = format!("policy settings are not valid: {e}");

@@ -22,7 +22,9 @@ use metadata_propagation_core::settings::{RawSettings, Settings};
 use metadata_propagation_core::tags::profile::{GENERIC, TagProfile};
 use metadata_propagation_core::tags::user_profile::{self, RawProfile};
 use serde::de::value::{Error, StrDeserializer};
-use serde::de::{self, DeserializeSeed, IntoDeserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{
+    self, Deserialize, DeserializeSeed, IntoDeserializer, MapAccess, SeqAccess, Visitor,
+};
 use serde_json::{Map, Value, json};
 
 const QUESTIONS: &str = include_str!("../questions-ui.yml");
@@ -520,7 +522,8 @@ fn question_defaults_are_the_settings_defaults() {
             insert_at(&mut described, &q.variable, q.value["default"].clone());
         }
     }
-    let from_questions: RawSettings = serde_json::from_value(Value::Object(described.clone()))
+    let described_value = Value::Object(described.clone());
+    let from_questions = RawSettings::deserialize(&described_value)
         .unwrap_or_else(|e| panic!("the questions' defaults {described:?} are not settings: {e}"));
     let defaults: RawSettings = serde_json::from_str("{}").expect("{} is valid");
     assert_eq!(from_questions, defaults);
@@ -751,7 +754,7 @@ fn the_readme_settings_example_shows_every_setting_at_its_default() {
     let start = section.find("```yaml\n").expect("a YAML example") + "```yaml\n".len();
     let end = start + section[start..].find("```").expect("its end");
     let example: Value = serde_norway::from_str(&section[start..end]).expect("YAML");
-    let shown: RawSettings = serde_json::from_value(example.clone())
+    let shown = RawSettings::deserialize(&example)
         .unwrap_or_else(|e| panic!("the README example {example} is not settings: {e}"));
     assert_eq!(shown, serde_json::from_str::<RawSettings>("{}").unwrap());
     let mut leaves = BTreeSet::new();

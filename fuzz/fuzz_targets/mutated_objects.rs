@@ -58,6 +58,7 @@ use infra::Infra;
 use mutation::{FieldMutation, Mutation, apply, apply_field};
 use node::Node;
 use parents::{Answer, Parents};
+use std::borrow::Cow;
 
 #[derive(Arbitrary, Debug)]
 struct Input {
@@ -194,7 +195,7 @@ fuzz_target!(|input: Input| {
             ..RawCapiSettings::default()
         },
         cloud_tags: RawCloudTagSettings {
-            propagating_labels: propagating,
+            propagating_labels: propagating.into_iter().map(Cow::Owned).collect(),
             provider_path: input
                 .provider_path
                 .unwrap_or_else(|| DEFAULT_PROVIDER_PATH.to_owned()),

@@ -14,8 +14,8 @@ use crate::tags::profile::Profiles;
 use crate::tags::user_profile;
 use regex_lite::RegexBuilder;
 use serde::Deserialize;
+use std::borrow::Cow;
 use std::cell::OnceCell;
-use std::collections::BTreeSet;
 use std::fmt;
 
 mod every_problem;
@@ -50,16 +50,30 @@ pub enum Mode {
     Validate,
 }
 
-/// The settings as written by the user (camelCase, all optional).
+/// The settings as written by the user (camelCase, all optional). The
+/// opted-in label keys borrow from the document they were read from
+/// ([`RawCloudTagSettings::propagating_labels`]).
 #[derive(Debug, Default, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
-pub struct RawSettings {
+pub struct RawSettings<'a> {
     /// `mutate` (default) or `validate`.
     pub mode: Mode,
     /// Cluster API propagation settings.
     pub capi: RawCapiSettings,
     /// Crossplane XR cloud-tag settings.
-    pub cloud_tags: RawCloudTagSettings,
+    #[serde(borrow)]
+    pub cloud_tags: RawCloudTagSettings<'a>,
+}
+
+impl RawSettings<'_> {
+    /// The same settings, owning what they borrowed.
+    pub fn into_owned(self) -> RawSettings<'static> {
+        RawSettings {
+            mode: self.mode,
+            capi: self.capi,
+            cloud_tags: self.cloud_tags.into_owned(),
+        }
+    }
 }
 
 /// `capi.*` settings.
@@ -90,9 +104,14 @@ impl Default for RawCapiSettings {
 /// `cloudTags.*` settings.
 #[derive(Debug, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
-pub struct RawCloudTagSettings {
-    /// Exact qualified label keys opted into tag propagation.
-    pub propagating_labels: Vec<String>,
+pub struct RawCloudTagSettings<'a> {
+    /// Exact qualified label keys opted into tag propagation, borrowed from
+    /// the settings document when they need no unescaping (label keys never
+    /// do): policy-server sends the settings in every `validate` payload,
+    /// and a fresh instance per request would otherwise copy, sort and free
+    /// every key on every request.
+    #[serde(borrow, deserialize_with = "borrowed_strings")]
+    pub propagating_labels: Vec<Cow<'a, str>>,
     /// Dotted path to the provider name inside the XR.
     pub provider_path: String,
     /// User-defined tag profiles, tried before the built-in ones. Kept as
@@ -105,7 +124,7 @@ pub struct RawCloudTagSettings {
     pub capi_infrastructure: bool,
 }
 
-impl Default for RawCloudTagSettings {
+impl Default for RawCloudTagSettings<'_> {
     fn default() -> Self {
         Self {
             propagating_labels: Vec::new(),
@@ -114,6 +133,52 @@ impl Default for RawCloudTagSettings {
             capi_infrastructure: false,
         }
     }
+}
+
+impl RawCloudTagSettings<'_> {
+    fn into_owned(self) -> RawCloudTagSettings<'static> {
+        RawCloudTagSettings {
+            propagating_labels: (self.propagating_labels.into_iter())
+                .map(|key| Cow::Owned(key.into_owned()))
+                .collect(),
+            provider_path: self.provider_path,
+            profiles: self.profiles,
+            capi_infrastructure: self.capi_infrastructure,
+        }
+    }
+}
+
+/// A list of strings, each borrowed from the document when it has no
+/// escape (serde's own `Cow<str>` always copies inside a sequence).
+fn borrowed_strings<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Vec<Cow<'de, str>>, D::Error> {
+    struct Borrowed<'de>(Cow<'de, str>);
+
+    impl<'de> Deserialize<'de> for Borrowed<'de> {
+        fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            struct Text;
+            impl<'de> serde::de::Visitor<'de> for Text {
+                type Value = Cow<'de, str>;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("a string")
+                }
+                fn visit_borrowed_str<E>(self, text: &'de str) -> Result<Self::Value, E> {
+                    Ok(Cow::Borrowed(text))
+                }
+                fn visit_str<E>(self, text: &str) -> Result<Self::Value, E> {
+                    Ok(Cow::Owned(text.to_owned()))
+                }
+                fn visit_string<E>(self, text: String) -> Result<Self::Value, E> {
+                    Ok(Cow::Owned(text))
+                }
+            }
+            deserializer.deserialize_str(Text).map(Borrowed)
+        }
+    }
+
+    let items = Vec::<Borrowed<'de>>::deserialize(deserializer)?;
+    Ok(items.into_iter().map(|Borrowed(text)| text).collect())
 }
 
 /// Settings ready for evaluation.
@@ -126,22 +191,27 @@ impl Default for RawCloudTagSettings {
 /// anything prepared up front would be paid by every request, including the
 /// many that never read it: a MachineSet needs no cloud-tag settings and
 /// usually no regex, an XR never needs the node-sync regexes.
+///
+/// The opted-in label keys borrow from the settings document: `'a` is the
+/// `validate` payload's lifetime. Tools that keep settings beyond the text
+/// they parsed them from hold `Settings<'static>` ([`Settings::into_owned`]).
 #[derive(Debug, Default)]
-pub struct Settings {
+pub struct Settings<'a> {
     /// `mutate` or `validate`.
     pub mode: Mode,
     capi: RawCapiSettings,
-    cloud_tags: RawCloudTagSettings,
+    cloud_tags: RawCloudTagSettings<'a>,
     sync_machine_labels: OnceCell<Result<Vec<KeyPattern>, SettingsError>>,
     sync_machine_annotations: OnceCell<Result<Vec<KeyPattern>, SettingsError>>,
-    prepared_cloud_tags: OnceCell<Result<CloudTagSettings, SettingsError>>,
+    prepared_cloud_tags: OnceCell<Result<CloudTagSettings<'a>, SettingsError>>,
 }
 
 /// The cloud-tag settings, checked and prepared.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CloudTagSettings {
-    /// Qualified label keys opted into cloud-tag propagation.
-    pub propagating_labels: BTreeSet<String>,
+pub struct CloudTagSettings<'a> {
+    /// Qualified label keys opted into cloud-tag propagation, sorted, each
+    /// once.
+    pub propagating_labels: Vec<Cow<'a, str>>,
     /// Segments of `cloudTags.providerPath`.
     pub provider_path: Vec<String>,
     /// The tag profiles in force: `cloudTags.profiles`, then the built-ins
@@ -149,12 +219,12 @@ pub struct CloudTagSettings {
     pub profiles: Profiles,
 }
 
-impl Settings {
+impl<'a> Settings<'a> {
     /// Parses a settings document (JSON) and prepares every part of it,
     /// reporting every problem at once: what `validate_settings` answers
     /// when the policy is loaded, and what tools and tests start from.
     /// `null` or an empty document means defaults.
-    pub fn from_json(raw: &[u8]) -> Result<Self, SettingsError> {
+    pub fn from_json(raw: &'a [u8]) -> Result<Self, SettingsError> {
         let (settings, mut problems) = match Self::read(raw) {
             Ok(settings) => (settings, Vec::new()),
             // the checks below run on what the valid members give
@@ -182,14 +252,14 @@ impl Settings {
     /// are refused, naming the field) and prepares nothing: each part is
     /// prepared when an evaluation first reads it. What `validate` uses, for
     /// settings `validate_settings` has already accepted.
-    pub fn parse(raw: &[u8]) -> Result<Self, SettingsError> {
+    pub fn parse(raw: &'a [u8]) -> Result<Self, SettingsError> {
         Self::read(raw).map_err(|refused| match refused {
             Refused::Members(_, problems) => SettingsError { problems },
             Refused::Document(error) => error,
         })
     }
 
-    fn read(raw: &[u8]) -> Result<Self, Refused> {
+    fn read(raw: &'a [u8]) -> Result<Self, Refused> {
         let trimmed = raw.trim_ascii();
         if trimmed.is_empty() || trimmed == b"null" {
             return Ok(Self::default());
@@ -265,8 +335,21 @@ impl Settings {
     }
 
     /// `cloudTags.*`, checked and prepared on first use.
-    pub fn cloud_tags(&self) -> Result<&CloudTagSettings, SettingsError> {
+    pub fn cloud_tags(&self) -> Result<&CloudTagSettings<'a>, SettingsError> {
         prepared(&self.prepared_cloud_tags, || self.cloud_tags.prepare())
+    }
+
+    /// The same settings, owning what they borrowed from their document
+    /// (prepared again on first use).
+    pub fn into_owned(self) -> Settings<'static> {
+        Settings::from(
+            RawSettings {
+                mode: self.mode,
+                capi: self.capi,
+                cloud_tags: self.cloud_tags,
+            }
+            .into_owned(),
+        )
     }
 }
 
@@ -276,11 +359,11 @@ enum Refused {
     Document(SettingsError),
     /// An object with members at fault: the settings the valid members
     /// give, and a problem for each of the others.
-    Members(Box<RawSettings>, Vec<SettingsProblem>),
+    Members(Box<RawSettings<'static>>, Vec<SettingsProblem>),
 }
 
-impl From<RawSettings> for Settings {
-    fn from(raw: RawSettings) -> Self {
+impl<'a> From<RawSettings<'a>> for Settings<'a> {
+    fn from(raw: RawSettings<'a>) -> Self {
         Self {
             mode: raw.mode,
             capi: raw.capi,
@@ -307,14 +390,13 @@ fn prepared<T>(
     cell.get_or_init(prepare).as_ref().map_err(Clone::clone)
 }
 
-impl RawCloudTagSettings {
+impl<'a> RawCloudTagSettings<'a> {
     /// Checks every field, collecting all problems rather than stopping at
     /// the first.
-    fn prepare(&self) -> Result<CloudTagSettings, SettingsError> {
+    fn prepare(&self) -> Result<CloudTagSettings<'a>, SettingsError> {
         let mut problems = Vec::new();
-        // Gathered, then built in one pass (`BTreeSet`'s bulk build: a
-        // stable sort, nearly free on the sorted lists settings usually
-        // hold) instead of a search per key.
+        // Gathered, then sorted (nearly free on the sorted lists settings
+        // usually hold) and deduplicated; the keys stay borrowed.
         let mut propagating_labels = Vec::with_capacity(self.propagating_labels.len());
         let labels = FieldPath::of(&["cloudTags", "propagatingLabels"]);
         for (i, key) in self.propagating_labels.iter().enumerate() {
@@ -324,8 +406,8 @@ impl RawCloudTagSettings {
                     field(),
                     SettingsProblemKind::EmptyLabelKey,
                 ));
-            } else if SEEDED_LABELS.contains(&key.as_str()) {
-                let kind = SettingsProblemKind::SeededLabel(key.clone());
+            } else if SEEDED_LABELS.contains(&key.as_ref()) {
+                let kind = SettingsProblemKind::SeededLabel(key.clone().into_owned());
                 problems.push(SettingsProblem::new(field(), kind));
             } else {
                 propagating_labels.push(key.clone());
@@ -344,8 +426,10 @@ impl RawCloudTagSettings {
         let profiles = user_profile::prepare_profiles(&self.profiles, &mut problems);
 
         if problems.is_empty() {
+            propagating_labels.sort_unstable();
+            propagating_labels.dedup();
             Ok(CloudTagSettings {
-                propagating_labels: propagating_labels.into_iter().collect(),
+                propagating_labels,
                 provider_path,
                 profiles: Profiles::new(profiles),
             })
@@ -636,13 +720,12 @@ mod tests {
 
     #[test]
     fn settings_profiles_are_prepared_and_tried_first() {
-        let s = Settings::from_json(
-            format!(r#"{{"cloudTags":{{"profiles":[{AZURE},
+        let text = format!(
+            r#"{{"cloudTags":{{"profiles":[{AZURE},
                 {{"name":"aws","providers":["aws"],"keyMax":128,"valueMax":256,"unit":"runes",
-                  "cap":47,"keyCharacters":{{"sets":["letters","digits"],"extra":" +-=._:/@"}}}}]}}}}"#)
-            .as_bytes(),
-        )
-        .unwrap();
+                  "cap":47,"keyCharacters":{{"sets":["letters","digits"],"extra":" +-=._:/@"}}}}]}}}}"#
+        );
+        let s = Settings::from_json(text.as_bytes()).unwrap();
         let profiles = &s.cloud_tags().unwrap().profiles;
         let (azure, origin) = profiles.resolve(Some("azurerm"));
         assert_eq!(

@@ -24,6 +24,7 @@ use crate::sorted_map::map_of;
 use profile::{Origin, TagProfile};
 use serde::Serialize;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use transform::{Skip, SkipReason, TAG_PREFIX, Transformed};
 
@@ -118,7 +119,7 @@ fn plan(
             settings
                 .propagating_labels
                 .iter()
-                .filter_map(|key| set.get(key).map(|value| (key.as_str(), value)))
+                .filter_map(|key| set.get(key).map(|value| (key.as_ref(), value)))
                 .collect(),
         )
     };
@@ -173,10 +174,10 @@ impl<V: Copy> OptedIn<'_, V> {
 /// pass over the two sorted sequences: a key is compared with its
 /// neighbours, not searched for (label keys often share long prefixes).
 pub(crate) fn opted_in<'k, 'e, V>(
-    keys: &'k BTreeSet<String>,
+    keys: &'k [Cow<'_, str>],
     entries: impl IntoIterator<Item = (&'e str, V)>,
 ) -> OptedIn<'k, V> {
-    let mut keys = keys.iter().map(String::as_str).peekable();
+    let mut keys = keys.iter().map(AsRef::as_ref).peekable();
     let mut found = Vec::new();
     for (key, value) in entries {
         while let Some(opted) = keys.peek() {
@@ -477,7 +478,8 @@ mod tests {
                 .iter()
                 .filter_map(|key| labels.get(key).map(|value| (key.as_str(), value.as_str())))
                 .collect();
-            let joined = opted_in(&keys, labels.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+            let sorted: Vec<Cow<'_, str>> = keys.iter().map(|key| Cow::Borrowed(key.as_str())).collect();
+            let joined = opted_in(&sorted, labels.iter().map(|(k, v)| (k.as_str(), v.as_str())));
             proptest::prop_assert_eq!(joined.0, expected.into_iter().collect::<Vec<_>>());
         }
     }

@@ -46,7 +46,7 @@ fn parents() -> MapLookup {
     })
 }
 
-fn settings(json: &str) -> Settings {
+fn settings(json: &str) -> Settings<'_> {
     Settings::from_json(json.as_bytes()).unwrap()
 }
 

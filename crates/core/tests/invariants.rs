@@ -487,9 +487,8 @@ proptest! {
         }
         let seeded = ["platform/origin", "platform/mesh-ip", "platform/domain"];
         let keys: Vec<&str> = opted_in.into_iter().filter(|k| !seeded.contains(k)).collect();
-        let settings = Settings::from_json(
-            json!({"cloudTags": {"propagatingLabels": keys}}).to_string().as_bytes(),
-        ).unwrap();
+        let settings = json!({"cloudTags": {"propagatingLabels": keys}}).to_string();
+        let settings = Settings::from_json(settings.as_bytes()).unwrap();
         check_properties(object, &settings, &MapLookup::new())?;
     }
 }

@@ -276,14 +276,11 @@ fn infra_cluster_look_up() -> (Vec<String>, BTreeSet<String>) {
         });
         let request = AdmissionRequest::for_object("CREATE", object);
         for in_place in [true, false] {
-            let settings = Settings::from_json(
-                json!({"capi": {"inPlaceFields": in_place},
-                       "cloudTags": {"capiInfrastructure": true,
-                                     "propagatingLabels": ["environment"]}})
-                .to_string()
-                .as_bytes(),
-            )
-            .unwrap();
+            let settings = json!({"capi": {"inPlaceFields": in_place},
+                                  "cloudTags": {"capiInfrastructure": true,
+                                                "propagatingLabels": ["environment"]}})
+            .to_string();
+            let settings = Settings::from_json(settings.as_bytes()).unwrap();
             let made = look_ups(&request, &settings);
             let [(asked, masks)] = made.as_slice() else {
                 panic!("{kind}: expected one look-up (its Cluster), made {made:?}");

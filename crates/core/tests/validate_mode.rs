@@ -16,7 +16,8 @@ fn both_modes(object: &Value, lookup: &MapLookup, settings: &str) -> (Outcome, V
     let mutate = Settings::from_json(settings.as_bytes()).unwrap();
     let mut validate_json: Value = serde_json::from_str(settings).unwrap();
     validate_json["mode"] = json!("validate");
-    let validate = Settings::from_json(validate_json.to_string().as_bytes()).unwrap();
+    let validate_json = validate_json.to_string();
+    let validate = Settings::from_json(validate_json.as_bytes()).unwrap();
 
     let req = AdmissionRequest::for_object("UPDATE", object.clone());
     let mutated = evaluate(&req, &mutate, lookup);

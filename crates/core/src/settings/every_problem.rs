@@ -22,7 +22,7 @@ const SECTIONS: [&str; 2] = ["capi", "cloudTags"];
 
 /// `document` (an object) read member by member: the settings its valid
 /// members give, and a problem for each member that is not valid.
-pub(super) fn read(document: &Map<String, Value>) -> (RawSettings, Vec<SettingsProblem>) {
+pub(super) fn read(document: &Map<String, Value>) -> (RawSettings<'static>, Vec<SettingsProblem>) {
     let mut problems = Vec::new();
     let mut valid = Map::new();
     for (key, value) in document {
@@ -73,10 +73,11 @@ fn is_valid(document: Value, problems: &mut Vec<SettingsProblem>) -> bool {
     }
 }
 
-fn parse(document: &Value) -> Result<RawSettings, SettingsProblem> {
+fn parse(document: &Value) -> Result<RawSettings<'static>, SettingsProblem> {
     let text = serde_json::to_vec(document).expect("JSON values always serialise");
     let de = &mut serde_json::Deserializer::from_slice(&text);
-    serde_path_to_error::deserialize(de).map_err(|e| {
+    let parsed: Result<RawSettings<'_>, _> = serde_path_to_error::deserialize(de);
+    parsed.map(RawSettings::into_owned).map_err(|e| {
         let path = e.path().to_string();
         let error = e.into_inner();
         // The position is in this synthetic document, not the user's.

@@ -36,10 +36,8 @@ const ORACLE: [&str; 7] = [
 /// The built-ins and the README's ready-made profiles, as the policy
 /// prepares them.
 static PROFILES: LazyLock<Vec<TagProfile>> = LazyLock::new(|| {
-    let settings = Settings::from_json(
-        ready_profiles::settings(&[], &["azure", "gcp-labels", "aws"]).as_bytes(),
-    )
-    .unwrap();
+    let settings = ready_profiles::settings(&[], &["azure", "gcp-labels", "aws"]);
+    let settings = Settings::from_json(settings.as_bytes()).unwrap();
     let user = settings.cloud_tags().unwrap().profiles.user().to_vec();
     [
         AWS.clone(),
@@ -452,9 +450,11 @@ fn restated() -> [(&'static TagProfile, Value); 4] {
     ]
 }
 
-fn settings_with(propagating: &[&str], profiles: &[&Value]) -> Settings {
+fn settings_with(propagating: &[&str], profiles: &[&Value]) -> Settings<'static> {
     let document = json!({"cloudTags": {"propagatingLabels": propagating, "profiles": profiles}});
-    Settings::from_json(document.to_string().as_bytes()).unwrap()
+    Settings::from_json(document.to_string().as_bytes())
+        .unwrap()
+        .into_owned()
 }
 
 #[test]

@@ -128,7 +128,8 @@ fn gcp_labels_give_one_summary_warning_and_complete_skip_records() {
              cloud-tags.plexsphere.io/skipped"
         ]
     );
-    let settings = Settings::from_json(all_ready().as_bytes()).unwrap();
+    let settings = all_ready();
+    let settings = Settings::from_json(settings.as_bytes()).unwrap();
     let (_, explanation) = explain(&request, &settings, &MapLookup::new());
     let tags = explanation.cloud_tags.unwrap();
     assert_eq!(
