@@ -516,6 +516,22 @@ mod tests {
         assert_eq!(tags.provider_path, ["spec", "provider", "name"]);
     }
 
+    /// The opted-in keys borrow from the document; a key written with an
+    /// escape is unescaped into its own string, and either way the
+    /// prepared set is sorted, each key once, and survives `into_owned`.
+    #[test]
+    fn settings_opted_in_keys_borrow_unless_escaped() {
+        let text = br#"{"cloudTags":{"propagatingLabels":["team","platform\/env","team"]}}"#;
+        let settings = Settings::parse(text).unwrap();
+        let raw = &settings.cloud_tags.propagating_labels;
+        assert!(matches!(raw[0], Cow::Borrowed("team")));
+        assert!(matches!(&raw[1], Cow::Owned(key) if key == "platform/env"));
+        let prepared = settings.cloud_tags().unwrap().propagating_labels.clone();
+        assert_eq!(prepared, ["platform/env", "team"]);
+        let owned = Settings::parse(text).unwrap().into_owned();
+        assert_eq!(owned.cloud_tags().unwrap().propagating_labels, prepared);
+    }
+
     #[test]
     fn settings_unknown_field_names_the_path() {
         assert_eq!(
