@@ -154,6 +154,30 @@ impl MapEdit {
         edit
     }
 
+    /// [`MapEdit::upsert`] for a desired map already built: the entries
+    /// `current` holds with the same value leave it, the others become the
+    /// edit's `set` as they are, so the map is not built a second time
+    /// (the tags of a composite resource, built once by the transform).
+    pub fn upsert_map(
+        path: &'static [&'static str],
+        current: &StringMap<'_>,
+        mut desired: BTreeMap<String, String>,
+    ) -> Self {
+        let mut edit = Self::new(path);
+        if !current.is_empty() {
+            desired.retain(|key, value| match current.get(key.as_str()) {
+                Some(held) if *held == value.as_str() => false,
+                Some(held) => {
+                    edit.replaced.insert(key.clone(), (*held).to_owned());
+                    true
+                }
+                None => true,
+            });
+        }
+        edit.set = desired;
+        edit
+    }
+
     /// An edit of the map at `path` that changes nothing yet.
     pub fn new(path: &'static [&'static str]) -> Self {
         Self {
@@ -416,6 +440,15 @@ mod tests {
         assert_eq!(e, expected);
         assert_eq!(e.change_of("b"), Change::Corrected { was: "2" });
         assert_eq!(e.change_of("c"), Change::Added);
+        // The same edit from a map built already, against a map that holds
+        // some of its keys and against an empty one.
+        let owned = || desired.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        assert_eq!(MapEdit::upsert_map(LABELS, &current, owned()), expected);
+        let empty = StringMap::new();
+        assert_eq!(
+            MapEdit::upsert_map(LABELS, &empty, owned()),
+            MapEdit::upsert(LABELS, &empty, desired.iter().map(|(k, v)| (*k, *v)))
+        );
     }
 
     #[test]

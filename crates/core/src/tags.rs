@@ -378,7 +378,7 @@ fn cloud_tags_edit(
     MapEdit {
         remove,
         drop_when_empty,
-        ..MapEdit::upsert(CLOUD_TAGS, current, tags)
+        ..MapEdit::upsert_map(CLOUD_TAGS, current, tags)
     }
 }
 

@@ -138,8 +138,10 @@ pub struct Skip<'a> {
 /// The result of transforming one label set.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Transformed<'a> {
-    /// Tag key → value, sorted.
-    pub tags: BTreeMap<String, &'a str>,
+    /// Tag key → value, sorted. The values are owned: the map moves whole
+    /// into the edit that writes it ([`crate::plan::MapEdit::upsert_map`]),
+    /// built once.
+    pub tags: BTreeMap<String, String>,
     /// Refused labels, sorted by qualified key.
     pub skipped: Vec<Skip<'a>>,
 }
@@ -290,7 +292,7 @@ pub fn transform_beside<'a>(
             })
         });
         match reason {
-            None => tags.push((tag_key, value)),
+            None => tags.push((tag_key, value.to_owned())),
             Some(reason) => skipped.push(Skip {
                 qualified_key,
                 tag_key,

@@ -144,7 +144,7 @@ pub fn edit(
             let edit = MapEdit {
                 remove,
                 drop_when_empty,
-                ..MapEdit::upsert(target.field, &held, tags)
+                ..MapEdit::upsert_map(target.field, &held, tags)
             };
             (!edit.is_empty()).then_some(Edit::Map(edit))
         }
@@ -162,7 +162,7 @@ pub fn edit(
             };
             let wanted: Vec<(&str, &str)> = current
                 .user_entries()
-                .chain(tags.iter().map(|(k, v)| (k.as_str(), *v)))
+                .chain(tags.iter().map(|(k, v)| (k.as_str(), v.as_str())))
                 .collect();
             if wanted == current.entries {
                 return None;
