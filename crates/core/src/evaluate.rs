@@ -111,6 +111,17 @@ pub fn object_projection<'s>(
     projection_with(kind, route, settings.capi_infrastructure(), &provider)
 }
 
+/// Whether [`default_object_projection`] keeps everything
+/// [`object_projection`] keeps under `settings`, known from the settings
+/// without building either: only `cloudTags.providerPath`, when it moves a
+/// composite resource's provider, makes the settings' projection keep more
+/// (`cloudTags.capiInfrastructure` off keeps less). A fresh instance
+/// builds every projection again on every request, so [`crate::wire`]
+/// builds the settings' one only when this says it might differ.
+pub fn default_projection_covers(route: Route, settings: &Settings) -> bool {
+    route != Route::CloudTags || settings.provider_path_is_default()
+}
+
 /// What [`crate::wire`] splits the object through while it reads the
 /// payload, before the settings, which come after the request, are known:
 /// [`object_projection`] under the default provider path and with the tag
@@ -210,4 +221,55 @@ fn decide(
         _ => tags::evaluate(&request.object, settings, explain),
     };
     deviations::enforce(outcome, settings.mode)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kind(group: &str, version: &str, kind: &str) -> GroupVersionKind {
+        GroupVersionKind {
+            group: group.to_owned(),
+            version: version.to_owned(),
+            kind: kind.to_owned(),
+        }
+    }
+
+    /// The shortcut wire takes instead of building the settings'
+    /// projection says "covered" only where the projections say so too,
+    /// and a moved provider path is the one setting that makes it build.
+    #[test]
+    fn default_projection_covers_agrees_with_the_projections() {
+        let kinds = [
+            kind("platform.example.org", "v1alpha1", "XNetwork"),
+            kind("cluster.x-k8s.io", "v1beta2", "MachineSet"),
+            kind("infrastructure.cluster.x-k8s.io", "v1beta2", "AWSCluster"),
+            kind("infrastructure.cluster.x-k8s.io", "v1beta1", "OpenStackMachine"),
+            kind("", "v1", "ConfigMap"),
+        ];
+        let documents = [
+            "{}",
+            r#"{"cloudTags":{"capiInfrastructure":true,"propagatingLabels":["team"]}}"#,
+            r#"{"cloudTags":{"providerPath":"spec.parameters.provider"}}"#,
+            r#"{"cloudTags":{"providerPath":"spec.forProvider.cloud"}}"#,
+            r#"{"cloudTags":{"providerPath":"spec.forProvider.cloud","capiInfrastructure":true}}"#,
+        ];
+        let mut built = 0;
+        for document in documents {
+            let settings = Settings::parse(document.as_bytes()).unwrap();
+            for kind in &kinds {
+                let route = route(kind, "CREATE");
+                let covers = default_object_projection(kind, route)
+                    .covers(&object_projection(kind, route, &settings));
+                if default_projection_covers(route, &settings) {
+                    assert!(covers, "{document} {kind:?}");
+                } else {
+                    assert_eq!(route, Route::CloudTags, "{document} {kind:?}");
+                    assert!(!covers, "{document} {kind:?}");
+                    built += 1;
+                }
+            }
+        }
+        assert_eq!(built, 2, "the two moved provider paths, on the XR");
+    }
 }

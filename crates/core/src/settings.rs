@@ -316,6 +316,12 @@ impl<'a> Settings<'a> {
         self.cloud_tags.provider_path.split('.').collect()
     }
 
+    /// Whether `cloudTags.providerPath` is the default one
+    /// ([`DEFAULT_PROVIDER_PATH`]).
+    pub fn provider_path_is_default(&self) -> bool {
+        self.cloud_tags.provider_path == DEFAULT_PROVIDER_PATH
+    }
+
     /// `capi.additionalSyncMachineLabels`, compiled on first use.
     pub fn sync_machine_labels(&self) -> Result<&[KeyPattern], SettingsError> {
         patterns(

@@ -6,7 +6,8 @@
 //! in-memory one.
 
 use crate::evaluate::{
-    Route, default_object_projection, evaluate_routed, not_acted_on, object_projection, route,
+    Route, default_object_projection, default_projection_covers, evaluate_routed, not_acted_on,
+    object_projection, route,
 };
 use crate::lookup::Lookup;
 use crate::outcome::{Outcome, Verdict};
@@ -71,26 +72,34 @@ impl<'a> Object<'a> {
     /// beyond is decoded but not read, and written back as its text),
     /// otherwise split again from its text (written back whole into
     /// `text`, which the new shape borrows, when it was split through
-    /// another).
-    pub fn split<'t>(
+    /// another). `covered` says, when the settings already tell, that the
+    /// projection it was split through keeps everything `projection` does
+    /// ([`default_projection_covers`]); `projection` is built only when it
+    /// is needed.
+    pub fn split<'t, 'p>(
         self,
-        projection: &Projection<'_>,
+        covered: bool,
+        projection: impl FnOnce() -> Projection<'p>,
         text: &'t mut Vec<u8>,
     ) -> Result<(Value, Shape<'t>), serde_json::Error>
     where
         'a: 't,
     {
         match self {
+            Object::Split { value, shape, .. } if covered => Ok((value, shape)),
             Object::Split {
                 value,
                 shape,
                 projection: read,
-            } if read.covers(projection) => Ok((value, shape)),
-            Object::Split { value, shape, .. } => {
+            } => {
+                let projection = projection();
+                if read.covers(&projection) {
+                    return Ok((value, shape));
+                }
                 shape.write(&value, &[], text)?;
                 projection.split(text)
             }
-            Object::Text(raw) => projection.split(raw.get().as_bytes()),
+            Object::Text(raw) => projection().split(raw.get().as_bytes()),
         }
     }
 }
@@ -241,10 +250,11 @@ pub fn validate_with(payload: &[u8], lookup: &dyn Lookup, step: &mut dyn FnMut(S
         }
     };
     step(Step::Settings);
-    let projection = object_projection(&request.kind, route, &settings);
+    let covered = default_projection_covers(route, &settings);
+    let projection = || object_projection(&request.kind, route, &settings);
     let mut text = Vec::new();
     let shape = match object
-        .map(|object| object.split(&projection, &mut text))
+        .map(|object| object.split(covered, projection, &mut text))
         .transpose()
     {
         Ok(Some((value, shape))) => {

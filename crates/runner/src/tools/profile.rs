@@ -13,7 +13,9 @@ use std::cell::{Cell, RefCell};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow};
-use metadata_propagation_core::evaluate::{Route, evaluate_routed, object_projection, route};
+use metadata_propagation_core::evaluate::{
+    Route, default_projection_covers, evaluate_routed, object_projection, route,
+};
 use metadata_propagation_core::lookup::{Lookup, LookupError, ObjectRef};
 use metadata_propagation_core::projection::Projection;
 use metadata_propagation_core::settings::Settings;
@@ -203,8 +205,9 @@ impl TimedLookup {
             return Ok(0);
         }
         if let Some(object) = object {
-            let projection = object_projection(&request.kind, route, prepared);
-            request.object = object.split(&projection, &mut Vec::new())?.0;
+            let covered = default_projection_covers(route, prepared);
+            let projection = || object_projection(&request.kind, route, prepared);
+            request.object = object.split(covered, projection, &mut Vec::new())?.0;
         }
         self.rewind();
         let start = Instant::now();
