@@ -432,8 +432,11 @@ impl<'a> RawCloudTagSettings<'a> {
         let profiles = user_profile::prepare_profiles(&self.profiles, &mut problems);
 
         if problems.is_empty() {
-            propagating_labels.sort_unstable();
-            propagating_labels.dedup();
+            // One pass over a list that is sorted already, each key once.
+            if !propagating_labels.windows(2).all(|pair| pair[0] < pair[1]) {
+                propagating_labels.sort_unstable();
+                propagating_labels.dedup();
+            }
             Ok(CloudTagSettings {
                 propagating_labels,
                 provider_path,
