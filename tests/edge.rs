@@ -175,3 +175,33 @@ fn kubernetes_kinds_are_allowed_unchanged_with_a_warning_naming_the_kind() {
         assert!(!acts_on(&kind, "UPDATE"));
     }
 }
+
+/// A payload or a settings document that is not UTF-8 is refused, saying
+/// so and where, before anything is decoded: every decode reads text,
+/// checked once as a whole.
+#[test]
+fn input_that_is_not_utf8_is_refused_naming_the_byte() {
+    let request = read("test_data/bench/xr-aws-5.request.json");
+    let mut bytes = payload(&request, &json!({}));
+    let at = bytes.windows(4).position(|w| w == b"prod").unwrap();
+    bytes[at] = 0xff;
+    let reply: Value = serde_json::from_slice(&validate(&bytes)).unwrap();
+    assert_eq!(reply["accepted"], false, "{reply}");
+    assert_eq!(
+        reply["message"],
+        format!("cannot decode the admission request: not UTF-8: invalid byte at offset {at}")
+    );
+
+    let settings = b"{\"cloudTags\":{\"propagatingLabels\":[\"team\xff\"]}}";
+    let error = Settings::from_json(settings).unwrap_err().to_string();
+    assert_eq!(error, "settings: not UTF-8: invalid byte at offset 40");
+    let reply: Value = serde_json::from_slice(&metadata_propagation_core::wire::validate_settings(
+        settings,
+    ))
+    .unwrap();
+    assert_eq!(reply["valid"], false, "{reply}");
+    assert!(
+        reply["message"].as_str().unwrap().contains("not UTF-8"),
+        "{reply}"
+    );
+}

@@ -244,7 +244,11 @@ mod tests {
             kind("platform.example.org", "v1alpha1", "XNetwork"),
             kind("cluster.x-k8s.io", "v1beta2", "MachineSet"),
             kind("infrastructure.cluster.x-k8s.io", "v1beta2", "AWSCluster"),
-            kind("infrastructure.cluster.x-k8s.io", "v1beta1", "OpenStackMachine"),
+            kind(
+                "infrastructure.cluster.x-k8s.io",
+                "v1beta1",
+                "OpenStackMachine",
+            ),
             kind("", "v1", "ConfigMap"),
         ];
         let documents = [

@@ -442,7 +442,12 @@ mod tests {
         assert_eq!(e.change_of("c"), Change::Added);
         // The same edit from a map built already, against a map that holds
         // some of its keys and against an empty one.
-        let owned = || desired.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let owned = || {
+            desired
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
         assert_eq!(MapEdit::upsert_map(LABELS, &current, owned()), expected);
         let empty = StringMap::new();
         assert_eq!(

@@ -104,7 +104,7 @@ impl<'p> Projection<'p> {
 
     /// Decodes `json` keeping only the projected paths.
     pub fn decode(&self, json: &[u8]) -> Result<Value, serde_json::Error> {
-        let mut deserializer = serde_json::Deserializer::from_slice(json);
+        let mut deserializer = serde_json::Deserializer::from_str(text(json)?);
         let (value, _) = Seed {
             projection: self,
             keep: false,
@@ -118,8 +118,7 @@ impl<'p> Projection<'p> {
     /// that writes the rest back as it came: the skipped parts are borrowed
     /// from `json`, not decoded. One pass over the text, as [`decode`](Self::decode).
     pub fn split<'j>(&self, json: &'j [u8]) -> Result<(Value, Shape<'j>), serde_json::Error> {
-        // From a slice, as `decode`: one copy of the decoder in the module.
-        let mut deserializer = serde_json::Deserializer::from_slice(json);
+        let mut deserializer = serde_json::Deserializer::from_str(text(json)?);
         let split = self.splitter().deserialize(&mut deserializer)?;
         deserializer.end()?;
         Ok(split)
@@ -133,6 +132,22 @@ impl<'p> Projection<'p> {
             keep: true,
         }
     }
+}
+
+/// `json` as text, checked to be UTF-8 in one pass, for serde_json to read.
+///
+/// Every decode in the module reads text (`Deserializer::from_str`), never
+/// bytes: each reader is its own copy of serde_json's decoders in the
+/// module, and from bytes serde_json checks each string it decodes for
+/// UTF-8 on its own, which costs more than this one pass over the whole
+/// input (most of which is strings).
+pub fn text(json: &[u8]) -> Result<&str, serde_json::Error> {
+    std::str::from_utf8(json).map_err(|e| {
+        de::Error::custom(format_args!(
+            "not UTF-8: invalid byte at offset {}",
+            e.valid_up_to()
+        ))
+    })
 }
 
 /// Where a projected decode left parts of the text undecoded, so they can be
@@ -276,8 +291,7 @@ impl<'de> Visitor<'de> for Whole {
 
 /// A member's text decoded whole, as [`Whole`] decodes it in place.
 fn decode_whole(text: &RawValue) -> Result<Value, serde_json::Error> {
-    // From a slice, as `decode`: one copy of the decoder in the module.
-    let mut deserializer = serde_json::Deserializer::from_slice(text.get().as_bytes());
+    let mut deserializer = serde_json::Deserializer::from_str(text.get());
     let value = Whole.deserialize(&mut deserializer)?;
     deserializer.end()?;
     Ok(value)
@@ -625,7 +639,9 @@ mod tests {
                 }
             }
         }
-        assert!(!needs_escape("plexsphere:platform.example.org/€".as_bytes()));
+        assert!(!needs_escape(
+            "plexsphere:platform.example.org/€".as_bytes()
+        ));
     }
 
     /// Decoded whole, a value is what `Value::deserialize` gives: repeated

@@ -264,10 +264,16 @@ impl<'a> Settings<'a> {
         if trimmed.is_empty() || trimmed == b"null" {
             return Ok(Self::default());
         }
-        if trimmed.first() != Some(&b'{') {
+        // Checked to be UTF-8 in one pass and read as text, as every decode
+        // in the module is (`wire::Payload::decode` says why).
+        let trimmed = std::str::from_utf8(trimmed).map_err(|e| {
+            let error = format!("not UTF-8: invalid byte at offset {}", e.valid_up_to());
+            Refused::Document(SettingsProblem::refused(".", error).into())
+        })?;
+        if !trimmed.starts_with('{') {
             // serde would also accept a struct written as an array of field
             // values, which only produces confusing messages.
-            let found = serde_json::from_slice::<serde_json::Value>(trimmed)
+            let found = serde_json::from_str::<serde_json::Value>(trimmed)
                 .map_or("invalid JSON", |v| fields::type_name(&v));
             let problem = SettingsProblem::new(
                 FieldPath::of(&["settings"]),
@@ -277,17 +283,17 @@ impl<'a> Settings<'a> {
         }
         // Reading member by member costs on every request; only a refused
         // document needs it, to name every field at fault.
-        if let Ok(parsed) = serde_json::from_slice::<RawSettings>(trimmed) {
+        if let Ok(parsed) = serde_json::from_str::<RawSettings>(trimmed) {
             return Ok(Self::from(parsed));
         }
-        match serde_json::from_slice::<serde_json::Value>(trimmed) {
+        match serde_json::from_str::<serde_json::Value>(trimmed) {
             Ok(serde_json::Value::Object(document)) => {
                 let (raw, problems) = every_problem::read(&document);
                 Err(Refused::Members(Box::new(raw), problems))
             }
             // not JSON at all: serde names the line and column
             _ => {
-                let de = &mut serde_json::Deserializer::from_slice(trimmed);
+                let de = &mut serde_json::Deserializer::from_str(trimmed);
                 let error = serde_path_to_error::deserialize::<_, RawSettings>(de)
                     .err()
                     .map_or_else(|| "invalid JSON".to_owned(), |e| e.into_inner().to_string());

@@ -183,8 +183,15 @@ impl<'de: 'a, 'a> Deserialize<'de> for Request<'a> {
 
 impl<'a> Payload<'a> {
     /// Decodes a `validate` payload.
+    ///
+    /// The payload is checked to be UTF-8 once, as a whole, and read as
+    /// text: read from bytes, serde_json checks each string it decodes on
+    /// its own, which costs more than one pass over the whole payload.
+    /// Every decode in the module reads text ([`crate::projection::text`]),
+    /// so serde_json's decoders are in it once.
     pub fn decode(payload: &'a [u8]) -> Result<Self, String> {
-        serde_json::from_slice(payload).map_err(decode_error)
+        let text = crate::projection::text(payload).map_err(decode_error)?;
+        serde_json::from_str(text).map_err(decode_error)
     }
 }
 

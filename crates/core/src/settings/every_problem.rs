@@ -74,8 +74,8 @@ fn is_valid(document: Value, problems: &mut Vec<SettingsProblem>) -> bool {
 }
 
 fn parse(document: &Value) -> Result<RawSettings<'static>, SettingsProblem> {
-    let text = serde_json::to_vec(document).expect("JSON values always serialise");
-    let de = &mut serde_json::Deserializer::from_slice(&text);
+    let text = serde_json::to_string(document).expect("JSON values always serialise");
+    let de = &mut serde_json::Deserializer::from_str(&text);
     let parsed: Result<RawSettings<'_>, _> = serde_path_to_error::deserialize(de);
     parsed.map(RawSettings::into_owned).map_err(|e| {
         let path = e.path().to_string();

@@ -78,10 +78,10 @@ pub enum Malformed {
 
 /// Decodes the annotation's text.
 pub fn decode(text: &str) -> Result<Entries<'_>, Malformed> {
-    // From bytes, as every other decode in the module: one copy of
-    // serde_json's reader (the text is a `&str`, so its keys stay borrowed).
+    // From text, as every other decode in the module: one copy of
+    // serde_json's reader (`wire::Payload::decode` says why text).
     let document: Document<'_> =
-        serde_json::from_slice(text.as_bytes()).map_err(|e| Malformed::NotJson(e.to_string()))?;
+        serde_json::from_str(text).map_err(|e| Malformed::NotJson(e.to_string()))?;
     let entries = match document {
         Document::Object(entries) => entries,
         Document::Other(found) => return Err(Malformed::NotAnObject(found)),

@@ -184,7 +184,13 @@ pub fn check<'p>(
     tag_key: &str,
     value: &str,
 ) -> Option<SkipReason<'p>> {
-    check_after_prefix(profile, refused_in_prefix(profile), qualified_key, tag_key, value)
+    check_after_prefix(
+        profile,
+        refused_in_prefix(profile),
+        qualified_key,
+        tag_key,
+        value,
+    )
 }
 
 /// The character of the mandated prefix that `profile`'s key class refuses,

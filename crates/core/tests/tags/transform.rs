@@ -265,7 +265,10 @@ fn every_skip_names_key_tag_key_and_profile() {
     let out = transform(labels.clone(), &AWS);
     assert_eq!(
         out.tags,
-        BTreeMap::from([("plexsphere:acme:checkout/owner".to_owned(), "team payments".to_owned())])
+        BTreeMap::from([(
+            "plexsphere:acme:checkout/owner".to_owned(),
+            "team payments".to_owned()
+        )])
     );
     assert_eq!(out.skipped.len(), 1);
     let skip = &out.skipped[0];
