@@ -125,8 +125,11 @@ pub struct KeyCharacters {
     except: Cow<'static, str>,
     /// Whether each ASCII character is admitted (index: its code),
     /// precomputed because keys are nearly always ASCII: one load per byte,
-    /// where a bit table costs a shift and a mask per byte in wasm.
-    ascii: [bool; 128],
+    /// where a bit table costs a shift and a mask per byte in wasm. Indexed
+    /// by any byte: those of 0x80 and above are never admitted here, so a
+    /// scan stops at the first character beyond ASCII and decides it from
+    /// the sets.
+    ascii: [bool; 256],
 }
 
 impl KeyCharacters {
@@ -160,7 +163,7 @@ impl KeyCharacters {
     /// Whether this class admits `c`.
     pub fn admits(&self, c: char) -> bool {
         if c.is_ascii() {
-            return self.ascii[c as usize];
+            return self.ascii[usize::from(c as u8)];
         }
         !self.except.contains(c)
             && (self.extra.contains(c) || self.sets().any(|set| set.admits_non_ascii(c)))
@@ -168,17 +171,15 @@ impl KeyCharacters {
 
     /// The first character of `key` this class does not admit.
     pub fn first_disallowed(&self, key: &str) -> Option<char> {
-        // Check bytes against the ASCII table, and decode characters only
-        // from the first non-ASCII byte on.
-        for (at, byte) in key.bytes().enumerate() {
-            if !byte.is_ascii() {
-                return key[at..].chars().find(|&c| !self.admits(c));
-            }
-            if !self.ascii[usize::from(byte & 0x7f)] {
-                return Some(char::from(byte));
-            }
+        // Check bytes against the table, one load each, and decode
+        // characters only from the first byte it stops at: a refused ASCII
+        // character, or the first byte beyond ASCII (a character's first).
+        let at = key.bytes().position(|byte| !self.ascii[usize::from(byte)])?;
+        let byte = key.as_bytes()[at];
+        if byte.is_ascii() {
+            return Some(char::from(byte));
         }
-        None
+        key[at..].chars().find(|&c| !self.admits(c))
     }
 
     fn sets(&self) -> impl Iterator<Item = CharSet> + '_ {
@@ -204,8 +205,8 @@ impl KeyCharacters {
 }
 
 /// The ASCII table of `sets` ∪ `extra` ∖ `except`.
-const fn ascii_table(sets: u8, extra: &str, except: &str) -> [bool; 128] {
-    let mut table = [false; 128];
+const fn ascii_table(sets: u8, extra: &str, except: &str) -> [bool; 256] {
+    let mut table = [false; 256];
     let mut c = 0u8;
     while c < 128 {
         let mut admitted = contains_byte(extra, c);
