@@ -274,7 +274,10 @@ pub fn validate_with(payload: &[u8], lookup: &dyn Lookup, step: &mut dyn FnMut(S
     step(Step::Object);
     let outcome = evaluate_routed(&request, route, &settings, lookup);
     step(Step::Decided);
-    let answer = respond(outcome, |plan, out| match &shape {
+    // The answer holds the object, which the payload holds too (with the
+    // old object and the settings): reserved once, it is never copied to
+    // grow.
+    let answer = respond(outcome, payload.len(), |plan, out| match &shape {
         Some(shape) => {
             let edited: Vec<&[&str]> = plan.edits.iter().map(Edit::path).collect();
             let mut object = request.object;
@@ -289,7 +292,7 @@ pub fn validate_with(payload: &[u8], lookup: &dyn Lookup, step: &mut dyn FnMut(S
 
 /// Encodes an outcome; a non-empty plan is applied to the owned object.
 pub fn encode(outcome: Outcome, object: Option<Value>) -> Vec<u8> {
-    respond(outcome, |plan, out| match object {
+    respond(outcome, 0, |plan, out| match object {
         Some(mut object) => {
             plan.apply_owned(&mut object);
             serde_json::to_writer(out, &object).map(|()| true)
@@ -305,6 +308,7 @@ pub fn encode(outcome: Outcome, object: Option<Value>) -> Vec<u8> {
 /// into the answer: its untouched parts are text that was never decoded.
 fn respond(
     outcome: Outcome,
+    capacity: usize,
     object: impl FnOnce(Plan, &mut Vec<u8>) -> Result<bool, serde_json::Error>,
 ) -> Vec<u8> {
     let Outcome {
@@ -313,7 +317,7 @@ fn respond(
         audit_annotations,
         ..
     } = outcome;
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(capacity);
     let written = (|| {
         match verdict {
             Verdict::Allow(plan) => {
