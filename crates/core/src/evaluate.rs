@@ -97,8 +97,10 @@ const METADATA: [&[&str]; 5] = [
 /// The parts of a request's object the policy reads and writes on `route`:
 /// decoded by [`crate::wire`], while the rest (`status`, `managedFields`, spec
 /// subtrees no rule reads) passes through as text ([`Projection::split`]).
-/// Of a composite resource's `spec`, the tag field and the provider path
-/// (a setting, so the projection borrows from the settings).
+/// Of a composite resource, only what its tags are computed from and
+/// written to: its labels and annotations, the tag field and the provider
+/// path (a setting, so the projection borrows from the settings); its name,
+/// `apiVersion` and the rest of its `spec` pass through as text.
 pub fn object_projection<'s>(
     kind: &GroupVersionKind,
     route: Route,
@@ -138,11 +140,11 @@ fn projection_with<'s>(
     capi_infrastructure: bool,
     provider: &[&'s str],
 ) -> Projection<'s> {
-    let mut paths: Vec<&[&'s str]> = vec![&["apiVersion"], &["kind"]];
-    paths.extend(METADATA);
-    match route {
+    let paths: Vec<&[&'s str]> = match route {
         Route::NotActedOn => return Projection::default(),
         Route::Capi => {
+            let mut paths = vec![&["apiVersion"][..], &["kind"]];
+            paths.extend(METADATA);
             paths.extend(capi::child_paths(&kind.group, &kind.kind));
             // The tag field, when the feature is on and the kind has one.
             if capi_infrastructure
@@ -150,12 +152,12 @@ fn projection_with<'s>(
             {
                 paths.push(target.field);
             }
+            paths
         }
-        Route::CloudTags => {
-            paths.push(tags::CLOUD_TAGS);
-            paths.push(provider);
-        }
-    }
+        // What tags::plan reads, and nothing else: the labels, the
+        // label-set annotation, the tag field and the provider.
+        Route::CloudTags => vec![tags::LABELS, tags::ANNOTATIONS, tags::CLOUD_TAGS, provider],
+    };
     Projection::of(&paths)
 }
 

@@ -36,8 +36,10 @@ pub const SKIPPED_ANNOTATION: &str = "cloud-tags.plexsphere.io/skipped";
 /// Label marking where a resource came from; `adopted` ones never propagate.
 pub const ORIGIN_LABEL: &str = "platform/origin";
 
-const LABELS: &[&str] = &["metadata", "labels"];
-const ANNOTATIONS: &[&str] = &["metadata", "annotations"];
+/// Where an XR's labels live.
+pub const LABELS: &[&str] = &["metadata", "labels"];
+/// Where an XR's annotations (the label-set annotation among them) live.
+pub const ANNOTATIONS: &[&str] = &["metadata", "annotations"];
 /// Where an XR's tags live.
 pub const CLOUD_TAGS: &[&str] = &["spec", "cloudTags"];
 

@@ -174,7 +174,9 @@ impl KeyCharacters {
         // Check bytes against the table, one load each, and decode
         // characters only from the first byte it stops at: a refused ASCII
         // character, or the first byte beyond ASCII (a character's first).
-        let at = key.bytes().position(|byte| !self.ascii[usize::from(byte)])?;
+        let at = key
+            .bytes()
+            .position(|byte| !self.ascii[usize::from(byte)])?;
         let byte = key.as_bytes()[at];
         if byte.is_ascii() {
             return Some(char::from(byte));
