@@ -125,7 +125,7 @@ fn plan(
                 .collect(),
         )
     };
-    let mut transformed = transform::transform(opted_in.iter(), profile);
+    let mut transformed = transform::transform_sorted(&opted_in.0, profile, 0);
 
     let tags_present = fields::object(object, CLOUD_TAGS)?.is_some();
     let current_tags = fields::string_map(object, CLOUD_TAGS)?;
@@ -154,7 +154,7 @@ fn plan(
 }
 
 /// Opted-in labels (qualified key, value), sorted by key, each key once:
-/// what [`transform::transform`] takes as it comes, without sorting it
+/// what [`transform::transform_sorted`] takes as it comes, without sorting it
 /// into a map first.
 #[derive(Debug, PartialEq)]
 pub(crate) struct OptedIn<'k, V>(pub(crate) Vec<(&'k str, V)>);
@@ -165,10 +165,6 @@ impl<V: Copy> OptedIn<'_, V> {
         self.0.binary_search_by(|(k, _)| (*k).cmp(key)).is_ok()
     }
 
-    /// The labels, sorted by key.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = (&str, V)> + '_ {
-        self.0.iter().map(|(k, v)| (*k, *v))
-    }
 }
 
 /// The entries of a label set (`entries`: sorted by key, each key once, as
@@ -180,7 +176,7 @@ pub(crate) fn opted_in<'k, 'e, V>(
     entries: impl IntoIterator<Item = (&'e str, V)>,
 ) -> OptedIn<'k, V> {
     let mut keys = keys.iter().map(AsRef::as_ref).peekable();
-    let mut found = Vec::new();
+    let mut found = Vec::with_capacity(keys.len());
     for (key, value) in entries {
         while let Some(opted) = keys.peek() {
             match (*opted).cmp(key) {

@@ -205,7 +205,7 @@ pub fn plan_tags(
 
     let current = field::read(object, target).map_err(own)?;
     let mut transformed =
-        transform::transform_beside(opted_in.iter(), profile, current.user_entries().count());
+        transform::transform_sorted(&opted_in.0, profile, current.user_entries().count());
     let removed: BTreeMap<String, String> = map_of(
         current
             .prefixed()

@@ -270,15 +270,26 @@ pub fn transform_beside<'a>(
 ) -> Transformed<'a> {
     // Byte-wise `str` order is Go's string order (`sort.Strings`): the
     // count cap keeps the lowest qualified keys in byte order (README).
-    // Labels that come sorted, each key once (the opted-in join gives them
-    // so), are taken as they come; others are sorted, the last of equal
-    // keys kept.
+    // Labels that come sorted, each key once, are taken as they come;
+    // others are sorted, the last of equal keys kept.
     let labels: Vec<(&str, &str)> = labels.into_iter().collect();
     let labels = if labels.windows(2).all(|pair| pair[0].0 < pair[1].0) {
         labels
     } else {
         crate::sorted_map::map_of(labels).into_iter().collect()
     };
+    transform_sorted(&labels, profile, taken)
+}
+
+/// [`transform_beside`] for labels sorted by qualified key, each key once,
+/// as the opted-in join gives them ([`super::OptedIn`]): not checked for
+/// order again.
+pub(crate) fn transform_sorted<'a>(
+    labels: &[(&'a str, &'a str)],
+    profile: &'a TagProfile,
+    taken: usize,
+) -> Transformed<'a> {
+    debug_assert!(labels.windows(2).all(|pair| pair[0].0 < pair[1].0));
     let mut skipped = Vec::new();
     // The labels come in qualified-key order, so the tags (the constant
     // prefix and the qualified key) come sorted and unique: gathered in a
@@ -288,7 +299,7 @@ pub fn transform_beside<'a>(
     let mut tags = Vec::with_capacity(labels.len().min(profile.cap));
     let room = profile.cap.saturating_sub(taken);
     let prefix_refused = refused_in_prefix(profile);
-    for (qualified_key, value) in labels {
+    for &(qualified_key, value) in labels {
         let tag_key = tag_key(qualified_key);
         let checked = check_after_prefix(profile, prefix_refused, qualified_key, &tag_key, value);
         let reason = checked.or_else(|| {
