@@ -164,7 +164,6 @@ impl<V: Copy> OptedIn<'_, V> {
     pub(crate) fn contains_key(&self, key: &str) -> bool {
         self.0.binary_search_by(|(k, _)| (*k).cmp(key)).is_ok()
     }
-
 }
 
 /// The entries of a label set (`entries`: sorted by key, each key once, as
