@@ -266,12 +266,39 @@ impl Plan {
     }
 
     /// [`Plan::apply`], moving the plan's keys and values into the object
-    /// instead of copying them ([`crate::wire`]'s path, once per request).
+    /// instead of copying them.
     pub fn apply_owned(self, object: &mut Value) {
+        let fills = self.apply_leaving_fills(object, |_| false);
+        debug_assert!(fills.is_empty());
+    }
+
+    /// [`Plan::apply_owned`], except that the keys a map edit sets into a
+    /// map at a path `leave` accepts are not inserted: the map is made
+    /// ready (created, its removals done) and the keys come back as a
+    /// [`MapFill`] for the writer to merge in as it writes the map
+    /// ([`crate::projection::Shape::write_filled`], [`crate::wire`]'s path).
+    /// A map the policy fills (an XR's tags) would otherwise be built as a
+    /// `serde_json::Map` only to be written once.
+    pub fn apply_leaving_fills(
+        self,
+        object: &mut Value,
+        leave: impl Fn(&[&str]) -> bool,
+    ) -> Vec<MapFill> {
+        let mut fills: Vec<MapFill> = Vec::new();
         let mut edits = self.edits.into_iter().peekable();
         while let Some(edit) = edits.next() {
             match edit {
-                Edit::Map(edit) => apply_map_edit(object, edit),
+                Edit::Map(edit) => {
+                    let leave = leave(edit.path);
+                    if let Some(fill) = apply_map_edit(object, edit, leave) {
+                        match fills.iter_mut().find(|f| f.path == fill.path) {
+                            // One edit per map (Plan::merge); should two
+                            // meet, the later one's values win, as inserts.
+                            Some(held) => held.set.extend(fill.set),
+                            None => fills.push(fill),
+                        }
+                    }
+                }
                 Edit::Field(FieldEdit {
                     path,
                     entry: Some(key),
@@ -296,7 +323,19 @@ impl Plan {
                 }
             }
         }
+        fills
     }
+}
+
+/// The keys a map edit sets, left out of the map at `path` for the writer
+/// to merge in ([`Plan::apply_leaving_fills`]): sorted, each with its string
+/// value, winning over a key the map holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MapFill {
+    /// Where the map is; it exists, as an object, once the plan is applied.
+    pub path: &'static [&'static str],
+    /// The keys to write into it, with their values.
+    pub set: BTreeMap<String, String>,
 }
 
 /// True when `edit` sets an entry of the keyed list at `path` whose keys
@@ -344,33 +383,26 @@ fn apply_entry_edits(
     }
 }
 
-fn apply_map_edit(object: &mut Value, edit: MapEdit) {
-    let Some((last, parents)) = edit.path.split_last() else {
-        return;
-    };
+/// Applies `edit`; with `leave`, the keys it sets are returned instead of
+/// inserted, once the map they go into exists.
+fn apply_map_edit(object: &mut Value, edit: MapEdit, leave: bool) -> Option<MapFill> {
+    let (last, parents) = edit.path.split_last()?;
     // Removals alone never create anything: with no map there is nothing to remove.
     let create = !edit.set.is_empty();
     let edit_len = edit.set.len();
     let mut current = object;
     for segment in parents {
-        let Some(map) = as_object_mut(current, create) else {
-            return;
-        };
+        let map = as_object_mut(current, create)?;
         current = if create {
             map.entry(*segment)
                 .or_insert_with(|| Value::Object(Map::new()))
         } else {
-            match map.get_mut(*segment) {
-                Some(next) => next,
-                None => return,
-            }
+            map.get_mut(*segment)?
         };
     }
-    let Some(parent) = as_object_mut(current, create) else {
-        return;
-    };
+    let parent = as_object_mut(current, create)?;
     if !create && !parent.contains_key(*last) {
-        return;
+        return None;
     }
     let target = parent
         .entry(*last)
@@ -378,6 +410,14 @@ fn apply_map_edit(object: &mut Value, edit: MapEdit) {
     if let Some(map) = as_object_mut(target, create) {
         for key in edit.remove.keys() {
             map.remove(key);
+        }
+        if leave && create {
+            // The map ends up holding these keys, so it is never dropped
+            // for being empty.
+            return Some(MapFill {
+                path: edit.path,
+                set: edit.set,
+            });
         }
         let set = edit.set.into_iter().map(|(k, v)| (k, Value::String(v)));
         if map.len() <= edit_len {
@@ -397,6 +437,7 @@ fn apply_map_edit(object: &mut Value, edit: MapEdit) {
             parent.remove(*last);
         }
     }
+    None
 }
 
 /// The object behind `value`; with `create`, an explicit `null` becomes an

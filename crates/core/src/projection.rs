@@ -7,6 +7,7 @@
 //! look-up in the benchmark. Arrays are traversed implicitly, as in
 //! Kubewarden's field masks: a path through an array applies to every item.
 
+use crate::plan::MapFill;
 use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
@@ -430,17 +431,63 @@ impl Shape<'_> {
         edited: &[&[&str]],
         out: &mut Vec<u8>,
     ) -> Result<(), serde_json::Error> {
-        self.write_at(value, &mut Vec::new(), edited, out)
+        self.write_filled(value, edited, &[], out)
     }
 
-    fn write_at<'s>(
-        &'s self,
+    /// [`Shape::write`], merging each of `fills` into the map at its path
+    /// as it writes it: the keys in order, a fill's value winning over the
+    /// map's, the bytes those keys would have had inserted into the map
+    /// first ([`crate::plan::Plan::apply_leaving_fills`] leaves them out
+    /// only where [`Shape::writes_whole`] says the map is written here).
+    pub fn write_filled(
+        &self,
         value: &Value,
-        path: &mut Vec<&'s str>,
         edited: &[&[&str]],
+        fills: &[MapFill],
         out: &mut Vec<u8>,
     ) -> Result<(), serde_json::Error> {
-        match (self, value) {
+        let writer = Writer { edited, fills };
+        writer.shaped(self, value, &mut Vec::new(), out)
+    }
+
+    /// Whether the value at `path` is written whole (decoded through this
+    /// shape whole, or not in it at all, so new), not member by member
+    /// around parts kept as text: where a [`MapFill`] can be merged in.
+    pub fn writes_whole(&self, path: &[&str]) -> bool {
+        let mut shape = self;
+        for segment in path {
+            match shape {
+                Shape::Decoded | Shape::Text(_) => return true,
+                // Written through the last occurrence of a repeated key.
+                Shape::Object(members) => match members.iter().rev().find(|(k, _)| k == segment) {
+                    Some((_, Member::Read(inner))) => shape = inner,
+                    Some((_, Member::Kept(_))) => return false,
+                    None => return true,
+                },
+                Shape::Array(_) => return false,
+            }
+        }
+        matches!(shape, Shape::Decoded | Shape::Text(_))
+    }
+}
+
+/// What [`Shape::write_filled`] writes with: the plan's edited paths and
+/// the fills left for it.
+struct Writer<'w> {
+    edited: &'w [&'w [&'w str]],
+    fills: &'w [MapFill],
+}
+
+impl Writer<'_> {
+    fn shaped<'s>(
+        &self,
+        shape: &'s Shape<'_>,
+        value: &'s Value,
+        path: &mut Vec<&'s str>,
+        out: &mut Vec<u8>,
+    ) -> Result<(), serde_json::Error> {
+        let edited = self.edited;
+        match (shape, value) {
             (Shape::Text(text), _) if !touched(path, edited) => {
                 out.extend_from_slice(text.get().as_bytes());
                 Ok(())
@@ -479,7 +526,7 @@ impl Shape<'_> {
                             write_str(key, out)?;
                             out.push(b':');
                             path.push(key);
-                            shape.write_at(item, path, edited, out)?;
+                            self.shaped(shape, item, path, out)?;
                             path.pop();
                             written += 1;
                         }
@@ -494,7 +541,9 @@ impl Shape<'_> {
                             comma(out);
                             write_str(key, out)?;
                             out.push(b':');
-                            write_value(item, out)?;
+                            path.push(key);
+                            self.whole(item, path, out)?;
+                            path.pop();
                         }
                     }
                 }
@@ -509,13 +558,72 @@ impl Shape<'_> {
                     if index > 0 {
                         out.push(b',');
                     }
-                    shape.write_at(item, path, edited, out)?;
+                    self.shaped(shape, item, path, out)?;
                 }
                 out.push(b']');
                 Ok(())
             }
-            _ => write_value(value, out),
+            _ => self.whole(value, path, out),
         }
+    }
+
+    /// `value` written whole at `path`, the fill of a map at or below it
+    /// merged in. Maps are walked only on the way to a fill; the rest is
+    /// written as it is. Fills never lie inside arrays: a plan's map paths
+    /// name no index, and applying one never walks into an array.
+    fn whole<'s>(
+        &self,
+        value: &'s Value,
+        path: &mut Vec<&'s str>,
+        out: &mut Vec<u8>,
+    ) -> Result<(), serde_json::Error> {
+        let Value::Object(map) = value else {
+            return write_value(value, out);
+        };
+        if !self.fills.iter().any(|fill| fill.path.starts_with(path)) {
+            return write_value(value, out);
+        }
+        let fill = self.fills.iter().find(|fill| fill.path == path.as_slice());
+        let mut filled = fill.into_iter().flat_map(|fill| &fill.set).peekable();
+        let mut held = map.iter().peekable();
+        out.push(b'{');
+        let mut first = true;
+        loop {
+            // The next key in order; of a key both hold, the fill's value.
+            let from_fill = match (held.peek(), filled.peek()) {
+                (None, None) => break,
+                (Some(_), None) => false,
+                (None, Some(_)) => true,
+                (Some((held_key, _)), Some((filled_key, _))) => {
+                    match held_key.as_str().cmp(filled_key.as_str()) {
+                        std::cmp::Ordering::Less => false,
+                        std::cmp::Ordering::Greater => true,
+                        std::cmp::Ordering::Equal => {
+                            held.next();
+                            true
+                        }
+                    }
+                }
+            };
+            if !std::mem::take(&mut first) {
+                out.push(b',');
+            }
+            if from_fill {
+                if let Some((key, text)) = filled.next() {
+                    write_str(key, out)?;
+                    out.push(b':');
+                    write_str(text, out)?;
+                }
+            } else if let Some((key, item)) = held.next() {
+                write_str(key, out)?;
+                out.push(b':');
+                path.push(key);
+                self.whole(item, path, out)?;
+                path.pop();
+            }
+        }
+        out.push(b'}');
+        Ok(())
     }
 }
 
@@ -642,6 +750,68 @@ mod tests {
         assert!(!needs_escape(
             "plexsphere:platform.example.org/€".as_bytes()
         ));
+    }
+
+    /// Keys left to the writer ([`Plan::apply_leaving_fills`]) come out as
+    /// the plan applied in full writes them: merged in order into a map
+    /// that holds some (one corrected, one removed), into a map decoded
+    /// whole from text, and into a map the plan creates with its parents;
+    /// a map the shape splits around kept text is filled by the plan.
+    #[test]
+    fn fills_are_written_as_the_applied_plan_writes_them() {
+        use crate::plan::{MapEdit, Plan};
+        let text = br#"{"kind":"X","metadata":{"name":"n","labels":{"b":"2","d":"4","f":"6"}},
+            "spec":{"keep":[1, 2],"cloudTags":{"a":"0","c":"3"},"other":{"x":"y"}},"status":{"x":1}}"#;
+        let projection = Projection::of(&[
+            &["metadata", "labels"],
+            &["spec", "cloudTags"],
+            &["spec", "new"],
+            &["spec", "other", "x"],
+        ]);
+        let edit = |path, set: &[(&str, &str)], remove: &[&str]| MapEdit {
+            set: set
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            remove: remove
+                .iter()
+                .map(|k| (k.to_string(), "stale".to_owned()))
+                .collect(),
+            ..MapEdit::new(path)
+        };
+        let mut plan = Plan::default();
+        plan.push(edit(
+            &["metadata", "labels"],
+            &[("a", "1"), ("b", "20"), ("e", "5")],
+            &["d"],
+        ));
+        plan.push(edit(&["spec", "cloudTags"], &[("b", "x")], &[]));
+        plan.push(edit(&["spec", "new", "tags"], &[("k", "v")], &[]));
+        plan.push(edit(&["spec", "other"], &[("z", "1")], &[]));
+        let edited: Vec<&[&str]> = plan.edits.iter().map(crate::plan::Edit::path).collect();
+
+        let (mut applied, shape) = projection.split(text).unwrap();
+        plan.clone().apply_owned(&mut applied);
+        let mut expected = Vec::new();
+        shape.write(&applied, &edited, &mut expected).unwrap();
+
+        let (mut object, shape) = projection.split(text).unwrap();
+        let fills = plan.apply_leaving_fills(&mut object, |path| shape.writes_whole(path));
+        let left: Vec<_> = fills.iter().map(|fill| fill.path.join(".")).collect();
+        assert_eq!(left, ["metadata.labels", "spec.cloudTags", "spec.new.tags"]);
+        let mut written = Vec::new();
+        shape
+            .write_filled(&object, &edited, &fills, &mut written)
+            .unwrap();
+        assert_eq!(
+            String::from_utf8(written).unwrap(),
+            String::from_utf8(expected).unwrap()
+        );
+
+        assert!(!shape.writes_whole(&["spec"]));
+        assert!(!shape.writes_whole(&["status", "x"]));
+        assert!(!shape.writes_whole(&["spec", "other"]));
+        assert!(shape.writes_whole(&["spec", "new", "tags"]));
     }
 
     /// Decoded whole, a value is what `Value::deserialize` gives: repeated
