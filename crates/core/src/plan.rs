@@ -178,6 +178,27 @@ impl MapEdit {
         edit
     }
 
+    /// An edit of the map at `path` setting `set` and removing `remove`
+    /// (each "stale"), as tests write one.
+    #[cfg(test)]
+    pub(crate) fn written(
+        path: &'static [&'static str],
+        set: &[(&str, &str)],
+        remove: &[&str],
+    ) -> Self {
+        Self {
+            set: set
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            remove: remove
+                .iter()
+                .map(|k| (k.to_string(), "stale".to_owned()))
+                .collect(),
+            ..Self::new(path)
+        }
+    }
+
     /// An edit of the map at `path` that changes nothing yet.
     pub fn new(path: &'static [&'static str]) -> Self {
         Self {
@@ -458,16 +479,8 @@ mod tests {
 
     fn edit(set: &[(&str, &str)], remove: &[&str], drop_when_empty: bool) -> MapEdit {
         MapEdit {
-            set: set
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-            remove: remove
-                .iter()
-                .map(|k| (k.to_string(), "stale".to_string()))
-                .collect(),
             drop_when_empty,
-            ..MapEdit::new(LABELS)
+            ..MapEdit::written(LABELS, set, remove)
         }
     }
 

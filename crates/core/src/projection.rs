@@ -539,11 +539,7 @@ impl Writer<'_> {
                             .any(|(k, m)| matches!(m, Member::Read(_)) && k == key);
                         if !read {
                             comma(out);
-                            write_str(key, out)?;
-                            out.push(b':');
-                            path.push(key);
-                            self.whole(item, path, out)?;
-                            path.pop();
+                            self.whole_member(key, item, path, out)?;
                         }
                     }
                 }
@@ -615,14 +611,26 @@ impl Writer<'_> {
                     write_str(text, out)?;
                 }
             } else if let Some((key, item)) = held.next() {
-                write_str(key, out)?;
-                out.push(b':');
-                path.push(key);
-                self.whole(item, path, out)?;
-                path.pop();
+                self.whole_member(key, item, path, out)?;
             }
         }
         out.push(b'}');
+        Ok(())
+    }
+
+    /// `"key":` and the member's value written whole, at `path` + `key`.
+    fn whole_member<'s>(
+        &self,
+        key: &'s str,
+        item: &'s Value,
+        path: &mut Vec<&'s str>,
+        out: &mut Vec<u8>,
+    ) -> Result<(), serde_json::Error> {
+        write_str(key, out)?;
+        out.push(b':');
+        path.push(key);
+        self.whole(item, path, out)?;
+        path.pop();
         Ok(())
     }
 }
@@ -768,17 +776,7 @@ mod tests {
             &["spec", "new"],
             &["spec", "other", "x"],
         ]);
-        let edit = |path, set: &[(&str, &str)], remove: &[&str]| MapEdit {
-            set: set
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-            remove: remove
-                .iter()
-                .map(|k| (k.to_string(), "stale".to_owned()))
-                .collect(),
-            ..MapEdit::new(path)
-        };
+        let edit = MapEdit::written;
         let mut plan = Plan::default();
         plan.push(edit(
             &["metadata", "labels"],
