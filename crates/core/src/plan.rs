@@ -140,18 +140,25 @@ impl MapEdit {
         // a search per key.
         let mut set = Vec::new();
         for (key, value) in desired {
-            match current.get(key.as_ref()) {
-                Some(held) if *held == value => continue,
-                Some(held) => {
-                    edit.replaced
-                        .insert(key.as_ref().to_owned(), (*held).to_owned());
-                }
-                None => {}
+            if edit.must_set(current, key.as_ref(), value) {
+                set.push((key.into(), value.to_owned()));
             }
-            set.push((key.into(), value.to_owned()));
         }
         edit.set = set.into_iter().collect();
         edit
+    }
+
+    /// Whether `current` must get `value` at `key`: it holds another value
+    /// (a correction, recorded with the value it replaces) or none.
+    fn must_set(&mut self, current: &StringMap<'_>, key: &str, value: &str) -> bool {
+        match current.get(key) {
+            Some(held) if *held == value => false,
+            Some(held) => {
+                self.replaced.insert(key.to_owned(), (*held).to_owned());
+                true
+            }
+            None => true,
+        }
     }
 
     /// [`MapEdit::upsert`] for a desired map already built: the entries
@@ -165,14 +172,7 @@ impl MapEdit {
     ) -> Self {
         let mut edit = Self::new(path);
         if !current.is_empty() {
-            desired.retain(|key, value| match current.get(key.as_str()) {
-                Some(held) if *held == value.as_str() => false,
-                Some(held) => {
-                    edit.replaced.insert(key.clone(), (*held).to_owned());
-                    true
-                }
-                None => true,
-            });
+            desired.retain(|key, value| edit.must_set(current, key, value));
         }
         edit.set = desired;
         edit
@@ -305,20 +305,24 @@ impl Plan {
         object: &mut Value,
         leave: impl Fn(&[&str]) -> bool,
     ) -> Vec<MapFill> {
-        let mut fills: Vec<MapFill> = Vec::new();
+        // A map's keys are left to the writer only when no other edit of
+        // the plan writes at, above or below the map: then inserting them
+        // last, as the writer does, is what inserting them in plan order
+        // gives.
+        let paths: Vec<&[&str]> = self.edits.iter().map(Edit::path).collect();
+        let alone = |path: &[&str]| {
+            (paths.iter())
+                .filter(|other| other.starts_with(path) || path.starts_with(other))
+                .count()
+                == 1
+        };
+        let mut fills = Vec::new();
         let mut edits = self.edits.into_iter().peekable();
         while let Some(edit) = edits.next() {
             match edit {
                 Edit::Map(edit) => {
-                    let leave = leave(edit.path);
-                    if let Some(fill) = apply_map_edit(object, edit, leave) {
-                        match fills.iter_mut().find(|f| f.path == fill.path) {
-                            // One edit per map (Plan::merge); should two
-                            // meet, the later one's values win, as inserts.
-                            Some(held) => held.set.extend(fill.set),
-                            None => fills.push(fill),
-                        }
-                    }
+                    let leave = alone(edit.path) && leave(edit.path);
+                    fills.extend(apply_map_edit(object, edit, leave));
                 }
                 Edit::Field(FieldEdit {
                     path,

@@ -812,6 +812,28 @@ mod tests {
         assert!(shape.writes_whole(&["spec", "new", "tags"]));
     }
 
+    /// A map another edit of the plan also writes (here a second edit of
+    /// the same map, as `Plan::push` keeps them) is filled by the plan in
+    /// plan order, not left to the writer, so the answer is the same.
+    #[test]
+    fn a_map_two_edits_write_is_filled_by_the_plan() {
+        use crate::plan::{MapEdit, Plan};
+        let text = br#"{"spec":{"cloudTags":{"a":"0","c":"3"}}}"#;
+        let projection = Projection::of(&[&["spec", "cloudTags"]]);
+        let mut plan = Plan::default();
+        plan.push(MapEdit::written(&["spec", "cloudTags"], &[("b", "x")], &[]));
+        plan.push(MapEdit::written(&["spec", "cloudTags"], &[], &["a", "b"]));
+        let edited: Vec<&[&str]> = plan.edits.iter().map(crate::plan::Edit::path).collect();
+        let (mut object, shape) = projection.split(text).unwrap();
+        let fills = plan.apply_leaving_fills(&mut object, |path| shape.writes_whole(path));
+        assert!(fills.is_empty(), "{fills:?}");
+        let mut written = Vec::new();
+        shape
+            .write_filled(&object, &edited, &fills, &mut written)
+            .unwrap();
+        assert_eq!(written, br#"{"spec":{"cloudTags":{"c":"3"}}}"#);
+    }
+
     /// Decoded whole, a value is what `Value::deserialize` gives: repeated
     /// keys (the last wins), unsorted keys, objects on either side of the
     /// bulk-build threshold, numbers of every kind, and the raw-value key.

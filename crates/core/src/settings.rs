@@ -253,23 +253,31 @@ impl<'a> Settings<'a> {
     /// prepared when an evaluation first reads it. What `validate` uses, for
     /// settings `validate_settings` has already accepted.
     pub fn parse(raw: &'a [u8]) -> Result<Self, SettingsError> {
-        Self::read(raw).map_err(|refused| match refused {
-            Refused::Members(_, problems) => SettingsError { problems },
-            Refused::Document(error) => error,
-        })
+        Self::read(raw).map_err(Refused::into_error)
+    }
+
+    /// [`Settings::parse`] for a document known to be text: the settings
+    /// of a `validate` payload, which [`crate::wire`] has checked for UTF-8
+    /// as a whole already.
+    pub fn parse_text(raw: &'a str) -> Result<Self, SettingsError> {
+        Self::read_text(raw).map_err(Refused::into_error)
     }
 
     fn read(raw: &'a [u8]) -> Result<Self, Refused> {
-        let trimmed = raw.trim_ascii();
-        if trimmed.is_empty() || trimmed == b"null" {
-            return Ok(Self::default());
-        }
         // Checked to be UTF-8 in one pass and read as text, as every decode
         // in the module is (`wire::Payload::decode` says why).
-        let trimmed = std::str::from_utf8(trimmed).map_err(|e| {
+        let text = std::str::from_utf8(raw).map_err(|e| {
             let error = format!("not UTF-8: invalid byte at offset {}", e.valid_up_to());
             Refused::Document(SettingsProblem::refused(".", error).into())
         })?;
+        Self::read_text(text)
+    }
+
+    fn read_text(raw: &'a str) -> Result<Self, Refused> {
+        let trimmed = raw.trim_ascii();
+        if trimmed.is_empty() || trimmed == "null" {
+            return Ok(Self::default());
+        }
         if !trimmed.starts_with('{') {
             // serde would also accept a struct written as an array of field
             // values, which only produces confusing messages.
@@ -372,6 +380,16 @@ enum Refused {
     /// An object with members at fault: the settings the valid members
     /// give, and a problem for each of the others.
     Members(Box<RawSettings<'static>>, Vec<SettingsProblem>),
+}
+
+impl Refused {
+    /// The problems, without the settings the valid members give.
+    fn into_error(self) -> SettingsError {
+        match self {
+            Refused::Members(_, problems) => SettingsError { problems },
+            Refused::Document(error) => error,
+        }
+    }
 }
 
 impl<'a> From<RawSettings<'a>> for Settings<'a> {

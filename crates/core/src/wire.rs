@@ -247,7 +247,7 @@ pub fn validate_with(payload: &[u8], lookup: &dyn Lookup, step: &mut dyn FnMut(S
         return answer;
     }
     let raw_settings = settings.map_or("{}", RawValue::get);
-    let settings = match Settings::parse(raw_settings.as_bytes()) {
+    let settings = match Settings::parse_text(raw_settings) {
         Ok(s) => s,
         Err(e) => {
             return encode(

@@ -128,7 +128,7 @@ fn look_up_parents(payload: &Payload<'_>) -> Result<(), capi::CapiError> {
         return Ok(());
     }
     let raw = payload.settings.map_or("{}", RawValue::get);
-    let settings = Settings::parse(raw.as_bytes())?;
+    let settings = Settings::parse_text(raw)?;
     capi::look_up_parents(request, &settings, &HostLookup)
 }
 
