@@ -14,6 +14,7 @@
 use crate::fields::StringMap;
 use crate::keyed_list;
 pub use crate::keyed_list::EntryKey;
+use crate::sorted_map::SortedMap;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
@@ -109,7 +110,7 @@ pub struct MapEdit {
     /// Where the map lives, e.g. `["spec", "template", "metadata", "labels"]`.
     pub path: &'static [&'static str],
     /// Keys to add or correct, with the value they must have.
-    pub set: BTreeMap<String, String>,
+    pub set: SortedMap,
     /// For each key of `set` the map already holds, the value it replaces
     /// (a correction); a key of `set` missing here is added. Recorded when
     /// the decision is made, so the renderers (explanations, validate-mode
@@ -168,7 +169,7 @@ impl MapEdit {
     pub fn upsert_map(
         path: &'static [&'static str],
         current: &StringMap<'_>,
-        mut desired: BTreeMap<String, String>,
+        mut desired: SortedMap,
     ) -> Self {
         let mut edit = Self::new(path);
         if !current.is_empty() {
@@ -203,7 +204,7 @@ impl MapEdit {
     pub fn new(path: &'static [&'static str]) -> Self {
         Self {
             path,
-            set: BTreeMap::new(),
+            set: SortedMap::new(),
             replaced: BTreeMap::new(),
             remove: BTreeMap::new(),
             drop_when_empty: false,
@@ -360,7 +361,7 @@ pub struct MapFill {
     /// Where the map is; it exists, as an object, once the plan is applied.
     pub path: &'static [&'static str],
     /// The keys to write into it, with their values.
-    pub set: BTreeMap<String, String>,
+    pub set: SortedMap,
 }
 
 /// True when `edit` sets an entry of the keyed list at `path` whose keys

@@ -360,7 +360,7 @@ fn cloud_tags_edit(
     let remove = map_of(
         current
             .iter()
-            .filter(|(key, _)| key.starts_with(TAG_PREFIX) && !transformed.tags.contains_key(**key))
+            .filter(|(key, _)| key.starts_with(TAG_PREFIX) && !transformed.tags.contains_key(key))
             .map(|(key, value)| {
                 (
                     (*key).to_owned(),

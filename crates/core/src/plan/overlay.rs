@@ -73,12 +73,12 @@ mod tests {
     const ANNOTATIONS: &[&str] = &["metadata", "annotations"];
 
     fn edit(set: &[(&str, &str)], replaced: &[(&str, &str)], remove: &[&str]) -> MapEdit {
-        let owned = |pairs: &[(&str, &str)]| {
+        fn owned<M: FromIterator<(String, String)>>(pairs: &[(&str, &str)]) -> M {
             pairs
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect()
-        };
+        }
         MapEdit {
             set: owned(set),
             replaced: owned(replaced),

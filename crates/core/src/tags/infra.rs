@@ -209,7 +209,7 @@ pub fn plan_tags(
     let removed: BTreeMap<String, String> = map_of(
         current
             .prefixed()
-            .filter(|(key, _)| !transformed.tags.contains_key(*key))
+            .filter(|(key, _)| !transformed.tags.contains_key(key))
             .map(|(key, value)| {
                 let why = super::removal_note(key, value, &transformed, profile);
                 (key.to_owned(), why)

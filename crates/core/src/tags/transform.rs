@@ -7,7 +7,7 @@
 //! Every input label ends as exactly one tag or one skip.
 
 use super::profile::{TagProfile, Unit};
-use std::collections::BTreeMap;
+use crate::sorted_map::SortedMap;
 use std::fmt;
 
 /// Prefix of every tag key the policy emits and owns.
@@ -141,7 +141,7 @@ pub struct Transformed<'a> {
     /// Tag key → value, sorted. The values are owned: the map moves whole
     /// into the edit that writes it ([`crate::plan::MapEdit::upsert_map`]),
     /// built once.
-    pub tags: BTreeMap<String, String>,
+    pub tags: SortedMap,
     /// Refused labels, sorted by qualified key.
     pub skipped: Vec<Skip<'a>>,
 }
@@ -319,7 +319,7 @@ pub(crate) fn transform_sorted<'a>(
         }
     }
     Transformed {
-        tags: tags.into_iter().collect(),
+        tags: SortedMap::from_sorted(tags),
         skipped,
     }
 }
