@@ -14,23 +14,137 @@ use crate::outcome::{Outcome, Verdict};
 use crate::plan::{Edit, Plan};
 use crate::projection::{Projection, Shape};
 use crate::request::AdmissionRequest;
-use crate::settings::Settings;
+use crate::settings::{RawSettings, Settings, SettingsError};
+use serde::de::value::MapAccessDeserializer;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 use std::fmt;
 
-/// The `validate` payload: `{"request": …, "settings": …}`. Settings stay
-/// raw here; [`Settings::parse`] reads them.
-#[derive(Deserialize)]
+/// The `validate` payload: `{"request": …, "settings": …}`, read in one
+/// pass ([`Payload::decode`]).
 pub struct Payload<'a> {
-    /// The settings document, undecoded.
-    #[serde(borrow, default)]
-    pub settings: Option<&'a RawValue>,
+    /// The settings, read as the payload was when they are valid and the
+    /// request is one the policy may act on.
+    pub settings: PayloadSettings<'a>,
     /// The admission request, its object left as text.
-    #[serde(borrow)]
     pub request: Request<'a>,
+}
+
+/// The settings of a `validate` payload, as its one pass left them.
+// One per request, moved once: boxing the large variant would only add an
+// allocation to every request.
+#[allow(clippy::large_enum_variant)]
+pub enum PayloadSettings<'a> {
+    /// Read: valid settings of a request the policy may act on.
+    Read(Settings<'a>),
+    /// Kept as text (`None`: the payload has none): settings of a request
+    /// the policy does not act on, which are never parsed, or settings
+    /// [`Settings::parse_text`] must read to name what is wrong with them.
+    Text(Option<&'a RawValue>),
+}
+
+impl<'a> PayloadSettings<'a> {
+    /// The settings, parsed now if the payload's pass kept them as text.
+    pub fn parse(self) -> Result<Settings<'a>, SettingsError> {
+        match self {
+            PayloadSettings::Read(settings) => Ok(settings),
+            PayloadSettings::Text(text) => Settings::parse_text(text.map_or("{}", RawValue::get)),
+        }
+    }
+}
+
+/// The members of a `validate` payload.
+#[derive(Deserialize)]
+#[serde(field_identifier, rename_all = "camelCase")]
+enum PayloadField {
+    Settings,
+    Request,
+    #[serde(other)]
+    Other,
+}
+
+/// Valid settings, read where they stand in the payload: `null`, or an
+/// object [`RawSettings`] reads whole. Anything else fails the payload's
+/// pass, and [`Payload::decode`] reads the payload again with the settings
+/// kept as text, for [`Settings::parse_text`] to say what is wrong.
+struct ValidSettings<'a>(Settings<'a>);
+
+impl<'de> Deserialize<'de> for ValidSettings<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct SettingsVisitor;
+
+        impl<'de> Visitor<'de> for SettingsVisitor {
+            type Value = ValidSettings<'de>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a settings object")
+            }
+
+            fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+                Ok(ValidSettings(Settings::default()))
+            }
+
+            // Only a map: serde would also read a struct written as an
+            // array of its field values, which `Settings::parse_text` refuses.
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                RawSettings::deserialize(MapAccessDeserializer::new(map))
+                    .map(|raw| ValidSettings(Settings::from(raw)))
+            }
+        }
+
+        deserializer.deserialize_any(SettingsVisitor)
+    }
+}
+
+/// A `validate` payload read in one pass: the settings read as they come
+/// when `read_settings`, kept as text otherwise or when the request (which
+/// hosts write first) is one the policy does not act on.
+struct PayloadVisitor {
+    read_settings: bool,
+}
+
+impl<'de> Visitor<'de> for PayloadVisitor {
+    type Value = Payload<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("struct Payload")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Payload<'de>, A::Error> {
+        use serde::de::Error;
+        let mut request: Option<Request<'de>> = None;
+        let mut settings: Option<PayloadSettings<'de>> = None;
+        while let Some(field) = map.next_key::<PayloadField>()? {
+            match field {
+                PayloadField::Settings if settings.is_some() => {
+                    return Err(A::Error::duplicate_field("settings"));
+                }
+                PayloadField::Settings => {
+                    let acted_on = request.as_ref().is_none_or(|r| {
+                        route(&r.request.kind, &r.request.operation) != Route::NotActedOn
+                    });
+                    settings = Some(if self.read_settings && acted_on {
+                        PayloadSettings::Read(map.next_value::<ValidSettings>()?.0)
+                    } else {
+                        PayloadSettings::Text(map.next_value()?)
+                    });
+                }
+                PayloadField::Request if request.is_some() => {
+                    return Err(A::Error::duplicate_field("request"));
+                }
+                PayloadField::Request => request = Some(map.next_value()?),
+                PayloadField::Other => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(Payload {
+            settings: settings.unwrap_or(PayloadSettings::Text(None)),
+            request: request.ok_or_else(|| A::Error::missing_field("request"))?,
+        })
+    }
 }
 
 /// An AdmissionRequest as the policy reads it: the fields the policy reads,
@@ -189,9 +303,22 @@ impl<'a> Payload<'a> {
     /// its own, which costs more than one pass over the whole payload.
     /// Every decode in the module reads text ([`crate::projection::text`]),
     /// so serde_json's decoders are in it once.
+    ///
+    /// The settings are read in the same pass: keeping them as text to
+    /// parse afterwards scanned them twice (BENCHMARKS.md). serde cannot
+    /// step back, so settings that fail to read fail the pass, and the
+    /// payload is read a second time with its settings kept as text, for
+    /// [`Settings::parse_text`] to name every field at fault, as it would
+    /// have on its own. Only a payload with refused settings, or none at
+    /// all, pays for that second reading.
     pub fn decode(payload: &'a [u8]) -> Result<Self, String> {
         let text = crate::projection::text(payload).map_err(decode_error)?;
-        serde_json::from_str(text).map_err(decode_error)
+        let read = |read_settings| {
+            let mut de = serde_json::Deserializer::from_str(text);
+            let payload = (&mut de).deserialize_map(PayloadVisitor { read_settings })?;
+            de.end().map(|()| payload)
+        };
+        read(true).or_else(|_| read(false)).map_err(decode_error)
     }
 }
 
@@ -246,8 +373,7 @@ pub fn validate_with(payload: &[u8], lookup: &dyn Lookup, step: &mut dyn FnMut(S
         step(Step::Encoded);
         return answer;
     }
-    let raw_settings = settings.map_or("{}", RawValue::get);
-    let settings = match Settings::parse_text(raw_settings) {
+    let settings = match settings.parse() {
         Ok(s) => s,
         Err(e) => {
             return encode(
@@ -374,4 +500,115 @@ pub fn validate_settings(payload: &[u8]) -> Vec<u8> {
         },
     };
     serde_json::to_vec(&response).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CREATE: &str = include_str!("../../../test_data/bench/xr-aws-5.request.json");
+    const SETTINGS: &str = include_str!("../../../test_data/bench/xr-aws-5.settings.json");
+
+    /// The same XR, deleted: a request the policy does not act on.
+    fn delete() -> String {
+        let mut request: Value = serde_json::from_str(CREATE).unwrap();
+        request["operation"] = "DELETE".into();
+        request["oldObject"] = request["object"].take();
+        request.to_string()
+    }
+
+    /// What the payload's pass made of `settings`: read in it, or kept as
+    /// text; then parsed, as `validate_with` does.
+    fn read(payload: &str) -> (bool, Result<String, String>) {
+        let decoded = Payload::decode(payload.as_bytes()).unwrap();
+        let read = matches!(decoded.settings, PayloadSettings::Read(_));
+        let parsed = decoded.settings.parse();
+        (
+            read,
+            parsed.map(|s| format!("{s:?}")).map_err(|e| e.to_string()),
+        )
+    }
+
+    #[test]
+    fn settings_read_in_the_pass_are_those_parse_text_gives() {
+        let documents = [
+            ("{}", true),
+            ("null", true),
+            (SETTINGS, true),
+            (
+                r#"{"mode":"validate","cloudTags":{"propagatingLabels":["a\u002fb","c"]}}"#,
+                true,
+            ),
+            (r#"{"capi":{"additionalSyncMachineLabels":["("]}}"#, true),
+            ("[]", false),
+            (r#"["validate"]"#, false),
+            (r#""mutate""#, false),
+            ("1", false),
+            (r#"{"mode":"enforce"}"#, false),
+            (r#"{"cloudTag":{}}"#, false),
+            (r#"{"cloudTags":{"propagatingLabels":[1, ""]}}"#, false),
+            (r#"{"mode":"mutate","mode":"validate"}"#, false),
+        ];
+        let create = CREATE;
+        let delete = &delete();
+        for (document, valid) in documents {
+            let expected = Settings::parse_text(document)
+                .map(|s| format!("{s:?}"))
+                .map_err(|e| e.to_string());
+            assert_eq!(expected.is_ok(), valid, "{document}");
+            for (request, acted_on) in [(create, true), (delete, false)] {
+                for payload in [
+                    format!(r#"{{"request":{request},"settings":{document}}}"#),
+                    format!(r#"{{"settings":{document},"request":{request}}}"#),
+                ] {
+                    let (read, parsed) = read(&payload);
+                    assert_eq!(parsed, expected, "{payload}");
+                    // Settings that come after a request the policy does
+                    // not act on are only skipped.
+                    let skipped = !acted_on && payload.starts_with(r#"{"request""#);
+                    assert_eq!(read, valid && !skipped, "{payload}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_payload_without_settings_has_the_default_ones() {
+        let (read, parsed) = read(&format!(r#"{{"request":{CREATE}}}"#));
+        assert!(!read);
+        assert_eq!(
+            parsed,
+            Ok(format!("{:?}", Settings::parse_text("{}").unwrap()))
+        );
+    }
+
+    #[test]
+    fn a_bad_payload_is_named_as_serde_names_it() {
+        let errors = [
+            (r#"{"settings":{}}"#.to_owned(), "missing field `request`"),
+            (
+                "[]".to_owned(),
+                "invalid type: sequence, expected struct Payload",
+            ),
+            (
+                format!(r#"{{"request":{CREATE},"request":{CREATE}}}"#),
+                "duplicate field `request`",
+            ),
+            (
+                format!(r#"{{"settings":{{}},"request":{CREATE},"settings":{{}}}}"#),
+                "duplicate field `settings`",
+            ),
+            (
+                format!(r#"{{"request":{CREATE}}} x"#),
+                "trailing characters",
+            ),
+        ];
+        for (payload, error) in errors {
+            let message = Payload::decode(payload.as_bytes()).err().unwrap();
+            assert!(
+                message.starts_with(&format!("cannot decode the admission request: {error}")),
+                "{message}"
+            );
+        }
+    }
 }
