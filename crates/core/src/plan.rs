@@ -127,22 +127,19 @@ pub struct MapEdit {
 impl MapEdit {
     /// The edit that turns `current` into a map holding `desired` for the keys
     /// in `desired` (other keys untouched). Only differing keys are recorded.
-    /// A key given as a `String` moves into the edit (and from there into the
-    /// object): a computed key, such as a cloud tag's, is allocated once.
-    pub fn upsert<'d, K: AsRef<str> + Into<String>>(
+    pub fn upsert<'d, K: AsRef<str>>(
         path: &'static [&'static str],
         current: &StringMap<'_>,
         desired: impl IntoIterator<Item = (K, &'d str)>,
     ) -> Self {
         let mut edit = Self::new(path);
-        // Gathered first, then built in one pass: `BTreeMap`'s bulk build
-        // (a stable sort, nearly free on the sorted keys callers pass, then
-        // the last of equal keys kept, as repeated inserts would) instead of
-        // a search per key.
+        // Gathered first, then built in one pass (sorted if they do not
+        // come sorted, the last of equal keys kept, as repeated inserts
+        // would) instead of a search per key.
         let mut set = Vec::new();
         for (key, value) in desired {
             if edit.must_set(current, key.as_ref(), value) {
-                set.push((key.into(), value.to_owned()));
+                set.push((key, value));
             }
         }
         edit.set = set.into_iter().collect();
@@ -445,7 +442,7 @@ fn apply_map_edit(object: &mut Value, edit: MapEdit, leave: bool) -> Option<MapF
                 set: edit.set,
             });
         }
-        let set = edit.set.into_iter().map(|(k, v)| (k, Value::String(v)));
+        let set = (edit.set.iter()).map(|(k, v)| (k.to_owned(), Value::String(v.to_owned())));
         if map.len() <= edit_len {
             // As many keys set as the map holds, or more (a tag field
             // filled by the policy): the map is rebuilt in one pass from the

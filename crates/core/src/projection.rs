@@ -591,7 +591,7 @@ impl Writer<'_> {
                 (Some(_), None) => false,
                 (None, Some(_)) => true,
                 (Some((held_key, _)), Some((filled_key, _))) => {
-                    match held_key.as_str().cmp(filled_key.as_str()) {
+                    match held_key.as_str().cmp(filled_key) {
                         std::cmp::Ordering::Less => false,
                         std::cmp::Ordering::Greater => true,
                         std::cmp::Ordering::Equal => {

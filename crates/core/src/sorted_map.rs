@@ -18,42 +18,93 @@ pub fn map_of<K: Ord, V>(entries: Vec<(K, V)>) -> BTreeMap<K, V> {
 }
 
 /// String keys with their values, sorted by key, each key once: the keys a
-/// map edit sets ([`crate::plan::MapEdit::set`]). A vector, not a
-/// `BTreeMap`: the tags of a composite resource come out of the transform
-/// sorted already and are read once, in order, by the writer
+/// map edit sets ([`crate::plan::MapEdit::set`]). Not a `BTreeMap` of
+/// `String`s: the tags of a composite resource come out of the transform
+/// sorted already, and are read once, in order, by the writer
 /// ([`crate::projection::Shape::write_filled`]). A `BTreeMap` sorted them
-/// again to build its nodes, and walked and freed those nodes; on 50 tags
-/// that was 35,000 instructions of an evaluation (BENCHMARKS.md). Lookups
-/// search by halves; inserts, only ever a handful when two edits of one map
-/// merge, shift the tail.
-#[derive(Clone, Default, PartialEq, Eq)]
+/// again to build its nodes, then walked and freed the nodes; and each key
+/// and value was an allocation of its own, made and freed once per tag. Here
+/// every key and value is written back to back into one text, and the
+/// entries say where each lies: one allocation for the text and one for
+/// the entries, however many tags (on xr-aws-50, 50 tags: 38,000 of an
+/// evaluation's instructions; BENCHMARKS.md). Lookups search by halves;
+/// inserts, only ever a handful when two edits of one map merge, shift the
+/// entries after them, and a replaced or removed entry's text stays unused
+/// in the buffer until the map is dropped.
+#[derive(Clone, Default)]
 pub struct SortedMap {
-    entries: Vec<(String, String)>,
+    /// Keys and values, back to back.
+    text: String,
+    /// One per key, in key order.
+    entries: Vec<Entry>,
+}
+
+/// Where one entry's key and value lie in [`SortedMap::text`]: the key is
+/// `key..value`, the value `value..end`.
+#[derive(Clone, Copy)]
+struct Entry {
+    key: usize,
+    value: usize,
+    end: usize,
 }
 
 impl SortedMap {
     /// An empty map.
     pub const fn new() -> Self {
         Self {
+            text: String::new(),
             entries: Vec::new(),
         }
     }
 
-    /// The map of `entries`, which are sorted by key, each key once (the
-    /// caller's invariant, checked in debug builds): taken as they are.
-    pub fn from_sorted(entries: Vec<(String, String)>) -> Self {
-        debug_assert!(entries.windows(2).all(|pair| pair[0].0 < pair[1].0));
-        Self { entries }
+    /// An empty map with room for `entries` keys of `text` bytes in all,
+    /// keys and values together.
+    pub fn with_capacity(entries: usize, text: usize) -> Self {
+        Self {
+            text: String::with_capacity(text),
+            entries: Vec::with_capacity(entries),
+        }
+    }
+
+    /// Adds `key` after every key the map holds: the caller's invariant
+    /// (keys pushed in order, each once), checked in debug builds.
+    pub fn push(&mut self, key: &str, value: &str) {
+        debug_assert!(self.keys().next_back().is_none_or(|last| last < key));
+        let entry = self.append(key, value);
+        self.entries.push(entry);
+    }
+
+    fn append(&mut self, key: &str, value: &str) -> Entry {
+        let start = self.text.len();
+        self.text.push_str(key);
+        self.text.push_str(value);
+        Entry {
+            key: start,
+            value: start + key.len(),
+            end: self.text.len(),
+        }
+    }
+
+    fn key(&self, entry: &Entry) -> &str {
+        &self.text[entry.key..entry.value]
+    }
+
+    fn pair(&self, entry: &Entry) -> (&str, &str) {
+        (
+            &self.text[entry.key..entry.value],
+            &self.text[entry.value..entry.end],
+        )
     }
 
     fn position(&self, key: &str) -> Result<usize, usize> {
         self.entries
-            .binary_search_by(|(held, _)| held.as_str().cmp(key))
+            .binary_search_by(|entry| self.key(entry).cmp(key))
     }
 
     /// The value at `key`.
-    pub fn get(&self, key: &str) -> Option<&String> {
-        self.position(key).ok().map(|i| &self.entries[i].1)
+    pub fn get(&self, key: &str) -> Option<&str> {
+        let i = self.position(key).ok()?;
+        Some(self.pair(&self.entries[i]).1)
     }
 
     /// Whether the map holds `key`.
@@ -61,25 +112,26 @@ impl SortedMap {
         self.position(key).is_ok()
     }
 
-    /// Sets `key` to `value`, returning the value it replaces.
-    pub fn insert(&mut self, key: String, value: String) -> Option<String> {
-        match self.position(&key) {
-            Ok(i) => Some(std::mem::replace(&mut self.entries[i].1, value)),
-            Err(i) => {
-                self.entries.insert(i, (key, value));
-                None
-            }
+    /// Sets `key` to `value`.
+    pub fn insert(&mut self, key: &str, value: &str) {
+        let position = self.position(key);
+        let entry = self.append(key, value);
+        match position {
+            Ok(i) => self.entries[i] = entry,
+            Err(i) => self.entries.insert(i, entry),
         }
     }
 
-    /// Removes `key`, returning its value.
-    pub fn remove(&mut self, key: &str) -> Option<String> {
-        self.position(key).ok().map(|i| self.entries.remove(i).1)
+    /// Removes `key`; true when the map held it.
+    pub fn remove(&mut self, key: &str) -> bool {
+        self.position(key).map(|i| self.entries.remove(i)).is_ok()
     }
 
     /// Keeps the entries `keep` accepts, in order.
     pub fn retain(&mut self, mut keep: impl FnMut(&str, &str) -> bool) {
-        self.entries.retain(|(key, value)| keep(key, value));
+        let text = &self.text;
+        self.entries
+            .retain(|entry| keep(&text[entry.key..entry.value], &text[entry.value..entry.end]));
     }
 
     /// How many keys the map holds.
@@ -94,27 +146,57 @@ impl SortedMap {
 
     /// The entries in key order.
     pub fn iter(&self) -> Iter<'_> {
-        self.entries.iter().map(as_refs)
+        Iter {
+            text: &self.text,
+            entries: self.entries.iter(),
+        }
     }
 
     /// The keys in order.
-    pub fn keys(&self) -> impl DoubleEndedIterator<Item = &String> + ExactSizeIterator {
-        self.entries.iter().map(|(key, _)| key)
+    pub fn keys(&self) -> impl DoubleEndedIterator<Item = &str> + ExactSizeIterator {
+        self.iter().map(|(key, _)| key)
     }
 }
 
 /// The entries of a [`SortedMap`] in key order.
-pub type Iter<'a> = std::iter::Map<
-    std::slice::Iter<'a, (String, String)>,
-    fn(&'a (String, String)) -> (&'a String, &'a String),
->;
-
-fn as_refs((key, value): &(String, String)) -> (&String, &String) {
-    (key, value)
+pub struct Iter<'a> {
+    text: &'a str,
+    entries: std::slice::Iter<'a, Entry>,
 }
 
+impl<'a> Iter<'a> {
+    fn pair(&self, entry: &Entry) -> (&'a str, &'a str) {
+        (
+            &self.text[entry.key..entry.value],
+            &self.text[entry.value..entry.end],
+        )
+    }
+}
+
+impl<'a> Iterator for Iter<'a> {
+    type Item = (&'a str, &'a str);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let entry = self.entries.next()?;
+        Some(self.pair(entry))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.entries.size_hint()
+    }
+}
+
+impl DoubleEndedIterator for Iter<'_> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        let entry = self.entries.next_back()?;
+        Some(self.pair(entry))
+    }
+}
+
+impl ExactSizeIterator for Iter<'_> {}
+
 impl<'a> IntoIterator for &'a SortedMap {
-    type Item = (&'a String, &'a String);
+    type Item = (&'a str, &'a str);
     type IntoIter = Iter<'a>;
 
     fn into_iter(self) -> Iter<'a> {
@@ -122,34 +204,47 @@ impl<'a> IntoIterator for &'a SortedMap {
     }
 }
 
-impl IntoIterator for SortedMap {
-    type Item = (String, String);
-    type IntoIter = std::vec::IntoIter<(String, String)>;
-
-    fn into_iter(self) -> Self::IntoIter {
-        self.entries.into_iter()
-    }
-}
-
 /// Sorted as they come, the last of equal keys kept, as `collect()` into a
 /// `BTreeMap` and repeated inserts keep it.
-impl FromIterator<(String, String)> for SortedMap {
-    fn from_iter<I: IntoIterator<Item = (String, String)>>(entries: I) -> Self {
-        let entries: Vec<(String, String)> = entries.into_iter().collect();
-        if entries.windows(2).all(|pair| pair[0].0 < pair[1].0) {
-            return Self { entries };
-        }
-        Self {
-            entries: map_of(entries).into_iter().collect(),
-        }
+impl<K: AsRef<str>, V: AsRef<str>> FromIterator<(K, V)> for SortedMap {
+    fn from_iter<I: IntoIterator<Item = (K, V)>>(entries: I) -> Self {
+        let entries: Vec<(K, V)> = entries.into_iter().collect();
+        let pairs = entries.iter().map(|(k, v)| (k.as_ref(), v.as_ref()));
+        Self::of_pairs(pairs.collect())
     }
 }
+
+impl SortedMap {
+    /// [`FromIterator`]'s work, for one pair type: the sort is in the module
+    /// once (see the module's comment).
+    fn of_pairs(pairs: Vec<(&str, &str)>) -> Self {
+        let text = pairs.iter().map(|(k, v)| k.len() + v.len()).sum();
+        let mut map = Self::with_capacity(pairs.len(), text);
+        if pairs.windows(2).all(|pair| pair[0].0 < pair[1].0) {
+            pairs.into_iter().for_each(|(k, v)| map.push(k, v));
+        } else {
+            map_of(pairs).into_iter().for_each(|(k, v)| map.push(k, v));
+        }
+        map
+    }
+}
+
+/// Equal when they hold the same keys with the same values, whatever
+/// unused text their buffers keep.
+impl PartialEq for SortedMap {
+    fn eq(&self, other: &Self) -> bool {
+        self.iter().eq(other.iter())
+    }
+}
+
+impl Eq for SortedMap {}
 
 impl std::fmt::Debug for SortedMap {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_map().entries(self.iter()).finish()
     }
 }
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -159,33 +254,51 @@ mod tests {
         let map = map_of(vec![("b", 1), ("a", 2), ("b", 3)]);
         assert_eq!(map, BTreeMap::from([("a", 2), ("b", 3)]));
     }
-}
 
-#[test]
-fn a_sorted_map_collects_like_a_btree_map() {
-    let pairs = [("b", "1"), ("a", "2"), ("b", "3"), ("c", "4")];
-    let owned = || pairs.iter().map(|(k, v)| (k.to_string(), v.to_string()));
-    let map: SortedMap = owned().collect();
-    let tree: BTreeMap<String, String> = owned().collect();
-    assert!(map.iter().eq(tree.iter()));
-    assert_eq!(format!("{map:?}"), format!("{tree:?}"));
-    let sorted: SortedMap = map.clone().into_iter().collect();
-    assert_eq!(sorted, map);
-}
+    #[test]
+    fn a_sorted_map_collects_like_a_btree_map() {
+        let pairs = [("b", "1"), ("a", "2"), ("b", "3"), ("c", "4")];
+        let map: SortedMap = pairs.into_iter().collect();
+        let tree: BTreeMap<&str, &str> = pairs.into_iter().collect();
+        assert!(map.iter().eq(tree.clone()));
+        assert!(map.iter().rev().eq(tree.clone().into_iter().rev()));
+        assert_eq!(map.iter().len(), 3);
+        assert_eq!(format!("{map:?}"), format!("{tree:?}"));
+        let again: SortedMap = map.iter().collect();
+        assert_eq!(again, map);
+    }
 
-#[test]
-fn a_sorted_map_inserts_removes_and_finds_in_order() {
-    let mut map = SortedMap::from_sorted(vec![("b".into(), "1".into())]);
-    assert_eq!(map.insert("d".into(), "2".into()), None);
-    assert_eq!(map.insert("a".into(), "3".into()), None);
-    assert_eq!(map.insert("b".into(), "4".into()), Some("1".into()));
-    assert_eq!(map.keys().collect::<Vec<_>>(), ["a", "b", "d"]);
-    assert_eq!(map.get("b").map(String::as_str), Some("4"));
-    assert!(map.contains_key("d") && !map.contains_key("c"));
-    assert_eq!(map.remove("a"), Some("3".into()));
-    assert_eq!(map.remove("a"), None);
-    map.retain(|key, _| key != "d");
-    assert_eq!(map.len(), 1);
-    assert!(!map.is_empty());
-    assert!(SortedMap::new().is_empty());
+    #[test]
+    fn a_sorted_map_inserts_removes_and_finds_in_order() {
+        let mut map = SortedMap::new();
+        map.push("b", "1");
+        map.insert("d", "2");
+        map.insert("a", "3");
+        map.insert("b", "4");
+        assert!(map.keys().eq(["a", "b", "d"]));
+        assert_eq!(map.get("b"), Some("4"));
+        assert!(map.contains_key("d") && !map.contains_key("c"));
+        assert!(map.remove("a"));
+        assert!(!map.remove("a"));
+        map.retain(|key, _| key != "d");
+        assert!(map.iter().eq([("b", "4")]));
+        assert!(!map.is_empty());
+        assert!(SortedMap::new().is_empty());
+    }
+
+    #[test]
+    fn maps_with_the_same_entries_are_equal_whatever_their_text_keeps() {
+        // The replaced value and the removed entry stay in the buffer.
+        let mut edited: SortedMap = [("a", "old"), ("b", "2"), ("c", "3")].into_iter().collect();
+        edited.insert("a", "1");
+        edited.remove("c");
+        let fresh: SortedMap = [("a", "1"), ("b", "2")].into_iter().collect();
+        assert_eq!(edited, fresh);
+        assert_ne!(edited, SortedMap::new());
+        // Keys and values that meet in the buffer are told apart.
+        let split: SortedMap = [("ab", "c")].into_iter().collect();
+        assert_ne!(split, [("a", "bc")].into_iter().collect());
+        assert_eq!(split.get("ab"), Some("c"));
+        assert_eq!(split.get("a"), None);
+    }
 }

@@ -23,23 +23,22 @@ impl Plan {
         for (key, why) in edit.remove {
             // A key the earlier edit added goes again; one the object holds
             // is removed from it.
-            let added_only =
-                existing.set.remove(&key).is_some() && !existing.replaced.contains_key(&key);
+            let added_only = existing.set.remove(&key) && !existing.replaced.contains_key(&key);
             existing.replaced.remove(&key);
             if !added_only {
                 existing.remove.insert(key, why);
             }
         }
-        for (key, value) in edit.set {
+        for (key, value) in &edit.set {
             // `edit` compared with the map as the earlier edit leaves it:
             // what it replaces is the object's only where that edit did
             // not set the key.
-            if !existing.set.contains_key(&key)
-                && let Some(was) = edit.replaced.get(&key)
+            if !existing.set.contains_key(key)
+                && let Some(was) = edit.replaced.get(key)
             {
-                existing.replaced.insert(key.clone(), was.clone());
+                existing.replaced.insert(key.to_owned(), was.clone());
             }
-            existing.remove.remove(&key);
+            existing.remove.remove(key);
             existing.set.insert(key, value);
         }
         existing.drop_when_empty |= edit.drop_when_empty;

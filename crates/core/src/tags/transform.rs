@@ -138,9 +138,8 @@ pub struct Skip<'a> {
 /// The result of transforming one label set.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Transformed<'a> {
-    /// Tag key → value, sorted. The values are owned: the map moves whole
-    /// into the edit that writes it ([`crate::plan::MapEdit::upsert_map`]),
-    /// built once.
+    /// Tag key → value, sorted. The map moves whole into the edit that
+    /// writes it ([`crate::plan::MapEdit::upsert_map`]), built once.
     pub tags: SortedMap,
     /// Refused labels, sorted by qualified key.
     pub skipped: Vec<Skip<'a>>,
@@ -292,15 +291,22 @@ pub(crate) fn transform_sorted<'a>(
     debug_assert!(labels.windows(2).all(|pair| pair[0].0 < pair[1].0));
     let mut skipped = Vec::new();
     // The labels come in qualified-key order, so the tags (the constant
-    // prefix and the qualified key) come sorted and unique: gathered in a
-    // vector, the map is built in one pass (`BTreeMap`'s bulk build from
-    // sorted pairs) instead of searched once per tag, which compares keys
-    // that share the prefix, and often more, byte by byte.
-    let mut tags = Vec::with_capacity(labels.len().min(profile.cap));
+    // prefix and the qualified key) come sorted and unique: each is pushed
+    // after the last, never searched for, into one text with room for
+    // every label's tag ([`SortedMap`] says why).
+    let text = labels
+        .iter()
+        .map(|(key, value)| TAG_PREFIX.len() + key.len() + value.len());
+    let mut tags = SortedMap::with_capacity(labels.len().min(profile.cap), text.sum());
     let room = profile.cap.saturating_sub(taken);
     let prefix_refused = refused_in_prefix(profile);
+    // Each tag key is composed here, then copied into the map's text or,
+    // for a skip, into a string of its own.
+    let mut tag_key = String::new();
     for &(qualified_key, value) in labels {
-        let tag_key = tag_key(qualified_key);
+        tag_key.clear();
+        tag_key.push_str(TAG_PREFIX);
+        tag_key.push_str(qualified_key);
         let checked = check_after_prefix(profile, prefix_refused, qualified_key, &tag_key, value);
         let reason = checked.or_else(|| {
             (tags.len() >= room).then_some(SkipReason::CountCap {
@@ -309,17 +315,14 @@ pub(crate) fn transform_sorted<'a>(
             })
         });
         match reason {
-            None => tags.push((tag_key, value.to_owned())),
+            None => tags.push(&tag_key, value),
             Some(reason) => skipped.push(Skip {
                 qualified_key,
-                tag_key,
+                tag_key: tag_key.clone(),
                 provider: &profile.name,
                 reason,
             }),
         }
     }
-    Transformed {
-        tags: SortedMap::from_sorted(tags),
-        skipped,
-    }
+    Transformed { tags, skipped }
 }

@@ -304,7 +304,7 @@ proptest! {
         let input: BTreeSet<String> = labels.keys().map(|k| (*k).to_owned()).collect();
         prop_assert_eq!(all, input);
         for (tag, value) in &out.tags {
-            prop_assert_eq!(Some(value.as_str()), labels.get(&tag[TAG_PREFIX.len()..]).copied());
+            prop_assert_eq!(Some(value), labels.get(&tag[TAG_PREFIX.len()..]).copied());
         }
     }
 
@@ -342,7 +342,7 @@ proptest! {
         let out = transform(labels.clone(), profile);
         let (tags, skips) = oracle(&rules, &labels);
         let got_tags: BTreeMap<String, String> =
-            out.tags.iter().map(|(k, v)| (k.clone(), v.to_string())).collect();
+            out.tags.iter().map(|(k, v)| (k.to_owned(), v.to_owned())).collect();
         let got_skips: BTreeMap<String, &str> =
             out.skipped.iter().map(|s| (s.qualified_key.to_owned(), s.reason.code())).collect();
         prop_assert_eq!(got_tags, tags, "profile {}", profile.name);

@@ -153,17 +153,14 @@ pub fn edit(
                 return None;
             }
             // The user's items as written, in their order, then the tags
-            // sorted by key (a BTreeMap iterates in key order).
+            // sorted by key (a SortedMap iterates in key order).
             let entry = |key: &str, value: &str| {
                 Value::Object(Map::from_iter([
                     ("key".to_owned(), Value::String(key.to_owned())),
                     ("value".to_owned(), Value::String(value.to_owned())),
                 ]))
             };
-            let wanted: Vec<(&str, &str)> = current
-                .user_entries()
-                .chain(tags.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-                .collect();
+            let wanted: Vec<(&str, &str)> = current.user_entries().chain(tags.iter()).collect();
             if wanted == current.entries {
                 return None;
             }
