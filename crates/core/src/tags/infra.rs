@@ -27,6 +27,7 @@ use crate::settings::{Settings, SettingsError};
 use crate::sorted_map::map_of;
 use crate::tags::profile::{GENERIC, Origin, TagProfile};
 use cluster::ClusterFound;
+use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use targets::{LabelSource, Target};
 
@@ -79,9 +80,9 @@ enum Source {
     OwnAnnotation,
 }
 
-/// The label set: qualified key → (value, where it comes from); later
-/// sources win.
-type LabelSet<'a> = BTreeMap<&'a str, (&'a str, Source)>;
+/// The label set: (qualified key, value, where it comes from), sorted by
+/// key, each key once; later sources win.
+type LabelSet<'a> = Vec<(&'a str, &'a str, Source)>;
 
 /// The cloud-tag target row of an infrastructure object, when
 /// `cloudTags.capiInfrastructure` is on and the kind has one.
@@ -167,15 +168,17 @@ pub fn plan_tags(
             })?
         }
     };
+    // The Cluster's labels are read in place (a serde_json map iterates
+    // sorted, each key once): the label set is built in one pass over them.
     let (cluster_labels, cluster_annotations) = match &found {
         ClusterFound::Read(reference, cluster) => {
             let of_cluster = |error| malformed(reference.clone(), error);
             (
-                fields::string_map(cluster, LABELS).map_err(of_cluster)?,
+                fields::string_object(cluster, LABELS).map_err(of_cluster)?,
                 fields::string_map(cluster, ANNOTATIONS).map_err(of_cluster)?,
             )
         }
-        _ => (StringMap::new(), StringMap::new()),
+        _ => (None, StringMap::new()),
     };
     let cluster_extra = match &found {
         ClusterFound::Read(reference, _) => super::parse_labels_annotation(&cluster_annotations)
@@ -185,22 +188,16 @@ pub fn plan_tags(
 
     // Later sources win: the Cluster's labels, its annotation, the
     // object's labels, its annotation.
-    let mut set = LabelSet::new();
-    overlay(
-        &mut set,
-        cluster_labels.iter().map(|(k, v)| (*k, *v)),
-        Source::ClusterLabels,
-    );
-    overlay(&mut set, cluster_extra.iter(), Source::ClusterAnnotation);
-    overlay(
-        &mut set,
-        labels.iter().map(|(k, v)| (*k, *v)),
-        Source::OwnLabels,
-    );
-    overlay(&mut set, own_extra.iter(), Source::OwnAnnotation);
+    let set = LabelSet::new();
+    let cluster_labels = (cluster_labels.into_iter().flatten())
+        .map(|(key, value)| (key.as_str(), value.as_str().unwrap_or_default()));
+    let set = overlay(set, cluster_labels, Source::ClusterLabels);
+    let set = overlay(set, cluster_extra.iter(), Source::ClusterAnnotation);
+    let set = overlay(set, labels.iter().map(|(k, v)| (*k, *v)), Source::OwnLabels);
+    let set = overlay(set, own_extra.iter(), Source::OwnAnnotation);
     let opted_in = super::opted_in(
         &settings.propagating_labels,
-        set.iter().map(|(k, (v, _))| (*k, *v)),
+        set.iter().map(|(k, v, _)| (*k, *v)),
     );
 
     let current = field::read(object, target).map_err(own)?;
@@ -254,15 +251,34 @@ pub fn plan_tags(
     Ok(warnings)
 }
 
-/// Puts `entries` over the label set, each from `source`.
+/// Puts `entries` over the label set, each from `source`. Every source
+/// iterates sorted by key (maps, and the labels annotation's entries), so
+/// this is one pass over two sorted runs, a key both hold taking the
+/// entry's value: each key is compared with its neighbours, not searched
+/// for in a tree (label keys often share long prefixes).
 fn overlay<'a>(
-    set: &mut LabelSet<'a>,
+    set: LabelSet<'a>,
     entries: impl Iterator<Item = (&'a str, &'a str)>,
     source: Source,
-) {
+) -> LabelSet<'a> {
+    let mut merged = Vec::with_capacity(set.len() + entries.size_hint().0);
+    let mut held = set.into_iter().peekable();
     for (key, value) in entries {
-        set.insert(key, (value, source));
+        loop {
+            match held.peek().map(|(held_key, ..)| (*held_key).cmp(key)) {
+                Some(Ordering::Less) => merged.extend(held.next()),
+                Some(Ordering::Equal) => {
+                    held.next();
+                    break;
+                }
+                _ => break,
+            }
+        }
+        merged.push((key, value, source));
     }
+    merged.extend(held);
+    debug_assert!(merged.windows(2).all(|pair| pair[0].0 < pair[1].0));
+    merged
 }
 
 fn malformed(object: ObjectRef, error: FieldError) -> InfraTagsError {
@@ -333,7 +349,7 @@ fn label_fates(
         _ => String::new(),
     };
     set.iter()
-        .map(|(key, (_, source))| LabelFate {
+        .map(|(key, _, source)| LabelFate {
             qualified_key: (*key).to_owned(),
             source: match source {
                 Source::ClusterLabels => format!("{cluster} metadata.labels"),
@@ -344,4 +360,39 @@ fn label_fates(
             fate: super::label_fate(key, opted_in.contains_key(key), transformed),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    proptest::proptest! {
+        /// The one-pass overlay gives what inserting every source's
+        /// entries into one map, in source order, gives.
+        #[test]
+        fn overlay_matches_inserts(
+            sources in proptest::collection::vec(
+                proptest::collection::btree_map("[a-c]{0,3}", "[xy]{0,2}", 0..8),
+                4,
+            ),
+        ) {
+            let order = [
+                Source::ClusterLabels,
+                Source::ClusterAnnotation,
+                Source::OwnLabels,
+                Source::OwnAnnotation,
+            ];
+            let mut expected = BTreeMap::new();
+            let mut set = LabelSet::new();
+            for (entries, source) in sources.iter().zip(order) {
+                for (key, value) in entries {
+                    expected.insert(key.as_str(), (value.as_str(), source));
+                }
+                let entries = entries.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+                set = overlay(set, entries, source);
+            }
+            let expected: Vec<_> = expected.into_iter().map(|(k, (v, s))| (k, v, s)).collect();
+            proptest::prop_assert_eq!(set, expected);
+        }
+    }
 }
