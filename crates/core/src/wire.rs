@@ -309,8 +309,8 @@ impl<'a> Payload<'a> {
     /// step back, so settings that fail to read fail the pass, and the
     /// payload is read a second time with its settings kept as text, for
     /// [`Settings::parse_text`] to name every field at fault, as it would
-    /// have on its own. Only a payload with refused settings, or none at
-    /// all, pays for that second reading.
+    /// have on its own. Only a payload with refused settings, or one that
+    /// cannot be read at all, pays for that second reading.
     pub fn decode(payload: &'a [u8]) -> Result<Self, String> {
         let text = crate::projection::text(payload).map_err(decode_error)?;
         let read = |read_settings| {
