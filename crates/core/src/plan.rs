@@ -284,8 +284,8 @@ impl Plan {
         self.clone().apply_owned(object);
     }
 
-    /// [`Plan::apply`], moving the plan's keys and values into the object
-    /// instead of copying them.
+    /// [`Plan::apply`], consuming the plan: its field values move into the
+    /// object instead of being cloned.
     pub fn apply_owned(self, object: &mut Value) {
         let fills = self.apply_leaving_fills(object, |_| false);
         debug_assert!(fills.is_empty());

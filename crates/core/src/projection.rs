@@ -8,6 +8,7 @@
 //! Kubewarden's field masks: a path through an array applies to every item.
 
 use crate::plan::MapFill;
+use crate::sorted_map::{Merged, merge};
 use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
@@ -580,38 +581,21 @@ impl Writer<'_> {
             return write_value(value, out);
         }
         let fill = self.fills.iter().find(|fill| fill.path == path.as_slice());
-        let mut filled = fill.into_iter().flat_map(|fill| &fill.set).peekable();
-        let mut held = map.iter().peekable();
+        let filled = fill.into_iter().flat_map(|fill| &fill.set);
+        // The keys in order; of a key both hold, the fill's value.
+        let members = merge(map.iter(), filled, |(key, _)| key, |(key, _)| key);
         out.push(b'{');
-        let mut first = true;
-        loop {
-            // The next key in order; of a key both hold, the fill's value.
-            let from_fill = match (held.peek(), filled.peek()) {
-                (None, None) => break,
-                (Some(_), None) => false,
-                (None, Some(_)) => true,
-                (Some((held_key, _)), Some((filled_key, _))) => {
-                    match held_key.as_str().cmp(filled_key) {
-                        std::cmp::Ordering::Less => false,
-                        std::cmp::Ordering::Greater => true,
-                        std::cmp::Ordering::Equal => {
-                            held.next();
-                            true
-                        }
-                    }
-                }
-            };
-            if !std::mem::take(&mut first) {
+        for (index, member) in members.enumerate() {
+            if index > 0 {
                 out.push(b',');
             }
-            if from_fill {
-                if let Some((key, text)) = filled.next() {
+            match member {
+                Merged::Held((key, item)) => self.whole_member(key, item, path, out)?,
+                Merged::New((key, text)) => {
                     write_str(key, out)?;
                     out.push(b':');
                     write_str(text, out)?;
                 }
-            } else if let Some((key, item)) = held.next() {
-                self.whole_member(key, item, path, out)?;
             }
         }
         out.push(b'}');

@@ -47,7 +47,7 @@ use metadata_propagation_core::outcome::Outcome;
 use metadata_propagation_core::request::AdmissionRequest;
 use metadata_propagation_core::wire;
 #[cfg(feature = "lookup")]
-use metadata_propagation_core::{capi, evaluate, settings::Settings};
+use metadata_propagation_core::{capi, evaluate};
 #[cfg(feature = "lookup")]
 use metadata_propagation_policy::HostLookup;
 // Linked into every floor for the module's `memcmp` (the policy's
@@ -127,8 +127,7 @@ fn look_up_parents(payload: &Payload<'_>) -> Result<(), capi::CapiError> {
     if evaluate::route(&request.kind, &request.operation) != evaluate::Route::Capi {
         return Ok(());
     }
-    let raw = payload.settings.map_or("{}", RawValue::get);
-    let settings = Settings::parse_text(raw)?;
+    let settings = wire::PayloadSettings::Text(payload.settings).parse()?;
     capi::look_up_parents(request, &settings, &HostLookup)
 }
 

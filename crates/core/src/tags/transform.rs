@@ -271,12 +271,7 @@ pub fn transform_beside<'a>(
     // count cap keeps the lowest qualified keys in byte order (README).
     // Labels that come sorted, each key once, are taken as they come;
     // others are sorted, the last of equal keys kept.
-    let labels: Vec<(&str, &str)> = labels.into_iter().collect();
-    let labels = if labels.windows(2).all(|pair| pair[0].0 < pair[1].0) {
-        labels
-    } else {
-        crate::sorted_map::map_of(labels).into_iter().collect()
-    };
+    let labels = crate::sorted_map::sorted_pairs(labels.into_iter().collect());
     transform_sorted(&labels, profile, taken)
 }
 
