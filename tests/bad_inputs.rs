@@ -89,8 +89,12 @@ fn run_case(case: &Case) -> Result<(), String> {
         (Verdict::Allow(plan), "allowed-mutated") if !plan.is_empty() => {
             let mut after = request.object.clone();
             plan.apply(&mut after);
-            check_mutation(Capability::for_kind(&request.kind), &request.object, &after)
-                .map_err(|violation| violation.to_string())?;
+            check_mutation(
+                Capability::for_request(&request.kind, &request.object, &settings),
+                &request.object,
+                &after,
+            )
+            .map_err(|violation| violation.to_string())?;
             crd_schema::check_output(&request.object, &after)?;
             contains(&outcome.warnings.join("\n"))
         }

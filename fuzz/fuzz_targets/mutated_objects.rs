@@ -52,6 +52,7 @@ use metadata_propagation_core::settings::{
     DEFAULT_PROVIDER_PATH, Mode, RawCapiSettings, RawCloudTagSettings, RawSettings, Settings,
 };
 use metadata_propagation_core::tags::infra::targets::target_for;
+use metadata_propagation_core::tags::tag_key::{Bodies, DEFAULT_PREFIX};
 
 use fixtures::{ALL_PARENTS, FIXTURES, PARENTS, child_index, request};
 use infra::Infra;
@@ -80,6 +81,19 @@ struct Input {
     /// ([`Infra`]); `None`, what every input saved before it decodes, means
     /// the feature off and the children and parents above.
     infra: Option<Infra>,
+    /// Last, for the same reason: `cloudTags.prefix` and `cloudTags.tagKeys`;
+    /// `None`, what every input saved before it decodes, means neither.
+    tag_keys: Option<TagKeyChoice>,
+}
+
+/// The settings that name tags: a prefix, and bodies for opted-in labels.
+#[derive(Arbitrary, Debug)]
+struct TagKeyChoice {
+    /// `cloudTags.prefix`; `None`: the default.
+    prefix: Option<String>,
+    /// `cloudTags.tagKeys`: (an opted-in label, by its position in the
+    /// list, modulo its length; the body).
+    bodies: Vec<(u8, String)>,
 }
 
 /// The README's ready-made tag profiles in the settings, and an XR they
@@ -184,6 +198,16 @@ fuzz_target!(|input: Input| {
             .map(|(_, profile)| profile.clone());
         profiles.extend(chosen);
     }
+    let mut prefix = DEFAULT_PREFIX.to_owned();
+    let mut tag_keys = Bodies::new();
+    if let Some(choice) = input.tag_keys {
+        prefix = choice.prefix.unwrap_or(prefix);
+        for (label, body) in choice.bodies.into_iter().take(4) {
+            if let Some(label) = propagating.get(usize::from(label) % propagating.len().max(1)) {
+                tag_keys.insert(label.clone(), body);
+            }
+        }
+    }
     let settings = Settings::from(RawSettings {
         mode: if input.validate_mode {
             Mode::Validate
@@ -201,6 +225,8 @@ fuzz_target!(|input: Input| {
                 .unwrap_or_else(|| DEFAULT_PROVIDER_PATH.to_owned()),
             profiles,
             capi_infrastructure,
+            prefix,
+            tag_keys,
         },
     });
     if settings.sync_machine_labels().is_err()
@@ -247,11 +273,12 @@ fuzz_target!(|input: Input| {
             operation: request.operation.clone(),
             namespace: request.namespace.clone(),
             object,
+            old_object: request.old_object.clone(),
         };
         &mutated
     };
     let kind = &request.kind;
-    let capability = Capability::for_kind(kind);
+    let capability = Capability::for_request(kind, &request.object, &settings);
     let infra_row = target_for(&kind.group, &kind.kind, &kind.version);
     if let (Capability::Capi(_), Some(row)) = (capability, infra_row) {
         // The tag field, when the policy stamps it on this request, and the
@@ -259,7 +286,14 @@ fuzz_target!(|input: Input| {
         let stamped =
             settings.capi_infrastructure() && !(row.create_only && request.operation != "CREATE");
         let target = stamped.then_some(row);
-        if let Err(e) = infra::check(kind, target, &request.object, &after.object) {
+        // The prefix in force on the row's profile: the one ownership
+        // follows (a built-in `capg`'s own, else `cloudTags.prefix`).
+        let cloud_tags = settings.cloud_tags().expect("checked above");
+        let prefix = (cloud_tags.profiles.infrastructure(row.profile))
+            .map_or(DEFAULT_PREFIX, |(profile, _)| {
+                cloud_tags.tag_keys(profile).prefix
+            });
+        if let Err(e) = infra::check(kind, target, prefix, &request.object, &after.object) {
             panic!("invariant violated (cloud tags on infrastructure): {e}");
         }
     } else if let Err(e) = check_mutation(capability, &request.object, &after.object) {

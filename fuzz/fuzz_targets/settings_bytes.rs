@@ -8,7 +8,7 @@
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use metadata_propagation_core::settings::Settings;
-use metadata_propagation_core::tags::transform::{self, TAG_PREFIX};
+use metadata_propagation_core::tags::transform;
 use serde_json::json;
 use std::collections::BTreeMap;
 
@@ -19,6 +19,8 @@ enum Input<'a> {
         profiles: Vec<Profile>,
         provider: String,
         labels: BTreeMap<String, String>,
+        /// `cloudTags.prefix`; `None`: the default.
+        prefix: Option<String>,
     },
 }
 
@@ -35,6 +37,8 @@ struct Profile {
     extra: String,
     except: String,
     reserved: Vec<(String, bool)>,
+    /// The profile's own `prefix`.
+    prefix: Option<String>,
 }
 
 const SETS: [&str; 8] = [
@@ -59,13 +63,17 @@ fn profile_json(p: &Profile) -> serde_json::Value {
         .iter()
         .map(|(prefix, ignore_case)| json!({"prefix": prefix, "ignoreCase": ignore_case}))
         .collect();
-    json!({
+    let mut profile = json!({
         "name": p.name, "providers": p.providers,
         "keyMax": p.key_max % 5000, "valueMax": p.value_max % 70000,
         "unit": if p.bytes { "bytes" } else { "runes" }, "cap": p.cap % 1100,
         "keyCharacters": {"sets": sets, "extra": p.extra, "except": p.except},
         "reservedPrefixes": reserved,
-    })
+    });
+    if let Some(prefix) = &p.prefix {
+        profile["prefix"] = json!(prefix);
+    }
+    profile
 }
 
 fn answers_json(document: &[u8]) -> bool {
@@ -85,10 +93,15 @@ fuzz_target!(|input: Input<'_>| {
             profiles,
             provider,
             labels,
-        } => (profiles, provider, labels),
+            prefix,
+        } => (profiles, provider, labels, prefix),
     };
     let profiles: Vec<_> = profiles.iter().map(profile_json).collect();
-    let document = json!({"cloudTags": {"profiles": profiles}}).to_string();
+    let mut document = json!({"cloudTags": {"profiles": profiles}});
+    if let Some(prefix) = prefix {
+        document["cloudTags"]["prefix"] = json!(prefix);
+    }
+    let document = document.to_string();
     let valid = answers_json(document.as_bytes());
     let settings = Settings::from_json(document.as_bytes());
     assert_eq!(
@@ -97,25 +110,27 @@ fuzz_target!(|input: Input<'_>| {
         "validate_settings and from_json agree"
     );
     let Ok(settings) = settings else { return };
-    let (profile, _) = settings
-        .cloud_tags()
-        .expect("accepted settings prepare")
-        .profiles
-        .resolve(Some(&provider));
-    let out = transform::transform(
+    let cloud_tags = settings.cloud_tags().expect("accepted settings prepare");
+    let (profile, _) = cloud_tags.profiles.resolve(Some(&provider));
+    let keys = cloud_tags.tag_keys(profile);
+    let out = transform::transform_with(
         labels.iter().map(|(k, v)| (k.as_str(), v.as_str())),
         profile,
+        &keys,
+        0,
     );
     assert_eq!(out.tags.len() + out.skipped.len(), labels.len());
     assert!(out.tags.len() <= profile.cap);
     for (tag, value) in &out.tags {
-        assert_eq!(
-            transform::check(profile, &tag[TAG_PREFIX.len()..], tag, value),
-            None
-        );
+        // Every tag is the prefix in force and its label's key.
+        let label = keys
+            .qualified_key_of(tag)
+            .expect("a tag starts with the prefix in force");
+        assert_eq!(labels.get(label).map(String::as_str), Some(value));
+        assert_eq!(transform::check(profile, &keys, label, tag, value), None);
     }
     // A profile that refuses the prefix refuses everything.
-    if profile.blocks_every_tag().is_some() {
+    if profile.blocks_every_tag(keys.prefix).is_some() {
         assert!(out.tags.is_empty());
     }
 });

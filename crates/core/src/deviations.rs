@@ -8,26 +8,56 @@ use crate::fields::quoted;
 use crate::outcome::{Outcome, Verdict};
 use crate::plan::{Change, Edit, FieldEdit, MapEdit, Plan};
 use crate::settings::Mode;
+use crate::tags::{ANNOTATIONS, SKIPPED_ANNOTATION};
 
 /// Start of every validate-mode rejection.
 pub const REPORT_PREFIX: &str =
     "the object deviates from the metadata propagation contract (validate mode): ";
 
-/// Applies the mode to an outcome: in validate mode a non-empty plan becomes
-/// a rejection listing every deviation, and is kept as the refused plan;
-/// warnings and audit annotations stay.
+/// Applies the mode to an outcome: in validate mode a plan that changes
+/// anything but the skip annotation becomes a rejection listing every
+/// deviation, and is kept as the refused plan; one that changes only the
+/// skip annotation is no deviation, and the object is allowed as it is.
+/// Warnings (the skips among them) and audit annotations stay.
 pub fn enforce(outcome: Outcome, mode: Mode) -> Outcome {
     match (mode, outcome.verdict) {
-        (Mode::Validate, Verdict::Allow(plan)) if !plan.is_empty() => Outcome {
-            verdict: Verdict::Reject {
-                message: report(&plan),
-                code: 400,
-            },
-            refused_plan: Some(plan),
-            ..outcome
-        },
+        (Mode::Validate, Verdict::Allow(plan)) => {
+            let plan = judged(plan);
+            let verdict = match plan.is_empty() {
+                true => Verdict::Allow(plan),
+                false => {
+                    let verdict = Verdict::Reject {
+                        message: report(&plan),
+                        code: 400,
+                    };
+                    return Outcome {
+                        verdict,
+                        refused_plan: Some(plan),
+                        ..outcome
+                    };
+                }
+            };
+            Outcome { verdict, ..outcome }
+        }
         (_, verdict) => Outcome { verdict, ..outcome },
     }
+}
+
+/// What validate mode and the audit judge of a plan: what the policy
+/// writes, not what it reports. The skip annotation reports what mutate
+/// mode skipped, so a missing or different one is never a deviation.
+pub fn judged(mut plan: Plan) -> Plan {
+    for edit in &mut plan.edits {
+        if let Edit::Map(edit) = edit
+            && edit.path == ANNOTATIONS
+        {
+            edit.set.remove(SKIPPED_ANNOTATION);
+            edit.replaced.remove(SKIPPED_ANNOTATION);
+            edit.remove.remove(SKIPPED_ANNOTATION);
+        }
+    }
+    plan.edits.retain(|edit| !edit.is_empty());
+    plan
 }
 
 /// Every deviation, by path (sorted), then by key (sorted).

@@ -67,7 +67,7 @@ pub enum Route {
 /// [`crate::wire`] before it decodes the object (and handed to
 /// [`evaluate_routed`]), by [`evaluate`] and [`explain`] otherwise.
 pub fn route(kind: &GroupVersionKind, operation: &str) -> Route {
-    if !is_write(operation) || is_kubernetes_group(&kind.group) {
+    if !is_write(operation) || is_kubernetes_group(&kind.group) || is_sig_group(&kind.group) {
         Route::NotActedOn
     } else if !capi::is_capi_group(&kind.group) {
         Route::CloudTags
@@ -167,20 +167,47 @@ fn projection_with<'s>(
 /// would give such an object a `spec.cloudTags` it does not have).
 pub fn not_acted_on(kind: &GroupVersionKind, operation: &str) -> Outcome {
     let mut outcome = Outcome::allow();
-    if is_write(operation) && is_kubernetes_group(&kind.group) {
+    let what = if is_kubernetes_group(&kind.group) {
+        "a Kubernetes kind"
+    } else if is_sig_group(&kind.group) {
+        "a Kubernetes SIG kind (an x-k8s.io group) the policy does not handle"
+    } else {
+        return outcome;
+    };
+    if is_write(operation) {
         let api_version = if kind.group.is_empty() {
             kind.version.clone()
         } else {
             format!("{}/{}", kind.group, kind.version)
         };
         outcome.warnings.push(format!(
-            "{} ({api_version}) is a Kubernetes kind, neither a Cluster API object nor a \
-             Crossplane composite resource, so this policy leaves it unchanged; remove it from \
-             the policy's rules",
+            "{} ({api_version}) is {what}, neither a Cluster API object nor a Crossplane \
+             composite resource, so this policy leaves it unchanged; remove it from the policy's \
+             rules",
             kind.kind
         ));
     }
     outcome
+}
+
+/// The groups of Kubernetes SIG projects (`x-k8s.io`) other than Cluster
+/// API's four: `addons.`, `ipam.`, `runtime.cluster.x-k8s.io`, the Gateway
+/// API's and the rest. Reserved to those projects, so never a composite
+/// resource, and not kinds the propagation rules cover.
+pub fn is_sig_group(group: &str) -> bool {
+    (group == "x-k8s.io" || group.ends_with(".x-k8s.io")) && !capi::is_capi_group(group)
+}
+
+/// What `run` and `explain` say of a request routed as a composite
+/// resource: outside a cluster, where the ClusterAdmissionPolicy's `rules`
+/// decide which kinds reach the policy, nothing else does.
+pub fn composite_resource_note(kind: &GroupVersionKind) -> String {
+    format!(
+        "{} ({}/{}) was treated as a Crossplane composite resource: every kind outside the \
+         Kubernetes and x-k8s.io groups is, and in a cluster the ClusterAdmissionPolicy's rules \
+         decide which kinds reach the policy",
+        kind.kind, kind.group, kind.version
+    )
 }
 
 /// Kubernetes' own API groups: the core group, the unsuffixed built-in
@@ -220,7 +247,7 @@ fn decide(
     }
     let outcome = match route {
         Route::Capi => capi::evaluate(request, settings, lookup, explain),
-        _ => tags::evaluate(&request.object, settings, explain),
+        _ => tags::evaluate(&request.object, &request.old_object, settings, explain),
     };
     deviations::enforce(outcome, settings.mode)
 }

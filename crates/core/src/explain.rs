@@ -153,8 +153,13 @@ pub struct CloudTags {
     pub origin: String,
     /// The same in words, naming the setting that selected it.
     pub why: String,
+    /// The tag-key prefix in force: the entries of the field that start
+    /// with it are the policy's.
+    pub prefix: String,
+    /// Where the prefix comes from: the profile's own, or `cloudTags.prefix`.
+    pub prefix_from: String,
     /// Set when the profile refuses every tag (its key class or ceiling
-    /// cannot admit the mandated `plexsphere:` prefix): why.
+    /// cannot admit the prefix in force): why.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub no_tag_can_propagate: Option<String>,
     /// Every label of the label set, sorted by qualified key.
@@ -284,6 +289,12 @@ impl fmt::Display for Explanation {
                 tags.profile, tags.provider
             )?;
             writeln!(f, "  profile {}: {}", tags.origin, tags.why)?;
+            // The default prefix goes unsaid, as it did before prefixes
+            // could be chosen.
+            if tags.prefix != crate::tags::tag_key::DEFAULT_PREFIX {
+                let prefix = quoted(&tags.prefix);
+                writeln!(f, "  tag-key prefix {prefix}: {}", tags.prefix_from)?;
+            }
             if let Some(why) = &tags.no_tag_can_propagate {
                 writeln!(f, "  {why}")?;
             }

@@ -21,7 +21,8 @@ use crate::capi::{duration, owners};
 use crate::fields::FieldPath;
 use crate::keyed_list;
 use crate::request::GroupVersionKind;
-use crate::tags::transform::TAG_PREFIX;
+use crate::settings::Settings;
+use crate::tags::tag_key::DEFAULT_PREFIX;
 use crate::tags::{LABELS_ANNOTATION, SKIPPED_ANNOTATION};
 use serde_json::{Map, Value};
 
@@ -31,20 +32,31 @@ pub enum Capability<'a> {
     /// Cluster API propagation on an object of this kind and API version:
     /// adds and corrects keys, never removes.
     Capi(&'a GroupVersionKind),
-    /// XR cloud tags: owns `plexsphere:` tags and the skip annotation only.
-    CloudTags,
+    /// XR cloud tags: owns the tags under the prefix in force and the skip
+    /// annotation only.
+    CloudTags {
+        /// The prefix in force on the object.
+        prefix: &'a str,
+    },
 }
 
 const TAG_MAPS: &[&[&str]] = &[&["metadata", "annotations"], &["spec", "cloudTags"]];
 
 impl<'a> Capability<'a> {
-    /// The capability for a request's kind.
-    pub fn for_kind(kind: &'a GroupVersionKind) -> Self {
+    /// The capability for a request's kind, owning on a composite resource
+    /// (`object`) the tags under the prefix `settings` put in force there.
+    pub fn for_request(
+        kind: &'a GroupVersionKind,
+        object: &Value,
+        settings: &'a Settings<'_>,
+    ) -> Self {
         if crate::capi::is_capi_group(&kind.group) {
-            Capability::Capi(kind)
-        } else {
-            Capability::CloudTags
+            return Capability::Capi(kind);
         }
+        let prefix = settings.cloud_tags().map_or(DEFAULT_PREFIX, |cloud_tags| {
+            crate::tags::prefix_in_force(object, cloud_tags)
+        });
+        Capability::CloudTags { prefix }
     }
 
     /// The string maps and typed fields the capability may write on
@@ -62,7 +74,7 @@ impl<'a> Capability<'a> {
                     }
                 })
             }
-            Capability::CloudTags => (TAG_MAPS.to_vec(), Vec::new()),
+            Capability::CloudTags { .. } => (TAG_MAPS.to_vec(), Vec::new()),
         }
     }
 
@@ -70,8 +82,8 @@ impl<'a> Capability<'a> {
     fn owns(self, path: &[&str], key: &str) -> bool {
         match self {
             Capability::Capi(_) => false,
-            Capability::CloudTags => match path {
-                ["spec", "cloudTags"] => key.starts_with(TAG_PREFIX),
+            Capability::CloudTags { prefix } => match path {
+                ["spec", "cloudTags"] => key.starts_with(prefix),
                 ["metadata", "annotations"] => key == SKIPPED_ANNOTATION,
                 _ => false,
             },
@@ -199,7 +211,7 @@ fn check_map(
             return Err(Violation::NotAString(at.key(key)));
         }
         if !old.contains_key(key)
-            && capability == Capability::CloudTags
+            && matches!(capability, Capability::CloudTags { .. })
             && !capability.owns(path, key)
         {
             return Err(Violation::AddedUnowned(at.key(key)));
@@ -504,7 +516,16 @@ mod tests {
         let after = json!({"metadata": {"name": "x"}, "spec": {"replicas": 2}});
         assert!(check_mutation(Capability::Capi(&ms), &before, &after).is_err());
         let dropped = json!({"metadata": {"name": "x"}});
-        assert!(check_mutation(Capability::CloudTags, &before, &dropped).is_err());
+        assert!(
+            check_mutation(
+                Capability::CloudTags {
+                    prefix: DEFAULT_PREFIX
+                },
+                &before,
+                &dropped
+            )
+            .is_err()
+        );
     }
 
     #[test]
@@ -513,17 +534,40 @@ mod tests {
                             "spec": {"cloudTags": {"plexsphere:old": "1", "CostCenter": "42"}}});
         let ok = json!({"metadata": {"annotations": {"team": "a"}},
                         "spec": {"cloudTags": {"plexsphere:new": "2", "CostCenter": "42"}}});
-        assert_eq!(check_mutation(Capability::CloudTags, &before, &ok), Ok(()));
+        assert_eq!(
+            check_mutation(
+                Capability::CloudTags {
+                    prefix: DEFAULT_PREFIX
+                },
+                &before,
+                &ok
+            ),
+            Ok(())
+        );
         let user_removed = json!({"metadata": {"annotations": {"team": "a"}},
                                   "spec": {"cloudTags": {"plexsphere:new": "2"}}});
         assert_eq!(
-            violation(Capability::CloudTags, &before, &user_removed).as_deref(),
+            violation(
+                Capability::CloudTags {
+                    prefix: DEFAULT_PREFIX
+                },
+                &before,
+                &user_removed
+            )
+            .as_deref(),
             Some("spec.cloudTags[\"CostCenter\"] was removed")
         );
         let rewritten = json!({"metadata": {"annotations": {"team": "b"}},
                                "spec": {"cloudTags": {"CostCenter": "42"}}});
         assert_eq!(
-            violation(Capability::CloudTags, &before, &rewritten).as_deref(),
+            violation(
+                Capability::CloudTags {
+                    prefix: DEFAULT_PREFIX
+                },
+                &before,
+                &rewritten
+            )
+            .as_deref(),
             Some("metadata.annotations[\"team\"] was rewritten")
         );
     }

@@ -60,7 +60,8 @@ impl Edit {
         }
     }
 
-    fn is_empty(&self) -> bool {
+    /// Whether the edit changes nothing.
+    pub fn is_empty(&self) -> bool {
         match self {
             Edit::Map(edit) => edit.is_empty(),
             Edit::Field(_) => false,

@@ -38,6 +38,11 @@ pub struct AdmissionRequest {
     pub namespace: String,
     /// The object as submitted (`null` on DELETE).
     pub object: Value,
+    /// The object as stored before an UPDATE (`null` otherwise). The
+    /// policy reads only which profile applied to it, and the waPC edge
+    /// decodes it only when the settings let that matter
+    /// ([`crate::settings::CloudTagSettings::prefixes_vary`]).
+    pub old_object: Value,
 }
 
 /// True for the operations the policy acts on: CREATE and UPDATE.
@@ -64,6 +69,7 @@ impl AdmissionRequest {
             operation: operation.to_owned(),
             namespace: text(&object["metadata"]["namespace"]),
             object,
+            old_object: Value::Null,
         }
     }
 

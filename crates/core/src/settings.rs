@@ -10,7 +10,8 @@
 
 use crate::fields::{self, FieldPath, quoted};
 use crate::key_pattern::KeyPattern;
-use crate::tags::profile::Profiles;
+use crate::tags::profile::{Profiles, TagProfile};
+use crate::tags::tag_key::{Bodies, DEFAULT_PREFIX, TagKeys};
 use crate::tags::user_profile;
 use regex_lite::RegexBuilder;
 use serde::Deserialize;
@@ -20,7 +21,9 @@ use std::fmt;
 
 mod every_problem;
 mod problem;
+pub(crate) mod tag_keys;
 pub use problem::{SettingsError, SettingsProblem, SettingsProblemKind};
+pub use tag_keys::TagKeyProblem;
 
 /// Labels seeded by the platform that can never be opted into cloud-tag
 /// propagation: the platform's three seeded Definitions are immutable and
@@ -122,6 +125,11 @@ pub struct RawCloudTagSettings<'a> {
     /// Also stamp tags on the CAPI infrastructure kinds (README, "Cloud tags
     /// on CAPI infrastructure"). Off by default: no object changes on upgrade.
     pub capi_infrastructure: bool,
+    /// The tag-key prefix that marks the policy's own tags, where the
+    /// applied profile has none of its own ([`TagKeys`]).
+    pub prefix: String,
+    /// Qualified label key → the tag-key body used instead of that key.
+    pub tag_keys: Bodies,
 }
 
 impl Default for RawCloudTagSettings<'_> {
@@ -131,6 +139,8 @@ impl Default for RawCloudTagSettings<'_> {
             provider_path: DEFAULT_PROVIDER_PATH.to_owned(),
             profiles: Vec::new(),
             capi_infrastructure: false,
+            prefix: DEFAULT_PREFIX.to_owned(),
+            tag_keys: Bodies::new(),
         }
     }
 }
@@ -144,6 +154,8 @@ impl RawCloudTagSettings<'_> {
             provider_path: self.provider_path,
             profiles: self.profiles,
             capi_infrastructure: self.capi_infrastructure,
+            prefix: self.prefix,
+            tag_keys: self.tag_keys,
         }
     }
 }
@@ -217,6 +229,29 @@ pub struct CloudTagSettings<'a> {
     /// The tag profiles in force: `cloudTags.profiles`, then the built-ins
     /// they do not replace, then the fallback.
     pub profiles: Profiles,
+    /// `cloudTags.prefix`.
+    pub prefix: String,
+    /// `cloudTags.tagKeys`.
+    pub tag_keys: Bodies,
+}
+
+impl CloudTagSettings<'_> {
+    /// The tag keys of an object under `profile` ([`TagKeys`]).
+    pub fn tag_keys<'s>(&'s self, profile: &'s TagProfile) -> TagKeys<'s> {
+        TagKeys::new(profile, &self.prefix, &self.tag_keys)
+    }
+
+    /// Whether two composite resources can have different prefixes in
+    /// force: a user profile has its own. Only then does an UPDATE's old
+    /// object say anything about which entries are the policy's.
+    pub fn prefixes_vary(&self) -> bool {
+        (self.profiles.user().iter()).any(|profile| {
+            profile
+                .prefix
+                .as_deref()
+                .is_some_and(|own| own != self.prefix)
+        })
+    }
 }
 
 impl<'a> Settings<'a> {
@@ -454,6 +489,12 @@ impl<'a> RawCloudTagSettings<'a> {
         }
 
         let profiles = user_profile::prepare_profiles(&self.profiles, &mut problems);
+        tag_keys::check_prefix(
+            FieldPath::of(&["cloudTags", "prefix"]),
+            &self.prefix,
+            &mut problems,
+        );
+        tag_keys::check_bodies(&self.tag_keys, &propagating_labels, &mut problems);
 
         if problems.is_empty() {
             // One pass over a list that is sorted already, each key once.
@@ -465,6 +506,8 @@ impl<'a> RawCloudTagSettings<'a> {
                 propagating_labels,
                 provider_path,
                 profiles: Profiles::new(profiles),
+                prefix: self.prefix.clone(),
+                tag_keys: self.tag_keys.clone(),
             })
         } else {
             Err(SettingsError { problems })
@@ -570,7 +613,7 @@ mod tests {
         assert_eq!(
             problems(r#"{"cloudTags":{"propagatingLabel":["a"]}}"#),
             [
-                "cloudTags.propagatingLabel: unknown field `propagatingLabel`, expected one of `propagatingLabels`, `providerPath`, `profiles`, `capiInfrastructure`"
+                "cloudTags.propagatingLabel: unknown field `propagatingLabel`, expected one of `propagatingLabels`, `providerPath`, `profiles`, `capiInfrastructure`, `prefix`, `tagKeys`"
             ]
         );
     }
@@ -598,7 +641,7 @@ mod tests {
             // members in key order, then the checks' problems
             [
                 "capi.inPlaceFields: invalid type: string \"yes\", expected a boolean",
-                "cloudTags.profile: unknown field `profile`, expected one of `propagatingLabels`, `providerPath`, `profiles`, `capiInfrastructure`",
+                "cloudTags.profile: unknown field `profile`, expected one of `propagatingLabels`, `providerPath`, `profiles`, `capiInfrastructure`, `prefix`, `tagKeys`",
                 "cloudTags.propagatingLabels: invalid type: string \"platform/env\", expected a sequence",
                 "mod: unknown field `mod`, expected one of `mode`, `capi`, `cloudTags`",
                 "capi.additionalSyncMachineLabels[0]: invalid regex \"(unclosed\": found open group without closing ')'",
@@ -826,7 +869,7 @@ mod tests {
     #[rstest]
     #[case::unknown_field(
         r#"{"cloudTags":{"profiles":[{"name":"a","providers":["a"],"keymax":1}]}}"#,
-        "cloudTags.profiles[0].keymax: unknown field `keymax`, expected one of `name`, `providers`, `keyMax`, `valueMax`, `unit`, `cap`, `keyCharacters`, `valueCharacters`, `reservedPrefixes`"
+        "cloudTags.profiles[0].keymax: unknown field `keymax`, expected one of `name`, `providers`, `keyMax`, `valueMax`, `unit`, `cap`, `keyCharacters`, `valueCharacters`, `reservedPrefixes`, `prefix`"
     )]
     #[case::unknown_set(
         r#"{"cloudTags":{"profiles":[{"name":"a","providers":["a"],"keyMax":9,"valueMax":9,"unit":"runes","cap":9,"keyCharacters":{"sets":["alnum"]}}]}}"#,
@@ -875,8 +918,10 @@ mod tests {
                  "keyCharacters":{"sets":["lowercase-letters","digits"],"extra":"_-"}}]}}"#,
         )
         .unwrap();
-        let (profile, _) = s.cloud_tags().unwrap().profiles.resolve(Some("gcp"));
-        assert!(profile.blocks_every_tag().is_some());
+        let cloud_tags = s.cloud_tags().unwrap();
+        let (profile, _) = cloud_tags.profiles.resolve(Some("gcp"));
+        let prefix = cloud_tags.tag_keys(profile).prefix;
+        assert!(profile.blocks_every_tag(prefix).is_some());
     }
 
     #[test]

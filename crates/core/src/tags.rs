@@ -11,6 +11,7 @@ pub mod char_class;
 pub mod infra;
 pub mod labels_annotation;
 pub mod profile;
+pub mod tag_key;
 pub mod transform;
 pub mod user_profile;
 
@@ -26,7 +27,8 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
-use transform::{Skip, SkipReason, TAG_PREFIX, Transformed};
+use tag_key::TagKeys;
+use transform::{Skip, SkipReason, Transformed};
 
 /// Annotation holding extra labels as a JSON object (qualified keys may
 /// contain `:`, which Kubernetes label keys cannot).
@@ -74,8 +76,16 @@ impl<'o, 'a> LabelSet<'o, 'a> {
     }
 }
 
-/// Decides the cloud tags of one XR; fills `explain` when given.
-pub fn evaluate(object: &Value, settings: &Settings, explain: Option<&mut Explanation>) -> Outcome {
+/// Decides the cloud tags of one XR; fills `explain` when given. The old
+/// object of an UPDATE (`Value::Null` when there is none, or when the
+/// prefix in force cannot differ between profiles: [`CloudTagSettings::prefixes_vary`])
+/// says which prefix the entries of the previous profile carry.
+pub fn evaluate(
+    object: &Value,
+    old_object: &Value,
+    settings: &Settings,
+    explain: Option<&mut Explanation>,
+) -> Outcome {
     let settings = match settings.cloud_tags() {
         Ok(settings) => settings,
         // Only when validate_settings, which refuses them, was bypassed.
@@ -83,7 +93,7 @@ pub fn evaluate(object: &Value, settings: &Settings, explain: Option<&mut Explan
             return Outcome::reject_with_code(format!("policy settings are not valid: {e}"), 500);
         }
     };
-    match plan(object, settings, explain) {
+    match plan(object, old_object, settings, explain) {
         Ok(outcome) => outcome,
         Err(e) => Outcome::reject(format!("cannot compute cloud tags: {e}")),
     }
@@ -91,6 +101,7 @@ pub fn evaluate(object: &Value, settings: &Settings, explain: Option<&mut Explan
 
 fn plan(
     object: &Value,
+    old_object: &Value,
     settings: &CloudTagSettings,
     explain: Option<&mut Explanation>,
 ) -> Result<Outcome, FieldError> {
@@ -113,6 +124,15 @@ fn plan(
     let provider_path: Vec<&str> = settings.provider_path.iter().map(String::as_str).collect();
     let provider = fields::string(object, &provider_path)?;
     let (profile, origin) = settings.profiles.resolve(provider);
+    let keys = settings.tag_keys(profile);
+    // An UPDATE that moves the object to a profile with another prefix:
+    // the entries under the old one were the policy's, and go too.
+    let old_keys = (!old_object.is_null())
+        .then(|| {
+            let old_provider = fields::string(old_object, &provider_path).ok().flatten();
+            settings.tag_keys(settings.profiles.resolve(old_provider).0)
+        })
+        .filter(|old| old.prefix != keys.prefix);
     let opted_in = if set.extra.is_empty() {
         opted_in(&settings.propagating_labels, set.labels())
     } else {
@@ -125,23 +145,30 @@ fn plan(
                 .collect(),
         )
     };
-    let mut transformed = transform::transform_sorted(&opted_in.0, profile, 0);
+    let mut transformed = transform::transform_sorted(&opted_in.0, profile, &keys, 0);
 
     let tags_present = fields::object(object, CLOUD_TAGS)?.is_some();
     let current_tags = fields::string_map(object, CLOUD_TAGS)?;
-    let tags_edit = cloud_tags_edit(&current_tags, tags_present, &mut transformed, profile);
+    let owned = |key: &str| keys.owns(key) || old_keys.is_some_and(|old| old.owns(key));
+    let tags_edit = cloud_tags_edit(
+        &current_tags,
+        tags_present,
+        &mut transformed,
+        (profile, &keys),
+        owned,
+    );
     if let Some(explain) = explain {
         let provider_source = match provider {
             Some(p) => format!("{} = {}", settings.provider_path.join("."), quoted(p)),
             None => format!("{} is absent", settings.provider_path.join(".")),
         };
-        let mut tags = explain_labels(&set, &opted_in, &transformed, profile, &tags_edit);
+        let mut tags = explain_labels(&set, &opted_in, &transformed, &keys, &tags_edit);
         tags.provider = provider_source;
         tags.origin = origin.code().to_owned();
         tags.why = why_profile(origin, provider, profile);
-        tags.no_tag_can_propagate = profile
-            .blocks_every_tag()
-            .map(|reason| no_tag_can_propagate(profile, reason));
+        tags.no_tag_can_propagate = blocked(profile, &keys);
+        tags.profile = profile.name.clone().into_owned();
+        tags.prefix_from = keys.prefix_from(profile);
         explain.cloud_tags = Some(tags);
     }
     let mut plan = Plan::default();
@@ -149,8 +176,18 @@ fn plan(
     plan.push(skipped_edit(&annotations, &transformed.skipped));
 
     let mut outcome = Outcome::with_plan(plan);
-    outcome.warnings = warnings(profile, &transformed.skipped);
+    outcome.warnings = warnings(profile, &keys, &transformed.skipped);
     Ok(outcome)
+}
+
+/// The tag-key prefix in force on a composite resource: its profile's own,
+/// else `cloudTags.prefix` (the property tests' and fuzz targets' oracle of
+/// ownership; a provider that is not a string gives the fallback's).
+pub fn prefix_in_force<'s>(object: &Value, settings: &'s CloudTagSettings) -> &'s str {
+    let path: Vec<&str> = settings.provider_path.iter().map(String::as_str).collect();
+    let provider = fields::string(object, &path).ok().flatten();
+    let (profile, _) = settings.profiles.resolve(provider);
+    settings.tag_keys(profile).prefix
 }
 
 /// Opted-in labels (qualified key, value), sorted by key, each key once:
@@ -201,38 +238,43 @@ pub(crate) fn opted_in<'k, 'e, V>(
 /// then every label fails for the same reason, and one warning saying so
 /// tells the user more than fifty identical ones (README, "User-defined tag
 /// profiles"). The skip annotation still lists every label.
-pub(crate) fn warnings(profile: &TagProfile, skipped: &[Skip<'_>]) -> Vec<String> {
-    match profile.blocks_every_tag() {
-        Some(reason) if !skipped.is_empty() => vec![format!(
-            "cloud tags skipped: {}; {} opted-in label(s) skipped, each recorded in annotation \
+pub(crate) fn warnings(
+    profile: &TagProfile,
+    keys: &TagKeys<'_>,
+    skipped: &[Skip<'_>],
+) -> Vec<String> {
+    match blocked(profile, keys) {
+        Some(why) if !skipped.is_empty() => vec![format!(
+            "cloud tags skipped: {why}; {} opted-in label(s) skipped, each recorded in annotation \
              {SKIPPED_ANNOTATION}",
-            no_tag_can_propagate(profile, reason),
             skipped.len()
         )],
         _ => skipped.iter().map(warning).collect(),
     }
 }
 
-/// Why a profile that refuses every tag does, in words.
-pub(crate) fn no_tag_can_propagate(profile: &TagProfile, reason: SkipReason<'_>) -> String {
-    let why = match reason {
+/// Why no tag can propagate under `profile` with the prefix in force, in
+/// words; `None` when some can.
+pub(crate) fn blocked(profile: &TagProfile, keys: &TagKeys<'_>) -> Option<String> {
+    let prefix = keys.prefix;
+    let why = match profile.blocks_every_tag(prefix)? {
         SkipReason::KeyCharacterClass { character } => format!(
             "its key characters ({}) refuse {} of the mandated prefix {}",
             profile.key_characters.describe(),
             quoted(&character.to_string()),
-            quoted(TAG_PREFIX)
+            quoted(prefix)
         ),
         SkipReason::KeyTooLong { limit, unit, .. } => format!(
-            "its key ceiling of {limit} {} leaves no room after the mandated prefix \
-             \"{TAG_PREFIX}\"",
-            unit.noun()
+            "its key ceiling of {limit} {} leaves no room after the mandated prefix {}",
+            unit.noun(),
+            quoted(prefix)
         ),
         other => other.to_string(),
     };
-    format!(
+    Some(format!(
         "no tag can ever propagate under provider profile {}: {why}",
         profile.name
-    )
+    ))
 }
 
 /// Why `profile` applied, naming the setting that selected it.
@@ -269,7 +311,7 @@ fn explain_labels(
     set: &LabelSet<'_, '_>,
     opted_in: &OptedIn<'_, &str>,
     transformed: &Transformed<'_>,
-    profile: &TagProfile,
+    tag_keys: &TagKeys<'_>,
     tags_edit: &MapEdit,
 ) -> CloudTags {
     let keys: BTreeSet<&str> = set
@@ -288,12 +330,12 @@ fn explain_labels(
             LabelFate {
                 qualified_key: key.to_owned(),
                 source,
-                fate: label_fate(key, opted_in.contains_key(key), transformed),
+                fate: label_fate(key, opted_in.contains_key(key), transformed, tag_keys),
             }
         })
         .collect();
     CloudTags {
-        profile: profile.name.clone().into_owned(),
+        prefix: tag_keys.prefix.to_owned(),
         labels,
         removed: tags_edit
             .remove
@@ -305,7 +347,12 @@ fn explain_labels(
 }
 
 /// What became of label `key`, as the transform decided it.
-pub(crate) fn label_fate(key: &str, opted_in: bool, transformed: &Transformed<'_>) -> TagFate {
+pub(crate) fn label_fate(
+    key: &str,
+    opted_in: bool,
+    transformed: &Transformed<'_>,
+    keys: &TagKeys<'_>,
+) -> TagFate {
     // `skipped` is sorted by qualified key (transform::transform).
     let skip = transformed
         .skipped
@@ -321,7 +368,7 @@ pub(crate) fn label_fate(key: &str, opted_in: bool, transformed: &Transformed<'_
         }
     } else {
         TagFate::Tag {
-            tag_key: transform::tag_key(key),
+            tag_key: keys.tag_key(key),
         }
     }
 }
@@ -347,29 +394,28 @@ pub(crate) fn parse_labels_annotation<'o>(
     })
 }
 
-/// `spec.cloudTags` = user entries without the prefix + the computed tags;
-/// stale prefixed entries go; the map is dropped when it ends up empty.
+/// `spec.cloudTags` = the user's entries + the computed tags; stale
+/// entries the policy `owned` go; the map is dropped when it ends up empty.
 /// The tags move out of `transformed` into the edit, and from there into
 /// the object: each tag key is allocated once, by the transform.
 fn cloud_tags_edit(
     current: &StringMap<'_>,
     present: bool,
     transformed: &mut Transformed<'_>,
-    profile: &TagProfile,
+    (profile, keys): (&TagProfile, &TagKeys<'_>),
+    owned: impl Fn(&str) -> bool,
 ) -> MapEdit {
     let remove = map_of(
         current
             .iter()
-            .filter(|(key, _)| key.starts_with(TAG_PREFIX) && !transformed.tags.contains_key(key))
+            .filter(|(key, _)| owned(key) && !transformed.tags.contains_key(key))
             .map(|(key, value)| {
-                (
-                    (*key).to_owned(),
-                    removal_note(key, value, transformed, profile),
-                )
+                let why = removal_note(key, value, transformed, profile, keys);
+                ((*key).to_owned(), why)
             })
             .collect(),
     );
-    let keeps_user_entries = current.keys().any(|key| !key.starts_with(TAG_PREFIX));
+    let keeps_user_entries = current.keys().any(|key| !owned(key));
     let drop_when_empty = present && transformed.tags.is_empty() && !keeps_user_entries;
     let tags = std::mem::take(&mut transformed.tags);
     MapEdit {
@@ -379,18 +425,26 @@ fn cloud_tags_edit(
     }
 }
 
-/// Why a prefixed entry of `spec.cloudTags` goes: a skip of this evaluation,
-/// an entry the profile refuses, or simply no opted-in label producing it.
+/// Why an entry of the policy's goes from a tag field: a skip of this
+/// evaluation, an entry the profile refuses, no opted-in label producing
+/// it, or a prefix of the profile the object had before this update.
 pub(crate) fn removal_note(
     tag_key: &str,
     value: &str,
     transformed: &Transformed<'_>,
     profile: &TagProfile,
+    keys: &TagKeys<'_>,
 ) -> String {
+    let Some(qualified_key) = keys.qualified_key_of(tag_key) else {
+        return format!(
+            "stale: written under the prefix of the profile before this update, not {}",
+            quoted(keys.prefix)
+        );
+    };
     let skipped = transformed.skipped.iter().find(|s| s.tag_key == tag_key);
     let reason = match skipped {
         Some(skip) => Some(skip.reason),
-        None => transform::check(profile, &tag_key[TAG_PREFIX.len()..], tag_key, value),
+        None => transform::check(profile, keys, qualified_key, tag_key, value),
     };
     match reason {
         Some(reason) => format!("invalid for profile {}: {}", profile.name, reason.code()),

@@ -161,6 +161,10 @@ pub struct Request<'a> {
     pub request: AdmissionRequest,
     /// The object, when the request has one.
     pub object: Option<Object<'a>>,
+    /// The old object of a composite resource's UPDATE, as text: scanned,
+    /// as skipping it would, and decoded only when the settings say its
+    /// profile may matter ([`old_provider`]).
+    pub old_object: Option<&'a RawValue>,
 }
 
 /// A request's object as the payload's one pass left it.
@@ -227,6 +231,7 @@ enum RequestField {
     Operation,
     Namespace,
     Object,
+    OldObject,
     #[serde(other)]
     Other,
 }
@@ -282,7 +287,13 @@ impl<'de: 'a, 'a> Deserialize<'de> for Request<'a> {
                                 None => Object::Text(map.next_value()?),
                             });
                         }
-                        RequestField::Other => {
+                        RequestField::OldObject
+                            if request.operation == "UPDATE"
+                                && route(&request.kind, &request.operation) == Route::CloudTags =>
+                        {
+                            read.old_object = map.next_value()?;
+                        }
+                        RequestField::OldObject | RequestField::Other => {
                             map.next_value::<IgnoredAny>()?;
                         }
                     }
@@ -366,6 +377,7 @@ pub fn validate_with(payload: &[u8], lookup: &dyn Lookup, step: &mut dyn FnMut(S
     let Request {
         mut request,
         object,
+        old_object,
     } = request;
     let route = route(&request.kind, &request.operation);
     if route == Route::NotActedOn {
@@ -397,6 +409,9 @@ pub fn validate_with(payload: &[u8], lookup: &dyn Lookup, step: &mut dyn FnMut(S
         Ok(None) => None,
         Err(e) => return encode(Outcome::reject(decode_error(e)), None),
     };
+    if let Some(old_object) = old_object {
+        request.old_object = old_provider(old_object, &settings);
+    }
     step(Step::Object);
     let outcome = evaluate_routed(&request, route, &settings, lookup);
     step(Step::Decided);
@@ -418,6 +433,23 @@ pub fn validate_with(payload: &[u8], lookup: &dyn Lookup, step: &mut dyn FnMut(S
     });
     step(Step::Encoded);
     answer
+}
+
+/// What the policy reads of a composite resource's old object: its
+/// provider, decoded only when the prefix in force may differ between
+/// profiles (`Value::Null` otherwise, and for an old object that cannot be
+/// read, which the API server never sends).
+fn old_provider(old_object: &RawValue, settings: &Settings) -> Value {
+    let varies = settings
+        .cloud_tags()
+        .is_ok_and(|cloud_tags| cloud_tags.prefixes_vary());
+    if !varies {
+        return Value::Null;
+    }
+    let provider = settings.provider_path();
+    Projection::of(&[&provider[..]])
+        .split(old_object.get().as_bytes())
+        .map_or(Value::Null, |(value, _)| value)
 }
 
 /// Encodes an outcome; a non-empty plan is applied to the owned object.

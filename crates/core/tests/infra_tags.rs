@@ -431,8 +431,26 @@ fn the_cluster_owner_names_the_cluster_and_its_version() {
 // ---------------------------------------------------------------------------
 
 #[test]
-fn under_capg_no_tag_propagates_and_one_warning_says_why() {
+fn under_capg_labels_propagate_with_its_own_prefix() {
     let (outcome, gcp) = run(&fixture("gcpcluster_create_topology"), ON, &parents());
+    assert_eq!(outcome.warnings, Vec::<String>::new());
+    assert_eq!(skipped(&gcp), Value::Null);
+    let labels = gcp["spec"]["additionalLabels"].as_object().unwrap();
+    let keys: Vec<&str> = labels.keys().map(String::as_str).collect();
+    assert_eq!(keys, ["plexsphere-cost-center", "plexsphere-environment"]);
+}
+
+/// A user profile that replaces `capg` without a prefix of its own takes
+/// `cloudTags.prefix`, whose `:` GCP refuses: one summary warning, and
+/// every label still recorded.
+#[test]
+fn a_profile_that_can_never_admit_its_prefix_gives_one_summary_warning() {
+    let settings = r#"{"cloudTags":{"capiInfrastructure":true,
+        "propagatingLabels":["environment","cost-center","acme.io/team","acme:billing/owner"],
+        "profiles":[{"name":"gcp-plain","providers":["capg"],"keyMax":63,"valueMax":63,
+          "unit":"bytes","cap":62,"keyCharacters":{"sets":["lowercase-letters","digits"],
+          "extra":"_-"}}]}}"#;
+    let (outcome, gcp) = run(&fixture("gcpcluster_create_topology"), settings, &parents());
     assert_eq!(gcp["spec"].get("additionalLabels"), None);
     assert_eq!(
         outcome.warnings,
@@ -442,13 +460,14 @@ fn under_capg_no_tag_propagates_and_one_warning_says_why() {
           \"plexsphere:\"; 2 opted-in label(s) skipped, each recorded in annotation \
           cloud-tags.plexsphere.io/skipped"
         ]
+        .map(|w| w.replace("profile capg", "profile gcp-plain"))
     );
     assert_eq!(
         skipped(&gcp),
         json!([{"qualifiedKey": "cost-center", "tagKey": "plexsphere:cost-center",
-                "provider": "capg", "reason": "key-character-class"},
+                "provider": "gcp-plain", "reason": "key-character-class"},
                {"qualifiedKey": "environment", "tagKey": "plexsphere:environment",
-                "provider": "capg", "reason": "key-character-class"}])
+                "provider": "gcp-plain", "reason": "key-character-class"}])
     );
 }
 
@@ -507,7 +526,14 @@ fn settings_for(keys: &[&str]) -> String {
 #[case::capz_value_too_long("AzureMachine", "team", &"v".repeat(257), "value-too-long")]
 #[case::capz_key_character_class("AzureMachine", "team/a", "x", "key-character-class")]
 #[case::capz_any_value("AzureMachine", "team", "<ok>/%", "")]
-#[case::capg_key_character_class("GCPMachine", "team", "x", "key-character-class")]
+#[case::capg_key_character_class(
+    "GCPMachine",
+    "team.example.com/cost-center",
+    "x",
+    "key-character-class"
+)]
+#[case::capg_value_character_class("GCPMachine", "team", "Shop", "value-character-class")]
+#[case::capg_propagates("GCPMachine", "team", "shop", "")]
 #[case::capo_key_too_long("OpenStackMachine", &"k".repeat(245), "x", "key-too-long")]
 #[case::capo_value_too_long_in_bytes("OpenStackMachine", "team", &"é".repeat(128), "value-too-long")]
 #[case::capo_key_character_class("OpenStackMachine", "team/a", "x", "key-character-class")]
@@ -596,8 +622,13 @@ fn every_row_is_stamped_on_create_and_restamped_on_update() {
         let api_version = format!("{}/{}", target.kind.group, target.version);
         let from_cluster = target.labels
             == metadata_propagation_core::tags::infra::targets::LabelSource::ClusterAndObject;
-        // GCP refuses every tag: nothing written there.
-        let stamps = target.profile != "capg";
+        // Every row stamps; GCP's under its own prefix.
+        let stamps = true;
+        let prefix = if target.profile == "capg" {
+            "plexsphere-"
+        } else {
+            "plexsphere:"
+        };
         let read = |object: &Value| -> Value {
             let mut field = object.clone();
             for segment in target.field {
@@ -606,9 +637,9 @@ fn every_row_is_stamped_on_create_and_restamped_on_update() {
             field
         };
         let expected = |cost_center: &str| -> Value {
-            let mut tags = vec![("plexsphere:environment", "own")];
+            let mut tags = vec![(format!("{prefix}environment"), "own")];
             if from_cluster {
-                tags.insert(0, ("plexsphere:cost-center", cost_center));
+                tags.insert(0, (format!("{prefix}cost-center"), cost_center));
             }
             match target.field.last() {
                 Some(&"serverMetadata") => Value::Array(
@@ -618,7 +649,7 @@ fn every_row_is_stamped_on_create_and_restamped_on_update() {
                 ),
                 _ => tags
                     .iter()
-                    .map(|(k, v)| ((*k).to_owned(), json!(v)))
+                    .map(|(k, v)| (k.clone(), json!(v)))
                     .collect::<serde_json::Map<_, _>>()
                     .into(),
             }
@@ -802,11 +833,18 @@ fn validate_mode_lists_the_tag_deviations() {
         &parents(),
     );
     let (message, _) = rejection(&outcome);
+    // The skip annotation is never a deviation: the skip is a warning.
+    assert_eq!(
+        outcome.warnings,
+        [
+            "cloud tag skipped: label \"acme:billing/owner\" did not become tag \
+          \"plexsphere:acme:billing/owner\" on provider profile capa: value-character-class \
+          (the value contains 'ü' (U+00FC))"
+        ]
+    );
     assert_eq!(
         message,
         "the object deviates from the metadata propagation contract (validate mode): \
-         metadata.annotations: missing \"cloud-tags.plexsphere.io/skipped\" (expected \
-         \"[{\\\"qualifiedKey\\\":\\\"acme:billing/owner\\\",\\\"tagKey\\\":\\\"plexsphere:acme:billing/owner\\\",\\\"provider\\\":\\\"capa\\\",\\\"reason\\\":\\\"value-character-class\\\"}]\"); \
          spec.additionalTags: \"plexsphere:acme.io/team\" is \"payments\" (expected \
          \"payments-edge\"), \"plexsphere:environment\" is \"staging\" (expected \"prod\"), \
          remove \"plexsphere:project\" (stale: no opted-in label produces it)"

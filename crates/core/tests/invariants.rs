@@ -176,7 +176,7 @@ fn check_properties(
         serde_json::to_vec(&again).unwrap(),
         "byte-identical mutation"
     );
-    let capability = Capability::for_kind(&request.kind);
+    let capability = Capability::for_request(&request.kind, &object, settings);
     if let Err(e) = check_mutation(capability, &object, &after) {
         return Err(TestCaseError::fail(e.to_string()));
     }

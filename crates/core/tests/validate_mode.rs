@@ -3,11 +3,13 @@
 
 mod support;
 
+use metadata_propagation_core::deviations;
 use metadata_propagation_core::evaluate::evaluate;
 use metadata_propagation_core::lookup::MapLookup;
 use metadata_propagation_core::outcome::{Outcome, Verdict};
 use metadata_propagation_core::request::AdmissionRequest;
 use metadata_propagation_core::settings::Settings;
+use metadata_propagation_core::tags::SKIPPED_ANNOTATION;
 use serde_json::{Value, json};
 use support::crd_schema;
 
@@ -29,20 +31,29 @@ fn both_modes(object: &Value, lookup: &MapLookup, settings: &str) -> (Outcome, V
         panic!("{e}");
     }
     let checked = evaluate(&req, &validate, lookup);
-    // The invariants: validate rejects exactly when mutate changes, and
-    // validate accepts what mutate produced.
+    // The invariants: validate rejects exactly when mutate changes what
+    // the policy writes (the skip annotation only reports), and validate
+    // accepts what mutate produced.
+    let without_skips = |object: &Value| {
+        let mut object = object.clone();
+        if let Some(annotations) = object["metadata"]["annotations"].as_object_mut() {
+            annotations.remove(SKIPPED_ANNOTATION);
+        }
+        object
+    };
     assert_eq!(
         matches!(checked.verdict, Verdict::Reject { .. }),
-        &after != object,
-        "validate rejects iff mutate changes"
+        without_skips(&after) != without_skips(object),
+        "validate rejects iff mutate changes what the policy writes"
     );
     assert_eq!(checked.warnings, mutated.warnings, "skips stay warnings");
     // The rejection keeps the plan it was rendered from: the one decision
-    // mutate mode applies.
-    let applied = mutated.plan().filter(|p| !p.is_empty());
+    // mutate mode applies, less the skip annotation.
+    let applied = (mutated.plan().cloned())
+        .map(deviations::judged)
+        .filter(|p| !p.is_empty());
     assert_eq!(
-        checked.refused_plan.as_ref(),
-        applied,
+        checked.refused_plan, applied,
         "validate mode's refused plan is mutate mode's"
     );
     let again = evaluate(
@@ -91,7 +102,6 @@ fn xr_deviations_name_missing_differing_stale_and_invalid_tags() {
     assert_eq!(
         message(&outcome),
         "the object deviates from the metadata propagation contract (validate mode): \
-         metadata.annotations: remove \"cloud-tags.plexsphere.io/skipped\" (stale: no label was skipped); \
          spec.cloudTags: missing \"plexsphere:acme:checkout/owner\" (expected \"team-payments\"), \
          \"plexsphere:platform/env\" is \"staging\" (expected \"prod\"), \
          remove \"plexsphere:aws:cost\" (invalid for profile aws: reserved-prefix), \
@@ -110,6 +120,15 @@ fn xr_compliant_object_is_accepted_with_skip_warnings() {
         !outcome.warnings.is_empty(),
         "the example has a skipped label"
     );
+    // Right tags without the skip annotation: accepted, the skips warned.
+    let mut unannotated = mutated.clone();
+    let annotations = unannotated["metadata"]["annotations"]
+        .as_object_mut()
+        .unwrap();
+    assert!(annotations.remove(SKIPPED_ANNOTATION).is_some());
+    let (without, _) = both_modes(&unannotated, &MapLookup::new(), &settings);
+    assert!(matches!(without.verdict, Verdict::Allow(ref p) if p.is_empty()));
+    assert_eq!(without.warnings, outcome.warnings);
 }
 
 #[test]

@@ -16,7 +16,7 @@ use metadata_propagation_core::invariants::{Capability, Violation, check_mutatio
 use metadata_propagation_core::request::GroupVersionKind;
 use metadata_propagation_core::tags::SKIPPED_ANNOTATION;
 use metadata_propagation_core::tags::infra::targets::{Shape, TARGETS, Target, target_for};
-use metadata_propagation_core::tags::transform::TAG_PREFIX;
+use metadata_propagation_core::tags::tag_key::DEFAULT_PREFIX as TAG_PREFIX;
 use serde_json::{Map, Value, json};
 
 use crate::mutation::{IntoValue, Small, set};
@@ -303,11 +303,13 @@ impl std::fmt::Display for InfraViolation {
 /// row `target` (`None`: the feature is off, the kind has no row, or the
 /// field is stamped on CREATE only and this is an UPDATE), the skip
 /// annotation, and the CAPI metadata the rule table gives the kind. In the
-/// tag field, the policy adds, corrects and removes `plexsphere:` tags
-/// only, writing strings; every other entry stays as it was.
+/// tag field, the policy adds, corrects and removes the tags under the
+/// prefix in force (`prefix`) only, writing strings; every other entry
+/// stays as it was.
 pub fn check(
     kind: &GroupVersionKind,
     target: Option<&Target>,
+    prefix: &str,
     before: &Value,
     after: &Value,
 ) -> Result<(), InfraViolation> {
@@ -316,7 +318,7 @@ pub fn check(
         let old = take(&mut before, target.field);
         let new = take(&mut after, target.field);
         if old != new {
-            check_tags(target.shape, old.as_ref(), new.as_ref()).map_err(|problem| {
+            check_tags(target.shape, prefix, old.as_ref(), new.as_ref()).map_err(|problem| {
                 InfraViolation::Tags(format!(
                     "{problem}\n before: {}\n after:  {}",
                     old.unwrap_or_default(),
@@ -338,10 +340,15 @@ pub fn check(
     check_mutation(Capability::Capi(kind), &before, &after).map_err(InfraViolation::Capi)
 }
 
-/// The tag field's change: `plexsphere:` entries only, each a string (the
-/// field is removed when the policy removes its last entry).
-fn check_tags(shape: Shape, old: Option<&Value>, new: Option<&Value>) -> Result<(), String> {
-    let owned = |key: &str| key.starts_with(TAG_PREFIX);
+/// The tag field's change: entries under the prefix in force only, each a
+/// string (the field is removed when the policy removes its last entry).
+fn check_tags(
+    shape: Shape,
+    prefix: &str,
+    old: Option<&Value>,
+    new: Option<&Value>,
+) -> Result<(), String> {
+    let owned = |key: &str| key.starts_with(prefix);
     match shape {
         Shape::Map => {
             let empty = Map::new();

@@ -110,6 +110,9 @@ pub enum SettingsProblemKind {
     /// A problem of one of `cloudTags.profiles`.
     #[error(transparent)]
     Profile(#[from] ProfileProblem),
+    /// A problem of a tag-key prefix or of `cloudTags.tagKeys`.
+    #[error(transparent)]
+    TagKey(#[from] TagKeyProblem),
 }
 
 /// What to do about a pattern over [`REGEX_SIZE_LIMIT`], which regex-lite's

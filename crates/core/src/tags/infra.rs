@@ -15,6 +15,7 @@ pub mod cluster;
 pub mod field;
 pub mod targets;
 
+use super::tag_key::TagKeys;
 use super::transform::{self, Transformed};
 use super::{LABELS_ANNOTATION, labels_annotation};
 use crate::explain::{CloudTags, Explanation, LabelFate};
@@ -201,14 +202,15 @@ pub fn plan_tags(
     );
 
     let current = field::read(object, target).map_err(own)?;
-    let mut transformed =
-        transform::transform_sorted(&opted_in.0, profile, current.user_entries().count());
+    let keys = settings.tag_keys(profile);
+    let taken = current.user_entries(&keys).count();
+    let mut transformed = transform::transform_sorted(&opted_in.0, profile, &keys, taken);
     let removed: BTreeMap<String, String> = map_of(
         current
-            .prefixed()
+            .prefixed(&keys)
             .filter(|(key, _)| !transformed.tags.contains_key(key))
             .map(|(key, value)| {
-                let why = super::removal_note(key, value, &transformed, profile);
+                let why = super::removal_note(key, value, &transformed, profile, &keys);
                 (key.to_owned(), why)
             })
             .collect(),
@@ -219,20 +221,20 @@ pub fn plan_tags(
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect()
     });
-    let edit = field::edit(target, &current, &mut transformed, removed, || {
+    let edit = field::edit(target, &current, &keys, &mut transformed, removed, || {
         labels_source(&found, profile)
     });
     let skip_edit = super::skipped_edit(&annotations, &transformed.skipped);
-    let warnings = super::warnings(profile, &transformed.skipped);
+    let warnings = super::warnings(profile, &keys, &transformed.skipped);
     if let Some(explain) = explain {
         explain.cloud_tags = Some(CloudTags {
             provider: labels_source(&found, profile),
             origin: origin.code().to_owned(),
             why: why_profile(request, target, origin, profile),
-            no_tag_can_propagate: profile
-                .blocks_every_tag()
-                .map(|reason| super::no_tag_can_propagate(profile, reason)),
-            labels: label_fates(&set, &opted_in, &transformed, &found),
+            no_tag_can_propagate: super::blocked(profile, &keys),
+            prefix: keys.prefix.to_owned(),
+            prefix_from: keys.prefix_from(profile),
+            labels: label_fates(&set, &opted_in, &transformed, &keys, &found),
             removed: explained_removals.unwrap_or_default(),
             field: Some(target.field.join(".")),
             profile: profile.name.clone().into_owned(),
@@ -344,6 +346,7 @@ fn label_fates(
     set: &LabelSet<'_>,
     opted_in: &super::OptedIn<'_, &str>,
     transformed: &Transformed<'_>,
+    keys: &TagKeys<'_>,
     found: &ClusterFound,
 ) -> Vec<LabelFate> {
     let cluster = match found {
@@ -359,7 +362,7 @@ fn label_fates(
                 Source::OwnLabels => "metadata.labels".to_owned(),
                 Source::OwnAnnotation => format!("annotation {LABELS_ANNOTATION}"),
             },
-            fate: super::label_fate(key, opted_in.contains_key(key), transformed),
+            fate: super::label_fate(key, opted_in.contains_key(key), transformed, keys),
         })
         .collect()
 }

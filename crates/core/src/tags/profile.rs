@@ -88,6 +88,9 @@ pub struct TagProfile {
     pub value_characters: Option<KeyCharacters>,
     /// Prefixes of the qualified key the provider reserves.
     pub reserved_prefixes: Cow<'static, [ReservedPrefix]>,
+    /// The profile's own tag-key prefix, which wins over `cloudTags.prefix`
+    /// ([`super::tag_key::TagKeys`]); `None`: `cloudTags.prefix`.
+    pub prefix: Option<Cow<'static, str>>,
 }
 
 const LETTERS_DIGITS: &[CharSet] = &[CharSet::Letters, CharSet::Digits];
@@ -106,6 +109,7 @@ pub static AWS: TagProfile = TagProfile {
         prefix: Cow::Borrowed("aws:"),
         ignore_case: true,
     }]),
+    prefix: None,
 };
 
 /// Hetzner Cloud labels.
@@ -119,6 +123,7 @@ pub static HETZNER: TagProfile = TagProfile {
     key_characters: KeyCharacters::new(LETTERS_DIGITS, "-_.:/", ""),
     value_characters: None,
     reserved_prefixes: Cow::Borrowed(&[]),
+    prefix: None,
 };
 
 /// OpenStack server metadata (byte ceilings).
@@ -132,6 +137,7 @@ pub static OPENSTACK: TagProfile = TagProfile {
     key_characters: KeyCharacters::new(&[CharSet::NonControl], "", ""),
     value_characters: None,
     reserved_prefixes: Cow::Borrowed(&[]),
+    prefix: None,
 };
 
 /// The strict fallback for any other provider: an unknown provider's real
@@ -146,6 +152,7 @@ pub static GENERIC: TagProfile = TagProfile {
     key_characters: KeyCharacters::new(LETTERS_DIGITS, "-_.:/", ""),
     value_characters: None,
     reserved_prefixes: Cow::Borrowed(&[]),
+    prefix: None,
 };
 
 /// The built-in profiles selected by a provider value; anything else falls
@@ -181,6 +188,7 @@ pub static CAPA: TagProfile = TagProfile {
         prefix: Cow::Borrowed("aws:"),
         ignore_case: true,
     }]),
+    prefix: None,
 };
 
 /// CAPZ `spec.additionalTags`: Azure's 50 tags less the 4 CAPZ puts on a
@@ -196,6 +204,7 @@ pub static CAPZ: TagProfile = TagProfile {
     key_characters: KeyCharacters::new(&[CharSet::Printable], "", "<>%&\\?/"),
     value_characters: None,
     reserved_prefixes: Cow::Borrowed(&[]),
+    prefix: None,
 };
 
 /// CAPG characters: GCP labels, lowercase (CAPG lowercases instance labels
@@ -203,8 +212,8 @@ pub static CAPZ: TagProfile = TagProfile {
 const CAPG_CHARACTERS: KeyCharacters =
     KeyCharacters::new(&[CharSet::LowercaseLetters, CharSet::Digits], "_-", "");
 
-/// CAPG `spec.additionalLabels`: GCP's 64 labels less CAPG's 2. GCP refuses
-/// the `:` of `plexsphere:`, so under it no tag ever propagates.
+/// CAPG `spec.additionalLabels`: GCP's 64 labels less CAPG's 2. GCP label
+/// keys refuse the `:` of `plexsphere:`, so CAPG has a prefix of its own.
 pub static CAPG: TagProfile = TagProfile {
     name: Cow::Borrowed("capg"),
     providers: Cow::Borrowed(&[Cow::Borrowed("capg")]),
@@ -215,6 +224,7 @@ pub static CAPG: TagProfile = TagProfile {
     key_characters: CAPG_CHARACTERS,
     value_characters: Some(CAPG_CHARACTERS),
     reserved_prefixes: Cow::Borrowed(&[]),
+    prefix: Some(Cow::Borrowed("plexsphere-")),
 };
 
 /// CAPO `spec.serverMetadata`: Nova metadata keys (no `/`), Nova's default
@@ -229,6 +239,7 @@ pub static CAPO: TagProfile = TagProfile {
     key_characters: KeyCharacters::new(&[CharSet::AsciiLetters, CharSet::AsciiDigits], "-_:. ", ""),
     value_characters: None,
     reserved_prefixes: Cow::Borrowed(&[]),
+    prefix: None,
 };
 
 /// The built-in infrastructure profiles, named by the target table's rows
@@ -414,10 +425,18 @@ mod tests {
         assert_eq!(profile.reserved_prefix_of(key), expected);
     }
 
+    /// The prefix in force under `{}` settings: the profile's own, else
+    /// the default `cloudTags.prefix`.
+    fn prefix_in_force(profile: &TagProfile) -> &str {
+        (profile.prefix.as_deref()).unwrap_or(crate::tags::tag_key::DEFAULT_PREFIX)
+    }
+
     #[test]
-    fn built_ins_admit_the_prefix() {
-        for profile in BUILT_IN.into_iter().chain([&GENERIC]) {
-            assert_eq!(profile.blocks_every_tag(), None, "{}", profile.name);
+    fn every_built_in_admits_its_prefix() {
+        let all = BUILT_IN.into_iter().chain([&GENERIC]).chain(INFRASTRUCTURE);
+        for profile in all {
+            let prefix = prefix_in_force(profile);
+            assert_eq!(profile.blocks_every_tag(prefix), None, "{}", profile.name);
         }
     }
 
@@ -439,12 +458,17 @@ mod tests {
         );
     }
 
+    /// GCP label keys refuse the `:` of the default prefix, which is why
+    /// `capg` has its own; every other built-in takes `cloudTags.prefix`.
     #[test]
-    fn only_capg_refuses_the_prefix_among_the_infrastructure_profiles() {
-        for profile in INFRASTRUCTURE {
+    fn only_capg_has_a_prefix_of_its_own_and_it_needs_one() {
+        for profile in INFRASTRUCTURE.into_iter().chain(BUILT_IN).chain([&GENERIC]) {
+            let own = profile.name == "capg";
+            assert_eq!(profile.prefix.is_some(), own, "{}", profile.name);
+            let default = crate::tags::tag_key::DEFAULT_PREFIX;
             assert_eq!(
-                profile.blocks_every_tag().is_some(),
-                profile.name == "capg",
+                profile.blocks_every_tag(default).is_some(),
+                own,
                 "{}",
                 profile.name
             );

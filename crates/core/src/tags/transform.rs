@@ -7,11 +7,9 @@
 //! Every input label ends as exactly one tag or one skip.
 
 use super::profile::{TagProfile, Unit};
+use super::tag_key::{Bodies, DEFAULT_PREFIX, TagKeys};
 use crate::sorted_map::SortedMap;
 use std::fmt;
-
-/// Prefix of every tag key the policy emits and owns.
-pub const TAG_PREFIX: &str = "plexsphere:";
 
 /// Why a label did not become a tag. The set is closed; the variants are
 /// checked in declaration order and the first that applies wins.
@@ -148,12 +146,13 @@ pub struct Transformed<'a> {
 // Here, not in profile.rs: what a profile refuses is worded in skip
 // reasons, and the profiles know nothing of the transform.
 impl TagProfile {
-    /// Why this profile refuses *every* label, if it does: every tag key
-    /// starts with the mandated prefix, so a class that refuses one of its
-    /// characters, or a key ceiling too short for the prefix and one more
-    /// character, leaves nothing to propagate (GCP labels forbid `:`).
-    pub fn blocks_every_tag(&self) -> Option<SkipReason<'static>> {
-        let shortest = self.unit.measure(TAG_PREFIX) + 1;
+    /// Why this profile refuses *every* label under `prefix`, if it does:
+    /// every tag key starts with the prefix in force, so a class that
+    /// refuses one of its characters, or a key ceiling too short for the
+    /// prefix and one more character, leaves nothing to propagate (GCP
+    /// label keys refuse the `:` of `plexsphere:`).
+    pub fn blocks_every_tag(&self, prefix: &str) -> Option<SkipReason<'static>> {
+        let shortest = self.unit.measure(prefix) + 1;
         if shortest > self.key_max {
             return Some(SkipReason::KeyTooLong {
                 length: shortest,
@@ -162,52 +161,43 @@ impl TagProfile {
             });
         }
         self.key_characters
-            .first_disallowed(TAG_PREFIX)
+            .first_disallowed(prefix)
             .map(|character| SkipReason::KeyCharacterClass { character })
     }
 }
 
-/// The tag key for a qualified label key.
-pub fn tag_key(qualified_key: &str) -> String {
-    let mut key = String::with_capacity(TAG_PREFIX.len() + qualified_key.len());
-    key.push_str(TAG_PREFIX);
-    key.push_str(qualified_key);
-    key
-}
-
 /// The first reason `profile` refuses this label, ignoring the count cap.
-/// `tag_key` is the label's ([`tag_key`]).
+/// `tag_key` is the label's ([`TagKeys::tag_key`]).
 pub fn check<'p>(
     profile: &'p TagProfile,
+    keys: &TagKeys<'_>,
     qualified_key: &str,
     tag_key: &str,
     value: &str,
 ) -> Option<SkipReason<'p>> {
+    let prefix_refused = profile.key_characters.first_disallowed(keys.prefix);
     check_after_prefix(
         profile,
-        refused_in_prefix(profile),
+        prefix_refused,
+        keys.prefix.len(),
         qualified_key,
         tag_key,
         value,
     )
 }
 
-/// The character of the mandated prefix that `profile`'s key class refuses,
-/// if any. Every tag key opens with the prefix, so a transform looks at it
-/// once, not once per label: a fifth of the bytes it checks.
-fn refused_in_prefix(profile: &TagProfile) -> Option<char> {
-    profile.key_characters.first_disallowed(TAG_PREFIX)
-}
-
-/// [`check`], the prefix's characters already checked (`prefix_refused`).
+/// [`check`], the prefix's characters already checked (`prefix_refused`):
+/// every tag key opens with the prefix, so a transform looks at it once,
+/// not once per label. `tag_key` is the prefix (`prefix_len` bytes), then
+/// the body.
 fn check_after_prefix<'p>(
     profile: &'p TagProfile,
     prefix_refused: Option<char>,
+    prefix_len: usize,
     qualified_key: &str,
     tag_key: &str,
     value: &str,
 ) -> Option<SkipReason<'p>> {
-    debug_assert_eq!(tag_key.strip_prefix(TAG_PREFIX), Some(qualified_key));
     if let Some(prefix) = profile.reserved_prefix_of(qualified_key) {
         return Some(SkipReason::ReservedPrefix { prefix });
     }
@@ -234,9 +224,8 @@ fn check_after_prefix<'p>(
             unit,
         });
     }
-    // The tag key is the prefix, then the qualified key.
-    let key_refused =
-        prefix_refused.or_else(|| profile.key_characters.first_disallowed(qualified_key));
+    let body = tag_key.get(prefix_len..).unwrap_or_default();
+    let key_refused = prefix_refused.or_else(|| profile.key_characters.first_disallowed(body));
     if let Some(character) = key_refused {
         return Some(SkipReason::KeyCharacterClass { character });
     }
@@ -247,24 +236,36 @@ fn check_after_prefix<'p>(
         .map(|character| SkipReason::ValueCharacterClass { character })
 }
 
-/// Maps opted-in labels (qualified key, value) to tags under `profile`.
-/// Labels are visited in qualified-key order whatever order they come in, so
-/// the count cap keeps the lowest-sorting valid keys and the result is a
-/// pure function of the label set. Should a key repeat, its last pair wins,
-/// as in a map built from the pairs.
+/// No `cloudTags.tagKeys`: every body is its qualified key.
+static NO_BODIES: Bodies = Bodies::new();
+
+/// Maps opted-in labels (qualified key, value) to tags under `profile`,
+/// with the default tag keys (the profile's own prefix, else the default
+/// `cloudTags.prefix`; no chosen bodies). Labels are visited in
+/// qualified-key order whatever order they come in, so the count cap keeps
+/// the lowest-sorting valid keys and the result is a pure function of the
+/// label set. Should a key repeat, its last pair wins, as in a map built
+/// from the pairs.
 pub fn transform<'a>(
     labels: impl IntoIterator<Item = (&'a str, &'a str)>,
     profile: &'a TagProfile,
 ) -> Transformed<'a> {
-    transform_beside(labels, profile, 0)
+    transform_with(
+        labels,
+        profile,
+        &TagKeys::new(profile, DEFAULT_PREFIX, &NO_BODIES),
+        0,
+    )
 }
 
-/// [`transform`] into a tag field that already holds `taken` entries of the
-/// user's, which count against the profile's cap (the CAPI infrastructure
-/// kinds: the cloud limits the tags of a resource, whoever wrote them).
-pub fn transform_beside<'a>(
+/// [`transform`] under `keys`, into a tag field that already holds `taken`
+/// entries of the user's, which count against the profile's cap (the CAPI
+/// infrastructure kinds: the cloud limits the tags of a resource, whoever
+/// wrote them).
+pub fn transform_with<'a>(
     labels: impl IntoIterator<Item = (&'a str, &'a str)>,
     profile: &'a TagProfile,
+    keys: &TagKeys<'_>,
     taken: usize,
 ) -> Transformed<'a> {
     // Byte-wise `str` order is Go's string order (`sort.Strings`): the
@@ -272,37 +273,45 @@ pub fn transform_beside<'a>(
     // Labels that come sorted, each key once, are taken as they come;
     // others are sorted, the last of equal keys kept.
     let labels = crate::sorted_map::sorted_pairs(labels.into_iter().collect());
-    transform_sorted(&labels, profile, taken)
+    transform_sorted(&labels, profile, keys, taken)
 }
 
-/// [`transform_beside`] for labels sorted by qualified key, each key once,
+/// [`transform_with`] for labels sorted by qualified key, each key once,
 /// as the opted-in join gives them ([`super::OptedIn`]): not checked for
 /// order again.
 pub(crate) fn transform_sorted<'a>(
     labels: &[(&'a str, &'a str)],
     profile: &'a TagProfile,
+    keys: &TagKeys<'_>,
     taken: usize,
 ) -> Transformed<'a> {
     debug_assert!(labels.windows(2).all(|pair| pair[0].0 < pair[1].0));
     let mut skipped = Vec::new();
-    // The labels come in qualified-key order, so the tags (the constant
-    // prefix and the qualified key) come sorted and unique: each is pushed
-    // after the last, never searched for, into one text with room for
-    // every label's tag ([`SortedMap`] says why).
+    // Without chosen bodies the labels' order is the tags' (one prefix,
+    // then the qualified key): each tag is pushed after the last, never
+    // searched for, into one text with room for every label's tag
+    // ([`SortedMap`] says why). Chosen bodies may sort otherwise, and
+    // are inserted where they sort.
+    let in_order = keys.keep_label_order();
     let text = labels
         .iter()
-        .map(|(key, value)| TAG_PREFIX.len() + key.len() + value.len());
+        .map(|(key, value)| keys.prefix.len() + keys.body(key).len() + value.len());
     let mut tags = SortedMap::with_capacity(labels.len().min(profile.cap), text.sum());
     let room = profile.cap.saturating_sub(taken);
-    let prefix_refused = refused_in_prefix(profile);
+    let prefix_refused = profile.key_characters.first_disallowed(keys.prefix);
     // Each tag key is composed here, then copied into the map's text or,
     // for a skip, into a string of its own.
     let mut tag_key = String::new();
     for &(qualified_key, value) in labels {
-        tag_key.clear();
-        tag_key.push_str(TAG_PREFIX);
-        tag_key.push_str(qualified_key);
-        let checked = check_after_prefix(profile, prefix_refused, qualified_key, &tag_key, value);
+        keys.write(qualified_key, &mut tag_key);
+        let checked = check_after_prefix(
+            profile,
+            prefix_refused,
+            keys.prefix.len(),
+            qualified_key,
+            &tag_key,
+            value,
+        );
         let reason = checked.or_else(|| {
             (tags.len() >= room).then_some(SkipReason::CountCap {
                 cap: profile.cap,
@@ -310,7 +319,8 @@ pub(crate) fn transform_sorted<'a>(
             })
         });
         match reason {
-            None => tags.push(&tag_key, value),
+            None if in_order => tags.push(&tag_key, value),
+            None => tags.insert(&tag_key, value),
             Some(reason) => skipped.push(Skip {
                 qualified_key,
                 tag_key: tag_key.clone(),

@@ -48,6 +48,10 @@ pub struct RawProfile {
     /// Reserved qualified-key prefixes (default none).
     #[serde(default)]
     pub reserved_prefixes: Vec<RawReservedPrefix>,
+    /// The profile's own tag-key prefix, winning over `cloudTags.prefix`
+    /// for the objects it applies to (default: none of its own).
+    #[serde(default)]
+    pub prefix: Option<String>,
 }
 
 /// `keyCharacters` and `valueCharacters`: `sets` ∪ `extra` ∖ `except`.
@@ -311,6 +315,10 @@ fn build(field: &FieldPath, raw: &RawProfile, problems: &mut Vec<SettingsProblem
         value_characters: (raw.value_characters != RawKeyCharacters::default())
             .then(|| characters::check(field, "valueCharacters", &raw.value_characters, problems)),
         reserved_prefixes: reserved_prefixes(field, &raw.reserved_prefixes, problems),
+        prefix: raw.prefix.as_ref().map(|prefix| {
+            crate::settings::tag_keys::check_prefix(field.member("prefix"), prefix, problems);
+            Cow::Owned(prefix.clone())
+        }),
     }
 }
 

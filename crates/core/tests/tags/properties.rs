@@ -11,7 +11,8 @@ use metadata_propagation_core::request::AdmissionRequest;
 use metadata_propagation_core::settings::Settings;
 use metadata_propagation_core::tags::profile::Origin;
 use metadata_propagation_core::tags::profile::{AWS, GENERIC, HETZNER, OPENSTACK, TagProfile};
-use metadata_propagation_core::tags::transform::{TAG_PREFIX, transform};
+use metadata_propagation_core::tags::tag_key::DEFAULT_PREFIX;
+use metadata_propagation_core::tags::transform::transform;
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use serde_json::{Value, json};
@@ -297,14 +298,17 @@ proptest! {
         let labels = as_map(&pairs);
         let out = transform(labels.clone(), &PROFILES[p]);
         prop_assert_eq!(out.tags.len() + out.skipped.len(), labels.len());
-        let tagged: BTreeSet<String> = out.tags.keys().map(|k| k[TAG_PREFIX.len()..].to_owned()).collect();
+        // Every tag key is the prefix in force, then the qualified key.
+        let prefix = PROFILES[p].prefix.as_deref().unwrap_or(DEFAULT_PREFIX);
+        prop_assert!(out.tags.keys().all(|k| k.starts_with(prefix)));
+        let tagged: BTreeSet<String> = out.tags.keys().map(|k| k[prefix.len()..].to_owned()).collect();
         let skipped: BTreeSet<String> = out.skipped.iter().map(|s| s.qualified_key.to_owned()).collect();
         prop_assert!(tagged.is_disjoint(&skipped));
         let all: BTreeSet<String> = tagged.union(&skipped).cloned().collect();
         let input: BTreeSet<String> = labels.keys().map(|k| (*k).to_owned()).collect();
         prop_assert_eq!(all, input);
         for (tag, value) in &out.tags {
-            prop_assert_eq!(Some(value), labels.get(&tag[TAG_PREFIX.len()..]).copied());
+            prop_assert_eq!(Some(value), labels.get(&tag[prefix.len()..]).copied());
         }
     }
 

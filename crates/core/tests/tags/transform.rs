@@ -3,7 +3,8 @@
 //! precedence, the count cap, provider matching.
 
 use metadata_propagation_core::tags::profile::{AWS, GENERIC, HETZNER, OPENSTACK, TagProfile};
-use metadata_propagation_core::tags::transform::{SkipReason, TAG_PREFIX, transform};
+use metadata_propagation_core::tags::tag_key::DEFAULT_PREFIX as TAG_PREFIX;
+use metadata_propagation_core::tags::transform::{SkipReason, transform};
 use rstest::rstest;
 use std::collections::BTreeMap;
 

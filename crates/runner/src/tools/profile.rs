@@ -65,7 +65,7 @@ const PREPARED: usize = 8;
 
 /// Runs `args` and prints the profile on stdout.
 pub fn profile(args: &ProfileArgs) -> Result<()> {
-    let request = read_request(&args.request_path)?;
+    let request = read_request(&args.request_path, None, None)?;
     let settings = read_settings(&args.settings)?;
     let payload = policy::validate_payload(&request, &settings);
     let lookup = TimedLookup::new(read_lookups(
@@ -194,10 +194,12 @@ impl TimedLookup {
     /// request the policy acts on: nanoseconds, look-ups excluded.
     fn decide_prepared(&self, payload: &[u8], prepared: &Settings) -> Result<u64> {
         let Payload {
-            request: Request {
-                mut request,
-                object,
-            },
+            request:
+                Request {
+                    mut request,
+                    object,
+                    ..
+                },
             ..
         } = Payload::decode(payload).map_err(|e| anyhow!(e))?;
         let route = route(&request.kind, &request.operation);
@@ -361,7 +363,7 @@ mod tests {
             &parents,
         ])
         .unwrap();
-        let request = read_request(&args.request_path).unwrap();
+        let request = read_request(&args.request_path, None, None).unwrap();
         let settings = read_settings(&args.settings).unwrap();
         let payload = policy::validate_payload(&request, &settings);
         let lookup = TimedLookup::new(

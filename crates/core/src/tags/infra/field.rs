@@ -10,7 +10,8 @@
 use super::targets::{Shape, Target};
 use crate::fields::{self, FieldError, FieldPath, Problem};
 use crate::plan::{Edit, FieldEdit, MapEdit};
-use crate::tags::transform::{TAG_PREFIX, Transformed};
+use crate::tags::tag_key::TagKeys;
+use crate::tags::transform::Transformed;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
@@ -28,21 +29,15 @@ pub struct Current<'o> {
 }
 
 impl Current<'_> {
-    /// The entries the user wrote (keys without the tag prefix): they take
-    /// room under the profile's cap.
-    pub fn user_entries(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.entries
-            .iter()
-            .copied()
-            .filter(|(key, _)| !key.starts_with(TAG_PREFIX))
+    /// The entries the user wrote (keys without the prefix in force): they
+    /// take room under the profile's cap.
+    pub fn user_entries(&self, keys: &TagKeys<'_>) -> impl Iterator<Item = (&str, &str)> {
+        (self.entries.iter().copied()).filter(|(key, _)| !keys.owns(key))
     }
 
-    /// The entries the policy owns (keys with the tag prefix).
-    pub fn prefixed(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.entries
-            .iter()
-            .copied()
-            .filter(|(key, _)| key.starts_with(TAG_PREFIX))
+    /// The entries the policy owns (keys with the prefix in force).
+    pub fn prefixed(&self, keys: &TagKeys<'_>) -> impl Iterator<Item = (&str, &str)> {
+        (self.entries.iter().copied()).filter(|(key, _)| keys.owns(key))
     }
 }
 
@@ -129,6 +124,7 @@ fn list_entry<'o>(
 pub fn edit(
     target: &'static Target,
     current: &Current<'_>,
+    keys: &TagKeys<'_>,
     transformed: &mut Transformed<'_>,
     remove: BTreeMap<String, String>,
     source: impl FnOnce() -> String,
@@ -139,8 +135,9 @@ pub fn edit(
             let held: fields::StringMap = crate::sorted_map::map_of(current.entries.clone());
             // A field the user wrote stays, even empty; one that held only
             // the policy's tags goes with the last of them, as it came.
-            let drop_when_empty =
-                tags.is_empty() && !remove.is_empty() && current.user_entries().next().is_none();
+            let drop_when_empty = tags.is_empty()
+                && !remove.is_empty()
+                && current.user_entries(keys).next().is_none();
             let edit = MapEdit {
                 remove,
                 drop_when_empty,
@@ -160,7 +157,7 @@ pub fn edit(
                     ("value".to_owned(), Value::String(value.to_owned())),
                 ]))
             };
-            let wanted: Vec<(&str, &str)> = current.user_entries().chain(tags.iter()).collect();
+            let wanted: Vec<(&str, &str)> = current.user_entries(keys).chain(tags.iter()).collect();
             if wanted == current.entries {
                 return None;
             }
@@ -168,7 +165,7 @@ pub fn edit(
                 .entries
                 .iter()
                 .zip(current.items)
-                .filter(|((key, _), _)| !key.starts_with(TAG_PREFIX))
+                .filter(|((key, _), _)| !keys.owns(key))
                 .map(|(_, item)| item.clone());
             let tag_items = tags.iter().map(|(key, value)| entry(key, value));
             Some(Edit::Field(FieldEdit {
