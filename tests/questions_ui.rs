@@ -1,19 +1,19 @@
 //! `questions-ui.yml` (the form Rancher's UI shows for the policy's settings)
-//! against the policy's own settings struct and the README's Settings section.
+//! against the policy's own settings struct and docs/settings.md.
 //!
 //! The settings are not listed by hand here: a probing [`Deserializer`] walks
 //! [`RawSettings`]' derived `Deserialize` impl and records every field path
 //! and its shape (struct, bool, string, list, enum with its variants), so a
 //! setting added to `crates/core/src/settings.rs` fails this test until it has a question
-//! and a README row. The defaults are checked by deserializing the settings
+//! and a row in docs/settings.md. The defaults are checked by deserializing the settings
 //! the questions' defaults describe and comparing them with `{}`'s.
 //!
 //! `cloudTags.profiles` is a list of objects the settings struct keeps as
 //! JSON; each entry is a [`RawProfile`], probed the same way (list elements
 //! included) under `cloudTags.profiles[]`, so a profile field added to
 //! `crates/core/src/tags/user_profile.rs` fails this test until the
-//! `sequence_questions` ask for it and the README's "User-defined tag
-//! profiles" table has its row.
+//! `sequence_questions` ask for it and the "User-defined tag profiles"
+//! table of docs/settings.md has its row.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -28,7 +28,7 @@ use serde::de::{
 use serde_json::{Map, Value, json};
 
 const QUESTIONS: &str = include_str!("../questions-ui.yml");
-const README: &str = include_str!("../README.md");
+const SETTINGS_DOC: &str = include_str!("../docs/settings.md");
 
 /// What a settings field is, as its `Deserialize` impl asks for it.
 #[derive(Debug, Clone, PartialEq)]
@@ -327,7 +327,7 @@ fn questions() -> Vec<Question> {
     out
 }
 
-/// `[text](target)` -> `text`: the UI shows plain text, the README links.
+/// `[text](target)` -> `text`: the UI shows plain text, the docs link.
 fn strip_links(text: &str) -> String {
     let mut out = String::new();
     let mut rest = text;
@@ -346,22 +346,24 @@ fn strip_links(text: &str) -> String {
     out
 }
 
-/// The README's Settings section (up to the next `## ` heading).
+/// The "Every setting" section of docs/settings.md (up to the next `## `
+/// heading).
 fn settings_section() -> &'static str {
-    let start = README
-        .find("\n## Settings\n")
-        .expect("README has a Settings section");
-    let body = &README[start + 1..];
+    let start = SETTINGS_DOC
+        .find("\n## Every setting\n")
+        .expect("docs/settings.md has an \"Every setting\" section");
+    let body = &SETTINGS_DOC[start + 1..];
     let end = body[3..].find("\n## ").map_or(body.len(), |i| i + 3);
     &body[..end]
 }
 
-/// The README's "User-defined tag profiles" section (up to the next heading).
+/// The "User-defined tag profiles" section of docs/settings.md (up to the
+/// next heading).
 fn profiles_section() -> &'static str {
-    let start = README
-        .find("\n### User-defined tag profiles\n")
-        .expect("README has a User-defined tag profiles section");
-    let body = &README[start + 1..];
+    let start = SETTINGS_DOC
+        .find("\n## User-defined tag profiles\n")
+        .expect("docs/settings.md has a User-defined tag profiles section");
+    let body = &SETTINGS_DOC[start + 1..];
     let end = body[4..].find("\n#").map_or(body.len(), |i| i + 4);
     &body[..end]
 }
@@ -401,7 +403,7 @@ fn readme_rows() -> BTreeMap<String, (String, String)> {
     rows
 }
 
-/// A default as the README's table writes it.
+/// A default as the settings table writes it.
 fn as_table_cell(value: &Value) -> String {
     match value {
         Value::String(s) => s.clone(),
@@ -530,7 +532,7 @@ fn question_defaults_are_the_settings_defaults() {
 }
 
 #[test]
-fn questions_say_what_the_readme_settings_table_says() {
+fn questions_say_what_the_docs_settings_table_says() {
     let rows = readme_rows();
     let leaves: BTreeMap<String, Value> = questions()
         .into_iter()
@@ -540,7 +542,7 @@ fn questions_say_what_the_readme_settings_table_says() {
     assert_eq!(
         rows.keys().collect::<Vec<_>>(),
         leaves.keys().collect::<Vec<_>>(),
-        "README Settings table rows vs questions"
+        "docs/settings.md table rows vs questions"
     );
     for (name, (default, meaning)) in &rows {
         let q = &leaves[name];
@@ -548,7 +550,7 @@ fn questions_say_what_the_readme_settings_table_says() {
         assert_eq!(
             q["description"].as_str().unwrap_or_default(),
             strip_links(meaning),
-            "{name}: help text (the README's, links as plain text)"
+            "{name}: help text (the docs', links as plain text)"
         );
     }
 }
@@ -627,7 +629,7 @@ fn as_profile(entry: &Value) -> Result<RawProfile, serde_json::Error> {
 }
 
 #[test]
-fn tag_profile_questions_say_what_the_readme_profile_table_says() {
+fn tag_profile_questions_say_what_the_docs_profile_table_says() {
     let rows = readme_profile_rows();
     let questions = profile_questions();
     let fields: BTreeMap<&str, &Question> = questions
@@ -638,19 +640,19 @@ fn tag_profile_questions_say_what_the_readme_profile_table_says() {
     assert_eq!(
         rows.keys().map(String::as_str).collect::<Vec<_>>(),
         fields.keys().copied().collect::<Vec<_>>(),
-        "README User-defined tag profiles table rows vs the {PROFILES} sequence questions"
+        "docs/settings.md User-defined tag profiles table rows vs the {PROFILES} sequence questions"
     );
     for (name, meaning) in &rows {
         let q = fields[name.as_str()];
         assert_eq!(
             q.value["description"].as_str().unwrap_or_default(),
             strip_links(meaning),
-            "{PROFILES}[].{name}: help text (the README's, links as plain text)"
+            "{PROFILES}[].{name}: help text (the docs', links as plain text)"
         );
         assert_eq!(
             q.required(),
             !meaning.starts_with("Optional"),
-            "{PROFILES}[].{name}: `required` is what the README says (its row starts with \"Optional\" or not)"
+            "{PROFILES}[].{name}: `required` is what the docs say (its row starts with \"Optional\" or not)"
         );
     }
 }
@@ -749,18 +751,19 @@ fn a_new_profile_in_the_form_starts_as_the_built_in_generic_profile() {
 }
 
 #[test]
-fn the_readme_settings_example_shows_every_setting_at_its_default() {
+fn the_docs_settings_example_shows_every_setting_at_its_default() {
     let section = settings_section();
     let start = section.find("```yaml\n").expect("a YAML example") + "```yaml\n".len();
     let end = start + section[start..].find("```").expect("its end");
     let example: Value = serde_norway::from_str(&section[start..end]).expect("YAML");
     let shown = RawSettings::deserialize(&example)
-        .unwrap_or_else(|e| panic!("the README example {example} is not settings: {e}"));
+        .unwrap_or_else(|e| panic!("the docs' example {example} is not settings: {e}"));
     assert_eq!(shown, serde_json::from_str::<RawSettings>("{}").unwrap());
     let mut leaves = BTreeSet::new();
     fn walk(value: &Value, path: &str, out: &mut BTreeSet<String>) {
         match value {
-            Value::Object(map) => {
+            // A map setting shown at its default (`tagKeys: {}`) is a leaf.
+            Value::Object(map) if !map.is_empty() => {
                 for (k, v) in map {
                     let p = if path.is_empty() {
                         k.clone()
@@ -782,7 +785,7 @@ fn the_readme_settings_example_shows_every_setting_at_its_default() {
         .filter(|(k, s)| *s != Shape::Struct && !k.contains("[]"))
         .map(|(k, _)| k)
         .collect();
-    assert_eq!(leaves, settings, "settings in the README's YAML example");
+    assert_eq!(leaves, settings, "settings in the docs' YAML example");
 }
 
 #[test]

@@ -1,5 +1,5 @@
 //! The fixtures every execution starts from: real CAPI and Crossplane
-//! children and the CAPI parents, and the README's ready-made tag profiles,
+//! children and the CAPI parents, and the ready-made tag profiles of docs/cloud-tags.md,
 //! parsed once, with what can be computed from them once (the unedited
 //! children's requests and label keys, the parents' keys, JSON and answers).
 
@@ -25,7 +25,7 @@ const CHILDREN: &[&str] = &[
     include_str!("../../../test_data/xr/xdatabase_hetzner_limits.json"),
     include_str!("../../../test_data/xr/xdatabase_openstack_limits.json"),
 ];
-/// XRs on providers only the README's ready-made profiles select (Azure, GCP
+/// XRs on providers only the ready-made profiles (docs/cloud-tags.md) select (Azure, GCP
 /// labels), picked by `Ready::child` instead of `Input::child`. Kept apart
 /// from [`CHILDREN`] so that `Input::child` picks what it always did.
 const PROFILE_CHILDREN: &[&str] = &[
@@ -123,9 +123,9 @@ const INFRA_PARENTS: &[&str] = &[
     include_str!("../../../test_data/capi-infra/parents/machineset_aws-prod-md-0-7xk2p.yaml"),
     include_str!("../../../test_data/capi-infra/parents/machineset_openstack-lab-md-0-q8m4z.yaml"),
 ];
-/// The README, whose ready-made tag profiles the settings pick from.
-const README: &str = include_str!("../../../README.md");
-/// First line of each ready-made profile's ```yaml block in the README.
+/// The page whose ready-made tag profiles the settings pick from.
+const PROFILES_DOC: &str = include_str!("../../../docs/cloud-tags.md");
+/// First line of each ready-made profile's ```yaml block in that page.
 const READY_MARKER: &str = "# ready-made profile: ";
 
 /// The index into [`Fixtures::children`] of the child an input picks:
@@ -235,7 +235,7 @@ pub struct Fixtures {
     /// Each child's label keys: `metadata.labels` and the label-set
     /// annotation's, what an XR can opt into cloud tags.
     pub label_keys: Vec<Vec<String>>,
-    /// The README's ready-made profiles, as `cloudTags.profiles` entries.
+    /// The ready-made profiles of docs/cloud-tags.md, as `cloudTags.profiles` entries.
     pub ready_profiles: Vec<Value>,
     /// Each child's request, for UPDATE and CREATE.
     pub requests: Vec<[AdmissionRequest; 2]>,
@@ -366,11 +366,11 @@ fn label_keys(object: &Value) -> Vec<String> {
     .collect()
 }
 
-/// The README's ready-made profiles, read as
+/// The ready-made profiles of docs/cloud-tags.md, read as
 /// crates/core/tests/support/ready_profiles.rs reads them: each ```yaml
 /// block opening with [`READY_MARKER`] holds a one-entry list.
 fn ready_profiles() -> Vec<Value> {
-    let profiles: Vec<Value> = README
+    let profiles: Vec<Value> = PROFILES_DOC
         .split("```yaml\n")
         .skip(1)
         .filter_map(|block| block.split("```").next())
@@ -379,7 +379,7 @@ fn ready_profiles() -> Vec<Value> {
         .collect();
     assert!(
         !profiles.is_empty(),
-        "README.md holds no ready-made profile"
+        "docs/cloud-tags.md holds no ready-made profile"
     );
     profiles
 }

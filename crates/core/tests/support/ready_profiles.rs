@@ -1,6 +1,6 @@
-//! The ready-made tag profiles of the README ("Ready-made profiles"), read
-//! from the README itself so the documented settings and the tested ones
-//! cannot drift apart.
+//! The ready-made tag profiles of docs/cloud-tags.md ("Ready-made
+//! profiles"), read from that page itself so the documented settings and the
+//! tested ones cannot drift apart.
 //!
 //! Each is a ```yaml block whose first line is `# ready-made profile: NAME`
 //! and which holds a one-entry list for `cloudTags.profiles`.
@@ -10,29 +10,31 @@ use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
 const MARKER: &str = "# ready-made profile: ";
+/// The page that documents them.
+const DOC: &str = "docs/cloud-tags.md";
 
-/// Profile name → the profile's settings entry, in README order.
+/// Profile name → the profile's settings entry, sorted by name.
 pub static READY: LazyLock<BTreeMap<String, Value>> = LazyLock::new(|| {
-    let readme = super::read_repo_file("README.md");
+    let doc = super::read_repo_file(DOC);
     let mut profiles = BTreeMap::new();
-    for block in readme.split("```yaml\n").skip(1) {
+    for block in doc.split("```yaml\n").skip(1) {
         let body = block.split("```").next().unwrap();
         let Some(name) = body.lines().next().and_then(|l| l.strip_prefix(MARKER)) else {
             continue;
         };
         let entries: Vec<Value> =
-            serde_norway::from_str(body).unwrap_or_else(|e| panic!("README profile {name}: {e}"));
-        assert_eq!(entries.len(), 1, "README profile {name}: one entry");
+            serde_norway::from_str(body).unwrap_or_else(|e| panic!("{DOC} profile {name}: {e}"));
+        assert_eq!(entries.len(), 1, "{DOC} profile {name}: one entry");
         assert_eq!(
             entries[0]["name"], name,
-            "README profile {name}: marker and name"
+            "{DOC} profile {name}: marker and name"
         );
         profiles.insert(name.to_owned(), entries[0].clone());
     }
     assert_eq!(
         profiles.keys().collect::<Vec<_>>(),
         ["aws", "azure", "gcp-labels"],
-        "the README's ready-made profiles"
+        "the ready-made profiles of {DOC}"
     );
     profiles
 });
