@@ -161,8 +161,8 @@ pub struct Request<'a> {
     pub request: AdmissionRequest,
     /// The object, when the request has one.
     pub object: Option<Object<'a>>,
-    /// The old object of a composite resource's UPDATE, as text: scanned,
-    /// as skipping it would, and decoded only when the settings say its
+    /// The old object, as text: scanned, as skipping it would be, and
+    /// decoded only on a composite resource's UPDATE whose settings say its
     /// profile may matter ([`old_provider`]).
     pub old_object: Option<&'a RawValue>,
 }
@@ -287,13 +287,10 @@ impl<'de: 'a, 'a> Deserialize<'de> for Request<'a> {
                                 None => Object::Text(map.next_value()?),
                             });
                         }
-                        RequestField::OldObject
-                            if request.operation == "UPDATE"
-                                && route(&request.kind, &request.operation) == Route::CloudTags =>
-                        {
-                            read.old_object = map.next_value()?;
-                        }
-                        RequestField::OldObject | RequestField::Other => {
+                        // Borrowed, not decoded: scanning it costs what
+                        // skipping it would, whatever order the fields come in.
+                        RequestField::OldObject => read.old_object = map.next_value()?,
+                        RequestField::Other => {
                             map.next_value::<IgnoredAny>()?;
                         }
                     }
@@ -409,7 +406,9 @@ pub fn validate_with(payload: &[u8], lookup: &dyn Lookup, step: &mut dyn FnMut(S
         Ok(None) => None,
         Err(e) => return encode(Outcome::reject(decode_error(e)), None),
     };
-    if let Some(old_object) = old_object {
+    if let Some(old_object) =
+        old_object.filter(|_| route == Route::CloudTags && request.operation == "UPDATE")
+    {
         request.old_object = old_provider(old_object, &settings);
     }
     step(Step::Object);
