@@ -91,7 +91,7 @@ unit-tests:
 test: fmt lint unit-tests
 
 # The mutate suites run through record-kwctl, which logs every invocation;
-# validate_mode.bats then replays them all in validate mode (README, "Validate mode":
+# validate_mode.bats then replays them all in validate mode (docs/validate-and-audit.md:
 # its invariants). With the runner, the mutate suites run hosted both as
 # policy-server hosts and as kwctl hosts.
 E2E_TMP := e2e-tests/.tmp
@@ -119,11 +119,20 @@ e2e-tests: annotated-policy.wasm $(RUNNER)
 
 # Everything CI runs: the README's test command. The tools it needs are
 # checked first, each missing one named with the command that installs it.
-check: check-tools check-standalone check-schemas test e2e-tests check-artifacthub check-size
+check: check-tools check-standalone check-schemas test e2e-tests check-artifacthub check-size check-docs
 
 .PHONY: check-tools
 check-tools:
 	@bash scripts/check_tools.sh
+
+# The user docs against the repository (scripts/check_docs.py): README.md
+# within 250 lines, every relative link resolving, the list of what `check`
+# runs equal to the line above, and every shell block of README.md and
+# docs/ run against the bundled files (or marked as needing a cluster or a
+# registry). A few seconds once the runner and the module are built.
+.PHONY: check-docs
+check-docs: annotated-policy.wasm $(RUNNER)
+	python3 scripts/check_docs.py
 
 # policy.wasm's size budget: 528 KiB (BENCHMARKS.md, "Size", says why it is
 # no longer 500). Deterministic, so a check rather than a benchmark.
@@ -263,7 +272,7 @@ web:
 web-test: web
 	@scripts/web.sh test
 
-# Distribution (README, "Installing from a registry").
+# Distribution (docs/releasing.md).
 #
 # `make push REGISTRY=host[:port]/repository [TAG=vX.Y.Z]` pushes
 # annotated-policy.wasm as an OCI artifact, with kwctl when KWCTL is a real

@@ -1,0 +1,262 @@
+#!/usr/bin/env python3
+"""Checks the user docs (README.md and docs/*.md) against the repository.
+
+- README.md is at most 250 lines: a ten-minute read; the depth is in docs/.
+- Every relative link of README.md, docs/*.md and BENCHMARKS.md names a file
+  that exists, and a heading that exists when it has an #anchor.
+- The list of what `make check` runs, in docs/development.md's table and in
+  README.md's sentence, is the Makefile's `check:` prerequisites, in order.
+- Every shell block of README.md and docs/*.md (info string `console`, `sh`,
+  `bash` or `shell`) runs, or says why it cannot after the language:
+    console             run with bash -e -o pipefail; must exit 0
+    console exit=N      run; must exit N (an audit that finds drift exits 1)
+    console cluster     needs a Kubernetes cluster: not run
+    console registry    needs a package or OCI registry: not run
+    console slow        `make` lines that build or test for minutes: each is
+                        checked with `make -n` (the target exists)
+  Blocks run in a scratch directory that links the repository's top-level
+  entries, so the files they write stay out of the checkout. They need
+  target/host/policy-runner and annotated-policy.wasm (`make check-docs`
+  builds both); `kwctl` is the runner when no kwctl is installed.
+
+Usage: python3 scripts/check_docs.py [--no-run]   (--no-run: skip running blocks)
+"""
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+README = "README.md"
+MAX_README_LINES = 250
+SHELLS = {"console", "sh", "bash", "shell"}
+NOT_RUN = {"cluster", "registry"}
+RUNNER = "target/host/policy-runner"
+MODULE = "annotated-policy.wasm"
+BLOCK_TIMEOUT = 300
+
+
+def read(path):
+    with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+        return f.read()
+
+
+def doc_files():
+    docs = sorted(f"docs/{name}" for name in os.listdir(os.path.join(ROOT, "docs")) if name.endswith(".md"))
+    return [README] + docs
+
+
+def fenced_blocks(text):
+    """(line number, info string, body) of every fenced code block."""
+    blocks, lines, i = [], text.split("\n"), 0
+    while i < len(lines):
+        m = re.match(r"^(\s*)(`{3,})(.*)$", lines[i])
+        if not m:
+            i += 1
+            continue
+        indent, fence, info = m.group(1), m.group(2), m.group(3).strip()
+        start, body = i + 1, []
+        i += 1
+        while i < len(lines) and not re.match(rf"^\s*{fence}\s*$", lines[i]):
+            line = lines[i]
+            body.append(line[len(indent):] if line.startswith(indent) else line)
+            i += 1
+        blocks.append((start, info, "\n".join(body) + "\n"))
+        i += 1
+    return blocks
+
+
+def prose(text, code_spans=False):
+    """The text outside fenced blocks, and outside inline code spans unless
+    `code_spans` (a heading's anchor keeps their text)."""
+    out, in_block = [], False
+    for line in text.split("\n"):
+        if re.match(r"^\s*`{3,}", line):
+            in_block = not in_block
+            out.append("")
+            continue
+        if in_block:
+            out.append("")
+        else:
+            out.append(line if code_spans else re.sub(r"`+[^`]*`+", "", line))
+    return "\n".join(out)
+
+
+def slug(heading):
+    """GitHub's anchor for a heading."""
+    text = re.sub(r"`", "", heading.strip().lower())
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)
+    text = re.sub(r"[^\w\- ]", "", text)
+    return text.replace(" ", "-")
+
+
+def anchors(path):
+    seen, out = {}, set()
+    for line in prose(read(path), code_spans=True).split("\n"):
+        m = re.match(r"^#{1,6}\s+(.*)$", line)
+        if not m:
+            continue
+        base = slug(m.group(1))
+        n = seen.get(base, 0)
+        seen[base] = n + 1
+        out.add(base if n == 0 else f"{base}-{n}")
+    return out
+
+
+def check_links(paths, problems):
+    for path in paths:
+        for lineno, line in enumerate(prose(read(path)).split("\n"), 1):
+            for target in re.findall(r"\]\(([^)\s]+)\)", line):
+                if re.match(r"^[a-z]+:", target):
+                    continue
+                file_part, _, anchor = target.partition("#")
+                resolved = os.path.normpath(os.path.join(os.path.dirname(path), file_part)) if file_part else path
+                if resolved.startswith(".."):
+                    problems.append(f"{path}:{lineno}: {target} leaves the repository")
+                    continue
+                if not os.path.exists(os.path.join(ROOT, resolved)):
+                    problems.append(f"{path}:{lineno}: {target}: {resolved} does not exist")
+                    continue
+                if anchor and resolved.endswith(".md") and anchor not in anchors(resolved):
+                    problems.append(f"{path}:{lineno}: {target}: {resolved} has no heading #{anchor}")
+
+
+def makefile_check_targets():
+    m = re.search(r"^check:([^\n]*)$", read("Makefile"), re.M)
+    if not m:
+        raise SystemExit("check_docs: the Makefile has no `check:` rule")
+    return m.group(1).split()
+
+
+def check_make_check_lists(problems):
+    targets = makefile_check_targets()
+    dev = read("docs/development.md")
+    m = re.search(r"^## What `make check` runs\n(.*?)(?=^## )", dev, re.M | re.S)
+    if not m:
+        problems.append("docs/development.md: no section \"## What `make check` runs\"")
+    else:
+        table = re.findall(r"^\| `([^`]+)` \|", m.group(1), re.M)
+        if table != targets:
+            problems.append(f"docs/development.md, \"What `make check` runs\": the table lists {table}, "
+                            f"the Makefile's check: runs {targets}")
+    text = " ".join(read(README).split())
+    m = re.search(r"`make check` runs (.*?) in that order", text)
+    if not m:
+        problems.append("README.md: no sentence \"`make check` runs `…`, … in that order\"")
+    else:
+        listed = re.findall(r"`([^`]+)`", m.group(1))
+        if listed != targets:
+            problems.append(f"README.md: `make check` runs {listed}, the Makefile's check: runs {targets}")
+
+
+def scratch_dir():
+    tmp = tempfile.mkdtemp(prefix="check-docs-")
+    work = os.path.join(tmp, "repo")
+    os.mkdir(work)
+    for name in os.listdir(ROOT):
+        if name != ".git":
+            os.symlink(os.path.join(ROOT, name), os.path.join(work, name))
+    bin_dir = os.path.join(tmp, "bin")
+    os.mkdir(bin_dir)
+    if shutil.which("kwctl") is None:
+        shim = os.path.join(bin_dir, "kwctl")
+        with open(shim, "w", encoding="utf-8") as f:
+            f.write(f'#!/bin/sh\nexec {shlex.quote(os.path.join(ROOT, RUNNER))} "$@"\n')
+        os.chmod(shim, 0o755)
+    return tmp, work, bin_dir
+
+
+def make_lines(body):
+    """The make invocations of a `slow` block: (env, make arguments)."""
+    out = []
+    for line in body.replace("\\\n", " ").split("\n"):
+        words = shlex.split(line, comments=True)
+        if not words:
+            continue
+        env = {}
+        while words and re.match(r"^[A-Z_][A-Z0-9_]*=", words[0]):
+            key, _, value = words.pop(0).partition("=")
+            env[key] = value
+        out.append((env, words))
+    return out
+
+
+def run_blocks(paths, problems):
+    missing = [p for p in (RUNNER, MODULE) if not os.path.exists(os.path.join(ROOT, p))]
+    if missing:
+        raise SystemExit(f"check_docs: {', '.join(missing)} missing: run `make check-docs` (it builds them)")
+    tmp, work, bin_dir = scratch_dir()
+    env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}")
+    counts = {"run": 0, "cluster": 0, "registry": 0, "slow": 0}
+    try:
+        for path in paths:
+            for lineno, info, body in fenced_blocks(read(path)):
+                words = info.split()
+                if not words or words[0] not in SHELLS:
+                    continue
+                where = f"{path}:{lineno}"
+                attrs = words[1:]
+                unknown = [a for a in attrs if a not in NOT_RUN | {"slow"} and not re.match(r"^exit=\d+$", a)]
+                if unknown:
+                    problems.append(f"{where}: unknown marker {' '.join(unknown)} (scripts/check_docs.py lists them)")
+                    continue
+                if NOT_RUN & set(attrs):
+                    counts[(NOT_RUN & set(attrs)).pop()] += 1
+                    continue
+                if "slow" in attrs:
+                    counts["slow"] += 1
+                    for extra, args in make_lines(body):
+                        if not args or args[0] != "make":
+                            problems.append(f"{where}: a `slow` block holds make lines only, not: {' '.join(args)}")
+                            continue
+                        done = subprocess.run(["make", "-n", "-s", *args[1:]], cwd=ROOT, env=dict(env, **extra),
+                                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                        if done.returncode != 0:
+                            problems.append(f"{where}: make -n {' '.join(args[1:])} fails: {done.stderr.strip()}")
+                    continue
+                expected = next((int(a.split("=")[1]) for a in attrs if a.startswith("exit=")), 0)
+                counts["run"] += 1
+                try:
+                    done = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", body], cwd=work, env=env,
+                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                          timeout=BLOCK_TIMEOUT)
+                except subprocess.TimeoutExpired:
+                    problems.append(f"{where}: still running after {BLOCK_TIMEOUT} s")
+                    continue
+                if done.returncode != expected:
+                    problems.append(f"{where}: exit {done.returncode} (expected {expected}):\n{body}"
+                                    f"stderr: {done.stderr.strip()[-2000:]}")
+    finally:
+        shutil.rmtree(tmp)
+    return counts
+
+
+def main():
+    problems = []
+    lines = read(README).count("\n")
+    if lines > MAX_README_LINES:
+        problems.append(f"README.md is {lines} lines, over {MAX_README_LINES}: move depth to docs/")
+    paths = doc_files()
+    check_links(paths + ["BENCHMARKS.md"], problems)
+    check_make_check_lists(problems)
+    counts = None
+    if "--no-run" not in sys.argv[1:]:
+        counts = run_blocks(paths, problems)
+    if problems:
+        print("check-docs:", file=sys.stderr)
+        for p in problems:
+            print(f"  - {p}", file=sys.stderr)
+        sys.exit(1)
+    summary = f"check-docs: README.md {lines} lines; links and the make check list agree"
+    if counts:
+        summary += (f"; {counts['run']} command blocks ran, {counts['slow']} slow ones checked with make -n, "
+                    f"{counts['cluster']} need a cluster, {counts['registry']} a registry")
+    print(summary)
+
+
+if __name__ == "__main__":
+    main()
