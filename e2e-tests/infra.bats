@@ -108,7 +108,7 @@ PY
   run_case "$DATA/$SUITE/cases/azurecluster_create_topology.yaml"
 }
 
-@test "capg: a GCPCluster gets no tag and one summary warning" {
+@test "capg: a GCPCluster gets its Cluster's labels under plexsphere-" {
   run_case "$DATA/$SUITE/cases/gcpcluster_create_topology.yaml"
 }
 
