@@ -84,7 +84,7 @@ fn answers_json(document: &[u8]) -> bool {
 }
 
 fuzz_target!(|input: Input<'_>| {
-    let (profiles, provider, labels) = match input {
+    let (profiles, provider, labels, prefix) = match input {
         Input::Bytes(data) => {
             answers_json(data);
             return;
