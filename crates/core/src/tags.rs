@@ -11,11 +11,12 @@ pub mod char_class;
 pub mod infra;
 pub mod labels_annotation;
 pub mod profile;
+mod report;
 pub mod tag_key;
 pub mod transform;
 pub mod user_profile;
 
-use crate::explain::{CloudTags, Explanation, LabelFate, TagFate};
+use crate::explain::{CloudTags, Explanation, LabelFate};
 use crate::fields::{self, FieldError, FieldPath, StringMap};
 use crate::outcome::Outcome;
 use crate::plan::{MapEdit, Plan};
@@ -23,12 +24,13 @@ use crate::quote::quoted;
 use crate::settings::{CloudTagSettings, Settings};
 use crate::sorted_map::map_of;
 use profile::{Origin, TagProfile};
-use serde::Serialize;
+pub(crate) use report::{blocked, label_fate, removal_note, skipped_edit, warnings};
+pub use report::{skip_records, warning};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use tag_key::TagKeys;
-use transform::{Skip, SkipReason, Transformed};
+use transform::Transformed;
 
 /// Annotation holding extra labels as a JSON object (qualified keys may
 /// contain `:`, which Kubernetes label keys cannot).
@@ -234,49 +236,6 @@ pub(crate) fn opted_in<'k, 'e, V>(
     OptedIn(found)
 }
 
-/// One warning per skip, except under a profile that refuses every tag:
-/// then every label fails for the same reason, and one warning saying so
-/// tells the user more than fifty identical ones (README, "User-defined tag
-/// profiles"). The skip annotation still lists every label.
-pub(crate) fn warnings(
-    profile: &TagProfile,
-    keys: &TagKeys<'_>,
-    skipped: &[Skip<'_>],
-) -> Vec<String> {
-    match blocked(profile, keys) {
-        Some(why) if !skipped.is_empty() => vec![format!(
-            "cloud tags skipped: {why}; {} opted-in label(s) skipped, each recorded in annotation \
-             {SKIPPED_ANNOTATION}",
-            skipped.len()
-        )],
-        _ => skipped.iter().map(warning).collect(),
-    }
-}
-
-/// Why no tag can propagate under `profile` with the prefix in force, in
-/// words; `None` when some can.
-pub(crate) fn blocked(profile: &TagProfile, keys: &TagKeys<'_>) -> Option<String> {
-    let prefix = keys.prefix;
-    let why = match profile.blocks_every_tag(prefix)? {
-        SkipReason::KeyCharacterClass { character } => format!(
-            "its key characters ({}) refuse {} of the mandated prefix {}",
-            profile.key_characters.describe(),
-            quoted(&character.to_string()),
-            quoted(prefix)
-        ),
-        SkipReason::KeyTooLong { limit, unit, .. } => format!(
-            "its key ceiling of {limit} {} leaves no room after the mandated prefix {}",
-            unit.noun(),
-            quoted(prefix)
-        ),
-        other => other.to_string(),
-    };
-    Some(format!(
-        "no tag can ever propagate under provider profile {}: {why}",
-        profile.name
-    ))
-}
-
 /// Why `profile` applied, naming the setting that selected it.
 fn why_profile(origin: Origin, provider: Option<&str>, profile: &TagProfile) -> String {
     match (origin, provider) {
@@ -346,33 +305,6 @@ fn explain_labels(
     }
 }
 
-/// What became of label `key`, as the transform decided it.
-pub(crate) fn label_fate(
-    key: &str,
-    opted_in: bool,
-    transformed: &Transformed<'_>,
-    keys: &TagKeys<'_>,
-) -> TagFate {
-    // `skipped` is sorted by qualified key (transform::transform).
-    let skip = transformed
-        .skipped
-        .binary_search_by(|s| s.qualified_key.cmp(key))
-        .ok()
-        .map(|at| &transformed.skipped[at]);
-    if !opted_in {
-        TagFate::NotOptedIn
-    } else if let Some(skip) = skip {
-        TagFate::Skipped {
-            reason: skip.reason.code().to_owned(),
-            detail: skip.reason.to_string(),
-        }
-    } else {
-        TagFate::Tag {
-            tag_key: keys.tag_key(key),
-        }
-    }
-}
-
 fn labels_annotation_field() -> FieldPath {
     FieldPath::of(ANNOTATIONS).key(LABELS_ANNOTATION)
 }
@@ -425,98 +357,10 @@ fn cloud_tags_edit(
     }
 }
 
-/// Why an entry of the policy's goes from a tag field: a skip of this
-/// evaluation, an entry the profile refuses, no opted-in label producing
-/// it, or a prefix of the profile the object had before this update.
-pub(crate) fn removal_note(
-    tag_key: &str,
-    value: &str,
-    transformed: &Transformed<'_>,
-    profile: &TagProfile,
-    keys: &TagKeys<'_>,
-) -> String {
-    let Some(qualified_key) = keys.qualified_key_of(tag_key) else {
-        return format!(
-            "stale: written under the prefix of the profile before this update, not {}",
-            quoted(keys.prefix)
-        );
-    };
-    let skipped = transformed.skipped.iter().find(|s| s.tag_key == tag_key);
-    let reason = match skipped {
-        Some(skip) => Some(skip.reason),
-        None => transform::check(profile, keys, qualified_key, tag_key, value),
-    };
-    match reason {
-        Some(reason) => format!("invalid for profile {}: {}", profile.name, reason.code()),
-        None => "stale: no opted-in label produces it".to_owned(),
-    }
-}
-
-/// The skip annotation: present exactly when something was skipped.
-pub(crate) fn skipped_edit(annotations: &StringMap<'_>, skipped: &[Skip<'_>]) -> MapEdit {
-    if skipped.is_empty() {
-        let mut remove = BTreeMap::new();
-        if annotations.contains_key(SKIPPED_ANNOTATION) {
-            remove.insert(
-                SKIPPED_ANNOTATION.to_owned(),
-                "stale: no label was skipped".to_owned(),
-            );
-        }
-        return MapEdit {
-            remove,
-            ..MapEdit::new(ANNOTATIONS)
-        };
-    }
-    let records = skip_records(skipped);
-    MapEdit::upsert(
-        ANNOTATIONS,
-        annotations,
-        [(SKIPPED_ANNOTATION, records.as_str())],
-    )
-}
-
-/// One record of the skip annotation (field order is the contract's).
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct SkipRecord<'a> {
-    qualified_key: &'a str,
-    tag_key: &'a str,
-    provider: &'a str,
-    reason: &'a str,
-}
-
-/// The skip annotation's value: a compact JSON array sorted by qualified key.
-pub fn skip_records(skipped: &[Skip<'_>]) -> String {
-    /// The records written straight from the skips, without a list of them.
-    struct Records<'s, 'a>(&'s [Skip<'a>]);
-    impl Serialize for Records<'_, '_> {
-        fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-            serializer.collect_seq(self.0.iter().map(|s| SkipRecord {
-                qualified_key: s.qualified_key,
-                tag_key: &s.tag_key,
-                provider: s.provider,
-                reason: s.reason.code(),
-            }))
-        }
-    }
-    serde_json::to_string(&Records(skipped)).unwrap_or_else(|_| "[]".to_owned())
-}
-
-/// The admission warning for one skip.
-pub fn warning(skip: &Skip<'_>) -> String {
-    format!(
-        "cloud tag skipped: label {} did not become tag {} on provider profile {}: {} ({})",
-        quoted(skip.qualified_key),
-        quoted(&skip.tag_key),
-        skip.provider,
-        skip.reason.code(),
-        skip.reason
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
 
     proptest::proptest! {
         /// The one-pass join finds what looking each opted-in key up finds.

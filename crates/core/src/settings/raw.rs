@@ -1,0 +1,161 @@
+//! The settings as users write them (camelCase, all optional, unknown
+//! fields refused), read by serde's derive: what `validate_settings` and
+//! every `validate` payload parse, before anything is prepared.
+
+use super::DEFAULT_PROVIDER_PATH;
+use crate::tags::tag_key::{Bodies, DEFAULT_PREFIX};
+use serde::Deserialize;
+use std::borrow::Cow;
+use std::fmt;
+
+/// What the policy does with the changes the contract asks for.
+#[derive(Debug, Default, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Make the changes (return a mutated object).
+    #[default]
+    Mutate,
+    /// Never mutate: reject objects that deviate, listing every deviation
+    /// (for `mutating: false` policies and background audits).
+    Validate,
+}
+
+/// The settings as written by the user (camelCase, all optional). The
+/// opted-in label keys borrow from the document they were read from
+/// ([`RawCloudTagSettings::propagating_labels`]).
+#[derive(Debug, Default, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawSettings<'a> {
+    /// `mutate` (default) or `validate`.
+    pub mode: Mode,
+    /// Cluster API propagation settings.
+    pub capi: RawCapiSettings,
+    /// Crossplane XR cloud-tag settings.
+    #[serde(borrow)]
+    pub cloud_tags: RawCloudTagSettings<'a>,
+}
+
+impl RawSettings<'_> {
+    /// The same settings, owning what they borrowed.
+    pub fn into_owned(self) -> RawSettings<'static> {
+        RawSettings {
+            mode: self.mode,
+            capi: self.capi,
+            cloud_tags: self.cloud_tags.into_owned(),
+        }
+    }
+}
+
+/// `capi.*` settings.
+#[derive(Debug, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawCapiSettings {
+    /// Like CAPI's `--additional-sync-machine-labels`: RE2 regexes matched
+    /// (unanchored) against Machine label keys.
+    pub additional_sync_machine_labels: Vec<String>,
+    /// Like CAPI's `--additional-sync-machine-annotations`.
+    pub additional_sync_machine_annotations: Vec<String>,
+    /// Propagate the in-place fields (timeouts, `minReadySeconds`,
+    /// readiness gates, taints, deletion order, machine naming) as well as
+    /// labels and annotations. Default `true`.
+    pub in_place_fields: bool,
+}
+
+impl Default for RawCapiSettings {
+    fn default() -> Self {
+        Self {
+            additional_sync_machine_labels: Vec::new(),
+            additional_sync_machine_annotations: Vec::new(),
+            in_place_fields: true,
+        }
+    }
+}
+
+/// `cloudTags.*` settings.
+#[derive(Debug, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawCloudTagSettings<'a> {
+    /// Exact qualified label keys opted into tag propagation, borrowed from
+    /// the settings document when they need no unescaping (label keys never
+    /// do): policy-server sends the settings in every `validate` payload,
+    /// and a fresh instance per request would otherwise copy, sort and free
+    /// every key on every request.
+    #[serde(borrow, deserialize_with = "borrowed_strings")]
+    pub propagating_labels: Vec<Cow<'a, str>>,
+    /// Dotted path to the provider name inside the XR.
+    pub provider_path: String,
+    /// User-defined tag profiles, tried before the built-in ones. Kept as
+    /// JSON until an XR needs them: their fields are parsed and checked by
+    /// [`user_profile::prepare_profiles`], which reports every profile's problems,
+    /// shape errors included, at once.
+    pub profiles: Vec<serde_json::Value>,
+    /// Also stamp tags on the CAPI infrastructure kinds (README, "Cloud tags
+    /// on CAPI infrastructure"). Off by default: no object changes on upgrade.
+    pub capi_infrastructure: bool,
+    /// The tag-key prefix that marks the policy's own tags, where the
+    /// applied profile has none of its own ([`TagKeys`]).
+    pub prefix: String,
+    /// Qualified label key → the tag-key body used instead of that key.
+    pub tag_keys: Bodies,
+}
+
+impl Default for RawCloudTagSettings<'_> {
+    fn default() -> Self {
+        Self {
+            propagating_labels: Vec::new(),
+            provider_path: DEFAULT_PROVIDER_PATH.to_owned(),
+            profiles: Vec::new(),
+            capi_infrastructure: false,
+            prefix: DEFAULT_PREFIX.to_owned(),
+            tag_keys: Bodies::new(),
+        }
+    }
+}
+
+impl RawCloudTagSettings<'_> {
+    fn into_owned(self) -> RawCloudTagSettings<'static> {
+        RawCloudTagSettings {
+            propagating_labels: (self.propagating_labels.into_iter())
+                .map(|key| Cow::Owned(key.into_owned()))
+                .collect(),
+            provider_path: self.provider_path,
+            profiles: self.profiles,
+            capi_infrastructure: self.capi_infrastructure,
+            prefix: self.prefix,
+            tag_keys: self.tag_keys,
+        }
+    }
+}
+
+/// A list of strings, each borrowed from the document when it has no
+/// escape (serde's own `Cow<str>` always copies inside a sequence).
+fn borrowed_strings<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Vec<Cow<'de, str>>, D::Error> {
+    struct Borrowed<'de>(Cow<'de, str>);
+
+    impl<'de> Deserialize<'de> for Borrowed<'de> {
+        fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            struct Text;
+            impl<'de> serde::de::Visitor<'de> for Text {
+                type Value = Cow<'de, str>;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("a string")
+                }
+                fn visit_borrowed_str<E>(self, text: &'de str) -> Result<Self::Value, E> {
+                    Ok(Cow::Borrowed(text))
+                }
+                fn visit_str<E>(self, text: &str) -> Result<Self::Value, E> {
+                    Ok(Cow::Owned(text.to_owned()))
+                }
+                fn visit_string<E>(self, text: String) -> Result<Self::Value, E> {
+                    Ok(Cow::Owned(text))
+                }
+            }
+            deserializer.deserialize_str(Text).map(Borrowed)
+        }
+    }
+
+    let items = Vec::<Borrowed<'de>>::deserialize(deserializer)?;
+    Ok(items.into_iter().map(|Borrowed(text)| text).collect())
+}

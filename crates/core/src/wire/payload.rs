@@ -1,0 +1,326 @@
+//! The `validate` payload read in one pass: the request's fields the policy
+//! reads, its object split through the route's projection where the route
+//! is known as it is read, and the settings read where they stand.
+
+use crate::evaluate::{Route, default_object_projection, route};
+use crate::projection::{Projection, Shape};
+use crate::request::AdmissionRequest;
+use crate::settings::{RawSettings, Settings, SettingsError};
+use serde::Deserialize;
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde_json::Value;
+use serde_json::value::RawValue;
+use std::fmt;
+
+/// The `validate` payload: `{"request": …, "settings": …}`, read in one
+/// pass ([`Payload::decode`]).
+pub struct Payload<'a> {
+    /// The settings, read as the payload was when they are valid and the
+    /// request is one the policy may act on.
+    pub settings: PayloadSettings<'a>,
+    /// The admission request, its object left as text.
+    pub request: Request<'a>,
+}
+
+/// The settings of a `validate` payload, as its one pass left them.
+// One per request, moved once: boxing the large variant would only add an
+// allocation to every request.
+#[allow(clippy::large_enum_variant)]
+pub enum PayloadSettings<'a> {
+    /// Read: valid settings of a request the policy may act on.
+    Read(Settings<'a>),
+    /// Kept as text (`None`: the payload has none): settings of a request
+    /// the policy does not act on, which are never parsed, or settings
+    /// [`Settings::parse_text`] must read to name what is wrong with them.
+    Text(Option<&'a RawValue>),
+}
+
+impl<'a> PayloadSettings<'a> {
+    /// The settings, parsed now if the payload's pass kept them as text.
+    pub fn parse(self) -> Result<Settings<'a>, SettingsError> {
+        match self {
+            PayloadSettings::Read(settings) => Ok(settings),
+            PayloadSettings::Text(text) => Settings::parse_text(text.map_or("{}", RawValue::get)),
+        }
+    }
+}
+
+/// The members of a `validate` payload.
+#[derive(Deserialize)]
+#[serde(field_identifier, rename_all = "camelCase")]
+enum PayloadField {
+    Settings,
+    Request,
+    #[serde(other)]
+    Other,
+}
+
+/// Valid settings, read where they stand in the payload: `null`, or an
+/// object [`RawSettings`] reads whole. Anything else fails the payload's
+/// pass, and [`Payload::decode`] reads the payload again with the settings
+/// kept as text, for [`Settings::parse_text`] to say what is wrong.
+struct ValidSettings<'a>(Settings<'a>);
+
+impl<'de> Deserialize<'de> for ValidSettings<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct SettingsVisitor;
+
+        impl<'de> Visitor<'de> for SettingsVisitor {
+            type Value = ValidSettings<'de>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a settings object")
+            }
+
+            fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+                Ok(ValidSettings(Settings::default()))
+            }
+
+            // Only a map: serde would also read a struct written as an
+            // array of its field values, which `Settings::parse_text` refuses.
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                RawSettings::deserialize(MapAccessDeserializer::new(map))
+                    .map(|raw| ValidSettings(Settings::from(raw)))
+            }
+        }
+
+        deserializer.deserialize_any(SettingsVisitor)
+    }
+}
+
+/// A `validate` payload read in one pass: the settings read as they come
+/// when `read_settings`, kept as text otherwise or when the request (which
+/// hosts write first) is one the policy does not act on.
+struct PayloadVisitor {
+    read_settings: bool,
+}
+
+impl<'de> Visitor<'de> for PayloadVisitor {
+    type Value = Payload<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("struct Payload")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Payload<'de>, A::Error> {
+        use serde::de::Error;
+        let mut request: Option<Request<'de>> = None;
+        let mut settings: Option<PayloadSettings<'de>> = None;
+        while let Some(field) = map.next_key::<PayloadField>()? {
+            match field {
+                PayloadField::Settings if settings.is_some() => {
+                    return Err(A::Error::duplicate_field("settings"));
+                }
+                PayloadField::Settings => {
+                    let acted_on = request.as_ref().is_none_or(|r| {
+                        route(&r.request.kind, &r.request.operation) != Route::NotActedOn
+                    });
+                    settings = Some(if self.read_settings && acted_on {
+                        PayloadSettings::Read(map.next_value::<ValidSettings>()?.0)
+                    } else {
+                        PayloadSettings::Text(map.next_value()?)
+                    });
+                }
+                PayloadField::Request if request.is_some() => {
+                    return Err(A::Error::duplicate_field("request"));
+                }
+                PayloadField::Request => request = Some(map.next_value()?),
+                PayloadField::Other => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(Payload {
+            settings: settings.unwrap_or(PayloadSettings::Text(None)),
+            request: request.ok_or_else(|| A::Error::missing_field("request"))?,
+        })
+    }
+}
+
+/// An AdmissionRequest as the policy reads it: the fields the policy reads,
+/// and the object as far as the payload's one pass could read it. Which
+/// parts of the object get decoded depends on the route and the settings
+/// ([`object_projection`]); the settings come after the request, so the
+/// object is split through the route's projection as the default settings
+/// would make it ([`default_object_projection`]) when its kind and
+/// operation came before it (as every host writes them), and kept as text
+/// otherwise.
+#[derive(Default)]
+pub struct Request<'a> {
+    /// The request with a `null` object.
+    pub request: AdmissionRequest,
+    /// The object, when the request has one.
+    pub object: Option<Object<'a>>,
+    /// The old object, as text: scanned, as skipping it would be, and
+    /// decoded only on a composite resource's UPDATE whose settings say its
+    /// profile may matter ([`old_provider`]).
+    pub old_object: Option<&'a RawValue>,
+}
+
+/// A request's object as the payload's one pass left it.
+pub enum Object<'a> {
+    /// Its text, borrowed from the payload: its kind or operation came
+    /// after it, or the policy does not act on it.
+    Text(&'a RawValue),
+    /// Split through `projection` ([`default_object_projection`]) as the
+    /// payload was read.
+    Split {
+        /// What the projection decoded.
+        value: Value,
+        /// The rest, as text.
+        shape: Shape<'a>,
+        /// The projection it went through.
+        projection: Projection<'static>,
+    },
+}
+
+impl<'a> Object<'a> {
+    /// The object split through `projection`: as read when it was split
+    /// through one that keeps everything `projection` keeps (what it keeps
+    /// beyond is decoded but not read, and written back as its text),
+    /// otherwise split again from its text (written back whole into
+    /// `text`, which the new shape borrows, when it was split through
+    /// another). `covered` says, when the settings already tell, that the
+    /// projection it was split through keeps everything `projection` does
+    /// ([`default_projection_covers`]); `projection` is built only when it
+    /// is needed.
+    pub fn split<'t, 'p>(
+        self,
+        covered: bool,
+        projection: impl FnOnce() -> Projection<'p>,
+        text: &'t mut Vec<u8>,
+    ) -> Result<(Value, Shape<'t>), serde_json::Error>
+    where
+        'a: 't,
+    {
+        match self {
+            Object::Split { value, shape, .. } if covered => Ok((value, shape)),
+            Object::Split {
+                value,
+                shape,
+                projection: read,
+            } => {
+                let projection = projection();
+                if read.covers(&projection) {
+                    return Ok((value, shape));
+                }
+                shape.write(&value, &[], text)?;
+                projection.split(text)
+            }
+            Object::Text(raw) => projection().split(raw.get().as_bytes()),
+        }
+    }
+}
+
+/// The fields of an AdmissionRequest the policy reads.
+#[derive(Deserialize)]
+#[serde(field_identifier, rename_all = "camelCase")]
+enum RequestField {
+    Uid,
+    Kind,
+    Operation,
+    Namespace,
+    Object,
+    OldObject,
+    #[serde(other)]
+    Other,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Request<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct RequestVisitor;
+
+        impl<'de> Visitor<'de> for RequestVisitor {
+            type Value = Request<'de>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an AdmissionRequest object")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Request<'de>, A::Error> {
+                let mut read = Request::default();
+                let request = &mut read.request;
+                let (mut kind, mut operation) = (false, false);
+                while let Some(field) = map.next_key::<RequestField>()? {
+                    match field {
+                        RequestField::Uid => request.uid = map.next_value()?,
+                        RequestField::Kind => {
+                            request.kind = map.next_value()?;
+                            kind = true;
+                        }
+                        RequestField::Operation => {
+                            request.operation = map.next_value()?;
+                            operation = true;
+                        }
+                        RequestField::Namespace => request.namespace = map.next_value()?,
+                        RequestField::Object => {
+                            let route = (kind && operation)
+                                .then(|| route(&request.kind, &request.operation))
+                                .filter(|route| *route != Route::NotActedOn);
+                            read.object = Some(match route {
+                                // Read once: split where the route is known
+                                // and acts, as scanning it first would be a
+                                // second pass.
+                                Some(route) => {
+                                    let projection =
+                                        default_object_projection(&request.kind, route);
+                                    let (value, shape) =
+                                        map.next_value_seed(projection.splitter())?;
+                                    Object::Split {
+                                        value,
+                                        shape,
+                                        projection,
+                                    }
+                                }
+                                // Scanned, not decoded: the same work as
+                                // skipping it.
+                                None => Object::Text(map.next_value()?),
+                            });
+                        }
+                        // Borrowed, not decoded: scanning it costs what
+                        // skipping it would, whatever order the fields come in.
+                        RequestField::OldObject => read.old_object = map.next_value()?,
+                        RequestField::Other => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(read)
+            }
+        }
+
+        deserializer.deserialize_map(RequestVisitor)
+    }
+}
+
+impl<'a> Payload<'a> {
+    /// Decodes a `validate` payload.
+    ///
+    /// The payload is checked to be UTF-8 once, as a whole, and read as
+    /// text: read from bytes, serde_json checks each string it decodes on
+    /// its own, which costs more than one pass over the whole payload.
+    /// Every decode in the module reads text ([`crate::projection::text`]),
+    /// so serde_json's decoders are in it once.
+    ///
+    /// The settings are read in the same pass: keeping them as text to
+    /// parse afterwards scanned them twice (BENCHMARKS.md). serde cannot
+    /// step back, so settings that fail to read fail the pass, and the
+    /// payload is read a second time with its settings kept as text, for
+    /// [`Settings::parse_text`] to name every field at fault, as it would
+    /// have on its own. Only a payload with refused settings, or one that
+    /// cannot be read at all, pays for that second reading.
+    pub fn decode(payload: &'a [u8]) -> Result<Self, String> {
+        let text = crate::projection::text(payload).map_err(decode_error)?;
+        let read = |read_settings| {
+            let mut de = serde_json::Deserializer::from_str(text);
+            let payload = (&mut de).deserialize_map(PayloadVisitor { read_settings })?;
+            de.end().map(|()| payload)
+        };
+        read(true).or_else(|_| read(false)).map_err(decode_error)
+    }
+}
+
+pub(super) fn decode_error(e: serde_json::Error) -> String {
+    format!("cannot decode the admission request: {e}")
+}
