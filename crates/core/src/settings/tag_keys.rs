@@ -120,34 +120,49 @@ pub fn check_bodies(
             problems.push(SettingsProblem::new(field(label), problem));
         }
     }
-    // Body → the first label (in key order) that gets it.
-    let mut owners: BTreeMap<&str, &str> = BTreeMap::new();
-    let mut labels: Vec<&str> = propagating.iter().map(AsRef::as_ref).collect();
-    labels.sort_unstable();
-    labels.dedup();
-    for label in labels {
-        let body = bodies.get(label).map_or(label, String::as_str);
-        if body.is_empty() {
-            continue;
+    // Labels without an entry keep their own keys, which are distinct, so
+    // every shared body has a chosen one among its labels: the chosen
+    // bodies are gathered, and the rest looked up among them. Nothing is
+    // gathered when no body is chosen: every request prepares the settings.
+    if bodies.is_empty() {
+        return;
+    }
+    let opted_in = |label: &str| propagating.iter().any(|key| key == label);
+    // Body → the opted-in labels choosing it, in key order.
+    let mut chosen: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (label, body) in bodies {
+        if !body.is_empty() && opted_in(label) {
+            chosen.entry(body).or_default().push(label);
         }
-        match owners.get(body) {
-            Some(first) => {
-                let problem = TagKeyProblem::SharedBody {
-                    first: (*first).to_owned(),
-                    second: label.to_owned(),
-                    body: body.to_owned(),
-                };
-                // Named at the entry that chose the body.
-                let at = if bodies.contains_key(label) {
-                    label
-                } else {
-                    first
-                };
-                problems.push(SettingsProblem::new(field(at), problem));
-            }
-            None => {
-                owners.insert(body, label);
-            }
+    }
+    let mut shared = |first: &str, second: &str, body: &str, at: &str| {
+        let problem = TagKeyProblem::SharedBody {
+            first: first.to_owned(),
+            second: second.to_owned(),
+            body: body.to_owned(),
+        };
+        problems.push(SettingsProblem::new(field(at), problem));
+    };
+    for (body, labels) in &chosen {
+        for second in &labels[1..] {
+            shared(labels[0], second, body, second);
+        }
+    }
+    let mut unchosen: Vec<&str> = (propagating.iter().map(AsRef::as_ref))
+        .filter(|label| !bodies.contains_key(*label))
+        .collect();
+    unchosen.sort_unstable();
+    unchosen.dedup();
+    for label in unchosen {
+        // Named at the entry that chose the label's own key as its body.
+        if let Some(choosers) = chosen.get(label) {
+            let chooser = choosers[0];
+            let (first, second) = if chooser < label {
+                (chooser, label)
+            } else {
+                (label, chooser)
+            };
+            shared(first, second, label, chooser);
         }
     }
 }
