@@ -171,6 +171,11 @@ fn decide(
     for path in [&["metadata", "labels"], &["metadata", "annotations"]] {
         fields::check_string_map(object, path)?;
     }
+    // So is the tag field, when this request stamps it.
+    let tag_target = infra::target(request, settings);
+    if let Some(target) = tag_target {
+        infra::check_field(request, target, namespace)?;
+    }
 
     let mut plan = Plan::default();
     let in_place = settings.in_place_fields();
@@ -206,7 +211,7 @@ fn decide(
 
     // One decision: the tags are planned over the metadata as the plan
     // leaves it, into the same plan.
-    let mut warnings = match infra::target(request, settings) {
+    let mut warnings = match tag_target {
         Some(target) => infra::plan_tags(
             request,
             target,

@@ -88,6 +88,13 @@ pub fn lines(plan: &Plan) -> Vec<String> {
 
 /// `missing (expected 300, from …)` or `is "10s" (expected "5m0s", from …)`.
 fn describe_field(edit: &FieldEdit) -> String {
+    if edit.value.is_null() {
+        let was = edit
+            .was
+            .as_ref()
+            .map_or("absent".to_owned(), ToString::to_string);
+        return format!("is {was} (expected absent: {})", edit.source);
+    }
     match &edit.was {
         None => format!("missing (expected {}, from {})", edit.value, edit.source),
         Some(was) => format!("is {was} (expected {}, from {})", edit.value, edit.source),

@@ -78,7 +78,8 @@ pub struct FieldEdit {
     /// For a keyed list: the key of the entry; the edit replaces that entry,
     /// or appends it when the list has none, and leaves the others.
     pub entry: Option<EntryKey>,
-    /// The value the field (or entry) must hold.
+    /// The value the field (or entry) must hold; `Value::Null` for a whole
+    /// field: the field goes (a tag list left with none of its entries).
     pub value: Value,
     /// What it held; `None` when absent. Recorded when the decision is made,
     /// for the renderers.
@@ -342,6 +343,10 @@ impl Plan {
                 }
                 Edit::Field(edit) => {
                     if let Some((parent, last)) = field_parent(object, edit.path) {
+                        if edit.value.is_null() {
+                            parent.remove(last);
+                            continue;
+                        }
                         parent.insert(last.to_owned(), edit.value);
                     }
                 }

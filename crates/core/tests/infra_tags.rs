@@ -921,3 +921,61 @@ fn the_look_up_floor_makes_the_look_ups_the_decision_makes() {
         assert_eq!(floor.field_masks(), decided.field_masks(), "{scenario}");
     }
 }
+
+// ---------------------------------------------------------------------------
+// the contract's corners: names, the order of checks, emptied lists
+// ---------------------------------------------------------------------------
+
+/// A Cluster name that is no DNS-1123 subdomain (an empty label, a label
+/// opening with `-`) names no Cluster: nothing is looked up, and the tags
+/// come from the object's own labels.
+#[rstest]
+#[case::empty_label("a..b")]
+#[case::label_starting_with_a_dash("a.-b")]
+fn a_cluster_name_that_is_no_object_name_is_not_looked_up(#[case] name: &str) {
+    let mut request = fixture("awscluster_create_topology");
+    request.object["metadata"]["labels"]["cluster.x-k8s.io/cluster-name"] = json!(name);
+    let lookup = parents();
+    let (outcome, _) = run(&request, ON, &lookup);
+    assert!(matches!(outcome.verdict, Verdict::Allow(_)), "{outcome:?}");
+    assert_eq!(lookup.requests(), Vec::<ObjectRef>::new());
+}
+
+/// A tag field of the wrong shape is the object's fault: refused with 400
+/// before the Cluster look-up, which here would fail retryably.
+#[test]
+fn a_malformed_tag_field_is_refused_before_any_look_up() {
+    let mut request = fixture("awscluster_create_topology");
+    request.object["spec"]["additionalTags"] = json!(["not", "a", "map"]);
+    let lookup = MapLookup::new().with_error(
+        cluster_ref("aws-prod"),
+        LookupError::Failed("503 Service Unavailable".to_owned()),
+    );
+    let outcome = evaluate(&request, &settings(ON), &lookup);
+    let (message, code) = rejection(&outcome);
+    assert_eq!(code, 400, "{message}");
+    assert!(message.contains("spec.additionalTags"), "{message}");
+    assert_eq!(lookup.requests(), Vec::<ObjectRef>::new());
+}
+
+/// A list-shaped tag field that held only the policy's tags goes with the
+/// last of them, as a map does; one with a user entry keeps it.
+#[test]
+fn a_list_left_with_only_stale_policy_entries_goes() {
+    let stale = json!([{"key": "plexsphere:retired", "value": "x"}]);
+    let object = row_object("OpenStackMachine", &json!({}), Some(stale));
+    let request = AdmissionRequest::for_object("CREATE", object);
+    let (outcome, after) = run(&request, ON, &MapLookup::new());
+    assert!(matches!(outcome.verdict, Verdict::Allow(_)), "{outcome:?}");
+    assert_eq!(after["spec"].get("serverMetadata"), None, "{after}");
+
+    let kept =
+        json!([{"key": "role", "value": "gpu"}, {"key": "plexsphere:retired", "value": "x"}]);
+    let object = row_object("OpenStackMachine", &json!({}), Some(kept));
+    let request = AdmissionRequest::for_object("CREATE", object);
+    let (_, after) = run(&request, ON, &MapLookup::new());
+    assert_eq!(
+        after["spec"]["serverMetadata"],
+        json!([{"key": "role", "value": "gpu"}])
+    );
+}

@@ -95,6 +95,22 @@ pub fn target(request: &AdmissionRequest, settings: &Settings) -> Option<&'stati
         .flatten()
 }
 
+/// Checks the tag field's shape when this request stamps it: a field of the
+/// wrong shape is the object's fault (400), so it is refused before any
+/// look-up is spent, rather than after one that may fail retryably (500).
+pub fn check_field(
+    request: &AdmissionRequest,
+    target: &Target,
+    namespace: &str,
+) -> Result<(), InfraTagsError> {
+    if target.create_only && request.operation != "CREATE" {
+        return Ok(());
+    }
+    field::read(&request.object, target)
+        .map(drop)
+        .map_err(|error| malformed(own_reference(request, namespace), error))
+}
+
 /// Makes the Cluster look-up [`plan_tags`] makes for `request`, with the
 /// same mask, deciding nothing (the benchmark's look-up floor,
 /// [`crate::capi::look_up_parents`]). The label naming the Cluster is

@@ -95,18 +95,19 @@ pub fn read(
 }
 
 /// Whether `name` is a valid object name (a DNS-1123 subdomain, as the API
-/// server requires of a Cluster's): a name that is not can name no Cluster,
-/// so it is not looked up.
+/// server requires of a Cluster's: at most 253 characters, dot-separated
+/// labels, each of lowercase letters, digits and `-`, starting and ending
+/// with a letter or digit): a name that is not can name no Cluster, so it is
+/// not looked up.
 pub fn is_object_name(name: &str) -> bool {
-    let bytes = name.as_bytes();
     let alphanumeric = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit();
-    !bytes.is_empty()
-        && bytes.len() <= 253
-        && bytes.first().is_some_and(alphanumeric)
-        && bytes.last().is_some_and(alphanumeric)
-        && bytes
-            .iter()
-            .all(|b| alphanumeric(b) || matches!(b, b'-' | b'.'))
+    let is_label = |label: &str| {
+        let bytes = label.as_bytes();
+        bytes.first().is_some_and(alphanumeric)
+            && bytes.last().is_some_and(alphanumeric)
+            && bytes.iter().all(|b| alphanumeric(b) || *b == b'-')
+    };
+    !name.is_empty() && name.len() <= 253 && name.split('.').all(is_label)
 }
 
 #[cfg(test)]
@@ -123,6 +124,11 @@ mod tests {
     #[case::trailing_dot("a.", false)]
     #[case::slash("a/b", false)]
     #[case::empty("", false)]
+    #[case::empty_label("a..b", false)]
+    #[case::label_starting_with_a_dash("a.-b", false)]
+    #[case::label_ending_with_a_dash("a-.b", false)]
+    #[case::longest(&"a".repeat(253), true)]
+    #[case::too_long(&"a".repeat(254), false)]
     fn object_names(#[case] name: &str, #[case] valid: bool) {
         assert_eq!(is_object_name(name), valid);
     }

@@ -161,6 +161,17 @@ pub fn edit(
             if wanted == current.entries {
                 return None;
             }
+            // A list that held only the policy's tags goes with the last of
+            // them, as a map does.
+            if wanted.is_empty() {
+                return Some(Edit::Field(FieldEdit {
+                    path: target.field,
+                    entry: None,
+                    value: Value::Null,
+                    was: Some(Value::Array(current.items.to_vec())),
+                    source: format!("no tag left: {}", source()),
+                }));
+            }
             let user_items = current
                 .entries
                 .iter()
