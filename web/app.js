@@ -201,6 +201,11 @@ function explanation(x) {
     // Which profile applied and why: built-in, user-defined (naming the
     // cloudTags.profiles entry) or the fallback.
     out.push(el("p", { class: "rule" }, "Profile: ", el("strong", {}, t.origin), ` (${t.why})`));
+    // The prefix that marks the policy's own tags, when it is not the
+    // default: a profile's own (capg's plexsphere-) or cloudTags.prefix.
+    if (t.prefix && t.prefix !== "plexsphere:") {
+      out.push(el("p", { class: "rule" }, "Tag-key prefix: ", el("code", {}, t.prefix), ` (${t.prefixFrom})`));
+    }
     if (t.noTagCanPropagate) {
       // A profile whose key class cannot admit the plexsphere: prefix: say
       // it once, plainly, instead of leaving the user to read N skips.
