@@ -587,6 +587,29 @@ mod tests {
         assert_eq!(off.objects[1].status(), Status::Compliant);
     }
 
+    /// The audit judges what the policy writes: a composite resource whose
+    /// tags are right is compliant without the skip annotation, and its
+    /// skips are its warnings.
+    #[test]
+    fn audit_never_counts_the_skip_annotation_as_drift() {
+        let xr = json!({"apiVersion": "platform.example.org/v1alpha1", "kind": "XNetwork",
+            "metadata": {"name": "net", "labels": {"team": "payments"},
+                "annotations": {"cloud-tags.plexsphere.io/labels": r#"{"aws:cost": "42"}"#}},
+            "spec": {"parameters": {"provider": "aws"},
+                "cloudTags": {"plexsphere:team": "payments"}}});
+        let settings = AuditSettings::from_json(
+            br#"{"cloudTags": {"propagatingLabels": ["team", "aws:cost"]}}"#,
+        )
+        .unwrap();
+        let report = audit_objects(vec![(origin(1), xr)], &settings).unwrap();
+        let object = &report.objects[0];
+        assert_eq!(object.status(), Status::Compliant);
+        let evaluation = object.evaluation.as_ref().unwrap();
+        assert_eq!(evaluation.deviations, Vec::<String>::new());
+        let warnings = &evaluation.outcome.warnings;
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+    }
+
     #[test]
     fn audit_settings_ignore_the_mode_and_refuse_what_the_policy_refuses() {
         let settings = AuditSettings::from_json(br#"{"mode": "mutate"}"#).unwrap();
