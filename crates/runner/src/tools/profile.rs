@@ -65,7 +65,7 @@ const PREPARED: usize = 8;
 
 /// Runs `args` and prints the profile on stdout.
 pub fn profile(args: &ProfileArgs) -> Result<()> {
-    let request = read_request(&args.request_path, None, None)?;
+    let request = read_request(&args.request_path)?;
     let settings = read_settings(&args.settings)?;
     let payload = policy::validate_payload(&request, &settings);
     let lookup = TimedLookup::new(read_lookups(
@@ -363,7 +363,7 @@ mod tests {
             &parents,
         ])
         .unwrap();
-        let request = read_request(&args.request_path, None, None).unwrap();
+        let request = read_request(&args.request_path).unwrap();
         let settings = read_settings(&args.settings).unwrap();
         let payload = policy::validate_payload(&request, &settings);
         let lookup = TimedLookup::new(
