@@ -20,6 +20,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    quiet_on_closed_pipe();
     let cli = cli::Cli::parse();
     let result = match &cli.command {
         cli::Command::Run(args) => commands::run::run(args),
@@ -43,4 +44,18 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `print!` and `eprint!` panic when their reader has gone (`… | head`):
+/// that panic ends the process quietly with the status SIGPIPE gives
+/// coreutils (128 + 13); any other panic is reported.
+fn quiet_on_closed_pipe() {
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info.payload_as_str().unwrap_or_default();
+        if message.starts_with("failed printing to std") && message.contains("Broken pipe") {
+            std::process::exit(141);
+        }
+        report(info);
+    }));
 }

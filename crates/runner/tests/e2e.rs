@@ -611,3 +611,34 @@ fn bench_refuses_invalid_settings_like_run() {
         stderr(&output)
     );
 }
+
+/// `args` with stdout a pipe whose reader is already closed, as `… | head`
+/// leaves it once `head` has read enough.
+fn into_closed_pipe(args: &[&str]) -> Output {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    Command::new(RUNNER)
+        .args(args)
+        .stdout(writer)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_closed_pipe_ends_explain_and_run_quietly_as_coreutils_do() {
+    let request = data("machinedeployment_create.json");
+    let explained = into_closed_pipe(&["explain", "-r", request.to_str().unwrap()]);
+    assert_eq!(stderr(&explained), "");
+    assert_eq!(explained.status.code(), Some(141));
+
+    let dir = scratch();
+    let policy = guest(&dir);
+    let ran = into_closed_pipe(&[
+        "run",
+        "-r",
+        request.to_str().unwrap(),
+        policy.to_str().unwrap(),
+    ]);
+    assert!(!stderr(&ran).contains("panicked"), "{}", stderr(&ran));
+    assert_eq!(ran.status.code(), Some(141));
+}
