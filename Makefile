@@ -114,8 +114,8 @@ e2e-tests: annotated-policy.wasm $(RUNNER)
 	  POLICY_RUNNER_REUSE_INSTANCE=1 POLICY_RUNNER_IGNORE_FIELD_MASKS=1 \
 	    KWCTL=$(KWCTL) POLICY=annotated-policy.wasm bats -f '^every ' e2e-tests/capi.bats e2e-tests/infra.bats e2e-tests/xr.bats; \
 	fi
-	RUNNER=$(RUNNER) POLICY=annotated-policy.wasm bats e2e-tests/explain.bats e2e-tests/audit.bats \
-	  e2e-tests/warm_memory.bats
+	RUNNER=$(RUNNER) POLICY=annotated-policy.wasm bats e2e-tests/explain.bats e2e-tests/run_input.bats \
+	  e2e-tests/audit.bats e2e-tests/warm_memory.bats
 
 # Everything CI runs: the README's test command. The tools it needs are
 # checked first, each missing one named with the command that installs it.

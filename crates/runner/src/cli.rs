@@ -104,9 +104,20 @@ pub struct PatchArgs {
 /// `policy-runner run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// File holding an AdmissionRequest or a whole AdmissionReview (JSON).
+    /// File holding an AdmissionRequest or a whole AdmissionReview (JSON or
+    /// YAML), or, with `--operation`, just the object.
     #[arg(short = 'r', long, value_name = "FILE")]
     pub request_path: PathBuf,
+
+    /// The request file holds a bare object: build the AdmissionRequest
+    /// around it, as the API server would, and say so on stderr.
+    #[arg(long, value_name = "CREATE|UPDATE", value_parser = ["CREATE", "UPDATE"])]
+    pub operation: Option<String>,
+
+    /// With `--operation UPDATE`: the object before the update (default:
+    /// the object itself).
+    #[arg(long, value_name = "FILE", requires = "operation")]
+    pub old_object: Option<PathBuf>,
 
     /// Policy settings.
     #[command(flatten)]

@@ -642,3 +642,187 @@ fn a_closed_pipe_ends_explain_and_run_quietly_as_coreutils_do() {
     assert!(!stderr(&ran).contains("panicked"), "{}", stderr(&ran));
     assert_eq!(ran.status.code(), Some(141));
 }
+
+/// The object of tests/data/machinedeployment_create.json, alone, as YAML
+/// in `dir` (what `kubectl get -o yaml` gives), with `labels` unless null.
+fn bare_md0(dir: &Path, name: &str, labels: Value) -> PathBuf {
+    let request: Value = serde_json::from_str(
+        &std::fs::read_to_string(data("machinedeployment_create.json")).unwrap(),
+    )
+    .unwrap();
+    let mut object = request["object"].clone();
+    if !labels.is_null() {
+        object["metadata"]["labels"] = labels;
+    }
+    let path = dir.join(name);
+    std::fs::write(&path, serde_norway::to_string(&object).unwrap()).unwrap();
+    path
+}
+
+/// `run` on `request` with context-aware access, look-ups answered from
+/// tests/data/parents_md0_md1.yaml, and `extra` flags.
+fn run_on(request: &Path, extra: &[&str], policy: &Path) -> Output {
+    let parents = data("parents_md0_md1.yaml");
+    let mut args = vec![
+        "run",
+        "--allow-context-aware",
+        "--parents",
+        parents.to_str().unwrap(),
+        "--request-path",
+        request.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    args.push(policy.to_str().unwrap());
+    runner(&args)
+}
+
+#[test]
+fn run_names_every_missing_or_wrong_envelope_field_at_once() {
+    let dir = scratch();
+    let policy = guest(&dir);
+    let request = dir.join("request.json");
+    let envelope = json!({"kind": "MachineDeployment", "operation": "CREATE", "userInfo": [],
+                          "object": {"metadata": {"name": "md-0"}}});
+    std::fs::write(&request, envelope.to_string()).unwrap();
+
+    let output = runner(&[
+        "run",
+        "-r",
+        request.to_str().unwrap(),
+        policy.to_str().unwrap(),
+    ]);
+
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        stderr(&output),
+        format!(
+            "Error: invalid request file {}: cannot build AdmissionRequest object from given \
+             input: `uid` is missing (it must be a string); `kind` must be an object, not a \
+             string; `resource` is missing (it must be an object); `userInfo` must be an \
+             object, not an array\n",
+            request.display()
+        )
+    );
+}
+
+#[test]
+fn run_without_operation_refuses_a_bare_object_and_suggests_it() {
+    let dir = scratch();
+    let policy = guest(&dir);
+    let object = bare_md0(&dir, "md-0.yaml", json!({}));
+
+    let output = run_on(&object, &[], &policy);
+
+    assert_eq!(output.status.code(), Some(1));
+    let err = stderr(&output);
+    assert!(
+        err.contains("this is a MachineDeployment object, not an AdmissionRequest"),
+        "{err}"
+    );
+    assert!(err.contains("Add `--operation CREATE`"), "{err}");
+}
+
+#[test]
+fn run_builds_a_create_around_a_bare_object_and_says_so() {
+    let dir = scratch();
+    let policy = annotated_guest(&dir);
+    let object = bare_md0(&dir, "md-0.yaml", Value::Null);
+
+    let output = run_on(&object, &["--operation", "CREATE"], &policy);
+
+    assert!(output.status.success(), "{}", stderr(&output));
+    let response: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let (from_request, _) = run_with_parents(&data("parents_md0_md1.yaml"), &policy);
+    assert_eq!(response["patch"], from_request["patch"]);
+    assert_eq!(
+        response["uid"],
+        json!("00000000-0000-0000-0000-000000000000")
+    );
+    let err = stderr(&output);
+    assert!(
+        err.contains(&format!(
+            "INFO policy-runner: {} holds a bare object: built the AdmissionRequest around it: \
+             CREATE of cluster.x-k8s.io/v1beta1/MachineDeployment default/md-0, resource \
+             machinedeployments, uid 00000000-0000-0000-0000-000000000000, userInfo \
+             policy-runner\n",
+            object.display()
+        )),
+        "{err}"
+    );
+}
+
+#[test]
+fn run_builds_an_update_around_a_bare_object_and_its_old_object() {
+    let dir = scratch();
+    let policy = annotated_guest(&dir);
+    let object = bare_md0(&dir, "md-0.yaml", json!({"team": "b"}));
+    let old = bare_md0(&dir, "md-0.old.yaml", json!({}));
+
+    let output = run_on(
+        &object,
+        &[
+            "--operation",
+            "UPDATE",
+            "--old-object",
+            old.to_str().unwrap(),
+        ],
+        &policy,
+    );
+
+    assert!(output.status.success(), "{}", stderr(&output));
+    let response: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let patch = STANDARD
+        .decode(response["patch"].as_str().unwrap())
+        .unwrap();
+    assert_eq!(
+        serde_json::from_slice::<Value>(&patch).unwrap(),
+        json!([{"op": "replace", "path": "/metadata/labels/team", "value": "a"}])
+    );
+    let err = stderr(&output);
+    assert!(
+        err.contains(&format!(
+            "built the AdmissionRequest around it: UPDATE of \
+             cluster.x-k8s.io/v1beta1/MachineDeployment default/md-0, resource \
+             machinedeployments, uid 00000000-0000-0000-0000-000000000000, userInfo \
+             policy-runner, oldObject {}\n",
+            old.display()
+        )),
+        "{err}"
+    );
+}
+
+#[test]
+fn run_operation_refuses_an_old_object_on_create_and_a_request_file() {
+    let dir = scratch();
+    let policy = guest(&dir);
+    let object = bare_md0(&dir, "md-0.yaml", json!({}));
+
+    let create_with_old = run_on(
+        &object,
+        &[
+            "--operation",
+            "CREATE",
+            "--old-object",
+            object.to_str().unwrap(),
+        ],
+        &policy,
+    );
+    assert_eq!(create_with_old.status.code(), Some(1));
+    assert!(
+        stderr(&create_with_old).contains("is for an UPDATE"),
+        "{}",
+        stderr(&create_with_old)
+    );
+
+    let request = data("machinedeployment_create.json");
+    let on_request = run_on(&request, &["--operation", "UPDATE"], &policy);
+    assert_eq!(on_request.status.code(), Some(1));
+    assert!(
+        stderr(&on_request).contains(
+            "--operation builds a request around a bare object, but this is already an \
+             AdmissionRequest (operation CREATE)"
+        ),
+        "{}",
+        stderr(&on_request)
+    );
+}

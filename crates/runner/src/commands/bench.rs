@@ -22,12 +22,12 @@ use crate::cli::{BenchArgs, OutputFormat};
 use crate::commands::bench::answer::plural;
 use crate::commands::bench::report::Report;
 use crate::commands::bench::subject::{Inputs, Measurement, Shape, Subject};
-use crate::commands::input::{read_request, read_settings};
+use crate::commands::input::{read_settings, run_request};
 use crate::host::policy;
 
 /// Runs `args` and prints the report on stdout.
 pub fn bench(args: &BenchArgs) -> Result<()> {
-    let request = read_request(&args.run.request_path)?;
+    let request = run_request(&args.run)?;
     let settings = read_settings(&args.run.settings)?;
     let payload = policy::validate_payload(&request, &settings);
     let shape = if args.run.reuse_instance {

@@ -6,18 +6,18 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Context, Result, anyhow, bail};
 use metadata_propagation_core::fields::type_name;
 use metadata_propagation_core::settings::Settings;
 use serde_json::{Map, Value};
 use thiserror::Error;
 
-use crate::cli::SettingsArgs;
+use crate::cli::{RunArgs, SettingsArgs};
 use crate::host::lookups::Lookups;
 use crate::host::parents::Parents;
 use crate::host::replay::Replay;
 use crate::host::request::AdmissionRequest;
-use crate::tools::objects::read_kubernetes_objects;
+use crate::tools::objects::{read_kubernetes_objects, read_objects};
 
 /// Why the settings could not be used.
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -41,14 +41,52 @@ pub fn settings_from_text(text: &str) -> Result<Value, SettingsError> {
     }
 }
 
-/// Reads the request file (a bare AdmissionRequest or an AdmissionReview).
+/// Reads the request file (a bare AdmissionRequest or an AdmissionReview;
+/// JSON, or YAML).
 pub fn read_request(path: &Path) -> Result<AdmissionRequest> {
     let text = fs::read_to_string(path)
         .with_context(|| format!("cannot read request file {}", path.display()))?;
     let document: Value = serde_json::from_str(&text)
+        .or_else(|error| serde_norway::from_str(&text).map_err(|_| error))
         .with_context(|| format!("request file {} is not valid JSON", path.display()))?;
     AdmissionRequest::from_document(document)
         .with_context(|| format!("invalid request file {}", path.display()))
+}
+
+/// The request `run` and `bench` evaluate: the request file's, or with
+/// `--operation` one built around the bare object it holds and
+/// `--old-object` (saying so on stderr).
+pub fn run_request(args: &RunArgs) -> Result<AdmissionRequest> {
+    let (path, old_object) = (&args.request_path, args.old_object.as_deref());
+    let Some(operation) = args.operation.as_deref() else {
+        return read_request(path);
+    };
+    if let ("CREATE", Some(old)) = (operation, old_object) {
+        bail!("--old-object {} is for an UPDATE", old.display());
+    }
+    let old = old_object.map(read_one_object).transpose()?;
+    let (request, built) = AdmissionRequest::around_object(operation, read_one_object(path)?, old)
+        .with_context(|| format!("invalid request file {}", path.display()))?;
+    let old_from = match (operation, old_object) {
+        ("CREATE", _) => String::new(),
+        (_, Some(old)) => format!(", oldObject {}", old.display()),
+        (_, None) => ", oldObject the object itself (no --old-object)".to_owned(),
+    };
+    eprintln!(
+        "INFO policy-runner: {} holds a bare object: built the AdmissionRequest around it: \
+         {built}{old_from}",
+        path.display()
+    );
+    Ok(request)
+}
+
+/// The one object in a YAML or JSON file.
+fn read_one_object(path: &Path) -> Result<Value> {
+    let mut objects = read_objects(path)?;
+    match objects.len() {
+        1 => Ok(objects.remove(0)),
+        n => bail!("{} must hold exactly one object, not {n}", path.display()),
+    }
 }
 
 /// Reads the settings (`{}` when none are given).

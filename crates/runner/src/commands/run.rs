@@ -13,12 +13,12 @@ use std::fs;
 use anyhow::{Context, Result};
 
 use crate::cli::RunArgs;
-use crate::commands::input::{read_request, read_settings};
+use crate::commands::input::{read_settings, run_request};
 use crate::commands::load::{load, warn_leftovers};
 
 /// Runs `args`; `Ok` after printing the response, `Err` for tool errors.
 pub fn run(args: &RunArgs) -> Result<()> {
-    let request = read_request(&args.request_path)?;
+    let request = run_request(args)?;
     let settings = read_settings(&args.settings)?;
     let (loaded, settings_instance) = load(&args.policy, args, &settings)?;
     let policy = if args.reuse_instance {
