@@ -4,6 +4,7 @@
 # always uses the runner.
 
 RUNNER=${RUNNER:-target/host/policy-runner}
+bats_require_minimum_version 1.5.0
 
 setup() {
   [ -x "$RUNNER" ] || skip "no runner at $RUNNER (make target/host/policy-runner)"
@@ -14,7 +15,7 @@ setup() {
     -p test_data/capi/v1beta2/parents/machinedeployment_capi-quickstart-md-1.yaml
   echo "$output"
   [ "$status" -eq 0 ]
-  [ "${lines[0]}" = "decision: allowed" ]
+  [ "${lines[1]}" = "decision: allowed" ]
   [[ "$output" == *'rule: MachineSet from MachineDeployment default/capi-quickstart-md-1 (cluster.x-k8s.io/v1beta2)'* ]]
   [[ "$output" == *'"nodepool" = "pool1": flows from MachineDeployment default/capi-quickstart-md-1 (cluster.x-k8s.io/v1beta2) spec.template.metadata.labels (corrected)'* ]]
   [[ "$output" == *'"machinedeployment.clusters.x-k8s.io/revision": not propagated: never copied along this path'* ]]
@@ -119,9 +120,100 @@ setup() {
     -s '{"cloudTags":{"capiInfrastructure":true,"propagatingLabels":["environment","cost-center","acme.io/team","acme:billing/owner"]}}'
   echo "$output"
   [ "$status" -eq 0 ]
-  [ "${lines[0]}" = "decision: allowed" ]
+  [ "${lines[1]}" = "decision: allowed" ]
   [[ "$output" == *'cloud tags: profile capa (the labels of Cluster default/aws-prod (cluster.x-k8s.io/v1beta2), then this object'"'"'s labels under profile capa)'* ]]
   [[ "$output" == *'"environment" (Cluster default/aws-prod (cluster.x-k8s.io/v1beta2) metadata.labels): tag "plexsphere:environment"'* ]]
   [[ "$output" == *'"acme.io/team" (metadata.labels): tag "plexsphere:acme.io/team"'* ]]
   [[ "$output" == *'"plexsphere:project": removed from spec.additionalTags (stale: no opted-in label produces it)'* ]]
+}
+
+@test "explain names the operation: the request's, or the one it assumes for a bare object (--operation chooses)" {
+  object="$BATS_TEST_TMPDIR/openstackmachine.yaml"
+  python3 -c 'import json, sys, yaml; yaml.safe_dump(json.load(open(sys.argv[1]))["object"], sys.stdout)' \
+    test_data/capi-infra/openstackmachine_create_from_machineset.json >"$object"
+  args=(-p test_data/capi-infra/examples/openstackmachine_from_machineset.parents.yaml
+    --settings-path test_data/capi-infra/examples/settings.json)
+  run "$RUNNER" explain -r "$object" "${args[@]}"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = "operation: UPDATE (assumed for a bare object; --operation CREATE explains a CREATE)" ]
+  # OpenStackMachine is tagged on CREATE only: the assumption decides the answer
+  [[ "$output" == *'note: OpenStackMachine is tagged on CREATE only'* ]]
+  [[ "$output" != *'serverMetadata/'* ]]
+  run "$RUNNER" explain -r "$object" --operation CREATE "${args[@]}"
+  echo "$output"
+  [ "${lines[0]}" = "operation: CREATE (--operation, for the bare object)" ]
+  [[ "$output" == *'{"op":"add","path":"/spec/serverMetadata/1","value":{"key":"plexsphere:cost-center","value":"cc-0042"}}'* ]]
+  run "$RUNNER" explain -o json -r test_data/capi-infra/openstackmachine_create_from_machineset.json "${args[@]}"
+  [ "$(echo "$output" | jq -c '[.operation, .operationFrom]')" = '["CREATE","request"]' ]
+  run "$RUNNER" explain -r test_data/capi-infra/openstackmachine_create_from_machineset.json --operation CREATE "${args[@]}"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *'holds a request: leave --operation out'* ]]
+}
+
+@test "explain lists the fields that flow or that the child sets; --verbose lists the rest" {
+  args=(-r test_data/capi/v1beta2/machineset_update_drifted_from_md.json
+    -p test_data/capi/v1beta2/parents/machinedeployment_capi-quickstart-md-1.yaml)
+  run "$RUNNER" explain "${args[@]}"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *'fields:
+  spec.deletion.order = "Random": flows from MachineDeployment default/capi-quickstart-md-1 (cluster.x-k8s.io/v1beta2) spec.deletion.order (unchanged; child had "Random")
+  and 7 more that neither the parent nor the child sets (--verbose lists them)
+patch:'* ]]
+  [[ "$output" != *'the parent does not set it'* ]]
+  run "$RUNNER" explain --verbose "${args[@]}"
+  [ "$(grep -c 'the parent does not set it' <<<"$output")" -eq 7 ]
+  # a field the child sets and the parent does not is listed: the child's value stays
+  run "$RUNNER" explain -r test_data/capi/examples/kubeadmcontrolplane_from_topology.json \
+    -p test_data/capi/examples/kubeadmcontrolplane_from_topology.parents.yaml
+  [[ "$output" == *'spec.machineTemplate.spec.deletion.nodeDrainTimeoutSeconds: the parent does not set it ('*'); child value 1 kept'* ]]
+  [[ "$output" == *'  and 2 more that neither the parent nor the child sets (--verbose lists them)'* ]]
+}
+
+@test "explain warns of a parent given in another namespace, as run --parents does" {
+  sed 's/namespace: default/namespace: team-a/' \
+    test_data/capi/v1beta2/parents/machinedeployment_capi-quickstart-md-1.yaml >"$BATS_TEST_TMPDIR/md-1.yaml"
+  warning="WARN policy-runner: Cannot find cluster.x-k8s.io/v1beta2/MachineDeployment named 'capi-quickstart-md-1' inside of namespace 'Some(\"default\")'; --parents holds cluster.x-k8s.io/v1beta2/MachineDeployment team-a/capi-quickstart-md-1 ($BATS_TEST_TMPDIR/md-1.yaml document 1), which the runner cannot convert to the apiVersion or move to the namespace asked for"
+  run --separate-stderr "$RUNNER" explain -r test_data/capi/v1beta2/machineset_update_drifted_from_md.json \
+    -p "$BATS_TEST_TMPDIR/md-1.yaml"
+  echo "$output"; echo "$stderr"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *'(parent of this MachineSet) not found: allowed unchanged'* ]]
+  [ "$stderr" = "$warning" ]
+  [ -f "${POLICY:-annotated-policy.wasm}" ] || return 0
+  run --separate-stderr "$RUNNER" run --allow-context-aware -r test_data/capi/v1beta2/machineset_update_drifted_from_md.json \
+    --parents "$BATS_TEST_TMPDIR/md-1.yaml" "${POLICY:-annotated-policy.wasm}"
+  [[ "$stderr" == *"$warning"* ]]
+}
+
+@test "explain an infrastructure object: the Cluster read for its tags is named, and no note contradicts it" {
+  run "$RUNNER" explain -r examples/gcp/gcpcluster_shop.json -p examples/gcp/gcpcluster_shop.parents.yaml \
+    --settings-path examples/gcp/settings_team.json
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *'note: no propagation rule gives this GCPCluster its labels and annotations: they are left as they are; Cluster default/shop-gcp (cluster.x-k8s.io/v1beta2) is read for the cloud tags only'* ]]
+  [[ "$output" != *'no parent looked up'* ]]
+  # without a Cluster to read (no cluster-name label, no owner), the core's note stands
+  jq '.object.metadata.labels = {}' examples/gcp/gcpcluster_shop.json >"$BATS_TEST_TMPDIR/handmade.json"
+  run "$RUNNER" explain -r "$BATS_TEST_TMPDIR/handmade.json" --settings-path examples/gcp/settings_team.json
+  [[ "$output" == *'no parent looked up for its metadata'* ]]
+}
+
+@test "the demo's GCP examples: a label propagates under plexsphere-, a qualified key is skipped, tagKeys names it" {
+  explain() {
+    "$RUNNER" explain -o json -r examples/gcp/gcpcluster_shop.json -p examples/gcp/gcpcluster_shop.parents.yaml \
+      --settings-path "examples/gcp/$1"
+  }
+  run explain settings_team.json
+  [ "$status" -eq 0 ]
+  [ "$(echo "$output" | jq -c .patch)" = '[{"op":"add","path":"/spec/additionalLabels","value":{"plexsphere-team":"shop"}}]' ]
+  run explain settings_cost_center.json
+  [ "$status" -eq 0 ]
+  [ "$(echo "$output" | jq -r '.explanation.cloudTags.labels[] | select(.qualifiedKey == "team.example.com/cost-center") | .reason')" = key-character-class ]
+  [ "$(echo "$output" | jq -r '.warnings | length')" -eq 1 ]
+  run explain settings_tag_keys.json
+  [ "$status" -eq 0 ]
+  [ "$(echo "$output" | jq -c .patch)" = '[{"op":"add","path":"/spec/additionalLabels","value":{"plexsphere-cost-center":"cc-4711","plexsphere-team":"shop"}}]' ]
+  [ "$(echo "$output" | jq -r '.warnings | length')" -eq 0 ]
 }

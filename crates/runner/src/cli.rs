@@ -57,6 +57,10 @@ pub struct ExplainArgs {
     #[arg(short = 'r', long, value_name = "FILE")]
     pub request_path: PathBuf,
 
+    /// The operation to explain a bare object as (default UPDATE).
+    #[arg(long, value_name = "CREATE|UPDATE", value_parser = ["CREATE", "UPDATE"])]
+    pub operation: Option<String>,
+
     /// A file with parent objects (YAML, several documents allowed, or
     /// JSON; a `List` or an array works too). Repeatable.
     #[arg(short = 'p', long = "parent", value_name = "FILE")]
@@ -69,6 +73,10 @@ pub struct ExplainArgs {
     /// Output format.
     #[arg(short = 'o', long, value_enum, default_value_t = OutputFormat::Text)]
     pub output: OutputFormat,
+
+    /// Also list the in-place fields neither parent nor child sets.
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
 }
 
 /// `policy-runner audit`.

@@ -826,3 +826,35 @@ fn run_operation_refuses_an_old_object_on_create_and_a_request_file() {
         stderr(&on_request)
     );
 }
+
+#[test]
+fn explain_names_the_operation_and_where_it_comes_from() {
+    let dir = scratch();
+    let object = bare_md0(&dir, "md-0.yaml", json!({}));
+    let request = data("machinedeployment_create.json");
+    let first_line = |args: &[&str]| {
+        let output = runner(args);
+        assert!(output.status.success(), "{}", stderr(&output));
+        stdout(&output).lines().next().unwrap().to_owned()
+    };
+    let (object, request) = (object.to_str().unwrap(), request.to_str().unwrap());
+
+    assert_eq!(
+        first_line(&["explain", "-r", object]),
+        "operation: UPDATE (assumed for a bare object; --operation CREATE explains a CREATE)"
+    );
+    assert_eq!(
+        first_line(&["explain", "-r", object, "--operation", "CREATE"]),
+        "operation: CREATE (--operation, for the bare object)"
+    );
+    assert_eq!(
+        first_line(&["explain", "-r", request]),
+        "operation: CREATE (the request's)"
+    );
+    let json = runner(&["explain", "-r", object, "-o", "json"]);
+    let json: Value = serde_json::from_str(&stdout(&json)).unwrap();
+    assert_eq!(
+        (&json["operation"], &json["operationFrom"]),
+        (&json!("UPDATE"), &json!("assumed"))
+    );
+}
