@@ -3,16 +3,18 @@
 # Used by `make demo`.
 #
 # The examples are the rows of test_data/capi/examples/scenarios.tsv,
-# test_data/capi-infra/examples/scenarios.tsv and
+# test_data/capi-infra/examples/scenarios.tsv, examples/gcp/scenarios.tsv and
 # test_data/xr/examples/scenarios.tsv (request file, settings file or -, what
 # the scenario is); a request's parents are <request>.parents.yaml. For each
-# it prints:
+# it prints, in at most 60 lines:
 #   - the scenario, the request, the settings that applied;
 #   - the parents the policy looked up (from `run --record-session`): kind,
-#     namespace/name, how many field masks, and the label/annotation maps of
-#     the pruned answer;
+#     namespace/name, how many field masks, the label/annotation maps of the
+#     pruned answer (long values cut) and, for a Cluster read for cloud tags,
+#     which of its labels became tags;
 #   - `policy-runner explain` (the policy core, natively): the decision, each
-#     key's source and rule, the skips with their reasons;
+#     key's source and rule, the in-place fields that flow or that the child
+#     sets, the skips with their reasons;
 #   - one line saying that the compiled module, hosted as policy-server hosts
 #     it (a fresh instance per request), answered the same (allowed, patch,
 #     warnings, audit annotations); the demo fails when it did not;
@@ -32,7 +34,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 TABLES=(test_data/capi/examples/scenarios.tsv test_data/capi-infra/examples/scenarios.tsv
-  test_data/xr/examples/scenarios.tsv)
+  examples/gcp/scenarios.tsv test_data/xr/examples/scenarios.tsv)
 total=0
 for table in "${TABLES[@]}"; do
   total=$((total + $(grep -cv -e '^#' -e '^[[:space:]]*$' "$table")))
@@ -40,6 +42,8 @@ done
 
 n=0
 failed=()
+long=()
+MAX_LINES=60
 for table in "${TABLES[@]}"; do
   dir=$(dirname "$table")
   while IFS=$'\t' read -r file settings description <&3; do
@@ -77,9 +81,10 @@ for table in "${TABLES[@]}"; do
     "$KWCTL" explain "${explain_args[@]}" >"$tmp/explain.txt"
     "$KWCTL" explain "${explain_args[@]}" --output json >"$tmp/explain.json"
 
-    if ! python3 - "$n" "$total" "$description" "$request" "$settings_path" "$parents" \
+    same=0
+    python3 - "$n" "$total" "$description" "$request" "$settings_path" "$parents" \
         "$tmp/session.yml" "$tmp/run.json" "$tmp/run.err" "$tmp/explain.txt" \
-        "$tmp/explain.json" "$POLICY" <<'PY'; then
+        "$tmp/explain.json" "$POLICY" >"$tmp/example.txt" <<'PY' || same=$?
 import base64, json, sys
 
 import yaml
@@ -129,11 +134,12 @@ def read_session(path):
 
 
 def metadata_maps(node, path=()):
-    """(dotted path, map) of every labels/annotations map under spec."""
+    """(dotted path, map) of every labels/annotations map: the object's own
+    and those under spec (templates, topology)."""
     if isinstance(node, dict):
         for key, value in node.items():
             here = path + (key,)
-            if key in ("labels", "annotations") and isinstance(value, dict) and path[:1] == ("spec",):
+            if key in ("labels", "annotations") and isinstance(value, dict) and path[:1] in (("spec",), ("metadata",)):
                 yield ".".join(here), value
             else:
                 yield from metadata_maps(value, here)
@@ -142,21 +148,49 @@ def metadata_maps(node, path=()):
             yield from metadata_maps(item, path)
 
 
+def cut(values, limit=60):
+    """A map with its long values cut to `limit` characters."""
+    return {k: v if len(v) <= limit else v[:limit - 1] + "…" for k, v in values.items()}
+
+
+with open(explain_json_path, encoding="utf-8") as f:
+    explained = json.load(f)
+label_fates = ((explained.get("explanation") or {}).get("cloudTags") or {}).get("labels") or []
+
+
+def tag_fates(reference):
+    """What became of the labels a Cluster gave: the tags, then the skips."""
+    mine = [l for l in label_fates if l["source"].startswith(reference + " ")]
+    tags = [f'{l["qualifiedKey"]} → {l["tagKey"]}' for l in mine if l["fate"] == "tag"]
+    skipped = [f'{l["qualifiedKey"]} ({l["reason"]})' for l in mine if l["fate"] == "skipped"]
+    lines = []
+    if tags:
+        lines.append("became tags: " + ", ".join(tags))
+    if skipped:
+        lines.append("skipped: " + ", ".join(skipped))
+    if mine and not lines:
+        lines.append("none became a tag (none is opted in)")
+    return lines
+
+
 exchanges = read_session(session_path)
 if not exchanges:
     print("parents:  none looked up" + ("" if parents else " (an XR's tags come from its own labels)"))
 else:
     print(f"parents:  {plural(len(exchanges), 'look-up')}, answered from {parents}"
-          " (the labels and annotations the answer carries under spec)")
+          " (the labels and annotations the answer carries)")
 for look_up, answer in exchanges:
     name = "/".join(x for x in (look_up.get("namespace"), look_up.get("name")) if x)
     masks = look_up.get("field_masks") or []
-    head = f"  {look_up.get('kind')} {name} ({look_up.get('api_version')}), {plural(len(masks), 'field mask')}"
+    reference = f"{look_up.get('kind')} {name} ({look_up.get('api_version')})"
+    head = f"  {reference}, {plural(len(masks), 'field mask')}"
     if answer.get("type") == "Success":
         print(f"{head}: found")
         payload = json.loads(answer["payload"])
         for path, values in metadata_maps(payload):
-            print(f"    {path}: {compact(values)}")
+            print(f"    {path}: {compact(cut(values))}")
+        for line in tag_fates(reference):
+            print(f"    {line}")
     else:
         print(f"{head}: {answer.get('message', answer.get('type'))}")
 with open(run_err_path, encoding="utf-8") as f:
@@ -170,13 +204,12 @@ with open(explain_txt_path, encoding="utf-8") as f:
 for line in lines:
     if line.startswith("patch:"):
         break
-    print(f"  {line}")
+    if not line.startswith("operation: "):  # the request line says it
+        print(f"  {line}")
 
 # The module's answer against the explanation's.
 with open(run_path, encoding="utf-8") as f:
     response = json.load(f)
-with open(explain_json_path, encoding="utf-8") as f:
-    explained = json.load(f)
 module_patch = json.loads(base64.b64decode(response["patch"])) if response.get("patch") else []
 explained_patch = explained.get("patch") or []
 module = {
@@ -248,11 +281,19 @@ else:
 print()
 sys.exit(1 if differ else 0)
 PY
-      failed+=("$request")
+    cat "$tmp/example.txt"
+    [ "$same" -eq 0 ] || failed+=("$request")
+    # one screen each: the demo teaches, it does not list everything
+    if [ "$(wc -l <"$tmp/example.txt")" -gt $((MAX_LINES + 1)) ]; then
+      long+=("$request ($(($(wc -l <"$tmp/example.txt") - 1)) lines)")
     fi
   done 3<"$table"
 done
 
+if [ "${#long[@]}" -gt 0 ]; then
+  echo "demo: FAILED: longer than $MAX_LINES lines: ${long[*]}" >&2
+  exit 1
+fi
 if [ "${#failed[@]}" -gt 0 ]; then
   echo "demo: FAILED: the compiled module ($POLICY) did not answer as explained for: ${failed[*]}" >&2
   exit 1
