@@ -16,7 +16,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use metadata_propagation_core::deviations::REPORT_PREFIX;
+use metadata_propagation_core::deviations::{self, REPORT_PREFIX};
 use metadata_propagation_core::evaluate;
 use metadata_propagation_core::lookup::MapLookup;
 use metadata_propagation_core::outcome::{Outcome, Verdict};
@@ -320,8 +320,9 @@ fn check_case(case: &Case) {
     );
 }
 
-/// The audit's patch is the one mutate mode's plan gives; applied to the
-/// object, it leaves one validate mode accepts.
+/// The audit's patch is the one mutate mode's plan gives, as validate mode
+/// judges it (the skip annotation is what the policy reports, never drift);
+/// applied to the object, it leaves one validate mode accepts.
 fn check_patch(
     at: &str,
     entry: &Value,
@@ -334,7 +335,7 @@ fn check_patch(
     let expected = match fix.plan() {
         Some(plan) if entry["status"] == "deviates" => {
             let mut mutated = request.object.clone();
-            plan.apply(&mut mutated);
+            deviations::judged(plan.clone()).apply(&mut mutated);
             serde_json::to_value(json_patch::diff(&request.object, &mutated)).unwrap()
         }
         _ => json!([]),
