@@ -217,3 +217,23 @@ patch:'* ]]
   [ "$(echo "$output" | jq -c .patch)" = '[{"op":"add","path":"/spec/additionalLabels","value":{"plexsphere-cost-center":"cc-4711","plexsphere-team":"shop"}}]' ]
   [ "$(echo "$output" | jq -r '.warnings | length')" -eq 0 ]
 }
+
+@test "explain and run say when they treat a kind as a composite resource (no rules decide it here)" {
+  local settings='{"cloudTags":{"propagatingLabels":["platform/team"]}}'
+  run "$RUNNER" explain -r test_data/xr/certificate_opted_in_labels.yaml -s "$settings"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *'note: Certificate (cert-manager.io/v1) was treated as a Crossplane composite resource: every kind outside the Kubernetes and x-k8s.io groups is, and in a cluster the ClusterAdmissionPolicy'"'"'s rules decide which kinds reach the policy'* ]]
+  [[ "$output" == *'"platform/team" (metadata.labels): tag "plexsphere:platform/team"'* ]]
+  run "$RUNNER" run --operation CREATE --request-path test_data/xr/certificate_opted_in_labels.yaml \
+    --settings-json "$settings" "$POLICY"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *'INFO policy-runner: Certificate (cert-manager.io/v1) was treated as a Crossplane composite resource'* ]]
+  [[ "$output" == *'"allowed":true'* ]]
+  # Its spec.cloudTags, as for any composite resource.
+  run bash -c "'$RUNNER' run --operation CREATE --request-path test_data/xr/certificate_opted_in_labels.yaml \
+    --settings-json '$settings' '$POLICY' 2>/dev/null | jq -r .patch | base64 -d | jq -c ."
+  echo "$output"
+  [ "$output" = '[{"op":"add","path":"/spec/cloudTags","value":{"plexsphere:platform/team":"shop"}}]' ]
+}

@@ -12,6 +12,9 @@ use std::fs;
 
 use anyhow::{Context, Result};
 
+use metadata_propagation_core::evaluate::{self, Route, route};
+use metadata_propagation_core::request::GroupVersionKind;
+
 use crate::cli::RunArgs;
 use crate::commands::input::{read_settings, run_request};
 use crate::commands::load::{load, warn_leftovers};
@@ -36,5 +39,16 @@ pub fn run(args: &RunArgs) -> Result<()> {
             .with_context(|| format!("cannot write the session to {}", path.display()))?;
     }
     println!("{}", response.to_json_line());
+    if let Some(note) = composite_resource_note(&request.value) {
+        eprintln!("INFO policy-runner: {note}");
+    }
     Ok(())
+}
+
+/// The runner has no `rules` to say which kinds reach the policy, so it
+/// says when a request went to the policy as a composite resource.
+fn composite_resource_note(request: &serde_json::Value) -> Option<String> {
+    let kind = serde_json::from_value::<GroupVersionKind>(request["kind"].clone()).ok()?;
+    let operation = request["operation"].as_str().unwrap_or_default();
+    (route(&kind, operation) == Route::CloudTags).then(|| evaluate::composite_resource_note(&kind))
 }

@@ -35,7 +35,13 @@ pub fn explain(args: &ExplainArgs) -> Result<()> {
     let parents = Parents::new(given).context("invalid --parent objects")?;
     let settings = core_settings(&read_settings(&args.settings)?)?;
 
-    let (outcome, explanation) = evaluate::explain(&request, &settings, &lookup);
+    let (outcome, mut explanation) = evaluate::explain(&request, &settings, &lookup);
+    // No `rules` here decide which kinds reach the policy: say when this
+    // one was taken for a composite resource.
+    if evaluate::route(&request.kind, &request.operation) == evaluate::Route::CloudTags {
+        let note = evaluate::composite_resource_note(&request.kind);
+        explanation.notes.insert(0, note);
+    }
     // Asked again of the parents as `run --parents` asks them, a look-up
     // that found nothing warns of a parent in another namespace or version.
     let (mut parents, requests) = (Lookups::Parents(parents), lookup.requests());
