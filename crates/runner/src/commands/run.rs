@@ -38,10 +38,10 @@ pub fn run(args: &RunArgs) -> Result<()> {
         fs::write(path, recording.to_yaml())
             .with_context(|| format!("cannot write the session to {}", path.display()))?;
     }
-    println!("{}", response.to_json_line());
     if let Some(note) = composite_resource_note(&request.value) {
-        eprintln!("INFO policy-runner: {note}");
+        eprintln!("INFO policy-runner: {note}"); // before the response, the last line
     }
+    println!("{}", response.to_json_line());
     Ok(())
 }
 
