@@ -142,10 +142,10 @@ setup() {
   [[ "$output" != *'serverMetadata/'* ]]
   run "$RUNNER" explain -r "$object" --operation CREATE "${args[@]}"
   echo "$output"
-  [ "${lines[0]}" = "operation: CREATE (--operation, for the bare object)" ]
+  [ "${lines[0]}" = "operation: CREATE (--operation)" ]
   [[ "$output" == *'{"op":"add","path":"/spec/serverMetadata/1","value":{"key":"plexsphere:cost-center","value":"cc-0042"}}'* ]]
   run "$RUNNER" explain -o json -r test_data/capi-infra/openstackmachine_create_from_machineset.json "${args[@]}"
-  [ "$(echo "$output" | jq -c '[.operation, .operationFrom]')" = '["CREATE","request"]' ]
+  [ "$(echo "$output" | jq -c '[.operation, .operationAssumed]')" = '["CREATE",false]' ]
   run "$RUNNER" explain -r test_data/capi-infra/openstackmachine_create_from_machineset.json --operation CREATE "${args[@]}"
   [ "$status" -eq 1 ]
   [[ "$output" == *'holds a request: leave --operation out'* ]]

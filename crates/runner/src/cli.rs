@@ -117,13 +117,11 @@ pub struct RunArgs {
     #[arg(short = 'r', long, value_name = "FILE")]
     pub request_path: PathBuf,
 
-    /// The request file holds a bare object: build the AdmissionRequest
-    /// around it, as the API server would, and say so on stderr.
+    /// Build the AdmissionRequest around the bare object the file holds.
     #[arg(long, value_name = "CREATE|UPDATE", value_parser = ["CREATE", "UPDATE"])]
     pub operation: Option<String>,
 
-    /// With `--operation UPDATE`: the object before the update (default:
-    /// the object itself).
+    /// With `--operation UPDATE`: the old object (default: the object itself).
     #[arg(long, value_name = "FILE", requires = "operation")]
     pub old_object: Option<PathBuf>,
 

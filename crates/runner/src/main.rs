@@ -46,9 +46,8 @@ fn main() -> ExitCode {
     }
 }
 
-/// `print!` and `eprint!` panic when their reader has gone (`… | head`):
-/// that panic ends the process quietly with the status SIGPIPE gives
-/// coreutils (128 + 13); any other panic is reported.
+/// `print!` and `eprint!` panic when their reader has gone (`… | head`): that
+/// panic ends the process quietly with SIGPIPE's status (128 + 13), as coreutils.
 fn quiet_on_closed_pipe() {
     let report = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {

@@ -820,7 +820,7 @@ fn run_operation_refuses_an_old_object_on_create_and_a_request_file() {
     assert!(
         stderr(&on_request).contains(
             "--operation builds a request around a bare object, but this is already an \
-             AdmissionRequest (operation CREATE)"
+             AdmissionRequest: leave --operation out"
         ),
         "{}",
         stderr(&on_request)
@@ -845,7 +845,7 @@ fn explain_names_the_operation_and_where_it_comes_from() {
     );
     assert_eq!(
         first_line(&["explain", "-r", object, "--operation", "CREATE"]),
-        "operation: CREATE (--operation, for the bare object)"
+        "operation: CREATE (--operation)"
     );
     assert_eq!(
         first_line(&["explain", "-r", request]),
@@ -854,7 +854,7 @@ fn explain_names_the_operation_and_where_it_comes_from() {
     let json = runner(&["explain", "-r", object, "-o", "json"]);
     let json: Value = serde_json::from_str(&stdout(&json)).unwrap();
     assert_eq!(
-        (&json["operation"], &json["operationFrom"]),
-        (&json!("UPDATE"), &json!("assumed"))
+        (&json["operation"], &json["operationAssumed"]),
+        (&json!("UPDATE"), &json!(true))
     );
 }

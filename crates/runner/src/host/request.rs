@@ -79,13 +79,9 @@ impl AdmissionRequest {
         object: Value,
         old: Option<Value>,
     ) -> Result<(AdmissionRequest, String), RequestError> {
-        let request = object.get("request").filter(|r| r.is_object());
-        if let Some(request) = request.or(object.get("object").map(|_| &object)) {
-            let operation = request["operation"].as_str().unwrap_or("none");
-            return Err(RequestError::NotBare(format!(
-                "this is already an AdmissionRequest (operation {operation}): leave --operation \
-                 out, or give the object alone"
-            )));
+        if object.get("request").is_some_and(Value::is_object) || object.get("object").is_some() {
+            let already = "this is already an AdmissionRequest: leave --operation out";
+            return Err(RequestError::NotBare(already.to_owned()));
         }
         let key_of = |object: &Value, what: &str| {
             ObjectKey::of_object(object)
@@ -343,8 +339,7 @@ mod tests {
              cluster.x-k8s.io/v1beta2/MachineSet default/ms-0"
         );
         let already = "--operation builds a request around a bare object, but this is already \
-                       an AdmissionRequest (operation CREATE): leave --operation out, or give the \
-                       object alone";
+                       an AdmissionRequest: leave --operation out";
         assert_eq!(refusal(bare_request(), None), already);
         let review = json!({"kind": "AdmissionReview", "request": bare_request()});
         assert_eq!(refusal(review, None), already);

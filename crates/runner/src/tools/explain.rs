@@ -1,9 +1,7 @@
 //! `policy-runner explain`: why each label, annotation and tag did or did
 //! not flow, computed by the policy's own core linked natively, with parents
-//! read from files instead of a cluster or a replay session. The text names
-//! the operation first (a bare object's is assumed); a look-up that misses
-//! a parent given in another namespace or at another version says so on
-//! stderr, as in `run --parents`.
+//! read from files instead of a cluster or a replay session, warning of a
+//! parent given in another namespace or version as `run --parents` does.
 
 use std::path::Path;
 
@@ -36,11 +34,11 @@ pub fn explain(args: &ExplainArgs) -> Result<()> {
     let settings = core_settings(&read_settings(&args.settings)?)?;
 
     let (outcome, mut explanation) = evaluate::explain(&request, &settings, &lookup);
-    // No `rules` here decide which kinds reach the policy: say when this
-    // one was taken for a composite resource.
     if evaluate::route(&request.kind, &request.operation) == evaluate::Route::CloudTags {
-        let note = evaluate::composite_resource_note(&request.kind);
-        explanation.notes.insert(0, note);
+        // no `rules` here decide which kinds reach the policy: say it
+        explanation
+            .notes
+            .insert(0, evaluate::composite_resource_note(&request.kind));
     }
     // Asked again of the parents as `run --parents` asks them, a look-up
     // that found nothing warns of a parent in another namespace or version.
@@ -65,7 +63,7 @@ pub fn explain(args: &ExplainArgs) -> Result<()> {
             "{}",
             serde_json::to_string_pretty(&json!({
                 "operation": request.operation,
-                "operationFrom": from,
+                "operationAssumed": from.starts_with("assumed"),
                 "allowed": allowed,
                 "message": message,
                 "warnings": outcome.warnings,
@@ -75,11 +73,6 @@ pub fn explain(args: &ExplainArgs) -> Result<()> {
             }))?
         ),
         OutputFormat::Text => {
-            let from = match from {
-                "assumed" => "assumed for a bare object; --operation CREATE explains a CREATE",
-                "--operation" => "--operation, for the bare object",
-                _ => "the request's",
-            };
             println!("operation: {} ({from})", request.operation);
             match &message {
                 None => println!("decision: allowed"),
@@ -118,14 +111,14 @@ fn read_request(path: &Path, operation: Option<&str>) -> Result<(AdmissionReques
     let invalid = || format!("invalid request file {}", path.display());
     let is_request = document.get("request").is_some() || document.get("object").is_some();
     let (request, from) = match (is_request, operation) {
-        (false, None) => (AdmissionRequest::for_object("UPDATE", document), "assumed"),
+        (false, None) => (AdmissionRequest::for_object("UPDATE", document), ASSUMED),
         (false, Some(op)) => (AdmissionRequest::for_object(op, document), "--operation"),
         (true, None) => {
-            let request = HostedRequest::from_document(document).with_context(invalid)?;
-            (
-                serde_json::from_value(request.value).with_context(invalid)?,
-                "request",
-            )
+            let request = HostedRequest::from_document(document)
+                .with_context(invalid)?
+                .value;
+            let request = serde_json::from_value(request).with_context(invalid)?;
+            (request, "the request's")
         }
         (true, Some(_)) => bail!(
             "--operation explains a bare object as that operation, but {} holds a request: \
@@ -141,7 +134,7 @@ fn read_request(path: &Path, operation: Option<&str>) -> Result<(AdmissionReques
 /// no parent was looked up for the metadata of this `kind` is said again
 /// with the Cluster `requests` read for the cloud tags, which it contradicts.
 fn text(explanation: &Explanation, kind: &str, requests: &[ObjectRef], verbose: bool) -> String {
-    let mut notes = explanation.notes.clone();
+    let mut head = explanation.clone();
     let infra = (explanation.cloud_tags.as_ref()).is_some_and(|tags| tags.field.is_some());
     let clusters: Vec<String> = (requests.iter())
         .filter(|r| infra && r.kind == "Cluster")
@@ -150,17 +143,13 @@ fn text(explanation: &Explanation, kind: &str, requests: &[ObjectRef], verbose: 
     let contradicted = |note: &&mut String| {
         !clusters.is_empty() && note.ends_with("no parent looked up for its metadata")
     };
-    for note in notes.iter_mut().filter(contradicted) {
+    for note in head.notes.iter_mut().filter(contradicted) {
         *note = format!(
             "no propagation rule gives this {kind} its labels and annotations: they are left as \
              they are; {} is read for the cloud tags only",
             clusters.join(", ")
         );
     }
-    let mut head = Explanation {
-        notes,
-        ..explanation.clone()
-    };
     if verbose {
         return head.to_string();
     }
@@ -181,3 +170,5 @@ fn text(explanation: &Explanation, kind: &str, requests: &[ObjectRef], verbose: 
     };
     format!("{head}{unset}{tail}")
 }
+
+const ASSUMED: &str = "assumed for a bare object; --operation CREATE explains a CREATE";
