@@ -193,14 +193,17 @@ for look_up, answer in exchanges:
             print(f"    {line}")
     else:
         print(f"{head}: {answer.get('message', answer.get('type'))}")
+# What the runner said on stderr, but for what explain says as a note below.
+with open(explain_txt_path, encoding="utf-8") as f:
+    lines = f.read().splitlines()
+notes = {line[len("note: "):] for line in lines if line.startswith("note: ")}
 with open(run_err_path, encoding="utf-8") as f:
     for line in f.read().splitlines():
-        print(f"runner:   {line}")
+        if line.split("policy-runner: ", 1)[-1] not in notes:
+            print(f"runner:   {line}")
 
 # The explanation (its own patch section is left out: the patch comes last).
 print("explain:  policy-runner explain (the policy core, natively)")
-with open(explain_txt_path, encoding="utf-8") as f:
-    lines = f.read().splitlines()
 for line in lines:
     if line.startswith("patch:"):
         break
