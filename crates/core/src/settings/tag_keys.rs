@@ -6,7 +6,6 @@ use super::SettingsProblem;
 use crate::fields::{FieldPath, quoted};
 use crate::tags::tag_key::Bodies;
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 
 /// The longest prefix, in bytes: room for a company's name and a
 /// separator, far below every provider's key ceiling.
@@ -121,48 +120,32 @@ pub fn check_bodies(
         }
     }
     // Labels without an entry keep their own keys, which are distinct, so
-    // every shared body has a chosen one among its labels: the chosen
-    // bodies are gathered, and the rest looked up among them. Nothing is
-    // gathered when no body is chosen: every request prepares the settings.
-    if bodies.is_empty() {
-        return;
-    }
+    // every shared body has a chosen one among its labels: each chosen body
+    // is compared with the entries before it and with the opted-in labels'
+    // own keys. A few entries, compared in place: nothing is built, and
+    // nothing at all when no body is chosen (every request prepares this).
     let opted_in = |label: &str| propagating.iter().any(|key| key == label);
-    // Body → the opted-in labels choosing it, in key order.
-    let mut chosen: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for (label, body) in bodies {
-        if !body.is_empty() && opted_in(label) {
-            chosen.entry(body).or_default().push(label);
-        }
-    }
-    let mut shared = |first: &str, second: &str, body: &str, at: &str| {
+    let chosen =
+        || (bodies.iter()).filter(|(label, body)| !body.is_empty() && opted_in(label.as_str()));
+    for (k, (label, body)) in chosen().enumerate() {
+        // The first earlier entry with this body, else a label whose own
+        // key it is (`bodies` iterates in key order).
+        let earlier = chosen().take(k).find(|(_, other)| *other == body);
+        let own = || {
+            (propagating.iter().map(AsRef::as_ref))
+                .find(|key: &&str| *key == body.as_str() && !bodies.contains_key(*key))
+        };
+        let (first, second) = match (earlier, own()) {
+            (Some((first, _)), _) => (first.as_str(), label.as_str()),
+            (None, Some(key)) if key < label.as_str() => (key, label.as_str()),
+            (None, Some(key)) => (label.as_str(), key),
+            (None, None) => continue,
+        };
         let problem = TagKeyProblem::SharedBody {
             first: first.to_owned(),
             second: second.to_owned(),
-            body: body.to_owned(),
+            body: body.clone(),
         };
-        problems.push(SettingsProblem::new(field(at), problem));
-    };
-    for (body, labels) in &chosen {
-        for second in &labels[1..] {
-            shared(labels[0], second, body, second);
-        }
-    }
-    let mut unchosen: Vec<&str> = (propagating.iter().map(AsRef::as_ref))
-        .filter(|label| !bodies.contains_key(*label))
-        .collect();
-    unchosen.sort_unstable();
-    unchosen.dedup();
-    for label in unchosen {
-        // Named at the entry that chose the label's own key as its body.
-        if let Some(choosers) = chosen.get(label) {
-            let chooser = choosers[0];
-            let (first, second) = if chooser < label {
-                (chooser, label)
-            } else {
-                (label, chooser)
-            };
-            shared(first, second, label, chooser);
-        }
+        problems.push(SettingsProblem::new(field(label), problem));
     }
 }
