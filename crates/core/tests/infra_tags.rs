@@ -34,16 +34,7 @@ fn fixture(scenario: &str) -> AdmissionRequest {
 
 /// Every object of test_data/capi-infra/parents.
 fn parents() -> MapLookup {
-    let dir = support::repo_path(&format!("{DATA}/parents"));
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    files.sort();
-    files.iter().fold(MapLookup::new(), |lookup, file| {
-        let text = std::fs::read_to_string(file).unwrap();
-        lookup.with_object(serde_norway::from_str(&text).unwrap())
-    })
+    support::lookup_of_folder(&format!("{DATA}/parents"))
 }
 
 fn settings(json: &str) -> Settings<'_> {

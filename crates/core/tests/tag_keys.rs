@@ -172,16 +172,7 @@ fn an_update_to_another_profile_removes_the_old_prefixes_entries() {
 // ---------------------------------------------------------------------------
 
 fn parents() -> MapLookup {
-    let dir = support::repo_path("test_data/capi-infra/parents");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    files.sort();
-    files.into_iter().fold(MapLookup::new(), |lookup, file| {
-        let text = std::fs::read_to_string(file).unwrap();
-        lookup.with_object(serde_norway::from_str(&text).unwrap())
-    })
+    support::lookup_of_folder("test_data/capi-infra/parents")
 }
 
 fn read(object: &Value, field: &[&str]) -> Value {

@@ -35,3 +35,20 @@ pub fn read_repo_file(relative: &str) -> String {
     let path = repo_path(relative);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
+
+/// Every object of a folder of YAML objects (the suites' parents/), for
+/// the look-ups to find.
+pub fn lookup_of_folder(relative: &str) -> metadata_propagation_core::lookup::MapLookup {
+    let mut files: Vec<_> = std::fs::read_dir(repo_path(relative))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    files.iter().fold(
+        Default::default(),
+        |lookup: metadata_propagation_core::lookup::MapLookup, file| {
+            let text = std::fs::read_to_string(file).unwrap();
+            lookup.with_object(serde_norway::from_str(&text).unwrap())
+        },
+    )
+}
