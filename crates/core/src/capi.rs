@@ -173,9 +173,10 @@ fn decide(
     }
     // So is the tag field, when this request stamps it.
     let tag_target = infra::target(request, settings);
-    if let Some(target) = tag_target {
-        infra::check_field(request, target, namespace)?;
-    }
+    let tag_field = match tag_target {
+        Some(target) => infra::read_field(request, target, namespace)?,
+        None => None,
+    };
 
     let mut plan = Plan::default();
     let in_place = settings.in_place_fields();
@@ -215,6 +216,7 @@ fn decide(
         Some(target) => infra::plan_tags(
             request,
             target,
+            tag_field,
             namespace,
             settings,
             lookup,

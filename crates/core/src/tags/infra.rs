@@ -95,19 +95,20 @@ pub fn target(request: &AdmissionRequest, settings: &Settings) -> Option<&'stati
         .flatten()
 }
 
-/// Checks the tag field's shape when this request stamps it: a field of the
-/// wrong shape is the object's fault (400), so it is refused before any
-/// look-up is spent, rather than after one that may fail retryably (500).
-pub fn check_field(
-    request: &AdmissionRequest,
+/// The tag field, read when this request stamps it (`None` on the UPDATE of
+/// a CREATE-only row): read before any look-up, so a field of the wrong
+/// shape, the object's fault, is refused with 400 rather than after a
+/// look-up that may fail retryably (500).
+pub fn read_field<'o>(
+    request: &'o AdmissionRequest,
     target: &Target,
     namespace: &str,
-) -> Result<(), InfraTagsError> {
+) -> Result<Option<field::Current<'o>>, InfraTagsError> {
     if target.create_only && request.operation != "CREATE" {
-        return Ok(());
+        return Ok(None);
     }
     field::read(&request.object, target)
-        .map(drop)
+        .map(Some)
         .map_err(|error| malformed(own_reference(request, namespace), error))
 }
 
@@ -139,10 +140,14 @@ pub fn look_up_cluster(
 
 /// Adds the tags decision of an infrastructure object of row `target` to
 /// `plan`, which already holds the object's CAPI metadata edits, and
-/// returns the skip warnings. Fills `explain` when given.
+/// returns the skip warnings. `current` is the tag field as [`read_field`]
+/// read it (`None`: not stamped on this request). Fills `explain` when
+/// given.
+#[allow(clippy::too_many_arguments)]
 pub fn plan_tags(
     request: &AdmissionRequest,
     target: &'static Target,
+    current: Option<field::Current<'_>>,
     namespace: &str,
     settings: &Settings,
     lookup: &dyn Lookup,
@@ -151,7 +156,7 @@ pub fn plan_tags(
 ) -> Result<Vec<String>, InfraTagsError> {
     let object = &request.object;
     let this = || own_reference(request, namespace);
-    if target.create_only && request.operation != "CREATE" {
+    let Some(current) = current else {
         if let Some(explain) = explain {
             explain.notes.push(format!(
                 "{} is tagged on CREATE only ({} makes {} immutable): its tags are left as \
@@ -162,7 +167,7 @@ pub fn plan_tags(
             ));
         }
         return Ok(Vec::new());
-    }
+    };
     let settings = settings.cloud_tags()?;
     let (profile, origin) = settings
         .profiles
@@ -217,7 +222,6 @@ pub fn plan_tags(
         set.iter().map(|(k, v, _)| (*k, *v)),
     );
 
-    let current = field::read(object, target).map_err(own)?;
     let keys = settings.tag_keys(profile);
     let taken = current.user_entries(&keys).count();
     let mut transformed = transform::transform_sorted(&opted_in.0, profile, &keys, taken);
