@@ -21,24 +21,20 @@ pub const REPORT_PREFIX: &str =
 /// Warnings (the skips among them) and audit annotations stay.
 pub fn enforce(outcome: Outcome, mode: Mode) -> Outcome {
     match (mode, outcome.verdict) {
-        (Mode::Validate, Verdict::Allow(plan)) => {
-            let plan = judged(plan);
-            let verdict = match plan.is_empty() {
-                true => Verdict::Allow(plan),
-                false => {
-                    let verdict = Verdict::Reject {
-                        message: report(&plan),
-                        code: 400,
-                    };
-                    return Outcome {
-                        verdict,
-                        refused_plan: Some(plan),
-                        ..outcome
-                    };
-                }
-            };
-            Outcome { verdict, ..outcome }
-        }
+        (Mode::Validate, Verdict::Allow(plan)) => match judged(plan) {
+            plan if plan.is_empty() => Outcome {
+                verdict: Verdict::Allow(plan),
+                ..outcome
+            },
+            plan => Outcome {
+                verdict: Verdict::Reject {
+                    message: report(&plan),
+                    code: 400,
+                },
+                refused_plan: Some(plan),
+                ..outcome
+            },
+        },
         (_, verdict) => Outcome { verdict, ..outcome },
     }
 }

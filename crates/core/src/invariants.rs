@@ -333,6 +333,11 @@ fn prune(after: &mut Value, before: Option<&Value>, parents: &[&str]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Cloud tags under the default prefix.
+    const XR: Capability<'static> = Capability::CloudTags {
+        prefix: DEFAULT_PREFIX,
+    };
     use serde_json::json;
 
     fn kind(group: &str, version: &str, kind: &str) -> GroupVersionKind {
@@ -516,16 +521,7 @@ mod tests {
         let after = json!({"metadata": {"name": "x"}, "spec": {"replicas": 2}});
         assert!(check_mutation(Capability::Capi(&ms), &before, &after).is_err());
         let dropped = json!({"metadata": {"name": "x"}});
-        assert!(
-            check_mutation(
-                Capability::CloudTags {
-                    prefix: DEFAULT_PREFIX
-                },
-                &before,
-                &dropped
-            )
-            .is_err()
-        );
+        assert!(check_mutation(XR, &before, &dropped).is_err());
     }
 
     #[test]
@@ -534,40 +530,17 @@ mod tests {
                             "spec": {"cloudTags": {"plexsphere:old": "1", "CostCenter": "42"}}});
         let ok = json!({"metadata": {"annotations": {"team": "a"}},
                         "spec": {"cloudTags": {"plexsphere:new": "2", "CostCenter": "42"}}});
-        assert_eq!(
-            check_mutation(
-                Capability::CloudTags {
-                    prefix: DEFAULT_PREFIX
-                },
-                &before,
-                &ok
-            ),
-            Ok(())
-        );
+        assert_eq!(check_mutation(XR, &before, &ok), Ok(()));
         let user_removed = json!({"metadata": {"annotations": {"team": "a"}},
                                   "spec": {"cloudTags": {"plexsphere:new": "2"}}});
         assert_eq!(
-            violation(
-                Capability::CloudTags {
-                    prefix: DEFAULT_PREFIX
-                },
-                &before,
-                &user_removed
-            )
-            .as_deref(),
+            violation(XR, &before, &user_removed).as_deref(),
             Some("spec.cloudTags[\"CostCenter\"] was removed")
         );
         let rewritten = json!({"metadata": {"annotations": {"team": "b"}},
                                "spec": {"cloudTags": {"CostCenter": "42"}}});
         assert_eq!(
-            violation(
-                Capability::CloudTags {
-                    prefix: DEFAULT_PREFIX
-                },
-                &before,
-                &rewritten
-            )
-            .as_deref(),
+            violation(XR, &before, &rewritten).as_deref(),
             Some("metadata.annotations[\"team\"] was rewritten")
         );
     }
