@@ -75,7 +75,10 @@ demo: annotated-policy.wasm $(RUNNER_DEP)
 fmt:
 	$(CARGO) fmt --all -- --check
 
+# The core's modules import each other without a cycle (the script says
+# which imports close one).
 lint:
+	python3 scripts/check_module_graph.py
 	$(CARGO) clippy --locked --all-targets -- -D warnings
 	$(CARGO) clippy --locked -p floor-policy -p explain-web -p cluster-audit -p metadata-propagation-core --all-targets -- -D warnings
 	$(CARGO) clippy --locked -p policy-runner --all-targets --profile host -- -D warnings
@@ -231,6 +234,13 @@ bench:
 # scenario, the two taking turns in one run: `make bench-compare BASE=<rev>`.
 bench-compare:
 	@CARGO=$(CARGO) BASE=$(BASE) scripts/bench-compare.sh
+
+# What each piece of performance machinery saves against its plain form
+# (test_data/bench/pieces/*.patch), in callgrind instructions per fresh
+# evaluation, on every scenario but the two 10,000-gate ones.
+.PHONY: bench-pieces
+bench-pieces:
+	@CARGO=$(CARGO) scripts/bench-pieces.sh
 
 # How long `policy-runner audit` takes on the bundled 10,000-object dump
 # (test_data/dumps/scale), per output format: median of RUNS (default 10)

@@ -10,6 +10,7 @@
 //! labels that will never reach a Node.
 
 pub mod duration;
+mod error;
 mod explain;
 pub mod in_place;
 pub mod node_sync;
@@ -19,27 +20,24 @@ mod resolve;
 pub mod rules;
 pub mod topology;
 
-use crate::api_version;
 use crate::explain::Explanation;
-use crate::fields::{self, FieldError, FieldPath, StringMap};
-use crate::lookup::{Lookup, LookupError, ObjectRef};
+use crate::fields;
+use crate::lookup::Lookup;
 use crate::outcome::Outcome;
 use crate::plan::{MapEdit, Plan};
-use crate::projection::Projection;
 use crate::request::AdmissionRequest;
-use crate::settings::{Settings, SettingsError};
-use crate::tags::infra::{self, InfraTagsError};
+use crate::settings::Settings;
+use crate::tags::infra;
+pub use error::CapiError;
+use error::malformed;
+use explain::Offered;
 use in_place::{FieldDecision, Malformed};
-use parent::{Origin, Parent, Topology};
+use parent::Parent;
 pub use resolve::look_up_parents;
-use resolve::{Resolved, malformed, resolve_parent};
-use rules::{
-    CAPI_RULES, Endpoint, FieldFlow, Flow, KeyRule, MACHINE, MapFlow, NODE_BOUND_LABELS,
-    ParentLink, Rule,
-};
+use resolve::{Resolved, resolve_parent};
+use rules::{CAPI_RULES, FieldFlow, Flow, KeyRule, MACHINE, MapFlow, NODE_BOUND_LABELS, Rule};
 use serde_json::Value;
 use std::collections::BTreeMap;
-use topology::FieldOrigin;
 
 /// API groups whose kinds follow the CAPI propagation contract.
 pub const CAPI_GROUPS: [&str; 4] = [
@@ -88,52 +86,6 @@ pub fn child_paths(group: &str, kind: &str) -> Vec<&'static [&'static str]> {
     }
     paths
 }
-
-/// Why a CAPI object cannot be decided.
-#[derive(Debug, thiserror::Error)]
-pub enum CapiError {
-    /// The child itself is malformed.
-    #[error("{0}")]
-    Child(#[from] FieldError),
-    /// A parent is malformed where the contract reads it.
-    #[error("parent {parent} of this {family} is malformed: {error}")]
-    Parent {
-        /// The child's family (`MachineSet`, ...).
-        family: &'static str,
-        /// The object the malformed field was read from.
-        parent: Box<ObjectRef>,
-        /// The field and what is wrong with it.
-        error: FieldError,
-    },
-    /// The settings could not be prepared (only when `validate_settings`,
-    /// which refuses them, was bypassed).
-    #[error("policy settings are not valid: {0}")]
-    Settings(#[from] SettingsError),
-    /// The cloud tags of an infrastructure object cannot be decided.
-    #[error(transparent)]
-    CloudTags(#[from] InfraTagsError),
-    /// A parent could not be read.
-    #[error(
-        "cannot read {parent}, the parent of this {family}: {message}; the request can be \
-         retried once the policy can read it"
-    )]
-    Lookup {
-        /// The child's family (`MachineSet`, ...).
-        family: &'static str,
-        /// The object the look-up asked for.
-        parent: Box<ObjectRef>,
-        /// The host's error, made readable (the policy crate's
-        /// `host_lookup::readable_host_error`).
-        message: String,
-    },
-}
-
-/// A key a parent offers to a target map, its value, and what the rule
-/// decides for it.
-type Offered<'a> = (&'a str, &'a str, KeyRule);
-
-/// An object's own labels (a Machine's are synced to its Node).
-const OWN_LABELS: &[&str] = &["metadata", "labels"];
 
 /// Decides one Cluster API object; fills `explain` when given.
 pub fn evaluate(
@@ -237,7 +189,7 @@ fn decide(
                 &path.join("."),
                 || settings.sync_machine_labels(),
             )?);
-            if *path == OWN_LABELS {
+            if *path == rules::LABELS {
                 own_labels = Some(labels);
             }
         }
@@ -245,7 +197,7 @@ fn decide(
     if MACHINE.matches(group, kind) {
         let labels = match own_labels {
             Some(labels) => labels,
-            None => plan.resulting_map(object, OWN_LABELS)?,
+            None => plan.resulting_map(object, rules::LABELS)?,
         };
         let annotations = plan.resulting_map(object, &["metadata", "annotations"])?;
         let (label_regexes, annotation_regexes) = (
@@ -285,7 +237,7 @@ fn plan_map(
     // Topology parents merge two objects: an explanation names the one each
     // key comes from.
     let key_sources = if explain.is_some() {
-        parent.key_sources(flow, object)
+        explain::key_sources(parent, flow, object)
     } else {
         None
     };

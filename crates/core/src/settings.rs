@@ -8,7 +8,7 @@
 //! round trip instead of one per `kubectl apply`; an evaluation prepares only
 //! what its request reads ([`Settings`]).
 
-use crate::fields::{self, FieldPath, quoted};
+use crate::fields::{self, FieldPath};
 use crate::key_pattern::KeyPattern;
 use crate::tags::profile::{Profiles, TagProfile};
 use crate::tags::tag_key::{Bodies, TagKeys};
@@ -16,31 +16,19 @@ use crate::tags::user_profile;
 use regex_lite::RegexBuilder;
 use std::borrow::Cow;
 use std::cell::OnceCell;
-use std::fmt;
 
+mod defaults;
 mod every_problem;
-mod problem;
+pub mod problem;
 mod raw;
+mod tag_key_problem;
 pub(crate) mod tag_keys;
+pub use defaults::{
+    DEFAULT_PROVIDER_PATH, DEFAULT_PROVIDER_SEGMENTS, REGEX_SIZE_LIMIT, SEEDED_LABELS,
+};
 pub use problem::{SettingsError, SettingsProblem, SettingsProblemKind};
 pub use raw::{Mode, RawCapiSettings, RawCloudTagSettings, RawSettings};
 pub use tag_keys::TagKeyProblem;
-
-/// Labels seeded by the platform that can never be opted into cloud-tag
-/// propagation: the platform's three seeded Definitions are immutable and
-/// cannot be opted in (README, "Settings", `cloudTags.propagatingLabels`).
-pub const SEEDED_LABELS: [&str; 3] = ["platform/origin", "platform/mesh-ip", "platform/domain"];
-
-/// Default dotted path of the provider name inside an XR.
-pub const DEFAULT_PROVIDER_PATH: &str = "spec.parameters.provider";
-
-/// [`DEFAULT_PROVIDER_PATH`]'s segments.
-pub const DEFAULT_PROVIDER_SEGMENTS: &[&str] = &["spec", "parameters", "provider"];
-
-/// Upper bound on the compiled size of one user regex. CAPI's flags take any
-/// Go regex; a policy-server evaluates every request with these, so a
-/// pathological pattern is refused up front instead of costing memory later.
-pub const REGEX_SIZE_LIMIT: usize = 1 << 20;
 
 /// Settings ready for evaluation.
 ///

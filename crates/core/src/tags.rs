@@ -8,6 +8,7 @@
 //! skip as a warning.
 
 pub mod char_class;
+mod contract;
 pub mod infra;
 pub mod labels_annotation;
 pub mod profile;
@@ -32,20 +33,9 @@ use std::collections::BTreeSet;
 use tag_key::TagKeys;
 use transform::Transformed;
 
-/// Annotation holding extra labels as a JSON object (qualified keys may
-/// contain `:`, which Kubernetes label keys cannot).
-pub const LABELS_ANNOTATION: &str = "cloud-tags.plexsphere.io/labels";
-/// Annotation listing every skipped label as a JSON array.
-pub const SKIPPED_ANNOTATION: &str = "cloud-tags.plexsphere.io/skipped";
-/// Label marking where a resource came from; `adopted` ones never propagate.
-pub const ORIGIN_LABEL: &str = "platform/origin";
-
-/// Where an XR's labels live.
-pub const LABELS: &[&str] = &["metadata", "labels"];
-/// Where an XR's annotations (the label-set annotation among them) live.
-pub const ANNOTATIONS: &[&str] = &["metadata", "annotations"];
-/// Where an XR's tags live.
-pub const CLOUD_TAGS: &[&str] = &["spec", "cloudTags"];
+pub use contract::{
+    ANNOTATIONS, CLOUD_TAGS, LABELS, LABELS_ANNOTATION, ORIGIN_LABEL, SKIPPED_ANNOTATION,
+};
 
 /// The label set of an XR: `metadata.labels` overlaid by the label-set
 /// annotation. Values borrow from the object or from the parsed annotation.

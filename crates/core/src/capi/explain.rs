@@ -3,16 +3,23 @@
 
 use super::in_place::FieldDecision;
 use super::node_sync;
-use super::rules::{Endpoint, KeyRule, MapFlow, Rule};
+use super::parent::Parent;
+use super::resolve::Resolved;
+use super::rules::{Endpoint, KeyRule, LABELS, MapFlow, Rule};
 use super::topology::KeySources;
-use super::{Offered, Parent, Resolved};
 use crate::explain::{
     Explanation, Fate, FieldExplanation, KeyFate, NodeKey, NodeSync, PathExplanation, RuleUsed,
 };
+use crate::fields;
 use crate::fields::{StringMap, quoted};
 use crate::key_pattern::KeyPattern;
 use crate::lookup::ObjectRef;
 use crate::plan::MapEdit;
+use serde_json::Value;
+
+/// A key a parent offers to a target map, its value, and what the rule
+/// decides for it.
+pub(super) type Offered<'a> = (&'a str, &'a str, KeyRule);
 
 /// Records how the search for a parent ended.
 pub(super) fn note_resolution(explain: &mut Explanation, resolved: &Resolved) {
@@ -38,6 +45,39 @@ pub(super) fn note_resolution(explain: &mut Explanation, resolved: &Resolved) {
             rule.family
         )),
     }
+}
+
+/// Explanations only: for a topology parent, where each key of the
+/// merged map `flow` reads comes from, each side named in full
+/// (`Cluster default/c (…) spec.topology.controlPlane.metadata.labels`).
+/// `None` for any other parent. `child` names the child's entry.
+pub(super) fn key_sources<'a>(
+    parent: &'a Parent,
+    flow: &MapFlow,
+    child: &'a Value,
+) -> Option<KeySources<'a>> {
+    let topology = parent.topology.as_ref()?;
+    let labels = fields::string_map(child, LABELS).ok()?;
+    let entry_name = super::resolve::entry_name(&labels, topology.entry)?;
+    let sources = super::topology::key_sources(
+        topology.shape,
+        topology.entry,
+        &topology.cluster,
+        &topology.class,
+        entry_name,
+        flow.from.last()?,
+    )?;
+    let cluster = &parent.reference;
+    let namespace = cluster.namespace.as_deref().unwrap_or_default();
+    let class =
+        super::resolve::class_reference(topology.shape, &topology.cluster, namespace).ok()??;
+    Some(KeySources {
+        topology: (
+            sources.topology.0,
+            format!("{cluster} {}", sources.topology.1),
+        ),
+        class: (sources.class.0, format!("{class} {}", sources.class.1)),
+    })
 }
 
 /// Records the fate of every key one flow offers to one target map, as

@@ -3,7 +3,14 @@
 //! ClusterClass, with where each of its fields comes from, so reports and
 //! errors name the object a value was read in.
 
-use super::*;
+use super::error::CapiError;
+use super::error::malformed;
+use super::rules::{self, Endpoint, Rule};
+use super::topology;
+use crate::api_version;
+use crate::fields::{FieldError, FieldPath};
+use crate::lookup::ObjectRef;
+use serde_json::Value;
 
 /// A parent read from the cluster (or synthesised from topology).
 pub(super) struct Parent {
@@ -48,39 +55,6 @@ impl Parent {
             origins: Vec::new(),
             topology: None,
         }
-    }
-
-    /// Explanations only: for a topology parent, where each key of the
-    /// merged map `flow` reads comes from, each side named in full
-    /// (`Cluster default/c (…) spec.topology.controlPlane.metadata.labels`).
-    /// `None` for any other parent. `child` names the child's entry.
-    pub(super) fn key_sources<'a>(
-        &'a self,
-        flow: &MapFlow,
-        child: &'a Value,
-    ) -> Option<topology::KeySources<'a>> {
-        let topology = self.topology.as_ref()?;
-        let labels = fields::string_map(child, OWN_LABELS).ok()?;
-        let entry_name = resolve::entry_name(&labels, topology.entry)?;
-        let sources = topology::key_sources(
-            topology.shape,
-            topology.entry,
-            &topology.cluster,
-            &topology.class,
-            entry_name,
-            flow.from.last()?,
-        )?;
-        let cluster = &self.reference;
-        let namespace = cluster.namespace.as_deref().unwrap_or_default();
-        let class =
-            resolve::class_reference(topology.shape, &topology.cluster, namespace).ok()??;
-        Some(topology::KeySources {
-            topology: (
-                sources.topology.0,
-                format!("{cluster} {}", sources.topology.1),
-            ),
-            class: (sources.class.0, format!("{class} {}", sources.class.1)),
-        })
     }
 
     fn origin(&self, from: &Endpoint) -> Option<&Origin> {

@@ -2,7 +2,19 @@
 //! topology and its ClusterClass merged, read through the look-up with the
 //! masks of exactly the paths the rule reads.
 
-use super::*;
+use super::error::{CapiError, malformed};
+use super::owners;
+use super::parent::{Origin, Parent, Topology};
+use super::rules::{self, CAPI_RULES, Flow, ParentLink, Rule};
+use super::topology::{self, FieldOrigin};
+use crate::api_version;
+use crate::fields::{self, FieldError, StringMap};
+use crate::lookup::{Lookup, LookupError, ObjectRef};
+use crate::projection::Projection;
+use crate::request::AdmissionRequest;
+use crate::settings::Settings;
+use crate::tags::infra;
+use serde_json::Value;
 
 /// Makes the look-ups [`super::evaluate`] makes for `request`, with the same field
 /// masks, and decodes their answers the same way, deciding nothing. The
@@ -244,14 +256,6 @@ pub(super) fn field_sources(
             _ => None,
         })
         .collect()
-}
-
-pub(super) fn malformed(rule: &Rule, parent: &ObjectRef, error: FieldError) -> CapiError {
-    CapiError::Parent {
-        family: rule.family,
-        parent: Box::new(parent.clone()),
-        error,
-    }
 }
 
 /// One look-up: NotFound is `None` (allowed unchanged), anything else fails.

@@ -13,7 +13,8 @@
 //! into `RawSettings`): another one, from a `serde_json::Value`, would add
 //! its whole copy of the derive to the module, every request's download.
 
-use super::{RawSettings, SettingsProblem, SettingsProblemKind};
+use super::problem::{SettingsProblem, SettingsProblemKind};
+use super::raw::RawSettings;
 use crate::fields::FieldPath;
 use serde_json::{Map, Value};
 

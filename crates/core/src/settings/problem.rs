@@ -1,9 +1,12 @@
 //! What can be wrong with a settings document: each problem names the
 //! setting at fault and its kind, and each kind is worded here once.
 
-use super::*;
+use super::defaults::{DEFAULT_PROVIDER_PATH, REGEX_SIZE_LIMIT};
+use super::tag_key_problem::TagKeyProblem;
 use crate::fields::FieldPath;
-use crate::tags::user_profile::ProfileProblem;
+use crate::quote::quoted;
+use crate::tags::user_profile::problem::ProfileProblem;
+use std::fmt;
 
 /// Everything wrong with a settings document, each problem naming its field.
 #[derive(Debug, Clone, PartialEq, Eq)]

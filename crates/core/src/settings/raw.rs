@@ -2,7 +2,7 @@
 //! fields refused), read by serde's derive: what `validate_settings` and
 //! every `validate` payload parse, before anything is prepared.
 
-use super::DEFAULT_PROVIDER_PATH;
+use super::defaults::DEFAULT_PROVIDER_PATH;
 use crate::tags::tag_key::{Bodies, DEFAULT_PREFIX};
 use serde::Deserialize;
 use std::borrow::Cow;

@@ -15,9 +15,10 @@ pub mod cluster;
 pub mod field;
 pub mod targets;
 
+use super::contract::LABELS_ANNOTATION;
+use super::labels_annotation;
 use super::tag_key::TagKeys;
 use super::transform::{self, Transformed};
-use super::{LABELS_ANNOTATION, labels_annotation};
 use crate::explain::{CloudTags, Explanation, LabelFate};
 use crate::fields::{self, FieldError, StringMap};
 use crate::lookup::{Lookup, ObjectRef};

@@ -3,10 +3,10 @@
 //! records, each label's fate and why an entry goes. Shared by composite
 //! resources and CAPI infrastructure.
 
+use super::contract::{ANNOTATIONS, SKIPPED_ANNOTATION};
 use super::profile::TagProfile;
 use super::tag_key::TagKeys;
 use super::transform::{self, Skip, SkipReason, Transformed};
-use super::{ANNOTATIONS, SKIPPED_ANNOTATION};
 use crate::explain::TagFate;
 use crate::fields::StringMap;
 use crate::plan::MapEdit;

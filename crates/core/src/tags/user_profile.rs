@@ -6,18 +6,21 @@
 //! of every profile is reported at once, each named by its field path.
 
 mod characters;
+pub use characters::RawKeyCharacters;
 
-use super::char_class::CharSet;
 use super::profile::{BUILT_IN, GENERIC, INFRASTRUCTURE, ReservedPrefix, TagProfile, Unit};
 use crate::fields::FieldPath;
-use crate::quote::quoted;
-use crate::settings::{SettingsProblem, SettingsProblemKind};
+use crate::settings::problem::{SettingsProblem, SettingsProblemKind};
 use serde_json::Value;
 use std::borrow::Cow;
 use std::ops::RangeInclusive;
 
-mod problem;
+pub mod problem;
 pub use problem::ProfileProblem;
+use problem::{
+    CAP, KEY_MAX, NAME_LEN_MAX, PREFIX_LEN_MAX, PREFIXES_MAX, PROFILES_MAX, PROVIDER_LEN_MAX,
+    PROVIDERS_MAX, VALUE_MAX,
+};
 
 /// One entry of `cloudTags.profiles` as written.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
@@ -54,21 +57,6 @@ pub struct RawProfile {
     pub prefix: Option<String>,
 }
 
-/// `keyCharacters` and `valueCharacters`: `sets` ∪ `extra` ∖ `except`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct RawKeyCharacters {
-    /// Named sets (`letters`, `digits`, `non-control`, ...).
-    #[serde(default)]
-    pub sets: Vec<CharSet>,
-    /// Characters admitted besides the sets.
-    #[serde(default)]
-    pub extra: String,
-    /// Characters refused even when a set admits them.
-    #[serde(default)]
-    pub except: String,
-}
-
 /// One reserved prefix.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -78,25 +66,6 @@ pub struct RawReservedPrefix {
     /// Whether it matches in any upper/lowercase combination.
     pub ignore_case: bool,
 }
-
-/// Bounds. Wide enough for every provider we know (Azure's 512-character
-/// names, Nova's quota of 128 raised tenfold), narrow enough that a typo
-/// such as `keyMax: 5120000` is caught instead of silently admitting
-/// anything.
-const KEY_MAX: RangeInclusive<u64> = 1..=4096;
-const VALUE_MAX: RangeInclusive<u64> = 1..=65536;
-const CAP: RangeInclusive<u64> = 1..=1024;
-const PROFILES_MAX: usize = 32;
-const PROVIDERS_MAX: usize = 32;
-const PREFIXES_MAX: usize = 64;
-const PREFIX_LEN_MAX: usize = 253;
-const NAME_LEN_MAX: usize = 63;
-/// Provider values are short words ("aws", "azurerm"); 63 is a DNS label's
-/// ceiling, which every provider name we know fits.
-const PROVIDER_LEN_MAX: usize = 63;
-/// `extra` and `except` list single characters: a provider rule names a
-/// handful, and anything longer is better said with a set.
-const CHARACTERS_LEN_MAX: usize = 256;
 
 /// `cloudTags.profiles`, where every problem here is found.
 fn profiles_field() -> FieldPath {

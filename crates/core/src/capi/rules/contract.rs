@@ -241,7 +241,8 @@ pub struct Rule {
     pub upstream: &'static str,
 }
 
-pub(super) const LABELS: &[&str] = &["metadata", "labels"];
+/// An object's own labels (a Machine's are synced to its Node).
+pub const LABELS: &[&str] = &["metadata", "labels"];
 pub(super) const ANNOTATIONS: &[&str] = &["metadata", "annotations"];
 pub(super) const TEMPLATE_LABELS: &[&str] = &["spec", "template", "metadata", "labels"];
 pub(super) const TEMPLATE_ANNOTATIONS: &[&str] = &["spec", "template", "metadata", "annotations"];

@@ -2,7 +2,34 @@
 //! wins over the ClusterClass field by field, and a list is taken whole
 //! from one side.
 
-use super::*;
+use super::sources::{Source, nest};
+use crate::fields::{self, FieldError};
+use serde_json::{Map, Value};
+
+/// The synthetic parent of a topology child: the merged metadata
+/// (`labels`, `annotations`, `machineTemplate`) and each in-place field at
+/// its path relative to the entry, taken from the topology entry when set
+/// there, else from the class entry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Merged {
+    /// The synthetic parent object.
+    pub object: Value,
+    /// For each field path (dotted, relative to the entry) where its value
+    /// comes from, or where it was looked for.
+    pub origins: Vec<(String, FieldOrigin)>,
+}
+
+/// Where a topology child's field value comes from. Paths are rendered
+/// within their object, e.g. `spec.topology.workers.machineDeployments[name="md-0"].minReadySeconds`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FieldOrigin {
+    /// The Cluster's topology entry sets it.
+    Cluster(String),
+    /// The topology entry does not, the ClusterClass entry does.
+    ClusterClass(String),
+    /// Neither sets it: (the Cluster path, the ClusterClass path).
+    Neither(String, String),
+}
 
 /// The topology entry and the class entry a child's fields come from,
 /// each with its rendered path.

@@ -3,7 +3,19 @@
 //! metadata and its path rendered within its object, a malformed field
 //! named in the object it was found in.
 
-use super::*;
+use super::shape::{ClusterShape, workers};
+use crate::capi::rules::TopologyEntry;
+use crate::fields::{self, FieldError, FieldPath, StringMap};
+use serde_json::Value;
+
+/// Which of the two topology objects a malformed field was found in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// The Cluster.
+    Cluster,
+    /// The ClusterClass.
+    ClusterClass,
+}
 
 /// One side of a topology child's parent: the Cluster's topology entry or
 /// the ClusterClass's.

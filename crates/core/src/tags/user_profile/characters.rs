@@ -1,10 +1,26 @@
 //! A user profile's character classes, `keyCharacters` and `valueCharacters`:
 //! `sets` ∪ `extra` ∖ `except`, checked as the profile is prepared.
 
-use super::{CHARACTERS_LEN_MAX, ProfileProblem, RawKeyCharacters, problem};
+use super::problem::{CHARACTERS_LEN_MAX, ProfileProblem};
 use crate::fields::FieldPath;
-use crate::settings::SettingsProblem;
+use crate::settings::problem::SettingsProblem;
+use crate::tags::char_class::CharSet;
 use crate::tags::char_class::KeyCharacters;
+
+/// `keyCharacters` and `valueCharacters`: `sets` ∪ `extra` ∖ `except`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawKeyCharacters {
+    /// Named sets (`letters`, `digits`, `non-control`, ...).
+    #[serde(default)]
+    pub sets: Vec<CharSet>,
+    /// Characters admitted besides the sets.
+    #[serde(default)]
+    pub extra: String,
+    /// Characters refused even when a set admits them.
+    #[serde(default)]
+    pub except: String,
+}
 
 /// The character class `name` (`keyCharacters` or `valueCharacters`) of the
 /// profile at `field`, its problems pushed onto `problems`.
@@ -21,10 +37,16 @@ pub(super) fn check(
         "tag values"
     };
     if raw.sets.is_empty() && raw.extra.is_empty() {
-        problems.push(problem(field.clone(), ProfileProblem::NoCharacters));
+        problems.push(SettingsProblem::new(
+            field.clone(),
+            ProfileProblem::NoCharacters,
+        ));
     }
     if let Some(c) = raw.extra.chars().find(|&c| raw.except.contains(c)) {
-        problems.push(problem(field.clone(), ProfileProblem::ExtraAndExcept(c)));
+        problems.push(SettingsProblem::new(
+            field.clone(),
+            ProfileProblem::ExtraAndExcept(c),
+        ));
     }
     if let Some(c) = raw
         .extra
@@ -33,13 +55,13 @@ pub(super) fn check(
         .find(|c| c.is_control())
     {
         let kind = ProfileProblem::ControlCharacter(c, what);
-        problems.push(problem(field.clone(), kind));
+        problems.push(SettingsProblem::new(field.clone(), kind));
     }
     for (part, text) in [("extra", &raw.extra), ("except", &raw.except)] {
         let length = text.chars().count();
         if length > CHARACTERS_LEN_MAX {
             let kind = ProfileProblem::TooManyCharacters(length);
-            problems.push(problem(field.member(part), kind));
+            problems.push(SettingsProblem::new(field.member(part), kind));
         }
     }
     KeyCharacters::from_parts(&raw.sets, raw.extra.clone(), raw.except.clone())

@@ -4,7 +4,29 @@
 //!
 //! [`SettingsProblem`]: crate::settings::SettingsProblem
 
-use super::*;
+use crate::fields::FieldPath;
+use crate::quote::quoted;
+use crate::tags::profile::GENERIC;
+use std::ops::RangeInclusive;
+
+/// Bounds. Wide enough for every provider we know (Azure's 512-character
+/// names, Nova's quota of 128 raised tenfold), narrow enough that a typo
+/// such as `keyMax: 5120000` is caught instead of silently admitting
+/// anything.
+pub(super) const KEY_MAX: RangeInclusive<u64> = 1..=4096;
+pub(super) const VALUE_MAX: RangeInclusive<u64> = 1..=65536;
+pub(super) const CAP: RangeInclusive<u64> = 1..=1024;
+pub(super) const PROFILES_MAX: usize = 32;
+pub(super) const PROVIDERS_MAX: usize = 32;
+pub(super) const PREFIXES_MAX: usize = 64;
+pub(super) const PREFIX_LEN_MAX: usize = 253;
+pub(super) const NAME_LEN_MAX: usize = 63;
+/// Provider values are short words ("aws", "azurerm"); 63 is a DNS label's
+/// ceiling, which every provider name we know fits.
+pub(super) const PROVIDER_LEN_MAX: usize = 63;
+/// `extra` and `except` list single characters: a provider rule names a
+/// handful, and anything longer is better said with a set.
+pub(super) const CHARACTERS_LEN_MAX: usize = 256;
 
 /// What is wrong with one setting of `cloudTags.profiles`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -1,0 +1,17 @@
+//! The names the cloud-tags contract fixes: its two annotations, the origin
+//! label, and where an XR keeps its labels, annotations and tags.
+
+/// Annotation holding extra labels as a JSON object (qualified keys may
+/// contain `:`, which Kubernetes label keys cannot).
+pub const LABELS_ANNOTATION: &str = "cloud-tags.plexsphere.io/labels";
+/// Annotation listing every skipped label as a JSON array.
+pub const SKIPPED_ANNOTATION: &str = "cloud-tags.plexsphere.io/skipped";
+/// Label marking where a resource came from; `adopted` ones never propagate.
+pub const ORIGIN_LABEL: &str = "platform/origin";
+
+/// Where an XR's labels live.
+pub const LABELS: &[&str] = &["metadata", "labels"];
+/// Where an XR's annotations (the label-set annotation among them) live.
+pub const ANNOTATIONS: &[&str] = &["metadata", "annotations"];
+/// Where an XR's tags live.
+pub const CLOUD_TAGS: &[&str] = &["spec", "cloudTags"];

@@ -1,0 +1,185 @@
+#!/usr/bin/env python3
+"""Checks that the core's modules import each other without a cycle.
+
+Each file under crates/core/src is a module (`capi/owners.rs` is
+`capi::owners`, `lib.rs` the crate root). A module depends on another when
+its non-test code names it in a path: `use crate::…`, `use super::…`,
+`use self::…`, a child module by its bare name, or such a path inside an
+expression; `use` trees with braces are expanded. A path names the longest
+module it starts with (`crate::capi::rules::KindMatch` is `capi::rules`).
+Comments and `#[cfg(test)]` modules are left out: tests may reach anywhere.
+
+A parent file declaring its children (`mod owners;`) is not an import, and
+neither is a child naming its parent's items through `super::` when the
+parent does not import the child back: a cycle is two modules that each
+need the other, whatever the path between them.
+
+Usage: scripts/check_module_graph.py [SRC_DIR] [--print]
+Exit 0 with no cycle; 1 and each cycle's modules, with the imports that
+close it, otherwise. `--print` lists every module's imports.
+"""
+
+import os
+import re
+import sys
+
+
+def modules(src):
+    """{module path: file} for every .rs file below src."""
+    found = {}
+    for folder, _, files in os.walk(src):
+        for name in files:
+            if not name.endswith(".rs"):
+                continue
+            path = os.path.join(folder, name)
+            rel = os.path.relpath(path, src)[: -len(".rs")]
+            found["crate" if rel in ("lib", "main") else "crate::" + rel.replace(os.sep, "::")] = path
+    return found
+
+
+def strip(text):
+    """The code of a file without comments, strings and test modules."""
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+    text = re.sub(r"//[^\n]*", " ", text)
+    text = re.sub(r'"(?:\\.|[^"\\])*"', '""', text)
+    out, depth, skip_from = [], 0, None
+    # Drop every item behind #[cfg(test)] (a `mod tests { … }` block or a
+    # single item): from the attribute to the end of its braces.
+    pieces = re.split(r"(#\[cfg\(test\)\]|[{}])", text)
+    for piece in pieces:
+        if piece == "#[cfg(test)]" and skip_from is None:
+            skip_from = depth
+            continue
+        if piece == "{":
+            depth += 1
+        elif piece == "}":
+            depth -= 1
+            if skip_from is not None and depth == skip_from:
+                skip_from = None
+                continue
+        elif skip_from is not None and depth == skip_from and ";" in piece:
+            # `#[cfg(test)] use …;` or `#[cfg(test)] mod tests;`
+            piece = piece.split(";", 1)[1]
+            skip_from = None
+        if skip_from is None:
+            out.append(piece)
+    return "".join(out)
+
+
+def expand(tree):
+    """`a::{b, c::{d, e}}` as ['a::b', 'a::c::d', 'a::c::e']."""
+    tree = re.sub(r"\s+", "", tree)
+    start = tree.find("{")
+    if start < 0:
+        return [tree]
+    prefix, depth, parts, last = tree[:start], 0, [], start + 1
+    for i in range(start, len(tree)):
+        if tree[i] == "{":
+            depth += 1
+        elif tree[i] == "}":
+            depth -= 1
+            if depth == 0:
+                parts.append(tree[last:i])
+                break
+        elif tree[i] == "," and depth == 1:
+            parts.append(tree[last:i])
+            last = i + 1
+    return [p for part in parts if part for p in expand(prefix + part)]
+
+
+def imports(module, code, known):
+    """The modules `module`'s code names, itself left out."""
+    parent = module.rsplit("::", 1)[0] if module != "crate" else None
+    children = set(re.findall(r"\bmod\s+([a-z_][a-z0-9_]*)\s*;", code))
+    paths = []
+    for tree in re.findall(r"\buse\s+([^;]+);", code):
+        paths += [p.split(" as ")[0] for p in expand(tree)]
+    code_without_uses = re.sub(r"\buse\s+[^;]+;", " ", code)
+    paths += re.findall(r"\b(?:crate|super|self)(?:::[A-Za-z_][A-Za-z0-9_]*)+", code_without_uses)
+    paths += [
+        c + m for c in children for m in re.findall(r"\b" + c + r"((?:::[A-Za-z_][A-Za-z0-9_]*)+)", code_without_uses)
+    ]
+    found = set()
+    for path in paths:
+        parts = path.replace("r#", "").split("::")
+        head = parts[0]
+        if head == "crate":
+            base = ["crate"]
+        elif head == "super" and parent:
+            base = parent.split("::")
+        elif head == "self":
+            base = module.split("::")
+        elif head in children:
+            base = module.split("::") + [head]
+        else:
+            continue
+        rest = parts[1:] if head in ("crate", "super", "self") else parts[1:]
+        while rest and rest[0] == "super":
+            base, rest = base[:-1], rest[1:]
+        names = base + rest
+        for k in range(len(names), 0, -1):
+            candidate = "::".join(names[:k])
+            if candidate in known:
+                if candidate != module:
+                    found.add(candidate)
+                break
+    return found
+
+
+def cycles(graph):
+    """The strongly connected components with more than one module (Tarjan)."""
+    index, low, stack, on_stack, result, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                result.append(sorted(component))
+
+    sys.setrecursionlimit(10_000)
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return result
+
+
+def main(argv):
+    src = next((a for a in argv if not a.startswith("--")), "crates/core/src")
+    known = modules(src)
+    graph = {}
+    for module, path in known.items():
+        with open(path, encoding="utf-8") as f:
+            graph[module] = imports(module, strip(f.read()), known)
+    if "--print" in argv:
+        for module in sorted(graph):
+            print(module, "->", ", ".join(sorted(graph[module])) or "-")
+    found = cycles(graph)
+    if not found:
+        print(f"{len(known)} modules in {src}, no import cycle")
+        return 0
+    for component in found:
+        print("import cycle:", " ".join(component), file=sys.stderr)
+        for module in component:
+            inside = sorted(graph[module] & set(component))
+            print(f"  {module} imports {', '.join(inside)}", file=sys.stderr)
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
