@@ -10,6 +10,7 @@
 pub mod char_class;
 mod contract;
 pub mod infra;
+pub mod label_set;
 pub mod labels_annotation;
 pub mod profile;
 mod report;
@@ -17,56 +18,24 @@ pub mod tag_key;
 pub mod transform;
 pub mod user_profile;
 
-use crate::explain::{CloudTags, Explanation, LabelFate};
+use crate::explain::{CloudTags, Explanation};
 use crate::fields::{self, FieldError, FieldPath, StringMap};
 use crate::outcome::Outcome;
 use crate::plan::{MapEdit, Plan};
 use crate::quote::quoted;
 use crate::settings::{CloudTagSettings, Settings};
 use crate::sorted_map::map_of;
+use label_set::{LabelSet, Layer, Source};
 use profile::{Origin, TagProfile};
-pub(crate) use report::{blocked, label_fate, removal_note, skipped_edit, warnings};
+pub(crate) use report::{blocked, label_fates, removal_note, skipped_edit, warnings};
 pub use report::{skip_records, warning};
-use serde_json::{Map, Value};
-use std::borrow::Cow;
-use std::collections::BTreeSet;
+use serde_json::Value;
 use tag_key::TagKeys;
 use transform::Transformed;
 
 pub use contract::{
     ANNOTATIONS, CLOUD_TAGS, LABELS, LABELS_ANNOTATION, ORIGIN_LABEL, SKIPPED_ANNOTATION,
 };
-
-/// The label set of an XR: `metadata.labels` overlaid by the label-set
-/// annotation. Values borrow from the object or from the parsed annotation.
-struct LabelSet<'o, 'a> {
-    /// `metadata.labels` as decoded, every value checked to be a string
-    /// ([`fields::string_object`]), not copied into a map of its own.
-    labels: Option<&'o Map<String, Value>>,
-    extra: &'a labels_annotation::Entries<'o>,
-}
-
-impl<'o, 'a> LabelSet<'o, 'a> {
-    fn get(&self, key: &str) -> Option<&'a str>
-    where
-        'o: 'a,
-    {
-        self.extra.get(key).or_else(|| {
-            self.labels
-                .and_then(|labels| labels.get(key))
-                .and_then(Value::as_str)
-        })
-    }
-
-    /// `metadata.labels`, sorted by key.
-    fn labels(&self) -> impl Iterator<Item = (&'o str, &'o str)> + use<'o> {
-        let labels = self.labels;
-        labels
-            .into_iter()
-            .flatten()
-            .map(|(key, value)| (key.as_str(), value.as_str().unwrap_or_default()))
-    }
-}
 
 /// Decides the cloud tags of one XR; fills `explain` when given. The old
 /// object of an UPDATE (`Value::Null` when there is none, or when the
@@ -99,11 +68,16 @@ fn plan(
 ) -> Result<Outcome, FieldError> {
     let annotations = fields::string_map(object, ANNOTATIONS)?;
     let extra = parse_labels_annotation(&annotations)?;
-    let set = LabelSet {
-        labels: fields::string_object(object, LABELS)?,
-        extra: &extra,
-    };
-    if set.get(ORIGIN_LABEL) == Some("adopted") {
+    let labels = fields::string_object(object, LABELS)?;
+    let mut set = LabelSet::default();
+    if let Some(labels) = labels {
+        set = set.with(Source::OwnLabels, Layer::Object(labels));
+    }
+    let set = set.with(Source::OwnAnnotation, Layer::Annotation(&extra));
+    if set
+        .get(ORIGIN_LABEL)
+        .is_some_and(|(value, _)| value == "adopted")
+    {
         // Adopted resources never propagate: left exactly as submitted.
         if let Some(explain) = explain {
             explain.notes.push(format!(
@@ -125,18 +99,7 @@ fn plan(
             settings.tag_keys(settings.profiles.resolve(old_provider).0)
         })
         .filter(|old| old.prefix != keys.prefix);
-    let opted_in = if set.extra.is_empty() {
-        opted_in(&settings.propagating_labels, set.labels())
-    } else {
-        // The settings' keys come sorted, each once.
-        OptedIn(
-            settings
-                .propagating_labels
-                .iter()
-                .filter_map(|key| set.get(key).map(|value| (key.as_ref(), value)))
-                .collect(),
-        )
-    };
+    let opted_in = set.opted_in(&settings.propagating_labels);
     let mut transformed = transform::transform_sorted(&opted_in.0, profile, &keys, 0);
 
     let tags_present = fields::object(object, CLOUD_TAGS)?.is_some();
@@ -154,14 +117,22 @@ fn plan(
             Some(p) => format!("{} = {}", settings.provider_path.join("."), quoted(p)),
             None => format!("{} is absent", settings.provider_path.join(".")),
         };
-        let mut tags = explain_labels(&set, &opted_in, &transformed, &keys, &tags_edit);
-        tags.provider = provider_source;
-        tags.origin = origin.code().to_owned();
-        tags.why = why_profile(origin, provider, profile);
-        tags.no_tag_can_propagate = blocked(profile, &keys);
-        tags.profile = profile.name.clone().into_owned();
-        tags.prefix_from = keys.prefix_from(profile);
-        explain.cloud_tags = Some(tags);
+        explain.cloud_tags = Some(CloudTags {
+            provider: provider_source,
+            origin: origin.code().to_owned(),
+            why: why_profile(origin, provider, profile),
+            no_tag_can_propagate: blocked(profile, &keys),
+            prefix: keys.prefix.to_owned(),
+            prefix_from: keys.prefix_from(profile),
+            labels: label_fates(&set, &opted_in, &transformed, &keys, ""),
+            removed: tags_edit
+                .remove
+                .iter()
+                .map(|(k, why)| (k.clone(), why.clone()))
+                .collect(),
+            field: None,
+            profile: profile.name.clone().into_owned(),
+        });
     }
     let mut plan = Plan::default();
     plan.push(tags_edit);
@@ -180,50 +151,6 @@ pub fn prefix_in_force<'s>(object: &Value, settings: &'s CloudTagSettings) -> &'
     let provider = fields::string(object, &path).ok().flatten();
     let (profile, _) = settings.profiles.resolve(provider);
     settings.tag_keys(profile).prefix
-}
-
-/// Opted-in labels (qualified key, value), sorted by key, each key once:
-/// what [`transform::transform_sorted`] takes as it comes, without sorting it
-/// into a map first.
-#[derive(Debug, PartialEq)]
-pub(crate) struct OptedIn<'k, V>(pub(crate) Vec<(&'k str, V)>);
-
-impl<V: Copy> OptedIn<'_, V> {
-    /// Whether `key` is opted in.
-    pub(crate) fn contains_key(&self, key: &str) -> bool {
-        self.0.binary_search_by(|(k, _)| (*k).cmp(key)).is_ok()
-    }
-}
-
-/// The entries of a label set (`entries`: sorted by key, each key once, as
-/// a map iterates) whose keys are opted in, keyed by the settings' key. One
-/// pass over the two sorted sequences: a key is compared with its
-/// neighbours, not searched for (label keys often share long prefixes).
-pub(crate) fn opted_in<'k, 'e, V>(
-    keys: &'k [Cow<'_, str>],
-    entries: impl IntoIterator<Item = (&'e str, V)>,
-) -> OptedIn<'k, V> {
-    let mut keys = keys.iter().map(AsRef::as_ref).peekable();
-    let mut found = Vec::with_capacity(keys.len());
-    for (key, value) in entries {
-        while let Some(opted) = keys.peek() {
-            match (*opted).cmp(key) {
-                std::cmp::Ordering::Less => {
-                    keys.next();
-                }
-                std::cmp::Ordering::Equal => {
-                    found.push((*opted, value));
-                    keys.next();
-                    break;
-                }
-                std::cmp::Ordering::Greater => break,
-            }
-        }
-        if keys.peek().is_none() {
-            break;
-        }
-    }
-    OptedIn(found)
 }
 
 /// Why `profile` applied, naming the setting that selected it.
@@ -251,47 +178,6 @@ fn why_profile(origin: Origin, provider: Option<&str>, profile: &TagProfile) -> 
             "no provider value, so the fallback {} applies",
             profile.name
         ),
-    }
-}
-
-/// The fate of every label of the set (explanations only), as `plan`
-/// decided it: opted in or not in `opted_in`, tag or skip in `transformed`.
-fn explain_labels(
-    set: &LabelSet<'_, '_>,
-    opted_in: &OptedIn<'_, &str>,
-    transformed: &Transformed<'_>,
-    tag_keys: &TagKeys<'_>,
-    tags_edit: &MapEdit,
-) -> CloudTags {
-    let keys: BTreeSet<&str> = set
-        .labels()
-        .map(|(k, _)| k)
-        .chain(set.extra.keys())
-        .collect();
-    let labels = keys
-        .into_iter()
-        .map(|key| {
-            let source = if set.extra.contains_key(key) {
-                format!("annotation {LABELS_ANNOTATION}")
-            } else {
-                "metadata.labels".to_owned()
-            };
-            LabelFate {
-                qualified_key: key.to_owned(),
-                source,
-                fate: label_fate(key, opted_in.contains_key(key), transformed, tag_keys),
-            }
-        })
-        .collect();
-    CloudTags {
-        prefix: tag_keys.prefix.to_owned(),
-        labels,
-        removed: tags_edit
-            .remove
-            .iter()
-            .map(|(k, why)| (k.clone(), why.clone()))
-            .collect(),
-        ..CloudTags::default()
     }
 }
 
@@ -344,28 +230,5 @@ fn cloud_tags_edit(
         remove,
         drop_when_empty,
         ..MapEdit::upsert_map(CLOUD_TAGS, current, tags)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::collections::BTreeMap;
-
-    proptest::proptest! {
-        /// The one-pass join finds what looking each opted-in key up finds.
-        #[test]
-        fn opted_in_matches_lookups(
-            keys in proptest::collection::btree_set("[a-c]{0,3}", 0..8),
-            labels in proptest::collection::btree_map("[a-c]{0,3}", "[xy]{0,2}", 0..8),
-        ) {
-            let expected: BTreeMap<&str, &str> = keys
-                .iter()
-                .filter_map(|key| labels.get(key).map(|value| (key.as_str(), value.as_str())))
-                .collect();
-            let sorted: Vec<Cow<'_, str>> = keys.iter().map(|key| Cow::Borrowed(key.as_str())).collect();
-            let joined = opted_in(&sorted, labels.iter().map(|(k, v)| (k.as_str(), v.as_str())));
-            proptest::prop_assert_eq!(joined.0, expected.into_iter().collect::<Vec<_>>());
-        }
     }
 }

@@ -15,11 +15,11 @@ pub mod cluster;
 pub mod field;
 pub mod targets;
 
-use super::contract::LABELS_ANNOTATION;
+use super::label_set::{LabelSet, Layer, Source};
 use super::labels_annotation;
-use super::tag_key::TagKeys;
-use super::transform::{self, Transformed};
-use crate::explain::{CloudTags, Explanation, LabelFate};
+
+use super::transform;
+use crate::explain::{CloudTags, Explanation};
 use crate::fields::{self, FieldError, StringMap};
 use crate::lookup::{Lookup, ObjectRef};
 use crate::plan::Plan;
@@ -29,7 +29,6 @@ use crate::settings::{Settings, SettingsError};
 use crate::sorted_map::map_of;
 use crate::tags::profile::{GENERIC, Origin, TagProfile};
 use cluster::ClusterFound;
-use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use targets::{LabelSource, Target};
 
@@ -72,19 +71,6 @@ impl InfraTagsError {
         !matches!(self, InfraTagsError::Malformed { .. })
     }
 }
-
-/// Where a label of the label set comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Source {
-    ClusterLabels,
-    ClusterAnnotation,
-    OwnLabels,
-    OwnAnnotation,
-}
-
-/// The label set: (qualified key, value, where it comes from), sorted by
-/// key, each key once; later sources win.
-type LabelSet<'a> = Vec<(&'a str, &'a str, Source)>;
 
 /// The cloud-tag target row of an infrastructure object, when
 /// `cloudTags.capiInfrastructure` is on and the kind has one.
@@ -211,17 +197,15 @@ pub fn plan_tags(
 
     // Later sources win: the Cluster's labels, its annotation, the
     // object's labels, its annotation.
-    let set = LabelSet::new();
-    let cluster_labels = (cluster_labels.into_iter().flatten())
-        .map(|(key, value)| (key.as_str(), value.as_str().unwrap_or_default()));
-    let set = overlay(set, cluster_labels, Source::ClusterLabels);
-    let set = overlay(set, cluster_extra.iter(), Source::ClusterAnnotation);
-    let set = overlay(set, labels.iter().map(|(k, v)| (*k, *v)), Source::OwnLabels);
-    let set = overlay(set, own_extra.iter(), Source::OwnAnnotation);
-    let opted_in = super::opted_in(
-        &settings.propagating_labels,
-        set.iter().map(|(k, v, _)| (*k, *v)),
-    );
+    let mut set = LabelSet::default();
+    if let Some(cluster_labels) = cluster_labels {
+        set = set.with(Source::ClusterLabels, Layer::Object(cluster_labels));
+    }
+    let set = set
+        .with(Source::ClusterAnnotation, Layer::Annotation(&cluster_extra))
+        .with(Source::OwnLabels, Layer::Map(&labels))
+        .with(Source::OwnAnnotation, Layer::Annotation(&own_extra));
+    let opted_in = set.opted_in(&settings.propagating_labels);
 
     let keys = settings.tag_keys(profile);
     let taken = current.user_entries(&keys).count();
@@ -255,7 +239,7 @@ pub fn plan_tags(
             no_tag_can_propagate: super::blocked(profile, &keys),
             prefix: keys.prefix.to_owned(),
             prefix_from: keys.prefix_from(profile),
-            labels: label_fates(&set, &opted_in, &transformed, &keys, &found),
+            labels: super::label_fates(&set, &opted_in, &transformed, &keys, &cluster_name(&found)),
             removed: explained_removals.unwrap_or_default(),
             field: Some(target.field.join(".")),
             profile: profile.name.clone().into_owned(),
@@ -272,38 +256,6 @@ pub fn plan_tags(
     }
     plan.merge(skip_edit);
     Ok(warnings)
-}
-
-/// Puts `entries` over the label set, each from `source`. Every source
-/// iterates sorted by key (maps, and the labels annotation's entries), so
-/// this is one pass over two sorted runs, a key both hold taking the
-/// entry's value: each key is compared with its neighbours, not searched
-/// for in a tree (label keys often share long prefixes). Not through
-/// [`crate::sorted_map::merge`], which peeks both runs at every step: on
-/// infra-awscluster-class that cost 6,600 more instructions (BENCHMARKS.md).
-fn overlay<'a>(
-    set: LabelSet<'a>,
-    entries: impl Iterator<Item = (&'a str, &'a str)>,
-    source: Source,
-) -> LabelSet<'a> {
-    let mut merged = Vec::with_capacity(set.len() + entries.size_hint().0);
-    let mut held = set.into_iter().peekable();
-    for (key, value) in entries {
-        loop {
-            match held.peek().map(|(held_key, ..)| (*held_key).cmp(key)) {
-                Some(Ordering::Less) => merged.extend(held.next()),
-                Some(Ordering::Equal) => {
-                    held.next();
-                    break;
-                }
-                _ => break,
-            }
-        }
-        merged.push((key, value, source));
-    }
-    merged.extend(held);
-    debug_assert!(merged.windows(2).all(|pair| pair[0].0 < pair[1].0));
-    merged
 }
 
 fn malformed(object: ObjectRef, error: FieldError) -> InfraTagsError {
@@ -362,63 +314,10 @@ fn why_profile(
     }
 }
 
-/// The fate of every label of the set (explanations only).
-fn label_fates(
-    set: &LabelSet<'_>,
-    opted_in: &super::OptedIn<'_, &str>,
-    transformed: &Transformed<'_>,
-    keys: &TagKeys<'_>,
-    found: &ClusterFound,
-) -> Vec<LabelFate> {
-    let cluster = match found {
+/// The Cluster the labels were read from, as explanations name it.
+fn cluster_name(found: &ClusterFound) -> String {
+    match found {
         ClusterFound::Read(reference, _) => reference.to_string(),
         _ => String::new(),
-    };
-    set.iter()
-        .map(|(key, _, source)| LabelFate {
-            qualified_key: (*key).to_owned(),
-            source: match source {
-                Source::ClusterLabels => format!("{cluster} metadata.labels"),
-                Source::ClusterAnnotation => format!("{cluster} annotation {LABELS_ANNOTATION}"),
-                Source::OwnLabels => "metadata.labels".to_owned(),
-                Source::OwnAnnotation => format!("annotation {LABELS_ANNOTATION}"),
-            },
-            fate: super::label_fate(key, opted_in.contains_key(key), transformed, keys),
-        })
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    proptest::proptest! {
-        /// The one-pass overlay gives what inserting every source's
-        /// entries into one map, in source order, gives.
-        #[test]
-        fn overlay_matches_inserts(
-            sources in proptest::collection::vec(
-                proptest::collection::btree_map("[a-c]{0,3}", "[xy]{0,2}", 0..8),
-                4,
-            ),
-        ) {
-            let order = [
-                Source::ClusterLabels,
-                Source::ClusterAnnotation,
-                Source::OwnLabels,
-                Source::OwnAnnotation,
-            ];
-            let mut expected = BTreeMap::new();
-            let mut set = LabelSet::new();
-            for (entries, source) in sources.iter().zip(order) {
-                for (key, value) in entries {
-                    expected.insert(key.as_str(), (value.as_str(), source));
-                }
-                let entries = entries.iter().map(|(k, v)| (k.as_str(), v.as_str()));
-                set = overlay(set, entries, source);
-            }
-            let expected: Vec<_> = expected.into_iter().map(|(k, (v, s))| (k, v, s)).collect();
-            proptest::prop_assert_eq!(set, expected);
-        }
     }
 }

@@ -4,10 +4,11 @@
 //! resources and CAPI infrastructure.
 
 use super::contract::{ANNOTATIONS, SKIPPED_ANNOTATION};
+use super::label_set::{LabelSet, OptedIn};
 use super::profile::TagProfile;
 use super::tag_key::TagKeys;
 use super::transform::{self, Skip, SkipReason, Transformed};
-use crate::explain::TagFate;
+use crate::explain::{LabelFate, TagFate};
 use crate::fields::StringMap;
 use crate::plan::MapEdit;
 use crate::quote::quoted;
@@ -57,8 +58,27 @@ pub(crate) fn blocked(profile: &TagProfile, keys: &TagKeys<'_>) -> Option<String
     ))
 }
 
+/// The fate of every label of `set` (explanations only), as the plan
+/// decided it: opted in or not in `opted_in`, tag or skip in `transformed`;
+/// `cluster` names the Cluster a Cluster source was read from.
+pub(crate) fn label_fates(
+    set: &LabelSet<'_>,
+    opted_in: &OptedIn<'_, &str>,
+    transformed: &Transformed<'_>,
+    keys: &TagKeys<'_>,
+    cluster: &str,
+) -> Vec<LabelFate> {
+    (set.sources().into_iter())
+        .map(|(key, source)| LabelFate {
+            qualified_key: key.to_owned(),
+            source: source.describe(cluster),
+            fate: label_fate(key, opted_in.contains_key(key), transformed, keys),
+        })
+        .collect()
+}
+
 /// What became of label `key`, as the transform decided it.
-pub(crate) fn label_fate(
+fn label_fate(
     key: &str,
     opted_in: bool,
     transformed: &Transformed<'_>,

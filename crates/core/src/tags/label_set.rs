@@ -1,0 +1,175 @@
+//! The label set tags are computed from, for every tag target: up to four
+//! sources, each sorted by key, a later one winning a key both hold
+//! (README, "Cloud tags": a Cluster's labels and annotation, then the
+//! object's labels and annotation). A composite resource has the object's
+//! two; an infrastructure object of a "Cluster + object" row all four.
+//!
+//! The sources are read where they lie, never merged into a map of their
+//! own: the opted-in labels (a handful) are found in them, and only an
+//! explanation lists every label.
+
+use super::contract::LABELS_ANNOTATION;
+use super::labels_annotation::Entries;
+use crate::fields::StringMap;
+use serde_json::{Map, Value};
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+/// Where a label of the set comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// The owning Cluster's `metadata.labels`.
+    ClusterLabels,
+    /// The owning Cluster's label-set annotation.
+    ClusterAnnotation,
+    /// The object's `metadata.labels`.
+    OwnLabels,
+    /// The object's label-set annotation.
+    OwnAnnotation,
+}
+
+/// One source's entries, each key once.
+#[derive(Debug, Clone, Copy)]
+pub enum Layer<'s> {
+    /// A labels map read in place (every value checked to be a string).
+    Object(&'s Map<String, Value>),
+    /// A labels map as a plan leaves it.
+    Map(&'s StringMap<'s>),
+    /// The label-set annotation's entries.
+    Annotation(&'s Entries<'s>),
+}
+
+impl<'s> Layer<'s> {
+    fn get(self, key: &str) -> Option<&'s str> {
+        match self {
+            Layer::Object(map) => map.get(key).and_then(Value::as_str),
+            Layer::Map(map) => map.get(key).copied(),
+            Layer::Annotation(entries) => entries.get(key),
+        }
+    }
+
+    fn keys(self) -> Box<dyn Iterator<Item = &'s str> + 's> {
+        match self {
+            Layer::Object(map) => Box::new(map.keys().map(String::as_str)),
+            Layer::Map(map) => Box::new(map.keys().copied()),
+            Layer::Annotation(entries) => Box::new(entries.keys()),
+        }
+    }
+}
+
+/// The sources of one object's label set, the lowest first.
+#[derive(Debug, Default)]
+pub struct LabelSet<'s> {
+    layers: Vec<(Source, Layer<'s>)>,
+}
+
+impl<'s> LabelSet<'s> {
+    /// Adds `layer` over the sources already held.
+    pub fn with(mut self, source: Source, layer: Layer<'s>) -> Self {
+        self.layers.push((source, layer));
+        self
+    }
+
+    /// The value of `key` and the source it comes from: the last source
+    /// that holds it.
+    pub fn get(&self, key: &str) -> Option<(&'s str, Source)> {
+        (self.layers.iter().rev()).find_map(|(source, layer)| Some((layer.get(key)?, *source)))
+    }
+
+    /// The opted-in labels (`keys`: sorted, each once, as the settings keep
+    /// them) with their values, in key order. Each key is looked up, not
+    /// joined against a source's order: a handful of keys, and nothing
+    /// rests on how a map iterates.
+    pub fn opted_in<'k>(&self, keys: &'k [Cow<'_, str>]) -> OptedIn<'k, &'s str> {
+        OptedIn(
+            keys.iter()
+                .filter_map(|key| Some((key.as_ref(), self.get(key)?.0)))
+                .collect(),
+        )
+    }
+
+    /// Every label of the set with the source it comes from, sorted by key
+    /// (explanations only).
+    pub fn sources(&self) -> BTreeMap<&'s str, Source> {
+        let mut sources = BTreeMap::new();
+        for (source, layer) in &self.layers {
+            sources.extend(layer.keys().map(|key| (key, *source)));
+        }
+        sources
+    }
+}
+
+/// Opted-in labels (qualified key, value), sorted by key, each key once:
+/// what [`super::transform::transform_sorted`] takes as it comes.
+#[derive(Debug, PartialEq)]
+pub struct OptedIn<'k, V>(pub Vec<(&'k str, V)>);
+
+impl<V> OptedIn<'_, V> {
+    /// Whether `key` is opted in.
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.0.binary_search_by(|(k, _)| (*k).cmp(key)).is_ok()
+    }
+}
+
+impl Source {
+    /// Where a label of this source is read, as explanations name it;
+    /// `cluster` names the Cluster a Cluster source was read from.
+    pub fn describe(self, cluster: &str) -> String {
+        match self {
+            Source::ClusterLabels => format!("{cluster} metadata.labels"),
+            Source::ClusterAnnotation => format!("{cluster} annotation {LABELS_ANNOTATION}"),
+            Source::OwnLabels => "metadata.labels".to_owned(),
+            Source::OwnAnnotation => format!("annotation {LABELS_ANNOTATION}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    proptest::proptest! {
+        /// A set of four sources gives, for every key, what inserting every
+        /// source's entries into one map, in source order, gives: for a
+        /// look-up, for the opted-in labels, and for the explanation.
+        #[test]
+        fn later_sources_win(
+            sources in proptest::collection::vec(
+                proptest::collection::btree_map("[a-c]{0,3}", "[xy]{0,2}", 0..8),
+                4,
+            ),
+            keys in proptest::collection::btree_set("[a-c]{0,3}", 0..8),
+        ) {
+            let order = [
+                Source::ClusterLabels,
+                Source::ClusterAnnotation,
+                Source::OwnLabels,
+                Source::OwnAnnotation,
+            ];
+            let maps: Vec<StringMap> = sources
+                .iter()
+                .map(|entries| entries.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect())
+                .collect();
+            let mut expected = BTreeMap::new();
+            let mut set = LabelSet::default();
+            for (map, source) in maps.iter().zip(order) {
+                for (key, value) in map {
+                    expected.insert(*key, (*value, source));
+                }
+                set = set.with(source, Layer::Map(map));
+            }
+            for key in ["", "a", "ab", "abc", "b", "cc"] {
+                proptest::prop_assert_eq!(set.get(key), expected.get(key).copied());
+            }
+            let sources: BTreeMap<&str, Source> =
+                expected.iter().map(|(k, (_, s))| (*k, *s)).collect();
+            proptest::prop_assert_eq!(set.sources(), sources);
+            let keys: Vec<Cow<str>> = keys.iter().map(|k| Cow::Borrowed(k.as_str())).collect();
+            let opted: Vec<(&str, &str)> = keys
+                .iter()
+                .filter_map(|k| Some((k.as_ref(), expected.get(k.as_ref())?.0)))
+                .collect();
+            proptest::prop_assert_eq!(set.opted_in(&keys).0, opted);
+        }
+    }
+}
