@@ -9,6 +9,8 @@
 
 pub mod char_class;
 mod contract;
+mod decision;
+pub mod field;
 pub mod infra;
 pub mod label_set;
 pub mod labels_annotation;
@@ -21,20 +23,19 @@ pub mod user_profile;
 use crate::explain::{CloudTags, Explanation};
 use crate::fields::{self, FieldError, FieldPath, StringMap};
 use crate::outcome::Outcome;
-use crate::plan::{MapEdit, Plan};
+use crate::plan::Plan;
 use crate::quote::quoted;
 use crate::settings::{CloudTagSettings, Settings};
-use crate::sorted_map::map_of;
+use decision::Inputs;
+use field::Owned;
 use label_set::{LabelSet, Layer, Source};
 use profile::{Origin, TagProfile};
-pub(crate) use report::{blocked, label_fates, removal_note, skipped_edit, warnings};
 pub use report::{skip_records, warning};
 use serde_json::Value;
-use tag_key::TagKeys;
-use transform::Transformed;
 
 pub use contract::{
-    ANNOTATIONS, CLOUD_TAGS, LABELS, LABELS_ANNOTATION, ORIGIN_LABEL, SKIPPED_ANNOTATION,
+    ANNOTATIONS, CLOUD_TAGS, CLOUD_TAGS_FIELD, LABELS, LABELS_ANNOTATION, ORIGIN_LABEL,
+    SKIPPED_ANNOTATION,
 };
 
 /// Decides the cloud tags of one XR; fills `explain` when given. The old
@@ -93,53 +94,53 @@ fn plan(
     let keys = settings.tag_keys(profile);
     // An UPDATE that moves the object to a profile with another prefix:
     // the entries under the old one were the policy's, and go too.
-    let old_keys = (!old_object.is_null())
+    let old_prefix = (!old_object.is_null())
         .then(|| {
             let old_provider = fields::string(old_object, &provider_path).ok().flatten();
-            settings.tag_keys(settings.profiles.resolve(old_provider).0)
+            settings
+                .tag_keys(settings.profiles.resolve(old_provider).0)
+                .prefix
         })
-        .filter(|old| old.prefix != keys.prefix);
-    let opted_in = set.opted_in(&settings.propagating_labels);
-    let mut transformed = transform::transform_sorted(&opted_in.0, profile, &keys, 0);
-
-    let tags_present = fields::object(object, CLOUD_TAGS)?.is_some();
-    let current_tags = fields::string_map(object, CLOUD_TAGS)?;
-    let owned = |key: &str| keys.owns(key) || old_keys.is_some_and(|old| old.owns(key));
-    let tags_edit = cloud_tags_edit(
-        &current_tags,
-        tags_present,
-        &mut transformed,
-        (profile, &keys),
-        owned,
+        .filter(|old| *old != keys.prefix);
+    let current = field::read(object, CLOUD_TAGS_FIELD)?;
+    let decided = decision::decide(
+        Inputs {
+            field: CLOUD_TAGS_FIELD,
+            set: &set,
+            current: &current,
+            profile: (profile, origin),
+            keys,
+            owned: Owned {
+                prefix: keys.prefix,
+                old_prefix,
+            },
+            user_room: false,
+            propagating: &settings.propagating_labels,
+            annotations: &annotations,
+            cluster: "",
+        },
+        explain.is_some(),
+        String::new,
     );
-    if let Some(explain) = explain {
-        let provider_source = match provider {
-            Some(p) => format!("{} = {}", settings.provider_path.join("."), quoted(p)),
-            None => format!("{} is absent", settings.provider_path.join(".")),
-        };
+    if let (Some(explain), Some(explained)) = (explain, decided.explained) {
+        let path = settings.provider_path.join(".");
         explain.cloud_tags = Some(CloudTags {
-            provider: provider_source,
-            origin: origin.code().to_owned(),
+            provider: match provider {
+                Some(p) => format!("{path} = {}", quoted(p)),
+                None => format!("{path} is absent"),
+            },
             why: why_profile(origin, provider, profile),
-            no_tag_can_propagate: blocked(profile, &keys),
-            prefix: keys.prefix.to_owned(),
-            prefix_from: keys.prefix_from(profile),
-            labels: label_fates(&set, &opted_in, &transformed, &keys, ""),
-            removed: tags_edit
-                .remove
-                .iter()
-                .map(|(k, why)| (k.clone(), why.clone()))
-                .collect(),
-            field: None,
-            profile: profile.name.clone().into_owned(),
+            ..explained
         });
     }
     let mut plan = Plan::default();
-    plan.push(tags_edit);
-    plan.push(skipped_edit(&annotations, &transformed.skipped));
+    if let Some(edit) = decided.edit {
+        plan.push(edit);
+    }
+    plan.push(decided.skipped);
 
     let mut outcome = Outcome::with_plan(plan);
-    outcome.warnings = warnings(profile, &keys, &transformed.skipped);
+    outcome.warnings = decided.warnings;
     Ok(outcome)
 }
 
@@ -200,35 +201,4 @@ pub(crate) fn parse_labels_annotation<'o>(
         };
         FieldError::new(field, malformed)
     })
-}
-
-/// `spec.cloudTags` = the user's entries + the computed tags; stale
-/// entries the policy `owned` go; the map is dropped when it ends up empty.
-/// The tags move out of `transformed` into the edit, and from there into
-/// the object: each tag key is allocated once, by the transform.
-fn cloud_tags_edit(
-    current: &StringMap<'_>,
-    present: bool,
-    transformed: &mut Transformed<'_>,
-    (profile, keys): (&TagProfile, &TagKeys<'_>),
-    owned: impl Fn(&str) -> bool,
-) -> MapEdit {
-    let remove = map_of(
-        current
-            .iter()
-            .filter(|(key, _)| owned(key) && !transformed.tags.contains_key(key))
-            .map(|(key, value)| {
-                let why = removal_note(key, value, transformed, profile, keys);
-                ((*key).to_owned(), why)
-            })
-            .collect(),
-    );
-    let keeps_user_entries = current.keys().any(|key| !owned(key));
-    let drop_when_empty = present && transformed.tags.is_empty() && !keeps_user_entries;
-    let tags = std::mem::take(&mut transformed.tags);
-    MapEdit {
-        remove,
-        drop_when_empty,
-        ..MapEdit::upsert_map(CLOUD_TAGS, current, tags)
-    }
 }

@@ -12,13 +12,13 @@
 //! annotation; *report* each skip as a warning.
 
 pub mod cluster;
-pub mod field;
 pub mod targets;
 
 use super::label_set::{LabelSet, Layer, Source};
 use super::labels_annotation;
 
-use super::transform;
+use super::decision::Inputs;
+use super::field::{self, Owned};
 use crate::explain::{CloudTags, Explanation};
 use crate::fields::{self, FieldError, StringMap};
 use crate::lookup::{Lookup, ObjectRef};
@@ -26,10 +26,8 @@ use crate::plan::Plan;
 use crate::quote::quoted;
 use crate::request::AdmissionRequest;
 use crate::settings::{Settings, SettingsError};
-use crate::sorted_map::map_of;
 use crate::tags::profile::{GENERIC, Origin, TagProfile};
 use cluster::ClusterFound;
-use std::collections::BTreeMap;
 use targets::{LabelSource, Target};
 
 const LABELS: &[&str] = &["metadata", "labels"];
@@ -94,7 +92,7 @@ pub fn read_field<'o>(
     if target.create_only && request.operation != "CREATE" {
         return Ok(None);
     }
-    field::read(&request.object, target)
+    field::read(&request.object, target.tag_field())
         .map(Some)
         .map_err(|error| malformed(own_reference(request, namespace), error))
 }
@@ -205,44 +203,33 @@ pub fn plan_tags(
         .with(Source::ClusterAnnotation, Layer::Annotation(&cluster_extra))
         .with(Source::OwnLabels, Layer::Map(&labels))
         .with(Source::OwnAnnotation, Layer::Annotation(&own_extra));
-    let opted_in = set.opted_in(&settings.propagating_labels);
-
     let keys = settings.tag_keys(profile);
-    let taken = current.user_entries(&keys).count();
-    let mut transformed = transform::transform_sorted(&opted_in.0, profile, &keys, taken);
-    let removed: BTreeMap<String, String> = map_of(
-        current
-            .prefixed(&keys)
-            .filter(|(key, _)| !transformed.tags.contains_key(key))
-            .map(|(key, value)| {
-                let why = super::removal_note(key, value, &transformed, profile, &keys);
-                (key.to_owned(), why)
-            })
-            .collect(),
+    let cluster = cluster_name(&found);
+    let decided = super::decision::decide(
+        Inputs {
+            field: target.tag_field(),
+            set: &set,
+            current: &current,
+            profile: (profile, origin),
+            keys,
+            owned: Owned {
+                prefix: keys.prefix,
+                old_prefix: None,
+            },
+            user_room: true,
+            propagating: &settings.propagating_labels,
+            annotations: &annotations,
+            cluster: &cluster,
+        },
+        explain.is_some(),
+        || labels_source(&found, profile),
     );
-    let explained_removals = explain.is_some().then(|| {
-        removed
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect()
-    });
-    let edit = field::edit(target, &current, &keys, &mut transformed, removed, || {
-        labels_source(&found, profile)
-    });
-    let skip_edit = super::skipped_edit(&annotations, &transformed.skipped);
-    let warnings = super::warnings(profile, &keys, &transformed.skipped);
-    if let Some(explain) = explain {
+    if let (Some(explain), Some(explained)) = (explain, decided.explained) {
         explain.cloud_tags = Some(CloudTags {
             provider: labels_source(&found, profile),
-            origin: origin.code().to_owned(),
             why: why_profile(request, target, origin, profile),
-            no_tag_can_propagate: super::blocked(profile, &keys),
-            prefix: keys.prefix.to_owned(),
-            prefix_from: keys.prefix_from(profile),
-            labels: super::label_fates(&set, &opted_in, &transformed, &keys, &cluster_name(&found)),
-            removed: explained_removals.unwrap_or_default(),
             field: Some(target.field.join(".")),
-            profile: profile.name.clone().into_owned(),
+            ..explained
         });
         if let ClusterFound::NotFound(reference) = &found {
             explain.notes.push(format!(
@@ -250,12 +237,11 @@ pub fn plan_tags(
             ));
         }
     }
-    drop(transformed);
-    if let Some(edit) = edit {
+    if let Some(edit) = decided.edit {
         plan.push(edit);
     }
-    plan.merge(skip_edit);
-    Ok(warnings)
+    plan.merge(decided.skipped);
+    Ok(decided.warnings)
 }
 
 fn malformed(object: ObjectRef, error: FieldError) -> InfraTagsError {

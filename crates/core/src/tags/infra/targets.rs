@@ -15,16 +15,8 @@
 //! AzureManaged*). Adding a provider kind is one row.
 
 use crate::capi::rules::KindMatch;
-
-/// How the tag field holds its entries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Shape {
-    /// A map of tag key to value (`additionalTags: {k: v}`).
-    Map,
-    /// A list of `{key, value}` objects (CAPO `serverMetadata`, a list map
-    /// keyed by `key`).
-    KeyValueList,
-}
+pub use crate::tags::field::Shape;
+use crate::tags::field::{TagField, WhenEmpty};
 
 /// Whose labels become the object's tags.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -186,6 +178,17 @@ pub const TARGETS: &[Target] = &[
         upstream: "cluster-api-provider-openstack api/v1beta1/openstackmachine_types.go",
     },
 ];
+
+impl Target {
+    /// The row's tag field: a field the user wrote, even empty, stays.
+    pub const fn tag_field(&self) -> TagField {
+        TagField {
+            path: self.field,
+            shape: self.shape,
+            when_empty: WhenEmpty::KeptIfWritten,
+        }
+    }
+}
 
 /// The row for an object of `group`/`kind` at API `version`, if any.
 pub fn target_for(group: &str, kind: &str, version: &str) -> Option<&'static Target> {

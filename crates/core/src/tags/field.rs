@@ -1,5 +1,6 @@
-//! The tag field of an infrastructure object: read in either shape, and the
-//! one edit that makes its prefixed entries exactly the computed tags.
+//! A tag field (a composite resource's `spec.cloudTags`, an infrastructure
+//! object's provider field): read in either shape, and the one edit that
+//! makes the policy's entries exactly the computed tags.
 //!
 //! Entries whose key does not start with the tag prefix are the user's and
 //! are kept (in a list, in their order); the prefixed entries are the
@@ -7,13 +8,63 @@
 //! the API server checks the schema, so a field of the wrong shape is
 //! rejected naming the field rather than guessed at.
 
-use super::targets::{Shape, Target};
 use crate::fields::{self, FieldError, FieldPath, Problem};
 use crate::plan::{Edit, FieldEdit, MapEdit};
-use crate::tags::tag_key::TagKeys;
 use crate::tags::transform::Transformed;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
+
+/// How the tag field holds its entries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// A map of tag key to value (`additionalTags: {k: v}`).
+    Map,
+    /// A list of `{key, value}` objects (CAPO `serverMetadata`, a list map
+    /// keyed by `key`).
+    KeyValueList,
+}
+
+/// A tag field: where it lies, how it holds its entries, and what it
+/// becomes when left with none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TagField {
+    /// Its path.
+    pub path: &'static [&'static str],
+    /// How it holds its entries.
+    pub shape: Shape,
+    /// What it becomes when left with no entry.
+    pub when_empty: WhenEmpty,
+}
+
+/// What a tag field left with no entry becomes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WhenEmpty {
+    /// It goes, even one submitted empty: a composite resource's
+    /// `spec.cloudTags` is absent when there is no tag.
+    Absent,
+    /// It goes when the policy's last tags leave it; one the user wrote,
+    /// even empty, stays (an infrastructure object's field).
+    KeptIfWritten,
+}
+
+/// Which entries of a tag field are the policy's: those under the prefix
+/// in force, and on a composite resource's UPDATE that changed its profile
+/// those under the old profile's prefix too. Every other entry is the
+/// user's.
+#[derive(Debug, Clone, Copy)]
+pub struct Owned<'s> {
+    /// The prefix in force.
+    pub prefix: &'s str,
+    /// The previous profile's prefix, when it differs.
+    pub old_prefix: Option<&'s str>,
+}
+
+impl Owned<'_> {
+    /// Whether the entry `key` is the policy's.
+    pub fn owns(&self, key: &str) -> bool {
+        key.starts_with(self.prefix) || self.old_prefix.is_some_and(|old| key.starts_with(old))
+    }
+}
 
 /// The tag field as submitted.
 #[derive(Debug)]
@@ -29,25 +80,26 @@ pub struct Current<'o> {
 }
 
 impl Current<'_> {
-    /// The entries the user wrote (keys without the prefix in force): they
-    /// take room under the profile's cap.
-    pub fn user_entries(&self, keys: &TagKeys<'_>) -> impl Iterator<Item = (&str, &str)> {
-        (self.entries.iter().copied()).filter(|(key, _)| !keys.owns(key))
+    /// The entries the user wrote: on infrastructure they take room under
+    /// the profile's cap.
+    pub fn user_entries(&self, owned: Owned<'_>) -> impl Iterator<Item = (&str, &str)> {
+        (self.entries.iter().copied()).filter(move |(key, _)| !owned.owns(key))
     }
 
-    /// The entries the policy owns (keys with the prefix in force).
-    pub fn prefixed(&self, keys: &TagKeys<'_>) -> impl Iterator<Item = (&str, &str)> {
-        (self.entries.iter().copied()).filter(|(key, _)| keys.owns(key))
+    /// The entries the policy owns.
+    pub fn policy_entries(&self, owned: Owned<'_>) -> impl Iterator<Item = (&str, &str)> {
+        (self.entries.iter().copied()).filter(move |(key, _)| owned.owns(key))
     }
 }
 
-/// Reads the target's tag field of `object`.
-pub fn read<'o>(object: &'o Value, target: &Target) -> Result<Current<'o>, FieldError> {
-    match target.shape {
+/// Reads the tag field of `object`.
+pub fn read<'o>(object: &'o Value, field: TagField) -> Result<Current<'o>, FieldError> {
+    let path = field.path;
+    match field.shape {
         Shape::Map => {
-            let map = fields::object(object, target.field)?;
+            let map = fields::object(object, path)?;
             let entries = match map {
-                Some(map) => fields::string_entries(map, || FieldPath::of(target.field))?
+                Some(map) => fields::string_entries(map, || FieldPath::of(path))?
                     .into_iter()
                     .collect(),
                 None => Vec::new(),
@@ -59,12 +111,12 @@ pub fn read<'o>(object: &'o Value, target: &Target) -> Result<Current<'o>, Field
             })
         }
         Shape::KeyValueList => {
-            let items = match fields::get(object, target.field)? {
+            let items = match fields::get(object, path)? {
                 None => None,
                 Some(Value::Array(items)) => Some(items),
                 Some(other) => {
                     return Err(FieldError::expected(
-                        FieldPath::of(target.field),
+                        FieldPath::of(path),
                         "a list of {key, value} objects",
                         other,
                     ));
@@ -74,7 +126,7 @@ pub fn read<'o>(object: &'o Value, target: &Target) -> Result<Current<'o>, Field
                 .into_iter()
                 .flatten()
                 .enumerate()
-                .map(|(i, item)| list_entry(target.field, i, item))
+                .map(|(i, item)| list_entry(path, i, item))
                 .collect::<Result<_, _>>()?;
             Ok(Current {
                 present: items.is_some(),
@@ -117,31 +169,33 @@ fn list_entry<'o>(
 }
 
 /// The edit that leaves the user's entries as they are and makes the
-/// prefixed ones exactly `transformed.tags`, or `None` when the field
-/// already holds them. The tags move out of `transformed`; `remove` holds
-/// each prefixed entry that is not among them, with why it goes (for
-/// reports), and `source` says where the tags come from.
+/// policy's exactly `transformed.tags`, or `None` when the field already
+/// holds them. The tags move out of `transformed`; `remove` holds each
+/// policy entry that is not among them, with why it goes (for reports), and
+/// `source` says where the tags come from.
 pub fn edit(
-    target: &'static Target,
+    field: TagField,
     current: &Current<'_>,
-    keys: &TagKeys<'_>,
+    owned: Owned<'_>,
     transformed: &mut Transformed<'_>,
     remove: BTreeMap<String, String>,
     source: impl FnOnce() -> String,
 ) -> Option<Edit> {
     let tags = std::mem::take(&mut transformed.tags);
-    match target.shape {
+    let no_user_entry = current.user_entries(owned).next().is_none();
+    match field.shape {
         Shape::Map => {
             let held: fields::StringMap = crate::sorted_map::map_of(current.entries.clone());
-            // A field the user wrote stays, even empty; one that held only
-            // the policy's tags goes with the last of them, as it came.
             let drop_when_empty = tags.is_empty()
-                && !remove.is_empty()
-                && current.user_entries(keys).next().is_none();
+                && no_user_entry
+                && match field.when_empty {
+                    WhenEmpty::Absent => current.present,
+                    WhenEmpty::KeptIfWritten => !remove.is_empty(),
+                };
             let edit = MapEdit {
                 remove,
                 drop_when_empty,
-                ..MapEdit::upsert_map(target.field, &held, tags)
+                ..MapEdit::upsert_map(field.path, &held, tags)
             };
             (!edit.is_empty()).then_some(Edit::Map(edit))
         }
@@ -157,7 +211,8 @@ pub fn edit(
                     ("value".to_owned(), Value::String(value.to_owned())),
                 ]))
             };
-            let wanted: Vec<(&str, &str)> = current.user_entries(keys).chain(tags.iter()).collect();
+            let wanted: Vec<(&str, &str)> =
+                current.user_entries(owned).chain(tags.iter()).collect();
             if wanted == current.entries {
                 return None;
             }
@@ -165,7 +220,7 @@ pub fn edit(
             // them, as a map does.
             if wanted.is_empty() {
                 return Some(Edit::Field(FieldEdit {
-                    path: target.field,
+                    path: field.path,
                     entry: None,
                     value: Value::Null,
                     was: Some(Value::Array(current.items.to_vec())),
@@ -176,11 +231,11 @@ pub fn edit(
                 .entries
                 .iter()
                 .zip(current.items)
-                .filter(|((key, _), _)| !keys.owns(key))
+                .filter(|((key, _), _)| !owned.owns(key))
                 .map(|(_, item)| item.clone());
             let tag_items = tags.iter().map(|(key, value)| entry(key, value));
             Some(Edit::Field(FieldEdit {
-                path: target.field,
+                path: field.path,
                 entry: None,
                 value: Value::Array(user_items.chain(tag_items).collect()),
                 was: current

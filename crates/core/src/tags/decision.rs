@@ -1,0 +1,113 @@
+//! The part of a tag decision every target shares, once its label set,
+//! profile and tag field are read: the opted-in labels transformed under
+//! the profile, the field's edit (stale policy entries removed, the field
+//! dropped when the contract says), the skip annotation's edit and the
+//! warnings. Composite resources and infrastructure objects differ only in
+//! how those inputs are found, never in what is decided from them.
+
+use super::field::{Current, Owned, TagField};
+use super::label_set::{LabelSet, OptedIn};
+use super::profile::{Origin, TagProfile};
+use super::report::{blocked, label_fates, removal_note, skipped_edit, warnings};
+use super::tag_key::TagKeys;
+use super::transform;
+use crate::explain::CloudTags;
+use crate::fields::StringMap;
+use crate::plan::{Edit, MapEdit};
+use crate::sorted_map::map_of;
+use std::borrow::Cow;
+
+/// What one target's tags are decided from.
+pub struct Inputs<'a, 's> {
+    /// The tag field.
+    pub field: TagField,
+    /// The label set.
+    pub set: &'a LabelSet<'s>,
+    /// The field as submitted.
+    pub current: &'a Current<'s>,
+    /// The profile applied, and what chose it.
+    pub profile: (&'s TagProfile, Origin),
+    /// The tag keys under that profile.
+    pub keys: TagKeys<'s>,
+    /// Which entries of the field are the policy's.
+    pub owned: Owned<'s>,
+    /// Whether the user's entries in the field take room under the cap.
+    pub user_room: bool,
+    /// `cloudTags.propagatingLabels`, sorted, each once.
+    pub propagating: &'s [Cow<'s, str>],
+    /// The object's annotations as they will be stored (the skip
+    /// annotation's edit is made against them).
+    pub annotations: &'a StringMap<'s>,
+    /// The Cluster a Cluster source was read from, as explanations name it.
+    pub cluster: &'a str,
+}
+
+/// What was decided.
+pub struct Decided {
+    /// The tag field's edit, `None` when it already holds the tags.
+    pub edit: Option<Edit>,
+    /// The skip annotation's edit.
+    pub skipped: MapEdit,
+    /// One warning per skip, or the profile's summary.
+    pub warnings: Vec<String>,
+    /// When asked for, the explanation: all but how the profile was chosen
+    /// (`provider`, `why`) and an infrastructure object's `field`, which
+    /// the caller knows.
+    pub explained: Option<CloudTags>,
+}
+
+/// Decides the tags of one target from `inputs`; `explain` asks for the
+/// explanation's lists, `source` words where the tags come from (a rewritten
+/// list's report).
+pub fn decide(inputs: Inputs<'_, '_>, explain: bool, source: impl FnOnce() -> String) -> Decided {
+    let Inputs {
+        field,
+        set,
+        current,
+        profile: (profile, origin),
+        keys,
+        owned,
+        user_room,
+        propagating,
+        annotations,
+        cluster,
+    } = inputs;
+    let opted_in: OptedIn<'_, &str> = set.opted_in(propagating);
+    let taken = match user_room {
+        true => current.user_entries(owned).count(),
+        false => 0,
+    };
+    let mut transformed = transform::transform_sorted(&opted_in.0, profile, &keys, taken);
+    let removed = map_of(
+        current
+            .policy_entries(owned)
+            .filter(|(key, _)| !transformed.tags.contains_key(key))
+            .map(|(key, value)| {
+                let why = removal_note(key, value, &transformed, profile, &keys);
+                (key.to_owned(), why)
+            })
+            .collect(),
+    );
+    let explained = explain.then(|| CloudTags {
+        origin: origin.code().to_owned(),
+        no_tag_can_propagate: blocked(profile, &keys),
+        prefix: keys.prefix.to_owned(),
+        prefix_from: keys.prefix_from(profile),
+        labels: label_fates(set, &opted_in, &transformed, &keys, cluster),
+        removed: removed
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+        profile: profile.name.clone().into_owned(),
+        ..CloudTags::default()
+    });
+    let skipped = skipped_edit(annotations, &transformed.skipped);
+    let warnings = warnings(profile, &keys, &transformed.skipped);
+    let edit = super::field::edit(field, current, owned, &mut transformed, removed, source);
+    Decided {
+        edit,
+        skipped,
+        warnings,
+        explained,
+    }
+}
