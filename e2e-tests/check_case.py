@@ -27,7 +27,7 @@ NAMED_FILTERS = {
     f' del(.metadata.annotations["{SKIP_ANNOTATION}"])'
     " | if .metadata.annotations == {} then del(.metadata.annotations) else . end"
     " else . end",
-    # The CAPI infrastructure kinds' tag fields (crates/core/src/tags/infra/targets.rs) and the skip annotation.
+    # The CAPI infrastructure kinds' tag fields (crates/core/src/tags/targets.rs) and the skip annotation.
     "infra-tags": '(if (.spec | type) == "object" then del(.spec.additionalTags, .spec.additionalLabels,'
     ' .spec.serverMetadata) else . end)'
     ' | if (.metadata.annotations | type) == "object" then'

@@ -77,7 +77,7 @@ RUST_SCHEMA_KINDS = [
     ("controlplane.cluster.x-k8s.io", "KubeadmControlPlane"),
     ("bootstrap.cluster.x-k8s.io", "KubeadmConfig"),
     ("infrastructure.cluster.x-k8s.io", "DockerMachine"),
-    # the rows of the cloud-tag target table (crates/core/src/tags/infra/targets.rs)
+    # the rows of the cloud-tag target table (crates/core/src/tags/targets.rs)
     # whose CRD is vendored in crds/
     ("infrastructure.cluster.x-k8s.io", "AWSCluster"),
     ("infrastructure.cluster.x-k8s.io", "AWSMachine"),

@@ -23,17 +23,15 @@ pub mod topology;
 use crate::explain::Explanation;
 use crate::fields;
 use crate::lookup::Lookup;
-use crate::outcome::Outcome;
 use crate::plan::{MapEdit, Plan};
 use crate::request::AdmissionRequest;
 use crate::settings::Settings;
-use crate::tags::infra;
 pub use error::CapiError;
 use error::malformed;
 use explain::Offered;
 use in_place::{FieldDecision, Malformed};
 use parent::Parent;
-pub use resolve::look_up_parents;
+pub use resolve::look_up_parent;
 use resolve::{Resolved, resolve_parent};
 use rules::{CAPI_RULES, FieldFlow, Flow, KeyRule, MACHINE, MapFlow, NODE_BOUND_LABELS, Rule};
 use serde_json::Value;
@@ -87,50 +85,39 @@ pub fn child_paths(group: &str, kind: &str) -> Vec<&'static [&'static str]> {
     paths
 }
 
-/// Decides one Cluster API object; fills `explain` when given.
-pub fn evaluate(
-    request: &AdmissionRequest,
-    settings: &Settings,
-    lookup: &dyn Lookup,
-    explain: Option<&mut Explanation>,
-) -> Outcome {
-    match decide(request, settings, lookup, explain) {
-        Ok(outcome) => outcome,
-        Err(e @ (CapiError::Lookup { .. } | CapiError::Settings(_))) => {
-            Outcome::reject_with_code(e.to_string(), 500)
-        }
-        Err(CapiError::CloudTags(e)) if e.is_retryable() => {
-            Outcome::reject_with_code(e.to_string(), 500)
-        }
-        Err(CapiError::CloudTags(e)) => Outcome::reject(e.to_string()),
-        Err(e) => Outcome::reject(format!("cannot propagate Cluster API metadata: {e}")),
+/// Checks what every path reads of a Cluster API object, before any look-up
+/// is spent, and returns its namespace: its own labels and annotations are
+/// read the same way whether or not a rule applies to them, and a
+/// non-string value is rejected (README, "Bad input").
+pub fn check(request: &AdmissionRequest) -> Result<&str, CapiError> {
+    let namespace = request.object_namespace()?;
+    for path in [rules::LABELS, &["metadata", "annotations"]] {
+        fields::check_string_map(&request.object, path)?;
     }
+    Ok(namespace)
 }
 
-fn decide(
+/// What the CAPI stage reports besides its plan.
+#[derive(Debug, Default)]
+pub struct Reported {
+    /// Warnings (labels a Node will never get).
+    pub warnings: Vec<String>,
+    /// A Machine's Node-sync audit annotations.
+    pub audit_annotations: BTreeMap<String, String>,
+}
+
+/// Plans the metadata and in-place fields of one Cluster API object
+/// ([`check`]ed, in `namespace`) into `plan`; fills `explain` when given.
+pub fn plan(
     request: &AdmissionRequest,
+    namespace: &str,
     settings: &Settings,
     lookup: &dyn Lookup,
+    plan: &mut Plan,
     mut explain: Option<&mut Explanation>,
-) -> Result<Outcome, CapiError> {
+) -> Result<Reported, CapiError> {
     let object = &request.object;
     let (group, kind) = (request.kind.group.as_str(), request.kind.kind.as_str());
-    let namespace = request.object_namespace()?;
-
-    // The object's own labels and annotations are read the same way on
-    // every path, whether or not a rule applies to them: a non-string value
-    // is rejected (README, "Bad input"), and before any look-up is spent.
-    for path in [&["metadata", "labels"], &["metadata", "annotations"]] {
-        fields::check_string_map(object, path)?;
-    }
-    // So is the tag field, when this request stamps it.
-    let tag_target = infra::target(request, settings);
-    let tag_field = match tag_target {
-        Some(target) => infra::read_field(request, target, namespace)?,
-        None => None,
-    };
-
-    let mut plan = Plan::default();
     let in_place = settings.in_place_fields();
     let resolved = resolve_parent(request, namespace, lookup, in_place)?;
     if let Some(explain) = explain.as_deref_mut() {
@@ -140,21 +127,16 @@ fn decide(
         let mut decisions = Vec::new();
         for flow in rule.flows() {
             match flow {
-                Flow::Map(flow) => plan_map(
-                    rule,
-                    &parent,
-                    flow,
-                    object,
-                    &mut plan,
-                    explain.as_deref_mut(),
-                )?,
+                Flow::Map(flow) => {
+                    plan_map(rule, &parent, flow, object, plan, explain.as_deref_mut())?
+                }
                 Flow::Field(field) if in_place => plan_field(
                     rule,
                     &parent,
                     field,
                     request,
                     &mut decisions,
-                    &mut plan,
+                    plan,
                     explain.as_deref_mut(),
                 )?,
                 Flow::Field(_) => {}
@@ -162,29 +144,14 @@ fn decide(
         }
     }
 
-    // One decision: the tags are planned over the metadata as the plan
-    // leaves it, into the same plan.
-    let mut warnings = match tag_target {
-        Some(target) => infra::plan_tags(
-            request,
-            target,
-            tag_field,
-            namespace,
-            settings,
-            lookup,
-            &mut plan,
-            explain.as_deref_mut(),
-        )?,
-        None => Vec::new(),
-    };
-    let mut audit_annotations = BTreeMap::new();
+    let mut reported = Reported::default();
     // A Machine's own labels are both checked here and synced below: built
     // once.
     let mut own_labels = None;
     for (kinds, path) in NODE_BOUND_LABELS {
         if kinds.matches(group, kind) {
             let labels = plan.resulting_map(object, path)?;
-            warnings.extend(node_sync::unsynced_label_warnings(
+            reported.warnings.extend(node_sync::unsynced_label_warnings(
                 &labels,
                 &path.join("."),
                 || settings.sync_machine_labels(),
@@ -204,7 +171,7 @@ fn decide(
             settings.sync_machine_labels()?,
             settings.sync_machine_annotations()?,
         );
-        audit_annotations =
+        reported.audit_annotations =
             node_sync::audit_annotations(&labels, &annotations, label_regexes, annotation_regexes);
         if let Some(explain) = explain {
             explain::node_sync(
@@ -216,11 +183,7 @@ fn decide(
             );
         }
     }
-    Ok(Outcome {
-        warnings,
-        audit_annotations,
-        ..Outcome::with_plan(plan)
-    })
+    Ok(reported)
 }
 
 /// Plans one map flow: the parent's keys into each target map of the child.

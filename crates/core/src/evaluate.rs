@@ -1,12 +1,14 @@
 //! Dispatch: which capability handles a request.
 
+use crate::error::Error;
 use crate::explain::Explanation;
 use crate::lookup::Lookup;
 use crate::outcome::Outcome;
+use crate::plan::Plan;
 use crate::projection::Projection;
 use crate::request::{AdmissionRequest, GroupVersionKind, is_write};
 use crate::settings::{DEFAULT_PROVIDER_SEGMENTS, Settings};
-use crate::tags::infra::targets::target_for;
+use crate::tags::targets::{COMPOSITE_RESOURCE, target_for};
 use crate::{capi, deviations, tags};
 
 /// Decides one admission request. Pure apart from `lookup`.
@@ -245,11 +247,76 @@ fn decide(
         }
         return outcome;
     }
-    let outcome = match route {
-        Route::Capi => capi::evaluate(request, settings, lookup, explain),
-        _ => tags::evaluate(&request.object, &request.old_object, settings, explain),
-    };
+    let outcome =
+        decide_write(request, route, settings, lookup, explain).unwrap_or_else(Error::into_outcome);
     deviations::enforce(outcome, settings.mode)
+}
+
+/// The decision on a write the policy acts on, over one plan: the CAPI
+/// metadata and in-place fields its parents give it (resolved through
+/// `lookup`), then the cloud tags its row of the tag table gives it, over
+/// the metadata as the plan leaves it. What the decision reads of the object
+/// itself is checked before any look-up is spent.
+fn decide_write(
+    request: &AdmissionRequest,
+    route: Route,
+    settings: &Settings,
+    lookup: &dyn Lookup,
+    mut explain: Option<&mut Explanation>,
+) -> Result<Outcome, Error> {
+    let target = match route {
+        Route::CloudTags => Some(&COMPOSITE_RESOURCE),
+        _ => tags::infrastructure_target(request, settings),
+    };
+    let mut plan = Plan::default();
+    let mut reported = capi::Reported::default();
+    let mut field = None;
+    if route == Route::Capi {
+        let namespace = capi::check(request)?;
+        if let Some(target) = target {
+            field = tags::read_field(target, request)?;
+        }
+        reported = capi::plan(
+            request,
+            namespace,
+            settings,
+            lookup,
+            &mut plan,
+            explain.as_deref_mut(),
+        )?;
+    }
+    let mut warnings = match target {
+        Some(target) => tags::plan(target, request, field, settings, lookup, &mut plan, explain)?,
+        None => Vec::new(),
+    };
+    warnings.append(&mut reported.warnings);
+    Ok(Outcome {
+        warnings,
+        audit_annotations: reported.audit_annotations,
+        ..Outcome::with_plan(plan)
+    })
+}
+
+/// Makes the look-ups [`evaluate`] makes for `request` (its parents, and
+/// the Cluster its tags start from), with the same field masks, and decodes
+/// their answers the same way, deciding nothing. The benchmark's look-up
+/// floor (`crates/floor`) runs only this, so the policy over that floor is
+/// what the policy itself costs beyond the look-ups it must make
+/// (BENCHMARKS.md). A missing object is not an error here.
+pub fn look_up(
+    request: &AdmissionRequest,
+    settings: &Settings,
+    lookup: &dyn Lookup,
+) -> Result<(), Error> {
+    if route(&request.kind, &request.operation) != Route::Capi {
+        return Ok(());
+    }
+    let namespace = request.object_namespace().map_err(capi::CapiError::from)?;
+    capi::look_up_parent(request, namespace, settings, lookup)?;
+    if let Some(target) = tags::infrastructure_target(request, settings) {
+        tags::look_up_cluster(target, request, lookup)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@
 pub mod api_version;
 pub mod capi;
 pub mod deviations;
+pub mod error;
 pub mod evaluate;
 pub mod explain;
 pub mod fields;

@@ -1,147 +1,316 @@
-//! Crossplane composite resources: opted-in labels become provider-correct
-//! cloud tags in `spec.cloudTags` (README, "Crossplane: cloud tags").
+//! Cloud tags: opted-in labels become provider-correct tags in an object's
+//! tag field, for a Crossplane composite resource (`spec.cloudTags`;
+//! README, "Crossplane: cloud tags") and for a CAPI infrastructure object
+//! (its provider's field; "Cloud tags on CAPI infrastructure") alike.
 //!
-//! Four stages: *resolve* the label set and provider from the
-//! object (a malformed source rejects: "a resolve failure fails"), *transform*
-//! under the provider's profile (a skip never fails), *stamp* the result as a
-//! [`Plan`] over `spec.cloudTags` and the skip annotation, and *report* each
-//! skip as a warning.
+//! One decision over one table ([`targets`]): [`plan`] *resolves* the label
+//! set and the profile the row names (a malformed source rejects: "a
+//! resolve failure fails"), *transforms* the opted-in labels under the
+//! profile (a skip never fails), *stamps* the tag field and the skip
+//! annotation into the request's plan, over the metadata the CAPI rules
+//! have planned, and *reports* each skip as a warning.
 
 pub mod char_class;
+pub mod cluster;
 mod contract;
 mod decision;
+mod error;
 pub mod field;
-pub mod infra;
 pub mod label_set;
 pub mod labels_annotation;
 pub mod profile;
 mod report;
 pub mod tag_key;
+pub mod targets;
 pub mod transform;
 pub mod user_profile;
+mod why;
 
 use crate::explain::{CloudTags, Explanation};
 use crate::fields::{self, FieldError, FieldPath, StringMap};
-use crate::outcome::Outcome;
+use crate::lookup::{Lookup, ObjectRef};
 use crate::plan::Plan;
-use crate::quote::quoted;
+use crate::request::AdmissionRequest;
 use crate::settings::{CloudTagSettings, Settings};
+use cluster::ClusterFound;
 use decision::Inputs;
-use field::Owned;
+pub use error::TagsError;
+use field::{Current, Owned};
 use label_set::{LabelSet, Layer, Source};
-use profile::{Origin, TagProfile};
+use profile::{GENERIC, Origin};
 pub use report::{skip_records, warning};
-use serde_json::Value;
+use serde_json::{Map, Value};
+use targets::{LabelSource, Match, ProfileChoice, Target};
 
 pub use contract::{
     ANNOTATIONS, CLOUD_TAGS, CLOUD_TAGS_FIELD, LABELS, LABELS_ANNOTATION, ORIGIN_LABEL,
     SKIPPED_ANNOTATION,
 };
 
-/// Decides the cloud tags of one XR; fills `explain` when given. The old
-/// object of an UPDATE (`Value::Null` when there is none, or when the
-/// prefix in force cannot differ between profiles: [`CloudTagSettings::prefixes_vary`])
-/// says which prefix the entries of the previous profile carry.
-pub fn evaluate(
-    object: &Value,
-    old_object: &Value,
+/// The infrastructure row of a CAPI object, when
+/// `cloudTags.capiInfrastructure` is on and its kind has one.
+pub fn infrastructure_target(
+    request: &AdmissionRequest,
     settings: &Settings,
-    explain: Option<&mut Explanation>,
-) -> Outcome {
-    let settings = match settings.cloud_tags() {
-        Ok(settings) => settings,
-        // Only when validate_settings, which refuses them, was bypassed.
-        Err(e) => {
-            return Outcome::reject_with_code(format!("policy settings are not valid: {e}"), 500);
-        }
-    };
-    match plan(object, old_object, settings, explain) {
-        Ok(outcome) => outcome,
-        Err(e) => Outcome::reject(format!("cannot compute cloud tags: {e}")),
-    }
+) -> Option<&'static Target> {
+    let kind = &request.kind;
+    settings
+        .capi_infrastructure()
+        .then(|| targets::target_for(&kind.group, &kind.kind, &kind.version))
+        .flatten()
 }
 
-fn plan(
-    object: &Value,
-    old_object: &Value,
-    settings: &CloudTagSettings,
-    explain: Option<&mut Explanation>,
-) -> Result<Outcome, FieldError> {
-    let annotations = fields::string_map(object, ANNOTATIONS)?;
-    let extra = parse_labels_annotation(&annotations)?;
-    let labels = fields::string_object(object, LABELS)?;
-    let mut set = LabelSet::default();
-    if let Some(labels) = labels {
-        set = set.with(Source::OwnLabels, Layer::Object(labels));
+/// The tag field, read when this request stamps it (`None` otherwise): an
+/// infrastructure object's is read before any look-up, so a field of the
+/// wrong shape, the object's fault, is refused with 400 rather than after
+/// a look-up that may fail retryably (500).
+pub fn read_field<'o>(
+    target: &Target,
+    request: &'o AdmissionRequest,
+) -> Result<Option<Current<'o>>, TagsError> {
+    if !target.stamps(&request.operation) {
+        return Ok(None);
     }
-    let set = set.with(Source::OwnAnnotation, Layer::Annotation(&extra));
-    if set
-        .get(ORIGIN_LABEL)
-        .is_some_and(|(value, _)| value == "adopted")
-    {
+    field::read(&request.object, target.tag_field())
+        .map(Some)
+        .map_err(|error| TagsError::malformed(own_reference(target, request), error))
+}
+
+/// Adds the tags decision of `request`'s object, of row `target`, to
+/// `plan` (which holds its CAPI metadata edits, if any) and returns the
+/// skip warnings. `field` is the tag field when [`read_field`] read it
+/// already (before a look-up); it is read here otherwise. Fills `explain`
+/// when given.
+pub fn plan(
+    target: &'static Target,
+    request: &AdmissionRequest,
+    field: Option<Current<'_>>,
+    settings: &Settings,
+    lookup: &dyn Lookup,
+    plan: &mut Plan,
+    explain: Option<&mut Explanation>,
+) -> Result<Vec<String>, TagsError> {
+    let object = &request.object;
+    if !target.stamps(&request.operation) {
+        if let (Some(explain), Some(profile)) = (explain, target.profile_name()) {
+            explain.notes.push(format!(
+                "{} is tagged on CREATE only ({profile} makes {} immutable): its tags are left \
+                 as they are",
+                request.kind.kind,
+                target.field.join(".")
+            ));
+        }
+        return Ok(Vec::new());
+    }
+    let settings = settings.cloud_tags()?;
+    let own = |error| TagsError::malformed(own_reference(target, request), error);
+
+    // The label set: the object's labels and annotations as they will be
+    // stored (after the plan's metadata edits), under them the Cluster's.
+    // Borrowed from the plan: everything below is computed into owned
+    // edits before the plan is changed.
+    let annotations = plan.resulting_map(object, ANNOTATIONS).map_err(own)?;
+    let own_extra = parse_labels_annotation(&annotations).map_err(own)?;
+    let labels = OwnLabels::read(plan, object).map_err(own)?;
+    let found = match target.labels {
+        LabelSource::Object => ClusterFound::Unnamed,
+        LabelSource::ClusterAndObject => {
+            let namespace = own_namespace(request);
+            let name = labels.get(cluster::CLUSTER_NAME_LABEL);
+            let reference = cluster::reference(object, name, namespace).map_err(own)?;
+            cluster::read(reference, lookup)?
+        }
+    };
+    let (cluster_labels, cluster_annotations) = match &found {
+        ClusterFound::Read(reference, cluster) => {
+            let of_cluster = |error| TagsError::malformed(Some(reference.clone()), error);
+            (
+                fields::string_object(cluster, LABELS).map_err(of_cluster)?,
+                fields::string_map(cluster, ANNOTATIONS).map_err(of_cluster)?,
+            )
+        }
+        _ => (None, StringMap::new()),
+    };
+    let cluster_extra = match &found {
+        ClusterFound::Read(reference, _) => parse_labels_annotation(&cluster_annotations)
+            .map_err(|error| TagsError::malformed(Some(reference.clone()), error))?,
+        _ => labels_annotation::Entries::default(),
+    };
+    // Later sources win: the Cluster's labels, its annotation, the
+    // object's labels, its annotation.
+    let mut set = LabelSet::default();
+    if let Some(cluster_labels) = cluster_labels {
+        set = set.with(Source::ClusterLabels, Layer::Object(cluster_labels));
+    }
+    set = set.with(Source::ClusterAnnotation, Layer::Annotation(&cluster_extra));
+    if let Some(layer) = labels.layer() {
+        set = set.with(Source::OwnLabels, layer);
+    }
+    let set = set.with(Source::OwnAnnotation, Layer::Annotation(&own_extra));
+    if target.adopted_left_alone && set.get(ORIGIN_LABEL).is_some_and(|(v, _)| v == "adopted") {
         // Adopted resources never propagate: left exactly as submitted.
         if let Some(explain) = explain {
             explain.notes.push(format!(
                 "{ORIGIN_LABEL} is \"adopted\": left exactly as submitted"
             ));
         }
-        return Ok(Outcome::allow());
+        return Ok(Vec::new());
     }
 
+    // The profile, and the prefix the entries of the object's previous
+    // profile carry (an UPDATE that moves a composite resource to a profile
+    // with another prefix: the entries under the old one were the
+    // policy's, and go too).
     let provider_path: Vec<&str> = settings.provider_path.iter().map(String::as_str).collect();
-    let provider = fields::string(object, &provider_path)?;
-    let (profile, origin) = settings.profiles.resolve(provider);
+    let (provider, (profile, origin), old_prefix) = match target.profile {
+        ProfileChoice::Provider => {
+            let provider = fields::string(object, &provider_path).map_err(own)?;
+            let chosen = settings.profiles.resolve(provider);
+            let old = (!request.old_object.is_null()).then(|| {
+                let old_provider = fields::string(&request.old_object, &provider_path);
+                let old_profile = settings.profiles.resolve(old_provider.ok().flatten()).0;
+                settings.tag_keys(old_profile).prefix
+            });
+            (provider, chosen, old)
+        }
+        ProfileChoice::Named(name) => {
+            let chosen =
+                (settings.profiles.infrastructure(name)).unwrap_or((&GENERIC, Origin::Fallback));
+            (None, chosen, None)
+        }
+    };
     let keys = settings.tag_keys(profile);
-    // An UPDATE that moves the object to a profile with another prefix:
-    // the entries under the old one were the policy's, and go too.
-    let old_prefix = (!old_object.is_null())
-        .then(|| {
-            let old_provider = fields::string(old_object, &provider_path).ok().flatten();
-            settings
-                .tag_keys(settings.profiles.resolve(old_provider).0)
-                .prefix
-        })
-        .filter(|old| *old != keys.prefix);
-    let current = field::read(object, CLOUD_TAGS_FIELD)?;
+    let current = match field {
+        Some(current) => current,
+        None => field::read(object, target.tag_field()).map_err(own)?,
+    };
+    let cluster = match &found {
+        ClusterFound::Read(reference, _) => reference.to_string(),
+        _ => String::new(),
+    };
     let decided = decision::decide(
         Inputs {
-            field: CLOUD_TAGS_FIELD,
+            field: target.tag_field(),
             set: &set,
             current: &current,
             profile: (profile, origin),
             keys,
             owned: Owned {
                 prefix: keys.prefix,
-                old_prefix,
+                old_prefix: old_prefix.filter(|old| *old != keys.prefix),
             },
-            user_room: false,
+            user_room: target.user_entries_take_room,
             propagating: &settings.propagating_labels,
             annotations: &annotations,
-            cluster: "",
+            cluster: &cluster,
         },
         explain.is_some(),
-        String::new,
+        || why::labels_source(&found, profile),
     );
     if let (Some(explain), Some(explained)) = (explain, decided.explained) {
         let path = settings.provider_path.join(".");
+        let (provider, why) = why::profile_choice(
+            target,
+            request,
+            (&path, provider),
+            &found,
+            (profile, origin),
+        );
         explain.cloud_tags = Some(CloudTags {
-            provider: match provider {
-                Some(p) => format!("{path} = {}", quoted(p)),
-                None => format!("{path} is absent"),
-            },
-            why: why_profile(origin, provider, profile),
+            provider,
+            why,
+            field: target.kind().map(|_| target.field.join(".")),
             ..explained
         });
+        if let ClusterFound::NotFound(reference) = &found {
+            explain.notes.push(format!(
+                "{reference} was not found: the tags come from this object's own labels"
+            ));
+        }
     }
-    let mut plan = Plan::default();
     if let Some(edit) = decided.edit {
         plan.push(edit);
     }
-    plan.push(decided.skipped);
+    plan.merge(decided.skipped);
+    Ok(decided.warnings)
+}
 
-    let mut outcome = Outcome::with_plan(plan);
-    outcome.warnings = decided.warnings;
-    Ok(outcome)
+/// An object's `metadata.labels` as the plan will leave them: read in
+/// place when the plan does not edit them (always, on a composite
+/// resource), else overlaid by the plan's edits.
+enum OwnLabels<'a> {
+    InPlace(Option<&'a Map<String, Value>>),
+    Planned(StringMap<'a>),
+}
+
+impl<'a> OwnLabels<'a> {
+    fn read(plan: &'a Plan, object: &'a Value) -> Result<Self, FieldError> {
+        if plan.map_edits().any(|edit| edit.path == LABELS) {
+            plan.resulting_map(object, LABELS).map(OwnLabels::Planned)
+        } else {
+            fields::string_object(object, LABELS).map(OwnLabels::InPlace)
+        }
+    }
+
+    fn get(&self, key: &str) -> Option<&'a str> {
+        match self {
+            OwnLabels::InPlace(labels) => (*labels)?.get(key)?.as_str(),
+            OwnLabels::Planned(labels) => labels.get(key).copied(),
+        }
+    }
+
+    fn layer(&self) -> Option<Layer<'_>> {
+        match self {
+            OwnLabels::InPlace(labels) => labels.map(Layer::Object),
+            OwnLabels::Planned(labels) => Some(Layer::Map(labels)),
+        }
+    }
+}
+
+/// Makes the Cluster look-up [`plan`] makes for `request`, with the same
+/// mask, deciding nothing (the benchmark's look-up floor,
+/// [`crate::evaluate::look_up`]). The label naming the Cluster is
+/// CAPI bookkeeping, which the metadata edits never change, so the object's
+/// own labels name the same Cluster.
+pub fn look_up_cluster(
+    target: &Target,
+    request: &AdmissionRequest,
+    lookup: &dyn Lookup,
+) -> Result<(), TagsError> {
+    if !target.stamps(&request.operation) || target.labels == LabelSource::Object {
+        return Ok(());
+    }
+    let own = |error| TagsError::malformed(own_reference(target, request), error);
+    let labels = fields::string_map(&request.object, LABELS).map_err(own)?;
+    let name = labels.get(cluster::CLUSTER_NAME_LABEL).copied();
+    let reference =
+        cluster::reference(&request.object, name, own_namespace(request)).map_err(own)?;
+    cluster::read(reference, lookup).map(drop)
+}
+
+/// The namespace of an infrastructure object (checked by the CAPI stage).
+fn own_namespace(request: &AdmissionRequest) -> &str {
+    request.object_namespace().unwrap_or(&request.namespace)
+}
+
+/// The object of the request as messages name it: an infrastructure
+/// object, whose decision reads its Cluster too; `None` for a composite
+/// resource, the only object read.
+fn own_reference(target: &Target, request: &AdmissionRequest) -> Option<ObjectRef> {
+    if target.matches == Match::CompositeResource {
+        return None;
+    }
+    let kind = &request.kind;
+    let name = ["name", "generateName"]
+        .into_iter()
+        .find_map(|field| fields::string(&request.object, &["metadata", field]).ok()?)
+        .unwrap_or_default();
+    Some(ObjectRef {
+        api_version: format!("{}/{}", kind.group, kind.version),
+        kind: kind.kind.clone(),
+        name: name.to_owned(),
+        namespace: Some(own_namespace(request).to_owned()),
+    })
 }
 
 /// The tag-key prefix in force on a composite resource: its profile's own,
@@ -152,34 +321,6 @@ pub fn prefix_in_force<'s>(object: &Value, settings: &'s CloudTagSettings) -> &'
     let provider = fields::string(object, &path).ok().flatten();
     let (profile, _) = settings.profiles.resolve(provider);
     settings.tag_keys(profile).prefix
-}
-
-/// Why `profile` applied, naming the setting that selected it.
-fn why_profile(origin: Origin, provider: Option<&str>, profile: &TagProfile) -> String {
-    match (origin, provider) {
-        (Origin::BuiltIn, Some(p)) => {
-            format!(
-                "provider {} selects the built-in profile {}",
-                quoted(p),
-                profile.name
-            )
-        }
-        (Origin::UserDefined { index }, Some(p)) => {
-            format!(
-                "provider {} is listed in cloudTags.profiles[{index}].providers",
-                quoted(p)
-            )
-        }
-        (_, Some(p)) => format!(
-            "provider {} is listed by no profile, so the fallback {} applies",
-            quoted(p),
-            profile.name
-        ),
-        (_, None) => format!(
-            "no provider value, so the fallback {} applies",
-            profile.name
-        ),
-    }
 }
 
 fn labels_annotation_field() -> FieldPath {

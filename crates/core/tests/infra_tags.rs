@@ -11,7 +11,7 @@ use metadata_propagation_core::lookup::{LookupError, MapLookup, ObjectRef};
 use metadata_propagation_core::outcome::{Outcome, Verdict};
 use metadata_propagation_core::request::AdmissionRequest;
 use metadata_propagation_core::settings::Settings;
-use metadata_propagation_core::tags::infra::targets::TARGETS;
+use metadata_propagation_core::tags::targets::TARGETS;
 use rstest::rstest;
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
@@ -609,13 +609,14 @@ fn cluster_with_label(value: &str) -> Value {
 fn every_row_is_stamped_on_create_and_restamped_on_update() {
     let settings_json = settings_for(&["environment", "cost-center"]);
     for target in TARGETS {
-        let kind = target.kind.kind.unwrap();
-        let api_version = format!("{}/{}", target.kind.group, target.version);
+        let (kind_match, version) = target.kind().unwrap();
+        let kind = kind_match.kind.unwrap();
+        let api_version = format!("{}/{version}", kind_match.group);
         let from_cluster = target.labels
-            == metadata_propagation_core::tags::infra::targets::LabelSource::ClusterAndObject;
+            == metadata_propagation_core::tags::targets::LabelSource::ClusterAndObject;
         // Every row stamps; GCP's under its own prefix.
         let stamps = true;
-        let prefix = if target.profile == "capg" {
+        let prefix = if target.profile_name() == Some("capg") {
             "plexsphere-"
         } else {
             "plexsphere:"
@@ -906,7 +907,7 @@ fn the_look_up_floor_makes_the_look_ups_the_decision_makes() {
     ] {
         let request = fixture(scenario);
         let (floor, decided) = (parents(), parents());
-        metadata_propagation_core::capi::look_up_parents(&request, &settings(ON), &floor).unwrap();
+        metadata_propagation_core::evaluate::look_up(&request, &settings(ON), &floor).unwrap();
         evaluate(&request, &settings(ON), &decided);
         assert_eq!(floor.requests(), decided.requests(), "{scenario}");
         assert_eq!(floor.field_masks(), decided.field_masks(), "{scenario}");

@@ -29,7 +29,7 @@ use metadata_propagation_core::evaluate::evaluate;
 use metadata_propagation_core::lookup::MapLookup;
 use metadata_propagation_core::request::AdmissionRequest;
 use metadata_propagation_core::settings::Settings;
-use metadata_propagation_core::tags::infra::targets::{LabelSource, TARGETS};
+use metadata_propagation_core::tags::targets::{LabelSource, TARGETS};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::LazyLock;
@@ -266,9 +266,10 @@ fn infra_cluster_look_up() -> (Vec<String>, BTreeSet<String>) {
         .iter()
         .filter(|t| t.labels == LabelSource::ClusterAndObject)
     {
-        let kind = target.kind.kind.expect("a target names its kind");
+        let (kind_match, version) = target.kind().expect("a kind row");
+        let kind = kind_match.kind.expect("a target names its kind");
         let object = json!({
-            "apiVersion": format!("{}/{}", target.kind.group, target.version),
+            "apiVersion": format!("{}/{version}", kind_match.group),
             "kind": kind,
             "metadata": {"name": "c-x2k9f", "namespace": "default",
                          "labels": {"cluster.x-k8s.io/cluster-name": "c"}},

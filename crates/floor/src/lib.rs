@@ -16,7 +16,7 @@
 //! - The **look-up floor** (`--features lookup`) is the echo floor plus the
 //!   look-ups the policy makes for the request: the same parents, the same
 //!   field masks, the answers decoded by the policy's own projection
-//!   ([`capi::look_up_parents`]). What the policy costs beyond it is its own
+//!   ([`evaluate::look_up`]). What the policy costs beyond it is its own
 //!   work: settings, deciding, and the longer answer it writes.
 //! - The **result floor** (`--features result`, with `lookup` too for a
 //!   request the policy looks parents up for) decodes the payload like the
@@ -47,7 +47,7 @@ use metadata_propagation_core::outcome::Outcome;
 use metadata_propagation_core::request::AdmissionRequest;
 use metadata_propagation_core::wire;
 #[cfg(feature = "lookup")]
-use metadata_propagation_core::{capi, evaluate};
+use metadata_propagation_core::{capi, error::Error, evaluate};
 #[cfg(feature = "lookup")]
 use metadata_propagation_policy::HostLookup;
 // Linked into every floor for the module's `memcmp` (the policy's
@@ -122,13 +122,14 @@ const REPLY: &[u8] = include_bytes!(env!("RESULT_FLOOR_REPLY"));
 /// masks include the in-place fields' sources. Refused settings are
 /// reported as the policy reports them ([`capi::CapiError::Settings`]).
 #[cfg(feature = "lookup")]
-fn look_up_parents(payload: &Payload<'_>) -> Result<(), capi::CapiError> {
+fn look_up_parents(payload: &Payload<'_>) -> Result<(), Error> {
     let request = &payload.request;
     if evaluate::route(&request.kind, &request.operation) != evaluate::Route::Capi {
         return Ok(());
     }
-    let settings = wire::PayloadSettings::Text(payload.settings).parse()?;
-    capi::look_up_parents(request, &settings, &HostLookup)
+    let settings =
+        (wire::PayloadSettings::Text(payload.settings).parse()).map_err(capi::CapiError::from)?;
+    evaluate::look_up(request, &settings, &HostLookup)
 }
 
 /// Every settings document is valid.

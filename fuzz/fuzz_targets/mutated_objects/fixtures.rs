@@ -90,7 +90,7 @@ const FIELDS_CHILDREN: &[&str] = &[
     include_str!("../../../test_data/capi/v1beta1/machine_update_fields_drifted_from_kcp.json"),
 ];
 /// Cloud tags on CAPI infrastructure: every provider's row of the target
-/// table (`crates/core/src/tags/infra/targets.rs`) and kinds without one (a
+/// table (`crates/core/src/tags/targets.rs`) and kinds without one (a
 /// template, a kind with no key/value tag field), created and updated,
 /// right- and wrong-shaped tag fields: picked by `Infra::child` instead of
 /// every other choice. Kept apart from [`CHILDREN`] so that `Input::child`

@@ -15,7 +15,7 @@ use arbitrary::Arbitrary;
 use metadata_propagation_core::invariants::{Capability, Violation, check_mutation, take};
 use metadata_propagation_core::request::GroupVersionKind;
 use metadata_propagation_core::tags::SKIPPED_ANNOTATION;
-use metadata_propagation_core::tags::infra::targets::{Shape, TARGETS, Target, target_for};
+use metadata_propagation_core::tags::targets::{Shape, TARGETS, Target, target_for};
 use metadata_propagation_core::tags::tag_key::DEFAULT_PREFIX as TAG_PREFIX;
 use serde_json::{Map, Value, json};
 
@@ -199,14 +199,11 @@ impl Infra {
     ) -> Answer {
         if let Some((row, other_version)) = self.row {
             let target = &TARGETS[usize::from(row) % TARGETS.len()];
-            let version = if other_version {
-                "v1alpha1"
-            } else {
-                target.version
-            };
-            let kind = target.kind.kind.unwrap_or("AWSCluster");
+            let (kind_match, served) = target.kind().expect("TARGETS are kind rows");
+            let version = if other_version { "v1alpha1" } else { served };
+            let kind = kind_match.kind.unwrap_or("AWSCluster");
             set(child, &["kind"], Value::String(kind.to_owned()));
-            let api_version = format!("{}/{version}", target.kind.group);
+            let api_version = format!("{}/{version}", kind_match.group);
             set(child, &["apiVersion"], Value::String(api_version));
         }
         set_labels(child, self.labels);

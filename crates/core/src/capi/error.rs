@@ -4,7 +4,6 @@ use super::rules::Rule;
 use crate::fields::FieldError;
 use crate::lookup::ObjectRef;
 use crate::settings::SettingsError;
-use crate::tags::infra::InfraTagsError;
 
 /// Why a CAPI object cannot be decided.
 #[derive(Debug, thiserror::Error)]
@@ -26,9 +25,6 @@ pub enum CapiError {
     /// which refuses them, was bypassed).
     #[error("policy settings are not valid: {0}")]
     Settings(#[from] SettingsError),
-    /// The cloud tags of an infrastructure object cannot be decided.
-    #[error(transparent)]
-    CloudTags(#[from] InfraTagsError),
     /// A parent could not be read.
     #[error(
         "cannot read {parent}, the parent of this {family}: {message}; the request can be \
@@ -43,6 +39,15 @@ pub enum CapiError {
         /// `host_lookup::readable_host_error`).
         message: String,
     },
+}
+
+impl CapiError {
+    /// Whether the request may succeed when retried (the host failed, or
+    /// the policy's own settings did), rather than an object being at
+    /// fault.
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, CapiError::Lookup { .. } | CapiError::Settings(_))
+    }
 }
 
 /// A parent `rule` reads is malformed at `error`'s field.

@@ -13,26 +13,19 @@ use crate::lookup::{Lookup, LookupError, ObjectRef};
 use crate::projection::Projection;
 use crate::request::AdmissionRequest;
 use crate::settings::Settings;
-use crate::tags::infra;
 use serde_json::Value;
 
-/// Makes the look-ups [`super::evaluate`] makes for `request`, with the same field
-/// masks, and decodes their answers the same way, deciding nothing. The
-/// benchmark's look-up floor (`crates/floor`) runs only this, so the policy
-/// over that floor is what the policy itself costs beyond the look-ups it
-/// must make (BENCHMARKS.md), the Cluster of an infrastructure object's
-/// cloud tags included. A missing parent is not an error here.
-pub fn look_up_parents(
+/// Makes the parent look-ups [`super::plan`] makes for `request`, with the
+/// same field masks, and decodes their answers the same way, deciding
+/// nothing: the benchmark's look-up floor ([`crate::evaluate::look_up`]).
+/// A missing parent is not an error here.
+pub fn look_up_parent(
     request: &AdmissionRequest,
+    namespace: &str,
     settings: &Settings,
     lookup: &dyn Lookup,
 ) -> Result<(), CapiError> {
-    let namespace = request.object_namespace()?;
-    resolve_parent(request, namespace, lookup, settings.in_place_fields())?;
-    if let Some(target) = infra::target(request, settings) {
-        infra::look_up_cluster(request, target, namespace, lookup)?;
-    }
-    Ok(())
+    resolve_parent(request, namespace, lookup, settings.in_place_fields()).map(drop)
 }
 
 /// How the search for a parent ended.

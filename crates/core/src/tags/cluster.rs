@@ -9,8 +9,9 @@
 //! `cluster.x-k8s.io/v1beta2`, the version CAPI v1.11 and later serve; the
 //! mask is the two maps the label set is read from.
 
+use super::error::TagsError;
 use crate::capi::owners::{self, OwnerRef};
-use crate::fields::{FieldError, StringMap};
+use crate::fields::FieldError;
 use crate::lookup::{Lookup, LookupError, ObjectRef};
 use crate::projection::Projection;
 use serde_json::Value;
@@ -35,26 +36,17 @@ pub enum ClusterFound {
     Read(ObjectRef, Value),
 }
 
-/// Why the Cluster could not be read (not NotFound): worth a retry.
-#[derive(Debug)]
-pub struct LookupFailed {
-    /// The Cluster asked for.
-    pub cluster: ObjectRef,
-    /// The host's error.
-    pub message: String,
-}
-
 /// The Cluster `object` (in `namespace`, with `labels` as they will be
 /// stored) belongs to, if something names it.
 pub fn reference(
     object: &Value,
-    labels: &StringMap<'_>,
+    name_label: Option<&str>,
     namespace: &str,
 ) -> Result<Option<ObjectRef>, FieldError> {
     let owners = owners::owner_refs(object)?;
     let is_cluster = |owner: &&OwnerRef<'_>| owner.kind == "Cluster" && owner.group() == CAPI_GROUP;
-    let name = match labels.get(CLUSTER_NAME_LABEL).filter(|n| !n.is_empty()) {
-        Some(name) => *name,
+    let name = match name_label.filter(|n| !n.is_empty()) {
+        Some(name) => name,
         None => match owners.iter().find(is_cluster) {
             Some(owner) => owner.name,
             None => return Ok(None),
@@ -77,18 +69,15 @@ pub fn reference(
 }
 
 /// Looks the Cluster up, field-masked to its label set.
-pub fn read(
-    reference: Option<ObjectRef>,
-    lookup: &dyn Lookup,
-) -> Result<ClusterFound, LookupFailed> {
+pub fn read(reference: Option<ObjectRef>, lookup: &dyn Lookup) -> Result<ClusterFound, TagsError> {
     let Some(reference) = reference else {
         return Ok(ClusterFound::Unnamed);
     };
     match lookup.get(&reference, &Projection::of(&READ)) {
         Ok(cluster) => Ok(ClusterFound::Read(reference, cluster)),
         Err(LookupError::NotFound) => Ok(ClusterFound::NotFound(reference)),
-        Err(LookupError::Failed(message)) => Err(LookupFailed {
-            cluster: reference,
+        Err(LookupError::Failed(message)) => Err(TagsError::Lookup {
+            cluster: Box::new(reference),
             message,
         }),
     }
@@ -133,16 +122,12 @@ mod tests {
         assert_eq!(is_object_name(name), valid);
     }
 
-    fn labels(pairs: &[(&'static str, &'static str)]) -> StringMap<'static> {
-        pairs.iter().copied().collect()
-    }
-
     #[test]
     fn the_label_names_the_cluster_and_an_owner_of_that_name_its_version() {
         let object = json!({"metadata": {"ownerReferences": [
             {"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster", "name": "other"},
             {"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster", "name": "c"}]}});
-        let found = reference(&object, &labels(&[(CLUSTER_NAME_LABEL, "c")]), "ns").unwrap();
+        let found = reference(&object, Some("c"), "ns").unwrap();
         assert_eq!(
             found.map(|r| (r.name, r.api_version)),
             Some(("c".into(), "cluster.x-k8s.io/v1beta1".into()))
@@ -154,21 +139,21 @@ mod tests {
         let object = json!({"metadata": {"ownerReferences": [
             {"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta2", "kind": "Cluster", "name": "x"},
             {"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster", "name": "c"}]}});
-        let found = reference(&object, &labels(&[]), "ns").unwrap().unwrap();
+        let found = reference(&object, None, "ns").unwrap().unwrap();
         assert_eq!(found.to_string(), "Cluster ns/c (cluster.x-k8s.io/v1beta2)");
     }
 
     #[test]
     fn a_label_without_an_owner_is_read_at_v1beta2() {
-        let found = reference(&json!({}), &labels(&[(CLUSTER_NAME_LABEL, "c")]), "ns").unwrap();
+        let found = reference(&json!({}), Some("c"), "ns").unwrap();
         assert_eq!(found.unwrap().api_version, DEFAULT_CLUSTER_VERSION);
     }
 
     #[rstest]
-    #[case::nothing(&[])]
-    #[case::empty_label(&[(CLUSTER_NAME_LABEL, "")])]
-    #[case::invalid_name(&[(CLUSTER_NAME_LABEL, "Not_A_Name")])]
-    fn nothing_valid_names_no_cluster(#[case] pairs: &[(&'static str, &'static str)]) {
-        assert_eq!(reference(&json!({}), &labels(pairs), "ns").unwrap(), None);
+    #[case::nothing(None)]
+    #[case::empty_label(Some(""))]
+    #[case::invalid_name(Some("Not_A_Name"))]
+    fn nothing_valid_names_no_cluster(#[case] name: Option<&str>) {
+        assert_eq!(reference(&json!({}), name, "ns").unwrap(), None);
     }
 }

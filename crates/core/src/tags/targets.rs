@@ -1,7 +1,10 @@
-//! Where each CAPI infrastructure kind keeps its cloud tags, as data
-//! (README, "Cloud tags on CAPI infrastructure").
+//! Where each kind keeps its cloud tags, as data: the Crossplane composite
+//! resource's row ([`COMPOSITE_RESOURCE`]) and one row per CAPI
+//! infrastructure kind ([`TARGETS`]; README, "Cloud tags on CAPI
+//! infrastructure"). Every row goes through the one tag decision
+//! ([`super::plan`]); what differs between kinds is here.
 //!
-//! The rows follow how each provider spreads tags. CAPA, CAPZ and CAPG merge
+//! The infrastructure rows follow how each provider spreads tags. CAPA, CAPZ and CAPG merge
 //! the InfraCluster's tags into every machine's (the machine's value wins),
 //! so the Cluster's labels go to the cluster-level object once and reach
 //! every machine from there, while a machine takes only its own labels: a
@@ -27,29 +30,77 @@ pub enum LabelSource {
     ClusterAndObject,
 }
 
+/// Which objects a row covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Match {
+    /// A CAPI infrastructure kind at the API version its provider serves
+    /// (the only one a request can arrive in: the others are
+    /// `served: false`).
+    Kind {
+        /// Group and kind.
+        kind: KindMatch,
+        /// The served version.
+        version: &'static str,
+    },
+    /// Every kind the policy treats as a Crossplane composite resource.
+    CompositeResource,
+}
+
+/// How a row's profile is chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProfileChoice {
+    /// By the object's provider value (`cloudTags.providerPath`): the
+    /// profile listing it, else the fallback.
+    Provider,
+    /// The built-in infrastructure profile of this name, unless a user
+    /// profile lists the name among its providers and replaces it.
+    Named(&'static str),
+}
+
 /// One row of the target table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Target {
-    /// Group and kind of the object.
-    pub kind: KindMatch,
-    /// The API version the provider serves (the only one a request can
-    /// arrive in: the others are `served: false`).
-    pub version: &'static str,
+    /// The objects it covers.
+    pub matches: Match,
     /// Path of the tag field.
     pub field: &'static [&'static str],
     /// How the field holds its entries.
     pub shape: Shape,
+    /// What the field becomes when left with no entry.
+    pub when_empty: WhenEmpty,
     /// Whose labels count.
     pub labels: LabelSource,
-    /// The built-in infrastructure profile applied (a user profile listing
-    /// this name among its providers replaces it).
-    pub profile: &'static str,
+    /// How the profile is chosen.
+    pub profile: ProfileChoice,
     /// Stamped on CREATE only: the provider makes the field immutable, so a
     /// change on UPDATE would turn an allowed request into a denial.
     pub create_only: bool,
-    /// Where the provider documents the field, for the README and messages.
+    /// Whether the user's entries in the field take room under the
+    /// profile's cap (the providers merge cluster and machine tags per
+    /// instance, under one cap).
+    pub user_entries_take_room: bool,
+    /// Whether `platform/origin: adopted` leaves the object as submitted
+    /// (an adopted resource's tags belong to whoever created it).
+    pub adopted_left_alone: bool,
+    /// Where the field is documented, for the README and messages.
     pub upstream: &'static str,
 }
+
+/// The composite resource's row: its own labels become tags in
+/// `spec.cloudTags`, a map that is absent when it holds no tag, under the
+/// profile its provider value selects; its user entries take no room.
+pub const COMPOSITE_RESOURCE: Target = Target {
+    matches: Match::CompositeResource,
+    field: &["spec", "cloudTags"],
+    shape: Shape::Map,
+    when_empty: WhenEmpty::Absent,
+    labels: LabelSource::Object,
+    profile: ProfileChoice::Provider,
+    create_only: false,
+    user_entries_take_room: false,
+    adopted_left_alone: true,
+    upstream: "the composite resource's XRD",
+};
 
 const INFRASTRUCTURE: &str = "infrastructure.cluster.x-k8s.io";
 const CONTROL_PLANE: &str = "controlplane.cluster.x-k8s.io";
@@ -72,13 +123,15 @@ const fn map_row(
     upstream: &'static str,
 ) -> Target {
     Target {
-        kind,
-        version,
+        matches: Match::Kind { kind, version },
         field,
         shape: Shape::Map,
+        when_empty: WhenEmpty::KeptIfWritten,
         labels,
-        profile,
+        profile: ProfileChoice::Named(profile),
         create_only: false,
+        user_entries_take_room: true,
+        adopted_left_alone: false,
         upstream,
     }
 }
@@ -168,33 +221,61 @@ pub const TARGETS: &[Target] = &[
         "cluster-api-provider-gcp api/v1beta1/gcpmachine_types.go",
     ),
     Target {
-        kind: kind(INFRASTRUCTURE, "OpenStackMachine"),
-        version: "v1beta1",
+        matches: Match::Kind {
+            kind: kind(INFRASTRUCTURE, "OpenStackMachine"),
+            version: "v1beta1",
+        },
         field: &["spec", "serverMetadata"],
         shape: Shape::KeyValueList,
+        when_empty: WhenEmpty::KeptIfWritten,
         labels: ClusterAndObject,
-        profile: "capo",
+        profile: ProfileChoice::Named("capo"),
         create_only: true,
+        user_entries_take_room: true,
+        adopted_left_alone: false,
         upstream: "cluster-api-provider-openstack api/v1beta1/openstackmachine_types.go",
     },
 ];
 
 impl Target {
-    /// The row's tag field: a field the user wrote, even empty, stays.
+    /// The row's tag field.
     pub const fn tag_field(&self) -> TagField {
         TagField {
             path: self.field,
             shape: self.shape,
-            when_empty: WhenEmpty::KeptIfWritten,
+            when_empty: self.when_empty,
+        }
+    }
+
+    /// Whether this request's object gets its tags (re)computed: not on
+    /// the UPDATE of a CREATE-only row.
+    pub fn stamps(&self, operation: &str) -> bool {
+        !self.create_only || operation == "CREATE"
+    }
+
+    /// The built-in infrastructure profile a row names.
+    pub fn profile_name(&self) -> Option<&'static str> {
+        match self.profile {
+            ProfileChoice::Named(name) => Some(name),
+            ProfileChoice::Provider => None,
+        }
+    }
+
+    /// The group and kind a kind row covers, and the served version.
+    pub fn kind(&self) -> Option<(KindMatch, &'static str)> {
+        match self.matches {
+            Match::Kind { kind, version } => Some((kind, version)),
+            Match::CompositeResource => None,
         }
     }
 }
 
 /// The row for an object of `group`/`kind` at API `version`, if any.
 pub fn target_for(group: &str, kind: &str, version: &str) -> Option<&'static Target> {
-    TARGETS
-        .iter()
-        .find(|t| t.version == version && t.kind.matches(group, kind))
+    TARGETS.iter().find(|t| {
+        t.kind()
+            .is_some_and(|(k, v)| v == version && k.matches(group, kind))
+    })
 }
 
 #[cfg(test)]
@@ -205,8 +286,11 @@ mod tests {
     #[test]
     fn every_row_names_a_built_in_profile() {
         for target in TARGETS {
+            let ProfileChoice::Named(name) = target.profile else {
+                panic!("{target:?}");
+            };
             assert!(
-                Profiles::default().infrastructure(target.profile).is_some(),
+                Profiles::default().infrastructure(name).is_some(),
                 "{target:?}"
             );
         }
@@ -216,7 +300,7 @@ mod tests {
     fn a_kind_and_version_has_at_most_one_row() {
         for (i, a) in TARGETS.iter().enumerate() {
             for b in &TARGETS[i + 1..] {
-                assert!((a.kind, a.version) != (b.kind, b.version), "{a:?}");
+                assert!(a.kind().is_some() && a.kind() != b.kind(), "{a:?}");
             }
         }
     }

@@ -1,0 +1,99 @@
+//! The explanation's account of how a row chose its profile and where its
+//! tags come from, worded per [`ProfileChoice`] (explanations only).
+
+use super::cluster::ClusterFound;
+use super::profile::{Origin, TagProfile};
+use super::targets::{ProfileChoice, Target};
+use crate::quote::quoted;
+use crate::request::AdmissionRequest;
+
+/// What chose the profile: (`provider`, `why`) of the explanation.
+/// `provider` is the provider value read at `provider_path` (a
+/// [`ProfileChoice::Provider`] row), `found` the Cluster whose labels were
+/// read (a "Cluster + object" row).
+pub(super) fn profile_choice(
+    target: &Target,
+    request: &AdmissionRequest,
+    (provider_path, provider): (&str, Option<&str>),
+    found: &ClusterFound,
+    (profile, origin): (&TagProfile, Origin),
+) -> (String, String) {
+    match target.profile {
+        ProfileChoice::Provider => {
+            let source = match provider {
+                Some(p) => format!("{provider_path} = {}", quoted(p)),
+                None => format!("{provider_path} is absent"),
+            };
+            (source, by_provider(origin, provider, profile))
+        }
+        ProfileChoice::Named(name) => (
+            labels_source(found, profile),
+            by_row(request, target, name, origin, profile),
+        ),
+    }
+}
+
+/// Why `profile` applied to a composite resource, naming the setting that
+/// selected it.
+fn by_provider(origin: Origin, provider: Option<&str>, profile: &TagProfile) -> String {
+    match (origin, provider) {
+        (Origin::BuiltIn, Some(p)) => {
+            format!(
+                "provider {} selects the built-in profile {}",
+                quoted(p),
+                profile.name
+            )
+        }
+        (Origin::UserDefined { index }, Some(p)) => {
+            format!(
+                "provider {} is listed in cloudTags.profiles[{index}].providers",
+                quoted(p)
+            )
+        }
+        (_, Some(p)) => format!(
+            "provider {} is listed by no profile, so the fallback {} applies",
+            quoted(p),
+            profile.name
+        ),
+        (_, None) => format!(
+            "no provider value, so the fallback {} applies",
+            profile.name
+        ),
+    }
+}
+
+/// Why `profile` applied to an infrastructure object, naming the row or the
+/// setting that selected it.
+fn by_row(
+    request: &AdmissionRequest,
+    target: &Target,
+    name: &str,
+    origin: Origin,
+    profile: &TagProfile,
+) -> String {
+    let kind = &request.kind;
+    let row = format!(
+        "{} ({}/{}) keeps its tags in {}",
+        kind.kind,
+        kind.group,
+        kind.version,
+        target.field.join(".")
+    );
+    match origin {
+        Origin::UserDefined { index } => format!(
+            "{row}; cloudTags.profiles[{index}] lists {} among its providers, replacing the \
+             built-in profile",
+            quoted(name)
+        ),
+        _ => format!("{row} under the built-in profile {}", profile.name),
+    }
+}
+
+/// Whose labels an infrastructure object's tags come from, in words.
+pub(super) fn labels_source(found: &ClusterFound, profile: &TagProfile) -> String {
+    let own = format!("this object's labels under profile {}", profile.name);
+    match found {
+        ClusterFound::Read(reference, _) => format!("the labels of {reference}, then {own}"),
+        _ => own,
+    }
+}
