@@ -77,7 +77,8 @@ pub fn decide(inputs: Inputs<'_, '_>, explain: bool, source: impl FnOnce() -> St
         true => current.user_entries(owned).count(),
         false => 0,
     };
-    let mut transformed = transform::transform_sorted(&opted_in.0, profile, &keys, taken);
+    let labels = opted_in.0.iter().copied();
+    let mut transformed = transform::transform_with(labels, profile, &keys, taken);
     let removed = map_of(
         current
             .policy_entries(owned)

@@ -100,7 +100,7 @@ impl<'s> LabelSet<'s> {
 }
 
 /// Opted-in labels (qualified key, value), sorted by key, each key once:
-/// what [`super::transform::transform_sorted`] takes as it comes.
+/// what [`super::transform::transform_with`] takes as it comes (it checks).
 #[derive(Debug, PartialEq)]
 pub struct OptedIn<'k, V>(pub Vec<(&'k str, V)>);
 

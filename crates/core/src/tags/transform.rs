@@ -276,16 +276,16 @@ pub fn transform_with<'a>(
     transform_sorted(&labels, profile, keys, taken)
 }
 
-/// [`transform_with`] for labels sorted by qualified key, each key once,
-/// as the opted-in join gives them ([`super::OptedIn`]): not checked for
-/// order again.
-pub(crate) fn transform_sorted<'a>(
+/// [`transform_with`]'s work, on labels [`sorted_pairs`] made sorted by
+/// qualified key, each key once (the count cap keeps the lowest keys).
+///
+/// [`sorted_pairs`]: crate::sorted_map::sorted_pairs
+fn transform_sorted<'a>(
     labels: &[(&'a str, &'a str)],
     profile: &'a TagProfile,
     keys: &TagKeys<'_>,
     taken: usize,
 ) -> Transformed<'a> {
-    debug_assert!(labels.windows(2).all(|pair| pair[0].0 < pair[1].0));
     let mut skipped = Vec::new();
     // Without chosen bodies the labels' order is the tags' (one prefix,
     // then the qualified key): each tag is pushed after the last, never
