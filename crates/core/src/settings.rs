@@ -163,24 +163,19 @@ impl<'a> Settings<'a> {
         }
         // Reading member by member costs on every request; only a refused
         // document needs it, to name every field at fault.
-        if let Ok(parsed) = serde_json::from_str::<RawSettings>(trimmed) {
-            return Ok(Self::from(parsed));
-        }
+        let refused = match serde_json::from_str::<RawSettings>(trimmed) {
+            Ok(parsed) => return Ok(Self::from(parsed)),
+            Err(refused) => refused,
+        };
         match serde_json::from_str::<serde_json::Value>(trimmed) {
             Ok(serde_json::Value::Object(document)) => {
                 let (raw, problems) = every_problem::read(&document);
                 Err(Refused::Members(Box::new(raw), problems))
             }
             // not JSON at all: serde names the line and column
-            _ => {
-                let de = &mut serde_json::Deserializer::from_str(trimmed);
-                let error = serde_path_to_error::deserialize::<_, RawSettings>(de)
-                    .err()
-                    .map_or_else(|| "invalid JSON".to_owned(), |e| e.into_inner().to_string());
-                Err(Refused::Document(
-                    SettingsProblem::refused(".", error).into(),
-                ))
-            }
+            _ => Err(Refused::Document(
+                SettingsProblem::refused(".", refused.to_string()).into(),
+            )),
         }
     }
 
@@ -443,6 +438,21 @@ mod tests {
         assert_eq!(prepared, ["platform/env", "team"]);
         let owned = Settings::parse(text).unwrap().into_owned();
         assert_eq!(owned.cloud_tags().unwrap().propagating_labels, prepared);
+    }
+
+    /// A document that is not JSON names serde's first complaint, with its
+    /// line and column in the document.
+    #[rstest]
+    #[case::truncated(
+        r#"{"mode": "mutate", "capi": "#,
+        "settings: EOF while parsing a value at line 1 column 26"
+    )]
+    #[case::type_error_before_the_syntax_error(
+        r#"{"mode": 5, oops}"#,
+        "settings: expected value at line 1 column 10"
+    )]
+    fn settings_not_json_names_the_line_and_column(#[case] json: &str, #[case] problem: &str) {
+        assert_eq!(problems(json), [problem]);
     }
 
     #[test]
