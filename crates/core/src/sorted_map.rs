@@ -156,10 +156,14 @@ impl SortedMap {
         }
     }
 
-    /// Adds `key` after every key the map holds: the caller's invariant
-    /// (keys pushed in order, each once), checked in debug builds.
+    /// Sets `key` to `value`, as [`SortedMap::insert`] does, at one
+    /// comparison when `key` sorts after every key the map holds (keys that
+    /// come in order, the usual case) instead of a search: the order is
+    /// checked, never assumed.
     pub fn push(&mut self, key: &str, value: &str) {
-        debug_assert!(self.keys().next_back().is_none_or(|last| last < key));
+        if self.keys().next_back().is_some_and(|last| last >= key) {
+            return self.insert(key, value);
+        }
         let entry = self.append(key, value);
         self.entries.push(entry);
     }
@@ -402,6 +406,24 @@ mod tests {
         assert!(map.iter().eq([("b", "4")]));
         assert!(!map.is_empty());
         assert!(SortedMap::new().is_empty());
+    }
+
+    /// A key pushed out of order, or again, lands where it sorts, as an
+    /// insert would put it.
+    #[test]
+    fn a_push_out_of_order_is_an_insert() {
+        let mut pushed = SortedMap::new();
+        let mut inserted = SortedMap::new();
+        for (key, value) in [("b", "1"), ("d", "2"), ("a", "3"), ("d", "4"), ("e", "5")] {
+            pushed.push(key, value);
+            inserted.insert(key, value);
+        }
+        assert_eq!(pushed, inserted);
+        assert!(
+            pushed
+                .iter()
+                .eq([("a", "3"), ("b", "1"), ("d", "4"), ("e", "5")])
+        );
     }
 
     #[test]

@@ -177,7 +177,8 @@ impl Writer<'_> {
         let fill = self.fills.iter().find(|fill| fill.path == path.as_slice());
         let filled = fill.into_iter().flat_map(|fill| &fill.set);
         // The keys in order; of a key both hold, the fill's value.
-        let members = merge(map.iter(), filled, |(key, _)| key, |(key, _)| key);
+        let held = in_key_order(map.iter().collect());
+        let members = merge(held.into_iter(), filled, |(key, _)| key, |(key, _)| key);
         out.push(b'{');
         for (index, member) in members.enumerate() {
             if index > 0 {
@@ -298,4 +299,28 @@ fn touched(path: &[&str], edited: &[&[&str]]) -> bool {
     edited
         .iter()
         .any(|edit| edit.starts_with(path) || path.starts_with(edit))
+}
+
+/// An object's members in key order, as the merge with a fill needs them.
+/// A serde_json map iterates in key order (a `BTreeMap`) unless some
+/// dependency turns on serde_json's `preserve_order` feature; the order is
+/// checked, one comparison a member, and the members sorted if it fails.
+fn in_key_order<V>(mut members: Vec<(&String, V)>) -> Vec<(&String, V)> {
+    if !members.is_sorted_by(|a, b| a.0 < b.0) {
+        members.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    }
+    members
+}
+
+#[cfg(test)]
+mod tests {
+    use super::in_key_order;
+
+    #[test]
+    fn members_come_in_key_order_whatever_order_the_map_gives() {
+        let (a, b, c) = ("a".to_owned(), "b".to_owned(), "c".to_owned());
+        let sorted = vec![(&a, 1), (&b, 2), (&c, 3)];
+        assert_eq!(in_key_order(sorted.clone()), sorted);
+        assert_eq!(in_key_order(vec![(&c, 3), (&a, 1), (&b, 2)]), sorted);
+    }
 }

@@ -77,13 +77,6 @@ impl<'s> TagKeys<'s> {
         key.starts_with(self.prefix)
     }
 
-    /// Whether two labels' tag keys are in their labels' order whatever
-    /// they are: no body is chosen, so each tag key is the prefix and the
-    /// qualified key.
-    pub fn keep_label_order(&self) -> bool {
-        self.bodies.is_empty()
-    }
-
     /// The qualified label key a policy entry's key is written for: the
     /// label whose chosen body it carries, else the body itself. `None`
     /// for a key the policy does not own.
@@ -126,7 +119,6 @@ mod tests {
         assert_eq!(gcp.tag_key("team"), "plexsphere-team");
         let chosen = TagKeys::new(&AWS, "acme/", &bodies);
         assert_eq!(chosen.tag_key("team"), "acme/team");
-        assert!(!chosen.keep_label_order());
     }
 
     #[test]

@@ -288,11 +288,10 @@ fn transform_sorted<'a>(
 ) -> Transformed<'a> {
     let mut skipped = Vec::new();
     // Without chosen bodies the labels' order is the tags' (one prefix,
-    // then the qualified key): each tag is pushed after the last, never
+    // then the qualified key): each tag goes after the last, never
     // searched for, into one text with room for every label's tag
     // ([`SortedMap`] says why). Chosen bodies may sort otherwise, and
-    // are inserted where they sort.
-    let in_order = keys.keep_label_order();
+    // `push` then inserts them where they sort.
     let text = labels
         .iter()
         .map(|(key, value)| keys.prefix.len() + keys.body(key).len() + value.len());
@@ -319,8 +318,7 @@ fn transform_sorted<'a>(
             })
         });
         match reason {
-            None if in_order => tags.push(&tag_key, value),
-            None => tags.insert(&tag_key, value),
+            None => tags.push(&tag_key, value),
             Some(reason) => skipped.push(Skip {
                 qualified_key,
                 tag_key: tag_key.clone(),
