@@ -45,6 +45,11 @@ done
 
 {
   make --no-print-directory policy.wasm annotated-policy.wasm "$RUNNER" KWCTL="$RUNNER"
+  mkdir -p "$OUT"
+  # The policy as built now: a build in this checkout while the counts run
+  # must not change what they count.
+  cp annotated-policy.wasm "$OUT/policy-annotated.wasm"
+  cp policy.wasm "$OUT/policy.wasm"
   read -r -a flags <<<"-O3 $(make -s --no-print-directory print-wasm-opt-features)"
   head=$(git rev-parse HEAD)
   for name in "${pieces[@]}"; do
@@ -92,7 +97,7 @@ while IFS=$'\t' read -r scenario request settings parents; do
   elif [[ "$SKIP" == *" $scenario "* ]]; then
     continue
   fi
-  policy=$(count annotated-policy.wasm "$request" "$settings" "$parents")
+  policy=$(count "$OUT/policy-annotated.wasm" "$request" "$settings" "$parents")
   row="| $scenario | $policy |"
   for name in "${pieces[@]}"; do
     plain=$(count "$OUT/$name-annotated.wasm" "$request" "$settings" "$parents")
@@ -102,6 +107,6 @@ while IFS=$'\t' read -r scenario request settings parents; do
 done <test_data/bench/scenarios.tsv
 echo
 echo "Instructions per fresh-instance evaluation, host work included (callgrind: runs of $LARGE and"
-echo "$SMALL evaluations, difference / $((LARGE - SMALL))). Sizes: policy.wasm $(wc -c <policy.wasm) bytes$(
+echo "$SMALL evaluations, difference / $((LARGE - SMALL))). Sizes: policy.wasm $(wc -c <"$OUT/policy.wasm") bytes$(
   for name in "${pieces[@]}"; do printf ', plain %s %s' "$name" "$(wc -c <"$OUT/$name.wasm")"; done
 ) bytes."
