@@ -51,8 +51,8 @@ use metadata_propagation_core::request::AdmissionRequest;
 use metadata_propagation_core::settings::{
     DEFAULT_PROVIDER_PATH, Mode, RawCapiSettings, RawCloudTagSettings, RawSettings, Settings,
 };
-use metadata_propagation_core::tags::targets::target_for;
 use metadata_propagation_core::tags::tag_key::{Bodies, DEFAULT_PREFIX};
+use metadata_propagation_core::tags::targets::target_for;
 
 use fixtures::{ALL_PARENTS, FIXTURES, PARENTS, child_index, request};
 use infra::Infra;
@@ -289,10 +289,12 @@ fuzz_target!(|input: Input| {
         // The prefix in force on the row's profile: the one ownership
         // follows (a built-in `capg`'s own, else `cloudTags.prefix`).
         let cloud_tags = settings.cloud_tags().expect("checked above");
-        let prefix = (cloud_tags.profiles.infrastructure(row.profile_name().unwrap_or_default()))
-            .map_or(DEFAULT_PREFIX, |(profile, _)| {
-                cloud_tags.tag_keys(profile).prefix
-            });
+        let prefix = (cloud_tags
+            .profiles
+            .infrastructure(row.profile_name().unwrap_or_default()))
+        .map_or(DEFAULT_PREFIX, |(profile, _)| {
+            cloud_tags.tag_keys(profile).prefix
+        });
         if let Err(e) = infra::check(kind, target, prefix, &request.object, &after.object) {
             panic!("invariant violated (cloud tags on infrastructure): {e}");
         }

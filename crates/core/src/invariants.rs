@@ -23,6 +23,7 @@ use crate::keyed_list;
 use crate::request::GroupVersionKind;
 use crate::settings::Settings;
 use crate::tags::tag_key::DEFAULT_PREFIX;
+use crate::tags::targets::{COMPOSITE_RESOURCE, Shape, Target};
 use crate::tags::{LABELS_ANNOTATION, SKIPPED_ANNOTATION};
 use serde_json::{Map, Value};
 
@@ -33,14 +34,15 @@ pub enum Capability<'a> {
     /// adds and corrects keys, never removes.
     Capi(&'a GroupVersionKind),
     /// XR cloud tags: owns the tags under the prefix in force and the skip
-    /// annotation only.
+    /// annotation only (the tag field is checked as every row's is:
+    /// [`check_tag_field`]).
     CloudTags {
         /// The prefix in force on the object.
         prefix: &'a str,
     },
 }
 
-const TAG_MAPS: &[&[&str]] = &[&["metadata", "annotations"], &["spec", "cloudTags"]];
+const TAG_MAPS: &[&[&str]] = &[&["metadata", "annotations"]];
 
 impl<'a> Capability<'a> {
     /// The capability for a request's kind, owning on a composite resource
@@ -82,11 +84,9 @@ impl<'a> Capability<'a> {
     fn owns(self, path: &[&str], key: &str) -> bool {
         match self {
             Capability::Capi(_) => false,
-            Capability::CloudTags { prefix } => match path {
-                ["spec", "cloudTags"] => key.starts_with(prefix),
-                ["metadata", "annotations"] => key == SKIPPED_ANNOTATION,
-                _ => false,
-            },
+            Capability::CloudTags { .. } => {
+                path == ["metadata", "annotations"] && key == SKIPPED_ANNOTATION
+            }
         }
     }
 
@@ -150,6 +150,15 @@ pub fn check_mutation(
 ) -> Result<(), Violation> {
     let mut outside_before = before.clone();
     let mut outside_after = after.clone();
+    if let Capability::CloudTags { prefix } = capability {
+        let path = COMPOSITE_RESOURCE.field;
+        let old = take(&mut outside_before, path);
+        let new = take(&mut outside_after, path);
+        check_tag_field(&COMPOSITE_RESOURCE, prefix, old.as_ref(), new.as_ref())?;
+        prune_created_parents(&mut outside_after, &outside_before, path);
+        drop_null_parents(&mut outside_before, path);
+        drop_null_parents(&mut outside_after, path);
+    }
     let (maps, fields) = capability.targets(before);
     for path in &maps {
         let old = take(&mut outside_before, path);
@@ -179,6 +188,88 @@ pub fn check_mutation(
         });
     }
     Ok(())
+}
+
+/// The one property of a tag field, for every row of the tag table, maps
+/// and lists alike: the user's entries (keys not under `prefix`, the prefix
+/// in force) stay as they were, a list's whole and in their order; every
+/// entry that changed is the policy's, under `prefix`, and a string; a
+/// field that was not a map or a list is never rewritten. The field may go
+/// (the policy removed its last entry, or an XR's `{}`).
+pub fn check_tag_field(
+    target: &Target,
+    prefix: &str,
+    old: Option<&Value>,
+    new: Option<&Value>,
+) -> Result<(), Violation> {
+    let at = FieldPath::of(target.field);
+    let owned = |key: &str| key.starts_with(prefix);
+    if old.is_some_and(|v| !v.is_null() && !matches_shape(target.shape, v)) && old != new {
+        return Err(Violation::NotAMapRewritten(at));
+    }
+    if new.is_some_and(|v| !matches_shape(target.shape, v)) && old != new {
+        return Err(Violation::Mistyped {
+            field: at,
+            value: new.cloned().unwrap_or_default(),
+        });
+    }
+    // Each entry as (key, value), with the item itself for a list.
+    let entries = |field: Option<&Value>| -> Vec<(String, Value, Value)> {
+        match (target.shape, field) {
+            (Shape::Map, Some(Value::Object(map))) => map
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone(), v.clone()))
+                .collect(),
+            (Shape::KeyValueList, Some(Value::Array(items))) => items
+                .iter()
+                .map(|item| {
+                    let key = item["key"].as_str().unwrap_or_default().to_owned();
+                    (key, item["value"].clone(), item.clone())
+                })
+                .collect(),
+            _ => Vec::new(),
+        }
+    };
+    let (old, new) = (entries(old), entries(new));
+    let users = |entries: &[(String, Value, Value)]| -> Vec<Value> {
+        (entries.iter())
+            .filter(|(key, ..)| !owned(key))
+            .map(|(.., item)| item.clone())
+            .collect()
+    };
+    if users(&old) != users(&new) {
+        let changed =
+            (old.iter()).find(|(key, _, item)| !owned(key) && !new.iter().any(|(.., i)| i == item));
+        return Err(match changed {
+            Some((key, ..)) if new.iter().any(|(k, ..)| k == key) => {
+                Violation::Rewritten(at.key(key))
+            }
+            Some((key, ..)) => Violation::Removed(at.key(key)),
+            None => Violation::Rewritten(at),
+        });
+    }
+    for (key, value, item) in &new {
+        if old.iter().any(|(.., i)| i == item) {
+            continue;
+        }
+        if !owned(key) {
+            return Err(Violation::AddedUnowned(at.key(key)));
+        }
+        let list_item_has_more = target.shape == Shape::KeyValueList
+            && item.as_object().is_some_and(|entry| entry.len() != 2);
+        if !value.is_string() || list_item_has_more {
+            return Err(Violation::NotAString(at.key(key)));
+        }
+    }
+    Ok(())
+}
+
+/// Whether `value` is a tag field of `shape`.
+fn matches_shape(shape: Shape, value: &Value) -> bool {
+    match shape {
+        Shape::Map => value.is_object(),
+        Shape::KeyValueList => value.is_array(),
+    }
 }
 
 fn check_map(

@@ -7,11 +7,13 @@
 mod support;
 
 use metadata_propagation_core::evaluate::{evaluate, explain};
+use metadata_propagation_core::invariants::check_tag_field;
 use metadata_propagation_core::lookup::{LookupError, MapLookup, ObjectRef};
 use metadata_propagation_core::outcome::{Outcome, Verdict};
 use metadata_propagation_core::request::AdmissionRequest;
 use metadata_propagation_core::settings::Settings;
-use metadata_propagation_core::tags::targets::TARGETS;
+use metadata_propagation_core::tags::prefix_in_force;
+use metadata_propagation_core::tags::targets::{COMPOSITE_RESOURCE, Shape, TARGETS, Target};
 use rstest::rstest;
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
@@ -970,4 +972,123 @@ fn a_list_left_with_only_stale_policy_entries_goes() {
         after["spec"]["serverMetadata"],
         json!([{"key": "role", "value": "gpu"}])
     );
+}
+
+// ---------------------------------------------------------------------------
+// One property for every row of the tag table
+// ---------------------------------------------------------------------------
+
+/// Label keys a real object can carry, opted in or not.
+const ROW_LABEL_KEYS: &[&str] = &["environment", "cost-center", "acme.io/team", "team", "tier"];
+
+/// The object of `row` with `labels`, its tag field holding `entries` (in
+/// the row's shape) and, for the composite resource, `provider`.
+fn row_with(row: &Target, labels: &Value, entries: &[(String, String)], provider: &str) -> Value {
+    let mut object = match row.kind() {
+        Some((kind_match, version)) => {
+            let kind = kind_match.kind.unwrap();
+            minimal(kind, &format!("{}/{version}", kind_match.group))
+        }
+        None => {
+            let file = "test_data/xr/xdatabase_stale_only_prefixed.json";
+            let request: Value = serde_json::from_str(&support::read_repo_file(file)).unwrap();
+            let mut object = request["object"].clone();
+            object["spec"]["parameters"]["provider"] = json!(provider);
+            object
+        }
+    };
+    let own = object["metadata"]["labels"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    let mut all = labels.as_object().cloned().unwrap_or_default();
+    all.extend(
+        own.into_iter()
+            .filter(|(k, _)| k == "cluster.x-k8s.io/cluster-name"),
+    );
+    object["metadata"]["labels"] = Value::Object(all);
+    let field = &mut object;
+    let (last, parents) = row.field.split_last().unwrap();
+    let mut at = field;
+    for segment in parents {
+        at = &mut at[*segment];
+    }
+    match (row.shape, entries.is_empty()) {
+        (_, true) => {
+            if let Some(map) = at.as_object_mut() {
+                map.remove(*last);
+            }
+        }
+        (Shape::Map, false) => {
+            at[*last] = entries.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+        }
+        (Shape::KeyValueList, false) => {
+            at[*last] = entries
+                .iter()
+                .map(|(k, v)| json!({"key": k, "value": v}))
+                .collect();
+        }
+    }
+    object
+}
+
+fn field_of<'v>(row: &Target, object: &'v Value) -> Option<&'v Value> {
+    row.field
+        .iter()
+        .try_fold(object, |at, segment| at.get(*segment))
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+    /// Every row of the tag table, the composite resource's included, maps
+    /// and lists, under each row's profile: the user's entries survive (a
+    /// list's whole and in their order), every entry the policy writes is a
+    /// string under the prefix in force ([`check_tag_field`], the property
+    /// the fuzz target checks too), the result is an object its CRD accepts,
+    /// and evaluating it again changes nothing.
+    #[test]
+    fn every_row_holds_the_tag_field_property(
+        row in 0..=TARGETS.len(),
+        labels in proptest::collection::btree_map(
+            proptest::sample::select(ROW_LABEL_KEYS), "[a-z0-9]{0,8}", 0..5),
+        user in proptest::collection::btree_map("[A-Z][a-z]{0,5}", "[a-z0-9]{0,6}", 0..4),
+        stale in proptest::collection::btree_map("[a-z]{1,6}", "[a-z0-9]{0,6}", 0..3),
+        provider in proptest::sample::select(&["aws", "hetzner", "openstack", "gcp"][..]),
+        operation in proptest::sample::select(&["CREATE", "UPDATE"][..]),
+    ) {
+        let rows: Vec<&Target> = TARGETS.iter().chain([&COMPOSITE_RESOURCE]).collect();
+        let target = rows[row];
+        let settings_json = settings_for(&["environment", "cost-center", "acme.io/team"]);
+        let parsed = settings(&settings_json);
+        let cloud_tags = parsed.cloud_tags().unwrap();
+        let labels = json!(labels);
+        let probe = row_with(target, &labels, &[], provider);
+        let prefix = match target.profile_name() {
+            Some(name) => {
+                let (profile, _) = cloud_tags.profiles.infrastructure(name).unwrap();
+                cloud_tags.tag_keys(profile).prefix
+            }
+            None => prefix_in_force(&probe, cloud_tags),
+        };
+        // The user's entries, then entries under the prefix no label makes.
+        let mut entries: Vec<(String, String)> = user.into_iter().collect();
+        entries.extend(stale.into_iter().map(|(k, v)| (format!("{prefix}{k}"), v)));
+        let object = row_with(target, &labels, &entries, provider);
+        let lookup = MapLookup::new().with_object(cluster_with_label("cc-1"));
+        let request = AdmissionRequest::for_object(operation, object.clone());
+        let (outcome, mutated) = run(&request, &settings_json, &lookup);
+        proptest::prop_assert!(matches!(outcome.verdict, Verdict::Allow(_)), "{outcome:?}");
+        if let Err(violation) =
+            check_tag_field(target, prefix, field_of(target, &object), field_of(target, &mutated))
+        {
+            proptest::prop_assert!(false, "{violation}\n before: {object}\n after: {mutated}");
+        }
+        let again = AdmissionRequest::for_object("UPDATE", mutated.clone());
+        let (second, _) = run(&again, &settings_json, &lookup);
+        proptest::prop_assert!(
+            second.plan().is_some_and(|plan| plan.is_empty()),
+            "not idempotent: {:?}", second.verdict
+        );
+    }
 }

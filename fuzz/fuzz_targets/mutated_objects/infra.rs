@@ -12,11 +12,13 @@
 //! failed.
 
 use arbitrary::Arbitrary;
-use metadata_propagation_core::invariants::{Capability, Violation, check_mutation, take};
+use metadata_propagation_core::invariants::{
+    Capability, Violation, check_mutation, check_tag_field, take,
+};
 use metadata_propagation_core::request::GroupVersionKind;
 use metadata_propagation_core::tags::SKIPPED_ANNOTATION;
-use metadata_propagation_core::tags::targets::{Shape, TARGETS, Target, target_for};
 use metadata_propagation_core::tags::tag_key::DEFAULT_PREFIX as TAG_PREFIX;
+use metadata_propagation_core::tags::targets::{TARGETS, Target, target_for};
 use serde_json::{Map, Value, json};
 
 use crate::mutation::{IntoValue, Small, set};
@@ -315,7 +317,7 @@ pub fn check(
         let old = take(&mut before, target.field);
         let new = take(&mut after, target.field);
         if old != new {
-            check_tags(target.shape, prefix, old.as_ref(), new.as_ref()).map_err(|problem| {
+            check_tag_field(target, prefix, old.as_ref(), new.as_ref()).map_err(|problem| {
                 InfraViolation::Tags(format!(
                     "{problem}\n before: {}\n after:  {}",
                     old.unwrap_or_default(),
@@ -335,75 +337,6 @@ pub fn check(
         restore_created(&mut after, &before, &skipped);
     }
     check_mutation(Capability::Capi(kind), &before, &after).map_err(InfraViolation::Capi)
-}
-
-/// The tag field's change: entries under the prefix in force only, each a
-/// string (the field is removed when the policy removes its last entry).
-fn check_tags(
-    shape: Shape,
-    prefix: &str,
-    old: Option<&Value>,
-    new: Option<&Value>,
-) -> Result<(), String> {
-    let owned = |key: &str| key.starts_with(prefix);
-    match shape {
-        Shape::Map => {
-            let empty = Map::new();
-            let old_map = match old {
-                None | Some(Value::Null) => &empty,
-                Some(Value::Object(map)) => map,
-                Some(other) => return Err(format!("a {other} tag field was rewritten")),
-            };
-            // Gone when the policy removed its last entry.
-            let new_map = match new {
-                None => &empty,
-                Some(Value::Object(map)) => map,
-                Some(other) => return Err(format!("the tag field became {other}")),
-            };
-            for (key, value) in old_map {
-                if !owned(key) && new_map.get(key) != Some(value) {
-                    return Err(format!("the user's tag {key:?} changed"));
-                }
-            }
-            for (key, value) in new_map {
-                if old_map.get(key) != Some(value) && !(owned(key) && value.is_string()) {
-                    return Err(format!("tag {key:?} written as {value}"));
-                }
-            }
-        }
-        Shape::KeyValueList => {
-            let old_list: &[Value] = match old {
-                None | Some(Value::Null) => &[],
-                Some(Value::Array(items)) => items,
-                Some(other) => return Err(format!("a {other} tag field was rewritten")),
-            };
-            let new_list: &[Value] = match new {
-                None => &[],
-                Some(Value::Array(items)) => items,
-                Some(other) => return Err(format!("the tag field became {other}")),
-            };
-            let entry_owned = |entry: &Value| entry["key"].as_str().is_some_and(owned);
-            // The user's items, in their order, whole: the policy keeps
-            // them as written.
-            let users = |list: &[Value]| -> Vec<Value> {
-                list.iter().filter(|e| !entry_owned(e)).cloned().collect()
-            };
-            if users(old_list) != users(new_list) {
-                return Err("the user's entries changed".to_owned());
-            }
-            for entry in new_list
-                .iter()
-                .filter(|e| entry_owned(e) && !old_list.contains(e))
-            {
-                let keys: Vec<&String> =
-                    entry.as_object().into_iter().flat_map(Map::keys).collect();
-                if !(entry_owned(entry) && entry["value"].is_string() && keys == ["key", "value"]) {
-                    return Err(format!("entry {entry} written"));
-                }
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Sets each of `labels` in `node`'s `metadata.labels`.
