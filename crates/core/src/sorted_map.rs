@@ -8,7 +8,6 @@
 //! larger for the same sort (BENCHMARKS.md, "Size"). Collected into a `Vec`
 //! first and built here, each entry type sorts with one copy.
 
-use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
 /// The map of `entries`, the last of equal keys kept, as `collect()` and
@@ -25,85 +24,6 @@ pub fn sorted_pairs<'a>(pairs: Vec<(&'a str, &'a str)>) -> Vec<(&'a str, &'a str
         pairs
     } else {
         map_of(pairs).into_iter().collect()
-    }
-}
-
-/// One entry of [`merge`]: from the run held, or from the new one.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Merged<H, N> {
-    /// An entry of the run held, whose key the new run does not have.
-    Held(H),
-    /// An entry of the new run.
-    New(N),
-}
-
-impl<T> Merged<T, T> {
-    /// The entry, whichever run it came from.
-    pub fn into_inner(self) -> T {
-        match self {
-            Merged::Held(entry) | Merged::New(entry) => entry,
-        }
-    }
-}
-
-/// Two runs sorted by key, each key once in each, merged in key order; of a
-/// key both have, only the new run's entry, as inserting the new entries
-/// into a map of the held ones leaves it. One pass: each key is compared
-/// with its neighbours, not searched for (keys often share long prefixes).
-pub fn merge<H, N, HK, NK>(held: H, new: N, held_key: HK, new_key: NK) -> Merge<H, N, HK, NK>
-where
-    H: Iterator,
-    N: Iterator,
-    HK: Fn(&H::Item) -> &str,
-    NK: Fn(&N::Item) -> &str,
-{
-    Merge {
-        held: held.peekable(),
-        new: new.peekable(),
-        held_key,
-        new_key,
-    }
-}
-
-/// The iterator [`merge`] returns.
-pub struct Merge<H: Iterator, N: Iterator, HK, NK> {
-    held: std::iter::Peekable<H>,
-    new: std::iter::Peekable<N>,
-    held_key: HK,
-    new_key: NK,
-}
-
-impl<H, N, HK, NK> Iterator for Merge<H, N, HK, NK>
-where
-    H: Iterator,
-    N: Iterator,
-    HK: Fn(&H::Item) -> &str,
-    NK: Fn(&N::Item) -> &str,
-{
-    type Item = Merged<H::Item, N::Item>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        let order = match (self.held.peek(), self.new.peek()) {
-            (None, None) => return None,
-            (Some(_), None) => Ordering::Less,
-            (None, Some(_)) => Ordering::Greater,
-            (Some(held), Some(new)) => (self.held_key)(held).cmp((self.new_key)(new)),
-        };
-        match order {
-            Ordering::Less => self.held.next().map(Merged::Held),
-            Ordering::Equal => {
-                self.held.next();
-                self.new.next().map(Merged::New)
-            }
-            Ordering::Greater => self.new.next().map(Merged::New),
-        }
-    }
-
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        let (held, held_most) = self.held.size_hint();
-        let (new, new_most) = self.new.size_hint();
-        let most = held_most.zip(new_most).and_then(|(h, n)| h.checked_add(n));
-        (held.max(new), most)
     }
 }
 
@@ -344,25 +264,6 @@ mod tests {
     fn the_last_of_equal_keys_wins_in_any_order() {
         let map = map_of(vec![("b", 1), ("a", 2), ("b", 3)]);
         assert_eq!(map, BTreeMap::from([("a", 2), ("b", 3)]));
-    }
-
-    #[test]
-    fn a_merge_keeps_the_new_entry_of_a_key_both_runs_have() {
-        let held = [("a", 1), ("c", 2), ("e", 3)];
-        let new = [("b", 10), ("c", 20), ("f", 30)];
-        let merged: Vec<_> = merge(held.into_iter(), new.into_iter(), |e| e.0, |e| e.0).collect();
-        let expected = [
-            Merged::Held(("a", 1)),
-            Merged::New(("b", 10)),
-            Merged::New(("c", 20)),
-            Merged::Held(("e", 3)),
-            Merged::New(("f", 30)),
-        ];
-        assert_eq!(merged, expected);
-        let none: [(&str, i32); 0] = [];
-        let one_run = merge(held.into_iter(), none.into_iter(), |e| e.0, |e| e.0);
-        assert_eq!(one_run.size_hint(), (3, Some(3)));
-        assert!(one_run.map(Merged::into_inner).eq(held));
     }
 
     #[test]

@@ -4,7 +4,6 @@
 
 use super::{Member, Shape};
 use crate::plan::MapFill;
-use crate::sorted_map::{Merged, merge};
 use serde_json::Value;
 
 impl Shape<'_> {
@@ -175,23 +174,28 @@ impl Writer<'_> {
             return write_value(value, out);
         }
         let fill = self.fills.iter().find(|fill| fill.path == path.as_slice());
-        let filled = fill.into_iter().flat_map(|fill| &fill.set);
-        // The keys in order; of a key both hold, the fill's value.
-        let held = in_key_order(map.iter().collect());
-        let members = merge(held.into_iter(), filled, |(key, _)| key, |(key, _)| key);
+        // The object's members, but those the fill sets, then the fill's:
+        // no member is matched by position, so nothing rests on the order a
+        // serde_json map iterates in.
+        let set = fill.map(|fill| &fill.set);
         out.push(b'{');
-        for (index, member) in members.enumerate() {
-            if index > 0 {
+        let mut first = true;
+        let mut comma = |out: &mut Vec<u8>| {
+            if !std::mem::take(&mut first) {
                 out.push(b',');
             }
-            match member {
-                Merged::Held((key, item)) => self.whole_member(key, item, path, out)?,
-                Merged::New((key, text)) => {
-                    write_str(key, out)?;
-                    out.push(b':');
-                    write_str(text, out)?;
-                }
+        };
+        for (key, item) in map {
+            if !set.is_some_and(|set| set.contains_key(key)) {
+                comma(out);
+                self.whole_member(key, item, path, out)?;
             }
+        }
+        for (key, text) in set.into_iter().flatten() {
+            comma(out);
+            write_str(key, out)?;
+            out.push(b':');
+            write_str(text, out)?;
         }
         out.push(b'}');
         Ok(())
@@ -299,28 +303,4 @@ fn touched(path: &[&str], edited: &[&[&str]]) -> bool {
     edited
         .iter()
         .any(|edit| edit.starts_with(path) || path.starts_with(edit))
-}
-
-/// An object's members in key order, as the merge with a fill needs them.
-/// A serde_json map iterates in key order (a `BTreeMap`) unless some
-/// dependency turns on serde_json's `preserve_order` feature; the order is
-/// checked, one comparison a member, and the members sorted if it fails.
-fn in_key_order<V>(mut members: Vec<(&String, V)>) -> Vec<(&String, V)> {
-    if !members.is_sorted_by(|a, b| a.0 < b.0) {
-        members.sort_unstable_by(|a, b| a.0.cmp(b.0));
-    }
-    members
-}
-
-#[cfg(test)]
-mod tests {
-    use super::in_key_order;
-
-    #[test]
-    fn members_come_in_key_order_whatever_order_the_map_gives() {
-        let (a, b, c) = ("a".to_owned(), "b".to_owned(), "c".to_owned());
-        let sorted = vec![(&a, 1), (&b, 2), (&c, 3)];
-        assert_eq!(in_key_order(sorted.clone()), sorted);
-        assert_eq!(in_key_order(vec![(&c, 3), (&a, 1), (&b, 2)]), sorted);
-    }
 }
