@@ -190,7 +190,7 @@ pub fn plan(
     };
     let decided = decision::decide(
         Inputs {
-            field: target.tag_field(),
+            target,
             set: &set,
             current: &current,
             profile: (profile, origin),
@@ -199,7 +199,6 @@ pub fn plan(
                 prefix: keys.prefix,
                 old_prefix: old_prefix.filter(|old| *old != keys.prefix),
             },
-            user_room: target.user_entries_take_room,
             propagating: &settings.propagating_labels,
             annotations: &annotations,
             cluster: &cluster,

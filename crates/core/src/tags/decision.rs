@@ -5,11 +5,12 @@
 //! warnings. Composite resources and infrastructure objects differ only in
 //! how those inputs are found, never in what is decided from them.
 
-use super::field::{Current, Owned, TagField};
+use super::field::{Current, Owned};
 use super::label_set::{LabelSet, OptedIn};
 use super::profile::{Origin, TagProfile};
 use super::report::{blocked, label_fates, removal_note, skipped_edit, warnings};
 use super::tag_key::TagKeys;
+use super::targets::Target;
 use super::transform;
 use crate::explain::CloudTags;
 use crate::fields::StringMap;
@@ -19,8 +20,8 @@ use std::borrow::Cow;
 
 /// What one target's tags are decided from.
 pub struct Inputs<'a, 's> {
-    /// The tag field.
-    pub field: TagField,
+    /// The row of the tag table.
+    pub target: &'a Target,
     /// The label set.
     pub set: &'a LabelSet<'s>,
     /// The field as submitted.
@@ -31,8 +32,6 @@ pub struct Inputs<'a, 's> {
     pub keys: TagKeys<'s>,
     /// Which entries of the field are the policy's.
     pub owned: Owned<'s>,
-    /// Whether the user's entries in the field take room under the cap.
-    pub user_room: bool,
     /// `cloudTags.propagatingLabels`, sorted, each once.
     pub propagating: &'s [Cow<'s, str>],
     /// The object's annotations as they will be stored (the skip
@@ -61,19 +60,18 @@ pub struct Decided {
 /// list's report).
 pub fn decide(inputs: Inputs<'_, '_>, explain: bool, source: impl FnOnce() -> String) -> Decided {
     let Inputs {
-        field,
+        target,
         set,
         current,
         profile: (profile, origin),
         keys,
         owned,
-        user_room,
         propagating,
         annotations,
         cluster,
     } = inputs;
     let opted_in: OptedIn<'_, &str> = set.opted_in(propagating);
-    let taken = match user_room {
+    let taken = match target.user_entries_take_room {
         true => current.user_entries(owned).count(),
         false => 0,
     };
@@ -104,6 +102,7 @@ pub fn decide(inputs: Inputs<'_, '_>, explain: bool, source: impl FnOnce() -> St
     });
     let skipped = skipped_edit(annotations, &transformed.skipped);
     let warnings = warnings(profile, &keys, &transformed.skipped);
+    let field = target.tag_field();
     let edit = super::field::edit(field, current, owned, &mut transformed, removed, source);
     Decided {
         edit,
