@@ -71,7 +71,8 @@ impl Owned<'_> {
 pub struct Current<'o> {
     /// Whether the field is present (not absent, not `null`).
     pub present: bool,
-    /// Its entries, in field order (a map's in key order).
+    /// Its entries, in field order (a map's as it iterates: nothing here
+    /// rests on that order).
     pub entries: Vec<(&'o str, &'o str)>,
     /// A list's items as submitted, one per entry (none for a map): a
     /// rewritten list keeps the user's items whole, not only their key and
