@@ -55,12 +55,38 @@ pub struct Settings<'a> {
     prepared_cloud_tags: OnceCell<Result<CloudTagSettings<'a>, SettingsError>>,
 }
 
+/// Qualified label keys, sorted, each once: built only by [`OptedInKeys::new`],
+/// which sorts them, so whatever reads them in order (the opted-in labels
+/// of a label set, and the transform's count cap after them) can rely on it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OptedInKeys<'a>(Vec<Cow<'a, str>>);
+
+impl<'a> OptedInKeys<'a> {
+    /// `keys` sorted, each once (one pass over a list that is sorted
+    /// already, as settings usually hold it).
+    pub fn new(mut keys: Vec<Cow<'a, str>>) -> Self {
+        if !keys.windows(2).all(|pair| pair[0] < pair[1]) {
+            keys.sort_unstable();
+            keys.dedup();
+        }
+        Self(keys)
+    }
+}
+
+impl<'a> std::ops::Deref for OptedInKeys<'a> {
+    type Target = [Cow<'a, str>];
+
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
 /// The cloud-tag settings, checked and prepared.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CloudTagSettings<'a> {
     /// Qualified label keys opted into cloud-tag propagation, sorted, each
     /// once.
-    pub propagating_labels: Vec<Cow<'a, str>>,
+    pub propagating_labels: OptedInKeys<'a>,
     /// Segments of `cloudTags.providerPath`.
     pub provider_path: Vec<String>,
     /// The tag profiles in force: `cloudTags.profiles`, then the built-ins
@@ -329,13 +355,8 @@ impl<'a> RawCloudTagSettings<'a> {
         tag_keys::check_bodies(&self.tag_keys, &propagating_labels, &mut problems);
 
         if problems.is_empty() {
-            // One pass over a list that is sorted already, each key once.
-            if !propagating_labels.windows(2).all(|pair| pair[0] < pair[1]) {
-                propagating_labels.sort_unstable();
-                propagating_labels.dedup();
-            }
             Ok(CloudTagSettings {
-                propagating_labels,
+                propagating_labels: OptedInKeys::new(propagating_labels),
                 provider_path,
                 profiles: Profiles::new(profiles),
                 prefix: self.prefix.clone(),
@@ -435,7 +456,7 @@ mod tests {
         assert!(matches!(raw[0], Cow::Borrowed("team")));
         assert!(matches!(&raw[1], Cow::Owned(key) if key == "platform/env"));
         let prepared = settings.cloud_tags().unwrap().propagating_labels.clone();
-        assert_eq!(prepared, ["platform/env", "team"]);
+        assert_eq!(*prepared, ["platform/env", "team"]);
         let owned = Settings::parse(text).unwrap().into_owned();
         assert_eq!(owned.cloud_tags().unwrap().propagating_labels, prepared);
     }

@@ -81,7 +81,7 @@ impl SortedMap {
     /// come in order, the usual case) instead of a search: the order is
     /// checked, never assumed.
     pub fn push(&mut self, key: &str, value: &str) {
-        if self.keys().next_back().is_some_and(|last| last >= key) {
+        if (self.entries.last()).is_some_and(|last| self.key(last) >= key) {
             return self.insert(key, value);
         }
         let entry = self.append(key, value);

@@ -43,8 +43,7 @@ use serde_json::{Map, Value};
 use targets::{LabelSource, Match, ProfileChoice, Target};
 
 pub use contract::{
-    ANNOTATIONS, CLOUD_TAGS, CLOUD_TAGS_FIELD, LABELS, LABELS_ANNOTATION, ORIGIN_LABEL,
-    SKIPPED_ANNOTATION,
+    ANNOTATIONS, CLOUD_TAGS, LABELS, LABELS_ANNOTATION, ORIGIN_LABEL, SKIPPED_ANNOTATION,
 };
 
 /// The infrastructure row of a CAPI object, when

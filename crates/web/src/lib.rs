@@ -416,7 +416,7 @@ spec:
         let yaml = parse_settings("cloudTags:\n  propagatingLabels: [platform/env]\n").unwrap();
         let json =
             parse_settings(r#"{"cloudTags":{"propagatingLabels":["platform/env"]}}"#).unwrap();
-        let opted_in = |s: &Settings<'static>| s.cloud_tags().unwrap().propagating_labels.clone();
+        let opted_in = |s: &Settings<'static>| s.cloud_tags().unwrap().propagating_labels.to_vec();
         assert_eq!(opted_in(&yaml), ["platform/env"]);
         assert_eq!(opted_in(&yaml), opted_in(&json));
         assert!(opted_in(&parse_settings("").unwrap()).is_empty());

@@ -1,8 +1,6 @@
 //! The names the cloud-tags contract fixes: its two annotations, the origin
 //! label, and where an XR keeps its labels, annotations and tags.
 
-use super::field::{Shape, TagField, WhenEmpty};
-
 /// Annotation holding extra labels as a JSON object (qualified keys may
 /// contain `:`, which Kubernetes label keys cannot).
 pub const LABELS_ANNOTATION: &str = "cloud-tags.plexsphere.io/labels";
@@ -17,10 +15,3 @@ pub const LABELS: &[&str] = &["metadata", "labels"];
 pub const ANNOTATIONS: &[&str] = &["metadata", "annotations"];
 /// Where an XR's tags live.
 pub const CLOUD_TAGS: &[&str] = &["spec", "cloudTags"];
-
-/// An XR's tag field: a map, absent when it holds no tag.
-pub const CLOUD_TAGS_FIELD: TagField = TagField {
-    path: CLOUD_TAGS,
-    shape: Shape::Map,
-    when_empty: WhenEmpty::Absent,
-};

@@ -15,8 +15,8 @@ use super::transform;
 use crate::explain::CloudTags;
 use crate::fields::StringMap;
 use crate::plan::{Edit, MapEdit};
+use crate::settings::OptedInKeys;
 use crate::sorted_map::map_of;
-use std::borrow::Cow;
 
 /// What one target's tags are decided from.
 pub struct Inputs<'a, 's> {
@@ -33,7 +33,7 @@ pub struct Inputs<'a, 's> {
     /// Which entries of the field are the policy's.
     pub owned: Owned<'s>,
     /// `cloudTags.propagatingLabels`, sorted, each once.
-    pub propagating: &'s [Cow<'s, str>],
+    pub propagating: &'s OptedInKeys<'s>,
     /// The object's annotations as they will be stored (the skip
     /// annotation's edit is made against them).
     pub annotations: &'a StringMap<'s>,
@@ -75,8 +75,7 @@ pub fn decide(inputs: Inputs<'_, '_>, explain: bool, source: impl FnOnce() -> St
         true => current.user_entries(owned).count(),
         false => 0,
     };
-    let labels = opted_in.0.iter().copied();
-    let mut transformed = transform::transform_with(labels, profile, &keys, taken);
+    let mut transformed = transform::transform_opted(&opted_in, profile, &keys, taken);
     let removed = map_of(
         current
             .policy_entries(owned)

@@ -11,8 +11,10 @@
 use super::contract::LABELS_ANNOTATION;
 use super::labels_annotation::Entries;
 use crate::fields::StringMap;
+use crate::settings::OptedInKeys;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
+use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
 /// Where a label of the set comes from.
@@ -48,12 +50,29 @@ impl<'s> Layer<'s> {
         }
     }
 
-    fn keys(self) -> Box<dyn Iterator<Item = &'s str> + 's> {
+    fn is_empty(self) -> bool {
         match self {
-            Layer::Object(map) => Box::new(map.keys().map(String::as_str)),
-            Layer::Map(map) => Box::new(map.keys().copied()),
-            Layer::Annotation(entries) => Box::new(entries.keys()),
+            Layer::Object(map) => map.is_empty(),
+            Layer::Map(map) => map.is_empty(),
+            Layer::Annotation(entries) => entries.is_empty(),
         }
+    }
+
+    /// The entries, in the order the source keeps them (key order, unless
+    /// a serde_json map is built with its `preserve_order` feature).
+    fn entries(self) -> Box<dyn Iterator<Item = (&'s str, &'s str)> + 's> {
+        match self {
+            Layer::Object(map) => Box::new(
+                map.iter()
+                    .map(|(key, value)| (key.as_str(), value.as_str().unwrap_or_default())),
+            ),
+            Layer::Map(map) => Box::new(map.iter().map(|(key, value)| (*key, *value))),
+            Layer::Annotation(entries) => Box::new(entries.iter()),
+        }
+    }
+
+    fn keys(self) -> impl Iterator<Item = &'s str> {
+        self.entries().map(|(key, _)| key)
     }
 }
 
@@ -77,10 +96,19 @@ impl<'s> LabelSet<'s> {
     }
 
     /// The opted-in labels (`keys`: sorted, each once, as the settings keep
-    /// them) with their values, in key order. Each key is looked up, not
-    /// joined against a source's order: a handful of keys, and nothing
-    /// rests on how a map iterates.
-    pub fn opted_in<'k>(&self, keys: &'k [Cow<'_, str>]) -> OptedIn<'k, &'s str> {
+    /// them) with their values, in key order. With one source holding
+    /// labels (a composite resource without the annotation, the common
+    /// case), the keys are joined with its entries in one pass, each key
+    /// compared with its neighbours rather than searched for (label keys
+    /// share long prefixes: the searches cost xr-aws-50 7 % more); else
+    /// each key is looked up, the last source holding it winning.
+    pub fn opted_in<'k>(&self, keys: &'k OptedInKeys<'_>) -> OptedIn<'k, &'s str> {
+        let mut holding = self.layers.iter().filter(|(_, layer)| !layer.is_empty());
+        if let (Some((_, only)), None) = (holding.next(), holding.next())
+            && let Some(joined) = join(keys, only.entries())
+        {
+            return joined;
+        }
         OptedIn(
             keys.iter()
                 .filter_map(|key| Some((key.as_ref(), self.get(key)?.0)))
@@ -99,15 +127,53 @@ impl<'s> LabelSet<'s> {
     }
 }
 
-/// Opted-in labels (qualified key, value), sorted by key, each key once:
-/// what [`super::transform::transform_with`] takes as it comes (it checks).
-#[derive(Debug, PartialEq)]
-pub struct OptedIn<'k, V>(pub Vec<(&'k str, V)>);
+/// `keys` (sorted, each once) joined with `entries` in one pass: `None`
+/// when the entries turn out not to come in key order, which the join
+/// needs and checks, one comparison an entry, on every entry.
+fn join<'k, 's>(
+    keys: &'k [Cow<'_, str>],
+    entries: impl Iterator<Item = (&'s str, &'s str)>,
+) -> Option<OptedIn<'k, &'s str>> {
+    let mut keys = keys.iter().map(AsRef::as_ref).peekable();
+    let mut found = Vec::with_capacity(keys.len());
+    let mut last: Option<&str> = None;
+    for (key, value) in entries {
+        if last.is_some_and(|last| last >= key) {
+            return None;
+        }
+        last = Some(key);
+        while let Some(&opted) = keys.peek() {
+            match opted.cmp(key) {
+                Ordering::Less => {
+                    keys.next();
+                }
+                Ordering::Equal => {
+                    found.push((opted, value));
+                    keys.next();
+                    break;
+                }
+                Ordering::Greater => break,
+            }
+        }
+    }
+    Some(OptedIn(found))
+}
 
-impl<V> OptedIn<'_, V> {
+/// Opted-in labels (qualified key, value), sorted by key, each key once:
+/// built only by [`LabelSet::opted_in`], in the order of the
+/// [`OptedInKeys`] it is given, so the transform takes them as they come.
+#[derive(Debug, PartialEq)]
+pub struct OptedIn<'k, V>(Vec<(&'k str, V)>);
+
+impl<'k, V> OptedIn<'k, V> {
     /// Whether `key` is opted in.
     pub fn contains_key(&self, key: &str) -> bool {
         self.0.binary_search_by(|(k, _)| (*k).cmp(key)).is_ok()
+    }
+
+    /// The labels, sorted by key, each once.
+    pub fn pairs(&self) -> &[(&'k str, V)] {
+        &self.0
     }
 }
 
@@ -127,6 +193,20 @@ impl Source {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Entries out of key order (a serde_json map with `preserve_order`)
+    /// are not joined; in order, the join finds what looking up finds.
+    #[test]
+    fn the_join_checks_the_order_it_needs() {
+        let keys: Vec<Cow<str>> = ["a", "c"].into_iter().map(Cow::Borrowed).collect();
+        let unsorted = [("c", "3"), ("a", "1"), ("b", "2")];
+        assert_eq!(join(&keys, unsorted.into_iter()), None);
+        let sorted = [("a", "1"), ("b", "2"), ("c", "3")];
+        let joined = join(&keys, sorted.into_iter()).unwrap();
+        assert_eq!(joined.0, [("a", "1"), ("c", "3")]);
+        // A repeated key is out of order too.
+        assert_eq!(join(&keys, [("a", "1"), ("a", "2")].into_iter()), None);
+    }
 
     proptest::proptest! {
         /// A set of four sources gives, for every key, what inserting every
@@ -164,12 +244,13 @@ mod tests {
             let sources: BTreeMap<&str, Source> =
                 expected.iter().map(|(k, (_, s))| (*k, *s)).collect();
             proptest::prop_assert_eq!(set.sources(), sources);
-            let keys: Vec<Cow<str>> = keys.iter().map(|k| Cow::Borrowed(k.as_str())).collect();
+            let keys = OptedInKeys::new(keys.iter().map(|k| Cow::Borrowed(k.as_str())).collect());
             let opted: Vec<(&str, &str)> = keys
                 .iter()
                 .filter_map(|k| Some((k.as_ref(), expected.get(k.as_ref())?.0)))
                 .collect();
-            proptest::prop_assert_eq!(set.opted_in(&keys).0, opted);
+            let opted_in = set.opted_in(&keys);
+            proptest::prop_assert_eq!(opted_in.pairs(), opted);
         }
     }
 }

@@ -6,6 +6,7 @@
 //! tags that map cleanly, and one [`Skip`] for every label that does not.
 //! Every input label ends as exactly one tag or one skip.
 
+use super::label_set::OptedIn;
 use super::profile::{TagProfile, Unit};
 use super::tag_key::{Bodies, DEFAULT_PREFIX, TagKeys};
 use crate::sorted_map::SortedMap;
@@ -276,8 +277,20 @@ pub fn transform_with<'a>(
     transform_sorted(&labels, profile, keys, taken)
 }
 
-/// [`transform_with`]'s work, on labels [`sorted_pairs`] made sorted by
-/// qualified key, each key once (the count cap keeps the lowest keys).
+/// [`transform_with`] for the opted-in labels of a label set, sorted by
+/// qualified key, each once, by their type: taken as they come.
+pub(crate) fn transform_opted<'a>(
+    labels: &OptedIn<'a, &'a str>,
+    profile: &'a TagProfile,
+    keys: &TagKeys<'_>,
+    taken: usize,
+) -> Transformed<'a> {
+    transform_sorted(labels.pairs(), profile, keys, taken)
+}
+
+/// [`transform_with`]'s work, on labels sorted by qualified key, each key
+/// once ([`sorted_pairs`] or [`OptedIn`] made them so; the count cap keeps
+/// the lowest keys).
 ///
 /// [`sorted_pairs`]: crate::sorted_map::sorted_pairs
 fn transform_sorted<'a>(
