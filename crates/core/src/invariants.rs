@@ -23,9 +23,14 @@ use crate::keyed_list;
 use crate::request::GroupVersionKind;
 use crate::settings::Settings;
 use crate::tags::tag_key::DEFAULT_PREFIX;
-use crate::tags::targets::{COMPOSITE_RESOURCE, Shape, Target};
+use crate::tags::targets::COMPOSITE_RESOURCE;
 use crate::tags::{LABELS_ANNOTATION, SKIPPED_ANNOTATION};
 use serde_json::{Map, Value};
+
+mod tag_field;
+mod violation;
+pub use tag_field::check_tag_field;
+pub use violation::Violation;
 
 /// Which capability produced the mutation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,51 +102,6 @@ impl<'a> Capability<'a> {
     }
 }
 
-/// How a mutation broke the properties: the first violation found, naming
-/// the field or key.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum Violation {
-    /// Something outside the maps and fields the capability owns changed;
-    /// both sides are shown with the owned parts taken out.
-    #[error("a field outside the contract's maps changed:\n before: {before}\n after:  {after}")]
-    OutsideChanged {
-        /// `before` without the owned maps and fields.
-        before: Value,
-        /// `after` without the owned maps and fields.
-        after: Value,
-    },
-    /// A map the capability owns held something else than a map, and the
-    /// mutation replaced it.
-    #[error("{0} was not a map and was rewritten")]
-    NotAMapRewritten(FieldPath),
-    /// A key or field is gone that the policy may not remove.
-    #[error("{0} was removed")]
-    Removed(FieldPath),
-    /// A key the policy does not own has another value.
-    #[error("{0} was rewritten")]
-    Rewritten(FieldPath),
-    /// The policy wrote a value that is not a string into a string map.
-    #[error("{0} is not a string")]
-    NotAString(FieldPath),
-    /// A key appeared that the capability does not own.
-    #[error("{0} was added but the policy does not own it")]
-    AddedUnowned(FieldPath),
-    /// The label-set annotation, which only users write, changed.
-    #[error("{0} changed")]
-    LabelSetChanged(FieldPath),
-    /// A field holds a value its CRD type does not allow, or a keyed list
-    /// lost an entry.
-    #[error(
-        "{field} was written as {value}, which its type does not allow or which drops an entry"
-    )]
-    Mistyped {
-        /// The field.
-        field: FieldPath,
-        /// What the mutation wrote there.
-        value: Value,
-    },
-}
-
 /// Checks that `after` is `before` changed only as `capability` may change it.
 pub fn check_mutation(
     capability: Capability<'_>,
@@ -188,88 +148,6 @@ pub fn check_mutation(
         });
     }
     Ok(())
-}
-
-/// The one property of a tag field, for every row of the tag table, maps
-/// and lists alike: the user's entries (keys not under `prefix`, the prefix
-/// in force) stay as they were, a list's whole and in their order; every
-/// entry that changed is the policy's, under `prefix`, and a string; a
-/// field that was not a map or a list is never rewritten. The field may go
-/// (the policy removed its last entry, or an XR's `{}`).
-pub fn check_tag_field(
-    target: &Target,
-    prefix: &str,
-    old: Option<&Value>,
-    new: Option<&Value>,
-) -> Result<(), Violation> {
-    let at = FieldPath::of(target.field);
-    let owned = |key: &str| key.starts_with(prefix);
-    if old.is_some_and(|v| !v.is_null() && !matches_shape(target.shape, v)) && old != new {
-        return Err(Violation::NotAMapRewritten(at));
-    }
-    if new.is_some_and(|v| !matches_shape(target.shape, v)) && old != new {
-        return Err(Violation::Mistyped {
-            field: at,
-            value: new.cloned().unwrap_or_default(),
-        });
-    }
-    // Each entry as (key, value), with the item itself for a list.
-    let entries = |field: Option<&Value>| -> Vec<(String, Value, Value)> {
-        match (target.shape, field) {
-            (Shape::Map, Some(Value::Object(map))) => map
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone(), v.clone()))
-                .collect(),
-            (Shape::KeyValueList, Some(Value::Array(items))) => items
-                .iter()
-                .map(|item| {
-                    let key = item["key"].as_str().unwrap_or_default().to_owned();
-                    (key, item["value"].clone(), item.clone())
-                })
-                .collect(),
-            _ => Vec::new(),
-        }
-    };
-    let (old, new) = (entries(old), entries(new));
-    let users = |entries: &[(String, Value, Value)]| -> Vec<Value> {
-        (entries.iter())
-            .filter(|(key, ..)| !owned(key))
-            .map(|(.., item)| item.clone())
-            .collect()
-    };
-    if users(&old) != users(&new) {
-        let changed =
-            (old.iter()).find(|(key, _, item)| !owned(key) && !new.iter().any(|(.., i)| i == item));
-        return Err(match changed {
-            Some((key, ..)) if new.iter().any(|(k, ..)| k == key) => {
-                Violation::Rewritten(at.key(key))
-            }
-            Some((key, ..)) => Violation::Removed(at.key(key)),
-            None => Violation::Rewritten(at),
-        });
-    }
-    for (key, value, item) in &new {
-        if old.iter().any(|(.., i)| i == item) {
-            continue;
-        }
-        if !owned(key) {
-            return Err(Violation::AddedUnowned(at.key(key)));
-        }
-        let list_item_has_more = target.shape == Shape::KeyValueList
-            && item.as_object().is_some_and(|entry| entry.len() != 2);
-        if !value.is_string() || list_item_has_more {
-            return Err(Violation::NotAString(at.key(key)));
-        }
-    }
-    Ok(())
-}
-
-/// Whether `value` is a tag field of `shape`.
-fn matches_shape(shape: Shape, value: &Value) -> bool {
-    match shape {
-        Shape::Map => value.is_object(),
-        Shape::KeyValueList => value.is_array(),
-    }
 }
 
 fn check_map(
