@@ -95,25 +95,28 @@ impl<'s> LabelSet<'s> {
         (self.layers.iter().rev()).find_map(|(source, layer)| Some((layer.get(key)?, *source)))
     }
 
-    /// The opted-in labels (`keys`: sorted, each once, as the settings keep
-    /// them) with their values, in key order. With one source holding
-    /// labels (a composite resource without the annotation, the common
-    /// case), the keys are joined with its entries in one pass, each key
+    /// The opted-in labels (`keys`: sorted, each once) with their values,
+    /// in key order, the last source holding a key winning. Each source
+    /// holding labels is joined with the keys in one pass, each key
     /// compared with its neighbours rather than searched for (label keys
-    /// share long prefixes: the searches cost xr-aws-50 7 % more); else
-    /// each key is looked up, the last source holding it winning.
+    /// share long prefixes: searching instead cost xr-aws-50 7 % and
+    /// infra-awscluster-class 2.3 % more instructions), and the sources'
+    /// finds are laid over each other in order. A source whose entries do
+    /// not come in key order (a serde_json map built with `preserve_order`)
+    /// has each key looked up instead.
     pub fn opted_in<'k>(&self, keys: &'k OptedInKeys<'_>) -> OptedIn<'k, &'s str> {
-        let mut holding = self.layers.iter().filter(|(_, layer)| !layer.is_empty());
-        if let (Some((_, only)), None) = (holding.next(), holding.next())
-            && let Some(joined) = join(keys, only.entries())
-        {
-            return joined;
+        let mut found = Vec::new();
+        for (_, layer) in self.layers.iter().filter(|(_, layer)| !layer.is_empty()) {
+            let Some(joined) = join(keys, layer.entries()) else {
+                return OptedIn(
+                    keys.iter()
+                        .filter_map(|key| Some((key.as_ref(), self.get(key)?.0)))
+                        .collect(),
+                );
+            };
+            found = overlay(found, joined);
         }
-        OptedIn(
-            keys.iter()
-                .filter_map(|key| Some((key.as_ref(), self.get(key)?.0)))
-                .collect(),
-        )
+        OptedIn(found)
     }
 
     /// Every label of the set with the source it comes from, sorted by key
@@ -133,7 +136,7 @@ impl<'s> LabelSet<'s> {
 fn join<'k, 's>(
     keys: &'k [Cow<'_, str>],
     entries: impl Iterator<Item = (&'s str, &'s str)>,
-) -> Option<OptedIn<'k, &'s str>> {
+) -> Option<Vec<(&'k str, &'s str)>> {
     let mut keys = keys.iter().map(AsRef::as_ref).peekable();
     let mut found = Vec::with_capacity(keys.len());
     let mut last: Option<&str> = None;
@@ -156,7 +159,35 @@ fn join<'k, 's>(
             }
         }
     }
-    Some(OptedIn(found))
+    Some(found)
+}
+
+/// `new` laid over `held`: both sorted by key, each key once; of a key
+/// both hold, `new`'s value.
+fn overlay<'k, 's>(
+    held: Vec<(&'k str, &'s str)>,
+    new: Vec<(&'k str, &'s str)>,
+) -> Vec<(&'k str, &'s str)> {
+    if held.is_empty() {
+        return new;
+    }
+    let mut out = Vec::with_capacity(held.len() + new.len());
+    let mut held = held.into_iter().peekable();
+    for (key, value) in new {
+        while let Some(&(held_key, _)) = held.peek() {
+            match held_key.cmp(key) {
+                Ordering::Less => out.extend(held.next()),
+                Ordering::Equal => {
+                    held.next();
+                    break;
+                }
+                Ordering::Greater => break,
+            }
+        }
+        out.push((key, value));
+    }
+    out.extend(held);
+    out
 }
 
 /// Opted-in labels (qualified key, value), sorted by key, each key once:
@@ -203,7 +234,7 @@ mod tests {
         assert_eq!(join(&keys, unsorted.into_iter()), None);
         let sorted = [("a", "1"), ("b", "2"), ("c", "3")];
         let joined = join(&keys, sorted.into_iter()).unwrap();
-        assert_eq!(joined.0, [("a", "1"), ("c", "3")]);
+        assert_eq!(joined, [("a", "1"), ("c", "3")]);
         // A repeated key is out of order too.
         assert_eq!(join(&keys, [("a", "1"), ("a", "2")].into_iter()), None);
     }
