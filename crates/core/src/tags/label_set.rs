@@ -50,11 +50,11 @@ impl<'s> Layer<'s> {
         }
     }
 
-    fn is_empty(self) -> bool {
+    fn len(self) -> usize {
         match self {
-            Layer::Object(map) => map.is_empty(),
-            Layer::Map(map) => map.is_empty(),
-            Layer::Annotation(entries) => entries.is_empty(),
+            Layer::Object(map) => map.len(),
+            Layer::Map(map) => map.len(),
+            Layer::Annotation(entries) => entries.len(),
         }
     }
 
@@ -96,25 +96,26 @@ impl<'s> LabelSet<'s> {
     }
 
     /// The opted-in labels (`keys`: sorted, each once) with their values,
-    /// in key order, the last source holding a key winning. Each source
-    /// holding labels is joined with the keys in one pass, each key
-    /// compared with its neighbours rather than searched for (label keys
-    /// share long prefixes: searching instead cost xr-aws-50 7 % and
-    /// infra-awscluster-class 2.3 % more instructions), and the sources'
-    /// finds are laid over each other in order. A source whose entries do
-    /// not come in key order (a serde_json map built with `preserve_order`)
-    /// has each key looked up instead.
+    /// in key order, the last source holding a key winning: each source's
+    /// finds are laid over the earlier ones'. A source not much larger
+    /// than the keys is joined with them in one pass, each key compared
+    /// with its neighbours rather than searched for (label keys share long
+    /// prefixes: searching cost xr-aws-50 7 % and infra-awscluster-class
+    /// 2.3 % more instructions). A larger one (a label-set annotation of
+    /// 10,000 entries), or one whose entries do not come in key order (a
+    /// serde_json map built with `preserve_order`), has each key looked up.
     pub fn opted_in<'k>(&self, keys: &'k OptedInKeys<'_>) -> OptedIn<'k, &'s str> {
         let mut found = Vec::new();
-        for (_, layer) in self.layers.iter().filter(|(_, layer)| !layer.is_empty()) {
-            let Some(joined) = join(keys, layer.entries()) else {
-                return OptedIn(
-                    keys.iter()
-                        .filter_map(|key| Some((key.as_ref(), self.get(key)?.0)))
-                        .collect(),
-                );
-            };
-            found = overlay(found, joined);
+        for (_, layer) in self.layers.iter().filter(|(_, layer)| layer.len() > 0) {
+            let joined = (layer.len() <= JOIN_AT_MOST * keys.len())
+                .then(|| join(keys, layer.entries()))
+                .flatten();
+            let finds = joined.unwrap_or_else(|| {
+                (keys.iter())
+                    .filter_map(|key| Some((key.as_ref(), layer.get(key)?)))
+                    .collect()
+            });
+            found = overlay(found, finds);
         }
         OptedIn(found)
     }
@@ -129,6 +130,10 @@ impl<'s> LabelSet<'s> {
         sources
     }
 }
+
+/// A source of at most this many entries per opted-in key is joined with
+/// the keys; a larger one is searched, key by key.
+const JOIN_AT_MOST: usize = 4;
 
 /// `keys` (sorted, each once) joined with `entries` in one pass: `None`
 /// when the entries turn out not to come in key order, which the join

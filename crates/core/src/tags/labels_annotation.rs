@@ -29,6 +29,11 @@ impl<'a> Entries<'a> {
             .map(|at| self.0[at].1.as_ref())
     }
 
+    /// How many entries there are.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
     /// Whether there is no entry.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
