@@ -29,9 +29,19 @@ impl FieldPath {
         Self(format!("{}[{}]", self.0, quoted(key)))
     }
 
-    /// This path extended by an object member: `spec` → `spec.template`.
+    /// This path extended by an object member: `spec` → `spec.template`
+    /// (from the document itself, [`FieldPath::of`]`(&[])`: `spec`).
     pub fn member(&self, name: &str) -> Self {
-        Self(format!("{}.{name}", self.0))
+        if self.0.is_empty() {
+            Self(name.to_owned())
+        } else {
+            Self(format!("{}.{name}", self.0))
+        }
+    }
+
+    /// Whether this is the path of the document itself.
+    pub fn is_document(&self) -> bool {
+        self.0.is_empty()
     }
 
     /// This path extended by a list index: `taints` → `taints[0]`.

@@ -21,6 +21,7 @@ mod defaults;
 mod every_problem;
 pub mod problem;
 mod raw;
+pub(crate) mod refused_at;
 mod tag_key_problem;
 pub(crate) mod tag_keys;
 pub use defaults::{
@@ -166,7 +167,7 @@ impl<'a> Settings<'a> {
         // in the module is (`wire::Payload::decode` says why).
         let text = std::str::from_utf8(raw).map_err(|e| {
             let error = format!("not UTF-8: invalid byte at offset {}", e.valid_up_to());
-            Refused::Document(SettingsProblem::refused(".", error).into())
+            Refused::Document(SettingsProblem::document_refused(error).into())
         })?;
         Self::read_text(text)
     }
@@ -200,7 +201,7 @@ impl<'a> Settings<'a> {
             }
             // not JSON at all: serde names the line and column
             _ => Err(Refused::Document(
-                SettingsProblem::refused(".", refused.to_string()).into(),
+                SettingsProblem::document_refused(refused.to_string()).into(),
             )),
         }
     }

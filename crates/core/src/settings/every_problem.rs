@@ -15,6 +15,7 @@
 
 use super::problem::{SettingsProblem, SettingsProblemKind};
 use super::raw::RawSettings;
+use super::refused_at;
 use crate::fields::FieldPath;
 use serde_json::{Map, Value};
 
@@ -75,16 +76,7 @@ fn is_valid(document: Value, problems: &mut Vec<SettingsProblem>) -> bool {
 }
 
 fn parse(document: &Value) -> Result<RawSettings<'static>, SettingsProblem> {
-    let text = serde_json::to_string(document).expect("JSON values always serialise");
-    let de = &mut serde_json::Deserializer::from_str(&text);
-    let parsed: Result<RawSettings<'_>, _> = serde_path_to_error::deserialize(de);
-    parsed.map(RawSettings::into_owned).map_err(|e| {
-        let path = e.path().to_string();
-        let error = e.into_inner();
-        // The position is in this synthetic document, not the user's.
-        let position = format!(" at line {} column {}", error.line(), error.column());
-        let message = error.to_string();
-        let message = message.strip_suffix(&position).unwrap_or(&message);
-        SettingsProblem::refused(&path, message.to_owned())
+    refused_at::parse(document, &FieldPath::of(&[]), |text| {
+        serde_json::from_str::<RawSettings>(text).map(RawSettings::into_owned)
     })
 }

@@ -58,16 +58,10 @@ impl SettingsProblem {
         }
     }
 
-    /// serde refused the setting at `path`, as serde_path_to_error names it
-    /// (`.` or nothing for the document itself).
-    pub fn refused(path: &str, message: String) -> Self {
-        let path = if path == "." || path.is_empty() {
-            "settings"
-        } else {
-            path
-        };
+    /// serde refused the settings document as a whole: serde's message.
+    pub fn document_refused(message: String) -> Self {
         Self::new(
-            FieldPath::of(&[path]),
+            FieldPath::of(&["settings"]),
             SettingsProblemKind::Refused(message),
         )
     }

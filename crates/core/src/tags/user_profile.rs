@@ -10,7 +10,8 @@ pub use characters::RawKeyCharacters;
 
 use super::profile::{BUILT_IN, GENERIC, INFRASTRUCTURE, ReservedPrefix, TagProfile, Unit};
 use crate::fields::FieldPath;
-use crate::settings::problem::{SettingsProblem, SettingsProblemKind};
+use crate::settings::problem::SettingsProblem;
+use crate::settings::refused_at;
 use serde_json::Value;
 use std::borrow::Cow;
 use std::ops::RangeInclusive;
@@ -89,28 +90,18 @@ pub fn prepare(raw: &[Value], problems: &mut Vec<String>) -> Vec<TagProfile> {
 /// Parses and checks every profile, pushing each problem onto `problems`,
 /// and returns the profiles (meaningful only when nothing was pushed).
 pub fn prepare_profiles(raw: &[Value], problems: &mut Vec<SettingsProblem>) -> Vec<TagProfile> {
-    // Parsed from JSON values rather than as part of the settings document:
-    // one serde instantiation instead of two (plain and path-tracking) keeps
-    // the module small, and a shape error in one profile does not hide the
-    // problems of the others.
+    // Parsed one by one rather than as part of the settings document: a
+    // shape error in one profile does not hide the problems of the others.
     let mut shape_errors = Vec::new();
     let parsed: Vec<Option<RawProfile>> = raw
         .iter()
         .enumerate()
         .map(|(i, value)| {
-            serde_path_to_error::deserialize(value)
-                .map_err(|e| {
-                    let path = e.path().to_string();
-                    let profile = profiles_field().index(i);
-                    let field = if path == "." {
-                        profile
-                    } else {
-                        profile.member(&path)
-                    };
-                    let kind = SettingsProblemKind::Refused(e.into_inner().to_string());
-                    shape_errors.push((i, SettingsProblem::new(field, kind)));
-                })
-                .ok()
+            refused_at::parse(value, &profiles_field().index(i), |text| {
+                serde_json::from_str(text)
+            })
+            .map_err(|problem| shape_errors.push((i, problem)))
+            .ok()
         })
         .collect();
     check_all(&parsed, shape_errors, problems)
