@@ -137,6 +137,44 @@ def eks_cluster(name, labels, comment):
     return comment, obj
 
 
+def eks_topology_cluster(name, labels, class_name, cp_labels, comment):
+    obj = {
+        "apiVersion": "cluster.x-k8s.io/v1beta2",
+        "kind": "Cluster",
+        "metadata": {**meta(name, labels, None, server_set=True),
+                     "finalizers": ["cluster.cluster.x-k8s.io"]},
+        "spec": {
+            "clusterNetwork": {"pods": {"cidrBlocks": ["192.168.0.0/16"]}},
+            "controlPlaneRef": {"apiGroup": CP, "kind": "AWSManagedControlPlane",
+                                "name": f"{name}-2mq8t"},
+            "infrastructureRef": {"apiGroup": INFRA, "kind": "AWSManagedCluster", "name": f"{name}-v7c4k"},
+            "topology": {"classRef": {"name": class_name}, "version": "v1.33.0",
+                         "controlPlane": {"metadata": {"labels": cp_labels}}},
+        },
+    }
+    return comment, obj
+
+
+def eks_class(name, cp_labels, comment):
+    obj = {
+        "apiVersion": "cluster.x-k8s.io/v1beta2",
+        "kind": "ClusterClass",
+        "metadata": meta(name, None, None, server_set=True),
+        "spec": {
+            "controlPlane": {
+                "metadata": {"labels": cp_labels},
+                "templateRef": {"apiVersion": f"{CP}/v1beta2", "kind": "AWSManagedControlPlaneTemplate",
+                                "name": f"{name}-control-plane"},
+            },
+            "infrastructure": {
+                "templateRef": {"apiVersion": f"{INFRA}/v1beta2", "kind": "AWSManagedClusterTemplate",
+                                "name": f"{name}-cluster"},
+            },
+        },
+    }
+    return comment, obj
+
+
 def machine_set(name, cluster_name, md, hash_, template_labels, infra_kind, template):
     labels = {"cluster.x-k8s.io/cluster-name": cluster_name, "cluster.x-k8s.io/deployment-name": md,
               "machine-template-hash": hash_, **template_labels}
@@ -192,6 +230,13 @@ PARENTS = {
         "eks-prod", {"environment": "prod", "cost-center": "cc-7001", "acme.io/team": "data"},
         "# Cluster eks-prod: an EKS cluster made without a ClusterClass; its AWSManagedControlPlane finds it\n"
         "# by the ownerReference CAPI sets.\n"),
+    "cluster_eks-dev.yaml": eks_topology_cluster(
+        "eks-dev", {"environment": "dev", "cost-center": "cc-7002"}, "eks-default", {"acme.io/team": "data"},
+        "# Cluster eks-dev: an EKS cluster under the ClusterClass eks-default. Its topology gives the control\n"
+        "# plane the label acme.io/team; its own labels give the control plane's tags.\n"),
+    "clusterclass_eks-default.yaml": eks_class(
+        "eks-default", {"platform.acme.io/class": "eks-default"},
+        "# ClusterClass eks-default: EKS control planes, labelled with their class.\n"),
     "machineset_gcp-prod-md-0-5hx7w.yaml": (
         "# MachineSet gcp-prod-md-0-5hx7w: the node pool's template labels, propagated to its GCPMachines.\n",
         machine_set("gcp-prod-md-0-5hx7w", "gcp-prod", "gcp-prod-md-0", "4127730581-5hx7w",
@@ -387,6 +432,22 @@ def requests():
     eks_new["spec"]["version"] = "v1.33.0"
     out["awsmanagedcontrolplane_update_cluster_owner"] = request(
         "AWSManagedControlPlane", "v1beta2", "awsmanagedcontrolplanes", eks_new, "UPDATE", eks_old, group=CP)
+
+    # EKS under a ClusterClass: the topology controller bumps the control plane's version after
+    # acme.io/team was added to the Cluster's topology, which the control plane does not carry yet.
+    # Its rule reads the Cluster's topology and its tags the Cluster's labels: one look-up.
+    topo_eks_labels = {**topology_labels("eks-dev"), "platform.acme.io/class": "eks-default"}
+    topo_eks_old = {
+        "apiVersion": f"{CP}/v1beta2", "kind": "AWSManagedControlPlane",
+        "metadata": meta("eks-dev-2mq8t", topo_eks_labels, None, [cluster_owner("eks-dev")], server_set=True),
+        "spec": {"region": "eu-west-1", "version": "v1.32.0", "eksClusterName": "default_eks-dev-2mq8t",
+                 "additionalTags": {"plexsphere:environment": "dev", "plexsphere:cost-center": "cc-7002"}},
+    }
+    topo_eks_new = copy.deepcopy(topo_eks_old)
+    topo_eks_new["spec"]["version"] = "v1.33.0"
+    out["awsmanagedcontrolplane_update_topology"] = request(
+        "AWSManagedControlPlane", "v1beta2", "awsmanagedcontrolplanes", topo_eks_new, "UPDATE", topo_eks_old,
+        group=CP)
 
     pool_labels = {"cluster.x-k8s.io/cluster-name": "aws-prod", "topology.cluster.x-k8s.io/owned": "",
                    "topology.cluster.x-k8s.io/pool-name": "mp-0", "environment": "prod",

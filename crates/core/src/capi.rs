@@ -31,7 +31,7 @@ use error::malformed;
 use explain::Offered;
 use in_place::{FieldDecision, Malformed};
 use parent::Parent;
-pub use resolve::look_up_parent;
+pub use resolve::{Located, TopologyRead, locate, look_up_parent};
 use resolve::{Resolved, resolve_parent};
 use rules::{CAPI_RULES, FieldFlow, Flow, KeyRule, MACHINE, MapFlow, NODE_BOUND_LABELS, Rule};
 use serde_json::Value;
@@ -107,9 +107,11 @@ pub struct Reported {
 }
 
 /// Plans the metadata and in-place fields of one Cluster API object
-/// ([`check`]ed, in `namespace`) into `plan`; fills `explain` when given.
+/// ([`check`]ed, in `namespace`, its parent [`locate`]d) into `plan`;
+/// fills `explain` when given.
 pub fn plan(
     request: &AdmissionRequest,
+    located: Located<'_>,
     namespace: &str,
     settings: &Settings,
     lookup: &dyn Lookup,
@@ -119,7 +121,7 @@ pub fn plan(
     let object = &request.object;
     let (group, kind) = (request.kind.group.as_str(), request.kind.kind.as_str());
     let in_place = settings.in_place_fields();
-    let resolved = resolve_parent(request, namespace, lookup, in_place)?;
+    let resolved = resolve_parent(request, located, namespace, lookup)?;
     if let Some(explain) = explain.as_deref_mut() {
         explain::note_resolution(explain, &resolved);
     }

@@ -2,13 +2,14 @@
 
 use crate::error::Error;
 use crate::explain::Explanation;
-use crate::lookup::Lookup;
+use crate::lookup::{Lookup, ObjectRef};
 use crate::outcome::Outcome;
 use crate::plan::Plan;
 use crate::projection::Projection;
+use crate::reads::Reads;
 use crate::request::{AdmissionRequest, GroupVersionKind, is_write};
 use crate::settings::{DEFAULT_PROVIDER_SEGMENTS, Settings};
-use crate::tags::targets::{COMPOSITE_RESOURCE, target_for};
+use crate::tags::targets::{COMPOSITE_RESOURCE, Target, target_for};
 use crate::{capi, deviations, tags};
 
 /// Decides one admission request. Pure apart from `lookup`.
@@ -271,22 +272,25 @@ fn decide_write(
     let mut plan = Plan::default();
     let mut reported = capi::Reported::default();
     let mut field = None;
+    let mut reads = Reads::new(lookup);
     if route == Route::Capi {
         let namespace = capi::check(request)?;
         if let Some(target) = target {
             field = tags::read_field(target, request)?;
         }
+        let (located, _) = resolve(request, namespace, target, settings, &mut reads)?;
         reported = capi::plan(
             request,
+            located,
             namespace,
             settings,
-            lookup,
+            &reads,
             &mut plan,
             explain.as_deref_mut(),
         )?;
     }
     let mut warnings = match target {
-        Some(target) => tags::plan(target, request, field, settings, lookup, &mut plan, explain)?,
+        Some(target) => tags::plan(target, request, field, settings, &reads, &mut plan, explain)?,
         None => Vec::new(),
     };
     warnings.append(&mut reported.warnings);
@@ -297,12 +301,40 @@ fn decide_write(
     })
 }
 
+/// The look-ups a Cluster API object's decision will make, named before the
+/// first is made: the parent (or Cluster topology) its rule reads first,
+/// and the Cluster its tags start from. Each is wanted from `reads` with
+/// its mask, so an object both read is looked up once, through the union
+/// of the two masks ([`crate::reads`]). Returns where the rule's parent is
+/// and the Cluster the tags name.
+fn resolve<'r>(
+    request: &'r AdmissionRequest,
+    namespace: &str,
+    target: Option<&Target>,
+    settings: &Settings,
+    reads: &mut Reads<'_>,
+) -> Result<(capi::Located<'r>, Option<ObjectRef>), Error> {
+    let located = capi::locate(request, namespace, settings.in_place_fields())?;
+    if let Some((reference, projection)) = located.first_read() {
+        reads.want(reference, projection);
+    }
+    let cluster = match target {
+        Some(target) => tags::cluster_reference(target, request)?,
+        None => None,
+    };
+    if let Some(cluster) = &cluster {
+        reads.want(cluster, &tags::cluster::projection());
+    }
+    Ok((located, cluster))
+}
+
 /// Makes the look-ups [`evaluate`] makes for `request` (its parents, and
-/// the Cluster its tags start from), with the same field masks, and decodes
-/// their answers the same way, deciding nothing. The benchmark's look-up
-/// floor (`crates/floor`) runs only this, so the policy over that floor is
-/// what the policy itself costs beyond the look-ups it must make
-/// (BENCHMARKS.md). A missing object is not an error here.
+/// the Cluster its tags start from), through the same [`resolve`] step,
+/// with the same field masks, and decodes their answers the same way,
+/// deciding nothing. The benchmark's look-up floor (`crates/floor`) runs
+/// only this, so the policy over that floor is what the policy itself
+/// costs beyond the look-ups it must make (BENCHMARKS.md). A missing object
+/// is not an error here.
 pub fn look_up(
     request: &AdmissionRequest,
     settings: &Settings,
@@ -312,10 +344,11 @@ pub fn look_up(
         return Ok(());
     }
     let namespace = request.object_namespace().map_err(capi::CapiError::from)?;
-    capi::look_up_parent(request, namespace, settings, lookup)?;
-    if let Some(target) = tags::infrastructure_target(request, settings) {
-        tags::look_up_cluster(target, request, lookup)?;
-    }
+    let target = tags::infrastructure_target(request, settings);
+    let mut reads = Reads::new(lookup);
+    let (located, cluster) = resolve(request, namespace, target, settings, &mut reads)?;
+    capi::look_up_parent(request, located, namespace, &reads)?;
+    tags::cluster::read(cluster, &reads)?;
     Ok(())
 }
 

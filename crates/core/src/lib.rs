@@ -32,6 +32,7 @@ pub mod outcome;
 pub mod plan;
 pub mod projection;
 pub mod quote;
+pub mod reads;
 pub mod request;
 pub mod settings;
 pub mod sorted_map;

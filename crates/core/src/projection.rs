@@ -96,6 +96,23 @@ impl<'p> Projection<'p> {
         masks
     }
 
+    /// Keeps what `other` keeps as well: the mask of one look-up that
+    /// answers a reader of either.
+    pub fn unite(&mut self, other: &Projection<'p>) {
+        if self.all {
+            return;
+        }
+        if other.all {
+            // Paths never overlap: the whole subtree replaces its parts.
+            self.all = true;
+            self.children.clear();
+            return;
+        }
+        for (segment, theirs) in &other.children {
+            self.child_mut(segment).unite(theirs);
+        }
+    }
+
     /// Whether everything `other` keeps, this keeps: a value split through
     /// this one holds whatever a reader of `other`'s paths reads.
     pub fn covers(&self, other: &Projection<'_>) -> bool {
@@ -570,6 +587,35 @@ mod tests {
         assert!(!xr.covers(&Projection::of(&[&["metadata"]])));
         assert!(!Projection::of(&[&["spec"]]).covers(&xr_projection()));
         assert!(Projection::of(&[&["metadata"], &["spec"]]).covers(&xr));
+    }
+
+    #[test]
+    fn united_it_keeps_what_either_keeps() {
+        let topology: &[&[&str]] = &[
+            &["spec", "topology", "classRef", "name"],
+            &["spec", "topology", "controlPlane", "metadata", "labels"],
+        ];
+        let labels: &[&[&str]] = &[&["metadata", "labels"], &["metadata", "annotations"]];
+        let mut both = Projection::of(topology);
+        both.unite(&Projection::of(labels));
+        assert_eq!(
+            both.field_masks().into_iter().collect::<Vec<_>>(),
+            [
+                "metadata.annotations",
+                "metadata.labels",
+                "spec.topology.classRef.name",
+                "spec.topology.controlPlane.metadata.labels",
+            ]
+        );
+        assert!(both.covers(&Projection::of(topology)) && both.covers(&Projection::of(labels)));
+        // A whole subtree absorbs the paths under it, on either side.
+        both.unite(&Projection::of(&[&["spec", "topology"]]));
+        assert_eq!(
+            both.field_masks().into_iter().collect::<Vec<_>>(),
+            ["metadata.annotations", "metadata.labels", "spec.topology"]
+        );
+        both.unite(&Projection::of(&[&["spec", "topology", "workers"]]));
+        assert_eq!(both.field_masks().len(), 3);
     }
 
     #[test]

@@ -265,25 +265,23 @@ impl<'a> OwnLabels<'a> {
     }
 }
 
-/// Makes the Cluster look-up [`plan`] makes for `request`, with the same
-/// mask, deciding nothing (the benchmark's look-up floor,
-/// [`crate::evaluate::look_up`]). The label naming the Cluster is
-/// CAPI bookkeeping, which the metadata edits never change, so the object's
-/// own labels name the same Cluster.
-pub fn look_up_cluster(
+/// The Cluster [`plan`] will read for `request` (`None`: it reads none),
+/// named before any look-up so that [`crate::reads`] can share the read
+/// with the CAPI stage. The label naming the Cluster is CAPI bookkeeping,
+/// which the metadata edits never change, so the object's own labels name
+/// the Cluster [`plan`] names from the labels as planned.
+pub fn cluster_reference(
     target: &Target,
     request: &AdmissionRequest,
-    lookup: &dyn Lookup,
-) -> Result<(), TagsError> {
+) -> Result<Option<ObjectRef>, TagsError> {
     if !target.stamps(&request.operation) || target.labels == LabelSource::Object {
-        return Ok(());
+        return Ok(None);
     }
     let own = |error| TagsError::malformed(own_reference(target, request), error);
-    let labels = fields::string_map(&request.object, LABELS).map_err(own)?;
-    let name = labels.get(cluster::CLUSTER_NAME_LABEL).copied();
-    let reference =
-        cluster::reference(&request.object, name, own_namespace(request)).map_err(own)?;
-    cluster::read(reference, lookup).map(drop)
+    let name = fields::string_object(&request.object, LABELS)
+        .map_err(own)?
+        .and_then(|labels| labels.get(cluster::CLUSTER_NAME_LABEL)?.as_str());
+    cluster::reference(&request.object, name, own_namespace(request)).map_err(own)
 }
 
 /// The namespace of an infrastructure object (checked by the CAPI stage).

@@ -325,14 +325,16 @@ fn off_by_default_every_object_stays_as_it_was_without_the_feature() {
         let (off, with_off) = (parents(), parents());
         let default = evaluate(&request, &settings("{}"), &off);
         let labelled = evaluate(&request, &settings(OFF), &with_off);
-        // Same answer as with no cloud-tag settings at all, and no Cluster
-        // look-up beyond the CAPI parents.
+        // Same answer as with no cloud-tag settings at all, and no read of
+        // a Cluster's labels: a topology's Cluster is read for its topology
+        // only.
         assert_eq!(labelled, default, "{scenario}");
         assert_eq!(with_off.requests(), off.requests(), "{scenario}");
-        assert!(
-            off.requests().iter().all(|r| r.kind != "Cluster"),
-            "{scenario}"
-        );
+        assert_eq!(with_off.field_masks(), off.field_masks(), "{scenario}");
+        let reads = off.requests().into_iter().zip(off.field_masks());
+        for (_, masks) in reads.filter(|(read, _)| read.kind == "Cluster") {
+            assert!(!masks.contains("metadata.labels"), "{scenario}: {masks:?}");
+        }
         if let Verdict::Allow(plan) = &labelled.verdict {
             assert!(
                 plan.edits
@@ -417,6 +419,45 @@ fn the_cluster_owner_names_the_cluster_and_its_version() {
         aws["spec"]["additionalTags"],
         json!({"plexsphere:environment": "sandbox"})
     );
+}
+
+#[test]
+fn a_topology_control_plane_reads_its_cluster_once_for_its_rule_and_its_tags() {
+    // The AWSManagedControlPlane's rule reads the Cluster's topology, its
+    // tags the Cluster's labels: one look-up, through both masks, then the
+    // ClusterClass.
+    let request = fixture("awsmanagedcontrolplane_update_topology");
+    let lookup = parents();
+    let (outcome, eks) = run(&request, ON, &lookup);
+    assert_eq!(outcome.warnings, Vec::<String>::new());
+    let class = ObjectRef {
+        kind: "ClusterClass".into(),
+        ..cluster_ref("eks-default")
+    };
+    assert_eq!(lookup.requests(), [cluster_ref("eks-dev"), class]);
+    let masks = lookup.field_masks();
+    let cluster_masks: BTreeSet<&str> = masks[0].iter().map(String::as_str).collect();
+    for mask in [
+        "metadata.labels",
+        "metadata.annotations",
+        "spec.topology.classRef.name",
+        "spec.topology.controlPlane.metadata.labels",
+    ] {
+        assert!(cluster_masks.contains(mask), "{mask} in {cluster_masks:?}");
+    }
+    // One plan: the topology's label lands on the control plane and, opted
+    // in, becomes a tag beside the Cluster's.
+    assert_eq!(eks["metadata"]["labels"]["acme.io/team"], "data");
+    assert_eq!(
+        eks["spec"]["additionalTags"],
+        json!({"plexsphere:acme.io/team": "data", "plexsphere:cost-center": "cc-7002",
+               "plexsphere:environment": "dev"})
+    );
+    // The look-up floor makes the same one look-up per object.
+    let floor = parents();
+    metadata_propagation_core::evaluate::look_up(&request, &settings(ON), &floor).unwrap();
+    assert_eq!(floor.requests(), lookup.requests());
+    assert_eq!(floor.field_masks(), lookup.field_masks());
 }
 
 // ---------------------------------------------------------------------------

@@ -12,41 +12,74 @@ use crate::fields::{self, FieldError, StringMap};
 use crate::lookup::{Lookup, LookupError, ObjectRef};
 use crate::projection::Projection;
 use crate::request::AdmissionRequest;
-use crate::settings::Settings;
 use serde_json::Value;
 
-/// Makes the parent look-ups [`super::plan`] makes for `request`, with the
-/// same field masks, and decodes their answers the same way, deciding
-/// nothing: the benchmark's look-up floor ([`crate::evaluate::look_up`]).
-/// A missing parent is not an error here.
+/// Makes the parent look-ups [`super::plan`] makes for `request`, located
+/// by [`locate`], with the same field masks, and decodes their answers the
+/// same way, deciding nothing: the benchmark's look-up floor
+/// ([`crate::evaluate::look_up`]). A missing parent is not an error here.
 pub fn look_up_parent(
     request: &AdmissionRequest,
+    located: Located<'_>,
     namespace: &str,
-    settings: &Settings,
     lookup: &dyn Lookup,
 ) -> Result<(), CapiError> {
-    resolve_parent(request, namespace, lookup, settings.in_place_fields()).map(drop)
+    resolve_parent(request, located, namespace, lookup).map(drop)
 }
 
-/// How the search for a parent ended.
-pub(super) enum Resolved {
-    /// A rule applies and its parent was read.
-    Parent(&'static Rule, Parent),
+/// The first object the rule that applies to a request reads, found from
+/// the request alone, before any look-up: what [`crate::resolve`] unites
+/// with the other readers' masks of the same object.
+pub enum Located<'r> {
     /// No rule applies (no matching owner, not topology-owned): no look-up.
     NoRule,
-    /// The parent (or Cluster / ClusterClass) does not exist.
-    NotFound(&'static Rule, ObjectRef),
-    /// The Cluster topology has no entry for this MachineDeployment.
-    NoTopologyEntry(&'static Rule, ObjectRef),
+    /// The rule reads the owner `reference` names, through `projection`.
+    Owner {
+        /// The rule.
+        rule: &'static Rule,
+        /// The owner.
+        reference: ObjectRef,
+        /// What the rule reads of it.
+        projection: Projection<'static>,
+    },
+    /// The rule reads the Cluster topology, then its ClusterClass.
+    Topology(TopologyRead<'r>),
 }
 
-/// The rule that applies and its parent, or why there is none.
-pub(super) fn resolve_parent(
-    request: &AdmissionRequest,
+/// The Cluster a topology-owned child's rule reads first, and what it needs
+/// to read the ClusterClass after it.
+pub struct TopologyRead<'r> {
+    rule: &'static Rule,
+    entry: rules::TopologyEntry,
+    shape: &'static topology::ClusterShape,
+    entry_name: &'r str,
+    field_paths: Vec<&'static [&'static str]>,
+    cluster: ObjectRef,
+    projection: Projection<'static>,
+}
+
+impl Located<'_> {
+    /// The first look-up the rule makes: the object and its mask.
+    pub fn first_read(&self) -> Option<(&ObjectRef, &Projection<'static>)> {
+        match self {
+            Located::NoRule => None,
+            Located::Owner {
+                reference,
+                projection,
+                ..
+            } => Some((reference, projection)),
+            Located::Topology(read) => Some((&read.cluster, &read.projection)),
+        }
+    }
+}
+
+/// The rule that applies to `request` (in `namespace`) and the first
+/// object it reads, or that none applies.
+pub fn locate<'r>(
+    request: &'r AdmissionRequest,
     namespace: &str,
-    lookup: &dyn Lookup,
     in_place: bool,
-) -> Result<Resolved, CapiError> {
+) -> Result<Located<'r>, CapiError> {
     let object = &request.object;
     let (group, kind) = (request.kind.group.as_str(), request.kind.kind.as_str());
     let candidates = CAPI_RULES.iter().filter(|r| r.child.matches(group, kind));
@@ -69,35 +102,67 @@ pub(super) fn resolve_parent(
                 };
                 let version = api_version::version(owner.api_version);
                 let projection = Projection::of(&read_paths(rule, version, in_place));
-                return Ok(match read(lookup, rule, reference.clone(), &projection)? {
-                    Some(parent) => Resolved::Parent(rule, parent),
-                    None => Resolved::NotFound(rule, reference),
+                return Ok(Located::Owner {
+                    rule,
+                    reference,
+                    projection,
                 });
             }
             ParentLink::Topology(entry) => {
-                match resolve_topology(request, namespace, lookup, rule, entry, in_place)? {
-                    Resolved::NoRule => {}
-                    resolved => return Ok(resolved),
+                if let Some(read) = locate_topology(request, namespace, rule, entry, in_place)? {
+                    return Ok(Located::Topology(read));
                 }
             }
         }
     }
-    Ok(Resolved::NoRule)
+    Ok(Located::NoRule)
 }
 
-/// The merged topology + class metadata of a topology-owned child. Makes no
-/// look-up unless the child carries the topology labels.
-pub(super) fn resolve_topology(
+/// How the search for a parent ended.
+pub(super) enum Resolved {
+    /// A rule applies and its parent was read.
+    Parent(&'static Rule, Parent),
+    /// No rule applies (no matching owner, not topology-owned): no look-up.
+    NoRule,
+    /// The parent (or Cluster / ClusterClass) does not exist.
+    NotFound(&'static Rule, ObjectRef),
+    /// The Cluster topology has no entry for this MachineDeployment.
+    NoTopologyEntry(&'static Rule, ObjectRef),
+}
+
+/// The parent `located` names, read, or why there is none.
+pub(super) fn resolve_parent(
     request: &AdmissionRequest,
+    located: Located<'_>,
     namespace: &str,
     lookup: &dyn Lookup,
+) -> Result<Resolved, CapiError> {
+    match located {
+        Located::NoRule => Ok(Resolved::NoRule),
+        Located::Owner {
+            rule,
+            reference,
+            projection,
+        } => Ok(match read(lookup, rule, reference.clone(), &projection)? {
+            Some(parent) => Resolved::Parent(rule, parent),
+            None => Resolved::NotFound(rule, reference),
+        }),
+        Located::Topology(read) => resolve_topology(request, read, namespace, lookup),
+    }
+}
+
+/// The Cluster a topology-owned child's `rule` reads, when the child
+/// carries the topology labels (`None`: the rule does not apply).
+fn locate_topology<'r>(
+    request: &'r AdmissionRequest,
+    namespace: &str,
     rule: &'static Rule,
     entry: rules::TopologyEntry,
     in_place: bool,
-) -> Result<Resolved, CapiError> {
+) -> Result<Option<TopologyRead<'r>>, CapiError> {
     let labels = fields::string_map(&request.object, &["metadata", "labels"])?;
     if !labels.contains_key(topology::TOPOLOGY_OWNED_LABEL) {
-        return Ok(Resolved::NoRule);
+        return Ok(None);
     }
     let cluster_name = labels
         .get(topology::CLUSTER_NAME_LABEL)
@@ -106,24 +171,45 @@ pub(super) fn resolve_topology(
     let entry_name = entry_name(&labels, entry);
     let (Some(cluster_name), Some(shape), Some(entry_name)) = (cluster_name, shape, entry_name)
     else {
-        return Ok(Resolved::NoRule);
+        return Ok(None);
     };
-
-    let cluster_ref = ObjectRef {
+    let cluster = ObjectRef {
         api_version: shape.api_version.to_owned(),
         kind: "Cluster".to_owned(),
         name: (*cluster_name).to_owned(),
         namespace: Some(namespace.to_owned()),
     };
-    let version = &request.kind.version;
-    let field_paths = field_sources(rule, version, in_place);
-    let Some(cluster) = read(
-        lookup,
+    let field_paths = field_sources(rule, &request.kind.version, in_place);
+    let projection = shape.cluster_projection(entry, &field_paths);
+    Ok(Some(TopologyRead {
         rule,
-        cluster_ref.clone(),
-        &shape.cluster_projection(entry, &field_paths),
-    )?
-    else {
+        entry,
+        shape,
+        entry_name,
+        field_paths,
+        cluster,
+        projection,
+    }))
+}
+
+/// The merged topology + class metadata of a topology-owned child.
+fn resolve_topology(
+    request: &AdmissionRequest,
+    located: TopologyRead<'_>,
+    namespace: &str,
+    lookup: &dyn Lookup,
+) -> Result<Resolved, CapiError> {
+    let TopologyRead {
+        rule,
+        entry,
+        shape,
+        entry_name,
+        field_paths,
+        cluster: cluster_ref,
+        projection,
+    } = located;
+    let version = &request.kind.version;
+    let Some(cluster) = read(lookup, rule, cluster_ref.clone(), &projection)? else {
         return Ok(Resolved::NotFound(rule, cluster_ref));
     };
     let class_ref = class_reference(shape, &cluster.object, namespace)

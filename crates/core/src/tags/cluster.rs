@@ -68,12 +68,17 @@ pub fn reference(
     }))
 }
 
+/// What is read of the Cluster: its label set.
+pub fn projection() -> Projection<'static> {
+    Projection::of(&READ)
+}
+
 /// Looks the Cluster up, field-masked to its label set.
 pub fn read(reference: Option<ObjectRef>, lookup: &dyn Lookup) -> Result<ClusterFound, TagsError> {
     let Some(reference) = reference else {
         return Ok(ClusterFound::Unnamed);
     };
-    match lookup.get(&reference, &Projection::of(&READ)) {
+    match lookup.get(&reference, &projection()) {
         Ok(cluster) => Ok(ClusterFound::Read(reference, cluster)),
         Err(LookupError::NotFound) => Ok(ClusterFound::NotFound(reference)),
         Err(LookupError::Failed(message)) => Err(TagsError::Lookup {
