@@ -183,8 +183,9 @@ pub fn plan(
         Some(current) => current,
         None => field::read(object, target.tag_field()).map_err(own)?,
     };
-    let cluster = match &found {
-        ClusterFound::Read(reference, _) => reference.to_string(),
+    // Named only in explanations: formatted only for one.
+    let cluster = match (&found, &explain) {
+        (ClusterFound::Read(reference, _), Some(_)) => reference.to_string(),
         _ => String::new(),
     };
     let decided = decision::decide(
