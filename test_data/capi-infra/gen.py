@@ -121,7 +121,10 @@ def cluster(name, labels, infra_kind, annotations=None, comment=""):
     return comment, obj
 
 
-def eks_cluster(name, labels, comment):
+def eks_cluster(name, labels, comment, refs=None, topology=None):
+    """An EKS Cluster; `refs` names its control plane and AWSManagedCluster, `topology` its ClusterClass
+    topology (none: made without a ClusterClass)."""
+    cp_name, infra_name = refs or (f"{name}-control-plane", name)
     obj = {
         "apiVersion": "cluster.x-k8s.io/v1beta2",
         "kind": "Cluster",
@@ -129,29 +132,12 @@ def eks_cluster(name, labels, comment):
                      "finalizers": ["cluster.cluster.x-k8s.io"]},
         "spec": {
             "clusterNetwork": {"pods": {"cidrBlocks": ["192.168.0.0/16"]}},
-            "controlPlaneRef": {"apiGroup": CP, "kind": "AWSManagedControlPlane",
-                                "name": f"{name}-control-plane"},
-            "infrastructureRef": {"apiGroup": INFRA, "kind": "AWSManagedCluster", "name": name},
+            "controlPlaneRef": {"apiGroup": CP, "kind": "AWSManagedControlPlane", "name": cp_name},
+            "infrastructureRef": {"apiGroup": INFRA, "kind": "AWSManagedCluster", "name": infra_name},
         },
     }
-    return comment, obj
-
-
-def eks_topology_cluster(name, labels, class_name, cp_labels, comment):
-    obj = {
-        "apiVersion": "cluster.x-k8s.io/v1beta2",
-        "kind": "Cluster",
-        "metadata": {**meta(name, labels, None, server_set=True),
-                     "finalizers": ["cluster.cluster.x-k8s.io"]},
-        "spec": {
-            "clusterNetwork": {"pods": {"cidrBlocks": ["192.168.0.0/16"]}},
-            "controlPlaneRef": {"apiGroup": CP, "kind": "AWSManagedControlPlane",
-                                "name": f"{name}-2mq8t"},
-            "infrastructureRef": {"apiGroup": INFRA, "kind": "AWSManagedCluster", "name": f"{name}-v7c4k"},
-            "topology": {"classRef": {"name": class_name}, "version": "v1.33.0",
-                         "controlPlane": {"metadata": {"labels": cp_labels}}},
-        },
-    }
+    if topology:
+        obj["spec"]["topology"] = topology
     return comment, obj
 
 
@@ -230,10 +216,13 @@ PARENTS = {
         "eks-prod", {"environment": "prod", "cost-center": "cc-7001", "acme.io/team": "data"},
         "# Cluster eks-prod: an EKS cluster made without a ClusterClass; its AWSManagedControlPlane finds it\n"
         "# by the ownerReference CAPI sets.\n"),
-    "cluster_eks-dev.yaml": eks_topology_cluster(
-        "eks-dev", {"environment": "dev", "cost-center": "cc-7002"}, "eks-default", {"acme.io/team": "data"},
+    "cluster_eks-dev.yaml": eks_cluster(
+        "eks-dev", {"environment": "dev", "cost-center": "cc-7002"},
         "# Cluster eks-dev: an EKS cluster under the ClusterClass eks-default. Its topology gives the control\n"
-        "# plane the label acme.io/team; its own labels give the control plane's tags.\n"),
+        "# plane the label acme.io/team; its own labels give the control plane's tags.\n",
+        refs=("eks-dev-2mq8t", "eks-dev-v7c4k"),
+        topology={"classRef": {"name": "eks-default"}, "version": "v1.33.0",
+                  "controlPlane": {"metadata": {"labels": {"acme.io/team": "data"}}}}),
     "clusterclass_eks-default.yaml": eks_class(
         "eks-default", {"platform.acme.io/class": "eks-default"},
         "# ClusterClass eks-default: EKS control planes, labelled with their class.\n"),

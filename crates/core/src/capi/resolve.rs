@@ -147,7 +147,7 @@ pub(super) fn resolve_parent(
             Some(parent) => Resolved::Parent(rule, parent),
             None => Resolved::NotFound(rule, reference),
         }),
-        Located::Topology(read) => resolve_topology(request, read, namespace, lookup),
+        Located::Topology(read) => resolve_topology(read, &request.kind.version, namespace, lookup),
     }
 }
 
@@ -192,10 +192,11 @@ fn locate_topology<'r>(
     }))
 }
 
-/// The merged topology + class metadata of a topology-owned child.
+/// The merged topology + class metadata of a topology-owned child of
+/// `version`, in `namespace`.
 fn resolve_topology(
-    request: &AdmissionRequest,
     located: TopologyRead<'_>,
+    version: &str,
     namespace: &str,
     lookup: &dyn Lookup,
 ) -> Result<Resolved, CapiError> {
@@ -208,7 +209,6 @@ fn resolve_topology(
         cluster: cluster_ref,
         projection,
     } = located;
-    let version = &request.kind.version;
     let Some(cluster) = read(lookup, rule, cluster_ref.clone(), &projection)? else {
         return Ok(Resolved::NotFound(rule, cluster_ref));
     };
@@ -262,7 +262,7 @@ fn resolve_topology(
             Resolved::Parent(
                 rule,
                 Parent {
-                    version: version.clone(),
+                    version: version.to_owned(),
                     origins,
                     // Moved, not copied: only an explanation reads them.
                     topology: Some(Topology {
