@@ -56,6 +56,7 @@ pub struct TopologyRead<'r> {
     field_paths: Vec<&'static [&'static str]>,
     cluster: ObjectRef,
     projection: Projection<'static>,
+    class_projection: Projection<'static>,
 }
 
 impl Located<'_> {
@@ -180,7 +181,7 @@ fn locate_topology<'r>(
         namespace: Some(namespace.to_owned()),
     };
     let field_paths = field_sources(rule, &request.kind.version, in_place);
-    let projection = shape.cluster_projection(entry, &field_paths);
+    let [projection, class_projection] = shape.projections(entry, &field_paths);
     Ok(Some(TopologyRead {
         rule,
         entry,
@@ -189,6 +190,7 @@ fn locate_topology<'r>(
         field_paths,
         cluster,
         projection,
+        class_projection,
     }))
 }
 
@@ -208,6 +210,7 @@ fn resolve_topology(
         field_paths,
         cluster: cluster_ref,
         projection,
+        class_projection,
     } = located;
     let Some(cluster) = read(lookup, rule, cluster_ref.clone(), &projection)? else {
         return Ok(Resolved::NotFound(rule, cluster_ref));
@@ -217,13 +220,7 @@ fn resolve_topology(
     let Some(class_ref) = class_ref else {
         return Ok(Resolved::NoTopologyEntry(rule, cluster.reference));
     };
-    let Some(class) = read(
-        lookup,
-        rule,
-        class_ref.clone(),
-        &shape.class_projection(entry, &field_paths),
-    )?
-    else {
+    let Some(class) = read(lookup, rule, class_ref.clone(), &class_projection)? else {
         return Ok(Resolved::NotFound(rule, class_ref));
     };
     let merged = topology::merged_parent(

@@ -74,54 +74,48 @@ pub const SHAPES: &[ClusterShape] = &[
 ];
 
 impl ClusterShape {
-    /// What the resolver reads of the Cluster for `entry`: the class
-    /// reference and that entry's metadata. These are also the look-up's
-    /// field masks, so nothing else of the Cluster crosses into the guest.
-    /// `fields` are the in-place fields the rule reads, relative to the entry.
-    pub fn cluster_projection(
+    /// What the resolver reads of the Cluster and of its ClusterClass for
+    /// `entry`: of the Cluster the class reference and the entry's
+    /// metadata, of the ClusterClass the entry class's metadata. These are
+    /// also the look-ups' field masks, so nothing else crosses into the
+    /// guest. `fields` are the in-place fields the rule reads, relative to
+    /// the entry, in both.
+    pub fn projections(
         &self,
         entry: TopologyEntry,
         fields: &[&'static [&'static str]],
-    ) -> Projection<'static> {
-        let base = topology_entry_path(entry);
-        let mut paths: Vec<Vec<&'static str>> =
+    ) -> [Projection<'static>; 2] {
+        let in_cluster = topology_entry_path(entry);
+        let mut cluster: Vec<Vec<&'static str>> =
             vec![self.class_name.to_vec(), self.class_namespace.to_vec()];
         if workers(entry).is_some() {
-            paths.push([base.as_slice(), &["name"]].concat());
-            paths.push([base.as_slice(), &["class"]].concat());
+            cluster.push([in_cluster.as_slice(), &["name"]].concat());
+            cluster.push([in_cluster.as_slice(), &["class"]].concat());
         }
-        paths.push([base.as_slice(), &["metadata", "labels"]].concat());
-        paths.push([base.as_slice(), &["metadata", "annotations"]].concat());
-        paths.extend(fields.iter().map(|field| [base.as_slice(), field].concat()));
-        let paths: Vec<&[&'static str]> = paths.iter().map(Vec::as_slice).collect();
-        Projection::of(&paths)
-    }
+        cluster.push([in_cluster.as_slice(), &["metadata", "labels"]].concat());
+        cluster.push([in_cluster.as_slice(), &["metadata", "annotations"]].concat());
 
-    /// What the resolver reads of the ClusterClass for `entry`.
-    pub fn class_projection(
-        &self,
-        entry: TopologyEntry,
-        fields: &[&'static [&'static str]],
-    ) -> Projection<'static> {
-        let base = class_entry_path(entry);
-        let mut paths: Vec<Vec<&'static str>> = match workers(entry) {
+        let in_class = class_entry_path(entry);
+        let class = match workers(entry) {
             None => vec![
                 vec!["spec", "controlPlane", "metadata", "labels"],
                 vec!["spec", "controlPlane", "metadata", "annotations"],
                 vec!["spec", "controlPlane", "machineInfrastructure"],
             ],
             Some(_) => {
-                let metadata = [base.as_slice(), self.worker_class_metadata].concat();
+                let metadata = [in_class.as_slice(), self.worker_class_metadata].concat();
                 vec![
-                    [base.as_slice(), &["class"]].concat(),
+                    [in_class.as_slice(), &["class"]].concat(),
                     [metadata.as_slice(), &["labels"]].concat(),
                     [metadata.as_slice(), &["annotations"]].concat(),
                 ]
             }
         };
-        paths.extend(fields.iter().map(|field| [base.as_slice(), field].concat()));
-        let paths: Vec<&[&'static str]> = paths.iter().map(Vec::as_slice).collect();
-        Projection::of(&paths)
+        [(in_cluster, cluster), (in_class, class)].map(|(base, mut paths)| {
+            paths.extend(fields.iter().map(|field| [base.as_slice(), field].concat()));
+            let paths: Vec<&[&'static str]> = paths.iter().map(Vec::as_slice).collect();
+            Projection::of(&paths)
+        })
     }
 }
 
