@@ -3,10 +3,11 @@
 
 use crate::capi::CapiError;
 use crate::outcome::Outcome;
+use crate::settings::SettingsError;
 use crate::tags::TagsError;
 
-/// Why a request cannot be decided: its Cluster API metadata, or its cloud
-/// tags.
+/// Why a request cannot be decided: the settings it came with, its Cluster
+/// API metadata, or its cloud tags.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The CAPI stage failed.
@@ -15,6 +16,10 @@ pub enum Error {
     /// The tag stage failed.
     #[error(transparent)]
     Tags(#[from] TagsError),
+    /// The settings in the payload do not parse (only when
+    /// `validate_settings`, which refuses them, was bypassed).
+    #[error("policy settings are not valid: {0}")]
+    Settings(#[from] SettingsError),
 }
 
 impl Error {
@@ -25,6 +30,7 @@ impl Error {
         match self {
             Error::Capi(e) => e.is_retryable(),
             Error::Tags(e) => e.is_retryable(),
+            Error::Settings(_) => true,
         }
     }
 
@@ -34,11 +40,10 @@ impl Error {
         if self.is_retryable() {
             return Outcome::reject_with_code(self.to_string(), 500);
         }
-        match self {
-            Error::Capi(e) => {
-                Outcome::reject(format!("cannot propagate Cluster API metadata: {e}"))
-            }
-            Error::Tags(e) => Outcome::reject(e.to_string()),
-        }
+        let message = match self {
+            Error::Capi(e) => format!("cannot propagate Cluster API metadata: {e}"),
+            other => other.to_string(),
+        };
+        Outcome::reject(message)
     }
 }

@@ -7,6 +7,7 @@
 
 mod payload;
 
+use crate::error::Error;
 use crate::evaluate::{
     Route, default_projection_covers, evaluate_routed, not_acted_on, object_projection, route,
 };
@@ -71,12 +72,7 @@ pub fn validate_with(payload: &[u8], lookup: &dyn Lookup, step: &mut dyn FnMut(S
     }
     let settings = match settings.parse() {
         Ok(s) => s,
-        Err(e) => {
-            return encode(
-                Outcome::reject_with_code(format!("policy settings are not valid: {e}"), 500),
-                None,
-            );
-        }
+        Err(e) => return encode(Error::from(e).into_outcome(), None),
     };
     step(Step::Settings);
     let covered = default_projection_covers(route, &settings);
