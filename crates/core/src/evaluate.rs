@@ -272,13 +272,15 @@ fn decide_write(
     let mut plan = Plan::default();
     let mut reported = capi::Reported::default();
     let mut field = None;
-    let mut reads = Reads::new(lookup);
+    // A composite resource reads nothing from the cluster.
+    let mut reads = Reads::new(lookup, &[]);
     if route == Route::Capi {
         let namespace = capi::check(request)?;
         if let Some(target) = target {
             field = tags::read_field(target, request)?;
         }
-        let (located, _) = resolve(request, namespace, target, settings, &mut reads)?;
+        let located;
+        (located, _, reads) = resolve(request, namespace, target, settings, lookup)?;
         reported = capi::plan(
             request,
             located,
@@ -303,29 +305,34 @@ fn decide_write(
 
 /// The look-ups a Cluster API object's decision will make, named before the
 /// first is made: the parent (or Cluster topology) its rule reads first,
-/// and the Cluster its tags start from. Each is wanted from `reads` with
-/// its mask, so an object both read is looked up once, through the union
-/// of the two masks ([`crate::reads`]). Returns where the rule's parent is
-/// and the Cluster the tags name.
-fn resolve<'r>(
+/// and the Cluster its tags start from, each with its mask, so that an
+/// object both read is looked up once, through the union of the two masks
+/// ([`Reads`]). Returns where the rule's parent is, the Cluster the tags
+/// name, and the look-ups that serve both.
+fn resolve<'r, 'l>(
     request: &'r AdmissionRequest,
     namespace: &str,
     target: Option<&Target>,
     settings: &Settings,
-    reads: &mut Reads<'_>,
-) -> Result<(capi::Located<'r>, Option<ObjectRef>), Error> {
+    lookup: &'l dyn Lookup,
+) -> Result<(capi::Located<'r>, Option<ObjectRef>, Reads<'l>), Error> {
     let located = capi::locate(request, namespace, settings.in_place_fields())?;
-    if let Some((reference, projection)) = located.first_read() {
-        reads.want(reference, projection);
-    }
     let cluster = match target {
         Some(target) => tags::cluster_reference(target, request)?,
         None => None,
     };
-    if let Some(cluster) = &cluster {
-        reads.want(cluster, &tags::cluster::projection());
-    }
-    Ok((located, cluster))
+    let cluster_read = cluster.as_ref().map(|c| (c, tags::cluster::projection()));
+    let readers: Vec<_> = [
+        located.first_read(),
+        cluster_read
+            .as_ref()
+            .map(|(c, projection)| (*c, projection)),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let reads = Reads::new(lookup, &readers);
+    Ok((located, cluster, reads))
 }
 
 /// Makes the look-ups [`evaluate`] makes for `request` (its parents, and
@@ -345,8 +352,7 @@ pub fn look_up(
     }
     let namespace = request.object_namespace().map_err(capi::CapiError::from)?;
     let target = tags::infrastructure_target(request, settings);
-    let mut reads = Reads::new(lookup);
-    let (located, cluster) = resolve(request, namespace, target, settings, &mut reads)?;
+    let (located, cluster, reads) = resolve(request, namespace, target, settings, lookup)?;
     capi::look_up_parent(request, located, namespace, &reads)?;
     tags::cluster::read(cluster, &reads)?;
     Ok(())

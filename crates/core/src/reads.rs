@@ -5,11 +5,11 @@
 //! also an infrastructure tag target (an AWSManagedControlPlane) reads its
 //! Cluster's topology for the CAPI rules and its labels for its tags. Before
 //! the first look-up every reader names the object it will read and what of
-//! it ([`Reads::want`]); a wanted object is then looked up once, when its
-//! first reader asks, through the union of its readers' masks, and every
-//! reader is answered from that one answer. policy-server answers from a
-//! 5 s cache, but every look-up still crosses the host boundary and is
-//! decoded again in a fresh instance.
+//! it ([`Reads::new`]); an object two readers name is then looked up once,
+//! when the first asks, through the union of their masks, and both are
+//! answered from that one answer. policy-server answers from a 5 s cache,
+//! but every look-up still crosses the host boundary and is decoded again
+//! in a fresh instance.
 //!
 //! An object is the same object at the same `apiVersion` only: a reader's
 //! mask names paths of its version.
@@ -19,14 +19,15 @@ use crate::projection::Projection;
 use serde_json::Value;
 use std::cell::RefCell;
 
-/// A [`Lookup`] that answers each wanted object from one look-up.
+/// A [`Lookup`] that answers each object two readers want from one
+/// look-up.
 pub struct Reads<'l> {
     lookup: &'l dyn Lookup,
-    wanted: RefCell<Vec<Wanted>>,
+    shared: RefCell<Vec<Shared>>,
 }
 
-/// One wanted object.
-struct Wanted {
+/// An object two or more readers want.
+struct Shared {
     reference: ObjectRef,
     /// The union of its readers' masks.
     projection: Projection<'static>,
@@ -38,28 +39,35 @@ struct Wanted {
 }
 
 impl<'l> Reads<'l> {
-    /// Nothing wanted yet: every look-up goes to `lookup` as asked.
-    pub fn new(lookup: &'l dyn Lookup) -> Self {
+    /// Look-ups through `lookup`, where `readers` says what each reader of
+    /// the request will read: the object and its mask. An object only one
+    /// reader wants costs nothing here (its look-up goes to `lookup` as
+    /// asked); policy-server builds all of this again for every request.
+    pub fn new(lookup: &'l dyn Lookup, readers: &[(&ObjectRef, &Projection<'static>)]) -> Self {
+        let mut shared: Vec<Shared> = Vec::new();
+        for (i, (reference, projection)) in readers.iter().enumerate() {
+            let same = |(other, _): &&(&ObjectRef, &Projection<'static>)| other == reference;
+            if readers[..i].iter().any(|reader| same(&reader)) {
+                continue; // counted with its first reader
+            }
+            let others: Vec<_> = readers[i + 1..].iter().filter(same).collect();
+            if others.is_empty() {
+                continue;
+            }
+            let mut union = (*projection).clone();
+            for (_, theirs) in &others {
+                union.unite(theirs);
+            }
+            shared.push(Shared {
+                reference: (*reference).clone(),
+                projection: union,
+                readers: 1 + others.len(),
+                answer: None,
+            });
+        }
         Self {
             lookup,
-            wanted: RefCell::new(Vec::new()),
-        }
-    }
-
-    /// A reader will read `projection` of `reference`.
-    pub fn want(&mut self, reference: &ObjectRef, projection: &Projection<'static>) {
-        let wanted = self.wanted.get_mut();
-        match wanted.iter_mut().find(|w| w.reference == *reference) {
-            Some(object) => {
-                object.projection.unite(projection);
-                object.readers += 1;
-            }
-            None => wanted.push(Wanted {
-                reference: reference.clone(),
-                projection: projection.clone(),
-                readers: 1,
-                answer: None,
-            }),
+            shared: RefCell::new(shared),
         }
     }
 }
@@ -70,28 +78,29 @@ impl Lookup for Reads<'_> {
         reference: &ObjectRef,
         projection: &Projection<'static>,
     ) -> Result<Value, LookupError> {
-        let mut wanted = self.wanted.borrow_mut();
-        let at = wanted.iter().position(|w| w.reference == *reference);
-        // A reader no one announced, or one asking for more than it
-        // announced once the object was read, is answered on its own.
-        let Some(at) = at.filter(|at| {
-            let object = &wanted[*at];
-            object.answer.is_none() || object.projection.covers(projection)
-        }) else {
-            drop(wanted);
+        let mut shared = self.shared.borrow_mut();
+        // One no reader announced, or one asking for more than announced,
+        // is answered on its own.
+        let at = shared.iter().position(|object| {
+            object.reference == *reference && object.projection.covers(projection)
+        });
+        let Some(at) = at else {
+            drop(shared);
             return self.lookup.get(reference, projection);
         };
-        let object = &mut wanted[at];
-        if object.answer.is_none() {
-            object.projection.unite(projection);
-            object.answer = Some(self.lookup.get(reference, &object.projection));
-        }
-        object.readers = object.readers.saturating_sub(1);
-        if object.readers == 0 {
-            let object = wanted.remove(at);
-            object.answer.expect("answered above")
+        let object = &mut shared[at];
+        let answer = match &object.answer {
+            Some(answer) => answer,
+            None => object
+                .answer
+                .insert(self.lookup.get(reference, &object.projection)),
+        };
+        object.readers -= 1;
+        if object.readers > 0 {
+            answer.clone()
         } else {
-            object.answer.clone().expect("answered above")
+            let object = shared.remove(at);
+            object.answer.expect("answered above")
         }
     }
 }
@@ -122,9 +131,10 @@ mod tests {
     fn two_readers_of_one_object_share_one_look_up() {
         let lookup = MapLookup::new().with_object(cluster());
         let reference = ObjectRef::of(&cluster());
-        let mut reads = Reads::new(&lookup);
-        reads.want(&reference, &class_ref());
-        reads.want(&reference, &labels());
+        let reads = Reads::new(
+            &lookup,
+            &[(&reference, &class_ref()), (&reference, &labels())],
+        );
         let first = reads.get(&reference, &class_ref()).unwrap();
         let second = reads.get(&reference, &labels()).unwrap();
         assert_eq!(first, second);
@@ -147,9 +157,10 @@ mod tests {
         let reference = ObjectRef::of(&cluster());
         let failed = LookupError::Failed("forbidden".into());
         let lookup = MapLookup::new().with_error(reference.clone(), failed.clone());
-        let mut reads = Reads::new(&lookup);
-        reads.want(&reference, &class_ref());
-        reads.want(&reference, &labels());
+        let reads = Reads::new(
+            &lookup,
+            &[(&reference, &class_ref()), (&reference, &labels())],
+        );
         assert_eq!(reads.get(&reference, &class_ref()), Err(failed.clone()));
         assert_eq!(reads.get(&reference, &labels()), Err(failed));
         assert_eq!(lookup.requests().len(), 1);
@@ -163,9 +174,10 @@ mod tests {
             api_version: "cluster.x-k8s.io/v1beta1".into(),
             ..reference.clone()
         };
-        let mut reads = Reads::new(&lookup);
-        reads.want(&reference, &class_ref());
-        reads.want(&reference, &class_ref());
+        let reads = Reads::new(
+            &lookup,
+            &[(&reference, &class_ref()), (&reference, &class_ref())],
+        );
         assert_eq!(reads.get(&older, &labels()), Err(LookupError::NotFound));
         reads.get(&reference, &class_ref()).unwrap();
         let more = reads.get(&reference, &labels()).unwrap();
