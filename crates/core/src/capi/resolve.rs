@@ -28,8 +28,8 @@ pub fn look_up_parent(
 }
 
 /// The first object the rule that applies to a request reads, found from
-/// the request alone, before any look-up: what [`crate::resolve`] unites
-/// with the other readers' masks of the same object.
+/// the request alone, before any look-up, so that a look-up of the same
+/// object by the tags can be shared ([`crate::reads`]).
 pub enum Located<'r> {
     /// No rule applies (no matching owner, not topology-owned): no look-up.
     NoRule,
