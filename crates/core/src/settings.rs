@@ -493,6 +493,11 @@ mod tests {
             problems(r#"{"cloudTags":{"propagatingLabels":["a", 3]}}"#),
             ["cloudTags.propagatingLabels[1]: invalid type: integer `3`, expected a string"]
         );
+        // A label key is named in brackets, as the checks after parsing name it.
+        assert_eq!(
+            problems(r#"{"cloudTags":{"propagatingLabels":["env"],"tagKeys":{"env":3}}}"#),
+            ["cloudTags.tagKeys[\"env\"]: invalid type: integer `3`, expected a string"]
+        );
     }
 
     #[test]

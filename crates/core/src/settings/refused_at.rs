@@ -46,11 +46,12 @@ pub(crate) fn parse<T>(
 fn walk(value: &Value, path: &FieldPath, lines: &mut Vec<FieldPath>) {
     match value {
         Value::Object(members) if !members.is_empty() => {
+            let keyed = KEYED.contains(&path.to_string().as_str());
             for (name, member) in members {
-                let inner = if is_identifier(name) {
-                    path.member(name)
-                } else {
+                let inner = if keyed {
                     path.key(name)
+                } else {
+                    path.member(name)
                 };
                 lines.push(inner.clone());
                 walk(member, &inner, lines);
@@ -69,12 +70,10 @@ fn walk(value: &Value, path: &FieldPath, lines: &mut Vec<FieldPath>) {
     }
 }
 
-/// A setting's own name (`keyMax`) is written as a member; anything else (a
-/// label key in `tagKeys`) in brackets, as the checks after parsing write it.
-fn is_identifier(name: &str) -> bool {
-    name.starts_with(|c: char| c.is_ascii_alphabetic())
-        && name.chars().all(|c| c.is_ascii_alphanumeric())
-}
+/// The settings whose members are the user's keys (label keys, which hold
+/// dots and slashes), written in brackets as the checks after parsing
+/// write them: `cloudTags.tagKeys["platform/env"]`.
+const KEYED: [&str; 1] = ["cloudTags.tagKeys"];
 
 /// serde's message without serde_json's position, which is in the pretty
 /// text, not in the user's document.
@@ -115,13 +114,13 @@ mod tests {
         #[serde(default)]
         inner: Vec<Inner>,
         #[serde(default)]
-        bodies: std::collections::BTreeMap<String, String>,
+        tag_keys: std::collections::BTreeMap<String, String>,
         #[serde(default)]
         on: bool,
     }
 
     fn refused(document: Value) -> String {
-        let root = FieldPath::of(&["top"]);
+        let root = FieldPath::of(&["cloudTags"]);
         let problem =
             parse(&document, &root, |text| serde_json::from_str::<Outer>(text)).unwrap_err();
         problem.to_string()
@@ -135,15 +134,15 @@ mod tests {
         ]});
         assert_eq!(
             refused(document),
-            "top.inner[1].sets[1]: unknown variant `alnum`, expected `letters` or `digits`"
+            "cloudTags.inner[1].sets[1]: unknown variant `alnum`, expected `letters` or `digits`"
         );
         assert_eq!(
             refused(json!({"on": "yes"})),
-            "top.on: invalid type: string \"yes\", expected a boolean"
+            "cloudTags.on: invalid type: string \"yes\", expected a boolean"
         );
         assert_eq!(
             refused(json!({"inner": [{"name": "a", "sets": {}}]})),
-            "top.inner[0].sets: invalid type: map, expected a sequence"
+            "cloudTags.inner[0].sets: invalid type: map, expected a sequence"
         );
     }
 
@@ -151,7 +150,7 @@ mod tests {
     fn names_an_unknown_field_by_its_key() {
         assert_eq!(
             refused(json!({"inner": [{"name": "a", "sets": [], "nmae": "b"}]})),
-            "top.inner[0].nmae: unknown field `nmae`, expected `name` or `sets`"
+            "cloudTags.inner[0].nmae: unknown field `nmae`, expected `name` or `sets`"
         );
     }
 
@@ -159,19 +158,19 @@ mod tests {
     fn names_the_object_a_field_is_missing_from() {
         assert_eq!(
             refused(json!({"inner": [{"sets": ["letters"]}]})),
-            "top.inner[0]: missing field `name`"
+            "cloudTags.inner[0]: missing field `name`"
         );
         assert_eq!(
             refused(json!({"inner": [{}]})),
-            "top.inner[0]: missing field `name`"
+            "cloudTags.inner[0]: missing field `name`"
         );
     }
 
     #[test]
     fn writes_a_map_key_in_brackets() {
         assert_eq!(
-            refused(json!({"bodies": {"platform/env": 3}})),
-            "top.bodies[\"platform/env\"]: invalid type: integer `3`, expected a string"
+            refused(json!({"tagKeys": {"env": 3}})),
+            "cloudTags.tagKeys[\"env\"]: invalid type: integer `3`, expected a string"
         );
     }
 
@@ -179,7 +178,7 @@ mod tests {
     fn names_the_document_when_it_is_refused_whole() {
         assert_eq!(
             refused(json!("text")),
-            "top: invalid type: string \"text\", expected struct Outer"
+            "cloudTags: invalid type: string \"text\", expected struct Outer"
         );
     }
 }
