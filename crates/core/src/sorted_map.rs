@@ -81,7 +81,10 @@ impl SortedMap {
     /// come in order, the usual case) instead of a search: the order is
     /// checked, never assumed.
     pub fn push(&mut self, key: &str, value: &str) {
-        if (self.entries.last()).is_some_and(|last| self.key(last) >= key) {
+        // As bytes: UTF-8 sorts as its text does, and slicing the bytes
+        // skips the two char-boundary checks of slicing the text.
+        let key_of = |entry: &Entry| &self.text.as_bytes()[entry.key..entry.value];
+        if (self.entries.last()).is_some_and(|last| key_of(last) >= key.as_bytes()) {
             return self.insert(key, value);
         }
         let entry = self.append(key, value);

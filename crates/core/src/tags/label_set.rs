@@ -137,7 +137,13 @@ const JOIN_AT_MOST: usize = 4;
 
 /// `keys` (sorted, each once) joined with `entries` in one pass: `None`
 /// when the entries turn out not to come in key order, which the join
-/// needs and checks, one comparison an entry, on every entry.
+/// needs and checks for every entry.
+///
+/// Every key still ahead sorts after the entry before (it was skipped past
+/// that entry, or it is the first key after one it matched), so a key found
+/// at or below an entry shows the entry comes after the one before: the
+/// join's own comparison checks the order. Only an entry that sorts before
+/// every key ahead (one not opted in) is compared with the entry before.
 fn join<'k, 's>(
     keys: &'k [Cow<'_, str>],
     entries: impl Iterator<Item = (&'s str, &'s str)>,
@@ -146,23 +152,26 @@ fn join<'k, 's>(
     let mut found = Vec::with_capacity(keys.len());
     let mut last: Option<&str> = None;
     for (key, value) in entries {
-        if last.is_some_and(|last| last >= key) {
-            return None;
-        }
-        last = Some(key);
+        let mut after_last = false;
         while let Some(&opted) = keys.peek() {
             match opted.cmp(key) {
                 Ordering::Less => {
                     keys.next();
+                    after_last = true;
                 }
                 Ordering::Equal => {
                     found.push((opted, value));
                     keys.next();
+                    after_last = true;
                     break;
                 }
                 Ordering::Greater => break,
             }
         }
+        if !after_last && last.is_some_and(|last| last >= key) {
+            return None;
+        }
+        last = Some(key);
     }
     Some(found)
 }
@@ -242,6 +251,32 @@ mod tests {
         assert_eq!(joined, [("a", "1"), ("c", "3")]);
         // A repeated key is out of order too.
         assert_eq!(join(&keys, [("a", "1"), ("a", "2")].into_iter()), None);
+    }
+
+    proptest::proptest! {
+        /// The join refuses exactly the entries that are not in strictly
+        /// ascending key order, whichever comparison shows it, and finds
+        /// every key the entries hold otherwise.
+        #[test]
+        fn the_join_refuses_exactly_the_unsorted(
+            entries in proptest::collection::vec("[a-d]{0,2}", 0..8),
+            keys in proptest::collection::btree_set("[a-d]{0,2}", 0..6),
+        ) {
+            let keys: Vec<Cow<str>> = keys.iter().map(|k| Cow::Borrowed(k.as_str())).collect();
+            let pairs = entries.iter().map(|k| (k.as_str(), "v"));
+            let sorted = entries.windows(2).all(|pair| pair[0] < pair[1]);
+            match join(&keys, pairs) {
+                None => proptest::prop_assert!(!sorted),
+                Some(found) => {
+                    proptest::prop_assert!(sorted);
+                    let expected: Vec<&str> = (keys.iter().map(AsRef::as_ref))
+                        .filter(|key| entries.iter().any(|entry| entry == key))
+                        .collect();
+                    let found: Vec<&str> = found.iter().map(|(key, _)| *key).collect();
+                    proptest::prop_assert_eq!(found, expected);
+                }
+            }
+        }
     }
 
     proptest::proptest! {
