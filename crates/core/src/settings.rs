@@ -28,7 +28,7 @@ pub use defaults::{
     DEFAULT_PROVIDER_PATH, DEFAULT_PROVIDER_SEGMENTS, REGEX_SIZE_LIMIT, SEEDED_LABELS,
 };
 pub use problem::{SettingsError, SettingsProblem, SettingsProblemKind};
-pub use raw::{Mode, RawCapiSettings, RawCloudTagSettings, RawSettings};
+pub use raw::{Mode, ProfileText, RawCapiSettings, RawCloudTagSettings, RawSettings};
 pub use tag_keys::TagKeyProblem;
 
 /// Settings ready for evaluation.

@@ -5,6 +5,7 @@
 use super::defaults::DEFAULT_PROVIDER_PATH;
 use crate::tags::tag_key::{Bodies, DEFAULT_PREFIX};
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use std::borrow::Cow;
 use std::fmt;
 
@@ -85,10 +86,12 @@ pub struct RawCloudTagSettings<'a> {
     /// Dotted path to the provider name inside the XR.
     pub provider_path: String,
     /// User-defined tag profiles, tried before the built-in ones. Kept as
-    /// JSON until an XR needs them: their fields are parsed and checked by
-    /// [`user_profile::prepare_profiles`], which reports every profile's problems,
-    /// shape errors included, at once.
-    pub profiles: Vec<serde_json::Value>,
+    /// their JSON text until an XR needs them: each is parsed and checked by
+    /// [`user_profile::prepare_profiles`], which reports every profile's
+    /// problems, shape errors included, at once. As text, not as
+    /// `serde_json::Value`s: a profile is read straight into its fields,
+    /// never built as a tree first.
+    pub profiles: Vec<ProfileText>,
     /// Also stamp tags on the CAPI infrastructure kinds (README, "Cloud tags
     /// on CAPI infrastructure"). Off by default: no object changes on upgrade.
     pub capi_infrastructure: bool,
@@ -124,6 +127,18 @@ impl RawCloudTagSettings<'_> {
             prefix: self.prefix,
             tag_keys: self.tag_keys,
         }
+    }
+}
+
+/// One of `cloudTags.profiles`, as its JSON text.
+#[derive(Debug, Deserialize)]
+#[serde(transparent)]
+pub struct ProfileText(pub Box<RawValue>);
+
+/// Equal when written alike (the text, not what it means).
+impl PartialEq for ProfileText {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.get() == other.0.get()
     }
 }
 

@@ -11,7 +11,7 @@ pub use characters::RawKeyCharacters;
 use super::profile::{BUILT_IN, GENERIC, INFRASTRUCTURE, ReservedPrefix, TagProfile, Unit};
 use crate::fields::FieldPath;
 use crate::settings::problem::SettingsProblem;
-use crate::settings::refused_at;
+use crate::settings::{ProfileText, refused_at};
 use serde_json::Value;
 use std::borrow::Cow;
 use std::ops::RangeInclusive;
@@ -78,30 +78,45 @@ fn problem(field: FieldPath, kind: ProfileProblem) -> SettingsProblem {
     SettingsProblem::new(field, kind)
 }
 
-/// [`prepare_profiles`], each problem rendered as the line
-/// `validate_settings` shows (for tools and tests that compare text).
+/// [`prepare_profiles`] of profiles given as JSON values, each problem
+/// rendered as the line `validate_settings` shows (for tools and tests that
+/// compare text).
 pub fn prepare(raw: &[Value], problems: &mut Vec<String>) -> Vec<TagProfile> {
+    let raw: Vec<ProfileText> = (raw.iter())
+        .map(|value| serde_json::value::to_raw_value(value).expect("JSON values always serialise"))
+        .map(ProfileText)
+        .collect();
     let mut found = Vec::new();
-    let profiles = prepare_profiles(raw, &mut found);
+    let profiles = prepare_profiles(&raw, &mut found);
     problems.extend(found.iter().map(ToString::to_string));
     profiles
 }
 
-/// Parses and checks every profile, pushing each problem onto `problems`,
-/// and returns the profiles (meaningful only when nothing was pushed).
-pub fn prepare_profiles(raw: &[Value], problems: &mut Vec<SettingsProblem>) -> Vec<TagProfile> {
+/// Parses and checks every profile (each its JSON text), pushing each
+/// problem onto `problems`, and returns the profiles (meaningful only when
+/// nothing was pushed).
+pub fn prepare_profiles(
+    raw: &[ProfileText],
+    problems: &mut Vec<SettingsProblem>,
+) -> Vec<TagProfile> {
     // Parsed one by one rather than as part of the settings document: a
     // shape error in one profile does not hide the problems of the others.
     let mut shape_errors = Vec::new();
     let parsed: Vec<Option<RawProfile>> = raw
         .iter()
         .enumerate()
-        .map(|(i, value)| {
-            refused_at::parse(value, &profiles_field().index(i), |text| {
-                serde_json::from_str(text)
-            })
-            .map_err(|problem| shape_errors.push((i, problem)))
-            .ok()
+        .map(|(i, ProfileText(text))| {
+            serde_json::from_str(text.get())
+                .or_else(|_| {
+                    // Refused: read again, to name the setting at fault.
+                    let value: Value =
+                        serde_json::from_str(text.get()).expect("a RawValue holds one JSON value");
+                    refused_at::parse(&value, &profiles_field().index(i), |text| {
+                        serde_json::from_str(text)
+                    })
+                })
+                .map_err(|problem| shape_errors.push((i, problem)))
+                .ok()
         })
         .collect();
     check_all(&parsed, shape_errors, problems)
