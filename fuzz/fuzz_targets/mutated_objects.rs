@@ -49,7 +49,8 @@ use metadata_propagation_core::invariants::{Capability, check_mutation};
 use metadata_propagation_core::outcome::Verdict;
 use metadata_propagation_core::request::AdmissionRequest;
 use metadata_propagation_core::settings::{
-    DEFAULT_PROVIDER_PATH, Mode, RawCapiSettings, RawCloudTagSettings, RawSettings, Settings,
+    DEFAULT_PROVIDER_PATH, Mode, ProfileText, RawCapiSettings, RawCloudTagSettings, RawSettings,
+    Settings,
 };
 use metadata_propagation_core::tags::tag_key::{Bodies, DEFAULT_PREFIX};
 use metadata_propagation_core::tags::targets::target_for;
@@ -195,7 +196,7 @@ fuzz_target!(|input: Input| {
         }
         let chosen = (fixtures.ready_profiles.iter().take(8).enumerate())
             .filter(|(n, _)| ready.profiles >> n & 1 == 1)
-            .map(|(_, profile)| profile.clone());
+            .map(|(_, profile)| ProfileText::of(profile));
         profiles.extend(chosen);
     }
     let mut prefix = DEFAULT_PREFIX.to_owned();

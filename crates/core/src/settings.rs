@@ -20,7 +20,7 @@ use std::cell::OnceCell;
 mod defaults;
 mod every_problem;
 pub mod problem;
-mod raw;
+pub(crate) mod raw;
 pub(crate) mod refused_at;
 mod tag_key_problem;
 pub(crate) mod tag_keys;

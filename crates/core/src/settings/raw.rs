@@ -135,6 +135,13 @@ impl RawCloudTagSettings<'_> {
 #[serde(transparent)]
 pub struct ProfileText(pub Box<RawValue>);
 
+impl ProfileText {
+    /// The text of a profile given as a JSON value (tools and tests).
+    pub fn of(value: &serde_json::Value) -> Self {
+        Self(serde_json::value::to_raw_value(value).expect("JSON values always serialise"))
+    }
+}
+
 /// Equal when written alike (the text, not what it means).
 impl PartialEq for ProfileText {
     fn eq(&self, other: &Self) -> bool {

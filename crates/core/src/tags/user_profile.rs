@@ -11,7 +11,8 @@ pub use characters::RawKeyCharacters;
 use super::profile::{BUILT_IN, GENERIC, INFRASTRUCTURE, ReservedPrefix, TagProfile, Unit};
 use crate::fields::FieldPath;
 use crate::settings::problem::SettingsProblem;
-use crate::settings::{ProfileText, refused_at};
+use crate::settings::raw::ProfileText;
+use crate::settings::refused_at;
 use serde_json::Value;
 use std::borrow::Cow;
 use std::ops::RangeInclusive;
@@ -82,10 +83,7 @@ fn problem(field: FieldPath, kind: ProfileProblem) -> SettingsProblem {
 /// rendered as the line `validate_settings` shows (for tools and tests that
 /// compare text).
 pub fn prepare(raw: &[Value], problems: &mut Vec<String>) -> Vec<TagProfile> {
-    let raw: Vec<ProfileText> = (raw.iter())
-        .map(|value| serde_json::value::to_raw_value(value).expect("JSON values always serialise"))
-        .map(ProfileText)
-        .collect();
+    let raw: Vec<ProfileText> = raw.iter().map(ProfileText::of).collect();
     let mut found = Vec::new();
     let profiles = prepare_profiles(&raw, &mut found);
     problems.extend(found.iter().map(ToString::to_string));
