@@ -1,0 +1,71 @@
+# Shared by cluster/up.sh, down.sh and the cluster tests: where the test bed keeps its state, its ports, and
+# how it starts and waits for a process. Sourced from the repository root.
+STATE=$PWD/target/cluster
+# Fixed loopback ports, away from the components' defaults (2379, 6443, 9443, 3000, 8081...), so a test bed
+# does not clash with a real one on a developer's machine; up.sh refuses to start when one is taken.
+ETCD_PORT=32379 ETCD_PEER_PORT=32380 APISERVER_PORT=36443
+CAPI_WEBHOOK_PORT=39443 CAPI_HEALTH_PORT=39440 WEBHOOK_PORT=33443 READINESS_PORT=33081
+# The ClusterAdmissionPolicies the webhook server hosts: the examples users deploy, and the test bed's own.
+POLICIES="examples/capi-policy.yaml examples/xr-policy.yaml examples/validate-mode-policy.yaml $(ls cluster/policies/*.yaml)"
+# The processes up.sh starts, in order; down.sh stops them in reverse.
+PROCESSES="etcd apiserver capi webhook-server"
+
+fail() { echo "cluster: $*" >&2; exit 1; }
+step() { echo "cluster-up: $*"; }
+port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+pid_alive() { [ -f "$STATE/$1.pid" ] && kill -0 "$(cat "$STATE/$1.pid")" 2>/dev/null; }
+
+# start NAME CMD...: runs CMD in its own session (so it outlives the make that started it and a signal to
+# the caller's process group leaves it alone), output in $STATE/NAME.log, pid in $STATE/NAME.pid.
+start() {
+  local name=$1
+  shift
+  setsid "$@" >"$STATE/$name.log" 2>&1 </dev/null &
+  echo $! >"$STATE/$name.pid"
+}
+
+# wait_for WHAT SECONDS CMD...: until CMD succeeds; on time-out, the log of what died or hung.
+wait_for() {
+  local what=$1 seconds=$2 name
+  shift 2
+  for _ in $(seq "$seconds"); do
+    "$@" >/dev/null 2>&1 && return 0
+    sleep 1
+  done
+  for name in $PROCESSES; do
+    if [ -f "$STATE/$name.pid" ] && ! pid_alive "$name"; then
+      echo "cluster-up: $name exited; the end of $STATE/$name.log:" >&2
+      tail -n 30 "$STATE/$name.log" >&2
+    fi
+  done
+  fail "$what was not ready within $seconds s (logs in $STATE)"
+}
+
+# kubeconfig FILE USER CREDENTIAL-FLAGS...: a kubeconfig for the test bed's API server.
+kubeconfig() {
+  local file=$1 user=$2
+  shift 2
+  kubectl config --kubeconfig="$file" set-cluster testbed --server="https://127.0.0.1:$APISERVER_PORT" \
+    --certificate-authority="$STATE/pki/ca.crt" --embed-certs >/dev/null
+  kubectl config --kubeconfig="$file" set-credentials "$user" "$@" >/dev/null
+  kubectl config --kubeconfig="$file" set-context testbed --cluster=testbed --user="$user" >/dev/null
+  kubectl config --kubeconfig="$file" use-context testbed >/dev/null
+}
+
+# Whether everything up.sh starts is running and ready.
+cluster_running() {
+  local name
+  for name in $PROCESSES; do pid_alive "$name" || return 1; done
+  [ -f "$STATE/bin" ] && PATH=$(cat "$STATE/bin"):$PATH KUBECONFIG=$STATE/kubeconfig kubectl get --raw /readyz >/dev/null 2>&1 &&
+    curl -sf "http://127.0.0.1:$CAPI_HEALTH_PORT/readyz" >/dev/null &&
+    curl -sf "http://127.0.0.1:$READINESS_PORT/readiness" >/dev/null
+}
+
+# The webhook server: `policy-runner serve`, or $POLICY_SERVER (a policy-server binary: the same flags and
+# policies.yml), its look-ups made as the policy-server ServiceAccount. The tests stop and restart it.
+start_webhook_server() {
+  local server=${POLICY_SERVER:-$PWD/target/host/policy-runner serve}
+  KUBECONFIG=$STATE/kubewarden/kubeconfig start webhook-server $server \
+    --policies "$STATE/kubewarden/policies.yml" --addr 127.0.0.1 --port "$WEBHOOK_PORT" \
+    --readiness-probe-port "$READINESS_PORT" --cert-file "$STATE/pki/webhook.crt" --key-file "$STATE/pki/webhook.key"
+}

@@ -1,0 +1,221 @@
+#!/usr/bin/env python3
+"""Renders what the test bed applies, from pinned upstream files and the repository's examples.
+
+    render.py crds CA CONVERT_URL XCRD          the CRDs of cluster/crds.tsv, the XR CRDs Crossplane generates
+                                                for the XRDs of examples/crossplane and cluster/objects, and the
+                                                Kubewarden ClusterAdmissionPolicy CRD
+    render.py capi-webhooks CA BASE_URL         CAPI's admission webhook configurations, pointed at the manager
+    render.py kubewarden CA BASE_URL MODULE POLICIES_OUT WEBHOOKS_OUT POLICY_FILE...
+                                                policies.yml and the webhook configurations the Kubewarden
+                                                controller generates for the files' ClusterAdmissionPolicies
+
+Objects are written as one JSON List (kubectl applies it as it is); `crds` and `capi-webhooks` write it on
+stdout. CA is the PEM file the webhooks' caBundle carries. The provenance of each file is
+cluster/crds.tsv and crds/sources.tsv; nothing is fetched but through the Go command (the Go module proxy,
+checked against the committed go.sum).
+"""
+
+import base64
+import glob
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+
+import yaml
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+COMPONENTS = os.path.join(ROOT, "cluster", "components")
+
+
+def read_tsv(path):
+    rows = [line.rstrip("\n").split("\t") for line in open(path) if line.strip() and not line.startswith("#")]
+    header, body = rows[0], rows[1:]
+    return [dict(zip(header, row)) for row in body]
+
+
+def module_dir(component, module):
+    """The module's folder in the Go module cache, downloaded (and checked against go.sum) if need be."""
+    env = dict(os.environ, GOTOOLCHAIN="local", GOWORK="off", GOFLAGS="-mod=readonly")
+    env.setdefault("GOPROXY", "https://proxy.golang.org")
+    out = subprocess.run(["go", "mod", "download", "-json", module], cwd=os.path.join(COMPONENTS, component),
+                         env=env, capture_output=True, text=True)
+    info = json.loads(out.stdout or "{}")
+    if out.returncode != 0 or "Dir" not in info:
+        sys.exit(f"render.py: cannot download {module} (cluster/components/{component}): "
+                 f"{info.get('Error') or out.stderr.strip()}")
+    return info["Dir"]
+
+
+def expand_braces(pattern):
+    """`a{b,c}d` -> [abd, acd] (one level, which is all crds.tsv uses)."""
+    match = re.search(r"\{([^{}]*)\}", pattern)
+    if not match:
+        return [pattern]
+    return [pattern[:match.start()] + option + pattern[match.end():] for option in match.group(1).split(",")]
+
+
+def kustomize_labels(path):
+    """The labels a kustomization gives every resource: `labels[].pairs` and `commonLabels`."""
+    document = yaml.safe_load(open(path)) or {}
+    labels = dict(document.get("commonLabels") or {})
+    for entry in document.get("labels") or []:
+        labels.update(entry.get("pairs") or {})
+    return labels
+
+
+def recorded_sha256():
+    """file name -> sha256 as crds/sources.tsv records the upstream file."""
+    return {row["file"]: row["sha256"] for row in read_tsv(os.path.join(ROOT, "crds", "sources.tsv"))}
+
+
+def conversion_webhook(ca_pem, url):
+    """The conversion block controller-runtime's envtest writes (pkg/envtest/crd.go modifyConversionWebhooks)."""
+    return {"strategy": "Webhook", "webhook": {"conversionReviewVersions": ["v1", "v1beta1"],
+                                               "clientConfig": {"url": url, "caBundle": ca_pem}}}
+
+
+def pinned_crds(ca_pem, convert_url):
+    recorded = recorded_sha256()
+    crds = []
+    for row in read_tsv(os.path.join(ROOT, "cluster", "crds.tsv")):
+        root = module_dir(row["component"], row["module"])
+        labels = kustomize_labels(os.path.join(root, row["labels"])) if row["labels"] != "-" else {}
+        files = sorted(f for pattern in expand_braces(row["files"]) for f in glob.glob(os.path.join(root, pattern)))
+        if not files:
+            sys.exit(f"render.py: no file matches {row['files']} in {row['module']}")
+        for path in files:
+            name = os.path.basename(path)
+            digest = hashlib.sha256(open(path, "rb").read()).hexdigest()
+            if name in recorded and recorded[name] != digest:
+                sys.exit(f"render.py: {row['module']} {name} has sha256 {digest}, crds/sources.tsv records "
+                         f"{recorded[name]}: the pins disagree")
+            crd = yaml.safe_load(open(path))
+            crd["metadata"].setdefault("labels", {}).update(labels)
+            crd["metadata"].pop("annotations", None)  # controller-gen's version stamp
+            if row["conversion"] == "capi":
+                crd["spec"]["conversion"] = conversion_webhook(ca_pem, convert_url)
+            else:
+                crd["spec"].pop("conversion", None)
+            crds.append(crd)
+    return crds
+
+
+def xr_crds(xcrd):
+    """The CRD Crossplane generates for each XRD of examples/crossplane and cluster/objects/xrds."""
+    crds = []
+    for path in sorted(glob.glob(os.path.join(ROOT, "examples", "crossplane", "xrd*.yaml")) +
+                       glob.glob(os.path.join(ROOT, "cluster", "objects", "xrd-*.yaml"))):
+        for xrd in yaml.safe_load_all(open(path)):
+            if not xrd or xrd.get("kind") != "CompositeResourceDefinition":
+                continue
+            out = subprocess.run([xcrd], input=json.dumps(xrd), capture_output=True, text=True)
+            if out.returncode != 0:
+                sys.exit(f"render.py: {path}: {out.stderr.strip()}")
+            crd = json.loads(out.stdout)
+            # Crossplane makes its XRD the CRD's controller; no XRD controller runs here to own it.
+            crd["metadata"].pop("ownerReferences", None)
+            crds.append(crd)
+    return crds
+
+
+def kubewarden_crd():
+    """ClusterAdmissionPolicy's CRD, rebuilt from the vendored schema: the kubewarden-controller module is not
+    served by the Go module proxy, so the full upstream file cannot be fetched here (docs/development.md)."""
+    vendored = json.load(open(os.path.join(ROOT, "crds", "policies.kubewarden.io_clusteradmissionpolicies.json")))
+    versions = [{"name": name, "served": True, "storage": name == "v1", "subresources": {"status": {}},
+                 "schema": {"openAPIV3Schema": schema}} for name, schema in sorted(vendored["versions"].items())]
+    singular = vendored["kind"].lower()
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"{vendored['plural']}.{vendored['group']}"},
+            "spec": {"group": vendored["group"], "scope": vendored["scope"], "versions": versions,
+                     "names": {"kind": vendored["kind"], "plural": vendored["plural"], "singular": singular,
+                               "listKind": vendored["kind"] + "List"}}}
+
+
+def capi_webhooks(ca_pem, base_url):
+    """CAPI's webhook manifests as its kustomize install names them (the `capi-` prefix, so they sort, and
+    run, before the Kubewarden configurations), each service replaced by the manager's URL (envtest's
+    updateClientConfig, with one slash)."""
+    root = module_dir("capi", "sigs.k8s.io/cluster-api")
+    out = []
+    for config in yaml.safe_load_all(open(os.path.join(root, "core", "config", "webhook", "manifests.yaml"))):
+        if not config:
+            continue
+        config["metadata"]["name"] = "capi-" + config["metadata"]["name"]
+        for webhook in config["webhooks"]:
+            path = webhook["clientConfig"].pop("service")["path"]
+            webhook["clientConfig"] = {"url": base_url + path, "caBundle": ca_pem}
+        out.append(config)
+    return out
+
+
+def kubewarden(ca_pem, base_url, module, policy_files):
+    """policies.yml (kubewarden-controller policyserver_controller_configmap.go buildPoliciesMap) and the
+    webhook configurations (policy_subreconciler_webhook.go) for ClusterAdmissionPolicies."""
+    policies, configs = {}, []
+    for path in policy_files:
+        for policy in yaml.safe_load_all(open(path)):
+            if not policy or policy.get("kind") != "ClusterAdmissionPolicy":
+                continue
+            name, spec = policy["metadata"]["name"], policy["spec"]
+            unique = "clusterwide-" + name
+            entry = {"namespacedName": {"Namespace": "", "Name": name}, "module": module,
+                     "policyMode": spec.get("mode", "protect"), "allowedToMutate": bool(spec.get("mutating")),
+                     "settings": spec.get("settings") or {}, "hostCapabilities": ["*"]}
+            if spec.get("contextAwareResources"):
+                entry["contextAwareResources"] = spec["contextAwareResources"]
+            if spec.get("message"):
+                entry["message"] = spec["message"]
+            policies[unique] = entry
+            configs.append(webhook_configuration(ca_pem, base_url, name, unique, spec))
+    return policies, configs
+
+
+def webhook_configuration(ca_pem, base_url, name, unique, spec):
+    selector = {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "NotIn",
+                                      "values": ["kubewarden"]}]}
+    selector["matchExpressions"] += (spec.get("namespaceSelector") or {}).get("matchExpressions") or []
+    webhook = {"name": unique + ".kubewarden.admission", "admissionReviewVersions": ["v1"],
+               "clientConfig": {"url": f"{base_url}/validate/{unique}", "caBundle": ca_pem},
+               "rules": spec["rules"], "failurePolicy": spec.get("failurePolicy", "Fail"),
+               "matchPolicy": spec.get("matchPolicy", "Equivalent"), "sideEffects": spec.get("sideEffects", "None"),
+               "timeoutSeconds": spec.get("timeoutSeconds", 10), "namespaceSelector": selector,
+               "objectSelector": spec.get("objectSelector") or {}}
+    kind = "MutatingWebhookConfiguration" if spec.get("mutating") else "ValidatingWebhookConfiguration"
+    return {"apiVersion": "admissionregistration.k8s.io/v1", "kind": kind,
+            "metadata": {"name": unique, "labels": {"app.kubernetes.io/part-of": "kubewarden"},
+                         "annotations": {"kubewardenPolicyName": name, "kubewardenPolicyNamespace": ""}},
+            "webhooks": [webhook]}
+
+
+def as_list(items):
+    return json.dumps({"apiVersion": "v1", "kind": "List", "items": items}, indent=1, sort_keys=True)
+
+
+def main(argv):
+    if len(argv) < 2:
+        sys.exit(__doc__)
+    command, args = argv[1], argv[2:]
+    if command == "crds" and len(args) == 3:
+        ca = base64.b64encode(open(args[0], "rb").read()).decode()
+        print(as_list(pinned_crds(ca, args[1]) + xr_crds(args[2]) + [kubewarden_crd()]))
+    elif command == "capi-webhooks" and len(args) == 2:
+        ca = base64.b64encode(open(args[0], "rb").read()).decode()
+        print(as_list(capi_webhooks(ca, args[1])))
+    elif command == "kubewarden" and len(args) >= 5:
+        # kubewarden CA BASE_URL MODULE POLICIES_OUT WEBHOOKS_OUT POLICY...
+        ca = base64.b64encode(open(args[0], "rb").read()).decode()
+        policies, configs = kubewarden(ca, args[1], args[2], args[5:])
+        with open(args[3], "w") as out:
+            yaml.safe_dump(policies, out, sort_keys=True)
+        with open(args[4], "w") as out:
+            out.write(as_list(configs) + "\n")
+    else:
+        sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    main(sys.argv)

@@ -1,0 +1,58 @@
+# Shared by the cluster scenarios: they talk to the test bed through kubectl only (KUBECONFIG and PATH
+# come from cluster/test.sh) and check what the API server stored.
+ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+RUNNER=$ROOT/target/host/policy-runner
+. "$ROOT/cluster/lib.sh"
+
+# get RESOURCE NAME [NAMESPACE]: the stored object, as JSON.
+get() { kubectl get "$1" "$2" -n "${3:-default}" -o json; }
+
+# eventually SECONDS CMD...: until CMD succeeds, once a second; the last output on failure.
+eventually() {
+  local seconds=$1
+  shift
+  for _ in $(seq "$seconds"); do
+    if output=$("$@" 2>&1); then return 0; fi
+    sleep 1
+  done
+  echo "not true within $seconds s: $* -> $output" >&2
+  return 1
+}
+
+# count RESOURCE SELECTOR: how many objects match the label selector in default.
+count() { kubectl get "$1" -n default -l "$2" -o json | jq '.items | length'; }
+
+# expect JSON JQ-FILTER EXPECTED: the filter's (raw) output on JSON is EXPECTED.
+expect() {
+  local actual
+  actual=$(jq -r "$2" <<<"$1")
+  [ "$actual" = "$3" ] || { echo "$2: expected '$3', stored '$actual'" >&2; return 1; }
+}
+
+# The parts of each matching object a write loop would keep changing: metadata (labels, annotations,
+# generation) and spec. Status updates do not count.
+written_state() {
+  kubectl get "$1" -n default -l "$2" -o json |
+    jq -S '[.items[] | {name: .metadata.name, generation: .metadata.generation,
+      labels: .metadata.labels, annotations: .metadata.annotations, spec: .spec}] | sort_by(.name)'
+}
+
+# settings_of POLICY-FILE: the policy's settings, as JSON, for `policy-runner audit`.
+settings_of() {
+  python3 -c 'import json, sys, yaml; print(json.dumps(yaml.safe_load(open(sys.argv[1]))["spec"]["settings"]))' "$1"
+}
+
+# named FILE NAME: the one document of FILE named NAME, as YAML.
+named() {
+  python3 -c 'import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d and d["metadata"]["name"] == sys.argv[2]]
+assert len(docs) == 1, f"{sys.argv[1]} has {len(docs)} objects named {sys.argv[2]}"
+yaml.safe_dump(docs[0], sys.stdout)' "$1" "$2"
+}
+
+# apply_named FILE NAME [KUBECTL-ARGS...]: `kubectl apply` of that one document.
+apply_named() {
+  local file=$1 name=$2
+  shift 2
+  named "$file" "$name" | kubectl apply -f - "$@"
+}

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# `make cluster-up`: a management cluster of real components on loopback, the policy in front of it.
+#
+#   etcd, kube-apiserver     started as controller-runtime's envtest starts them, with their own CA
+#   CRDs                     CAPI v1.14 (conversion served by the CAPI manager), CAPA, CAPG and Crossplane's
+#                            from their pinned Go modules; the XR CRDs Crossplane generates for the examples'
+#                            XRDs; Kubewarden's ClusterAdmissionPolicy (cluster/render.py)
+#   capi-manager             CAPI's core manager, out of cluster, ClusterTopology and MachinePool on, with its
+#                            admission and conversion webhooks
+#   the webhook server       `policy-runner serve` (or $POLICY_SERVER, a real policy-server: same flags and
+#                            policies.yml) with the ClusterAdmissionPolicies of examples/ and cluster/policies/,
+#                            wired by the webhook configurations the Kubewarden controller generates; its
+#                            look-ups use a ServiceAccount token bound by examples/capi-rbac.yaml alone
+#
+# Idempotent: when everything it starts is running and ready it does nothing. State, logs and pids live in
+# target/cluster/; the admin kubeconfig is target/cluster/kubeconfig. `make cluster-down` stops it all.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+. cluster/lib.sh
+
+if cluster_running; then
+  echo "cluster-up: already running (KUBECONFIG=$STATE/kubeconfig)"
+  exit 0
+fi
+cluster/down.sh >/dev/null 2>&1 || true
+for port in $ETCD_PORT $ETCD_PEER_PORT $APISERVER_PORT $CAPI_WEBHOOK_PORT $CAPI_HEALTH_PORT $WEBHOOK_PORT $READINESS_PORT; do
+  port_free "$port" || fail "port $port is taken (another test bed? \`make cluster-down\`, or stop what holds it)"
+done
+
+mkdir -p "$STATE"/{pki,etcd,capi-certs,kubewarden}
+BIN=$(cluster/components/build.sh)
+echo "$BIN" >"$STATE/bin"
+export PATH=$BIN:$PATH
+
+step "certificates"
+cluster/pki.sh "$STATE/pki"
+cp "$STATE/pki/capi-webhook.crt" "$STATE/capi-certs/tls.crt"
+cp "$STATE/pki/capi-webhook.key" "$STATE/capi-certs/tls.key"
+
+step "etcd"
+start etcd etcd --data-dir="$STATE/etcd" --name=testbed \
+  --listen-client-urls="http://127.0.0.1:$ETCD_PORT" --advertise-client-urls="http://127.0.0.1:$ETCD_PORT" \
+  --listen-peer-urls="http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls="http://127.0.0.1:$ETCD_PEER_PORT" \
+  --initial-cluster="testbed=http://127.0.0.1:$ETCD_PEER_PORT" --unsafe-no-fsync=true
+wait_for etcd 60 curl -sf "http://127.0.0.1:$ETCD_PORT/health"
+
+step "kube-apiserver"
+P=$STATE/pki
+start apiserver kube-apiserver --etcd-servers="http://127.0.0.1:$ETCD_PORT" \
+  --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$APISERVER_PORT" --cert-dir="$P" \
+  --tls-cert-file="$P/apiserver.crt" --tls-private-key-file="$P/apiserver.key" --client-ca-file="$P/ca.crt" \
+  --authorization-mode=RBAC --service-account-issuer="https://127.0.0.1:$APISERVER_PORT/" \
+  --service-account-key-file="$P/sa.pub" --service-account-signing-key-file="$P/sa.key" \
+  --service-cluster-ip-range=10.0.0.0/24 --allow-privileged=true --disable-admission-plugins=ServiceAccount
+kubeconfig "$STATE/kubeconfig" admin --client-certificate="$P/admin.crt" --client-key="$P/admin.key" --embed-certs
+export KUBECONFIG=$STATE/kubeconfig
+wait_for kube-apiserver 120 kubectl get --raw /readyz
+
+step "CRDs"
+python3 cluster/render.py crds "$P/ca.crt" "https://127.0.0.1:$CAPI_WEBHOOK_PORT/convert" "$BIN/xcrd" >"$STATE/crds.json"
+kubectl apply --server-side --force-conflicts -f "$STATE/crds.json" >/dev/null
+kubectl wait --for=condition=Established --timeout=60s crd --all >/dev/null
+
+step "capi-manager"
+start capi capi-manager --kubeconfig="$STATE/kubeconfig" --leader-elect=false \
+  --webhook-port="$CAPI_WEBHOOK_PORT" --webhook-cert-dir="$STATE/capi-certs" \
+  --health-addr="127.0.0.1:$CAPI_HEALTH_PORT" --diagnostics-address=0 \
+  --feature-gates=ClusterTopology=true,MachinePool=true
+wait_for capi-manager 120 curl -sf "http://127.0.0.1:$CAPI_HEALTH_PORT/readyz"
+python3 cluster/render.py capi-webhooks "$P/ca.crt" "https://127.0.0.1:$CAPI_WEBHOOK_PORT" >"$STATE/capi-webhooks.json"
+kubectl apply -f "$STATE/capi-webhooks.json" >/dev/null
+
+step "the policy's ServiceAccount and RBAC (examples/capi-rbac.yaml)"
+kubectl apply -f cluster/objects/kubewarden-namespace.yaml -f examples/capi-rbac.yaml >/dev/null
+token=$(kubectl create token policy-server -n kubewarden --duration=48h)
+kubeconfig "$STATE/kubewarden/kubeconfig" policy-server --token="$token"
+
+step "the webhook server"
+python3 cluster/render.py kubewarden "$P/ca.crt" "https://127.0.0.1:$WEBHOOK_PORT" "file://$PWD/annotated-policy.wasm" \
+  "$STATE/kubewarden/policies.yml" "$STATE/kubewarden/webhooks.json" $POLICIES
+start_webhook_server
+wait_for "the webhook server" 60 curl -sf "http://127.0.0.1:$READINESS_PORT/readiness"
+kubectl apply -f "$STATE/kubewarden/webhooks.json" >/dev/null
+# The ClusterAdmissionPolicies themselves, as a user applies them (no Kubewarden controller acts on them).
+kubectl apply $(printf -- '-f %s ' $POLICIES) >/dev/null
+
+echo "cluster-up: ready: $(kubectl version -o json | python3 -c 'import json,sys; print(json.load(sys.stdin)["serverVersion"]["gitVersion"])') on https://127.0.0.1:$APISERVER_PORT; KUBECONFIG=$STATE/kubeconfig"
