@@ -1,11 +1,16 @@
 //! Command-line parsing: a compatible subset of `kwctl run`, `annotate`,
-//! `bench`, `push`, `pull` and `scaffold artifacthub`, and the runner's own
-//! `profile`, `explain`, `audit` and `patch`, into typed structs the
-//! modules of `commands/` and `tools/` execute.
+//! `bench`, `push`, `pull` and `scaffold artifacthub`, of policy-server's
+//! flags (`serve`, in `cli/serve.rs`), and the runner's own `profile`,
+//! `explain`, `audit` and `patch`, into typed structs the modules of
+//! `commands/` and `tools/` execute.
+
+mod serve;
 
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+
+pub use serve::ServeArgs;
 
 /// Runs a Kubewarden waPC policy module locally, the way `kwctl run` does.
 #[derive(Debug, Parser)]
@@ -47,6 +52,9 @@ pub enum Command {
     /// Generate files from the policy metadata, like `kwctl scaffold`.
     #[command(subcommand)]
     Scaffold(ScaffoldCommand),
+    /// Serve policies as an admission webhook, like Kubewarden's
+    /// policy-server (its flags and policies.yml; `file://` modules only).
+    Serve(ServeArgs),
 }
 
 /// `policy-runner explain`.

@@ -1,5 +1,6 @@
 //! The kwctl-compatible commands and what they share: the inputs, loading a
-//! policy as kwctl does, the metadata and its wasm section, the registry.
+//! policy as kwctl does, the metadata and its wasm section, the registry;
+//! and `serve`, policy-server's.
 //! Each takes the typed arguments `cli` parsed (kwctl's `cli/` and
 //! `command/`).
 
@@ -13,4 +14,5 @@ pub mod push;
 pub mod registry;
 pub mod run;
 pub mod scaffold;
+pub mod serve;
 pub mod wasm_sections;

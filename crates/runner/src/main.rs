@@ -1,6 +1,7 @@
 //! `policy-runner`: a kwctl-compatible host for Kubewarden waPC policies
-//! (`run`, `bench`, `annotate`, `push`, `pull`, `scaffold artifacthub`) and
-//! the runner's own tools (`profile`, `explain`, `audit`, `patch`), as the
+//! (`run`, `bench`, `annotate`, `push`, `pull`, `scaffold artifacthub`), a
+//! policy-server-compatible webhook server (`serve`), and the runner's own
+//! tools (`profile`, `explain`, `audit`, `patch`), as the
 //! README's "The runner" section describes them. [`host`] is the engine,
 //! WASI, the host calls, replay and the response; [`commands`] the kwctl
 //! commands; [`tools`] the runner's own.
@@ -36,6 +37,7 @@ fn main() -> ExitCode {
         cli::Command::Scaffold(cli::ScaffoldCommand::Artifacthub(args)) => {
             commands::scaffold::artifacthub(args)
         }
+        cli::Command::Serve(args) => commands::serve::serve(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -120,7 +120,7 @@ fn allow_list(
 }
 
 /// The module's embedded metadata; a text (`.wat`) module has none.
-fn embedded_metadata(module: &[u8]) -> Result<Option<Metadata>, MetadataError> {
+pub fn embedded_metadata(module: &[u8]) -> Result<Option<Metadata>, MetadataError> {
     match Metadata::from_module(module) {
         Err(MetadataError::Module(SectionError::NotWasm)) => Ok(None),
         other => other,

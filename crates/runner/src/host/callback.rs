@@ -1,10 +1,12 @@
 //! Answers the guest's waPC host calls, like policy-evaluator
-//! `runtimes/callback.rs`: `kubewarden/tracing/log` (printed on stderr) and
-//! `kubewarden/kubernetes/get_resource` (checked against the context-aware
-//! allow-list, then answered from [`Lookups`], and recorded when asked);
-//! anything else is
-//! refused. An allow-list refusal reaches the guest as is, a failure of the
-//! capability itself wrapped as `Callback evaluation failure: <error>` (as
+//! `runtimes/callback.rs`: every call but `tracing` is first checked
+//! against the policy's host capabilities (all granted, as in kwctl, unless
+//! `serve` reads `hostCapabilities`); then `kubewarden/tracing/log`
+//! (printed on stderr) and `kubewarden/kubernetes/get_resource` (checked
+//! against the context-aware allow-list, then answered from [`Lookups`],
+//! and recorded when asked); anything else is refused. A capability or
+//! allow-list refusal reaches the guest as is, a failure of the capability
+//! itself wrapped as `Callback evaluation failure: <error>` (as
 //! `send_request_and_wait_for_response` does), so a policy must search for
 //! `Cannot find ` inside the message, not at its start.
 
@@ -15,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use thiserror::Error;
 
+use crate::host::capabilities::{CAPABILITIES, HostCapabilities};
 use crate::host::lookups::{Lookups, Unanswered};
 use crate::host::record::Recording;
 use crate::host::replay::GetResourceRequest;
@@ -68,6 +71,12 @@ pub enum HostError {
         #[source]
         source: serde_json::Error,
     },
+    /// The capability (`namespace/operation`) is not in the policy's
+    /// `hostCapabilities` (policy-evaluator's `host_capability_denied`).
+    #[error(
+        "Policy has not been granted access to the '{0}' host capability. The violation has been reported."
+    )]
+    CapabilityDenied(String),
     /// The resource type is not in the allow-list.
     #[error("{0}")]
     AccessDenied(String),
@@ -79,6 +88,7 @@ pub enum HostError {
 /// The state behind the host callback.
 #[derive(Debug)]
 pub struct Host {
+    capabilities: HostCapabilities,
     allow_list: BTreeSet<ContextAwareResource>,
     lookups: Lookups,
     replay_failure: Option<String>,
@@ -89,11 +99,19 @@ impl Host {
     /// A host granting `allow_list` and answering from `lookups`.
     pub fn new(allow_list: BTreeSet<ContextAwareResource>, lookups: Lookups) -> Host {
         Host {
+            capabilities: HostCapabilities::AllowAll,
             allow_list,
             lookups,
             replay_failure: None,
             recording: None,
         }
+    }
+
+    /// Grants only `capabilities` (policy-server's `hostCapabilities`)
+    /// instead of every capability.
+    pub fn with_capabilities(mut self, capabilities: HostCapabilities) -> Host {
+        self.capabilities = capabilities;
+        self
     }
 
     /// Records every look-up the host answers from now on
@@ -117,6 +135,15 @@ impl Host {
     ) -> Result<Vec<u8>, HostError> {
         if binding != "kubewarden" {
             return Err(HostError::UnknownBinding(binding.to_owned()));
+        }
+        let path = format!("{namespace}/{operation}");
+        if namespace != "tracing" && !self.capabilities.is_allowed(&path) {
+            eprintln!(
+                "ERROR policy-runner: policy tried to use the host capability {path}, which is \
+                 not in its hostCapabilities {}",
+                self.capabilities
+            );
+            return Err(HostError::CapabilityDenied(path));
         }
         match (namespace, operation) {
             ("tracing", "log") => {
@@ -211,21 +238,7 @@ impl Host {
 /// `runtimes/callback.rs`) that this runner refuses as unsupported rather
 /// than unknown.
 fn is_known(namespace: &str, operation: &str) -> bool {
-    matches!(
-        (namespace, operation),
-        (
-            "kubernetes",
-            "list_resources_by_namespace" | "list_resources_all" | "can_i"
-        ) | (
-            "oci",
-            "v1/verify"
-                | "v2/verify"
-                | "v1/manifest_digest"
-                | "v1/oci_manifest"
-                | "v1/oci_manifest_config"
-        ) | ("net", "v1/dns_lookup_host")
-            | ("crypto", "v1/is_certificate_trusted")
-    )
+    CAPABILITIES.contains(&format!("{namespace}/{operation}").as_str())
 }
 
 /// One stderr line for an SDK log record
@@ -262,162 +275,5 @@ pub fn callback(host: Arc<Mutex<Host>>) -> Box<wapc::HostCallback> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::host::lookups::NO_CLUSTER;
-    use crate::host::replay::Replay;
-    use crate::host::replay::tests::exchange;
-
-    const GET_C1: &[u8] = br#"{"api_version":"cluster.x-k8s.io/v1beta1","kind":"Cluster","name":"c-1","namespace":"default","disable_cache":false,"field_masks":null}"#;
-    const GET_C9: &[u8] = br#"{"api_version":"cluster.x-k8s.io/v1beta1","kind":"Cluster","name":"c-9","namespace":"default","disable_cache":false}"#;
-
-    fn session() -> String {
-        exchange(
-            "Cluster",
-            "c-1",
-            "null",
-            r#"{type: Success, payload: '{"kind":"Cluster"}'}"#,
-        ) + &exchange(
-            "Cluster",
-            "c-9",
-            "null",
-            r#"{type: Error, message: "Cannot find cluster.x-k8s.io/v1beta1/Cluster named 'c-9' inside of namespace 'Some(\"default\")'"}"#,
-        )
-    }
-
-    fn cluster() -> ContextAwareResource {
-        ContextAwareResource {
-            api_version: "cluster.x-k8s.io/v1beta1".to_owned(),
-            kind: "Cluster".to_owned(),
-        }
-    }
-
-    fn host(allow: &[ContextAwareResource]) -> Host {
-        Host::new(
-            allow.iter().cloned().collect(),
-            Lookups::Replay(Replay::from_yaml(&session()).unwrap()),
-        )
-    }
-
-    fn get(host: &mut Host, payload: &[u8]) -> Result<Vec<u8>, String> {
-        host.dispatch("kubewarden", "kubernetes", "get_resource", payload)
-            .map_err(|e| e.to_string())
-    }
-
-    #[test]
-    fn allow_list_matches_exact_api_version_and_kind() {
-        let host = host(&[cluster()]);
-
-        assert!(host.can_access("cluster.x-k8s.io/v1beta1", "Cluster"));
-        assert!(!host.can_access("cluster.x-k8s.io/v1beta1", "cluster"));
-        assert!(!host.can_access("cluster.x-k8s.io/v1beta2", "Cluster"));
-        assert!(!host.can_access("cluster.x-k8s.io", "Cluster"));
-        assert!(!host.can_access("v1", "Cluster"));
-    }
-
-    #[test]
-    fn get_resource_outside_allow_list_is_refused_without_consuming_replay() {
-        let mut host = host(&[]);
-
-        assert_eq!(
-            get(&mut host, GET_C1),
-            Err("Policy has not been granted access to Kubernetes cluster.x-k8s.io/v1beta1/Cluster resources. The violation has been reported.".to_owned())
-        );
-        assert_eq!(host.unreplayed(), 2);
-    }
-
-    #[test]
-    fn get_resource_allowed_is_answered_from_replay() {
-        let mut host = host(&[cluster()]);
-
-        assert_eq!(
-            get(&mut host, GET_C1),
-            Ok(br#"{"kind":"Cluster"}"#.to_vec())
-        );
-        assert_eq!(
-            get(&mut host, GET_C9),
-            Err(r#"Callback evaluation failure: Cannot find cluster.x-k8s.io/v1beta1/Cluster named 'c-9' inside of namespace 'Some("default")'"#.to_owned())
-        );
-        assert_eq!(host.replay_failure(), None);
-        assert_eq!(
-            get(&mut host, GET_C1),
-            Err("Callback evaluation failure: the list of recorded responses is empty".to_owned())
-        );
-        assert_eq!(
-            host.replay_failure(),
-            Some("the list of recorded responses is empty")
-        );
-    }
-
-    #[test]
-    fn get_resource_without_replay_reports_no_cluster() {
-        let mut host = Host::new(BTreeSet::from([cluster()]), Lookups::None);
-
-        assert_eq!(
-            get(&mut host, GET_C1),
-            Err(format!("Callback evaluation failure: {NO_CLUSTER}"))
-        );
-    }
-
-    #[test]
-    fn get_resource_with_bad_payload_names_operation() {
-        let mut host = host(&[cluster()]);
-
-        let err = get(&mut host, b"not json").unwrap_err();
-
-        assert!(
-            err.starts_with("cannot decode get_resource request: "),
-            "{err}"
-        );
-    }
-
-    #[test]
-    fn dispatch_log_returns_empty_reply() {
-        let mut host = host(&[]);
-
-        assert_eq!(
-            host.dispatch(
-                "kubewarden",
-                "tracing",
-                "log",
-                br#"{"level":"info","message":"hi"}"#
-            )
-            .unwrap(),
-            Vec::<u8>::new()
-        );
-    }
-
-    #[test]
-    fn dispatch_refuses_unsupported_and_unknown_calls() {
-        let mut host = host(&[]);
-        let mut call = |binding: &str, namespace: &str, operation: &str| {
-            host.dispatch(binding, namespace, operation, b"{}")
-                .unwrap_err()
-                .to_string()
-        };
-
-        assert_eq!(
-            call("kubewarden", "oci", "v2/verify"),
-            "host capability oci/v2/verify is not supported by policy-runner"
-        );
-        assert_eq!(
-            call("kubewarden", "kubernetes", "list_resources_all"),
-            "host capability kubernetes/list_resources_all is not supported by policy-runner"
-        );
-        assert_eq!(
-            call("kubewarden", "kubernetes", "nope"),
-            "unknown operation: nope"
-        );
-        assert_eq!(call("kubewarden", "nope", "x"), "unknown namespace: nope");
-        assert_eq!(call("other", "tracing", "log"), "unknown binding: other");
-    }
-
-    #[test]
-    fn log_line_puts_level_and_message_first() {
-        assert_eq!(
-            log_line(br#"{"level":"warning","message":"careful","policy":"p","line":3}"#),
-            r#"WARNING policy_log: careful {"line":3,"policy":"p"}"#
-        );
-        assert_eq!(log_line(b"raw text"), "INFO policy_log: raw text");
-    }
-}
+#[path = "callback/tests.rs"]
+mod tests;

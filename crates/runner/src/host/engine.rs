@@ -6,6 +6,13 @@
 //! (`_start`, `wapc_init`) run before the first call, and a trap in
 //! `__guest_call` becomes the guest error. Unlike `wasmtime-provider`, a
 //! pointer outside the guest's memory is a trap, not a host panic.
+//!
+//! With a deadline (`serve`'s policy timeout), the engine interrupts the
+//! guest once its epoch has been incremented that many times since the
+//! start function or the call began (wasmtime-provider's
+//! `EpochDeadlines`, the same for `wapc_init` and calls, as
+//! policy-evaluator sets them); whoever compiled the module increments the
+//! epoch, once a second in policy-server.
 
 use std::error::Error as StdError;
 use std::sync::Arc;
@@ -13,7 +20,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use wapc::{HOST_NAMESPACE, ModuleState, WebAssemblyEngineProvider, wapc_functions};
 use wasmtime::{
-    AsContextMut, Caller, Config, Engine, InstancePre, Linker, Memory, Module, Result, Store,
+    AsContextMut, Caller, Config, Engine, InstancePre, Linker, Memory, Module, Result, Store, Trap,
     TypedFunc, format_err,
 };
 
@@ -25,19 +32,31 @@ pub struct StoreData {
     host: Option<Arc<ModuleState>>,
 }
 
+/// wasmtime-provider's guest error when a call passed its deadline, which
+/// policy-evaluator looks for.
+pub const CALL_INTERRUPTED: &str = "guest code interrupted, execution deadline exceeded";
+
+/// wasmtime-provider's text when a start function passed its deadline,
+/// which policy-server looks for.
+pub const INIT_INTERRUPTED: &str = "init interrupted, execution deadline exceeded";
+
 /// A module compiled and linked once, ready for any number of instances.
 #[derive(Clone)]
 pub struct EnginePre {
     engine: Engine,
     instance_pre: InstancePre<StoreData>,
+    deadline: Option<u64>,
 }
 
 impl EnginePre {
     /// Compiles a binary wasm module and links it against the waPC host
-    /// functions and WASI preview 1.
-    pub fn compile(bytes: &[u8]) -> Result<EnginePre> {
+    /// functions and WASI preview 1; with a `deadline`, the guest is
+    /// interrupted after that many epoch increments
+    /// ([`EnginePre::increment_epoch`]).
+    pub fn compile_with_deadline(bytes: &[u8], deadline: Option<u64>) -> Result<EnginePre> {
         // Config::default(), as wasmtime-provider's builder without a cache
-        // or epoch deadlines. POLICY_RUNNER_SERIAL_COMPILATION: one compile
+        // (epoch interruption only with a deadline, so `run` and `bench`
+        // pay no epoch checks). POLICY_RUNNER_SERIAL_COMPILATION: one compile
         // thread, for counting instructions (scripts/bench-compare.sh): under
         // callgrind's serialised scheduling, idle compile threads spinning
         // for work blurred the per-evaluation counts by up to 2x.
@@ -52,6 +71,7 @@ impl EnginePre {
         if std::env::var_os("POLICY_RUNNER_PERFMAP").is_some() {
             config.profiler(wasmtime::ProfilingStrategy::PerfMap);
         }
+        config.epoch_interruption(deadline.is_some());
         let engine = Engine::new(&config)?;
         let module = Module::from_binary(&engine, bytes)?;
         let mut linker = Linker::new(&engine);
@@ -61,7 +81,13 @@ impl EnginePre {
         Ok(EnginePre {
             engine,
             instance_pre,
+            deadline,
         })
+    }
+
+    /// One tick of the clock the deadline counts.
+    pub fn increment_epoch(&self) {
+        self.engine.increment_epoch();
     }
 
     /// A fresh store for one instance; the instance itself is created when
@@ -108,6 +134,7 @@ type BoxError = Box<dyn StdError + Send + Sync + 'static>;
 impl WebAssemblyEngineProvider for WapcEngine {
     fn init(&mut self, host: Arc<ModuleState>) -> Result<(), BoxError> {
         self.store = Store::new(&self.pre.engine, StoreData { host: Some(host) });
+        self.arm_deadline();
         let instance = self.pre.instance_pre.instantiate(&mut self.store)?;
         let guest_call = instance
             .get_typed_func::<(i32, i32), i32>(&mut self.store, wapc_functions::GUEST_CALL)
@@ -127,6 +154,9 @@ impl WebAssemblyEngineProvider for WapcEngine {
                 // >= 0.35 does): a successful exit, as wasmtime-provider
                 // treats it.
                 Err(e) if e.downcast_ref::<wasi::Exit>().is_some_and(|x| x.0 == 0) => {}
+                Err(e) if is_interrupt(&e) => {
+                    return Err(format!("Initialization failed: {INIT_INTERRUPTED}").into());
+                }
                 Err(e) => return Err(format!("Initialization failed: {e}").into()),
             }
         }
@@ -134,6 +164,7 @@ impl WebAssemblyEngineProvider for WapcEngine {
     }
 
     fn call(&mut self, op_length: i32, msg_length: i32) -> Result<i32, BoxError> {
+        self.arm_deadline();
         let guest_call = self
             .guest_call
             .as_ref()
@@ -148,7 +179,11 @@ impl WebAssemblyEngineProvider for WapcEngine {
             // A trap is the guest's failure, reported through waPC's guest
             // error, as wasmtime-provider does.
             Err(e) => {
-                self.store.data().host()?.set_guest_error(e.to_string());
+                let error = match is_interrupt(&e) {
+                    true => CALL_INTERRUPTED.to_owned(),
+                    false => e.to_string(),
+                };
+                self.store.data().host()?.set_guest_error(error);
                 Ok(0)
             }
         }
@@ -157,6 +192,20 @@ impl WebAssemblyEngineProvider for WapcEngine {
     fn replace(&mut self, _module: &[u8]) -> Result<(), BoxError> {
         Err("hot-swapping a module is not supported by policy-runner".into())
     }
+}
+
+impl WapcEngine {
+    /// Restarts the deadline, if any, from the current epoch.
+    fn arm_deadline(&mut self) {
+        if let Some(deadline) = self.pre.deadline {
+            self.store.set_epoch_deadline(deadline);
+        }
+    }
+}
+
+/// Whether `error` is the trap of a passed deadline.
+fn is_interrupt(error: &wasmtime::Error) -> bool {
+    error.downcast_ref::<Trap>() == Some(&Trap::Interrupt)
 }
 
 /// The guest's exported linear memory, which every waPC buffer lives in.
@@ -290,59 +339,5 @@ fn add_wapc_to_linker(linker: &mut Linker<StoreData>) -> Result<()> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A guest whose `wapc_init` exits with `code` (when given) and whose
-    /// every call answers with a buffer that ends past its one page.
-    fn guest(exit_code: Option<i32>) -> Vec<u8> {
-        let init = exit_code.map_or(String::new(), |code| {
-            format!(r#"(func (export "wapc_init") (call $exit (i32.const {code})))"#)
-        });
-        wat::parse_str(format!(
-            r#"(module
-              (import "wapc" "__guest_response" (func $respond (param i32 i32)))
-              (import "wasi_snapshot_preview1" "proc_exit" (func $exit (param i32)))
-              (memory (export "memory") 1)
-              {init}
-              (func (export "__guest_call") (param i32 i32) (result i32)
-                (call $respond (i32.const 65530) (i32.const 64))
-                (i32.const 1)))"#
-        ))
-        .unwrap()
-    }
-
-    fn host(module: &[u8]) -> Result<wapc::WapcHost, wapc::errors::Error> {
-        let pre = EnginePre::compile(module).unwrap();
-        wapc::WapcHost::new(Box::new(pre.rehydrate()), None)
-    }
-
-    #[test]
-    fn a_guest_buffer_outside_memory_is_a_guest_error_not_a_host_panic() {
-        let host = host(&guest(None)).unwrap();
-        // The trap's text, as wasmtime-provider passes it on, is wasmtime's
-        // top-level message; the guest's call fails either way.
-        let error = host.call("validate", b"{}").unwrap_err();
-        assert!(
-            matches!(error, wapc::errors::Error::GuestCallFailure(_)),
-            "{error}"
-        );
-    }
-
-    #[test]
-    fn exit_zero_in_wapc_init_is_a_successful_start_and_any_other_code_fails_it() {
-        assert!(host(&guest(Some(0))).is_ok());
-        let error = host(&guest(Some(1))).expect_err("exit code 1 fails");
-        assert!(
-            error.to_string().contains("Initialization failed"),
-            "{error}"
-        );
-    }
-
-    #[test]
-    fn a_module_without_guest_call_is_refused() {
-        let module = wat::parse_str(r#"(module (memory (export "memory") 1))"#).unwrap();
-        let error = host(&module).expect_err("no __guest_call");
-        assert!(error.to_string().contains("__guest_call"), "{error}");
-    }
-}
+#[path = "engine/tests.rs"]
+mod tests;

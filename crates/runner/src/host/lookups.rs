@@ -1,7 +1,9 @@
 //! Where `get_resource` is answered from: nothing (no cluster to ask), a
-//! kwctl replay session (recorded exchanges, strictly in order), or plain
-//! objects (`--parents`: whatever the policy asks for, found by name).
+//! kwctl replay session (recorded exchanges, strictly in order), plain
+//! objects (`--parents`: whatever the policy asks for, found by name), or a
+//! real API server (`serve`).
 
+use crate::host::cluster::Cluster;
 use crate::host::parents::Parents;
 use crate::host::replay::{GetResourceRequest, Replay, ReplayError};
 
@@ -20,6 +22,8 @@ pub enum Lookups {
     Replay(Replay),
     /// The objects of a cluster, found by name.
     Parents(Parents),
+    /// A real API server, asked as policy-server asks it.
+    Cluster(Cluster),
 }
 
 /// A look-up the host did not answer with an object.
@@ -60,13 +64,15 @@ impl Lookups {
                 }
                 Unanswered::Host(not_found)
             }),
+            // whatever the API server says is the cluster's answer
+            Lookups::Cluster(cluster) => cluster.answer(request).map_err(Unanswered::Host),
         }
     }
 
     /// How many look-ups were answered since the start (or the last rewind).
     pub fn answered(&self) -> usize {
         match self {
-            Lookups::None => 0,
+            Lookups::None | Lookups::Cluster(_) => 0,
             Lookups::Replay(replay) => replay.replayed(),
             Lookups::Parents(parents) => parents.asked(),
         }
@@ -76,7 +82,7 @@ impl Lookups {
     /// left over, or the `--parents` objects no look-up named.
     pub fn leftovers(&self) -> Vec<String> {
         match self {
-            Lookups::None => Vec::new(),
+            Lookups::None | Lookups::Cluster(_) => Vec::new(),
             Lookups::Replay(replay) => match replay.remaining() {
                 0 => Vec::new(),
                 n => vec![format!(
@@ -94,7 +100,7 @@ impl Lookups {
     /// How many of the answers on offer were not asked for.
     pub fn unasked(&self) -> usize {
         match self {
-            Lookups::None => 0,
+            Lookups::None | Lookups::Cluster(_) => 0,
             Lookups::Replay(replay) => replay.remaining(),
             Lookups::Parents(parents) => parents.unasked().len(),
         }
@@ -103,7 +109,7 @@ impl Lookups {
     /// Starts over, so the next evaluation is answered as the first one was.
     pub fn rewind(&mut self) {
         match self {
-            Lookups::None => {}
+            Lookups::None | Lookups::Cluster(_) => {}
             Lookups::Replay(replay) => replay.rewind(),
             Lookups::Parents(parents) => parents.rewind(),
         }

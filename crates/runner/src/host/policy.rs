@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use thiserror::Error;
 
-use crate::host::engine::EnginePre;
+use crate::host::engine::{CALL_INTERRUPTED, EnginePre};
 use crate::host::request::AdmissionRequest;
 use crate::host::response::{AdmissionResponse, PolicyResponse};
 
@@ -44,8 +44,24 @@ pub struct Module {
 impl Module {
     /// Compiles `module` (binary wasm).
     pub fn compile(module: &[u8]) -> Result<Module, PolicyError> {
-        let pre = EnginePre::compile(module).map_err(PolicyError::Engine)?;
+        Module::compile_with_deadline(module, None)
+    }
+
+    /// Compiles `module`, its instances interrupted after `deadline` ticks
+    /// of [`Module::increment_epoch`] in a start function or a call, when
+    /// given (policy-server's policy timeout).
+    pub fn compile_with_deadline(
+        module: &[u8],
+        deadline: Option<u64>,
+    ) -> Result<Module, PolicyError> {
+        let pre =
+            EnginePre::compile_with_deadline(module, deadline).map_err(PolicyError::Engine)?;
         Ok(Module { pre })
+    }
+
+    /// One tick of the clock a deadline counts (policy-server: one a second).
+    pub fn increment_epoch(&self) {
+        self.pre.increment_epoch();
     }
 
     /// A fresh instance (new store, new instance, `wapc_init` run) whose
@@ -84,12 +100,16 @@ impl Policy {
     }
 
     /// Calls `validate` with `{"request", "settings"}` and builds the
-    /// AdmissionResponse; a failed call is a 500 rejection, as in kwctl.
+    /// AdmissionResponse; a failed call is a 500 rejection, as in kwctl,
+    /// and an interrupted one policy-evaluator's timeout rejection.
     pub fn validate(&self, request: &AdmissionRequest, settings: &Value) -> AdmissionResponse {
         let uid = request.uid();
         let payload = validate_payload(request, settings);
         let reply = match self.call_validate(&payload) {
             Ok(reply) => reply,
+            Err(e) if e.to_string().contains(CALL_INTERRUPTED) => {
+                return AdmissionResponse::timed_out(uid);
+            }
             Err(e) => return AdmissionResponse::internal_server_error(uid, &e.to_string()),
         };
         match serde_json::from_slice::<PolicyResponse>(&reply) {

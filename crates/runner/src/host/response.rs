@@ -14,6 +14,10 @@ use serde_json::Value;
 /// (DELETE): policy-evaluator `AdmissionResponse::from_policy_validation_response`.
 pub const MUTATION_OF_NULL_OBJECT: &str = "Incoming object is null, which happens only with DELETE operations, but the policy is attempting a mutation. This is not allowed";
 
+/// policy-evaluator's message when a policy is interrupted by its timeout.
+pub const TIMED_OUT: &str =
+    "Policy execution interrupted because it exceeded the allowed execution time";
+
 /// The guest's answer to `validate` (SDK `response::ValidationResponse`).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct PolicyResponse {
@@ -42,9 +46,33 @@ pub struct Status {
     /// Human-readable reason.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// Where policy-server keeps the policy's own message when a custom
+    /// rejection message replaces it (`serve`); never set by `run`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub details: Option<StatusDetails>,
     /// HTTP-like status code.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub code: Option<u16>,
+}
+
+/// `status.details` as policy-evaluator writes it: only `causes`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct StatusDetails {
+    /// Further messages, oldest first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub causes: Vec<StatusCause>,
+}
+
+/// One of `status.details.causes`; policy-evaluator writes all three
+/// members, `null` when unset.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct StatusCause {
+    /// Machine-readable cause (never set by a Kubewarden host).
+    pub reason: Option<String>,
+    /// Human-readable cause.
+    pub message: Option<String>,
+    /// The field at fault (never set by a Kubewarden host).
+    pub field: Option<String>,
 }
 
 /// admission/v1 AdmissionResponse, fields in kwctl's output order.
@@ -87,6 +115,7 @@ impl AdmissionResponse {
         };
         let status = (policy.message.is_some() || policy.code.is_some()).then_some(Status {
             message: policy.message,
+            details: None,
             code: policy.code,
         });
         AdmissionResponse {
@@ -106,7 +135,14 @@ impl AdmissionResponse {
         AdmissionResponse::reject(uid, &format!("internal server error: {error}"), Some(500))
     }
 
-    fn reject(uid: &str, message: &str, code: Option<u16>) -> AdmissionResponse {
+    /// policy-evaluator's rejection when the policy ran past its deadline
+    /// (the policy timeout), code 500.
+    pub fn timed_out(uid: &str) -> AdmissionResponse {
+        AdmissionResponse::reject(uid, TIMED_OUT, Some(500))
+    }
+
+    /// A rejection with `message` (and `code`), nothing else.
+    pub fn reject(uid: &str, message: &str, code: Option<u16>) -> AdmissionResponse {
         AdmissionResponse {
             uid: uid.to_owned(),
             allowed: false,
@@ -114,6 +150,7 @@ impl AdmissionResponse {
             patch: None,
             status: Some(Status {
                 message: Some(message.to_owned()),
+                details: None,
                 code,
             }),
             audit_annotations: None,
