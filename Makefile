@@ -120,9 +120,31 @@ e2e-tests: annotated-policy.wasm $(RUNNER)
 	RUNNER=$(RUNNER) POLICY=annotated-policy.wasm bats e2e-tests/explain.bats e2e-tests/run_input.bats \
 	  e2e-tests/audit.bats e2e-tests/warm_memory.bats
 
+# A management cluster of real components on loopback (cluster/up.sh): etcd,
+# kube-apiserver, kubectl and CAPI's core manager built from their pinned Go
+# modules (cluster/components), the real CRDs, and the webhook server hosting
+# the policies of examples/. `cluster-test` runs the scenarios of
+# cluster/tests through kubectl, each checking what the API server stored; it
+# starts the test bed when none is running and stops it afterwards (one that
+# was already up is left up). POLICY_SERVER=<policy-server binary> hosts the
+# module in a real policy-server instead of `policy-runner serve`.
+CLUSTER_DEP := annotated-policy.wasm $(if $(POLICY_SERVER),,$(RUNNER))
+.PHONY: cluster-components cluster-up cluster-down cluster-test
+cluster-components:
+	cluster/components/build.sh
+
+cluster-up: $(CLUSTER_DEP)
+	cluster/up.sh
+
+cluster-down:
+	cluster/down.sh
+
+cluster-test: $(CLUSTER_DEP)
+	cluster/test.sh
+
 # Everything CI runs: the README's test command. The tools it needs are
 # checked first, each missing one named with the command that installs it.
-check: check-tools check-standalone check-schemas test e2e-tests check-artifacthub check-size check-docs
+check: check-tools check-standalone check-schemas test e2e-tests cluster-test check-artifacthub check-size check-docs
 
 .PHONY: check-tools
 check-tools:

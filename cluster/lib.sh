@@ -16,11 +16,12 @@ port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 pid_alive() { [ -f "$STATE/$1.pid" ] && kill -0 "$(cat "$STATE/$1.pid")" 2>/dev/null; }
 
 # start NAME CMD...: runs CMD in its own session (so it outlives the make that started it and a signal to
-# the caller's process group leaves it alone), output in $STATE/NAME.log, pid in $STATE/NAME.pid.
+# the caller's process group leaves it alone), output in $STATE/NAME.log, pid in $STATE/NAME.pid. File
+# descriptor 3 is closed: bats waits for every process that holds it before it ends.
 start() {
   local name=$1
   shift
-  setsid "$@" >"$STATE/$name.log" 2>&1 </dev/null &
+  setsid "$@" >"$STATE/$name.log" 2>&1 </dev/null 3>&- &
   echo $! >"$STATE/$name.pid"
 }
 
@@ -56,7 +57,7 @@ kubeconfig() {
 cluster_running() {
   local name
   for name in $PROCESSES; do pid_alive "$name" || return 1; done
-  [ -f "$STATE/bin" ] && PATH=$(cat "$STATE/bin"):$PATH KUBECONFIG=$STATE/kubeconfig kubectl get --raw /readyz >/dev/null 2>&1 &&
+  [ -d "$STATE/bin" ] && PATH=$STATE/bin:$PATH KUBECONFIG=$STATE/kubeconfig kubectl get --raw /readyz >/dev/null 2>&1 &&
     curl -sf "http://127.0.0.1:$CAPI_HEALTH_PORT/readyz" >/dev/null &&
     curl -sf "http://127.0.0.1:$READINESS_PORT/readiness" >/dev/null
 }

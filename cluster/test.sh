@@ -22,4 +22,4 @@ finish() {
   exit "$rc"
 }
 trap finish EXIT
-PATH=$(cat "$STATE/bin"):$PATH KUBECONFIG=$STATE/kubeconfig bats ${CLUSTER_TESTS:-cluster/tests}
+PATH=$STATE/bin:$PATH KUBECONFIG=$STATE/kubeconfig bats ${CLUSTER_TESTS:-cluster/tests}

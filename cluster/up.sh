@@ -29,7 +29,7 @@ done
 
 mkdir -p "$STATE"/{pki,etcd,capi-certs,kubewarden}
 BIN=$(cluster/components/build.sh)
-echo "$BIN" >"$STATE/bin"
+ln -sfn "$BIN" "$STATE/bin"   # target/cluster/bin/kubectl: the pinned kubectl
 export PATH=$BIN:$PATH
 
 step "certificates"
@@ -46,8 +46,12 @@ wait_for etcd 60 curl -sf "http://127.0.0.1:$ETCD_PORT/health"
 
 step "kube-apiserver"
 P=$STATE/pki
-start apiserver kube-apiserver --etcd-servers="http://127.0.0.1:$ETCD_PORT" \
-  --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$APISERVER_PORT" --cert-dir="$P" \
+# The address the API server advertises: its default-route interface's, as envtest lets it choose; on a
+# machine without a default route it cannot choose, and 127.0.0.1 is named (controller-runtime#669).
+advertise=()
+awk 'NR > 1 && $2 == "00000000" { found = 1 } END { exit !found }' /proc/net/route || advertise=(--advertise-address=127.0.0.1)
+start apiserver kube-apiserver "${advertise[@]}" --etcd-servers="http://127.0.0.1:$ETCD_PORT" \
+  --bind-address=127.0.0.1 --secure-port="$APISERVER_PORT" --cert-dir="$P" \
   --tls-cert-file="$P/apiserver.crt" --tls-private-key-file="$P/apiserver.key" --client-ca-file="$P/ca.crt" \
   --authorization-mode=RBAC --service-account-issuer="https://127.0.0.1:$APISERVER_PORT/" \
   --service-account-key-file="$P/sa.pub" --service-account-signing-key-file="$P/sa.key" \

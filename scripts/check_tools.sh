@@ -16,6 +16,8 @@
 #   docker-registry, curl      e2e-tests/distribution.bats (push and pull to a real OCI registry)
 #   rustfmt, clippy            make fmt, make lint
 #   wasm32-wasip1              the policy module
+#   go 1.26 or later, openssl  cluster-test: the test bed's components are built from their Go modules,
+#                              its certificates made with openssl (docs/development.md, "The test bed")
 set -uo pipefail
 
 missing=()
@@ -38,6 +40,9 @@ need "python3 -c 'import yaml'" "PyYAML" "$apt python3-yaml (or: python3 -m pip 
 need "python3 -c 'import importlib.metadata as m, sys; v = m.version(\"jsonschema\").split(\".\"); sys.exit((int(v[0]), int(v[1])) < (4, 10))'" \
   "jsonschema 4.10 or later" "$apt python3-jsonschema (or: python3 -m pip install 'jsonschema>=4.10')"
 need 'command -v docker-registry' "docker-registry" "$apt docker-registry"
+# Go from go.dev or the machine's image: Debian bookworm's golang (1.19) is too old for the pinned modules.
+need 'go version | grep -Eq "go1\.(2[6-9]|[3-9][0-9])"' "Go 1.26 or later" "https://go.dev/doc/install (Debian bookworm's golang is 1.19, too old)"
+need 'command -v openssl && command -v setsid' "openssl, setsid" "$apt openssl util-linux"
 
 if [ ${#missing[@]} -gt 0 ]; then
   echo "make check needs tools this machine does not have:" >&2

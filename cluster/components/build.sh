@@ -80,6 +80,12 @@ build() {
   for binary in "$out"/*; do ln -sfn "$binary" "$cache/bin/$(basename "$binary")"; done
 }
 
+# One build at a time per machine: `.ci/run` builds the components in one lane while the other may reach
+# `make cluster-test`, which asks for them too; the second waits, then finds them built.
+mkdir -p "$cache"
+exec 9>"$cache/.lock"
+flock 9
+
 components=("$@")
 [ ${#components[@]} -gt 0 ] || components=(etcd kubernetes capi xcrd)
 for component in "${components[@]}"; do

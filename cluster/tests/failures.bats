@@ -4,7 +4,10 @@
 # rejection into an admission); a webhook server that is down, or hangs, costs at most the webhook's
 # timeout, and failurePolicy: Ignore admits the object unchanged.
 
-setup() { load helpers; }
+setup() {
+  load helpers
+  FILE=$ROOT/cluster/objects/failure-probes.yaml
+}
 
 # Whatever a test left behind, the next file finds the RBAC of the example and a running webhook server.
 teardown_file() {
@@ -15,14 +18,12 @@ teardown_file() {
   wait_for "the webhook server" 60 curl -sf "http://127.0.0.1:$READINESS_PORT/readiness"
 }
 
-FILE=$ROOT/cluster/objects/failure-probes.yaml
-
 @test "a look-up the RBAC does not grant: rejected, naming the parent, retryable" {
   # Take `get` on MachineDeployments away from the policy-server's ServiceAccount.
   kubectl get clusterrole kubewarden-capi-metadata-propagation -o json |
     jq '.rules[0].resources -= ["machinedeployments"]' | kubectl replace -f -
-  eventually 30 bash -c "! kubectl auth can-i get machinedeployments.cluster.x-k8s.io \
-    --as=system:serviceaccount:kubewarden:policy-server -n default"
+  eventually 30 '! kubectl auth can-i get machinedeployments.cluster.x-k8s.io \
+    --as=system:serviceaccount:kubewarden:policy-server -n default'
   run apply_named "$FILE" probe-ms --dry-run=server
   kubectl apply -f "$ROOT/examples/capi-rbac.yaml"
   echo "$output"
@@ -33,8 +34,8 @@ FILE=$ROOT/cluster/objects/failure-probes.yaml
 }
 
 @test "with the RBAC of examples/capi-rbac.yaml the same look-up is answered (NotFound: admitted unchanged)" {
-  eventually 30 kubectl auth can-i get machinedeployments.cluster.x-k8s.io \
-    --as=system:serviceaccount:kubewarden:policy-server -n default
+  eventually 30 'kubectl auth can-i get machinedeployments.cluster.x-k8s.io \
+    --as=system:serviceaccount:kubewarden:policy-server -n default'
   run apply_named "$FILE" probe-ms --dry-run=server
   echo "$output"
   [ "$status" -eq 0 ]
@@ -42,7 +43,7 @@ FILE=$ROOT/cluster/objects/failure-probes.yaml
 
 @test "the webhook server stopped: failurePolicy Ignore admits the XR unchanged, at once" {
   kill -TERM "$(cat "$STATE/webhook-server.pid")"
-  eventually 10 bash -c "! curl -s http://127.0.0.1:$READINESS_PORT/readiness"
+  eventually 10 '! curl -s "http://127.0.0.1:$READINESS_PORT/readiness"'
   start=$(date +%s)
   run kubectl create --dry-run=server -o json -f <(named "$FILE" probe)
   elapsed=$(($(date +%s) - start))

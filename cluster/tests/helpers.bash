@@ -7,17 +7,20 @@ RUNNER=$ROOT/target/host/policy-runner
 # get RESOURCE NAME [NAMESPACE]: the stored object, as JSON.
 get() { kubectl get "$1" "$2" -n "${3:-default}" -o json; }
 
-# eventually SECONDS CMD...: until CMD succeeds, once a second; the last output on failure.
+# eventually SECONDS 'SHELL CONDITION': until the condition holds, evaluated afresh once a second (so the
+# command substitutions in it are too); what it printed last on failure.
 eventually() {
-  local seconds=$1
-  shift
+  local seconds=$1 condition=$2 out
   for _ in $(seq "$seconds"); do
-    if output=$("$@" 2>&1); then return 0; fi
+    if out=$(eval "$condition" 2>&1); then return 0; fi
     sleep 1
   done
-  echo "not true within $seconds s: $* -> $output" >&2
+  echo "not true within $seconds s: $condition -> $out" >&2
   return 1
 }
+
+# field RESOURCE NAME JQ-PATH: one field of the stored object (raw).
+field() { get "$1" "$2" | jq -r "$3"; }
 
 # count RESOURCE SELECTOR: how many objects match the label selector in default.
 count() { kubectl get "$1" -n default -l "$2" -o json | jq '.items | length'; }

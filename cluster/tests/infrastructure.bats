@@ -11,7 +11,7 @@ setup_file() {
 setup() { load helpers; }
 
 @test "an AWSCluster gets its Cluster's opted-in labels as tags beside its own" {
-  eventually 60 test "$(get awscluster aws-demo | jq -r '.spec.additionalTags."plexsphere:environment"')" = prod
+  eventually 60 '[ "$(field awscluster aws-demo .spec.additionalTags.\"plexsphere:environment\")" = prod ]'
   a=$(get awscluster aws-demo)
   # What the Cluster controller wrote, which made the policy find the Cluster.
   expect "$a" '.metadata.labels."cluster.x-k8s.io/cluster-name"' aws-demo
@@ -23,7 +23,7 @@ setup() { load helpers; }
 }
 
 @test "a GCPCluster gets them as GCP labels, under capg's prefix" {
-  eventually 60 test "$(get gcpcluster gcp-demo | jq -r '.spec.additionalLabels."plexsphere-environment"')" = prod
+  eventually 60 '[ "$(field gcpcluster gcp-demo .spec.additionalLabels.\"plexsphere-environment\")" = prod ]'
   g=$(get gcpcluster gcp-demo)
   expect "$g" '.spec.additionalLabels."plexsphere-cost-center"' cc-4711
   expect "$g" '.spec.additionalLabels | length' 2
