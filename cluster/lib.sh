@@ -63,10 +63,12 @@ cluster_running() {
 }
 
 # The webhook server: `policy-runner serve`, or $POLICY_SERVER (a policy-server binary: the same flags and
-# policies.yml), its look-ups made as the policy-server ServiceAccount. The tests stop and restart it.
+# policies.yml; the download and sigstore folders are for policy-server, which writes there, and the
+# runner ignores them), its look-ups made as the policy-server ServiceAccount. The tests stop and restart it.
 start_webhook_server() {
   local server=${POLICY_SERVER:-$PWD/target/host/policy-runner serve}
   KUBECONFIG=$STATE/kubewarden/kubeconfig start webhook-server $server \
     --policies "$STATE/kubewarden/policies.yml" --addr 127.0.0.1 --port "$WEBHOOK_PORT" \
-    --readiness-probe-port "$READINESS_PORT" --cert-file "$STATE/pki/webhook.crt" --key-file "$STATE/pki/webhook.key"
+    --readiness-probe-port "$READINESS_PORT" --cert-file "$STATE/pki/webhook.crt" --key-file "$STATE/pki/webhook.key" \
+    --policies-download-dir "$STATE/kubewarden" --sigstore-cache-dir "$STATE/kubewarden/sigstore"
 }

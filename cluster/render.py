@@ -94,6 +94,9 @@ def pinned_crds(ca_pem, convert_url):
                          f"{recorded[name]}: the pins disagree")
             crd = yaml.safe_load(open(path))
             crd["metadata"].setdefault("labels", {}).update(labels)
+            if row["provider"] != "-":
+                crd["metadata"]["labels"].update({"cluster.x-k8s.io/provider": row["provider"],
+                                                  "clusterctl.cluster.x-k8s.io": ""})
             crd["metadata"].pop("annotations", None)  # controller-gen's version stamp
             if row["conversion"] == "capi":
                 crd["spec"]["conversion"] = conversion_webhook(ca_pem, convert_url)
