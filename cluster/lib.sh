@@ -2,9 +2,12 @@
 # how it starts and waits for a process. Sourced from the repository root.
 STATE=$PWD/target/cluster
 # Fixed loopback ports, away from the components' defaults (2379, 6443, 9443, 3000, 8081...), so a test bed
-# does not clash with a real one on a developer's machine; up.sh refuses to start when one is taken.
-ETCD_PORT=32379 ETCD_PEER_PORT=32380 APISERVER_PORT=36443
-CAPI_WEBHOOK_PORT=39443 CAPI_HEALTH_PORT=39440 WEBHOOK_PORT=33443 READINESS_PORT=33081
+# does not clash with a real one on a developer's machine; up.sh refuses to start when one is taken. They
+# lie below Linux's ephemeral range (32768-60999 by default): a port inside it can be handed to an outgoing
+# connection (kubectl's, the API server's) between up.sh's check and the component's bind.
+ETCD_PORT=22379 ETCD_PEER_PORT=22380 APISERVER_PORT=26443
+CAPI_WEBHOOK_PORT=29443 CAPI_HEALTH_PORT=29440 WEBHOOK_PORT=23443 READINESS_PORT=23081
+TESTBED_PORTS="$ETCD_PORT $ETCD_PEER_PORT $APISERVER_PORT $CAPI_WEBHOOK_PORT $CAPI_HEALTH_PORT $WEBHOOK_PORT $READINESS_PORT"
 # The ClusterAdmissionPolicies the webhook server hosts: the examples users deploy, and the test bed's own.
 POLICIES="examples/capi-policy.yaml examples/xr-policy.yaml examples/validate-mode-policy.yaml $(ls cluster/policies/*.yaml)"
 # The processes up.sh starts, in order; down.sh stops them in reverse.
@@ -13,6 +16,14 @@ PROCESSES="etcd apiserver capi webhook-server"
 fail() { echo "cluster: $*" >&2; exit 1; }
 step() { echo "cluster-up: $*"; }
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+# The test bed's ports that fall in this machine's ephemeral range, if its range differs from Linux's default.
+ports_in_ephemeral_range() {
+  local low high port
+  read -r low high </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || return 0
+  for port in $TESTBED_PORTS; do
+    if [ "$port" -ge "$low" ] && [ "$port" -le "$high" ]; then echo "$port"; fi
+  done
+}
 pid_alive() { [ -f "$STATE/$1.pid" ] && kill -0 "$(cat "$STATE/$1.pid")" 2>/dev/null; }
 
 # start NAME CMD...: runs CMD in its own session (so it outlives the make that started it and a signal to

@@ -23,9 +23,12 @@ if cluster_running; then
   exit 0
 fi
 cluster/down.sh >/dev/null 2>&1 || true
-for port in $ETCD_PORT $ETCD_PEER_PORT $APISERVER_PORT $CAPI_WEBHOOK_PORT $CAPI_HEALTH_PORT $WEBHOOK_PORT $READINESS_PORT; do
+for port in $TESTBED_PORTS; do
   port_free "$port" || fail "port $port is taken (another test bed? \`make cluster-down\`, or stop what holds it)"
 done
+clash=$(ports_in_ephemeral_range | tr '\n' ' ')
+[ -z "$clash" ] || echo "cluster-up: warning: ports $clash lie in this machine's ephemeral range" \
+  "($(cat /proc/sys/net/ipv4/ip_local_port_range)); an outgoing connection may take one before its component binds it" >&2
 
 mkdir -p "$STATE"/{pki,etcd,capi-certs,kubewarden}
 BIN=$(cluster/components/build.sh)
