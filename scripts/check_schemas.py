@@ -89,6 +89,7 @@ RUST_SCHEMA_KINDS = [
     ("infrastructure.cluster.x-k8s.io", "AzureMachine"),
     ("infrastructure.cluster.x-k8s.io", "GCPCluster"),
     ("infrastructure.cluster.x-k8s.io", "GCPMachine"),
+    ("infrastructure.cluster.x-k8s.io", "GCPManagedMachinePool"),
     ("infrastructure.cluster.x-k8s.io", "OpenStackMachine"),
     ("platform.example.org", "XDatabase"),  # the XRD in examples/crossplane
 ]

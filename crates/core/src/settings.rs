@@ -93,8 +93,8 @@ pub struct CloudTagSettings<'a> {
     /// The tag profiles in force: `cloudTags.profiles`, then the built-ins
     /// they do not replace, then the fallback.
     pub profiles: Profiles,
-    /// `cloudTags.prefix`.
-    pub prefix: String,
+    /// `cloudTags.prefix`, when the settings set it.
+    pub prefix: Option<String>,
     /// `cloudTags.tagKeys`.
     pub tag_keys: Bodies,
 }
@@ -102,19 +102,17 @@ pub struct CloudTagSettings<'a> {
 impl CloudTagSettings<'_> {
     /// The tag keys of an object under `profile` ([`TagKeys`]).
     pub fn tag_keys<'s>(&'s self, profile: &'s TagProfile) -> TagKeys<'s> {
-        TagKeys::new(profile, &self.prefix, &self.tag_keys)
+        TagKeys::new(profile, self.prefix.as_deref(), &self.tag_keys)
     }
 
     /// Whether two composite resources can have different prefixes in
-    /// force: a user profile has its own. Only then does an UPDATE's old
-    /// object say anything about which entries are the policy's.
+    /// force (a user profile's own, or a built-in default, differs from
+    /// another's). Only then does an UPDATE's old object say anything
+    /// about which entries are the policy's.
     pub fn prefixes_vary(&self) -> bool {
-        (self.profiles.user().iter()).any(|profile| {
-            profile
-                .prefix
-                .as_deref()
-                .is_some_and(|own| own != self.prefix)
-        })
+        let mut prefixes = self.profiles.selectable().map(|p| self.tag_keys(p).prefix);
+        let first = prefixes.next();
+        prefixes.any(|prefix| Some(prefix) != first)
     }
 }
 
@@ -348,11 +346,13 @@ impl<'a> RawCloudTagSettings<'a> {
         }
 
         let profiles = user_profile::prepare_profiles(&self.profiles, &mut problems);
-        tag_keys::check_prefix(
-            FieldPath::of(&["cloudTags", "prefix"]),
-            &self.prefix,
-            &mut problems,
-        );
+        if let Some(prefix) = &self.prefix {
+            tag_keys::check_prefix(
+                FieldPath::of(&["cloudTags", "prefix"]),
+                prefix,
+                &mut problems,
+            );
+        }
         tag_keys::check_bodies(&self.tag_keys, &propagating_labels, &mut problems);
 
         if problems.is_empty() {

@@ -12,6 +12,7 @@
 
 pub mod char_class;
 pub mod cluster;
+pub mod composite;
 mod contract;
 mod decision;
 mod error;
@@ -20,6 +21,7 @@ pub mod label_set;
 pub mod labels_annotation;
 pub mod profile;
 mod report;
+pub mod said;
 pub mod tag_key;
 pub mod targets;
 pub mod transform;
@@ -31,7 +33,7 @@ use crate::fields::{self, FieldError, FieldPath, StringMap};
 use crate::lookup::{Lookup, ObjectRef};
 use crate::plan::Plan;
 use crate::request::AdmissionRequest;
-use crate::settings::{CloudTagSettings, Settings};
+use crate::settings::{CloudTagSettings, Mode, Settings};
 use cluster::ClusterFound;
 use decision::Inputs;
 pub use error::TagsError;
@@ -101,6 +103,7 @@ pub fn plan(
         }
         return Ok(Vec::new());
     }
+    let mode = settings.mode;
     let settings = settings.cloud_tags()?;
     let own = |error| TagsError::malformed(own_reference(target, request), error);
 
@@ -179,6 +182,8 @@ pub fn plan(
         }
     };
     let keys = settings.tag_keys(profile);
+    let fallback = (target.profile == ProfileChoice::Provider && origin == Origin::Fallback)
+        .then(|| said::fallback(provider, &settings.provider_path.join(".")));
     let current = match field {
         Some(current) => current,
         None => field::read(object, target.tag_field()).map_err(own)?,
@@ -202,6 +207,8 @@ pub fn plan(
             propagating: &settings.propagating_labels,
             annotations: &annotations,
             cluster: &cluster,
+            fallback,
+            warn_removals: mode == Mode::Mutate,
         },
         explain.is_some(),
         || why::labels_source(&found, profile),
@@ -231,7 +238,11 @@ pub fn plan(
         plan.push(edit);
     }
     plan.merge(decided.skipped);
-    Ok(decided.warnings)
+    let mut warnings = decided.warnings;
+    if let ClusterFound::NotFound(reference) = &found {
+        warnings.push(said::cluster_not_found(reference));
+    }
+    Ok(warnings)
 }
 
 /// An object's `metadata.labels` as the plan will leave them: read in

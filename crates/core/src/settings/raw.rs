@@ -3,7 +3,7 @@
 //! every `validate` payload parse, before anything is prepared.
 
 use super::defaults::DEFAULT_PROVIDER_PATH;
-use crate::tags::tag_key::{Bodies, DEFAULT_PREFIX};
+use crate::tags::tag_key::Bodies;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
@@ -96,8 +96,11 @@ pub struct RawCloudTagSettings<'a> {
     /// on CAPI infrastructure"). Off by default: no object changes on upgrade.
     pub capi_infrastructure: bool,
     /// The tag-key prefix that marks the policy's own tags, where the
-    /// applied profile has none of its own ([`TagKeys`]).
-    pub prefix: String,
+    /// applied profile has none of its own ([`TagKeys`]); `None` when the
+    /// document does not set it (each profile's default applies). Present
+    /// means set, even when it spells a default; `null` is refused.
+    #[serde(deserialize_with = "present_string")]
+    pub prefix: Option<String>,
     /// Qualified label key → the tag-key body used instead of that key.
     pub tag_keys: Bodies,
 }
@@ -109,7 +112,7 @@ impl Default for RawCloudTagSettings<'_> {
             provider_path: DEFAULT_PROVIDER_PATH.to_owned(),
             profiles: Vec::new(),
             capi_infrastructure: false,
-            prefix: DEFAULT_PREFIX.to_owned(),
+            prefix: None,
             tag_keys: Bodies::new(),
         }
     }
@@ -180,4 +183,9 @@ fn borrowed_strings<'de, D: serde::Deserializer<'de>>(
 
     let items = Vec::<Borrowed<'de>>::deserialize(deserializer)?;
     Ok(items.into_iter().map(|Borrowed(text)| text).collect())
+}
+
+/// A member that, when present, must be a string: `Some` of it.
+fn present_string<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    String::deserialize(d).map(Some)
 }

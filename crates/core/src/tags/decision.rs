@@ -9,6 +9,7 @@ use super::field::{Current, Owned};
 use super::label_set::{LabelSet, OptedIn};
 use super::profile::{Origin, TagProfile};
 use super::report::{blocked, label_fates, removal_note, skipped_edit, warnings};
+use super::said;
 use super::tag_key::TagKeys;
 use super::targets::Target;
 use super::transform;
@@ -39,6 +40,13 @@ pub struct Inputs<'a, 's> {
     pub annotations: &'a StringMap<'s>,
     /// The Cluster a Cluster source was read from, as explanations name it.
     pub cluster: &'a str,
+    /// The fallback warning, when a composite resource's provider selected
+    /// no profile: given only when an opted-in label is in the label set.
+    pub fallback: Option<String>,
+    /// Whether each entry removed from the field gets a warning: in
+    /// mutate mode (validate mode removes nothing, and names the entry in
+    /// its deviation message instead).
+    pub warn_removals: bool,
 }
 
 /// What was decided.
@@ -69,6 +77,8 @@ pub fn decide(inputs: Inputs<'_, '_>, explain: bool, source: impl FnOnce() -> St
         propagating,
         annotations,
         cluster,
+        fallback,
+        warn_removals,
     } = inputs;
     let opted_in: OptedIn<'_, &str> = set.opted_in(propagating);
     let taken = match target.user_entries_take_room {
@@ -100,7 +110,20 @@ pub fn decide(inputs: Inputs<'_, '_>, explain: bool, source: impl FnOnce() -> St
         ..CloudTags::default()
     });
     let skipped = skipped_edit(annotations, &transformed.skipped);
-    let warnings = warnings(profile, &keys, &transformed.skipped);
+    let mut warnings = warnings(profile, &keys, &transformed.skipped);
+    if let Some(fallback) = fallback.filter(|_| !opted_in.pairs().is_empty()) {
+        warnings.insert(0, fallback);
+    }
+    if warn_removals && !removed.is_empty() {
+        let path = target.field.join(".");
+        warnings.extend(removed.keys().map(|key| {
+            let prefix = match owned.old_prefix {
+                Some(old) if !keys.owns(key) => old,
+                _ => keys.prefix,
+            };
+            said::removed(&path, key, prefix)
+        }));
+    }
     let field = target.tag_field();
     let edit = super::field::edit(field, current, owned, &mut transformed, removed, source);
     Decided {

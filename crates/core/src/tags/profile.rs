@@ -10,6 +10,7 @@
 //! which knows nothing provider-specific.
 
 use super::char_class::{CharSet, KeyCharacters};
+use super::tag_key::DEFAULT_PREFIX;
 use serde::Deserialize;
 use std::borrow::Cow;
 
@@ -88,10 +89,17 @@ pub struct TagProfile {
     pub value_characters: Option<KeyCharacters>,
     /// Prefixes of the qualified key the provider reserves.
     pub reserved_prefixes: Cow<'static, [ReservedPrefix]>,
-    /// The profile's own tag-key prefix, which wins over `cloudTags.prefix`
-    /// ([`super::tag_key::TagKeys`]); `None`: `cloudTags.prefix`.
+    /// The profile's own tag-key prefix (a user profile's `prefix`), which
+    /// wins over `cloudTags.prefix` ([`super::tag_key::TagKeys`]).
     pub prefix: Option<Cow<'static, str>>,
+    /// The prefix in force when neither the profile nor the settings set
+    /// one: `plexsphere-` where the provider refuses `:` (GCP), else the
+    /// seed's `plexsphere:`.
+    pub default_prefix: &'static str,
 }
+
+/// The default prefix of the profiles whose keys refuse `:` (GCP labels).
+pub const DASH_PREFIX: &str = "plexsphere-";
 
 const LETTERS_DIGITS: &[CharSet] = &[CharSet::Letters, CharSet::Digits];
 
@@ -110,6 +118,7 @@ pub static AWS: TagProfile = TagProfile {
         ignore_case: true,
     }]),
     prefix: None,
+    default_prefix: DEFAULT_PREFIX,
 };
 
 /// Hetzner Cloud labels.
@@ -124,6 +133,7 @@ pub static HETZNER: TagProfile = TagProfile {
     value_characters: None,
     reserved_prefixes: Cow::Borrowed(&[]),
     prefix: None,
+    default_prefix: DEFAULT_PREFIX,
 };
 
 /// OpenStack server metadata (byte ceilings).
@@ -138,6 +148,7 @@ pub static OPENSTACK: TagProfile = TagProfile {
     value_characters: None,
     reserved_prefixes: Cow::Borrowed(&[]),
     prefix: None,
+    default_prefix: DEFAULT_PREFIX,
 };
 
 /// The strict fallback for any other provider: an unknown provider's real
@@ -153,11 +164,68 @@ pub static GENERIC: TagProfile = TagProfile {
     value_characters: None,
     reserved_prefixes: Cow::Borrowed(&[]),
     prefix: None,
+    default_prefix: DEFAULT_PREFIX,
+};
+
+/// GCP labels (Crossplane's GCP provider): 64 per resource less the
+/// `goog-terraform-provisioned` label its Terraform provider adds; keys and
+/// values lowercase letters, digits, `_` and `-`, at most 63 bytes.
+pub static GCP: TagProfile = TagProfile {
+    name: Cow::Borrowed("gcp"),
+    providers: Cow::Borrowed(&[Cow::Borrowed("gcp"), Cow::Borrowed("google")]),
+    key_max: 63,
+    value_max: 63,
+    unit: Unit::Bytes,
+    cap: 63,
+    key_characters: GCP_CHARACTERS,
+    value_characters: Some(GCP_CHARACTERS),
+    reserved_prefixes: Cow::Borrowed(&[]),
+    prefix: None,
+    default_prefix: DASH_PREFIX,
+};
+
+/// Azure tags (Crossplane's Azure provider adds none): 50 per resource;
+/// names printable but for `< > % & \ ? /`, values anything; names
+/// starting `microsoft`, `azure` or `windows` are Azure's own.
+pub static AZURE: TagProfile = TagProfile {
+    name: Cow::Borrowed("azure"),
+    providers: Cow::Borrowed(&[Cow::Borrowed("azure")]),
+    key_max: 512,
+    value_max: 256,
+    unit: Unit::Runes,
+    cap: 50,
+    key_characters: AZURE_KEY_CHARACTERS,
+    value_characters: None,
+    reserved_prefixes: Cow::Borrowed(&[
+        ReservedPrefix {
+            prefix: Cow::Borrowed("microsoft"),
+            ignore_case: true,
+        },
+        ReservedPrefix {
+            prefix: Cow::Borrowed("azure"),
+            ignore_case: true,
+        },
+        ReservedPrefix {
+            prefix: Cow::Borrowed("windows"),
+            ignore_case: true,
+        },
+    ]),
+    prefix: None,
+    default_prefix: DEFAULT_PREFIX,
 };
 
 /// The built-in profiles selected by a provider value; anything else falls
 /// back to [`GENERIC`].
-pub static BUILT_IN: [&TagProfile; 3] = [&AWS, &HETZNER, &OPENSTACK];
+pub static BUILT_IN: [&TagProfile; 5] = [&AWS, &HETZNER, &OPENSTACK, &GCP, &AZURE];
+
+/// GCP label characters, for keys and values alike: lowercase letters,
+/// digits, `_` and `-` (CAPG's too, which lowercases instance labels).
+const GCP_CHARACTERS: KeyCharacters =
+    KeyCharacters::new(&[CharSet::LowercaseLetters, CharSet::Digits], "_-", "");
+
+/// Azure tag-name characters: printable but for `< > % & \ ? /` (CAPZ's too).
+const AZURE_KEY_CHARACTERS: KeyCharacters =
+    KeyCharacters::new(&[CharSet::Printable], "", "<>%&\\?/");
 
 // The CAPI infrastructure providers' tag fields (README, "Cloud tags on CAPI
 // infrastructure"). Each cap is the cloud's per-resource limit less the tags
@@ -189,6 +257,7 @@ pub static CAPA: TagProfile = TagProfile {
         ignore_case: true,
     }]),
     prefix: None,
+    default_prefix: DEFAULT_PREFIX,
 };
 
 /// CAPZ `spec.additionalTags`: Azure's 50 tags less the 4 CAPZ puts on a
@@ -201,19 +270,16 @@ pub static CAPZ: TagProfile = TagProfile {
     value_max: 256,
     unit: Unit::Runes,
     cap: 46,
-    key_characters: KeyCharacters::new(&[CharSet::Printable], "", "<>%&\\?/"),
+    key_characters: AZURE_KEY_CHARACTERS,
     value_characters: None,
     reserved_prefixes: Cow::Borrowed(&[]),
     prefix: None,
+    default_prefix: DEFAULT_PREFIX,
 };
 
-/// CAPG characters: GCP labels, lowercase (CAPG lowercases instance labels
-/// but not disk labels), digits, `_` and `-`, for keys and values alike.
-const CAPG_CHARACTERS: KeyCharacters =
-    KeyCharacters::new(&[CharSet::LowercaseLetters, CharSet::Digits], "_-", "");
-
 /// CAPG `spec.additionalLabels`: GCP's 64 labels less CAPG's 2. GCP label
-/// keys refuse the `:` of `plexsphere:`, so CAPG has a prefix of its own.
+/// keys refuse the `:` of `plexsphere:`, so CAPG's default prefix is
+/// `plexsphere-`.
 pub static CAPG: TagProfile = TagProfile {
     name: Cow::Borrowed("capg"),
     providers: Cow::Borrowed(&[Cow::Borrowed("capg")]),
@@ -221,10 +287,11 @@ pub static CAPG: TagProfile = TagProfile {
     value_max: 63,
     unit: Unit::Bytes,
     cap: 62,
-    key_characters: CAPG_CHARACTERS,
-    value_characters: Some(CAPG_CHARACTERS),
+    key_characters: GCP_CHARACTERS,
+    value_characters: Some(GCP_CHARACTERS),
     reserved_prefixes: Cow::Borrowed(&[]),
-    prefix: Some(Cow::Borrowed("plexsphere-")),
+    prefix: None,
+    default_prefix: DASH_PREFIX,
 };
 
 /// CAPO `spec.serverMetadata`: Nova metadata keys (no `/`), Nova's default
@@ -240,6 +307,7 @@ pub static CAPO: TagProfile = TagProfile {
     value_characters: None,
     reserved_prefixes: Cow::Borrowed(&[]),
     prefix: None,
+    default_prefix: DEFAULT_PREFIX,
 };
 
 /// The built-in infrastructure profiles, named by the target table's rows
@@ -332,6 +400,14 @@ impl Profiles {
             .map(|p| (p, Origin::BuiltIn))
     }
 
+    /// Every profile a composite resource's provider value can select, and
+    /// the fallback.
+    pub fn selectable(&self) -> impl Iterator<Item = &TagProfile> {
+        (self.user.iter())
+            .chain(self.built_in.iter().copied())
+            .chain([&GENERIC])
+    }
+
     /// The user-defined profiles, in settings order.
     pub fn user(&self) -> &[TagProfile] {
         &self.user
@@ -365,7 +441,10 @@ mod tests {
     #[case::aws_upper(Some("AWS"), "aws")]
     #[case::hetzner_mixed(Some("HeTzNeR"), "hetzner")]
     #[case::openstack(Some("OpenStack"), "openstack")]
-    #[case::unknown(Some("gcp"), "generic")]
+    #[case::gcp(Some("gcp"), "gcp")]
+    #[case::google(Some("Google"), "gcp")]
+    #[case::azure(Some("AZURE"), "azure")]
+    #[case::unknown(Some("ibm"), "generic")]
     #[case::padded_is_unknown(Some(" aws"), "generic")]
     #[case::empty(Some(""), "generic")]
     #[case::missing(None, "generic")]
@@ -389,7 +468,7 @@ mod tests {
         assert_eq!((&*profile.name, profile.cap), ("aws-upjet", 47));
         assert_eq!(origin, Origin::UserDefined { index: 0 });
         assert_eq!(profiles.resolve(Some("hetzner")).1, Origin::BuiltIn);
-        assert_eq!(profiles.resolve(Some("gcp")).1, Origin::Fallback);
+        assert_eq!(profiles.resolve(Some("ibm")).1, Origin::Fallback);
     }
 
     #[rstest]
@@ -425,17 +504,12 @@ mod tests {
         assert_eq!(profile.reserved_prefix_of(key), expected);
     }
 
-    /// The prefix in force under `{}` settings: the profile's own, else
-    /// the default `cloudTags.prefix`.
-    fn prefix_in_force(profile: &TagProfile) -> &str {
-        (profile.prefix.as_deref()).unwrap_or(crate::tags::tag_key::DEFAULT_PREFIX)
-    }
-
     #[test]
-    fn every_built_in_admits_its_prefix() {
+    fn every_built_in_admits_its_default_prefix() {
         let all = BUILT_IN.into_iter().chain([&GENERIC]).chain(INFRASTRUCTURE);
         for profile in all {
-            let prefix = prefix_in_force(profile);
+            assert_eq!(profile.prefix, None, "{}", profile.name);
+            let prefix = profile.default_prefix;
             assert_eq!(profile.blocks_every_tag(prefix), None, "{}", profile.name);
         }
     }
@@ -458,20 +532,17 @@ mod tests {
         );
     }
 
-    /// GCP label keys refuse the `:` of the default prefix, which is why
-    /// `capg` has its own; every other built-in takes `cloudTags.prefix`.
+    /// GCP label keys refuse the `:` of the seed's prefix, which is why
+    /// `capg` and `gcp` default to `plexsphere-`; every other built-in
+    /// admits `plexsphere:`.
     #[test]
-    fn only_capg_has_a_prefix_of_its_own_and_it_needs_one() {
+    fn only_the_gcp_profiles_default_to_a_dash_and_they_need_it() {
         for profile in INFRASTRUCTURE.into_iter().chain(BUILT_IN).chain([&GENERIC]) {
-            let own = profile.name == "capg";
-            assert_eq!(profile.prefix.is_some(), own, "{}", profile.name);
-            let default = crate::tags::tag_key::DEFAULT_PREFIX;
-            assert_eq!(
-                profile.blocks_every_tag(default).is_some(),
-                own,
-                "{}",
-                profile.name
-            );
+            let gcp = matches!(&*profile.name, "capg" | "gcp");
+            let expected = if gcp { DASH_PREFIX } else { DEFAULT_PREFIX };
+            assert_eq!(profile.default_prefix, expected, "{}", profile.name);
+            let blocked = profile.blocks_every_tag(DEFAULT_PREFIX).is_some();
+            assert_eq!(blocked, gcp, "{}", profile.name);
         }
     }
 

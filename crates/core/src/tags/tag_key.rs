@@ -4,47 +4,73 @@
 //!
 //! A tag key is the prefix in force, then a body: `cloudTags.tagKeys[key]`
 //! when the settings choose one, else the qualified label key itself. The
-//! prefix in force is the applied profile's own (a user profile's `prefix`,
-//! the built-in `capg`'s `plexsphere-`), else `cloudTags.prefix`. Entries
-//! whose key starts with it are the policy's; every other entry is the
-//! user's.
+//! prefix in force is, in this order, the applied user profile's own
+//! `prefix`; `cloudTags.prefix` when the settings set it (for every
+//! profile); the profile's built-in default (`plexsphere-` for `capg` and
+//! `gcp`, whose keys refuse `:`, else `plexsphere:`). Entries whose key
+//! starts with it are the policy's; every other entry is the user's.
 
 use super::profile::TagProfile;
 use std::collections::BTreeMap;
 
-/// The default of `cloudTags.prefix`: the seed's constant, so `{}` settings
-/// keep every tag key as it was.
+/// The seed's prefix: the built-in default of every profile whose keys
+/// admit `:`, so `{}` settings keep every tag key as it was.
 pub const DEFAULT_PREFIX: &str = "plexsphere:";
 
 /// `cloudTags.tagKeys`: qualified label key → the body of its tag key.
 pub type Bodies = BTreeMap<String, String>;
+
+/// Which rule gave the prefix in force.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PrefixFrom {
+    /// The applied user profile's own `prefix`.
+    Profile,
+    /// `cloudTags.prefix`, set in the settings.
+    Settings,
+    /// The profile's built-in default.
+    Default,
+}
 
 /// The tag keys of one object under one profile.
 #[derive(Debug, Clone, Copy)]
 pub struct TagKeys<'s> {
     /// The prefix in force.
     pub prefix: &'s str,
-    /// Whether it is the profile's own (else `cloudTags.prefix`).
-    pub profile_prefix: bool,
+    /// Where it comes from.
+    pub from: PrefixFrom,
     bodies: &'s Bodies,
 }
 
 impl<'s> TagKeys<'s> {
     /// The tag keys under `profile`: its own prefix if it has one, else
-    /// `default_prefix` (`cloudTags.prefix`).
-    pub fn new(profile: &'s TagProfile, default_prefix: &'s str, bodies: &'s Bodies) -> Self {
+    /// `settings_prefix` (`cloudTags.prefix`, when set), else the
+    /// profile's default.
+    pub fn new(
+        profile: &'s TagProfile,
+        settings_prefix: Option<&'s str>,
+        bodies: &'s Bodies,
+    ) -> Self {
+        let (prefix, from) = match (profile.prefix.as_deref(), settings_prefix) {
+            (Some(own), _) => (own, PrefixFrom::Profile),
+            (None, Some(set)) => (set, PrefixFrom::Settings),
+            (None, None) => (profile.default_prefix, PrefixFrom::Default),
+        };
         Self {
-            prefix: profile.prefix.as_deref().unwrap_or(default_prefix),
-            profile_prefix: profile.prefix.is_some(),
+            prefix,
+            from,
             bodies,
         }
     }
 
     /// Where the prefix comes from, in words (explanations).
     pub fn prefix_from(&self, profile: &TagProfile) -> String {
-        match self.profile_prefix {
-            true => format!("the own prefix of profile {}", profile.name),
-            false => "cloudTags.prefix".to_owned(),
+        match self.from {
+            PrefixFrom::Profile => format!("the own prefix of profile {}", profile.name),
+            PrefixFrom::Settings => "cloudTags.prefix".to_owned(),
+            PrefixFrom::Default => format!(
+                "the default of profile {} (cloudTags.prefix is not set)",
+                profile.name
+            ),
         }
     }
 
@@ -97,7 +123,7 @@ impl<'s> TagKeys<'s> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tags::profile::{AWS, CAPG};
+    use crate::tags::profile::{AWS, CAPG, GCP};
 
     fn bodies() -> Bodies {
         Bodies::from([(
@@ -109,22 +135,51 @@ mod tests {
     #[test]
     fn a_tag_key_is_the_prefix_in_force_and_the_body() {
         let bodies = bodies();
-        let aws = TagKeys::new(&AWS, DEFAULT_PREFIX, &bodies);
+        let aws = TagKeys::new(&AWS, None, &bodies);
         assert_eq!(aws.tag_key("team"), "plexsphere:team");
         assert_eq!(
             aws.tag_key("team.example.com/cost-center"),
             "plexsphere:cost-center"
         );
-        let gcp = TagKeys::new(&CAPG, DEFAULT_PREFIX, &bodies);
+        let gcp = TagKeys::new(&CAPG, None, &bodies);
         assert_eq!(gcp.tag_key("team"), "plexsphere-team");
-        let chosen = TagKeys::new(&AWS, "acme/", &bodies);
+        let chosen = TagKeys::new(&AWS, Some("acme/"), &bodies);
         assert_eq!(chosen.tag_key("team"), "acme/team");
+    }
+
+    /// A user profile's own prefix, then `cloudTags.prefix` when set (for
+    /// `capg` and `gcp` too, even when it spells a default), then the
+    /// profile's built-in default.
+    #[test]
+    fn the_prefix_in_force_follows_the_order() {
+        let bodies = bodies();
+        let own = TagProfile {
+            prefix: Some("corp_".into()),
+            ..AWS.clone()
+        };
+        for (profile, set, prefix, from) in [
+            (&own, Some("acme-"), "corp_", PrefixFrom::Profile),
+            (&own, None, "corp_", PrefixFrom::Profile),
+            (&CAPG, Some("acme-"), "acme-", PrefixFrom::Settings),
+            (
+                &GCP,
+                Some("plexsphere:"),
+                "plexsphere:",
+                PrefixFrom::Settings,
+            ),
+            (&CAPG, None, "plexsphere-", PrefixFrom::Default),
+            (&GCP, None, "plexsphere-", PrefixFrom::Default),
+            (&AWS, None, "plexsphere:", PrefixFrom::Default),
+        ] {
+            let keys = TagKeys::new(profile, set, &bodies);
+            assert_eq!((keys.prefix, keys.from), (prefix, from), "{}", profile.name);
+        }
     }
 
     #[test]
     fn ownership_and_the_label_behind_a_key_follow_the_prefix_in_force() {
         let bodies = bodies();
-        let gcp = TagKeys::new(&CAPG, DEFAULT_PREFIX, &bodies);
+        let gcp = TagKeys::new(&CAPG, None, &bodies);
         assert!(gcp.owns("plexsphere-team"));
         assert!(!gcp.owns("plexsphere:team"));
         assert_eq!(

@@ -14,8 +14,8 @@
 //! never stamped: machine templates (immutable, and cloned into machines,
 //! which are stamped when created), kinds without a key/value tag field
 //! (HetznerCluster, HCloudMachine, OpenStackCluster's string `tags`,
-//! DockerMachine), and kinds left for later (GCPMachinePool, GCPManaged*,
-//! AzureManaged*). Adding a provider kind is one row.
+//! DockerMachine), and kinds left for later (GCPMachinePool,
+//! GCPManagedCluster, GCPManagedControlPlane, AzureManaged*). Adding a provider kind is one row.
 
 use crate::capi::rules::KindMatch;
 pub use crate::tags::field::Shape;
@@ -219,6 +219,17 @@ pub const TARGETS: &[Target] = &[
         Object,
         "capg",
         "cluster-api-provider-gcp api/v1beta1/gcpmachine_types.go",
+    ),
+    // GKE node-pool resource labels. CAPG does not apply a
+    // GCPManagedCluster's labels to the GKE cluster (CAPG #1645), so the
+    // node pool takes its Cluster's labels itself.
+    map_row(
+        kind(INFRASTRUCTURE, "GCPManagedMachinePool"),
+        "v1beta1",
+        &["spec", "additionalLabels"],
+        ClusterAndObject,
+        "capg",
+        "cluster-api-provider-gcp exp/api/v1beta1/gcpmanagedmachinepool_types.go",
     ),
     Target {
         matches: Match::Kind {

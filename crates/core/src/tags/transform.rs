@@ -8,7 +8,7 @@
 
 use super::label_set::OptedIn;
 use super::profile::{TagProfile, Unit};
-use super::tag_key::{Bodies, DEFAULT_PREFIX, TagKeys};
+use super::tag_key::{Bodies, TagKeys};
 use crate::sorted_map::SortedMap;
 use std::fmt;
 
@@ -241,8 +241,8 @@ fn check_after_prefix<'p>(
 static NO_BODIES: Bodies = Bodies::new();
 
 /// Maps opted-in labels (qualified key, value) to tags under `profile`,
-/// with the default tag keys (the profile's own prefix, else the default
-/// `cloudTags.prefix`; no chosen bodies). Labels are visited in
+/// with the default tag keys (the profile's own prefix, else its default;
+/// no chosen bodies). Labels are visited in
 /// qualified-key order whatever order they come in, so the count cap keeps
 /// the lowest-sorting valid keys and the result is a pure function of the
 /// label set. Should a key repeat, its last pair wins, as in a map built
@@ -251,12 +251,7 @@ pub fn transform<'a>(
     labels: impl IntoIterator<Item = (&'a str, &'a str)>,
     profile: &'a TagProfile,
 ) -> Transformed<'a> {
-    transform_with(
-        labels,
-        profile,
-        &TagKeys::new(profile, DEFAULT_PREFIX, &NO_BODIES),
-        0,
-    )
+    transform_with(labels, profile, &TagKeys::new(profile, None, &NO_BODIES), 0)
 }
 
 /// [`transform`] under `keys`, into a tag field that already holds `taken`

@@ -9,6 +9,7 @@ mod characters;
 pub use characters::RawKeyCharacters;
 
 use super::profile::{BUILT_IN, GENERIC, INFRASTRUCTURE, ReservedPrefix, TagProfile, Unit};
+use super::tag_key::DEFAULT_PREFIX;
 use crate::fields::FieldPath;
 use crate::settings::problem::SettingsProblem;
 use crate::settings::raw::ProfileText;
@@ -292,6 +293,7 @@ fn build(field: &FieldPath, raw: &RawProfile, problems: &mut Vec<SettingsProblem
             crate::settings::tag_keys::check_prefix(field.member("prefix"), prefix, problems);
             Cow::Owned(prefix.clone())
         }),
+        default_prefix: DEFAULT_PREFIX,
     }
 }
 

@@ -1,0 +1,120 @@
+//! The warnings that say what the tag decision did beyond its skips: a
+//! fallback to the `generic` profile, an entry removed from a tag field,
+//! and a Cluster the object names but that does not exist (docs, "Cloud
+//! tags"). Each stays under the 256 characters kube-apiserver passes on
+//! whole (it truncates longer ones): the keys, values and names a warning
+//! quotes are clipped in the middle when they are long.
+
+use crate::lookup::ObjectRef;
+use crate::quote::quoted;
+use std::borrow::Cow;
+
+/// The longest warning kube-apiserver passes on untruncated, in characters.
+pub const WARNING_MAX: usize = 255;
+
+/// `text` in at most `max` characters: its head and tail around an
+/// ellipsis when it is longer.
+pub fn clip(text: &str, max: usize) -> Cow<'_, str> {
+    let length = text.chars().count();
+    if length <= max {
+        return Cow::Borrowed(text);
+    }
+    let tail = max / 3;
+    let head = max - tail - 1;
+    let start: String = text.chars().take(head).collect();
+    let end: String = text.chars().skip(length - tail).collect();
+    Cow::Owned(format!("{start}…{end}"))
+}
+
+/// An XR whose provider value selects no profile, or that has none: the
+/// strict `generic` profile applies, which is rarely what the cloud takes.
+pub fn fallback(provider: Option<&str>, path: &str) -> String {
+    let path = clip(path, 60);
+    let found = match provider {
+        Some(provider) => format!(
+            "provider {} at {path} selects no tag profile",
+            quoted(&clip(provider, 40))
+        ),
+        None => format!("no provider is set at {path}"),
+    };
+    format!(
+        "cloud tags: {found}, so the strict generic profile applies; list the provider in a \
+         profile of cloudTags.profiles"
+    )
+}
+
+/// An entry the policy removes from `field` (dotted) of the object: under
+/// `prefix`, which the policy owns, and given by no opted-in label.
+pub fn removed(field: &str, key: &str, prefix: &str) -> String {
+    format!(
+        "cloud tag removed from {field}: {} (the policy owns keys under prefix {} and no \
+         opted-in label gives this one)",
+        quoted(&clip(key, 80)),
+        quoted(&clip(prefix, 30))
+    )
+}
+
+/// The Cluster an infrastructure object names was not found: its own
+/// labels alone became tags.
+pub fn cluster_not_found(cluster: &ObjectRef) -> String {
+    let namespace = cluster.namespace.as_deref().unwrap_or_default();
+    format!(
+        "cloud tags: Cluster {}/{} ({}) was not found, so only this object's own labels became \
+         tags (CAPI 1.10 and older serve no v1beta2 Cluster)",
+        clip(namespace, 40),
+        clip(&cluster.name, 60),
+        clip(&cluster.api_version, 30)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fits(warning: &str) {
+        assert!(
+            warning.chars().count() <= WARNING_MAX,
+            "{} {warning}",
+            warning.len()
+        );
+    }
+
+    #[test]
+    fn clip_keeps_short_text_and_cuts_the_middle_of_long_text() {
+        assert_eq!(clip("team", 10), "team");
+        let clipped = clip("abcdefghijklmnopqrstuvwxyz", 10);
+        assert_eq!(clipped, "abcdef…xyz");
+        assert_eq!(clipped.chars().count(), 10);
+    }
+
+    #[test]
+    fn every_warning_fits_with_the_longest_inputs() {
+        let long = "k".repeat(600);
+        let prefix = "p".repeat(64);
+        fits(&removed("spec.additionalTags", &long, &prefix));
+        fits(&removed("spec.serverMetadata", &long, &prefix));
+        fits(&fallback(Some(&long), &long));
+        fits(&fallback(None, &long));
+        fits(&cluster_not_found(&ObjectRef {
+            api_version: "cluster.x-k8s.io/v1beta2".to_owned(),
+            kind: "Cluster".to_owned(),
+            name: "n".repeat(253),
+            namespace: Some("s".repeat(63)),
+        }));
+    }
+
+    #[test]
+    fn warnings_name_what_happened() {
+        assert_eq!(
+            removed("spec.additionalTags", "acme-billing-account", "acme-"),
+            "cloud tag removed from spec.additionalTags: \"acme-billing-account\" (the policy \
+             owns keys under prefix \"acme-\" and no opted-in label gives this one)"
+        );
+        assert_eq!(
+            fallback(Some("ibm"), "spec.parameters.provider"),
+            "cloud tags: provider \"ibm\" at spec.parameters.provider selects no tag profile, so \
+             the strict generic profile applies; list the provider in a profile of \
+             cloudTags.profiles"
+        );
+    }
+}
