@@ -108,7 +108,7 @@ pub struct AuditArgs {
 /// `policy-runner patch`.
 #[derive(Debug, Args)]
 pub struct PatchArgs {
-    /// The JSON object to patch (`-` for stdin).
+    /// The object to patch, YAML or JSON (`-` for stdin).
     #[arg(long, value_name = "FILE")]
     pub object: PathBuf,
 

@@ -858,3 +858,43 @@ fn explain_names_the_operation_and_where_it_comes_from() {
         (&json!("UPDATE"), &json!(true))
     );
 }
+
+#[test]
+fn patch_reads_a_yaml_object_as_run_does_and_patches_it_as_its_json() {
+    let dir = scratch();
+    let object = json!({"apiVersion": "v1", "kind": "ConfigMap",
+                        "metadata": {"name": "cm", "labels": {"a/b": "1", "drop": "x"}},
+                        "data": {"replicas": "3", "enabled": "true"}});
+    let as_json = dir.join("object.json");
+    std::fs::write(&as_json, object.to_string()).unwrap();
+    let as_yaml = dir.join("object.yaml");
+    std::fs::write(&as_yaml, serde_norway::to_string(&object).unwrap()).unwrap();
+    let patch = dir.join("patch.json");
+    std::fs::write(
+        &patch,
+        json!([
+            {"op": "add", "path": "/metadata/labels/c~1d", "value": "2"},
+            {"op": "remove", "path": "/metadata/labels/drop"}
+        ])
+        .to_string(),
+    )
+    .unwrap();
+    let patched = |object: &Path| {
+        let output = runner(&[
+            "patch",
+            "--object",
+            object.to_str().unwrap(),
+            "--patch",
+            patch.to_str().unwrap(),
+        ]);
+        assert!(output.status.success(), "{}", stderr(&output));
+        stdout(&output)
+    };
+
+    let (from_json, from_yaml) = (patched(&as_json), patched(&as_yaml));
+
+    assert_eq!(from_yaml, from_json);
+    let mut expected = object;
+    expected["metadata"]["labels"] = json!({"a/b": "1", "c/d": "2"});
+    assert_eq!(serde_json::from_str::<Value>(&from_yaml).unwrap(), expected);
+}

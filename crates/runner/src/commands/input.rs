@@ -17,7 +17,7 @@ use crate::host::lookups::Lookups;
 use crate::host::parents::Parents;
 use crate::host::replay::Replay;
 use crate::host::request::AdmissionRequest;
-use crate::tools::objects::{read_kubernetes_objects, read_objects};
+use crate::tools::objects::{objects_in, read, read_kubernetes_objects};
 
 /// Why the settings could not be used.
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -82,10 +82,17 @@ pub fn run_request(args: &RunArgs) -> Result<AdmissionRequest> {
 
 /// The one object in a YAML or JSON file.
 fn read_one_object(path: &Path) -> Result<Value> {
-    let mut objects = read_objects(path)?;
+    one_object(&read(path)?, &path.display().to_string())
+}
+
+/// The one object in `text`, YAML or JSON, read from `file` (named in
+/// errors): how `run --operation` reads its object files, and `patch` its
+/// `--object`.
+pub fn one_object(text: &str, file: &str) -> Result<Value> {
+    let mut objects = objects_in(text, file)?;
     match objects.len() {
         1 => Ok(objects.remove(0)),
-        n => bail!("{} must hold exactly one object, not {n}", path.display()),
+        n => bail!("{file} must hold exactly one object, not {n}"),
     }
 }
 

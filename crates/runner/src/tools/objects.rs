@@ -1,6 +1,7 @@
 //! Kubernetes objects read from YAML or JSON files, parsed by
 //! [`cluster_audit::dump`] as the web page parses what is pasted: `explain`
-//! reads its parents with [`read_objects`], `audit` its dumps with
+//! reads its parents with [`read_objects`], `run --operation` and `patch`
+//! their one object with [`objects_in`], `audit` its dumps with
 //! [`read_kubernetes_objects`], which refuses anything not a Kubernetes
 //! object, naming the file and the document.
 
@@ -32,8 +33,13 @@ pub enum ObjectsError {
 /// Every object in a YAML (multi-document) or JSON file; arrays and
 /// `kind: List` documents are flattened, empty documents skipped.
 pub fn read_objects(path: &Path) -> Result<Vec<Value>, ObjectsError> {
-    let text = read(path)?;
-    Ok(dump::objects(&text, &path.display().to_string())?
+    objects_in(&read(path)?, &path.display().to_string())
+}
+
+/// Every object in `text`, read from `file` (named in errors), as
+/// [`read_objects`] reads a file's.
+pub fn objects_in(text: &str, file: &str) -> Result<Vec<Value>, ObjectsError> {
+    Ok(dump::objects(text, file)?
         .into_iter()
         .map(|(_, object)| object)
         .collect())
@@ -49,7 +55,8 @@ pub fn read_kubernetes_objects(path: &Path) -> Result<Vec<(Origin, Value)>, Obje
     )?)
 }
 
-fn read(path: &Path) -> Result<String, ObjectsError> {
+/// The text of the file at `path`.
+pub fn read(path: &Path) -> Result<String, ObjectsError> {
     fs::read_to_string(path).map_err(|source| ObjectsError::Read {
         file: path.to_owned(),
         source,

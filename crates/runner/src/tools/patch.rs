@@ -1,7 +1,8 @@
 //! `policy-runner patch`: an RFC 6902 JSON patch applied to an object, as
 //! the API server applies a response's, with the `json-patch` crate that
-//! builds it (host/response.rs). A patch that does not apply is an error
-//! naming the operation, and nothing is printed.
+//! builds it (host/response.rs). The object is YAML or JSON, read as `run
+//! --operation` reads its object ([`one_object`]). A patch that does not
+//! apply is an error naming the operation, and nothing is printed.
 
 use std::fs;
 use std::io::Read as _;
@@ -12,14 +13,14 @@ use json_patch::Patch;
 use serde_json::Value;
 
 use crate::cli::PatchArgs;
+use crate::commands::input::one_object;
 
 /// Runs `args`: prints the patched object as one line of JSON.
 pub fn patch(args: &PatchArgs) -> Result<()> {
     if is_stdin(&args.object) && is_stdin(&args.patch) {
         bail!("--object and --patch cannot both be read from stdin");
     }
-    let object: Value = serde_json::from_str(&read(&args.object)?)
-        .with_context(|| format!("{} is not JSON", args.object.display()))?;
+    let object = one_object(&read(&args.object)?, &name(&args.object))?;
     let operations: Patch = serde_json::from_str(&read(&args.patch)?)
         .with_context(|| format!("{} is not a JSON patch", args.patch.display()))?;
     println!("{}", apply(object, &operations)?);
@@ -34,6 +35,15 @@ fn apply(mut object: Value, operations: &Patch) -> Result<Value> {
 
 fn is_stdin(path: &Path) -> bool {
     path == Path::new("-")
+}
+
+/// `path` as errors name it.
+fn name(path: &Path) -> String {
+    if is_stdin(path) {
+        "stdin".to_owned()
+    } else {
+        path.display().to_string()
+    }
 }
 
 fn read(path: &Path) -> Result<String> {
