@@ -2,7 +2,8 @@
 # What `policy-runner run` accepts besides a whole AdmissionRequest, with the
 # built module: a bare object with `--operation` (and `--old-object`), whose
 # answer is the one the same request gets; a request missing several fields,
-# each named at once; a reader that closes the pipe early. Not kwctl
+# each named at once; a reader that closes the pipe early; the notices about
+# context-aware access, printed only when a look-up was denied. Not kwctl
 # behaviour, so it always uses the runner.
 
 RUNNER=${RUNNER:-target/host/policy-runner}
@@ -102,4 +103,23 @@ answer() {
   run bash -c '"$0" explain -r "$1" | head -c 10' "$RUNNER" $V1B2/machineset_update_drifted_from_md.json
   [ "$status" -eq 0 ]
   [ "${#output}" -eq 10 ]
+}
+
+@test "without --allow-context-aware, only a request whose look-up was denied gets the notices" {
+  notice='Policy requires access to Kubernetes resources at evaluation time'
+  # a composite resource and a Kubernetes kind: nothing to look up, no notice
+  for request in test_data/xr/xdatabase_gcp_generic.json test_data/xr/configmap_create_opted_in_labels.json; do
+    run --separate-stderr "$RUNNER" run -r "$request" "$POLICY"
+    echo "$request: $output"; echo "$stderr"
+    [ "$status" -eq 0 ]
+    [ "$(echo "$output" | jq .allowed)" = true ]
+    [[ "$stderr" != *"$notice"* ]]
+    [[ "$stderr" != *"--allow-context-aware"* ]]
+  done
+  # a MachineSet: its parent look-up is denied, the host names it, then the notices
+  run --separate-stderr "$RUNNER" run -r $V1B2/machineset_create_from_md.json "$POLICY"
+  echo "$output"; echo "$stderr"
+  [ "$status" -eq 0 ]
+  [ "$(echo "$output" | jq .allowed)" = false ]
+  [[ "$stderr" == *"ERROR policy-runner: policy tried to access cluster.x-k8s.io/v1beta2/MachineDeployment, which is not in its allow-list"*"WARN policy-runner: $notice"*"with the \`--allow-context-aware\` flag."* ]]
 }

@@ -2,7 +2,8 @@
 //!
 //! The guest (tests/data/wapc_guest.wat) accepts only `{}` settings, logs one
 //! record and answers `validate` by looking up MachineDeployment md-0 and
-//! returning it as the mutated object, so every host path is exercised:
+//! returning it as the mutated object (an object named `no-lookup` it
+//! accepts without the look-up), so every host path is exercised:
 //! settings refusal, logging, the allow-list, replay success, replay error,
 //! replay mismatch, patch building, and `annotate`.
 
@@ -160,6 +161,82 @@ fn run_annotated_guest_is_denied_lookup_without_allow_flag() {
 
     assert_eq!(response["status"]["message"], json!(DENIED));
     assert!(err.contains("--allow-context-aware"), "{err}");
+}
+
+/// tests/data/machinedeployment_create.json with the object renamed
+/// `no-lookup`, which the guest accepts without a look-up.
+fn no_lookup_request(dir: &Path) -> PathBuf {
+    let mut request: Value = serde_json::from_str(
+        &std::fs::read_to_string(data("machinedeployment_create.json")).unwrap(),
+    )
+    .unwrap();
+    request["object"]["metadata"]["name"] = json!("no-lookup");
+    let path = dir.join("no_lookup.json");
+    std::fs::write(&path, request.to_string()).unwrap();
+    path
+}
+
+#[test]
+fn run_warns_that_lookups_are_denied_only_when_one_was() {
+    let dir = scratch();
+    let policy = annotated_guest(&dir);
+    let no_lookup = no_lookup_request(&dir);
+    let no_lookup = no_lookup.to_str().unwrap();
+
+    // the annotated module without --allow-context-aware: the look-up is
+    // denied, and kwctl's notices say why and what to do, after the
+    // host's error naming the resource
+    let (denied, err) = run_ok(&[], &policy);
+    assert_eq!(denied["status"]["message"], json!(DENIED));
+    let refused = err
+        .find(
+            "ERROR policy-runner: policy tried to access cluster.x-k8s.io/v1beta1/MachineDeployment, which is not in its allow-list",
+        )
+        .unwrap_or_else(|| panic!("{err}"));
+    let warned = err
+        .find(
+            "WARN policy-runner: Policy requires access to Kubernetes resources at evaluation time. During this execution the access to Kubernetes resources is denied.",
+        )
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(refused < warned, "{err}");
+    assert!(
+        err.contains("with the `--allow-context-aware` flag"),
+        "{err}"
+    );
+
+    // the same module on a request it answers without a look-up: nothing
+    // was denied, nothing to warn about
+    let output = runner(&["run", "--request-path", no_lookup, policy.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let response: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(response["allowed"], json!(true), "{response}");
+    assert!(
+        !stderr(&output).contains("policy-runner"),
+        "{}",
+        stderr(&output)
+    );
+
+    // --allow-context-aware on an unannotated module: said only when the
+    // look-up it did not grant was made
+    let unannotated = guest(&dir);
+    let (_, err) = run_ok(&["--allow-context-aware"], &unannotated);
+    assert!(
+        err.contains("WARN policy-runner: Policy is not annotated"),
+        "{err}"
+    );
+    let output = runner(&[
+        "run",
+        "--allow-context-aware",
+        "--request-path",
+        no_lookup,
+        unannotated.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        !stderr(&output).contains("policy-runner"),
+        "{}",
+        stderr(&output)
+    );
 }
 
 #[test]

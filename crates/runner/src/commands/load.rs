@@ -2,7 +2,10 @@
 //! the module, decide which Kubernetes resources it may read (kwctl
 //! `command/run/evaluator.rs`, with its notices), load what answers its
 //! look-ups (a replay session or `--parents` objects), compile the module,
-//! and have an instance accept the settings.
+//! and have an instance accept the settings. kwctl prints its notices
+//! before the evaluation; the runner prints them after it, and only when
+//! the policy's look-ups were denied: an evaluation that looked nothing
+//! up (a Kubernetes kind, a composite resource) lost nothing.
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -40,6 +43,9 @@ pub struct Loaded {
     /// The host answering every instance's callbacks (allow-list, replay
     /// session).
     pub host: Arc<Mutex<Host>>,
+    /// kwctl's notices about the resources the policy may not read, for
+    /// [`Loaded::warn_denied_lookups`].
+    access_notices: Vec<&'static str>,
 }
 
 impl Loaded {
@@ -55,6 +61,25 @@ impl Loaded {
     pub fn host(&self) -> MutexGuard<'_, Host> {
         self.host.lock().unwrap_or_else(PoisonError::into_inner)
     }
+
+    /// Prints kwctl's notices about the resources the policy may not read
+    /// (`--allow-context-aware` missing, or given to an unannotated module)
+    /// once an evaluation had a look-up denied; nothing otherwise (`run`,
+    /// `bench`). The host has named each denied resource as it refused it.
+    pub fn warn_denied_lookups(&self) {
+        for notice in access_warnings(&self.access_notices, self.host().denied_lookups()) {
+            eprintln!("WARN policy-runner: {notice}");
+        }
+    }
+}
+
+/// `notices` when a look-up was denied, else none.
+fn access_warnings<'a>(notices: &[&'a str], denied: &[String]) -> Vec<&'a str> {
+    if denied.is_empty() {
+        Vec::new()
+    } else {
+        notices.to_vec()
+    }
 }
 
 /// Warns about what the policy did not ask for: recorded exchanges left
@@ -66,7 +91,8 @@ pub fn warn_leftovers(leftovers: Vec<String>) {
 }
 
 /// What `run` and `bench` share: read the module at `path`, decide which
-/// resources it may read (printing kwctl's notices), load the replay
+/// resources it may read (keeping kwctl's notices for
+/// [`Loaded::warn_denied_lookups`]), load the replay
 /// session, compile the module, and have an instance of it accept
 /// `settings` (refusal → `Provided settings are not valid: …`). `args` says
 /// how to host it (context-aware access, replay session, field masks).
@@ -77,10 +103,7 @@ pub fn load(path: &Path, args: &RunArgs, settings: &Value) -> Result<(Loaded, Po
     let metadata = embedded_metadata(&module)
         .with_context(|| format!("cannot read the metadata of {}", path.display()))?;
 
-    let (allow_list, notices) = allow_list(args.allow_context_aware, metadata.as_ref());
-    for notice in notices {
-        eprintln!("WARN policy-runner: {notice}");
-    }
+    let (allow_list, access_notices) = allow_list(args.allow_context_aware, metadata.as_ref());
     let lookups = read_lookups(
         args.replay_host_capabilities_interactions.as_deref(),
         &args.parents,
@@ -94,6 +117,7 @@ pub fn load(path: &Path, args: &RunArgs, settings: &Value) -> Result<(Loaded, Po
     let loaded = Loaded {
         module: Module::compile(&module)?,
         host: Arc::new(Mutex::new(host)),
+        access_notices,
     };
     let policy = loaded.instantiate()?;
     policy
@@ -177,6 +201,24 @@ mod tests {
             (BTreeSet::new(), vec![NOT_ANNOTATED_NOTICE])
         );
         assert_eq!(allow_list(false, None), (BTreeSet::new(), Vec::new()));
+    }
+
+    #[test]
+    fn access_warnings_only_after_a_denied_lookup() {
+        let notices = NO_ACCESS_WARNINGS.to_vec();
+
+        assert_eq!(access_warnings(&notices, &[]), Vec::<&str>::new());
+        assert_eq!(
+            access_warnings(
+                &notices,
+                &["cluster.x-k8s.io/v1beta2/MachineDeployment".to_owned()]
+            ),
+            notices
+        );
+        assert_eq!(
+            access_warnings(&[], &["v1/Node".to_owned()]),
+            Vec::<&str>::new()
+        );
     }
 
     #[test]

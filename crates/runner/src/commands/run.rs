@@ -32,6 +32,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
     };
     let response = policy.validate(&request, &settings);
 
+    loaded.warn_denied_lookups();
     let host = loaded.host();
     warn_leftovers(host.leftovers());
     if let (Some(path), Some(recording)) = (&args.record_session, host.recording()) {

@@ -93,6 +93,7 @@ pub struct Host {
     lookups: Lookups,
     replay_failure: Option<String>,
     recording: Option<Recording>,
+    denied: Vec<String>,
 }
 
 impl Host {
@@ -104,6 +105,7 @@ impl Host {
             lookups,
             replay_failure: None,
             recording: None,
+            denied: Vec::new(),
         }
     }
 
@@ -194,6 +196,12 @@ impl Host {
         self.replay_failure.as_deref()
     }
 
+    /// The look-ups the allow-list refused so far, one `<apiVersion>/<kind>`
+    /// per refusal, in order.
+    pub fn denied_lookups(&self) -> &[String] {
+        &self.denied
+    }
+
     /// Starts the look-ups over, so the next evaluation is answered as the
     /// first one was (`bench`).
     pub fn rewind_replay(&mut self) {
@@ -211,9 +219,9 @@ impl Host {
             eprintln!(
                 "ERROR policy-runner: policy tried to access {resource}, which is not in its allow-list"
             );
-            return Err(HostError::AccessDenied(
-                ACCESS_DENIED.replace("{resource}", &resource),
-            ));
+            let denied = HostError::AccessDenied(ACCESS_DENIED.replace("{resource}", &resource));
+            self.denied.push(resource);
+            return Err(denied);
         }
         let answer = self.lookups.answer(&request);
         // The cluster's answers are recorded; a set-up that cannot answer

@@ -9,7 +9,10 @@
 ;;                         in namespace default and answers
 ;;                         {"accepted":true,"mutated_object":<the look-up reply>};
 ;;                         a failed look-up becomes a guest error carrying the
-;;                         host error text. An instance answers one validate
+;;                         host error text. A payload holding `no-lookup`
+;;                         (an object so named) is accepted without the
+;;                         look-up, as the policy accepts a request that needs
+;;                         none. An instance answers one validate
 ;;                         only; a second one is the guest error
 ;;                         "instance reused", so the tests see which instance
 ;;                         shape the runner used.
@@ -39,8 +42,32 @@
   (data (i32.const 704) "}") ;; close, 1 bytes
   (data (i32.const 720) "unknown operation") ;; unknown_op, 17 bytes
   (data (i32.const 752) "instance reused") ;; reused, 15 bytes
+  (data (i32.const 784) "no-lookup") ;; no_lookup, 9 bytes
+  (data (i32.const 800) "{\"accepted\":true}") ;; accepted, 17 bytes
 
   (global $validated (mut i32) (i32.const 0))
+
+  ;; Whether the $len bytes at $at hold the $n bytes at $needle.
+  (func $contains (param $at i32) (param $len i32) (param $needle i32) (param $n i32) (result i32)
+    (local $i i32)
+    (local $j i32)
+    (block $absent
+      (loop $next_start
+        (br_if $absent (i32.gt_s (local.get $n) (i32.sub (local.get $len) (local.get $i))))
+        (local.set $j (i32.const 0))
+        (block $mismatch
+          (loop $next_byte
+            (if (i32.eq (local.get $j) (local.get $n))
+              (then (return (i32.const 1))))
+            (br_if $mismatch
+              (i32.ne
+                (i32.load8_u (i32.add (i32.add (local.get $at) (local.get $i)) (local.get $j)))
+                (i32.load8_u (i32.add (local.get $needle) (local.get $j)))))
+            (local.set $j (i32.add (local.get $j) (i32.const 1)))
+            (br $next_byte)))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $next_start)))
+    (i32.const 0))
 
   (func (export "__guest_call") (param $op_len i32) (param $req_len i32) (result i32)
     (local $len i32)
@@ -69,6 +96,10 @@
             (return (i32.const 0))))
         (global.set $validated (i32.const 1))
         (drop (call $host_call (i32.const 256) (i32.const 10) (i32.const 272) (i32.const 7) (i32.const 288) (i32.const 3) (i32.const 416) (i32.const 67)))
+        (if (call $contains (i32.const 0x2000) (local.get $req_len) (i32.const 784) (i32.const 9))
+          (then
+            (call $guest_response (i32.const 800) (i32.const 17))
+            (return (i32.const 1))))
         (if (i32.eqz (call $host_call (i32.const 256) (i32.const 10) (i32.const 304) (i32.const 10) (i32.const 320) (i32.const 12) (i32.const 496) (i32.const 146)))
           (then
             (local.set $len (call $host_error_len))

@@ -87,6 +87,7 @@ impl Subject {
         let warm = (inputs.shape == Shape::Warm).then_some(settings_instance);
         let (first, _) = evaluate_once(&loaded, warm.as_ref(), inputs)
             .with_context(|| format!("the first evaluation of {} failed", path.display()))?;
+        loaded.warn_denied_lookups();
         let (lookups, unreplayed, failure) = {
             let host = loaded.host();
             let failure = host.replay_failure().map(str::to_owned);

@@ -62,6 +62,7 @@ fn get_resource_outside_allow_list_is_refused_without_consuming_replay() {
         Err("Policy has not been granted access to Kubernetes cluster.x-k8s.io/v1beta1/Cluster resources. The violation has been reported.".to_owned())
     );
     assert_eq!(host.unreplayed(), 2);
+    assert_eq!(host.denied_lookups(), ["cluster.x-k8s.io/v1beta1/Cluster"]);
 }
 
 #[test]
@@ -85,6 +86,8 @@ fn get_resource_allowed_is_answered_from_replay() {
         host.replay_failure(),
         Some("the list of recorded responses is empty")
     );
+    // answered or not, an allowed look-up is not a denied one
+    assert!(host.denied_lookups().is_empty());
 }
 
 #[test]
