@@ -146,7 +146,11 @@ function tagRow(label) {
   const cells = (fate, detail, cls) => el("tr", { class: cls },
     keyCell(label.qualifiedKey), el("td", {}, label.source), fateCell(fate), el("td", {}, detail));
   switch (label.fate) {
-    case "tag": return cells("tag", field(label, "tagKey"), "flows");
+    case "tag": {
+      // A key the profile admits but the provider's API refuses.
+      const caution = label.caution ? ` (fails at the provider: ${label.caution})` : "";
+      return cells("tag", field(label, "tagKey") + caution, caution ? "skipped" : "flows");
+    }
     case "skipped": return cells(`skipped: ${label.reason}`, label.detail, "skipped");
     case "not-opted-in": return cells("not opted in", "not in cloudTags.propagatingLabels", "not");
     default: return cells(label.fate, "", "");

@@ -197,6 +197,10 @@ pub enum TagFate {
     Tag {
         /// The tag key.
         tag_key: String,
+        /// Set when the provider's API will refuse the key although the
+        /// profile admits it: why, and the fix.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        caution: Option<String>,
     },
     /// It was skipped.
     Skipped {
@@ -301,8 +305,11 @@ impl fmt::Display for Explanation {
             for label in &tags.labels {
                 let (key, source) = (quoted(&label.qualified_key), &label.source);
                 match &label.fate {
-                    TagFate::Tag { tag_key } => {
-                        writeln!(f, "  {key} ({source}): tag {}", quoted(tag_key))?
+                    TagFate::Tag { tag_key, caution } => {
+                        writeln!(f, "  {key} ({source}): tag {}", quoted(tag_key))?;
+                        if let Some(caution) = caution {
+                            writeln!(f, "    fails at the provider: {caution}")?;
+                        }
                     }
                     TagFate::Skipped { reason, detail } => {
                         writeln!(f, "  {key} ({source}): skipped, {reason}: {detail}")?

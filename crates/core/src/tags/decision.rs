@@ -101,7 +101,7 @@ pub fn decide(inputs: Inputs<'_, '_>, explain: bool, source: impl FnOnce() -> St
         no_tag_can_propagate: blocked(profile, &keys),
         prefix: keys.prefix.to_owned(),
         prefix_from: keys.prefix_from(profile),
-        labels: label_fates(set, &opted_in, &transformed, &keys, cluster),
+        labels: label_fates(set, &opted_in, &transformed, &keys, profile, cluster),
         removed: removed
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))

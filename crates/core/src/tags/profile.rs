@@ -96,6 +96,35 @@ pub struct TagProfile {
     /// one: `plexsphere-` where the provider refuses `:` (GCP), else the
     /// seed's `plexsphere:`.
     pub default_prefix: &'static str,
+    /// Characters the profile admits in a key (the seed's rule) but the
+    /// provider's API refuses there: a tag whose key holds one is written,
+    /// and explanations say it will fail at the provider.
+    pub provider_refuses: Option<ProviderRefuses>,
+}
+
+/// What a built-in profile admits that its provider's API does not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProviderRefuses {
+    /// The characters.
+    pub characters: &'static str,
+    /// What the provider's API does with them, in words.
+    pub says: &'static str,
+}
+
+impl TagProfile {
+    /// Why a tag key under this profile will fail at the provider, if it
+    /// holds a character the provider refuses.
+    pub fn provider_caution(&self, tag_key: &str) -> Option<String> {
+        let refuses = self.provider_refuses?;
+        let character = tag_key.chars().find(|c| refuses.characters.contains(*c))?;
+        Some(format!(
+            "{} holds {character:?}: {}; name its key with cloudTags.tagKeys, or list {} in a \
+             profile of your own",
+            crate::quote::quoted(tag_key),
+            refuses.says,
+            self.name
+        ))
+    }
 }
 
 /// The default prefix of the profiles whose keys refuse `:` (GCP labels).
@@ -119,6 +148,7 @@ pub static AWS: TagProfile = TagProfile {
     }]),
     prefix: None,
     default_prefix: DEFAULT_PREFIX,
+    provider_refuses: None,
 };
 
 /// Hetzner Cloud labels.
@@ -134,6 +164,10 @@ pub static HETZNER: TagProfile = TagProfile {
     reserved_prefixes: Cow::Borrowed(&[]),
     prefix: None,
     default_prefix: DEFAULT_PREFIX,
+    provider_refuses: Some(ProviderRefuses {
+        characters: ":/",
+        says: "Hetzner's API refuses ':' in label keys, and '/' but once after a DNS-name prefix",
+    }),
 };
 
 /// OpenStack server metadata (byte ceilings).
@@ -149,6 +183,10 @@ pub static OPENSTACK: TagProfile = TagProfile {
     reserved_prefixes: Cow::Borrowed(&[]),
     prefix: None,
     default_prefix: DEFAULT_PREFIX,
+    provider_refuses: Some(ProviderRefuses {
+        characters: "/",
+        says: "Nova refuses '/' in server metadata keys",
+    }),
 };
 
 /// The strict fallback for any other provider: an unknown provider's real
@@ -165,6 +203,7 @@ pub static GENERIC: TagProfile = TagProfile {
     reserved_prefixes: Cow::Borrowed(&[]),
     prefix: None,
     default_prefix: DEFAULT_PREFIX,
+    provider_refuses: None,
 };
 
 /// GCP labels (Crossplane's GCP provider): 64 per resource less the
@@ -182,6 +221,7 @@ pub static GCP: TagProfile = TagProfile {
     reserved_prefixes: Cow::Borrowed(&[]),
     prefix: None,
     default_prefix: DASH_PREFIX,
+    provider_refuses: None,
 };
 
 /// Azure tags (Crossplane's Azure provider adds none): 50 per resource;
@@ -212,6 +252,7 @@ pub static AZURE: TagProfile = TagProfile {
     ]),
     prefix: None,
     default_prefix: DEFAULT_PREFIX,
+    provider_refuses: None,
 };
 
 /// The built-in profiles selected by a provider value; anything else falls
@@ -258,6 +299,7 @@ pub static CAPA: TagProfile = TagProfile {
     }]),
     prefix: None,
     default_prefix: DEFAULT_PREFIX,
+    provider_refuses: None,
 };
 
 /// CAPZ `spec.additionalTags`: Azure's 50 tags less the 4 CAPZ puts on a
@@ -275,6 +317,7 @@ pub static CAPZ: TagProfile = TagProfile {
     reserved_prefixes: Cow::Borrowed(&[]),
     prefix: None,
     default_prefix: DEFAULT_PREFIX,
+    provider_refuses: None,
 };
 
 /// CAPG `spec.additionalLabels`: GCP's 64 labels less CAPG's 2. GCP label
@@ -292,6 +335,7 @@ pub static CAPG: TagProfile = TagProfile {
     reserved_prefixes: Cow::Borrowed(&[]),
     prefix: None,
     default_prefix: DASH_PREFIX,
+    provider_refuses: None,
 };
 
 /// CAPO `spec.serverMetadata`: Nova metadata keys (no `/`), Nova's default
@@ -308,6 +352,7 @@ pub static CAPO: TagProfile = TagProfile {
     reserved_prefixes: Cow::Borrowed(&[]),
     prefix: None,
     default_prefix: DEFAULT_PREFIX,
+    provider_refuses: None,
 };
 
 /// The built-in infrastructure profiles, named by the target table's rows
@@ -543,6 +588,27 @@ mod tests {
             assert_eq!(profile.default_prefix, expected, "{}", profile.name);
             let blocked = profile.blocks_every_tag(DEFAULT_PREFIX).is_some();
             assert_eq!(blocked, gcp, "{}", profile.name);
+        }
+    }
+
+    /// The seed's Hetzner and OpenStack profiles admit characters their
+    /// providers' APIs refuse; a tag with one is written, with a caution.
+    #[test]
+    fn provider_caution_names_what_the_provider_refuses_and_the_fix() {
+        let caution = HETZNER.provider_caution("plexsphere:team").unwrap();
+        assert!(
+            caution.starts_with("\"plexsphere:team\" holds ':': Hetzner's API"),
+            "{caution}"
+        );
+        assert!(caution.ends_with("cloudTags.tagKeys, or list hetzner in a profile of your own"));
+        assert!(OPENSTACK.provider_caution("plexsphere:team").is_none());
+        assert!(
+            OPENSTACK
+                .provider_caution("plexsphere:platform/env")
+                .is_some()
+        );
+        for profile in [&AWS, &GCP, &AZURE, &GENERIC, &CAPA, &CAPZ, &CAPG, &CAPO] {
+            assert!(profile.provider_refuses.is_none(), "{}", profile.name);
         }
     }
 

@@ -66,13 +66,14 @@ pub(crate) fn label_fates(
     opted_in: &OptedIn<'_, &str>,
     transformed: &Transformed<'_>,
     keys: &TagKeys<'_>,
+    profile: &TagProfile,
     cluster: &str,
 ) -> Vec<LabelFate> {
     (set.sources().into_iter())
         .map(|(key, source)| LabelFate {
             qualified_key: key.to_owned(),
             source: source.describe(cluster),
-            fate: label_fate(key, opted_in.contains_key(key), transformed, keys),
+            fate: label_fate(key, opted_in.contains_key(key), transformed, keys, profile),
         })
         .collect()
 }
@@ -83,6 +84,7 @@ fn label_fate(
     opted_in: bool,
     transformed: &Transformed<'_>,
     keys: &TagKeys<'_>,
+    profile: &TagProfile,
 ) -> TagFate {
     // `skipped` is sorted by qualified key (transform::transform).
     let skip = transformed
@@ -98,8 +100,10 @@ fn label_fate(
             detail: skip.reason.to_string(),
         }
     } else {
+        let tag_key = keys.tag_key(key);
         TagFate::Tag {
-            tag_key: keys.tag_key(key),
+            caution: profile.provider_caution(&tag_key),
+            tag_key,
         }
     }
 }

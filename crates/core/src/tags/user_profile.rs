@@ -3,9 +3,12 @@
 //!
 //! A user profile states exactly what a built-in one holds, so it becomes
 //! the same [`TagProfile`] value and takes the same code path. Every problem
-//! of every profile is reported at once, each named by its field path.
+//! of every profile is reported at once, each named by its field path: every
+//! type error, unknown field and missing field ([`read`]), and what the
+//! checks find in the members that are valid.
 
 mod characters;
+mod read;
 pub use characters::RawKeyCharacters;
 
 use super::profile::{BUILT_IN, GENERIC, INFRASTRUCTURE, ReservedPrefix, TagProfile, Unit};
@@ -13,7 +16,7 @@ use super::tag_key::DEFAULT_PREFIX;
 use crate::fields::FieldPath;
 use crate::settings::problem::SettingsProblem;
 use crate::settings::raw::ProfileText;
-use crate::settings::refused_at;
+use read::ReadProfile;
 use serde_json::Value;
 use std::borrow::Cow;
 use std::ops::RangeInclusive;
@@ -98,72 +101,56 @@ pub fn prepare_profiles(
     raw: &[ProfileText],
     problems: &mut Vec<SettingsProblem>,
 ) -> Vec<TagProfile> {
-    // Parsed one by one rather than as part of the settings document: a
-    // shape error in one profile does not hide the problems of the others.
-    let mut shape_errors = Vec::new();
-    let parsed: Vec<Option<RawProfile>> = raw
+    // Read one by one rather than as part of the settings document: a
+    // profile serde refuses does not hide the problems of the others.
+    let (read, refused): (Vec<ReadProfile>, Vec<Vec<SettingsProblem>>) = raw
         .iter()
         .enumerate()
         .map(|(i, ProfileText(text))| {
-            serde_json::from_str(text.get())
-                .or_else(|_| {
-                    // Refused: read again, to name the setting at fault.
-                    let value: Value =
-                        serde_json::from_str(text.get()).expect("a RawValue holds one JSON value");
-                    refused_at::parse(&value, &profiles_field().index(i), |text| {
-                        serde_json::from_str(text)
-                    })
-                })
-                .map_err(|problem| shape_errors.push((i, problem)))
-                .ok()
+            let mut refused = Vec::new();
+            let profile = read::read(text.get(), &profiles_field().index(i), &mut refused);
+            (profile, refused)
         })
-        .collect();
-    check_all(&parsed, shape_errors, problems)
+        .unzip();
+    check_all(&read, refused, problems)
 }
 
-/// Checks the parsed profiles; `shape_errors` (profile index, problem) are
-/// reported in profile order among the rest.
+/// Checks the profiles as read; `refused` (what serde refused in each
+/// profile) comes first among each profile's problems.
 fn check_all(
-    raw: &[Option<RawProfile>],
-    shape_errors: Vec<(usize, SettingsProblem)>,
+    raw: &[ReadProfile],
+    refused: Vec<Vec<SettingsProblem>>,
     problems: &mut Vec<SettingsProblem>,
 ) -> Vec<TagProfile> {
-    let mut shape_errors = shape_errors.into_iter().peekable();
     if raw.len() > PROFILES_MAX {
         let kind = ProfileProblem::TooManyProfiles(raw.len());
         problems.push(problem(profiles_field(), kind));
     }
     raw.iter()
+        .zip(refused)
         .enumerate()
-        .filter_map(|(i, profile)| {
-            if let Some((_, problem)) = shape_errors.next_if(|(at, _)| *at == i) {
-                problems.push(problem);
-            }
-            let profile = profile.as_ref()?;
+        .filter_map(|(i, (profile, refused))| {
+            problems.extend(refused);
             let field = profiles_field().index(i);
             check_name(&field, raw, i, problems);
             check_providers(&field, raw, i, problems);
-            Some(build(&field, profile, problems))
+            build(&field, profile, problems)
         })
         .collect()
 }
 
-/// The parsed profiles before `i`, with their positions.
-fn earlier(raw: &[Option<RawProfile>], i: usize) -> impl Iterator<Item = (usize, &RawProfile)> {
-    raw[..i]
-        .iter()
-        .enumerate()
-        .filter_map(|(k, p)| Some((k, p.as_ref()?)))
+/// The profiles before `i`, with their positions.
+fn earlier(raw: &[ReadProfile], i: usize) -> impl Iterator<Item = (usize, &ReadProfile)> {
+    raw[..i].iter().enumerate()
 }
 
 fn check_name(
     field: &FieldPath,
-    raw: &[Option<RawProfile>],
+    raw: &[ReadProfile],
     i: usize,
     problems: &mut Vec<SettingsProblem>,
 ) {
-    let Some(profile) = &raw[i] else { return };
-    let name = &profile.name;
+    let Some(name) = &raw[i].name else { return };
     let valid = !name.is_empty()
         && name.len() <= NAME_LEN_MAX
         && name
@@ -173,8 +160,8 @@ fn check_name(
         ProfileProblem::NotAName(name.clone())
     } else if name.eq_ignore_ascii_case(&GENERIC.name) {
         ProfileProblem::FallbackName
-    } else if let Some((first, _)) =
-        earlier(raw, i).find(|(_, p)| p.name.eq_ignore_ascii_case(name))
+    } else if let Some((first, _)) = earlier(raw, i)
+        .find(|(_, p)| (p.name.as_ref()).is_some_and(|earlier| earlier.eq_ignore_ascii_case(name)))
     {
         ProfileProblem::DuplicateName {
             name: name.clone(),
@@ -197,10 +184,10 @@ fn check_name(
 }
 
 /// Whether any user profile lists `provider`.
-fn selects_any(raw: &[Option<RawProfile>], provider: &str) -> bool {
+fn selects_any(raw: &[ReadProfile], provider: &str) -> bool {
     raw.iter()
+        .filter_map(|p| p.providers.as_ref())
         .flatten()
-        .flat_map(|p| &p.providers)
         .any(|p| same_provider(p, provider))
 }
 
@@ -211,12 +198,13 @@ fn same_provider(a: &str, b: &str) -> bool {
 
 fn check_providers(
     field: &FieldPath,
-    raw: &[Option<RawProfile>],
+    raw: &[ReadProfile],
     i: usize,
     problems: &mut Vec<SettingsProblem>,
 ) {
-    let Some(profile) = &raw[i] else { return };
-    let providers = &profile.providers;
+    let Some(providers) = &raw[i].providers else {
+        return;
+    };
     let list = field.member("providers");
     if providers.is_empty() {
         problems.push(problem(list.clone(), ProfileProblem::NoProviders));
@@ -253,7 +241,12 @@ fn check_providers(
             .then(|| list.clone())
             .or_else(|| {
                 earlier(raw, i)
-                    .find(|(_, p)| p.providers.iter().any(|q| same_provider(q, provider)))
+                    .find(|(_, p)| {
+                        p.providers
+                            .iter()
+                            .flatten()
+                            .any(|q| same_provider(q, provider))
+                    })
                     .map(|(k, _)| profiles_field().index(k).member("providers"))
             });
         if let Some(earlier) = earlier {
@@ -264,37 +257,51 @@ fn check_providers(
     }
 }
 
-/// The profile, with every number and string checked.
-fn build(field: &FieldPath, raw: &RawProfile, problems: &mut Vec<SettingsProblem>) -> TagProfile {
-    let mut bounded = |name: &str, value: u64, range: RangeInclusive<u64>| {
+/// The profile, with every number and string checked; `None` when a
+/// required member is missing or refused (the checks of the others run).
+fn build(
+    field: &FieldPath,
+    raw: &ReadProfile,
+    problems: &mut Vec<SettingsProblem>,
+) -> Option<TagProfile> {
+    let mut bounded = |name: &str, value: Option<u64>, range: RangeInclusive<u64>| {
+        let value = value?;
         if !range.contains(&value) {
             let (min, max) = range.into_inner();
             let kind = ProfileProblem::OutOfBounds { value, min, max };
             problems.push(problem(field.member(name), kind));
         }
-        usize::try_from(value).unwrap_or(usize::MAX)
+        Some(usize::try_from(value).unwrap_or(usize::MAX))
     };
     let key_max = bounded("keyMax", raw.key_max, KEY_MAX);
     let value_max = bounded("valueMax", raw.value_max, VALUE_MAX);
     let cap = bounded("cap", raw.cap, CAP);
-    TagProfile {
-        name: Cow::Owned(raw.name.clone()),
-        providers: raw.providers.iter().cloned().map(Cow::Owned).collect(),
-        key_max,
-        value_max,
-        unit: raw.unit,
-        cap,
-        key_characters: characters::check(field, "keyCharacters", &raw.key_characters, problems),
-        // Left out (all empty): any value, as under the four XR profiles.
-        value_characters: (raw.value_characters != RawKeyCharacters::default())
-            .then(|| characters::check(field, "valueCharacters", &raw.value_characters, problems)),
-        reserved_prefixes: reserved_prefixes(field, &raw.reserved_prefixes, problems),
-        prefix: raw.prefix.as_ref().map(|prefix| {
-            crate::settings::tag_keys::check_prefix(field.member("prefix"), prefix, problems);
-            Cow::Owned(prefix.clone())
-        }),
+    let key_characters = (raw.key_characters.as_ref())
+        .map(|class| characters::check(field, "keyCharacters", class, problems));
+    // Left out (all empty): any value, as under the four XR profiles.
+    let value_characters = (raw.value_characters != RawKeyCharacters::default())
+        .then(|| characters::check(field, "valueCharacters", &raw.value_characters, problems));
+    let reserved_prefixes = reserved_prefixes(field, &raw.reserved_prefixes, problems);
+    let prefix = raw.prefix.as_ref().map(|prefix| {
+        crate::settings::tag_keys::check_prefix(field.member("prefix"), prefix, problems);
+        Cow::Owned(prefix.clone())
+    });
+    Some(TagProfile {
+        name: Cow::Owned(raw.name.clone()?),
+        providers: (raw.providers.as_ref()?.iter().cloned())
+            .map(Cow::Owned)
+            .collect(),
+        key_max: key_max?,
+        value_max: value_max?,
+        unit: raw.unit?,
+        cap: cap?,
+        key_characters: key_characters?,
+        value_characters,
+        reserved_prefixes,
+        prefix,
         default_prefix: DEFAULT_PREFIX,
-    }
+        provider_refuses: None,
+    })
 }
 
 fn reserved_prefixes(
