@@ -106,21 +106,39 @@ def pinned_crds(ca_pem, convert_url):
     return crds
 
 
+def with_xrd_defaults(xrd):
+    """The XRD as the API server stores it, which is what Crossplane's definition controller reads: the
+    defaults of its CRD's `spec` members applied (`scope`, and `defaultCompositionUpdatePolicy:
+    Automatic`, which xcrd turns into the XR's defaulted `compositionUpdatePolicy`), from the vendored
+    XRD CRD (crds/apiextensions.crossplane.io_compositeresourcedefinitions.json)."""
+    crd = json.load(open(os.path.join(ROOT, "crds", "apiextensions.crossplane.io_compositeresourcedefinitions.json")))
+    version = xrd["apiVersion"].rpartition("/")[2]
+    spec = xrd.setdefault("spec", {})
+    for name, member in crd["versions"][version]["properties"]["spec"]["properties"].items():
+        if "default" in member:
+            spec.setdefault(name, member["default"])
+    return xrd
+
+
 def xr_crds(xcrd):
-    """The CRD Crossplane generates for each XRD of examples/crossplane and cluster/objects/xrds."""
+    """The CRDs Crossplane generates for each XRD of examples/crossplane and cluster/objects/xrds: its
+    composite resource's, and its claim's when it offers one."""
     crds = []
     for path in sorted(glob.glob(os.path.join(ROOT, "examples", "crossplane", "xrd*.yaml")) +
                        glob.glob(os.path.join(ROOT, "cluster", "objects", "xrd-*.yaml"))):
         for xrd in yaml.safe_load_all(open(path)):
             if not xrd or xrd.get("kind") != "CompositeResourceDefinition":
                 continue
-            out = subprocess.run([xcrd], input=json.dumps(xrd), capture_output=True, text=True)
-            if out.returncode != 0:
-                sys.exit(f"render.py: {path}: {out.stderr.strip()}")
-            crd = json.loads(out.stdout)
-            # Crossplane makes its XRD the CRD's controller; no XRD controller runs here to own it.
-            crd["metadata"].pop("ownerReferences", None)
-            crds.append(crd)
+            xrd = with_xrd_defaults(xrd)
+            # The XR's CRD, and the claim's when the XRD offers one.
+            for flags in ([], ["-claim"]) if xrd["spec"].get("claimNames") else ([],):
+                out = subprocess.run([xcrd, *flags], input=json.dumps(xrd), capture_output=True, text=True)
+                if out.returncode != 0:
+                    sys.exit(f"render.py: {path}: {out.stderr.strip()}")
+                crd = json.loads(out.stdout)
+                # Crossplane makes its XRD the CRD's controller; no XRD controller runs here to own it.
+                crd["metadata"].pop("ownerReferences", None)
+                crds.append(crd)
     return crds
 
 

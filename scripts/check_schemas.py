@@ -233,17 +233,36 @@ def object_schema(open_api_v3_schema):
     return {"$schema": "http://json-schema.org/draft-07/schema#", **schema}
 
 
-def xr_schema(xrd_version):
-    """A Crossplane v2 XR's schema from its XRD version: the XRD declares the
-    user's fields; Crossplane adds apiVersion, kind, metadata, the
-    `spec.crossplane` machinery and `status`, whose schemas are Crossplane's
-    own (not in the reference CRDs) and are accepted as they are."""
+# The members Crossplane adds to a v1 (and v2 LegacyCluster) XR's and a
+# claim's `spec` beside the XRD's own (crossplane-runtime pkg/xcrd): their
+# schemas are Crossplane's own and accepted as they are, but for the update
+# policy, whose values the policy reads.
+V1_MACHINERY = ["compositionRef", "compositionRevisionRef", "compositionRevisionSelector",
+                "compositionSelector", "resourceRefs", "writeConnectionSecretToRef"]
+XR_MACHINERY = V1_MACHINERY + ["claimRef"]
+CLAIM_MACHINERY = V1_MACHINERY + ["compositeDeletePolicy", "resourceRef"]
+UPDATE_POLICY = {"type": "string", "enum": ["Automatic", "Manual"]}
+
+
+def xr_schema(xrd_version, legacy=False, claim=False):
+    """A Crossplane XR's (or claim's) schema from its XRD version: the XRD
+    declares the user's fields; Crossplane adds apiVersion, kind, metadata,
+    its machinery (`spec.crossplane` for a v2 XR; members of `spec` itself
+    for a v1 or LegacyCluster XR and for a claim) and `status`, whose
+    schemas are Crossplane's own (not in the reference CRDs) and are
+    accepted as they are."""
     base = copy.deepcopy(xrd_version["schema"]["openAPIV3Schema"])
     props = base.setdefault("properties", {})
     props.setdefault("apiVersion", {"type": "string"})
     props.setdefault("kind", {"type": "string"})
     machinery = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
-    props.setdefault("spec", {"type": "object", "properties": {}})["properties"]["crossplane"] = machinery
+    spec = props.setdefault("spec", {"type": "object", "properties": {}}).setdefault("properties", {})
+    if legacy or claim:
+        for name in CLAIM_MACHINERY if claim else XR_MACHINERY:
+            spec[name] = {"type": "array", "items": machinery} if name == "resourceRefs" else machinery
+        spec["compositionUpdatePolicy"] = UPDATE_POLICY
+    else:
+        spec["crossplane"] = machinery
     props["status"] = machinery
     return object_schema(base)
 
@@ -296,15 +315,23 @@ class Checker:
                 for doc in yaml.load_all(f, Loader=LOADER):
                     if isinstance(doc, dict) and doc.get("kind") == "CompositeResourceDefinition":
                         spec = doc["spec"]
+                        # A v1 XRD's scope defaults to LegacyCluster (its CRD in crds/).
+                        v1 = doc["apiVersion"].endswith("/v1")
+                        legacy = spec.get("scope", "LegacyCluster" if v1 else "Namespaced") == "LegacyCluster"
+                        versions = {v["name"]: v for v in spec["versions"]}
+                        name = os.path.relpath(path, ROOT)
                         xrds[(spec["group"], spec["names"]["kind"])] = (
-                            os.path.relpath(path, ROOT), {v["name"]: v for v in spec["versions"]})
+                            name, {v: (x, legacy, False) for v, x in versions.items()})
+                        if "claimNames" in spec:
+                            xrds[(spec["group"], spec["claimNames"]["kind"])] = (
+                                name, {v: (x, False, True) for v, x in versions.items()})
         return cls(crds, xrds)
 
     def schema(self, api_version, kind):
         """(strict schema, None), or (None, why the kind has no CRD here) for
         built-in kinds and XRs without an XRD. Raises MissingCrd."""
         group, version = split_api_version(api_version)
-        for source, build in ((self.crds, object_schema), (self.xrds, xr_schema)):
+        for source, build in ((self.crds, object_schema), (self.xrds, lambda args: xr_schema(*args))):
             if (group, kind) in source:
                 name, versions = source[(group, kind)]
                 if version not in versions:

@@ -1,14 +1,16 @@
 // xcrd prints the CustomResourceDefinition Crossplane generates for the
-// composite resource of a CompositeResourceDefinition: the XRD (YAML or
-// JSON) on stdin, the CRD (JSON) on stdout. It calls the function
-// Crossplane's definition controller calls (crossplane-runtime
-// pkg/xcrd.ForCompositeResource), so the test bed's XR kinds are served with
-// the schema a real Crossplane would install, pruning included, without
+// composite resource of a CompositeResourceDefinition (or, with -claim, for
+// its claim): the XRD (YAML or JSON, as the API server stores it) on stdin,
+// the CRD (JSON) on stdout. It calls the functions Crossplane's definition
+// controllers call (crossplane-runtime pkg/xcrd.ForCompositeResource and
+// ForCompositeResourceClaim), so the test bed's XR and claim kinds are served
+// with the schema a real Crossplane would install, pruning included, without
 // running Crossplane itself.
 package main
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -19,13 +21,15 @@ import (
 )
 
 func main() {
-	if err := run(os.Stdin, os.Stdout); err != nil {
+	claim := flag.Bool("claim", false, "print the claim's CRD instead of the composite resource's")
+	flag.Parse()
+	if err := run(os.Stdin, os.Stdout, *claim); err != nil {
 		fmt.Fprintf(os.Stderr, "xcrd: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(in io.Reader, out io.Writer) error {
+func run(in io.Reader, out io.Writer, claim bool) error {
 	text, err := io.ReadAll(in)
 	if err != nil {
 		return fmt.Errorf("cannot read the XRD: %w", err)
@@ -36,7 +40,11 @@ func run(in io.Reader, out io.Writer) error {
 	if err := yaml.UnmarshalStrict(text, xrd); err != nil {
 		return fmt.Errorf("the XRD does not parse: %w", err)
 	}
-	crd, err := xcrd.ForCompositeResource(xrd)
+	generate := xcrd.ForCompositeResource
+	if claim {
+		generate = xcrd.ForCompositeResourceClaim
+	}
+	crd, err := generate(xrd)
 	if err != nil {
 		return fmt.Errorf("cannot generate the CRD of %s: %w", xrd.GetName(), err)
 	}

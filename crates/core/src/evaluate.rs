@@ -207,16 +207,6 @@ pub fn is_sig_group(group: &str) -> bool {
     (group == "x-k8s.io" || group.ends_with(".x-k8s.io")) && !capi::is_capi_group(group)
 }
 
-/// Removed once the runner stops calling it (kept while it is edited).
-pub fn composite_resource_note(kind: &GroupVersionKind) -> String {
-    format!(
-        "{} ({}/{}) was treated as a Crossplane composite resource: every kind outside the \
-         Kubernetes and x-k8s.io groups is, and in a cluster the ClusterAdmissionPolicy's rules \
-         decide which kinds reach the policy",
-        kind.kind, kind.group, kind.version
-    )
-}
-
 /// Kubernetes' own API groups: the core group, the unsuffixed built-in
 /// groups, and every `k8s.io` group (reserved to the Kubernetes project, so
 /// never a Crossplane composite resource).

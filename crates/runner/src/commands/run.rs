@@ -12,9 +12,6 @@ use std::fs;
 
 use anyhow::{Context, Result};
 
-use metadata_propagation_core::evaluate::{self, Route, route};
-use metadata_propagation_core::request::GroupVersionKind;
-
 use crate::cli::RunArgs;
 use crate::commands::input::{read_settings, run_request};
 use crate::commands::load::{load, warn_leftovers};
@@ -39,17 +36,6 @@ pub fn run(args: &RunArgs) -> Result<()> {
         fs::write(path, recording.to_yaml())
             .with_context(|| format!("cannot write the session to {}", path.display()))?;
     }
-    if let Some(note) = composite_resource_note(&request.value) {
-        eprintln!("INFO policy-runner: {note}"); // before the response, the last line
-    }
     println!("{}", response.to_json_line());
     Ok(())
-}
-
-/// The runner has no `rules` to say which kinds reach the policy, so it
-/// says when a request went to the policy as a composite resource.
-fn composite_resource_note(request: &serde_json::Value) -> Option<String> {
-    let kind = serde_json::from_value::<GroupVersionKind>(request["kind"].clone()).ok()?;
-    let operation = request["operation"].as_str().unwrap_or_default();
-    (route(&kind, operation) == Route::CloudTags).then(|| evaluate::composite_resource_note(&kind))
 }

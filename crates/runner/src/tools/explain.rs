@@ -33,13 +33,7 @@ pub fn explain(args: &ExplainArgs) -> Result<()> {
     let parents = Parents::new(given).context("invalid --parent objects")?;
     let settings = core_settings(&read_settings(&args.settings)?)?;
 
-    let (outcome, mut explanation) = evaluate::explain(&request, &settings, &lookup);
-    if evaluate::route(&request.kind, &request.operation) == evaluate::Route::CloudTags {
-        // no `rules` here decide which kinds reach the policy: say it
-        explanation
-            .notes
-            .insert(0, evaluate::composite_resource_note(&request.kind));
-    }
+    let (outcome, explanation) = evaluate::explain(&request, &settings, &lookup);
     // Asked again of the parents as `run --parents` asks them, a look-up
     // that found nothing warns of a parent in another namespace or version.
     let (mut parents, requests) = (Lookups::Parents(parents), lookup.requests());
