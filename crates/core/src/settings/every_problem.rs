@@ -15,7 +15,7 @@
 
 use super::problem::{SettingsProblem, SettingsProblemKind};
 use super::raw::RawSettings;
-use super::refused_at;
+use super::refused_at::{self, object};
 use crate::fields::FieldPath;
 use serde_json::{Map, Value};
 
@@ -57,10 +57,6 @@ pub(super) fn read(document: &Map<String, Value>) -> (RawSettings<'static>, Vec<
     }
     let settings = parse(&Value::Object(valid)).unwrap_or_default();
     (settings, problems)
-}
-
-fn object(key: &str, value: Value) -> Value {
-    Value::Object(Map::from_iter([(key.to_owned(), value)]))
 }
 
 /// Whether `document` is valid settings; if not, the problem, named by its

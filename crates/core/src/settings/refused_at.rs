@@ -40,6 +40,12 @@ pub(crate) fn parse<T>(
     })
 }
 
+/// The object whose one member is `key`: a member tried alone, as a
+/// document of its own.
+pub(crate) fn object(key: &str, value: Value) -> Value {
+    Value::Object(serde_json::Map::from_iter([(key.to_owned(), value)]))
+}
+
 /// Pushes the path of each line after the first of `value`, as
 /// `serde_json`'s pretty writer lays it out: an empty object or list stays
 /// on its first line.
