@@ -26,18 +26,23 @@ pub(crate) fn parse<T>(
     parse: impl FnOnce(&str) -> serde_json::Result<T>,
 ) -> Result<T, SettingsProblem> {
     let text = serde_json::to_string_pretty(document).expect("JSON values always serialise");
-    parse(&text).map_err(|error| {
-        let mut lines = vec![root.clone()];
-        walk(document, root, &mut lines);
-        let field = (error.line().checked_sub(1))
-            .and_then(|line| lines.get(line))
-            .unwrap_or(root);
-        if field.is_document() {
-            SettingsProblem::document_refused(message(&error))
-        } else {
-            SettingsProblem::new(field.clone(), SettingsProblemKind::Refused(message(&error)))
-        }
-    })
+    parse(&text).map_err(|error| refused(document, root, &error))
+}
+
+/// serde's `error` with `document` (at `root`), naming the setting on the
+/// line it stopped on. Apart from [`parse`], which each type it reads has a
+/// copy of.
+fn refused(document: &Value, root: &FieldPath, error: &serde_json::Error) -> SettingsProblem {
+    let mut lines = vec![root.clone()];
+    walk(document, root, &mut lines);
+    let field = (error.line().checked_sub(1))
+        .and_then(|line| lines.get(line))
+        .unwrap_or(root);
+    if field.is_document() {
+        SettingsProblem::document_refused(message(error))
+    } else {
+        SettingsProblem::new(field.clone(), SettingsProblemKind::Refused(message(error)))
+    }
 }
 
 /// The object whose one member is `key`: a member tried alone, as a
