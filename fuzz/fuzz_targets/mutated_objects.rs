@@ -45,21 +45,24 @@ mod parents;
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use metadata_propagation_core::evaluate::evaluate;
-use metadata_propagation_core::invariants::{Capability, check_mutation};
+use metadata_propagation_core::invariants::{
+    Capability, Owned, check_mutation, check_removals_said, infrastructure_prefix,
+};
 use metadata_propagation_core::outcome::Verdict;
 use metadata_propagation_core::request::AdmissionRequest;
 use metadata_propagation_core::settings::{
     DEFAULT_PROVIDER_PATH, Mode, ProfileText, RawCapiSettings, RawCloudTagSettings, RawSettings,
     Settings,
 };
-use metadata_propagation_core::tags::tag_key::{Bodies, DEFAULT_PREFIX};
-use metadata_propagation_core::tags::targets::target_for;
+use metadata_propagation_core::tags::tag_key::Bodies;
+use metadata_propagation_core::tags::targets::{COMPOSITE_RESOURCE, target_for};
 
 use fixtures::{ALL_PARENTS, FIXTURES, PARENTS, child_index, request};
 use infra::Infra;
 use mutation::{FieldMutation, Mutation, apply, apply_field};
 use node::Node;
 use parents::{Answer, Parents};
+use serde_json::Value;
 use std::borrow::Cow;
 
 #[derive(Arbitrary, Debug)]
@@ -90,7 +93,7 @@ struct Input {
 /// The settings that name tags: a prefix, and bodies for opted-in labels.
 #[derive(Arbitrary, Debug)]
 struct TagKeyChoice {
-    /// `cloudTags.prefix`; `None`: the default.
+    /// `cloudTags.prefix`; `None`: not set (each profile's default).
     prefix: Option<String>,
     /// `cloudTags.tagKeys`: (an opted-in label, by its position in the
     /// list, modulo its length; the body).
@@ -199,10 +202,10 @@ fuzz_target!(|input: Input| {
             .map(|(_, profile)| ProfileText::of(profile));
         profiles.extend(chosen);
     }
-    let mut prefix = DEFAULT_PREFIX.to_owned();
+    let mut prefix = None;
     let mut tag_keys = Bodies::new();
     if let Some(choice) = input.tag_keys {
-        prefix = choice.prefix.unwrap_or(prefix);
+        prefix = choice.prefix;
         for (label, body) in choice.bodies.into_iter().take(4) {
             if let Some(label) = propagating.get(usize::from(label) % propagating.len().max(1)) {
                 tag_keys.insert(label.clone(), body);
@@ -279,28 +282,44 @@ fuzz_target!(|input: Input| {
         &mutated
     };
     let kind = &request.kind;
-    let capability = Capability::for_request(kind, &request.object, &settings);
+    let capability = Capability::of(request, &settings);
     let infra_row = target_for(&kind.group, &kind.kind, &kind.version);
+    let warnings = &outcome.warnings;
     if let (Capability::Capi(_), Some(row)) = (capability, infra_row) {
         // The tag field, when the policy stamps it on this request, and the
         // skip annotation, then the CAPI metadata as for any CAPI kind.
         let stamped =
             settings.capi_infrastructure() && !(row.create_only && request.operation != "CREATE");
         let target = stamped.then_some(row);
-        // The prefix in force on the row's profile: the one ownership
-        // follows (a built-in `capg`'s own, else `cloudTags.prefix`).
+        // The prefix in force on the row's profile, in the contract's order.
         let cloud_tags = settings.cloud_tags().expect("checked above");
-        let prefix = (cloud_tags
-            .profiles
-            .infrastructure(row.profile_name().unwrap_or_default()))
-        .map_or(DEFAULT_PREFIX, |(profile, _)| {
-            cloud_tags.tag_keys(profile).prefix
-        });
+        let prefix = infrastructure_prefix(row, cloud_tags);
         if let Err(e) = infra::check(kind, target, prefix, &request.object, &after.object) {
             panic!("invariant violated (cloud tags on infrastructure): {e}");
         }
-    } else if let Err(e) = check_mutation(capability, &request.object, &after.object) {
-        panic!("invariant violated: {e}");
+        let owned = Owned {
+            prefix,
+            old_prefix: None,
+        };
+        let (old, new) = (
+            get(&request.object, row.field),
+            get(&after.object, row.field),
+        );
+        if let Err(e) = check_removals_said(row, owned, old, new, warnings) {
+            panic!("invariant violated (cloud tags on infrastructure): {e}");
+        }
+    } else {
+        if let Err(e) = check_mutation(capability, &request.object, &after.object) {
+            panic!("invariant violated: {e}");
+        }
+        if let Capability::CloudTags { prefix, old_prefix } = capability {
+            let owned = Owned { prefix, old_prefix };
+            let field = COMPOSITE_RESOURCE.field;
+            let (old, new) = (get(&request.object, field), get(&after.object, field));
+            if let Err(e) = check_removals_said(&COMPOSITE_RESOURCE, owned, old, new, warnings) {
+                panic!("invariant violated: {e}");
+            }
+        }
     }
     let second = evaluate(after, &settings, &lookup);
     assert!(
@@ -309,3 +328,8 @@ fuzz_target!(|input: Input| {
         second.verdict
     );
 });
+
+/// The value at `path` of `object`, if any.
+fn get<'v>(object: &'v Value, path: &[&str]) -> Option<&'v Value> {
+    path.iter().try_fold(object, |value, key| value.get(*key))
+}

@@ -9,18 +9,29 @@
 //!   the policy does not own keep their values unless the contract says the
 //!   parent wins (CAPI maps);
 //! - *typed*: a CAPI in-place field the policy writes holds the type its
-//!   CRD declares, and no entry of a keyed list goes.
+//!   CRD declares, and no entry of a keyed list goes;
+//! - *only composite resources are tagged* (turn 6): an object that is not
+//!   one by its shape ([`is_composite_resource`]) never gains
+//!   `spec.cloudTags`; outside CAPI's groups it is left as submitted;
+//! - *nothing removed silently* (turn 6): every entry removed from a tag
+//!   field comes with its warning ([`check_removals_said`]);
+//! - *ownership follows the prefix in force* (turn 6), in the contract's
+//!   order ([`prefix_for`]).
 //!
 //! The CAPI maps and fields are read from the rule table
 //! ([`rules::contract_targets_for`]: the rules for the request's kind whose
 //! parent link the object has, each field at the request's API version),
-//! never listed a second time.
+//! never listed a second time. On CAPI objects the label-set annotation is
+//! an annotation like any other (turn 6: CAPI's rules propagate it as
+//! CAPI's controllers would); on a composite resource, which the policy
+//! only tags, it never changes.
 
 use crate::capi::rules::{self, Endpoint, ParentLink, Unit};
 use crate::capi::{duration, owners};
+use crate::evaluate::{is_kubernetes_group, is_sig_group};
 use crate::fields::FieldPath;
 use crate::keyed_list;
-use crate::request::GroupVersionKind;
+use crate::request::{AdmissionRequest, GroupVersionKind, is_write};
 use crate::settings::Settings;
 use crate::tags::tag_key::DEFAULT_PREFIX;
 use crate::tags::targets::COMPOSITE_RESOURCE;
@@ -28,8 +39,10 @@ use crate::tags::{LABELS_ANNOTATION, SKIPPED_ANNOTATION};
 use serde_json::{Map, Value};
 
 mod tag_field;
+mod tagged;
 mod violation;
-pub use tag_field::check_tag_field;
+pub use tag_field::{Owned, check_owned_field, check_removals_said, check_tag_field};
+pub use tagged::{composite_prefix, infrastructure_prefix, is_composite_resource, prefix_for};
 pub use violation::Violation;
 
 /// Which capability produced the mutation.
@@ -38,32 +51,87 @@ pub enum Capability<'a> {
     /// Cluster API propagation on an object of this kind and API version:
     /// adds and corrects keys, never removes.
     Capi(&'a GroupVersionKind),
-    /// XR cloud tags: owns the tags under the prefix in force and the skip
-    /// annotation only (the tag field is checked as every row's is:
-    /// [`check_tag_field`]).
+    /// XR cloud tags on a composite resource: owns the tags under the
+    /// prefix in force and the skip annotation only (the tag field is
+    /// checked as every row's is: [`check_tag_field`]).
     CloudTags {
         /// The prefix in force on the object.
         prefix: &'a str,
+        /// On an UPDATE that moved the object to a profile with another
+        /// prefix, the old object's: its entries are the policy's to
+        /// remove.
+        old_prefix: Option<&'a str>,
     },
+    /// Nothing: the object is left as submitted (a kind of Kubernetes' or
+    /// a SIG's groups, an object outside CAPI's groups that is not a
+    /// composite resource by its shape, an operation the policy does not
+    /// act on).
+    Unchanged,
 }
 
 const TAG_MAPS: &[&[&str]] = &[&["metadata", "annotations"]];
 
 impl<'a> Capability<'a> {
-    /// The capability for a request's kind, owning on a composite resource
-    /// (`object`) the tags under the prefix `settings` put in force there.
+    /// The capability that may change `request`'s object: its kind's group,
+    /// the operation and, outside CAPI's groups, the object's shape
+    /// ([`is_composite_resource`], with the request's namespace); on a
+    /// composite resource, owning the tags under the prefix `settings` put
+    /// in force there ([`composite_prefix`]).
+    pub fn of(request: &'a AdmissionRequest, settings: &'a Settings<'_>) -> Self {
+        if !is_write(&request.operation) {
+            return Capability::Unchanged;
+        }
+        let old = Some(&request.old_object).filter(|old| !old.is_null());
+        Self::classify(
+            &request.kind,
+            &request.object,
+            &request.namespace,
+            old,
+            settings,
+        )
+    }
+
+    /// [`Capability::of`] a write of `object` as `kind`, in the namespace
+    /// the object names (as `AdmissionRequest::for_object` builds the
+    /// request), with no old object.
     pub fn for_request(
         kind: &'a GroupVersionKind,
         object: &Value,
         settings: &'a Settings<'_>,
     ) -> Self {
-        if crate::capi::is_capi_group(&kind.group) {
+        let namespace = object["metadata"]["namespace"].as_str().unwrap_or_default();
+        Self::classify(kind, object, namespace, None, settings)
+    }
+
+    fn classify(
+        kind: &'a GroupVersionKind,
+        object: &Value,
+        namespace: &str,
+        old: Option<&Value>,
+        settings: &'a Settings<'_>,
+    ) -> Self {
+        let group = &kind.group;
+        if crate::capi::is_capi_group(group) {
             return Capability::Capi(kind);
         }
-        let prefix = settings.cloud_tags().map_or(DEFAULT_PREFIX, |cloud_tags| {
-            crate::tags::prefix_in_force(object, cloud_tags)
-        });
-        Capability::CloudTags { prefix }
+        if is_kubernetes_group(group)
+            || is_sig_group(group)
+            || !is_composite_resource(object, namespace)
+        {
+            return Capability::Unchanged;
+        }
+        let Ok(cloud_tags) = settings.cloud_tags() else {
+            // Refused settings: the policy rejects every request.
+            return Capability::CloudTags {
+                prefix: DEFAULT_PREFIX,
+                old_prefix: None,
+            };
+        };
+        let prefix = composite_prefix(object, cloud_tags);
+        let old_prefix = old
+            .map(|old| composite_prefix(old, cloud_tags))
+            .filter(|old| *old != prefix);
+        Capability::CloudTags { prefix, old_prefix }
     }
 
     /// The string maps and typed fields the capability may write on
@@ -82,13 +150,14 @@ impl<'a> Capability<'a> {
                 })
             }
             Capability::CloudTags { .. } => (TAG_MAPS.to_vec(), Vec::new()),
+            Capability::Unchanged => (Vec::new(), Vec::new()),
         }
     }
 
     /// Whether the policy may remove or rewrite `key` in the map at `path`.
     fn owns(self, path: &[&str], key: &str) -> bool {
         match self {
-            Capability::Capi(_) => false,
+            Capability::Capi(_) | Capability::Unchanged => false,
             Capability::CloudTags { .. } => {
                 path == ["metadata", "annotations"] && key == SKIPPED_ANNOTATION
             }
@@ -108,13 +177,20 @@ pub fn check_mutation(
     before: &Value,
     after: &Value,
 ) -> Result<(), Violation> {
+    let cloud_tags = COMPOSITE_RESOURCE.field;
+    if !matches!(capability, Capability::CloudTags { .. })
+        && get(before, cloud_tags) != get(after, cloud_tags)
+    {
+        return Err(Violation::TaggedNotComposite(FieldPath::of(cloud_tags)));
+    }
     let mut outside_before = before.clone();
     let mut outside_after = after.clone();
-    if let Capability::CloudTags { prefix } = capability {
+    if let Capability::CloudTags { prefix, old_prefix } = capability {
         let path = COMPOSITE_RESOURCE.field;
         let old = take(&mut outside_before, path);
         let new = take(&mut outside_after, path);
-        check_tag_field(&COMPOSITE_RESOURCE, prefix, old.as_ref(), new.as_ref())?;
+        let owned = Owned { prefix, old_prefix };
+        check_owned_field(&COMPOSITE_RESOURCE, owned, old.as_ref(), new.as_ref())?;
         prune_created_parents(&mut outside_after, &outside_before, path);
         drop_null_parents(&mut outside_before, path);
         drop_null_parents(&mut outside_after, path);
@@ -163,6 +239,15 @@ fn check_map(
     if before.is_some_and(|v| !v.is_object() && !v.is_null()) && before != after {
         return Err(Violation::NotAMapRewritten(at));
     }
+    // On a composite resource only users write the label-set annotation;
+    // on CAPI objects it is an annotation like any other (the CAPI rules
+    // may add or correct it, never remove it, as any other).
+    if matches!(capability, Capability::CloudTags { .. })
+        && path == ["metadata", "annotations"]
+        && old.get(LABELS_ANNOTATION) != new.get(LABELS_ANNOTATION)
+    {
+        return Err(Violation::LabelSetChanged(at.key(LABELS_ANNOTATION)));
+    }
     for (key, old_value) in old {
         let owned = capability.owns(path, key);
         match new.get(key) {
@@ -185,11 +270,6 @@ fn check_map(
         {
             return Err(Violation::AddedUnowned(at.key(key)));
         }
-    }
-    if path == ["metadata", "annotations"]
-        && old.get(LABELS_ANNOTATION) != new.get(LABELS_ANNOTATION)
-    {
-        return Err(Violation::LabelSetChanged(at.key(LABELS_ANNOTATION)));
     }
     Ok(())
 }
@@ -242,6 +322,11 @@ fn holds(unit: Unit, before: Option<&Value>, after: &Value) -> bool {
             kept && entries.iter().all(Value::is_object)
         }
     }
+}
+
+/// The value at `path`, if any.
+fn get<'v>(root: &'v Value, path: &[&str]) -> Option<&'v Value> {
+    path.iter().try_fold(root, |value, key| value.get(*key))
 }
 
 /// Removes and returns the value at `path` (also for the fuzz target's own
@@ -306,6 +391,7 @@ mod tests {
     /// Cloud tags under the default prefix.
     const XR: Capability<'static> = Capability::CloudTags {
         prefix: DEFAULT_PREFIX,
+        old_prefix: None,
     };
     use serde_json::json;
 
@@ -512,5 +598,301 @@ mod tests {
             violation(XR, &before, &rewritten).as_deref(),
             Some("metadata.annotations[\"team\"] was rewritten")
         );
+    }
+
+    /// A v1beta1 MachineSet owned by its MachineDeployment.
+    fn v1beta1_machine_set(object: Value) -> Value {
+        owned_by("cluster.x-k8s.io/v1beta1", "MachineDeployment", object)
+    }
+
+    // Found by the mutated_objects fuzz target
+    // (fuzz/regressions/mutated_objects/crash-dc3701b8…): a
+    // MachineDeployment whose annotations carry the label-set annotation;
+    // the MachineDeployment → MachineSet rule (mdutil
+    // MachineSetAnnotationsFromMachineDeployment) copied it to the
+    // MachineSet as CAPI's controllers do, and the check forbade any change
+    // to it on any kind. On CAPI objects it is an annotation like any other
+    // (DESIGN §3, turn 6); on a composite resource it never changes.
+    #[test]
+    fn capi_propagates_the_label_set_annotation_like_any_other_annotation() {
+        let ms = kind("cluster.x-k8s.io", "v1beta1", "MachineSet");
+        let capi = Capability::Capi(&ms);
+        let before = v1beta1_machine_set(json!({"metadata": {"annotations": {
+            "machinedeployment.clusters.x-k8s.io/revision": "2"}}}));
+        let with = |value: &str| {
+            v1beta1_machine_set(json!({"metadata": {"annotations": {
+                "machinedeployment.clusters.x-k8s.io/revision": "2",
+                LABELS_ANNOTATION: value}}}))
+        };
+        // Added from the parent (the finding: the parent's value was "").
+        assert_eq!(check_mutation(capi, &before, &with("")), Ok(()));
+        // Corrected to the parent's value.
+        let corrected = with(r#"{"team":"a"}"#);
+        assert_eq!(check_mutation(capi, &with(""), &corrected), Ok(()));
+        // Never removed, as no other annotation is.
+        assert_eq!(
+            violation(capi, &with(""), &before).as_deref(),
+            Some(r#"metadata.annotations["cloud-tags.plexsphere.io/labels"] was removed"#)
+        );
+        // Not where no rule of the object's parent link writes annotations.
+        let orphan = json!({"metadata": {"annotations": {}}});
+        let gained = json!({"metadata": {"annotations": {LABELS_ANNOTATION: ""}}});
+        assert!(check_mutation(capi, &orphan, &gained).is_err());
+        // On a composite resource, which the policy only tags: never.
+        let xr = |annotations: Value| json!({"metadata": {"annotations": annotations}, "spec": {"crossplane": {}}});
+        for (old, new) in [
+            (json!({}), json!({LABELS_ANNOTATION: "{}"})),
+            (
+                json!({LABELS_ANNOTATION: "{}"}),
+                json!({LABELS_ANNOTATION: "{\"a\":\"1\"}"}),
+            ),
+            (json!({LABELS_ANNOTATION: "{}"}), json!({})),
+        ] {
+            assert_eq!(
+                violation(XR, &xr(old), &xr(new)).as_deref(),
+                Some(r#"metadata.annotations["cloud-tags.plexsphere.io/labels"] changed"#)
+            );
+        }
+    }
+
+    fn settings(text: &str) -> Settings<'_> {
+        Settings::from_json(text.as_bytes()).unwrap()
+    }
+
+    /// Turn 6: only a composite resource by its shape is tagged; every
+    /// other object outside CAPI's groups is left as submitted.
+    #[test]
+    fn only_a_composite_resource_by_its_shape_gains_cloud_tags() {
+        let settings = settings("{}");
+        let certificate = kind("cert-manager.io", "v1", "Certificate");
+        let before = json!({"metadata": {"namespace": "default"}, "spec": {"secretName": "tls"}});
+        let capability = Capability::for_request(&certificate, &before, &settings);
+        assert_eq!(capability, Capability::Unchanged);
+        let mut tagged = before.clone();
+        tagged["spec"]["cloudTags"] = json!({"plexsphere:team": "a"});
+        assert_eq!(
+            violation(capability, &before, &tagged).as_deref(),
+            Some("spec.cloudTags changed on an object that is not a composite resource")
+        );
+        let mut labelled = before.clone();
+        labelled["metadata"]["labels"] = json!({"a": "1"});
+        assert!(check_mutation(capability, &before, &labelled).is_err());
+        // Nor a CAPI object, whatever else its rules may write.
+        let ms = kind("cluster.x-k8s.io", "v1beta2", "MachineSet");
+        let object = machine_set(json!({"metadata": {}, "spec": {}}));
+        let mut capi_tagged = object.clone();
+        capi_tagged["spec"]["cloudTags"] = json!({});
+        assert_eq!(
+            violation(Capability::Capi(&ms), &object, &capi_tagged).as_deref(),
+            Some("spec.cloudTags changed on an object that is not a composite resource")
+        );
+
+        let xr_kind = kind("platform.example.org", "v1alpha1", "XDatabase");
+        let shapes = [
+            // v2: spec.crossplane is an object, namespaced or not.
+            (
+                json!({"metadata": {"namespace": "team-a"}, "spec": {"crossplane": {}}}),
+                true,
+            ),
+            // v1 or LegacyCluster: cluster-scoped, with the defaulted policy.
+            (
+                json!({"metadata": {}, "spec": {"compositionUpdatePolicy": "Manual"}}),
+                true,
+            ),
+            // A namespaced claim has the policy, but a namespace.
+            (
+                json!({"metadata": {"namespace": "team-a"},
+                    "spec": {"compositionUpdatePolicy": "Automatic"}}),
+                false,
+            ),
+            (
+                json!({"metadata": {}, "spec": {"crossplane": "yes"}}),
+                false,
+            ),
+            (json!({"metadata": {}, "spec": {"forProvider": {}}}), false),
+        ];
+        for (object, composite) in shapes {
+            let capability = Capability::for_request(&xr_kind, &object, &settings);
+            assert_eq!(
+                matches!(capability, Capability::CloudTags { .. }),
+                composite,
+                "{object}"
+            );
+            assert_eq!(
+                crate::tags::composite::is_composite_resource(&object, ""),
+                is_composite_resource(&object, ""),
+                "the policy's shape rule and the contract's: {object}"
+            );
+        }
+        // Kubernetes' and SIG groups are never composite resources.
+        let shaped = json!({"metadata": {}, "spec": {"crossplane": {}}});
+        for group in [
+            "",
+            "apps",
+            "gateway.networking.k8s.io",
+            "ipam.cluster.x-k8s.io",
+        ] {
+            let k = kind(group, "v1", "Kind");
+            assert_eq!(
+                Capability::for_request(&k, &shaped, &settings),
+                Capability::Unchanged
+            );
+        }
+        // The request's namespace makes the object namespaced.
+        let request = AdmissionRequest {
+            kind: xr_kind.clone(),
+            operation: "CREATE".to_owned(),
+            namespace: "team-a".to_owned(),
+            object: json!({"metadata": {}, "spec": {"compositionUpdatePolicy": "Automatic"}}),
+            ..AdmissionRequest::default()
+        };
+        assert_eq!(Capability::of(&request, &settings), Capability::Unchanged);
+    }
+
+    /// Turn 6: every entry removed from a tag field has its warning, once,
+    /// and no removal warning names anything else.
+    #[test]
+    fn every_removal_from_a_tag_field_comes_with_its_warning() {
+        use crate::tags::said::removed;
+        use crate::tags::targets::TARGETS;
+        let owned = Owned {
+            prefix: "acme-",
+            old_prefix: Some("plexsphere:"),
+        };
+        let field = COMPOSITE_RESOURCE.field.join(".");
+        let check = |old: Value, new: Value, warnings: &[String]| {
+            check_removals_said(&COMPOSITE_RESOURCE, owned, Some(&old), Some(&new), warnings)
+                .map_err(|e| e.to_string())
+        };
+        let old = json!({"acme-billing-account": "1", "plexsphere:team": "a", "acme-env": "p",
+                         "CostCenter": "42"});
+        let new = json!({"acme-env": "p", "CostCenter": "42"});
+        let said = [
+            "some other warning".to_owned(),
+            removed(&field, "plexsphere:team", "plexsphere:"),
+            removed(&field, "acme-billing-account", "acme-"),
+        ];
+        assert_eq!(check(old.clone(), new.clone(), &said), Ok(()));
+        assert_eq!(
+            check(old.clone(), new.clone(), &said[..2]),
+            Err(r#"spec.cloudTags["acme-billing-account"] was removed without its warning"#.into())
+        );
+        // Said under the wrong prefix: not its warning.
+        let wrong = [removed(&field, "plexsphere:team", "acme-"), said[2].clone()];
+        assert!(check(old.clone(), new.clone(), &wrong).is_err());
+        // Said twice, or said of an entry that stayed.
+        let twice = [said[1].clone(), said[1].clone(), said[2].clone()];
+        assert!(check(old.clone(), new.clone(), &twice).is_err());
+        let kept = [removed(&field, "acme-env", "acme-")];
+        assert!(check(old.clone(), old.clone(), &kept).is_err());
+        assert_eq!(check(old.clone(), old, &[]), Ok(()));
+        // A list-shaped field (CAPO): by key; a corrected entry is no removal.
+        let capo = TARGETS
+            .iter()
+            .find(|t| t.shape == crate::tags::targets::Shape::KeyValueList)
+            .unwrap();
+        let list_field = capo.field.join(".");
+        let old = json!([{"key": "acme-a", "value": "1"}, {"key": "acme-b", "value": "2"},
+                         {"key": "Name", "value": "n"}]);
+        let new = json!([{"key": "Name", "value": "n"}, {"key": "acme-b", "value": "3"}]);
+        let list_owned = Owned {
+            prefix: "acme-",
+            old_prefix: None,
+        };
+        let said = [removed(&list_field, "acme-a", "acme-")];
+        let list = |warnings: &[String]| {
+            check_removals_said(capo, list_owned, Some(&old), Some(&new), warnings)
+        };
+        assert_eq!(list(&said), Ok(()));
+        assert!(list(&[]).is_err());
+    }
+
+    /// Turn 6: on an UPDATE that changed the profile, the entries under the
+    /// old prefix are the policy's to remove, never to write.
+    #[test]
+    fn the_old_prefix_is_removed_never_written() {
+        let xr = Capability::CloudTags {
+            prefix: "plexsphere-",
+            old_prefix: Some("plexsphere:"),
+        };
+        let object = |tags: Value| json!({"spec": {"crossplane": {}, "cloudTags": tags}});
+        let before = object(json!({"plexsphere:team": "a", "Owner": "o"}));
+        let moved = object(json!({"plexsphere-team": "a", "Owner": "o"}));
+        assert_eq!(check_mutation(xr, &before, &moved), Ok(()));
+        let rewritten = object(json!({"plexsphere:team": "b", "Owner": "o"}));
+        assert_eq!(
+            violation(xr, &before, &rewritten).as_deref(),
+            Some(r#"spec.cloudTags["plexsphere:team"] was added but the policy does not own it"#)
+        );
+    }
+
+    /// Turn 6, the prefix in force: a user profile's own prefix, else
+    /// `cloudTags.prefix` when set (even when it spells a default), else the
+    /// profile's default (`plexsphere-` for the built-in `capg` and `gcp`).
+    /// The contract's order ([`prefix_for`]) and the policy's
+    /// ([`crate::tags::prefix_in_force`], `TagKeys`) agree.
+    #[test]
+    fn the_prefix_in_force_follows_the_contracts_order() {
+        use crate::tags::targets::TARGETS;
+        let gcp_own = r#"{"name":"mine","providers":["gcp","capg"],"keyMax":63,"valueMax":63,
+            "unit":"bytes","cap":63,"keyCharacters":{"sets":["lowercase-letters","digits"],
+            "extra":"_-"},"prefix":"corp_"}"#;
+        let gcp_plain = r#"{"name":"mine","providers":["gcp","capg"],"keyMax":63,"valueMax":63,
+            "unit":"bytes","cap":63,"keyCharacters":{"sets":["lowercase-letters","digits"],
+            "extra":"_-"}}"#;
+        let cases: [(String, [&str; 4]); 6] = [
+            // (settings, prefix on aws, gcp, an unknown provider, capg rows)
+            (
+                "{}".into(),
+                ["plexsphere:", "plexsphere-", "plexsphere:", "plexsphere-"],
+            ),
+            (
+                r#"{"cloudTags":{"prefix":"acme-"}}"#.into(),
+                ["acme-", "acme-", "acme-", "acme-"],
+            ),
+            (
+                r#"{"cloudTags":{"prefix":"plexsphere:"}}"#.into(),
+                ["plexsphere:", "plexsphere:", "plexsphere:", "plexsphere:"],
+            ),
+            (
+                format!(r#"{{"cloudTags":{{"prefix":"acme-","profiles":[{gcp_own}]}}}}"#),
+                ["acme-", "corp_", "acme-", "corp_"],
+            ),
+            (
+                format!(r#"{{"cloudTags":{{"profiles":[{gcp_plain}]}}}}"#),
+                ["plexsphere:", "plexsphere:", "plexsphere:", "plexsphere:"],
+            ),
+            (
+                format!(r#"{{"cloudTags":{{"prefix":"acme_","profiles":[{gcp_plain}]}}}}"#),
+                ["acme_", "acme_", "acme_", "acme_"],
+            ),
+        ];
+        let capg_rows: Vec<_> = TARGETS
+            .iter()
+            .filter(|t| t.profile_name() == Some("capg"))
+            .collect();
+        assert!(!capg_rows.is_empty());
+        for (text, [aws, gcp, unknown, capg]) in &cases {
+            let parsed = settings(text);
+            let cloud_tags = parsed.cloud_tags().unwrap();
+            for (provider, expected) in [("aws", aws), ("GCP", gcp), ("ibm", unknown)] {
+                let xr = json!({"spec": {"crossplane": {}, "parameters": {"provider": provider}}});
+                assert_eq!(
+                    composite_prefix(&xr, cloud_tags),
+                    *expected,
+                    "{text} {provider}"
+                );
+                assert_eq!(
+                    crate::tags::prefix_in_force(&xr, cloud_tags),
+                    *expected,
+                    "{text} {provider}"
+                );
+            }
+            for row in &capg_rows {
+                assert_eq!(infrastructure_prefix(row, cloud_tags), *capg, "{text}");
+                let (profile, _) = cloud_tags.profiles.infrastructure("capg").unwrap();
+                assert_eq!(cloud_tags.tag_keys(profile).prefix, *capg, "{text}");
+            }
+        }
     }
 }

@@ -321,9 +321,13 @@ fn own_reference(target: &Target, request: &AdmissionRequest) -> Option<ObjectRe
     })
 }
 
-/// The tag-key prefix in force on a composite resource: its profile's own,
-/// else `cloudTags.prefix` (the property tests' and fuzz targets' oracle of
-/// ownership; a provider that is not a string gives the fallback's).
+/// The tag-key prefix in force on a composite resource, in the turn-6
+/// order (`TagKeys::new`): the selected user profile's own `prefix`, else
+/// `cloudTags.prefix` when the settings set it (for every profile, `gcp`
+/// included), else the profile's built-in default (`plexsphere-` for `gcp`,
+/// `plexsphere:` otherwise). A provider that is not a string gives the
+/// fallback's (the policy rejects such an object). The oracles state the
+/// order apart (`invariants::prefix_for`) and test that the two agree.
 pub fn prefix_in_force<'s>(object: &Value, settings: &'s CloudTagSettings) -> &'s str {
     let path: Vec<&str> = settings.provider_path.iter().map(String::as_str).collect();
     let provider = fields::string(object, &path).ok().flatten();

@@ -3,6 +3,7 @@
 //! parsed once, with what can be computed from them once (the unedited
 //! children's requests and label keys, the parents' keys, JSON and answers).
 
+use metadata_propagation_core::capi::is_capi_group;
 use metadata_propagation_core::lookup::ObjectRef;
 use metadata_propagation_core::request::AdmissionRequest;
 use serde_json::Value;
@@ -208,16 +209,24 @@ pub const ALL_PARENTS: usize = PARENTS.len() + FIELDS_PARENTS.len();
 
 /// The request for `object`. The API server derives kind from the request
 /// path, not the body: take it as a string whatever the mutations did to
-/// the body.
+/// the body. The namespace too: a CAPI object's request is in `default`
+/// (as every input saved before turn 6 meant); any other kind's is the one
+/// its object names, empty for a cluster-scoped one (turn 6 tells a
+/// Crossplane v1 composite resource by its having none).
 pub fn request(object: Value, create: bool) -> AdmissionRequest {
+    let api_version = object["apiVersion"].as_str().unwrap_or("x/v1");
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    let namespace = if is_capi_group(group) {
+        "default"
+    } else {
+        object["metadata"]["namespace"].as_str().unwrap_or_default()
+    };
     let mut request = AdmissionRequest {
         uid: "fuzz".to_owned(),
         operation: if create { "CREATE" } else { "UPDATE" }.to_owned(),
-        namespace: "default".to_owned(),
+        namespace: namespace.to_owned(),
         ..AdmissionRequest::default()
     };
-    let api_version = object["apiVersion"].as_str().unwrap_or("x/v1");
-    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
     request.kind.group = group.to_owned();
     request.kind.version = version.to_owned();
     request.kind.kind = object["kind"].as_str().unwrap_or_default().to_owned();

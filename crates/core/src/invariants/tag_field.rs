@@ -2,8 +2,37 @@
 
 use super::violation::Violation;
 use crate::fields::FieldPath;
+use crate::tags::said;
 use crate::tags::targets::{Shape, Target};
 use serde_json::Value;
+
+/// The prefixes whose entries in a tag field are the policy's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Owned<'a> {
+    /// The prefix in force: the policy writes its tags under it, and
+    /// removes the entries under it that no opted-in label gives.
+    pub prefix: &'a str,
+    /// On an UPDATE that changed the object's profile, the old profile's
+    /// prefix when it differs: its entries are the policy's to remove,
+    /// never to write.
+    pub old_prefix: Option<&'a str>,
+}
+
+impl Owned<'_> {
+    /// Whether the policy may remove the entry `key`.
+    fn removable(&self, key: &str) -> bool {
+        key.starts_with(self.prefix) || self.old_prefix.is_some_and(|old| key.starts_with(old))
+    }
+
+    /// The prefix a removal warning for `key` names: the one it is under
+    /// (the prefix in force first, as the policy says it).
+    fn of(&self, key: &str) -> &str {
+        match self.old_prefix {
+            Some(old) if !key.starts_with(self.prefix) => old,
+            _ => self.prefix,
+        }
+    }
+}
 
 /// The one property of a tag field, for every row of the tag table, maps
 /// and lists alike: the user's entries (keys not under `prefix`, the prefix
@@ -17,8 +46,24 @@ pub fn check_tag_field(
     old: Option<&Value>,
     new: Option<&Value>,
 ) -> Result<(), Violation> {
+    let owned = Owned {
+        prefix,
+        old_prefix: None,
+    };
+    check_owned_field(target, owned, old, new)
+}
+
+/// [`check_tag_field`] where the entries under `owned.old_prefix` are the
+/// policy's to remove as well (an UPDATE that changed the profile).
+pub fn check_owned_field(
+    target: &Target,
+    owned: Owned<'_>,
+    old: Option<&Value>,
+    new: Option<&Value>,
+) -> Result<(), Violation> {
     let at = FieldPath::of(target.field);
-    let owned = |key: &str| key.starts_with(prefix);
+    let prefix = owned.prefix;
+    let owned = |key: &str| owned.removable(key);
     if old.is_some_and(|v| !v.is_null() && !matches_shape(target.shape, v)) && old != new {
         return Err(Violation::NotAMapRewritten(at));
     }
@@ -28,24 +73,7 @@ pub fn check_tag_field(
             value: new.cloned().unwrap_or_default(),
         });
     }
-    // Each entry as (key, value), with the item itself for a list.
-    let entries = |field: Option<&Value>| -> Vec<(String, Value, Value)> {
-        match (target.shape, field) {
-            (Shape::Map, Some(Value::Object(map))) => map
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone(), v.clone()))
-                .collect(),
-            (Shape::KeyValueList, Some(Value::Array(items))) => items
-                .iter()
-                .map(|item| {
-                    let key = item["key"].as_str().unwrap_or_default().to_owned();
-                    (key, item["value"].clone(), item.clone())
-                })
-                .collect(),
-            _ => Vec::new(),
-        }
-    };
-    let (old, new) = (entries(old), entries(new));
+    let (old, new) = (entries(target.shape, old), entries(target.shape, new));
     let users = |entries: &[(String, Value, Value)]| -> Vec<Value> {
         (entries.iter())
             .filter(|(key, ..)| !owned(key))
@@ -67,7 +95,7 @@ pub fn check_tag_field(
         if old.iter().any(|(.., i)| i == item) {
             continue;
         }
-        if !owned(key) {
+        if !key.starts_with(prefix) {
             return Err(Violation::AddedUnowned(at.key(key)));
         }
         let list_item_has_more = target.shape == Shape::KeyValueList
@@ -77,6 +105,74 @@ pub fn check_tag_field(
         }
     }
     Ok(())
+}
+
+/// Each entry of a tag field of `shape` as (key, value, the item itself
+/// for a list, else the value); none when the field is not of that shape.
+fn entries(shape: Shape, field: Option<&Value>) -> Vec<(String, Value, Value)> {
+    match (shape, field) {
+        (Shape::Map, Some(Value::Object(map))) => map
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone(), v.clone()))
+            .collect(),
+        (Shape::KeyValueList, Some(Value::Array(items))) => items
+            .iter()
+            .map(|item| {
+                let key = item["key"].as_str().unwrap_or_default().to_owned();
+                (key, item["value"].clone(), item.clone())
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Nothing is removed silently (turn 6): every key the mutation removed
+/// from the tag field of `target` (there in `old`, in no entry of `new`)
+/// comes with its warning among `warnings`, the one `tags::said::removed`
+/// words for that field, key and the prefix the key is under, once; and
+/// no removal warning for the field names anything else. Validate mode
+/// removes nothing (it rejects), so an allowed request there carries no
+/// removal warning at all.
+pub fn check_removals_said(
+    target: &Target,
+    owned: Owned<'_>,
+    old: Option<&Value>,
+    new: Option<&Value>,
+    warnings: &[String],
+) -> Result<(), Violation> {
+    let field = target.field.join(".");
+    let kept = entries(target.shape, new);
+    let mut removed: Vec<String> = (entries(target.shape, old).into_iter())
+        .map(|(key, ..)| key)
+        .filter(|key| !kept.iter().any(|(k, ..)| k == key))
+        .collect();
+    removed.sort();
+    removed.dedup();
+    // What every removal warning for this field opens with, whatever the
+    // key and prefix: the text two of them share.
+    let (a, b) = (
+        said::removed(&field, "a", "p"),
+        said::removed(&field, "b", "p"),
+    );
+    let opening = &a[..a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count()];
+    let mut said: Vec<&String> = warnings.iter().filter(|w| w.starts_with(opening)).collect();
+    for key in &removed {
+        let expected = said::removed(&field, key, owned.of(key));
+        match said.iter().position(|w| **w == expected) {
+            Some(i) => {
+                said.swap_remove(i);
+            }
+            None => {
+                return Err(Violation::RemovedUnsaid(
+                    FieldPath::of(target.field).key(key),
+                ));
+            }
+        }
+    }
+    match said.first() {
+        Some(extra) => Err(Violation::SaidNotRemoved((*extra).clone())),
+        None => Ok(()),
+    }
 }
 
 /// Whether `value` is a tag field of `shape`.

@@ -32,9 +32,21 @@ pub enum Violation {
     /// A key appeared that the capability does not own.
     #[error("{0} was added but the policy does not own it")]
     AddedUnowned(FieldPath),
-    /// The label-set annotation, which only users write, changed.
+    /// The label-set annotation changed on an object the policy only tags
+    /// (a composite resource): only users write it there.
     #[error("{0} changed")]
     LabelSetChanged(FieldPath),
+    /// The composite resource's tag field changed on an object that is not
+    /// one (by its shape): no other object is ever tagged.
+    #[error("{0} changed on an object that is not a composite resource")]
+    TaggedNotComposite(FieldPath),
+    /// An entry went from a tag field without the warning that says so.
+    #[error("{0} was removed without its warning")]
+    RemovedUnsaid(FieldPath),
+    /// A removal warning names an entry the mutation did not remove (or one
+    /// said twice).
+    #[error("a warning names a removal that did not happen: {0}")]
+    SaidNotRemoved(String),
     /// A field holds a value its CRD type does not allow, or a keyed list
     /// lost an entry.
     #[error(

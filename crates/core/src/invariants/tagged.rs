@@ -1,0 +1,85 @@
+//! Which objects the policy may tag, and under which prefix: the
+//! contract's rules (DESIGN, "Which objects are composite resources" and
+//! "Tag key = prefix + body", turn 6), stated here apart from the code that
+//! implements them (`tags::composite`, `tags::tag_key::TagKeys`), so that
+//! the property tests and the fuzz targets hold that code to them rather
+//! than to itself.
+
+use crate::fields;
+use crate::settings::CloudTagSettings;
+use crate::tags::profile::{GENERIC, Origin, TagProfile};
+use crate::tags::tag_key::DEFAULT_PREFIX;
+use crate::tags::targets::Target;
+use serde_json::Value;
+
+/// The built-in default prefix of the profiles whose keys refuse `:`.
+const DASH_PREFIX: &str = "plexsphere-";
+/// The built-in profiles that default to [`DASH_PREFIX`] (GCP label keys
+/// admit no `:`); every other profile, user profiles included, defaults to
+/// [`DEFAULT_PREFIX`].
+const DASH_PROFILES: [&str; 2] = ["capg", "gcp"];
+
+/// Whether `object`, of a request in `namespace` (empty for a
+/// cluster-scoped kind), is a Crossplane composite resource by its shape:
+/// a v2 XR (`spec.crossplane` is an object), or a v1 or v2 `LegacyCluster`
+/// XR (cluster-scoped, `spec.compositionUpdatePolicy` `Automatic` or
+/// `Manual`). Nothing else is ever tagged, whatever its group.
+pub fn is_composite_resource(object: &Value, namespace: &str) -> bool {
+    let spec = object.get("spec");
+    let v2 = spec
+        .and_then(|spec| spec.get("crossplane"))
+        .is_some_and(Value::is_object);
+    // No namespace: the request has none, and the object names none (a
+    // value that is not a non-empty string names none).
+    let own_namespace = object
+        .get("metadata")
+        .and_then(|metadata| metadata.get("namespace"))
+        .and_then(Value::as_str);
+    let cluster_scoped = namespace.is_empty() && own_namespace.is_none_or(str::is_empty);
+    let policy = spec
+        .and_then(|spec| spec.get("compositionUpdatePolicy"))
+        .and_then(Value::as_str);
+    v2 || (cluster_scoped && matches!(policy, Some("Automatic" | "Manual")))
+}
+
+/// The prefix in force under `profile` (chosen for `origin`), in the
+/// contract's order: the profile's own `prefix` (only user profiles have
+/// one); else `cloudTags.prefix` when the settings set it, for every
+/// profile; else the profile's built-in default, `plexsphere-` for the
+/// built-in `capg` and `gcp`, `plexsphere:` for every other.
+pub fn prefix_for<'s>(
+    profile: &'s TagProfile,
+    origin: Origin,
+    settings: &'s CloudTagSettings<'_>,
+) -> &'s str {
+    if let Some(own) = profile.prefix.as_deref() {
+        return own;
+    }
+    if let Some(set) = settings.prefix.as_deref() {
+        return set;
+    }
+    match origin {
+        Origin::BuiltIn if DASH_PROFILES.contains(&profile.name.as_ref()) => DASH_PREFIX,
+        _ => DEFAULT_PREFIX,
+    }
+}
+
+/// The prefix in force on a composite resource: under the profile its
+/// provider value selects (a provider that is not a string selects none;
+/// the policy rejects such an object anyway).
+pub fn composite_prefix<'s>(object: &Value, settings: &'s CloudTagSettings<'_>) -> &'s str {
+    let path: Vec<&str> = settings.provider_path.iter().map(String::as_str).collect();
+    let provider = fields::string(object, &path).ok().flatten();
+    let (profile, origin) = settings.profiles.resolve(provider);
+    prefix_for(profile, origin, settings)
+}
+
+/// The prefix in force on an infrastructure object of row `target`: under
+/// the profile the row names (a user profile listing that name replaces
+/// the built-in; a name no profile has gives the `generic` fallback's).
+pub fn infrastructure_prefix<'s>(target: &Target, settings: &'s CloudTagSettings<'_>) -> &'s str {
+    let name = target.profile_name().unwrap_or_default();
+    let (profile, origin) =
+        (settings.profiles.infrastructure(name)).unwrap_or((&GENERIC, Origin::Fallback));
+    prefix_for(profile, origin, settings)
+}
