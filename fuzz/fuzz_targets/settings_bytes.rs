@@ -1,12 +1,23 @@
 //! The settings document, two ways: arbitrary bytes, and (to reach
 //! `cloudTags.profiles`, which random bytes almost never spell) a settings
-//! document built from arbitrary tag profiles. Either way
-//! `validate_settings` must answer `{"valid": bool, …}` and never panic, and
-//! an accepted profile must then transform arbitrary labels without
-//! panicking, every label ending as one tag or one skip under that profile.
+//! document built from arbitrary tag profiles, with the arbitrary labels'
+//! keys opted in. Either way `validate_settings` must answer
+//! `{"valid": bool, …}` and never panic, and under accepted settings the
+//! profile a provider selects must then transform the labels without
+//! panicking, every label ending as one tag or one skip under that profile,
+//! under the prefix in force in the contract's order, and none when the
+//! profile can never admit that prefix.
+//!
+//! The labels reach the transform only through the settings, as they reach
+//! it at admission: their keys are the document's `propagatingLabels`, so
+//! a key the settings refuse (an empty one) ends the case with the document
+//! refused. An empty key reaching the transform directly gave a tag key of
+//! the prefix alone, which "the prefix blocks every tag" rightly never
+//! counts on (fuzz/regressions/settings_bytes/crash-c920…).
 #![no_main]
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
+use metadata_propagation_core::invariants::prefix_for;
 use metadata_propagation_core::settings::Settings;
 use metadata_propagation_core::tags::transform;
 use serde_json::json;
@@ -97,7 +108,8 @@ fuzz_target!(|input: Input<'_>| {
         } => (profiles, provider, labels, prefix),
     };
     let profiles: Vec<_> = profiles.iter().map(profile_json).collect();
-    let mut document = json!({"cloudTags": {"profiles": profiles}});
+    let opted_in: Vec<&String> = labels.keys().collect();
+    let mut document = json!({"cloudTags": {"profiles": profiles, "propagatingLabels": opted_in}});
     if let Some(prefix) = prefix {
         document["cloudTags"]["prefix"] = json!(prefix);
     }
@@ -111,8 +123,14 @@ fuzz_target!(|input: Input<'_>| {
     );
     let Ok(settings) = settings else { return };
     let cloud_tags = settings.cloud_tags().expect("accepted settings prepare");
-    let (profile, _) = cloud_tags.profiles.resolve(Some(&provider));
+    let (profile, origin) = cloud_tags.profiles.resolve(Some(&provider));
     let keys = cloud_tags.tag_keys(profile);
+    // The prefix in force: the profile's own, else `cloudTags.prefix` when
+    // set, else the profile's default.
+    assert_eq!(keys.prefix, prefix_for(profile, origin, cloud_tags));
+    // Every label is opted in: its key is one the settings accepted.
+    let opted_in = &cloud_tags.propagating_labels;
+    assert!(labels.keys().all(|key| opted_in.iter().any(|k| k == key)));
     let out = transform::transform_with(
         labels.iter().map(|(k, v)| (k.as_str(), v.as_str())),
         profile,
