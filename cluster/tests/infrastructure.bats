@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # Infrastructure tags (examples/capi-policy.yaml turns cloudTags.capiInfrastructure on): the Cluster's
 # opted-in labels become CAPA's additionalTags and CAPG's additionalLabels, once the real Cluster controller
-# has tied each InfraCluster to its Cluster.
+# has tied each InfraCluster to its Cluster; a GKE node pool takes them at CREATE, named by its label.
 
 setup_file() {
   load helpers
@@ -27,6 +27,14 @@ setup() { load helpers; }
   g=$(get gcpcluster gcp-demo)
   expect "$g" '.spec.additionalLabels."plexsphere-cost-center"' cc-4711
   expect "$g" '.spec.additionalLabels | length' 2
+}
+
+@test "a GKE node pool (GCPManagedMachinePool) gets its Cluster's labels and its own, its own winning" {
+  p=$(get gcpmanagedmachinepool gcp-demo-pool-0)
+  expect "$p" '.spec.additionalLabels."plexsphere-environment"' staging
+  expect "$p" '.spec.additionalLabels."plexsphere-cost-center"' cc-4711
+  expect "$p" '.spec.additionalLabels.owner' team-shop
+  expect "$p" '.spec.additionalLabels | length' 3
 }
 
 @test "a Cluster's label changed: a later write of its AWSCluster carries the new tag" {

@@ -742,7 +742,7 @@ mod tests {
 
     #[rstest]
     #[case::unknown_field(
-        r#"{"cloudTags":{"profiles":[{"name":"a","providers":["a"],"keymax":1}]}}"#,
+        r#"{"cloudTags":{"profiles":[{"name":"a","providers":["a"],"keyMax":9,"valueMax":9,"unit":"runes","cap":9,"keyCharacters":{"sets":["digits"]},"keymax":1}]}}"#,
         "cloudTags.profiles[0].keymax: unknown field `keymax`, expected one of `name`, `providers`, `keyMax`, `valueMax`, `unit`, `cap`, `keyCharacters`, `valueCharacters`, `reservedPrefixes`, `prefix`"
     )]
     #[case::unknown_set(
@@ -750,18 +750,19 @@ mod tests {
         "cloudTags.profiles[0].keyCharacters.sets[0]: unknown variant `alnum`, expected one of `letters`, `lowercase-letters`, `ascii-letters`, `ascii-lowercase-letters`, `digits`, `ascii-digits`, `non-control`, `printable`"
     )]
     #[case::unknown_unit(
-        r#"{"cloudTags":{"profiles":[{"name":"a","providers":["a"],"keyMax":9,"valueMax":9,"unit":"chars"}]}}"#,
+        r#"{"cloudTags":{"profiles":[{"name":"a","providers":["a"],"keyMax":9,"valueMax":9,"unit":"chars","cap":9,"keyCharacters":{"sets":["digits"]}}]}}"#,
         "cloudTags.profiles[0].unit: unknown variant `chars`, expected `runes` or `bytes`"
     )]
     #[case::negative(
-        r#"{"cloudTags":{"profiles":[{"name":"a","providers":["a"],"keyMax":-1}]}}"#,
+        r#"{"cloudTags":{"profiles":[{"name":"a","providers":["a"],"keyMax":-1,"valueMax":9,"unit":"runes","cap":9,"keyCharacters":{"sets":["digits"]}}]}}"#,
         "cloudTags.profiles[0].keyMax: invalid value: integer `-1`, expected u64"
     )]
     #[case::missing_field(
-        r#"{"cloudTags":{"profiles":[{"name":"a","providers":["a"]}]}}"#,
+        r#"{"cloudTags":{"profiles":[{"name":"a","providers":["a"],"valueMax":9,"unit":"runes","cap":9,"keyCharacters":{"sets":["digits"]}}]}}"#,
         "cloudTags.profiles[0]: missing field `keyMax`"
     )]
     fn settings_profile_shape_errors_name_the_field(#[case] json: &str, #[case] expected: &str) {
+        // one mistake each: every mistake of a profile is reported
         assert_eq!(problems(json), [expected]);
     }
 
@@ -778,6 +779,11 @@ mod tests {
                 "cloudTags.profiles[0]: invalid type: string \"azure\", expected a profile object such as {\"name\": \"azure\", \"providers\": [\"azure\"], …}",
                 "cloudTags.profiles[1].name: \"\" is not a profile name; use 1 to 63 ASCII letters, digits, \"-\", \"_\" or \".\", e.g. \"azure\"",
                 "cloudTags.profiles[2]: missing field `providers`",
+                "cloudTags.profiles[2]: missing field `keyMax`",
+                "cloudTags.profiles[2]: missing field `valueMax`",
+                "cloudTags.profiles[2]: missing field `unit`",
+                "cloudTags.profiles[2]: missing field `cap`",
+                "cloudTags.profiles[2]: missing field `keyCharacters`",
             ]
         );
     }
