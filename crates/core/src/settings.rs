@@ -195,6 +195,13 @@ impl<'a> Settings<'a> {
         match serde_json::from_str::<serde_json::Value>(trimmed) {
             Ok(serde_json::Value::Object(document)) => {
                 let (raw, problems) = every_problem::read(&document);
+                if problems.is_empty() {
+                    // Refused by the strict parse alone: a member written
+                    // twice, which the document's map keeps once.
+                    return Err(Refused::Document(
+                        SettingsProblem::document_refused(refused.to_string()).into(),
+                    ));
+                }
                 Err(Refused::Members(Box::new(raw), problems))
             }
             // not JSON at all: serde names the line and column
@@ -813,5 +820,22 @@ mod tests {
                 r#"capi.additionalSyncMachineLabels[0]: invalid regex "(\\w{1000}){1000}": compiled regex exceeded size limit (1048576 bytes); simplify it, e.g. fewer counted repetitions"#
             ]
         );
+    }
+
+    /// A member written twice is refused by the parse every request makes
+    /// and by `validate_settings` alike, naming it: never accepted when
+    /// loaded and then refused with no reason on every request.
+    #[test]
+    fn a_member_written_twice_is_refused_by_both_parses() {
+        for document in [
+            r#"{"mode":"mutate","mode":"validate"}"#,
+            r#"{"cloudTags":{"prefix":"a:","prefix":"b:"}}"#,
+        ] {
+            let parsed = Settings::parse(document.as_bytes()).unwrap_err();
+            let loaded = Settings::from_json(document.as_bytes()).unwrap_err();
+            assert_eq!(parsed, loaded, "{document}");
+            assert_eq!(parsed.problems.len(), 1, "{document}");
+            assert!(parsed.to_string().contains("duplicate field"), "{parsed}");
+        }
     }
 }
