@@ -403,9 +403,10 @@ fn readme_rows() -> BTreeMap<String, (String, String)> {
     rows
 }
 
-/// A default as the settings table writes it.
+/// A default as the settings table writes it (`null`: a setting left unset).
 fn as_table_cell(value: &Value) -> String {
     match value {
+        Value::Null => "unset".to_owned(),
         Value::String(s) => s.clone(),
         other => other.to_string(),
     }

@@ -97,9 +97,9 @@ pub struct RawCloudTagSettings<'a> {
     pub capi_infrastructure: bool,
     /// The tag-key prefix that marks the policy's own tags, where the
     /// applied profile has none of its own ([`TagKeys`]); `None` when the
-    /// document does not set it (each profile's default applies). Present
-    /// means set, even when it spells a default; `null` is refused.
-    #[serde(deserialize_with = "present_string")]
+    /// document does not set it, or sets it to `null` (what a form that
+    /// leaves it empty sends): each profile's default applies then. A
+    /// string means set, even when it spells a default.
     pub prefix: Option<String>,
     /// Qualified label key → the tag-key body used instead of that key.
     pub tag_keys: Bodies,
@@ -183,9 +183,4 @@ fn borrowed_strings<'de, D: serde::Deserializer<'de>>(
 
     let items = Vec::<Borrowed<'de>>::deserialize(deserializer)?;
     Ok(items.into_iter().map(|Borrowed(text)| text).collect())
-}
-
-/// A member that, when present, must be a string: `Some` of it.
-fn present_string<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    String::deserialize(d).map(Some)
 }
