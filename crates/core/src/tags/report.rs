@@ -102,7 +102,7 @@ fn label_fate(
     } else {
         let tag_key = keys.tag_key(key);
         TagFate::Tag {
-            caution: profile.provider_caution(&tag_key),
+            caution: profile.provider_caution(&tag_key, keys.prefix.len()),
             tag_key,
         }
     }
