@@ -6,7 +6,7 @@
 use crate::quote::quoted;
 
 /// A provider's own rule on tag keys, stricter than its profile's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 pub struct ProviderRefuses {
     /// The byte offset and character of the first refused character of a
     /// tag key, if any.
@@ -14,6 +14,16 @@ pub struct ProviderRefuses {
     /// What the provider's API refuses, in words.
     pub says: &'static str,
 }
+
+/// Rules are told apart by what they say: each provider has one, and
+/// function addresses are no identity.
+impl PartialEq for ProviderRefuses {
+    fn eq(&self, other: &Self) -> bool {
+        self.says == other.says
+    }
+}
+
+impl Eq for ProviderRefuses {}
 
 /// Hetzner Cloud label keys: no `:`, and a `/` only once, after a DNS
 /// subdomain prefix (`example.com/team`).
