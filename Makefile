@@ -219,6 +219,18 @@ fuzz:
 	  $(CARGO) fuzz run -O -s $$s $$t -- -max_total_time=$(FUZZ_SECONDS) || exit 1; \
 	done
 
+# A fuzzing campaign, not part of `check`: FUZZ_CAMPAIGN_SECONDS (default
+# 1800) per target on every core, each finding minimised and kept under
+# fuzz/regressions/<target>/, and the executions per target printed
+# (scripts/fuzz_campaign.sh; docs/development.md, "Fuzz campaigns").
+FUZZ_CAMPAIGN_SECONDS ?= 1800
+.PHONY: fuzz-campaign
+fuzz-campaign:
+	@[ "$$($(CARGO) fuzz --version 2>/dev/null)" = "cargo-fuzz $(CARGO_FUZZ_VERSION)" ] || \
+	  { echo "cargo install cargo-fuzz --version $(CARGO_FUZZ_VERSION) --locked"; exit 1; }
+	CARGO=$(CARGO) CARGO_BUILD_BUILD_DIR=$(FUZZ_BUILD_DIR) FUZZ_TARGETS='$(FUZZ_TARGETS)' \
+	  FUZZ_CAMPAIGN_SECONDS=$(FUZZ_CAMPAIGN_SECONDS) scripts/fuzz_campaign.sh
+
 print-cargo-fuzz-version:
 	@echo $(CARGO_FUZZ_VERSION)
 
