@@ -11,7 +11,6 @@
 
 use super::char_class::{CharSet, KeyCharacters};
 use super::provider_refuses::{self, ProviderRefuses};
-use super::tag_key::DEFAULT_PREFIX;
 use serde::Deserialize;
 use std::borrow::Cow;
 
@@ -110,6 +109,10 @@ impl TagProfile {
         (self.provider_refuses?).caution(&self.name, tag_key, prefix_len)
     }
 }
+
+/// The seed's prefix: the built-in default of every profile whose keys
+/// admit `:`, so `{}` settings keep every tag key as it was.
+pub const DEFAULT_PREFIX: &str = "plexsphere:";
 
 /// The default prefix of the profiles whose keys refuse `:` (GCP labels).
 pub const DASH_PREFIX: &str = "plexsphere-";

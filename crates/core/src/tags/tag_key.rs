@@ -10,12 +10,9 @@
 //! `gcp`, whose keys refuse `:`, else `plexsphere:`). Entries whose key
 //! starts with it are the policy's; every other entry is the user's.
 
+pub use super::profile::DEFAULT_PREFIX;
 use super::profile::TagProfile;
 use std::collections::BTreeMap;
-
-/// The seed's prefix: the built-in default of every profile whose keys
-/// admit `:`, so `{}` settings keep every tag key as it was.
-pub const DEFAULT_PREFIX: &str = "plexsphere:";
 
 /// `cloudTags.tagKeys`: qualified label key → the body of its tag key.
 pub type Bodies = BTreeMap<String, String>;

@@ -10,7 +10,8 @@
 //! serde refused. An unknown member is tried alone against [`RawProfile`]
 //! itself, so serde words it and lists the fields from its derive.
 
-use super::{RawKeyCharacters, RawProfile, RawReservedPrefix};
+use super::characters::RawKeyCharacters;
+use super::raw::{RawProfile, RawReservedPrefix};
 use crate::fields::FieldPath;
 use crate::settings::problem::{SettingsProblem, SettingsProblemKind};
 use crate::settings::refused_at;
