@@ -10,14 +10,16 @@
 
 use crate::fields::{self, FieldPath};
 use crate::key_pattern::KeyPattern;
-use crate::tags::profile::{Profiles, TagProfile};
+use crate::tags::profile::TagProfile;
+use crate::tags::profiles::Profiles;
 use crate::tags::tag_key::{Bodies, TagKeys};
 use crate::tags::user_profile;
 use regex_lite::RegexBuilder;
-use std::borrow::Cow;
 use std::cell::OnceCell;
 
 mod defaults;
+mod opted_in;
+pub use opted_in::OptedInKeys;
 mod every_problem;
 pub mod problem;
 pub(crate) mod raw;
@@ -54,32 +56,6 @@ pub struct Settings<'a> {
     sync_machine_labels: OnceCell<Result<Vec<KeyPattern>, SettingsError>>,
     sync_machine_annotations: OnceCell<Result<Vec<KeyPattern>, SettingsError>>,
     prepared_cloud_tags: OnceCell<Result<CloudTagSettings<'a>, SettingsError>>,
-}
-
-/// Qualified label keys, sorted, each once: built only by [`OptedInKeys::new`],
-/// which sorts them, so whatever reads them in order (the opted-in labels
-/// of a label set, and the transform's count cap after them) can rely on it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct OptedInKeys<'a>(Vec<Cow<'a, str>>);
-
-impl<'a> OptedInKeys<'a> {
-    /// `keys` sorted, each once (one pass over a list that is sorted
-    /// already, as settings usually hold it).
-    pub fn new(mut keys: Vec<Cow<'a, str>>) -> Self {
-        if !keys.windows(2).all(|pair| pair[0] < pair[1]) {
-            keys.sort_unstable();
-            keys.dedup();
-        }
-        Self(keys)
-    }
-}
-
-impl<'a> std::ops::Deref for OptedInKeys<'a> {
-    type Target = [Cow<'a, str>];
-
-    fn deref(&self) -> &Self::Target {
-        &self.0
-    }
 }
 
 /// The cloud-tag settings, checked and prepared.
@@ -408,6 +384,7 @@ mod tests {
     use super::*;
     use crate::tags::profile::Origin;
     use rstest::rstest;
+    use std::borrow::Cow;
 
     fn problems(json: &str) -> Vec<String> {
         rendered(Settings::from_json(json.as_bytes()).unwrap_err())

@@ -20,6 +20,7 @@ pub mod field;
 pub mod label_set;
 pub mod labels_annotation;
 pub mod profile;
+pub mod profiles;
 pub mod provider_refuses;
 mod report;
 pub mod said;

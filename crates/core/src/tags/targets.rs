@@ -292,7 +292,7 @@ pub fn target_for(group: &str, kind: &str, version: &str) -> Option<&'static Tar
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tags::profile::Profiles;
+    use crate::tags::profiles::Profiles;
 
     #[test]
     fn every_row_names_a_built_in_profile() {
