@@ -119,6 +119,8 @@ e2e-tests: annotated-policy.wasm $(RUNNER)
 	fi
 	RUNNER=$(RUNNER) POLICY=annotated-policy.wasm bats e2e-tests/explain.bats e2e-tests/run_input.bats \
 	  e2e-tests/audit.bats e2e-tests/warm_memory.bats
+	# CHANGELOG.md's form and the version it must hold (scripts/changelog.py).
+	bats e2e-tests/changelog.bats
 
 # A management cluster of real components on loopback (cluster/up.sh): etcd,
 # kube-apiserver, kubectl and CAPI's core manager built from their pinned Go
