@@ -8,7 +8,12 @@
 #   capi/        capi-manager              sigs.k8s.io/cluster-api (core)
 #   xcrd/        xcrd                      crossplane-runtime's XR CRD generator
 #
-# Usage: build.sh [COMPONENT...]   (default: all four). Prints the bin folder.
+# and the release tools, built only when named (`make release-tools`):
+#
+#   cosign/      cosign                    github.com/sigstore/cosign/v3 (signs and verifies releases)
+#   actionlint/  actionlint                github.com/rhysd/actionlint (checks .github/workflows)
+#
+# Usage: build.sh [COMPONENT...]   (default: the test bed's four). Prints the bin folder.
 #
 # A component is built once per machine and pin: its binaries are kept under
 # $CACHE_DIR/cluster/<component>-<hash of go.mod, go.sum, main.go and this
@@ -62,11 +67,33 @@ xcrd() {
   go build -trimpath -ldflags "-s -w" -o "$1/xcrd" .
 }
 
+# Both report the version their module was built at (Go's build information).
+cosign() {
+  go build -trimpath -ldflags "-s -w" -o "$1/cosign" github.com/sigstore/cosign/v3/cmd/cosign
+}
+
+actionlint() {
+  go build -trimpath -ldflags "-s -w" -o "$1/actionlint" github.com/rhysd/actionlint/cmd/actionlint
+}
+
+# One build at a time per machine: `.ci/run` builds the components in one lane while the other may reach
+# `make cluster-test`, which asks for them too; the second waits, then finds them built. A component
+# already built is used without the lock, so asking for a small one never waits on another's build.
+locked=0
+lock() {
+  if [ "$locked" = 0 ]; then
+    exec 9>"$cache/.lock"
+    flock 9
+    locked=1
+  fi
+}
+
 build() {
   local component=$1 key out start
   cd "$here/$component"
   key=$(cat go.mod go.sum "$here/build.sh" $(ls main.go 2>/dev/null) | sha256sum | cut -c1-12)
   out=$cache/$component-$key
+  [ -f "$out/.built" ] || lock
   if [ ! -f "$out/.built" ]; then
     start=$(date +%s)
     echo "build.sh: building $component (first time on this machine with this pin)" >&2
@@ -80,18 +107,14 @@ build() {
   for binary in "$out"/*; do ln -sfn "$binary" "$cache/bin/$(basename "$binary")"; done
 }
 
-# One build at a time per machine: `.ci/run` builds the components in one lane while the other may reach
-# `make cluster-test`, which asks for them too; the second waits, then finds them built.
 mkdir -p "$cache"
-exec 9>"$cache/.lock"
-flock 9
 
 components=("$@")
 [ ${#components[@]} -gt 0 ] || components=(etcd kubernetes capi xcrd)
 for component in "${components[@]}"; do
   case $component in
-    etcd | kubernetes | capi | xcrd) build "$component" ;;
-    *) echo "build.sh: unknown component '$component' (etcd, kubernetes, capi, xcrd)" >&2; exit 1 ;;
+    etcd | kubernetes | capi | xcrd | cosign | actionlint) build "$component" ;;
+    *) echo "build.sh: unknown component '$component' (etcd, kubernetes, capi, xcrd, cosign, actionlint)" >&2; exit 1 ;;
   esac
 done
 echo "$cache/bin"
