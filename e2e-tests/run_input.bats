@@ -108,7 +108,7 @@ answer() {
 @test "without --allow-context-aware, only a request whose look-up was denied gets the notices" {
   notice='Policy requires access to Kubernetes resources at evaluation time'
   # a composite resource and a Kubernetes kind: nothing to look up, no notice
-  for request in test_data/xr/xdatabase_gcp_generic.json test_data/xr/configmap_create_opted_in_labels.json; do
+  for request in test_data/xr/xdatabase_ibm_generic.json test_data/xr/configmap_create_opted_in_labels.json; do
     run --separate-stderr "$RUNNER" run -r "$request" "$POLICY"
     echo "$request: $output"; echo "$stderr"
     [ "$status" -eq 0 ]

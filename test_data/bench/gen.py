@@ -914,6 +914,9 @@ def xnetwork(labels, annotations=None, name="payments-network-7xk2p", claim="pay
             },
             "compositionRef": {"name": "xnetwork-aws"},
             "compositionRevisionRef": {"name": "xnetwork-aws-8d3f1a2"},
+            # The XR CRD's default, on a cluster-scoped object: what tells the
+            # policy a v1 composite resource, so the scenarios time tagging
+            # rather than the early exit for other kinds.
             "compositionUpdatePolicy": "Automatic",
             "claimRef": {"apiVersion": f"{XR_GROUP}/{XR_VERSION}", "kind": "Network",
                          "name": claim, "namespace": "team-payments"},

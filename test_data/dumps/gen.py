@@ -794,8 +794,9 @@ def xr_objects():
       (xdatabase_converged_hetzner.json): tags, a user tag, a recorded skip;
     - openstack: XDatabase team-orders/orders-db (examples) created before
       the policy: no tags yet;
-    - generic: XDatabase team-data/analytics-db (xdatabase_gcp_generic.json,
-      renamed) with a stale tag for a label no longer opted in."""
+    - generic: XDatabase team-data/analytics-db (xdatabase_ibm_generic.json,
+      renamed: provider ibm, which no profile lists) with a stale tag for a
+      label no longer opted in."""
     aws = read_json(f"{XR_DIR}/examples/xnetwork_aws.json")
     aws["spec"]["cloudTags"] = {
         "plexsphere:acme:checkout/owner": "team-payments",
@@ -804,7 +805,7 @@ def xr_objects():
     }
     hetzner = read_object(f"{XR_DIR}/xdatabase_converged_hetzner.json")
     openstack = read_json(f"{XR_DIR}/examples/xdatabase_openstack.json")
-    generic = read_object(f"{XR_DIR}/xdatabase_gcp_generic.json")
+    generic = read_object(f"{XR_DIR}/xdatabase_ibm_generic.json")
     generic["metadata"].update(name="analytics-db", namespace="team-data")
     generic["metadata"]["uid"] = uid("v1alpha1", "XDatabase", "analytics-db")
     generic["spec"]["cloudTags"] = {"plexsphere:platform/cost-center": "4711"}

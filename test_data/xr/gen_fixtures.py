@@ -8,11 +8,20 @@ composite resources. It never computes what the policy should answer; every
 expectation (which tags are kept, which labels are skipped and why) is written
 out literally in the cases, test_data/xr/cases/*.yaml.
 
-Two XR shapes (crossplane-runtime pkg/resource/unstructured/composite):
+Two XR shapes (crossplane-runtime pkg/resource/unstructured/composite), each
+as the API server stores it, which is what tells the policy a composite
+resource (docs, "Which objects are composite resources"):
 - XNetwork: Crossplane v1 / v2 LegacyCluster, cluster-scoped, claim-backed;
   machinery fields directly under `spec` (compositionRef, claimRef,
-  resourceRefs, writeConnectionSecretToRef, ...).
-- XDatabase: Crossplane v2 Namespaced; machinery under `spec.crossplane`.
+  resourceRefs, writeConnectionSecretToRef, ...), among them
+  `compositionUpdatePolicy`, which the XR's CRD defaults to Automatic.
+- XDatabase: Crossplane v2 Namespaced; machinery under `spec.crossplane`,
+  which has no default: Crossplane writes it once it reconciles the XR (the
+  UPDATE fixtures: compositionRef, revision, resourceRefs). A CREATE is
+  tagged only when the manifest carries `spec.crossplane` itself: the CREATE
+  fixtures' manifests carry `spec.crossplane: {}`, which the API server
+  stores with its defaulted member `compositionUpdatePolicy: Automatic`
+  (xcrd's default under `spec.crossplane`).
 """
 
 import copy
@@ -151,6 +160,7 @@ COMPOSED = {
     "aws": {"apiVersion": "rds.aws.m.upbound.io/v1beta1", "kind": "Instance"},
     "hetzner": {"apiVersion": "cloud.hetzner.m.crossplane.io/v1alpha1", "kind": "Server"},
     "openstack": {"apiVersion": "compute.openstack.m.crossplane.io/v1alpha1", "kind": "InstanceV2"},
+    "gcp": {"apiVersion": "sql.gcp.m.upbound.io/v1beta1", "kind": "DatabaseInstance"},
     "generic": {"apiVersion": "kubernetes.m.crossplane.io/v1alpha1", "kind": "Object"},
 }
 
@@ -177,12 +187,16 @@ def xdatabase(labels, annotations=None, provider="hetzner", cloud_tags=None,
     params = {}
     if provider is not None:
         params["provider"] = provider
-    region = {"aws": "eu-central-1", "hetzner": "fsn1", "openstack": "RegionOne"}.get(family, "europe-west3")
+    region = {"aws": "eu-central-1", "hetzner": "fsn1", "openstack": "RegionOne",
+              "gcp": "europe-west3"}.get(family, "eu-de")
     params.update({"region": region, "engine": "postgres", "version": "16", "storageGB": 50})
     if parameters_extra:
         params.update(parameters_extra)
-    spec = {
-        "crossplane": {
+    if created:
+        # The manifest's `spec.crossplane: {}`, with the CRD's default.
+        crossplane = {"compositionUpdatePolicy": "Automatic"}
+    else:
+        crossplane = {
             "compositionRef": {"name": composition},
             "compositionRevisionRef": {"name": composition + "-5c976ad"},
             "compositionUpdatePolicy": "Automatic",
@@ -190,9 +204,8 @@ def xdatabase(labels, annotations=None, provider="hetzner", cloud_tags=None,
                 {**COMPOSED[family], "name": name + "-7d9fk"},
                 {"apiVersion": "v1", "kind": "Secret", "name": name + "-credentials"},
             ],
-        },
-        "parameters": params,
-    }
+        }
+    spec = {"crossplane": crossplane, "parameters": params}
     if cloud_tags is not None:
         spec["cloudTags"] = cloud_tags
     obj = {"apiVersion": f"{GROUP}/{VERSION}", "kind": "XDatabase", "metadata": meta, "spec": spec}
@@ -494,15 +507,28 @@ def main():
     ), uid="e2e-xr-count-cap-0010"))
 
     # ------------------------------------------------------------- generic
-    write("xdatabase_gcp_generic.json", request(xdatabase(
+    # A provider no profile lists (gcp and azure have built-in profiles).
+    write("xdatabase_ibm_generic.json", request(xdatabase(
         labels={"platform/env": "staging", "platform/team": "data"},
-        provider="gcp",
+        provider="ibm",
         annotations={LABELS_ANNOTATION: labels_annotation({
             "acme:checkout/owner": "team-data",
             "acme:checkout/owner+backup": "team-sre",
             "acme:checkout/on-call@night": "sre",
         })},
-    ), uid="e2e-xr-gcp-0011"))
+    ), uid="e2e-xr-ibm-0011"))
+
+    # ------------------------------------------------------------- gcp
+    # The built-in gcp profile: GCP label rules under plexsphere-; the
+    # qualified keys need tag-key bodies, and an upper-case value is refused.
+    write("xdatabase_gcp_builtin.json", request(xdatabase(
+        labels={"platform/env": "staging", "platform/team": "data"},
+        provider="gcp",
+        annotations={LABELS_ANNOTATION: labels_annotation({
+            "acme:checkout/owner": "team-data",
+            "acme:checkout/on-call@night": "SRE-Night",
+        })},
+    ), uid="e2e-xr-gcp-0020"))
 
     write("xdatabase_no_provider.json", request(xdatabase(
         labels={"platform/env": "dev"},
@@ -586,6 +612,8 @@ def main():
         })},
         created=True,
     )
+    # The examples' manifests name their composition in spec.crossplane;
+    # compositionUpdatePolicy is the CRD's default.
     ex_hetzner["spec"]["crossplane"] = {"compositionRef": {"name": "xdatabase-hetzner"},
                                         "compositionUpdatePolicy": "Automatic"}
     write("examples/xdatabase_hetzner.json",

@@ -106,8 +106,8 @@ EXAMPLES = [
     },
     {
         "id": "xr-generic",
-        "title": "XR on an unknown provider (gcp, generic profile): '+' and '@' skipped",
-        "request": f"{XR}/xdatabase_gcp_generic.json",
+        "title": "XR on an unknown provider (ibm, generic profile): a warning says so; '+' and '@' skipped",
+        "request": f"{XR}/xdatabase_ibm_generic.json",
         "settings": f"{XR}/settings_propagating.json",
     },
     {

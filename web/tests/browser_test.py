@@ -51,6 +51,9 @@ MD_2 = "MachineDeployment default/capi-quickstart-md-2 (cluster.x-k8s.io/v1beta2
 # The audit example: test_data/dumps/quickstart_v1beta2_drift.yaml, whose
 # planted drift test_data/dumps/gen.py documents.
 AUDIT_EXAMPLE = "audit-quickstart-v1beta2-drift"
+# The first warning on an XR whose provider no profile lists (xr-generic).
+FALLBACK_WARNING = ('cloud tags: provider "ibm" at spec.parameters.provider selects no tag profile, so the '
+                    "strict generic profile applies; list the provider in a profile of cloudTags.profiles")
 DRIFTED_MD = "MachineDeployment default/capi-quickstart-md-0-p6hg9 (cluster.x-k8s.io/v1beta2)"
 DRIFTED_MS = "MachineSet default/capi-quickstart-md-1-x7k2p (cluster.x-k8s.io/v1beta2)"
 DRIFTED_MACHINE = "Machine default/capi-quickstart-md-1-x7k2p-6nbqt (cluster.x-k8s.io/v1beta2)"
@@ -186,6 +189,14 @@ def explanation_rows(element_id="explanation"):
     return DRIVER.script(
         f"return [...document.querySelectorAll('#{element_id} tbody tr')]"
         ".map((tr) => [...tr.cells].map((td) => td.textContent));")
+
+
+def hetzner_tag(tag_key):
+    """A tag's cell under the hetzner profile: the key, and the caution that
+    Hetzner's API refuses the ':' of the prefix plexsphere:."""
+    return (f'{tag_key} (fails at the provider: "{tag_key}" holds \':\': Hetzner\'s API refuses \':\' in '
+            "label keys, and '/' but once after a DNS-name prefix; set a prefix without it "
+            "(cloudTags.prefix, or a profile of your own listing hetzner))")
 
 
 def explanation_text():
@@ -329,7 +340,8 @@ class ExplainPage(unittest.TestCase):
         self.assertIn(["acme:checkout/on call", "annotation cloud-tags.plexsphere.io/labels",
                        "skipped: key-character-class", "the tag key contains ' ' (U+0020)"],
                       explanation_rows())
-        self.assertIn(["platform/env", "metadata.labels", "tag", "plexsphere:platform/env"], explanation_rows())
+        self.assertIn(["platform/env", "metadata.labels", "tag", hetzner_tag("plexsphere:platform/env")],
+                      explanation_rows())
         self.assertEqual(text_of("warnings"),
                          'cloud tag skipped: label "acme:checkout/on call" did not become tag '
                          '"plexsphere:acme:checkout/on call" on provider profile hetzner: '
@@ -366,7 +378,12 @@ class ExplainPage(unittest.TestCase):
                 for skip in skips:
                     self.assertIn(skip, rows)
                 self.assertIn(f"Cloud tags: profile {profiles[example_id]}", text_of("explanation"))
-                self.assertEqual(len(DRIVER.find_all("#warnings li:not(.none)")), len(skips))
+                warnings = DRIVER.find_all("#warnings li:not(.none)")
+                # An unknown provider's fallback to generic is warned of first.
+                fallback = 1 if example_id == "xr-generic" else 0
+                self.assertEqual(len(warnings), len(skips) + fallback)
+                if fallback:
+                    self.assertEqual(DRIVER.text(warnings[0]), FALLBACK_WARNING)
                 skipped_op = patch()[0]
                 self.assertEqual(skipped_op["path"], "/metadata/annotations/cloud-tags.plexsphere.io~1skipped")
                 self.assertEqual(sorted(s["qualifiedKey"] for s in json.loads(skipped_op["value"])),
@@ -405,7 +422,7 @@ class ExplainPage(unittest.TestCase):
         # "User-defined tag profiles"): built-in, fallback, user-defined.
         expected = {
             "xr-aws": ("built-in", 'provider "aws" selects the built-in profile aws'),
-            "xr-generic": ("fallback", 'provider "gcp" is listed by no profile, so the fallback generic applies'),
+            "xr-generic": ("fallback", 'provider "ibm" is listed by no profile, so the fallback generic applies'),
         }
         for example_id, (origin, why) in expected.items():
             with self.subTest(example_id):
@@ -483,7 +500,8 @@ class ExplainPage(unittest.TestCase):
         self.assertNotIn("plexsphere:platform/tier", cloud_tags)
 
         paste("settings", "cloudTags:\n  propagatingLabels: [platform/env, platform/tier]\n")
-        self.assertIn(["platform/tier", "metadata.labels", "tag", "plexsphere:platform/tier"], explanation_rows())
+        self.assertIn(["platform/tier", "metadata.labels", "tag", hetzner_tag("plexsphere:platform/tier")],
+                      explanation_rows())
         self.assertEqual(next(op for op in patch() if op["path"] == "/spec/cloudTags")["value"],
                          {"plexsphere:platform/env": "qa", "plexsphere:platform/tier": "gold"})
 
