@@ -10,7 +10,10 @@ whose request mutate mode allows:
   2. validate(mutate(x)) is accepted without a patch;
   3. mutate(x), the request object with the patch applied, validates strictly
      against its CRD (or XRD) whenever x did (scripts/check_schemas.py, the
-     checker `make check-schemas` runs on the fixtures).
+     checker `make check-schemas` runs on the fixtures);
+  4. validate(x) warns as mutate(x) does, less the warnings for the entries
+     mutate mode removes from a tag field (validate mode removes nothing: its
+     rejection names them instead).
 Runs everything through $KWCTL (a real kwctl or the project's runner), with
 the look-up answers the invocation had: a replay session
 (--replay-host-capabilities-interactions) or the project's runner's
@@ -115,6 +118,8 @@ def mutated(request, response):
 
 
 SKIPPED = "cloud-tags.plexsphere.io/skipped"
+# How the warning for an entry mutate mode removes from a tag field starts.
+REMOVED = "cloud tag removed from "
 
 
 def without_skips(obj):
@@ -177,6 +182,11 @@ def main():
             continue
         if validated.get("patch"):
             violations.append(f"{label}: validate mode returned a patch")
+        expected_warnings = [w for w in mutate.get("warnings") or [] if not w.startswith(REMOVED)]
+        if (validated.get("warnings") or []) != expected_warnings:
+            violations.append(
+                f"{label}: validate mode warned {validated.get('warnings')}, mutate mode less its "
+                f"removals {expected_warnings}")
         if validated["allowed"] == bool(patched):
             violations.append(
                 f"{label}: mutate {'changed' if patched else 'did not change'} the object "
