@@ -156,12 +156,25 @@ fn notes_say_why_nothing_flowed() {
     );
 }
 
+/// A cluster-scoped Crossplane v1 XR: `spec.compositionUpdatePolicy`, which
+/// the XR's CRD defaults, makes it one.
 fn xr(labels: Value, annotation: &str) -> Value {
     json!({"apiVersion": "platform.example.org/v1alpha1", "kind": "XNetwork",
            "metadata": {"name": "n", "labels": labels,
                         "annotations": {"cloud-tags.plexsphere.io/labels": annotation}},
            "spec": {"parameters": {"provider": "Hetzner"},
+                    "compositionUpdatePolicy": "Automatic",
                     "cloudTags": {"plexsphere:old/key": "x", "CostCenter": "42"}}})
+}
+
+/// The caution on a tag the hetzner profile admits but Hetzner's API
+/// refuses: every key under `plexsphere:`, whose `:` is the prefix's.
+fn hetzner_refuses(tag_key: &str) -> String {
+    format!(
+        "\"{tag_key}\" holds ':': Hetzner's API refuses ':' in label keys, and '/' but once \
+         after a DNS-name prefix; set a prefix without it (cloudTags.prefix, or a profile of your \
+         own listing hetzner)"
+    )
 }
 
 #[test]
@@ -188,14 +201,16 @@ fn xr_every_label_has_a_fate_with_measurements() {
                 "acme:checkout/owner",
                 "annotation cloud-tags.plexsphere.io/labels",
                 &TagFate::Tag {
-                    tag_key: "plexsphere:acme:checkout/owner".into()
+                    tag_key: "plexsphere:acme:checkout/owner".into(),
+                    caution: Some(hetzner_refuses("plexsphere:acme:checkout/owner"))
                 }
             ),
             (
                 "platform/env",
                 "metadata.labels",
                 &TagFate::Tag {
-                    tag_key: "plexsphere:platform/env".into()
+                    tag_key: "plexsphere:platform/env".into(),
+                    caution: Some(hetzner_refuses("plexsphere:platform/env"))
                 }
             ),
             (
@@ -235,11 +250,17 @@ fn xr_explanation_renders_as_text() {
     );
     assert_eq!(
         e.to_string(),
-        "cloud tags: profile hetzner (spec.parameters.provider = \"Hetzner\")\n\
-         \x20 profile built-in: provider \"Hetzner\" selects the built-in profile hetzner\n\
-         \x20 \"aws:x\" (metadata.labels): tag \"plexsphere:aws:x\"\n\
-         \x20 \"platform/env\" (metadata.labels): tag \"plexsphere:platform/env\"\n\
-         \x20 \"plexsphere:old/key\": removed from spec.cloudTags (stale: no opted-in label produces it)\n"
+        format!(
+            "cloud tags: profile hetzner (spec.parameters.provider = \"Hetzner\")\n\
+             \x20 profile built-in: provider \"Hetzner\" selects the built-in profile hetzner\n\
+             \x20 \"aws:x\" (metadata.labels): tag \"plexsphere:aws:x\"\n\
+             \x20   fails at the provider: {}\n\
+             \x20 \"platform/env\" (metadata.labels): tag \"plexsphere:platform/env\"\n\
+             \x20   fails at the provider: {}\n\
+             \x20 \"plexsphere:old/key\": removed from spec.cloudTags (stale: no opted-in label produces it)\n",
+            hetzner_refuses("plexsphere:aws:x"),
+            hetzner_refuses("plexsphere:platform/env"),
+        )
     );
 }
 
@@ -350,9 +371,9 @@ fn xr_key_ceiling_shorter_than_the_prefix_is_why_no_tag_can_propagate() {
 
 #[rstest::rstest]
 #[case::unlisted_provider(
-    Some("gcp"),
+    Some("vsphere"),
     "{}",
-    "provider \"gcp\" is listed by no profile, so the fallback generic applies"
+    "provider \"vsphere\" is listed by no profile, so the fallback generic applies"
 )]
 #[case::listed_by_no_user_profile(
     Some("ibm"),

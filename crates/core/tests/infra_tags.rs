@@ -361,7 +361,13 @@ fn a_cluster_that_is_not_found_leaves_the_objects_own_labels() {
         aws["spec"]["additionalTags"],
         json!({"plexsphere:environment": "prod"})
     );
-    assert!(outcome.warnings.is_empty());
+    assert_eq!(
+        outcome.warnings,
+        [
+            "cloud tags: Cluster default/aws-gone (cluster.x-k8s.io/v1beta2) was not found, so \
+             only this object's own labels became tags (CAPI 1.10 and older serve no v1beta2 Cluster)"
+        ]
+    );
     assert_eq!(lookup.requests(), [cluster_ref("aws-gone")]);
 }
 
@@ -464,6 +470,9 @@ fn a_topology_control_plane_reads_its_cluster_once_for_its_rule_and_its_tags() {
 // every profile's skip reasons; capg's summary
 // ---------------------------------------------------------------------------
 
+/// capg's default prefix is `plexsphere-` (GCP refuses the `:` of
+/// `plexsphere:`); a `cloudTags.prefix` the settings set replaces it, as it
+/// replaces every profile's default.
 #[test]
 fn under_capg_labels_propagate_with_its_own_prefix() {
     let (outcome, gcp) = run(&fixture("gcpcluster_create_topology"), ON, &parents());
@@ -472,11 +481,24 @@ fn under_capg_labels_propagate_with_its_own_prefix() {
     let labels = gcp["spec"]["additionalLabels"].as_object().unwrap();
     let keys: Vec<&str> = labels.keys().map(String::as_str).collect();
     assert_eq!(keys, ["plexsphere-cost-center", "plexsphere-environment"]);
+
+    let set = ON.replacen(
+        "\"capiInfrastructure\":true,",
+        "\"capiInfrastructure\":true,\"prefix\":\"acme-\",",
+        1,
+    );
+    assert_ne!(set, ON);
+    let (outcome, gcp) = run(&fixture("gcpcluster_create_topology"), &set, &parents());
+    assert_eq!(outcome.warnings, Vec::<String>::new());
+    let labels = gcp["spec"]["additionalLabels"].as_object().unwrap();
+    let keys: Vec<&str> = labels.keys().map(String::as_str).collect();
+    assert_eq!(keys, ["acme-cost-center", "acme-environment"]);
 }
 
-/// A user profile that replaces `capg` without a prefix of its own takes
-/// `cloudTags.prefix`, whose `:` GCP refuses: one summary warning, and
-/// every label still recorded.
+/// A user profile that replaces `capg` without a prefix of its own, under
+/// settings that set no `cloudTags.prefix`, takes a user profile's default
+/// `plexsphere:`, whose `:` GCP refuses: one summary warning, and every
+/// label still recorded.
 #[test]
 fn a_profile_that_can_never_admit_its_prefix_gives_one_summary_warning() {
     let settings = r#"{"cloudTags":{"capiInfrastructure":true,

@@ -236,7 +236,7 @@ fn check_properties(
         "explained and planned field changes"
     );
     for label in explanation.cloud_tags.iter().flat_map(|t| &t.labels) {
-        if let TagFate::Tag { tag_key } = &label.fate {
+        if let TagFate::Tag { tag_key, .. } = &label.fate {
             prop_assert!(
                 after["spec"]["cloudTags"].get(tag_key).is_some(),
                 "{} explained as tag {} but not in spec.cloudTags",

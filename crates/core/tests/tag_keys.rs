@@ -334,7 +334,8 @@ fn x_k8s_io_kinds_are_left_alone_with_a_warning_naming_the_kind(
         )]
     );
     // CAPI's own groups are still routed to the propagation rules, and any
-    // other group is a composite resource.
+    // other group to the cloud tags, where the object's shape decides
+    // whether it is a composite resource.
     let capi = GroupVersionKind {
         group: "cluster.x-k8s.io".to_owned(),
         ..gvk.clone()

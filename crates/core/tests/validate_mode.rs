@@ -46,7 +46,25 @@ fn both_modes(object: &Value, lookup: &MapLookup, settings: &str) -> (Outcome, V
         without_skips(&after) != without_skips(object),
         "validate rejects iff mutate changes what the policy writes"
     );
-    assert_eq!(checked.warnings, mutated.warnings, "skips stay warnings");
+    // Skips stay warnings in both modes. The entries mutate mode removes
+    // from a tag field are warned of there only, one warning each in key
+    // order after the rest; validate mode removes nothing and names each
+    // in its rejection instead.
+    let (removals, others): (Vec<&String>, Vec<&String>) =
+        (mutated.warnings.iter()).partition(|w| w.starts_with(REMOVED_WARNING));
+    assert_eq!(
+        checked.warnings.iter().collect::<Vec<_>>(),
+        others,
+        "skips stay warnings"
+    );
+    let removed: Vec<String> = removed_cloud_tags(object, &after)
+        .into_iter()
+        .map(|key| format!("{REMOVED_WARNING}spec.cloudTags: {}", Value::from(key)))
+        .collect();
+    let named: Vec<String> = (removals.iter())
+        .map(|w| w.split(" (the policy owns").next().unwrap().to_owned())
+        .collect();
+    assert_eq!(named, removed, "one removal warning per removed entry");
     // The rejection keeps the plan it was rendered from: the one decision
     // mutate mode applies, less the skip annotation.
     let applied = (mutated.plan().cloned())
@@ -67,6 +85,23 @@ fn both_modes(object: &Value, lookup: &MapLookup, settings: &str) -> (Outcome, V
         again.verdict
     );
     (checked, after)
+}
+
+/// How the warning for an entry mutate mode removes from a tag field starts.
+const REMOVED_WARNING: &str = "cloud tag removed from ";
+
+/// The keys of `before`'s `spec.cloudTags` that `after` no longer has, in
+/// key order.
+fn removed_cloud_tags<'a>(before: &'a Value, after: &Value) -> Vec<&'a str> {
+    let Some(tags) = before["spec"]["cloudTags"].as_object() else {
+        return Vec::new();
+    };
+    let mut keys: Vec<&str> = (tags.keys())
+        .filter(|key| after["spec"]["cloudTags"].get(key.as_str()).is_none())
+        .map(String::as_str)
+        .collect();
+    keys.sort_unstable();
+    keys
 }
 
 fn message(outcome: &Outcome) -> &str {
@@ -106,6 +141,24 @@ fn xr_deviations_name_missing_differing_stale_and_invalid_tags() {
          \"plexsphere:platform/env\" is \"staging\" (expected \"prod\"), \
          remove \"plexsphere:aws:cost\" (invalid for profile aws: reserved-prefix), \
          remove \"plexsphere:platform/retired\" (stale: no opted-in label produces it)"
+    );
+    assert_eq!(outcome.warnings, Vec::<String>::new(), "nothing skipped");
+    // Mutate mode removes both entries, and says so, one warning each.
+    let text = settings("test_data/xr/settings_propagating.json");
+    let settings = Settings::from_json(text.as_bytes()).unwrap();
+    let mutated = evaluate(
+        &AdmissionRequest::for_object("UPDATE", xr),
+        &settings,
+        &MapLookup::new(),
+    );
+    assert_eq!(
+        mutated.warnings,
+        [
+            "cloud tag removed from spec.cloudTags: \"plexsphere:aws:cost\" (the policy owns keys \
+             under prefix \"plexsphere:\" and no opted-in label gives this one)",
+            "cloud tag removed from spec.cloudTags: \"plexsphere:platform/retired\" (the policy \
+             owns keys under prefix \"plexsphere:\" and no opted-in label gives this one)"
+        ]
     );
 }
 

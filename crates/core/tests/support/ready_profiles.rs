@@ -1,11 +1,14 @@
 //! The ready-made tag profiles of docs/cloud-tags.md ("Ready-made
 //! profiles"), read from that page itself so the documented settings and the
-//! tested ones cannot drift apart.
+//! tested ones cannot drift apart; and the two the page offered before Azure
+//! and GCP were built in, as a settings document written then still lists
+//! them (a user profile listing a provider wins over the built-in).
 //!
-//! Each is a ```yaml block whose first line is `# ready-made profile: NAME`
-//! and which holds a one-entry list for `cloudTags.profiles`.
+//! Each documented one is a ```yaml block whose first line is
+//! `# ready-made profile: NAME` and which holds a one-entry list for
+//! `cloudTags.profiles`.
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
@@ -13,7 +16,8 @@ const MARKER: &str = "# ready-made profile: ";
 /// The page that documents them.
 const DOC: &str = "docs/cloud-tags.md";
 
-/// Profile name → the profile's settings entry, sorted by name.
+/// Profile name → the profile's settings entry, sorted by name: the page's
+/// ready-made profiles, then the earlier ones ([`EARLIER`]).
 pub static READY: LazyLock<BTreeMap<String, Value>> = LazyLock::new(|| {
     let doc = super::read_repo_file(DOC);
     let mut profiles = BTreeMap::new();
@@ -33,11 +37,36 @@ pub static READY: LazyLock<BTreeMap<String, Value>> = LazyLock::new(|| {
     }
     assert_eq!(
         profiles.keys().collect::<Vec<_>>(),
-        ["aws", "azure", "gcp-labels"],
+        ["aws"],
         "the ready-made profiles of {DOC}"
+    );
+    profiles.extend(
+        EARLIER
+            .iter()
+            .map(|(name, entry)| ((*name).to_owned(), entry())),
     );
     profiles
 });
+
+/// The ready-made profiles docs/cloud-tags.md gave before Azure and GCP had
+/// built-in profiles, word for word: `azure` states the built-in `azure`'s
+/// rules; `gcp-labels` refuses the `:` of a user profile's default prefix
+/// `plexsphere:`, so no tag can ever propagate under it.
+pub const EARLIER: [(&str, fn() -> Value); 2] = [
+    ("azure", || {
+        json!({"name": "azure", "providers": ["azure"], "keyMax": 512, "valueMax": 256,
+               "unit": "runes", "cap": 50,
+               "keyCharacters": {"sets": ["printable"], "except": "<>%&\\?/"},
+               "reservedPrefixes": [{"prefix": "microsoft", "ignoreCase": true},
+                                    {"prefix": "azure", "ignoreCase": true},
+                                    {"prefix": "windows", "ignoreCase": true}]})
+    }),
+    ("gcp-labels", || {
+        json!({"name": "gcp-labels", "providers": ["gcp", "google"], "keyMax": 63,
+               "valueMax": 63, "unit": "bytes", "cap": 64,
+               "keyCharacters": {"sets": ["lowercase-letters", "digits"], "extra": "_-"}})
+    }),
+];
 
 /// A settings document with `propagating` opted in and the named
 /// ready-made profiles.

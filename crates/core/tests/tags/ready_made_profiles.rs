@@ -1,8 +1,10 @@
-//! The README's ready-made tag profiles (Azure, GCP labels, AWS with room
-//! for upjet's default tags), read from the README itself, on realistic
-//! Crossplane v2 XRs (test_data/xr, checked against the XRD in
-//! examples/crossplane by scripts/check_schemas.py). Every expectation is
-//! written out from the provider rules the README cites.
+//! The ready-made tag profiles: AWS with room for upjet's default tags, read
+//! from docs/cloud-tags.md itself, and the Azure and GCP-labels profiles the
+//! page offered before Azure and GCP were built in, which settings written
+//! then still list (support/ready_profiles.rs), on realistic Crossplane v2
+//! XRs (test_data/xr, checked against the XRD in examples/crossplane by
+//! scripts/check_schemas.py). Every expectation is written out from the
+//! provider rules the docs cite.
 
 use metadata_propagation_core::evaluate::{evaluate, explain};
 use metadata_propagation_core::lookup::MapLookup;
@@ -44,7 +46,8 @@ fn all_ready() -> String {
 
 #[test]
 fn settings_fixture_is_the_readme_profiles() {
-    // e2e-tests/xr.bats reads the fixture; it must say what the README says.
+    // e2e-tests/xr.bats reads the fixture; its aws must say what the docs
+    // say, its azure and gcp-labels what they said.
     let fixture: Value =
         serde_json::from_str(&read_repo_file("test_data/xr/settings_ready_profiles.json")).unwrap();
     assert_eq!(
@@ -73,6 +76,13 @@ fn azure_refuses_slash_reserved_prefixes_and_its_symbols() {
         "cloud tag skipped: label \"platform/env\" did not become tag \"plexsphere:platform/env\" \
          on provider profile azure: key-character-class (the tag key contains '/' (U+002F))"
     );
+    // The built-in azure profile states the same rules: without the
+    // ready-made one, the same decision.
+    let built_in = run(
+        &request("xdatabase_azure_profile.json"),
+        &ready_profiles::settings(OPTED_IN, &[]),
+    );
+    assert_eq!(built_in, (outcome, xr));
 }
 
 #[test]
@@ -153,18 +163,89 @@ fn gcp_labels_give_one_summary_warning_and_complete_skip_records() {
     );
 }
 
+/// Without the ready-made gcp-labels profile, provider `gcp` selects the
+/// built-in `gcp` profile: GCP's label rules, under its own default prefix
+/// `plexsphere-` (GCP keys refuse the `:` of `plexsphere:`). Qualified keys
+/// still hold `/` or `:`, which `cloudTags.tagKeys` renames.
 #[test]
-fn gcp_without_the_profile_falls_back_to_generic_and_explains_why() {
+fn gcp_without_the_profile_gets_the_built_in_gcp_profile() {
     let request = request("xdatabase_gcp_labels_profile.json");
+    let settings = ready_profiles::settings(OPTED_IN, &["azure"]);
+    let (outcome, xr) = run(&request, &settings);
+    assert!(xr["spec"].get("cloudTags").is_none());
+    assert_eq!(
+        xr["metadata"]["annotations"][SKIPPED],
+        "[{\"qualifiedKey\":\"acme:cost-center\",\"tagKey\":\"plexsphere-acme:cost-center\",\"provider\":\"gcp\",\"reason\":\"key-character-class\"},\
+          {\"qualifiedKey\":\"acme:owner\",\"tagKey\":\"plexsphere-acme:owner\",\"provider\":\"gcp\",\"reason\":\"key-character-class\"},\
+          {\"qualifiedKey\":\"platform/env\",\"tagKey\":\"plexsphere-platform/env\",\"provider\":\"gcp\",\"reason\":\"key-character-class\"},\
+          {\"qualifiedKey\":\"platform/team\",\"tagKey\":\"plexsphere-platform/team\",\"provider\":\"gcp\",\"reason\":\"key-character-class\"}]"
+    );
+    assert_eq!(
+        outcome.warnings.len(),
+        4,
+        "one warning per skip, no fallback"
+    );
+    assert_eq!(
+        outcome.warnings[2],
+        "cloud tag skipped: label \"platform/env\" did not become tag \"plexsphere-platform/env\" \
+         on provider profile gcp: key-character-class (the tag key contains '/' (U+002F))"
+    );
+    let parsed = Settings::from_json(settings.as_bytes()).unwrap();
+    let tags = explain(&request, &parsed, &MapLookup::new())
+        .1
+        .cloud_tags
+        .unwrap();
+    assert_eq!(
+        (
+            tags.profile.as_str(),
+            tags.origin.as_str(),
+            tags.why.as_str()
+        ),
+        (
+            "gcp",
+            "built-in",
+            "provider \"gcp\" selects the built-in profile gcp"
+        )
+    );
+    assert_eq!(tags.no_tag_can_propagate, None);
+
+    // Tag-key bodies without '/' or ':' become GCP labels.
+    let mut named: Value = serde_json::from_str(&settings).unwrap();
+    named["cloudTags"]["tagKeys"] = json!({"platform/env": "env", "acme:owner": "owner"});
+    let (outcome, xr) = run(&request, &named.to_string());
+    assert_eq!(
+        xr["spec"]["cloudTags"],
+        json!({"plexsphere-env": "staging", "plexsphere-owner": "team-data"})
+    );
+    assert_eq!(
+        outcome.warnings.len(),
+        2,
+        "acme:cost-center and platform/team"
+    );
+}
+
+/// A provider no profile lists falls back to the strict generic profile,
+/// and the first warning says so (an opted-in label is in the label set).
+#[test]
+fn an_unlisted_provider_falls_back_to_generic_and_explains_why() {
+    let mut request = request("xdatabase_gcp_labels_profile.json");
+    request.object["spec"]["parameters"]["provider"] = json!("ibm");
     let settings = ready_profiles::settings(OPTED_IN, &["azure"]);
     let (outcome, xr) = run(&request, &settings);
     assert_eq!(
         xr["spec"]["cloudTags"],
         json!({"plexsphere:acme:cost-center": "cc-4711", "plexsphere:acme:owner": "team-data",
                "plexsphere:platform/env": "staging", "plexsphere:platform/team": "data"}),
-        "generic emits keys GCP would reject: why the profile exists"
+        "generic emits keys the cloud may reject: why the fallback warns"
     );
-    assert!(outcome.warnings.is_empty());
+    assert_eq!(
+        outcome.warnings,
+        [
+            "cloud tags: provider \"ibm\" at spec.parameters.provider selects no tag profile, so \
+             the strict generic profile applies; list the provider in a profile of \
+             cloudTags.profiles"
+        ]
+    );
     let settings = Settings::from_json(settings.as_bytes()).unwrap();
     let tags = explain(&request, &settings, &MapLookup::new())
         .1
@@ -179,7 +260,7 @@ fn gcp_without_the_profile_falls_back_to_generic_and_explains_why() {
         (
             "generic",
             "fallback",
-            "provider \"gcp\" is listed by no profile, so the fallback generic applies"
+            "provider \"ibm\" is listed by no profile, so the fallback generic applies"
         )
     );
     assert_eq!(tags.no_tag_can_propagate, None);

@@ -66,11 +66,14 @@ fn legacy_xr_gets_tags_skips_and_keeps_user_entries() {
         xr["metadata"]["annotations"]["cloud-tags.plexsphere.io/skipped"],
         r#"[{"qualifiedKey":"aws:billing","tagKey":"plexsphere:aws:billing","provider":"aws","reason":"reserved-prefix"}]"#
     );
+    // The skip, then the stale entry the policy removed.
     assert_eq!(
         outcome.warnings,
         [
             "cloud tag skipped: label \"aws:billing\" did not become tag \"plexsphere:aws:billing\" \
-          on provider profile aws: reserved-prefix (the key starts with the reserved prefix \"aws:\")"
+          on provider profile aws: reserved-prefix (the key starts with the reserved prefix \"aws:\")",
+            "cloud tag removed from spec.cloudTags: \"plexsphere:platform/stale\" (the policy owns \
+          keys under prefix \"plexsphere:\" and no opted-in label gives this one)"
         ]
     );
     let mut rest = legacy_network();
@@ -193,4 +196,84 @@ fn annotation_entries_win_over_labels() {
         out["spec"]["cloudTags"]["plexsphere:platform/env"],
         "staging"
     );
+}
+
+/// The warning for a kind routed to the cloud tags without a composite
+/// resource's shape.
+fn not_a_composite_resource(kind: &str, api_version: &str) -> String {
+    format!(
+        "{kind} ({api_version}) is not a Crossplane composite resource (no spec.crossplane, nor a \
+         cluster-scoped spec.compositionUpdatePolicy), so this policy leaves it unchanged; remove \
+         it from the policy's rules"
+    )
+}
+
+/// Which objects are composite resources is told by their shape (docs,
+/// "Which objects are composite resources"): a v2 XR has `spec.crossplane`,
+/// a v1 or LegacyCluster XR is cluster-scoped with
+/// `spec.compositionUpdatePolicy`. Anything else outside the Cluster API
+/// and Kubernetes groups is allowed unchanged, with one warning naming it.
+#[test]
+fn only_objects_shaped_as_composite_resources_are_tagged() {
+    let settings = r#"{"cloudTags":{"propagatingLabels":["platform/env","platform/team"]}}"#;
+    let settings = Settings::from_json(settings.as_bytes()).unwrap();
+    let certificate: Value = serde_norway::from_str(&crate::support::read_repo_file(
+        "test_data/xr/certificate_opted_in_labels.yaml",
+    ))
+    .unwrap();
+    // A v2 XR whose manifest leaves spec.crossplane out: until Crossplane
+    // writes it, nothing tells it from any other namespaced kind.
+    let bare_v2 = json!({"apiVersion": "platform.example.org/v1alpha1", "kind": "XDatabase",
+        "metadata": {"name": "db", "namespace": "team-a", "labels": {"platform/env": "prod"}},
+        "spec": {"parameters": {"provider": "aws"}}});
+    // A claim: namespaced, so its compositionUpdatePolicy says nothing.
+    let claim = json!({"apiVersion": "platform.example.org/v1alpha1", "kind": "Network",
+        "metadata": {"name": "net", "namespace": "team-a", "labels": {"platform/env": "prod"}},
+        "spec": {"parameters": {"provider": "aws"}, "compositionUpdatePolicy": "Automatic",
+                 "compositeDeletePolicy": "Background"}});
+    // A managed resource: cluster-scoped, but no update policy.
+    let managed = json!({"apiVersion": "ec2.aws.upbound.io/v1beta1", "kind": "VPC",
+        "metadata": {"name": "vpc", "labels": {"platform/env": "prod"}},
+        "spec": {"forProvider": {"region": "eu-central-1"}, "providerConfigRef": {"name": "default"}}});
+    for (object, kind, api_version) in [
+        (certificate, "Certificate", "cert-manager.io/v1"),
+        (
+            bare_v2.clone(),
+            "XDatabase",
+            "platform.example.org/v1alpha1",
+        ),
+        (claim, "Network", "platform.example.org/v1alpha1"),
+        (managed, "VPC", "ec2.aws.upbound.io/v1beta1"),
+    ] {
+        for operation in ["CREATE", "UPDATE"] {
+            let request = AdmissionRequest::for_object(operation, object.clone());
+            let outcome = evaluate(&request, &settings, &MapLookup::new());
+            assert_eq!(
+                outcome,
+                Outcome {
+                    warnings: vec![not_a_composite_resource(kind, api_version)],
+                    ..Outcome::allow()
+                },
+                "{kind} {operation}"
+            );
+        }
+    }
+    // The same v2 XR with spec.crossplane (its manifest's `{}`, or what
+    // Crossplane writes) and the v1 XR are tagged.
+    let mut v2 = bare_v2;
+    v2["spec"]["crossplane"] = json!({});
+    let v1 = legacy_network();
+    for object in [v2, v1] {
+        let request = AdmissionRequest::for_object("CREATE", object);
+        let outcome = evaluate(&request, &settings, &MapLookup::new());
+        let Verdict::Allow(plan) = &outcome.verdict else {
+            panic!("{outcome:?}");
+        };
+        let mut tagged = request.object.clone();
+        plan.apply(&mut tagged);
+        assert_eq!(
+            tagged["spec"]["cloudTags"]["plexsphere:platform/env"],
+            "prod"
+        );
+    }
 }
