@@ -33,6 +33,20 @@ RUNNER_SOURCES := $(shell find crates/runner/src crates/audit/src -name '*.rs') 
 
 .PHONY: all demo check test fmt lint unit-tests e2e-tests fuzz clean runner module print-cargo-fuzz-version print-wasm-opt-features print-module cache-owner
 
+# What decides the module's bytes, each pinned in one place
+# (docs/releasing.md, "Reproducible builds"): the Rust toolchain in
+# rust-toolchain.toml; binaryen's wasm-opt as the `wasm-opt` crate (binaryen
+# 116) at WASM_OPT_VERSION, built once per machine into TOOLS_DIR (Debian's
+# binaryen cannot be pinned); the dependencies' paths remapped (MODULE_RUSTFLAGS);
+# the annotation by the runner of the same commit. The SBOM generator is pinned
+# beside them. A changed version is a new folder, so it is built afresh.
+WASM_OPT_VERSION := 0.116.1
+CARGO_CYCLONEDX_VERSION := 0.5.9
+# Shared by every checkout and CACHE_DIR of the machine: a pinned version never changes.
+TOOLS_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/metadata-propagation-policy/tools
+WASM_OPT := $(TOOLS_DIR)/wasm-opt-$(WASM_OPT_VERSION)/bin/wasm-opt
+CARGO_CYCLONEDX := $(TOOLS_DIR)/cargo-cyclonedx-$(CARGO_CYCLONEDX_VERSION)/bin/cargo-cyclonedx
+
 all: annotated-policy.wasm
 
 # cargo's module; policy.wasm is this after wasm-opt.
@@ -42,21 +56,54 @@ MODULE := $(or $(CARGO_TARGET_DIR),target)/wasm32-wasip1/release/metadata_propag
 WASM_OPT_FEATURES := --enable-bulk-memory --enable-sign-ext --enable-mutable-globals \
   --enable-nontrapping-float-to-int --enable-reference-types --enable-multivalue
 
-$(MODULE): $(POLICY_SOURCES)
+# Panic locations name the dependencies' sources by their path under
+# CARGO_HOME (/root/.cargo/registry/src/…): remapped to /cargo, the module is
+# the same wherever cargo keeps them. The workspace's own crates are named
+# relative to the workspace already, and the standard library by /rustc/<commit>.
+MODULE_RUSTFLAGS := --remap-path-prefix=$(or $(CARGO_HOME),$(HOME)/.cargo)=/cargo
+
+$(MODULE): $(POLICY_SOURCES) rust-toolchain.toml
 	@rustup target list --installed 2>/dev/null | grep -qx wasm32-wasip1 || rustup target add wasm32-wasip1
 	# `cargo rustc --crate-type cdylib`: with crate-type ["cdylib", "rlib"] in
 	# Cargo.toml a plain `cargo build` silently skips LTO (rust-lang/cargo#9672),
 	# costing 23-40% per evaluation and ~80 KB of module size.
-	$(CARGO) rustc --target=wasm32-wasip1 --release --locked -p metadata-propagation-policy --lib --crate-type cdylib
+	RUSTFLAGS='$(MODULE_RUSTFLAGS)' $(CARGO) rustc --target=wasm32-wasip1 --release --locked -p metadata-propagation-policy --lib --crate-type cdylib
 	touch $@
 
 module: $(MODULE)
 
 # wasm-opt -O3 after rustc's LTO: 10 % smaller at the same cost per
 # evaluation, as wasm-pack does by default (BENCHMARKS.md, "Size").
-policy.wasm: $(MODULE)
-	@command -v wasm-opt >/dev/null || { echo "policy.wasm: wasm-opt not found; install binaryen (apt-get install binaryen; .ci/run does)" >&2; exit 1; }
-	wasm-opt -O3 $(WASM_OPT_FEATURES) $(MODULE) -o $@
+policy.wasm: $(MODULE) $(WASM_OPT)
+	$(WASM_OPT) -O3 $(WASM_OPT_FEATURES) $(MODULE) -o $@
+
+# The pinned tools, each built once per machine. flock: two lanes of .ci/run
+# may ask at once; the second finds it built. Each in its own temporary target
+# directory, not the shared build cache, so they never wait on its lock.
+# wasm-opt compiles binaryen's C++ (minutes): without the `dwarf` feature
+# (LLVM's DWARF code, for modules with debug information; policy.wasm has
+# none) and at -O1 (opt-level 1): 14 CPU-minutes once per machine, and -O3 on
+# the module takes 5.6 s, as long as with Debian's binaryen. The bytes are
+# binaryen's passes at this version; make check-reproducible compares two
+# builds with this tool. cargo-cyclonedx is a debug build, as .ci/run installs
+# the other cargo tools: it runs once per release, for a second.
+$(WASM_OPT):
+	@mkdir -p '$(TOOLS_DIR)'
+	flock '$(TOOLS_DIR)/.lock' sh -c 'test -x $@ || env -u CARGO_BUILD_BUILD_DIR -u CARGO_TARGET_DIR \
+	  CARGO_PROFILE_RELEASE_OPT_LEVEL=1 $(CARGO) install -q --locked --no-default-features \
+	  --root $(TOOLS_DIR)/wasm-opt-$(WASM_OPT_VERSION) wasm-opt --version $(WASM_OPT_VERSION)'
+
+$(CARGO_CYCLONEDX):
+	@mkdir -p '$(TOOLS_DIR)'
+	flock '$(TOOLS_DIR)/.lock' sh -c 'test -x $@ || env -u CARGO_BUILD_BUILD_DIR -u CARGO_TARGET_DIR \
+	  $(CARGO) install -q --locked --debug --root $(TOOLS_DIR)/cargo-cyclonedx-$(CARGO_CYCLONEDX_VERSION) \
+	  cargo-cyclonedx --version $(CARGO_CYCLONEDX_VERSION)'
+
+# Both pinned cargo tools (.ci/run builds them in its side lane), and cosign
+# and actionlint from their Go modules (cluster/components/build.sh).
+.PHONY: release-tools
+release-tools: $(WASM_OPT) $(CARGO_CYCLONEDX)
+	cluster/components/build.sh cosign actionlint >/dev/null
 
 # The runner links the policy's core (explain, audit), so core changes rebuild it.
 $(RUNNER): $(RUNNER_SOURCES) $(POLICY_SOURCES)
@@ -77,11 +124,21 @@ fmt:
 
 # The core's modules import each other without a cycle (the script says
 # which imports close one).
-lint:
+lint: lint-workflows
 	python3 scripts/check_module_graph.py
 	$(CARGO) clippy --locked --all-targets -- -D warnings
 	$(CARGO) clippy --locked -p floor-policy -p explain-web -p cluster-audit -p metadata-propagation-core --all-targets -- -D warnings
 	$(CARGO) clippy --locked -p policy-runner --all-targets --profile host -- -D warnings
+
+# The GitHub workflows, by actionlint built from its pinned Go module
+# (cluster/components/actionlint; 16 s the first time on a machine). Its
+# shellcheck and pyflakes passes are off, so the verdict does not depend on
+# what else the machine has installed.
+.PHONY: lint-workflows
+lint-workflows:
+	@actionlint="$$(cluster/components/build.sh actionlint)/actionlint" && \
+	  "$$actionlint" -shellcheck= -pyflakes= .github/workflows/*.yml && \
+	  echo "lint-workflows: $$(ls .github/workflows/*.yml | wc -l) workflows pass actionlint $$("$$actionlint" --version | head -n1)"
 
 # The core's (crates/core/tests: each capability through its public API),
 # the explain page's and the audit library's native tests run here, beside
@@ -101,7 +158,7 @@ E2E_TMP := e2e-tests/.tmp
 # The project's runner is needed whichever host answers: it applies the
 # patches, and it answers the suites' --parents and records the sessions a
 # real kwctl then replays.
-e2e-tests: annotated-policy.wasm $(RUNNER)
+e2e-tests: annotated-policy.wasm $(RUNNER) $(CARGO_CYCLONEDX)
 	rm -rf $(E2E_TMP) && mkdir -p $(E2E_TMP)
 	KWCTL=e2e-tests/record-kwctl KWCTL_REAL=$(KWCTL) KWCTL_RECORD=$(E2E_TMP)/invocations.jsonl \
 	  POLICY=annotated-policy.wasm bats e2e-tests/capi.bats e2e-tests/infra.bats e2e-tests/inplace.bats e2e-tests/xr.bats
@@ -119,8 +176,11 @@ e2e-tests: annotated-policy.wasm $(RUNNER)
 	fi
 	RUNNER=$(RUNNER) POLICY=annotated-policy.wasm bats e2e-tests/explain.bats e2e-tests/run_input.bats \
 	  e2e-tests/audit.bats e2e-tests/warm_memory.bats
-	# CHANGELOG.md's form and the version it must hold (scripts/changelog.py).
+	# CHANGELOG.md's form and the version it must hold (scripts/changelog.py);
+	# make release's refusals and folder, and the folder's module pushed,
+	# signed with cosign, verified and pulled (docs/releasing.md).
 	bats e2e-tests/changelog.bats
+	RUNNER=$(RUNNER) bats e2e-tests/release.bats
 
 # A management cluster of real components on loopback (cluster/up.sh): etcd,
 # kube-apiserver, kubectl and CAPI's core manager built from their pinned Go
@@ -240,6 +300,13 @@ print-cargo-fuzz-version:
 print-wasm-opt-features:
 	@echo $(WASM_OPT_FEATURES)
 
+.PHONY: print-wasm-opt print-cargo-cyclonedx
+print-wasm-opt:
+	@echo $(WASM_OPT)
+
+print-cargo-cyclonedx:
+	@echo $(CARGO_CYCLONEDX)
+
 print-module:
 	@echo $(MODULE)
 
@@ -321,27 +388,79 @@ web-test: web
 # Distribution (docs/releasing.md).
 #
 # `make push REGISTRY=host[:port]/repository [TAG=vX.Y.Z]` pushes
-# annotated-policy.wasm as an OCI artifact, with kwctl when KWCTL is a real
-# kwctl (`kwctl push -o json`), else with the runner, and prints the
-# immutable reference (…@sha256:…). Credentials come from the Docker config
-# (`docker login`). A loopback registry (127.*, localhost) is reached over
-# plain HTTP through a kwctl sources file; anything else over HTTPS.
+# annotated-policy.wasm (or PUSH_MODULE, a release folder's) as an OCI
+# artifact, with kwctl when KWCTL is a real kwctl (`kwctl push -o json`), else
+# with the runner, and prints the immutable reference (…@sha256:…).
+# Credentials come from the Docker config (`docker login`). A loopback
+# registry (127.*, localhost) is reached over plain HTTP through a kwctl
+# sources file; anything else over HTTPS.
 POLICY_VERSION := $(shell sed -n 's/^ *io\.kubewarden\.policy\.version: *//p' policy-metadata.yml)
 TAG ?= v$(POLICY_VERSION)
+PUSH_MODULE ?= annotated-policy.wasm
 PUSH_TOOL := $(if $(filter kwctl,$(notdir $(KWCTL))),$(KWCTL),$(RUNNER))
 PUSH_DEP := $(if $(filter $(RUNNER),$(PUSH_TOOL)),$(RUNNER),)
 
 .PHONY: push
-push: annotated-policy.wasm $(PUSH_DEP)
-	@test -n "$(REGISTRY)" || { echo "usage: make push REGISTRY=host[:port]/repository [TAG=$(TAG)]" >&2; exit 2; }
+push: $(PUSH_MODULE) $(PUSH_DEP)
+	@test -n "$(REGISTRY)" || { echo "usage: make push REGISTRY=host[:port]/repository [TAG=$(TAG)] [PUSH_MODULE=file]" >&2; exit 2; }
 	@set -euo pipefail; \
 	uri="$(REGISTRY):$(TAG)"; uri="$${uri#registry://}"; host="$${uri%%/*}"; \
 	sources=$$(mktemp); trap 'rm -f "$$sources"' EXIT; flags=(); \
 	case "$$host" in 127.*|localhost|localhost:*) \
 	  printf 'insecure_sources:\n  - "%s"\n' "$$host" >"$$sources"; flags=(--sources-path "$$sources");; \
 	esac; \
-	out=$$($(PUSH_TOOL) push "$${flags[@]}" -o json annotated-policy.wasm "registry://$$uri"); \
+	out=$$($(PUSH_TOOL) push "$${flags[@]}" -o json $(PUSH_MODULE) "registry://$$uri"); \
 	jq -r .immutable_ref <<<"$$out"
+
+# `make release VERSION=x.y.z`: the release folder RELEASE_DIR
+# (target/release-x.y.z/): the annotated module, policy.wasm, their SBOM
+# (CycloneDX), artifacthub-pkg.yml at the version with the module's digest,
+# SHA256SUMS, the release notes from CHANGELOG.md with the digest to pin, and
+# build-info.txt (scripts/release.sh says what each holds). It refuses, before
+# building anything, a version CHANGELOG.md lacks, one Cargo.toml and
+# policy-metadata.yml do not carry, and a working tree with uncommitted changes.
+RELEASE_DIR ?= target/release-$(VERSION)
+.PHONY: release
+release:
+	@scripts/release.sh preflight '$(VERSION)'
+	@$(MAKE) --no-print-directory policy.wasm $(RUNNER) $(CARGO_CYCLONEDX)
+	@RUNNER=$(RUNNER) WASM_OPT=$(WASM_OPT) CARGO_CYCLONEDX=$(CARGO_CYCLONEDX) CARGO=$(CARGO) \
+	  $(ARTIFACTHUB_ENV) scripts/release.sh assemble '$(VERSION)' '$(RELEASE_DIR)'
+
+# Two builds of the committed HEAD, each `make release` in a fresh clone in
+# its own directory with empty cargo build and target directories, agree
+# byte for byte (scripts/check_reproducible.sh). Not in `check`: two cold
+# builds of the module take minutes; .ci/run runs it in its side lane.
+.PHONY: check-reproducible
+check-reproducible: $(RUNNER) $(WASM_OPT) $(CARGO_CYCLONEDX)
+	scripts/check_reproducible.sh
+
+# `make sign REF=<registry/repository@sha256:…> [SBOM=file] [COSIGN_KEY=file]`
+# signs a pushed module with cosign (built from cluster/components/cosign),
+# and attaches SBOM as a signed CycloneDX attestation. The signature is
+# cosign's classic one (the `sha256-<digest>.sig` tag), which kwctl and
+# policy-server verify, as Kubewarden signs its own policies; the attestation
+# is a Sigstore bundle, an OCI referrer, as cosign 3 attaches them. With
+# COSIGN_KEY (its password in COSIGN_PASSWORD): a key pair and no
+# transparency log, as the offline tests sign. Without: keyless, through
+# Fulcio and Rekor with the CI's OIDC identity (the release workflow).
+COSIGN_BIN = $(shell cluster/components/build.sh cosign)/cosign
+COSIGN_FLAGS = $(if $(filter 127.% localhost localhost:%,$(firstword $(subst /, ,$(REF)))),--allow-http-registry)
+.PHONY: sign
+sign:
+	@test -n "$(REF)" || { echo "usage: make sign REF=<registry/repository@sha256:…> [SBOM=sbom.cdx.json] [COSIGN_KEY=cosign.key]" >&2; exit 2; }
+	@case '$(REF)' in *@sha256:*) ;; *) echo "make sign: REF must name a digest (…@sha256:…), as make push prints it" >&2; exit 2;; esac
+	@set -euo pipefail; cosign='$(COSIGN_BIN)'; ref='$(REF)'; ref=$${ref#registry://}; \
+	if [ -n '$(COSIGN_KEY)' ]; then \
+	  sc=$$(mktemp); trap 'rm -f "$$sc"' EXIT; \
+	  echo '{"mediaType":"application/vnd.dev.sigstore.signingconfig.v0.2+json","rekorTlogConfig":{"selector":"ANY"},"tsaConfig":{"selector":"ANY"}}' >"$$sc"; \
+	  "$$cosign" sign --yes $(COSIGN_FLAGS) --key '$(COSIGN_KEY)' --new-bundle-format=false --use-signing-config=false --tlog-upload=false "$$ref"; \
+	  if [ -n '$(SBOM)' ]; then "$$cosign" attest --yes $(COSIGN_FLAGS) --key '$(COSIGN_KEY)' --signing-config "$$sc" \
+	    --type cyclonedx --predicate '$(SBOM)' "$$ref"; fi; \
+	else \
+	  "$$cosign" sign --yes $(COSIGN_FLAGS) --new-bundle-format=false --use-signing-config=false "$$ref"; \
+	  if [ -n '$(SBOM)' ]; then "$$cosign" attest --yes $(COSIGN_FLAGS) --type cyclonedx --predicate '$(SBOM)' "$$ref"; fi; \
+	fi 2> >(grep -v -e '^Flag --[a-z-]* has been deprecated' -e 'Could not fetch trusted_root.json' >&2)
 
 # artifacthub-pkg.yml, generated from policy-metadata.yml and
 # questions-ui.yml (`--questions-path`, as kwctl takes it) by the runner's
@@ -351,7 +470,8 @@ push: annotated-policy.wasm $(PUSH_DEP)
 # createdAt (as Kubewarden's check-artifacthub action does) and fails when
 # anything else in the committed file is stale.
 ARTIFACTHUB_EPOCH = $(or $(SOURCE_DATE_EPOCH),$(shell git log -1 --format=%ct -- policy-metadata.yml questions-ui.yml 2>/dev/null))
-ARTIFACTHUB = $(if $(ARTIFACTHUB_EPOCH),SOURCE_DATE_EPOCH=$(ARTIFACTHUB_EPOCH)) \
+ARTIFACTHUB_ENV = $(if $(ARTIFACTHUB_EPOCH),SOURCE_DATE_EPOCH=$(ARTIFACTHUB_EPOCH))
+ARTIFACTHUB = $(ARTIFACTHUB_ENV) \
   $(RUNNER) scaffold artifacthub --metadata-path policy-metadata.yml --questions-path questions-ui.yml
 
 .PHONY: artifacthub-pkg.yml check-artifacthub

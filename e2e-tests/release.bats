@@ -1,0 +1,394 @@
+#!/usr/bin/env bats
+# Releases end to end (docs/releasing.md):
+# - `make release` refuses, before building anything, a version the changelog
+#   lacks or the project does not carry, and a working tree with uncommitted
+#   changes;
+# - the folder it makes holds the annotated module, policy.wasm, the SBOM,
+#   Artifact Hub's package, SHA256SUMS, the release notes and the build
+#   information, each checked against its source;
+# - the folder's module goes through a real OCI registry (Debian's
+#   docker-registry on 127.0.0.1, scripts/registry.sh) with `make push` at the
+#   digest the notes print, is signed by `make sign` with cosign (built from
+#   its Go module) with a key pair and no transparency log, its SBOM attached as
+#   a signed attestation; `cosign verify --key` accepts it, the pulled module
+#   answers a bundled request as the local one does, and verification fails
+#   for an altered module, a signature moved to it, and another key.
+#
+# Run from the repository root after `make policy.wasm runner` (make
+# e2e-tests does): `make release` runs in a clone of HEAD that gets this
+# checkout's module and runner (scripts/release_clone.sh), so nothing is
+# rebuilt; make check-reproducible checks that clean builds agree.
+
+bats_require_minimum_version 1.5.0
+
+RUNNER=${RUNNER:-target/host/policy-runner}
+REPO=policies/metadata-propagation
+
+setup_file() {
+  export SKIP_REASON=""
+  local tool
+  for tool in git jq curl python3 sha256sum base64 docker-registry strings; do
+    if ! command -v "$tool" >/dev/null 2>&1; then
+      SKIP_REASON="'$tool' is required by these tests"
+      return 0
+    fi
+  done
+  if [ ! -x "$RUNNER" ] || [ ! -f policy.wasm ]; then
+    SKIP_REASON="run 'make policy.wasm runner' first"
+    return 0
+  fi
+  export ROOT=$PWD
+  export VERSION
+  VERSION=$(sed -n 's/^ *io\.kubewarden\.policy\.version: *//p' policy-metadata.yml)
+  export WASM_OPT CARGO_CYCLONEDX COSIGN
+  WASM_OPT=$(make -s --no-print-directory print-wasm-opt)
+  CARGO_CYCLONEDX=$(make -s --no-print-directory print-cargo-cyclonedx)
+  if [ ! -x "$WASM_OPT" ] || [ ! -x "$CARGO_CYCLONEDX" ]; then
+    SKIP_REASON="the pinned wasm-opt and cargo-cyclonedx are not built: make release-tools"
+    return 0
+  fi
+  # cosign from its pinned Go module, built once per machine.
+  COSIGN=$(cluster/components/build.sh cosign)/cosign
+
+  # The release folder, made once by `make release` in a clone of HEAD.
+  export CLONE=$BATS_FILE_TMPDIR/clone
+  export CLONE_CACHE
+  CLONE_CACHE=$(scripts/release_clone.sh "$CLONE")
+  (cd "$CLONE" && make -s --no-print-directory release VERSION="$VERSION" CACHE_DIR="$CLONE_CACHE" \
+    WASM_OPT="$WASM_OPT" CARGO_CYCLONEDX="$CARGO_CYCLONEDX") >"$BATS_FILE_TMPDIR/release.log" 2>&1 || {
+    SKIP_REASON="make release failed in the clone: $(tail -n 5 "$BATS_FILE_TMPDIR/release.log")"
+    return 0
+  }
+  export DIR=$CLONE/target/release-$VERSION
+
+  export REGISTRY_DIR="$BATS_FILE_TMPDIR/registry"
+  REGISTRY=$(scripts/registry.sh start "$REGISTRY_DIR")
+  export REGISTRY
+  # cosign keeps Sigstore's TUF metadata here, not in the home directory; the
+  # key pair's password.
+  export TUF_ROOT=$BATS_FILE_TMPDIR/tuf COSIGN_PASSWORD=release-test
+  (cd "$BATS_FILE_TMPDIR" && "$COSIGN" generate-key-pair >/dev/null 2>&1 &&
+    "$COSIGN" generate-key-pair --output-key-prefix other >/dev/null 2>&1)
+}
+
+setup() {
+  if [ -n "${SKIP_REASON:-}" ]; then
+    skip "$SKIP_REASON"
+  fi
+}
+
+teardown_file() {
+  if [ -n "${REGISTRY_DIR:-}" ]; then
+    scripts/registry.sh stop "$REGISTRY_DIR"
+  fi
+  if [ -n "${CLONE_CACHE:-}" ]; then
+    rm -rf "$CLONE_CACHE"
+  fi
+}
+
+# ---------------------------------------------------------------- helpers
+
+# refusal_clone: a bare clone of HEAD (nothing built) for the refusal tests.
+refusal_clone() {
+  local dest=$BATS_TEST_TMPDIR/r
+  git clone -q --no-local "$ROOT" "$dest"
+  git -C "$dest" checkout -q --detach "$(git -C "$ROOT" rev-parse HEAD)"
+  echo "$dest"
+}
+
+# release_in DIR VERSION: `make release` in DIR with a scratch cache.
+release_in() {
+  local cache=$BATS_TEST_TMPDIR/cache
+  mkdir -p "$cache"
+  (cd "$1" && make -s --no-print-directory release VERSION="$2" CACHE_DIR="$cache" \
+    WASM_OPT="$WASM_OPT" CARGO_CYCLONEDX="$CARGO_CYCLONEDX")
+}
+
+# The io.kubewarden.metadata custom section's JSON, and the module without it.
+metadata_of() {
+  python3 - "$1" <<'EOF'
+import importlib.util, json, sys
+spec = importlib.util.spec_from_file_location("m", "scripts/oci_manifest.py")
+m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)
+data = open(sys.argv[1], "rb").read()
+pos = 8
+while pos < len(data):
+    size, body = m.leb128(data, pos + 1)
+    if data[pos] == 0:
+        n, name = m.leb128(data, body)
+        if data[name:name + n] == b"io.kubewarden.metadata":
+            print(data[name + n:body + size].decode())
+    pos = body + size
+EOF
+}
+without_metadata() {
+  python3 - "$1" "$2" <<'EOF'
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("m", "scripts/oci_manifest.py")
+m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)
+data = open(sys.argv[1], "rb").read()
+out, pos = bytearray(data[:8]), 8
+while pos < len(data):
+    size, body = m.leb128(data, pos + 1)
+    n, name = m.leb128(data, body) if data[pos] == 0 else (0, body)
+    if not (data[pos] == 0 and data[name:name + n] == b"io.kubewarden.metadata"):
+        out += data[pos:body + size]
+    pos = body + size
+open(sys.argv[2], "wb").write(out)
+EOF
+}
+
+pushed_ref() { cat "$BATS_FILE_TMPDIR/immutable_ref"; }
+cosign_verify() { "$COSIGN" verify --insecure-ignore-tlog --allow-http-registry "$@"; }
+
+# ---------------------------------------------------------------- refusals
+
+@test "make release without VERSION, or with one that is not x.y.z, says how to call it" {
+  r=$(refusal_clone)
+  run --separate-stderr release_in "$r" ""
+  echo "stderr: $stderr"
+  [ "$status" -ne 0 ]
+  [[ "$stderr" == *"usage: make release VERSION=x.y.z"* ]]
+
+  run --separate-stderr release_in "$r" "v$VERSION"
+  echo "stderr: $stderr"
+  [ "$status" -ne 0 ]
+  [[ "$stderr" == *"VERSION=v$VERSION is not a version x.y.z"* ]]
+}
+
+@test "make release refuses a version CHANGELOG.md lacks, before building anything" {
+  r=$(refusal_clone)
+  run --separate-stderr release_in "$r" 9.9.9
+  echo "stderr: $stderr"
+  [ "$status" -ne 0 ]
+  [[ "$stderr" == *"CHANGELOG.md has no section '## [9.9.9] - YYYY-MM-DD'"* ]]
+  [ ! -e "$r/target" ]
+  [ ! -e "$r/policy.wasm" ]
+}
+
+@test "make release refuses a version that Cargo.toml and policy-metadata.yml do not carry" {
+  r=$(refusal_clone)
+  sed -i 's/^## \[Unreleased\]$/## [9.0.0] - 2099-01-01\n\n### Upgrade notes\n\nNone./' "$r/CHANGELOG.md"
+  git -C "$r" -c user.name=t -c user.email=t@example.org commit -qam "9.0.0 in the changelog only"
+  run --separate-stderr release_in "$r" 9.0.0
+  echo "stderr: $stderr"
+  [ "$status" -ne 0 ]
+  [[ "$stderr" == *"VERSION=9.0.0, but Cargo.toml says $VERSION and policy-metadata.yml"* ]]
+  [ ! -e "$r/target" ]
+}
+
+@test "make release refuses a working tree with uncommitted changes, naming them" {
+  r=$(refusal_clone)
+  echo "an edit" >>"$r/README.md"
+  echo "a new file" >"$r/stray.txt"
+  run --separate-stderr release_in "$r" "$VERSION"
+  echo "stderr: $stderr"
+  [ "$status" -ne 0 ]
+  [[ "$stderr" == *"the working tree has uncommitted changes"* ]]
+  [[ "$stderr" == *" M README.md"* ]]
+  [[ "$stderr" == *"?? stray.txt"* ]]
+  [ ! -e "$r/target" ]
+}
+
+# ---------------------------------------------------------------- the folder
+
+@test "the release folder holds the modules, SBOM, Artifact Hub package, checksums, notes and build info" {
+  run ls "$DIR"
+  echo "$output"
+  [ "$output" = "$(printf '%s\n' RELEASE_NOTES.md SHA256SUMS annotated-policy.wasm artifacthub-pkg.yml \
+    build-info.txt policy.wasm sbom.cdx.json)" ]
+  (cd "$DIR" && sha256sum --strict -c SHA256SUMS)
+  [ "$(cut -d' ' -f3 "$DIR/SHA256SUMS" | tr '\n' ' ')" = \
+    "annotated-policy.wasm policy.wasm sbom.cdx.json artifacthub-pkg.yml " ]
+}
+
+@test "the annotated module is policy.wasm plus the metadata at VERSION and the README" {
+  cmp "$DIR/policy.wasm" policy.wasm
+  # Annotation adds one custom section and changes nothing else.
+  without_metadata "$DIR/annotated-policy.wasm" "$BATS_TEST_TMPDIR/stripped.wasm"
+  cmp "$DIR/policy.wasm" "$BATS_TEST_TMPDIR/stripped.wasm"
+  metadata_of "$DIR/annotated-policy.wasm" >"$BATS_TEST_TMPDIR/metadata.json"
+  jq -e --arg v "$VERSION" --rawfile readme README.md '
+      .annotations["io.kubewarden.policy.version"] == $v
+      and .annotations["io.kubewarden.policy.usage"] == $readme
+      and .mutating == true and .contextAwareResources != null' "$BATS_TEST_TMPDIR/metadata.json"
+}
+
+@test "artifacthub-pkg.yml is the committed package at VERSION, with the annotated module's digest" {
+  sha=$(sha256sum "$DIR/annotated-policy.wasm" | cut -d' ' -f1)
+  grep -qx "version: $VERSION" "$DIR/artifacthub-pkg.yml"
+  grep -qx "digest: sha256:$sha" "$DIR/artifacthub-pkg.yml"
+  grep -q "image: ghcr.io/plexsphere/policies/metadata-propagation:v$VERSION$" "$DIR/artifacthub-pkg.yml"
+  # Otherwise the committed file (make check-artifacthub keeps that current).
+  diff -u artifacthub-pkg.yml <(grep -v '^digest: ' "$DIR/artifacthub-pkg.yml")
+}
+
+@test "the SBOM is CycloneDX of exactly the module's dependencies, as cargo resolves them for wasm32-wasip1" {
+  sbom=$DIR/sbom.cdx.json
+  jq -e --arg v "$VERSION" '
+      .bomFormat == "CycloneDX" and .specVersion == "1.5"
+      and .metadata.component.name == "metadata-propagation-policy" and .metadata.component.version == $v
+      and (.metadata.tools | any(.name == "cargo-cyclonedx"))' "$sbom"
+  # Every crate cargo builds into the module (normal dependencies, proc macros
+  # included), none more: no dev-dependency, build script or host-only crate.
+  jq -r '.components[] | "\(.name) \(.version)"' "$sbom" | sort -u >"$BATS_TEST_TMPDIR/sbom.txt"
+  cargo tree --locked --offline -p metadata-propagation-policy --target wasm32-wasip1 -e normal \
+    --prefix none -f '{p}' | sed 's/ (.*//; s/ v/ /' | grep -v '^metadata-propagation-policy ' |
+    sort -u >"$BATS_TEST_TMPDIR/cargo.txt"
+  diff -u "$BATS_TEST_TMPDIR/cargo.txt" "$BATS_TEST_TMPDIR/sbom.txt"
+  grep -qx "kubewarden-policy-sdk $(sed -n '/^name = "kubewarden-policy-sdk"$/{n;s/^version = "\(.*\)"$/\1/p}' Cargo.lock)" \
+    "$BATS_TEST_TMPDIR/sbom.txt"
+  ! grep -Eq '^(rstest|jsonschema|serde_norway|wasmtime|oci-client) ' "$BATS_TEST_TMPDIR/sbom.txt"
+  # No path of the machine that made it.
+  ! grep -q -e "$CLONE" -e "$HOME/" "$sbom"
+}
+
+@test "the release notes are the changelog's section for VERSION, with the digest to pin" {
+  notes=$DIR/RELEASE_NOTES.md
+  head -n1 "$notes" | grep -qx "# metadata-propagation v$VERSION"
+  # Every line of the section, in order (link targets aside: the notes point
+  # the changelog's relative links at the repository's files at the tag).
+  untarget() { sed -E 's/\]\([^)]*\)/]/g'; }
+  python3 scripts/changelog.py notes "$VERSION" | sed 's/^### /## /' | untarget >"$BATS_TEST_TMPDIR/section.md"
+  untarget <"$notes" | sed -n "3,$((2 + $(wc -l <"$BATS_TEST_TMPDIR/section.md")))p" >"$BATS_TEST_TMPDIR/head.md"
+  diff -u "$BATS_TEST_TMPDIR/section.md" "$BATS_TEST_TMPDIR/head.md"
+  grep -q "](https://github.com/plexsphere/metadata-propagation-policy/blob/v$VERSION/docs/" "$notes"
+  digest=$(python3 scripts/oci_manifest.py "$DIR/annotated-policy.wasm")
+  grep -qF "registry://ghcr.io/plexsphere/policies/metadata-propagation@$digest" "$notes"
+  grep -qF "$(sha256sum "$DIR/annotated-policy.wasm" | cut -d' ' -f1)" "$notes"
+}
+
+@test "build-info.txt names the commit and the pinned tools that made the bytes" {
+  info=$DIR/build-info.txt
+  cat "$info"
+  grep -qx "commit: $(git -C "$CLONE" rev-parse HEAD)" "$info"
+  channel=$(sed -n 's/^channel = "\(.*\)"$/\1/p' rust-toolchain.toml)
+  grep -q "^rustc: rustc $channel " "$info"
+  grep -q "^wasm-opt: wasm-opt version $(make -s --no-print-directory print-wasm-opt | sed 's#.*/wasm-opt-0\.\([0-9]*\)\..*#\1#')" "$info"
+  grep -qx "cargo-cyclonedx: cargo-cyclonedx $(basename "$(dirname "$(dirname "$CARGO_CYCLONEDX")")" | sed 's/^cargo-cyclonedx-//')" "$info"
+}
+
+# ---------------------------------------------------------------- push and sign
+
+@test "make push sends the release's module, at the digest the release notes print" {
+  run --separate-stderr make -s --no-print-directory push KWCTL="$RUNNER" REGISTRY="$REGISTRY/$REPO" \
+    TAG="v$VERSION" PUSH_MODULE="$DIR/annotated-policy.wasm"
+  echo "stdout: $output"
+  [ "$status" -eq 0 ]
+  ref=$(tail -n1 <<<"$output")
+  [[ "$ref" =~ ^$REGISTRY/$REPO@sha256:[0-9a-f]{64}$ ]]
+  echo "$ref" >"$BATS_FILE_TMPDIR/immutable_ref"
+  grep -qF "@${ref#*@}\`" "$DIR/RELEASE_NOTES.md"
+}
+
+@test "make sign signs with a key pair and no transparency log, and attaches the SBOM as a signed attestation" {
+  ref=$(pushed_ref)
+  digest=${ref#*@}
+  run --separate-stderr make -s --no-print-directory sign REF="$ref" SBOM="$DIR/sbom.cdx.json" \
+    COSIGN_KEY="$BATS_FILE_TMPDIR/cosign.key"
+  echo "stdout: $output"
+  echo "stderr: $stderr"
+  [ "$status" -eq 0 ]
+  # Kubewarden's form of signature (the .sig tag), and cosign 3's bundle
+  # referrer for the attestation (the referrers tag, docker-registry having
+  # no referrers API).
+  tags=$(curl -fsS "http://$REGISTRY/v2/$REPO/tags/list" | jq -r '.tags[]')
+  echo "$tags"
+  grep -qx "sha256-${digest#sha256:}.sig" <<<"$tags"
+  curl -fsS -H 'Accept: application/vnd.oci.image.index.v1+json' \
+    "http://$REGISTRY/v2/$REPO/manifests/sha256-${digest#sha256:}" |
+    jq -e '.manifests | any(.artifactType == "application/vnd.dev.sigstore.bundle.v0.3+json")'
+}
+
+@test "cosign verify --key accepts the pushed digest and the tag, and names the digest it signed" {
+  ref=$(pushed_ref)
+  for uri in "$ref" "$REGISTRY/$REPO:v$VERSION"; do
+    run --separate-stderr cosign_verify --key "$BATS_FILE_TMPDIR/cosign.pub" "$uri"
+    echo "stdout: $output"
+    echo "stderr: $stderr"
+    [ "$status" -eq 0 ]
+    jq -e --arg d "${ref#*@}" --arg r "$ref" '
+        length == 1 and .[0].critical.image["docker-manifest-digest"] == $d
+        and .[0].critical.identity["docker-reference"] == $r' <<<"$output"
+  done
+}
+
+@test "cosign verify-attestation gives back the release's SBOM, signed for the pushed digest" {
+  ref=$(pushed_ref)
+  run --separate-stderr "$COSIGN" verify-attestation --insecure-ignore-tlog --allow-http-registry \
+    --key "$BATS_FILE_TMPDIR/cosign.pub" --type cyclonedx "$ref"
+  echo "stderr: $stderr"
+  [ "$status" -eq 0 ]
+  statement=$(jq -r .payload <<<"$output" | base64 -d)
+  jq -e --arg d "${ref#*@}" '.predicateType == "https://cyclonedx.org/bom"
+      and .subject[0].digest.sha256 == ($d | ltrimstr("sha256:"))' <<<"$statement"
+  diff <(jq -S .predicate <<<"$statement") <(jq -S . "$DIR/sbom.cdx.json")
+}
+
+@test "pulled by digest, the module is the release's and answers a bundled request as the local one" {
+  ref=$(pushed_ref)
+  "$RUNNER" pull --insecure-http -o "$BATS_TEST_TMPDIR/pulled.wasm" "$ref"
+  cmp "$DIR/annotated-policy.wasm" "$BATS_TEST_TMPDIR/pulled.wasm"
+  for module in "$BATS_TEST_TMPDIR/pulled.wasm" "$DIR/annotated-policy.wasm"; do
+    "$RUNNER" run --request-path test_data/xr/examples/xnetwork_aws.json \
+      --settings-path test_data/xr/examples/settings.json "$module" >"$module.response.json"
+  done
+  cmp "$BATS_TEST_TMPDIR/pulled.wasm.response.json" "$DIR/annotated-policy.wasm.response.json"
+  jq -e '.allowed == true and .patchType == "JSONPatch"' "$DIR/annotated-policy.wasm.response.json"
+  rm "$DIR/annotated-policy.wasm.response.json"
+}
+
+@test "verification fails for a module altered after signing, for a signature moved to it, and for another key" {
+  ref=$(pushed_ref)
+  digest=${ref#*@}
+  # The release's module with one byte of its metadata changed, pushed to the
+  # release's tag: the tag now names a manifest nobody signed.
+  python3 - "$DIR/annotated-policy.wasm" "$BATS_TEST_TMPDIR/altered.wasm" <<'EOF'
+import sys
+data = bytearray(open(sys.argv[1], "rb").read())
+at = data.rindex(b'"io.kubewarden.policy.title":"metadata-propagation"') + len(b'"io.kubewarden.policy.title":"')
+data[at] = ord("M")
+open(sys.argv[2], "wb").write(data)
+EOF
+  altered=$("$RUNNER" push --insecure-http -o json "$BATS_TEST_TMPDIR/altered.wasm" \
+    "$REGISTRY/$REPO:v$VERSION" 2>/dev/null | jq -r .immutable_ref)
+  [ "${altered#*@}" != "$digest" ]
+  run --separate-stderr cosign_verify --key "$BATS_FILE_TMPDIR/cosign.pub" "$REGISTRY/$REPO:v$VERSION"
+  echo "stderr: $stderr"
+  [ "$status" -ne 0 ]
+  [[ "$stderr" == *"no signatures found"* ]]
+
+  # The release's signature copied to the altered manifest's signature tag:
+  # it names the signed digest, not this one.
+  curl -fsS -H 'Accept: application/vnd.oci.image.manifest.v1+json' \
+    "http://$REGISTRY/v2/$REPO/manifests/sha256-${digest#sha256:}.sig" >"$BATS_TEST_TMPDIR/sig.json"
+  curl -fsS -X PUT -H 'Content-Type: application/vnd.oci.image.manifest.v1+json' \
+    --data-binary @"$BATS_TEST_TMPDIR/sig.json" \
+    "http://$REGISTRY/v2/$REPO/manifests/sha256-$(cut -d: -f2 <<<"${altered#*@}").sig"
+  run --separate-stderr cosign_verify --key "$BATS_FILE_TMPDIR/cosign.pub" "$altered"
+  echo "stderr: $stderr"
+  [ "$status" -ne 0 ]
+  [[ "$stderr" == *"no matching signatures"* ]]
+
+  # Another key does not verify the release either.
+  run --separate-stderr cosign_verify --key "$BATS_FILE_TMPDIR/other.pub" "$ref"
+  echo "stderr: $stderr"
+  [ "$status" -ne 0 ]
+  [[ "$stderr" == *"no matching signatures"* ]]
+
+  # The release's digest still verifies with its key.
+  cosign_verify --key "$BATS_FILE_TMPDIR/cosign.pub" "$ref" >/dev/null
+}
+
+@test "a module altered in the registry's storage fails the pull by digest" {
+  ref=$(pushed_ref)
+  layer=$(curl -fsS -H 'Accept: application/vnd.oci.image.manifest.v1+json' \
+    "http://$REGISTRY/v2/$REPO/manifests/${ref#*@}" | jq -r '.layers[0].digest | ltrimstr("sha256:")')
+  data=$(find "$REGISTRY_DIR/storage" -path "*/blobs/sha256/${layer:0:2}/$layer/data")
+  [ -f "$data" ]
+  printf 'X' | dd of="$data" bs=1 seek=200 conv=notrunc status=none
+  run --separate-stderr "$RUNNER" pull --insecure-http -o "$BATS_TEST_TMPDIR/tampered.wasm" "$ref"
+  echo "stderr: $stderr"
+  [ "$status" -ne 0 ]
+  [ ! -s "$BATS_TEST_TMPDIR/tampered.wasm" ]
+}
