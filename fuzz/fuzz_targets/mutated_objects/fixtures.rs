@@ -26,9 +26,10 @@ const CHILDREN: &[&str] = &[
     include_str!("../../../test_data/xr/xdatabase_hetzner_limits.json"),
     include_str!("../../../test_data/xr/xdatabase_openstack_limits.json"),
 ];
-/// XRs on providers only the ready-made profiles (docs/cloud-tags.md) select (Azure, GCP
-/// labels), picked by `Ready::child` instead of `Input::child`. Kept apart
-/// from [`CHILDREN`] so that `Input::child` picks what it always did.
+/// XRs on Azure and GCP (once selected only by ready-made profiles, now by
+/// the built-in azure and gcp), picked by `Ready::child` instead of
+/// `Input::child`. Kept apart from [`CHILDREN`] so that `Input::child` picks
+/// what it always did.
 const PROFILE_CHILDREN: &[&str] = &[
     include_str!("../../../test_data/xr/xdatabase_azure_profile.json"),
     include_str!("../../../test_data/xr/xdatabase_gcp_labels_profile.json"),
