@@ -436,31 +436,26 @@ check-reproducible: $(RUNNER) $(WASM_OPT) $(CARGO_CYCLONEDX)
 	scripts/check_reproducible.sh
 
 # `make sign REF=<registry/repository@sha256:…> [SBOM=file] [COSIGN_KEY=file]`
-# signs a pushed module with cosign (built from cluster/components/cosign),
-# and attaches SBOM as a signed CycloneDX attestation. The signature is
-# cosign's classic one (the `sha256-<digest>.sig` tag), which kwctl and
-# policy-server verify, as Kubewarden signs its own policies; the attestation
-# is a Sigstore bundle, an OCI referrer, as cosign 3 attaches them. With
-# COSIGN_KEY (its password in COSIGN_PASSWORD): a key pair and no
-# transparency log, as the offline tests sign. Without: keyless, through
-# Fulcio and Rekor with the CI's OIDC identity (the release workflow).
+# signs a pushed module with cosign (built from cluster/components/cosign)
+# and attaches SBOM as a signed CycloneDX attestation, both in cosign's
+# classic form (the `sha256-<digest>.sig` and `.att` tags), which kwctl and
+# policy-server read, as Kubewarden signs its own policies; cosign 3's
+# Sigstore bundles (OCI referrers) are not read by them yet. With COSIGN_KEY
+# (its password in COSIGN_PASSWORD): a key pair and no transparency log, as
+# the offline tests sign. Without: keyless, through Fulcio and Rekor with the
+# CI's OIDC identity (the release workflow).
 COSIGN_BIN = $(shell cluster/components/build.sh cosign)/cosign
-COSIGN_FLAGS = $(if $(filter 127.% localhost localhost:%,$(firstword $(subst /, ,$(REF)))),--allow-http-registry)
+COSIGN_FLAGS = --yes --new-bundle-format=false --use-signing-config=false \
+  $(if $(COSIGN_KEY),--key '$(COSIGN_KEY)' --tlog-upload=false) \
+  $(if $(filter 127.% localhost localhost:%,$(firstword $(subst /, ,$(REF)))),--allow-http-registry)
 .PHONY: sign
 sign:
 	@test -n "$(REF)" || { echo "usage: make sign REF=<registry/repository@sha256:…> [SBOM=sbom.cdx.json] [COSIGN_KEY=cosign.key]" >&2; exit 2; }
 	@case '$(REF)' in *@sha256:*) ;; *) echo "make sign: REF must name a digest (…@sha256:…), as make push prints it" >&2; exit 2;; esac
 	@set -euo pipefail; cosign='$(COSIGN_BIN)'; ref='$(REF)'; ref=$${ref#registry://}; \
-	if [ -n '$(COSIGN_KEY)' ]; then \
-	  sc=$$(mktemp); trap 'rm -f "$$sc"' EXIT; \
-	  echo '{"mediaType":"application/vnd.dev.sigstore.signingconfig.v0.2+json","rekorTlogConfig":{"selector":"ANY"},"tsaConfig":{"selector":"ANY"}}' >"$$sc"; \
-	  "$$cosign" sign --yes $(COSIGN_FLAGS) --key '$(COSIGN_KEY)' --new-bundle-format=false --use-signing-config=false --tlog-upload=false "$$ref"; \
-	  if [ -n '$(SBOM)' ]; then "$$cosign" attest --yes $(COSIGN_FLAGS) --key '$(COSIGN_KEY)' --signing-config "$$sc" \
-	    --type cyclonedx --predicate '$(SBOM)' "$$ref"; fi; \
-	else \
-	  "$$cosign" sign --yes $(COSIGN_FLAGS) --new-bundle-format=false --use-signing-config=false "$$ref"; \
-	  if [ -n '$(SBOM)' ]; then "$$cosign" attest --yes $(COSIGN_FLAGS) --type cyclonedx --predicate '$(SBOM)' "$$ref"; fi; \
-	fi 2> >(grep -v -e '^Flag --[a-z-]* has been deprecated' -e 'Could not fetch trusted_root.json' >&2)
+	{ "$$cosign" sign $(COSIGN_FLAGS) "$$ref" && \
+	  if [ -n '$(SBOM)' ]; then "$$cosign" attest $(COSIGN_FLAGS) --type cyclonedx --predicate '$(SBOM)' "$$ref"; fi; \
+	} 2> >(grep -v -e '^Flag --[a-z-]* has been deprecated' >&2)
 
 # artifacthub-pkg.yml, generated from policy-metadata.yml and
 # questions-ui.yml (`--questions-path`, as kwctl takes it) by the runner's

@@ -62,18 +62,21 @@ preflight() {
   fi
 }
 
-# The CycloneDX SBOM of the policy crate's dependencies as built into the
-# module: its target (wasm32-wasip1) only, no dev- or build-dependencies (the
-# proc macros whose code the module holds stay). cargo-cyclonedx writes next
-# to each Cargo.toml, so it runs in a scratch copy of the workspace's
-# manifests, sources and lock file, never in the checkout; the scratch path in
-# its bom-refs becomes /metadata-propagation-policy, and its timestamp is the
-# commit's (SOURCE_DATE_EPOCH), so the file is a function of the commit.
+# The CycloneDX SBOM of the crates compiled into the module: the policy
+# crate's dependencies for its target (wasm32-wasip1), no dev- or
+# build-dependencies (the proc macros whose code the module holds stay). It
+# runs on a scratch copy of what the module is built from, the policy crate
+# and the core without their dev-dependencies (scripts/sbom_workspace.py
+# says why), never in the checkout (cargo-cyclonedx writes next to each
+# Cargo.toml). The scratch path in its bom-refs becomes
+# /metadata-propagation-policy and its timestamp is the commit's
+# (SOURCE_DATE_EPOCH): the file is a function of the commit.
 sbom() {
   local out=$1 scratch epoch
   scratch=$(mktemp -d)
   epoch=$(git log -1 --format=%ct HEAD)
-  git ls-files -z Cargo.toml Cargo.lock rust-toolchain.toml src crates | xargs -0 cp --parents -t "$scratch"
+  git ls-files -z Cargo.toml Cargo.lock rust-toolchain.toml src crates/core | xargs -0 cp --parents -t "$scratch"
+  python3 scripts/sbom_workspace.py "$scratch"
   (cd "$scratch" && SOURCE_DATE_EPOCH=$epoch \
     "$CARGO_CYCLONEDX" cyclonedx -qq --format json --spec-version 1.5 --target wasm32-wasip1 \
     --no-build-deps --override-filename sbom)
