@@ -169,7 +169,7 @@ cosign_verify() { "$COSIGN" verify --insecure-ignore-tlog --allow-http-registry 
 
 @test "make release refuses a version that Cargo.toml and policy-metadata.yml do not carry" {
   r=$(refusal_clone)
-  sed -i 's/^## \[Unreleased\]$/## [9.0.0] - 2099-01-01\n\n### Upgrade notes\n\nNone./' "$r/CHANGELOG.md"
+  sed -i 's/^## \[0\.1\.0\] - /## [9.0.0] - 2099-01-01\n\n### Upgrade notes\n\nNone.\n\n&/' "$r/CHANGELOG.md"
   git -C "$r" -c user.name=t -c user.email=t@example.org commit -qam "9.0.0 in the changelog only"
   run --separate-stderr release_in "$r" 9.0.0
   echo "stderr: $stderr"
@@ -209,7 +209,7 @@ cosign_verify() { "$COSIGN" verify --insecure-ignore-tlog --allow-http-registry 
   without_metadata "$DIR/annotated-policy.wasm" "$BATS_TEST_TMPDIR/stripped.wasm"
   cmp "$DIR/policy.wasm" "$BATS_TEST_TMPDIR/stripped.wasm"
   metadata_of "$DIR/annotated-policy.wasm" >"$BATS_TEST_TMPDIR/metadata.json"
-  jq -e --arg v "$VERSION" --rawfile readme README.md '
+  jq -e --arg v "$VERSION" --rawfile readme "$CLONE/README.md" '
       .annotations["io.kubewarden.policy.version"] == $v
       and .annotations["io.kubewarden.policy.usage"] == $readme
       and .mutating == true and .contextAwareResources != null' "$BATS_TEST_TMPDIR/metadata.json"
@@ -220,8 +220,13 @@ cosign_verify() { "$COSIGN" verify --insecure-ignore-tlog --allow-http-registry 
   grep -qx "version: $VERSION" "$DIR/artifacthub-pkg.yml"
   grep -qx "digest: sha256:$sha" "$DIR/artifacthub-pkg.yml"
   grep -q "image: ghcr.io/plexsphere/policies/metadata-propagation:v$VERSION$" "$DIR/artifacthub-pkg.yml"
-  # Otherwise the committed file (make check-artifacthub keeps that current).
-  diff -u artifacthub-pkg.yml <(grep -v '^digest: ' "$DIR/artifacthub-pkg.yml")
+  # createdAt: the last commit date of its sources, as make artifacthub-pkg.yml writes it.
+  epoch=$(git -C "$CLONE" log -1 --format=%ct -- policy-metadata.yml questions-ui.yml)
+  grep -qx "createdAt: $(date -u -d "@$epoch" +%Y-%m-%dT%H:%M:%SZ)" "$DIR/artifacthub-pkg.yml"
+  # Otherwise the committed file (make check-artifacthub keeps that current,
+  # createdAt aside).
+  diff -u <(grep -v '^createdAt: ' "$CLONE/artifacthub-pkg.yml") \
+    <(grep -v -e '^digest: ' -e '^createdAt: ' "$DIR/artifacthub-pkg.yml")
 }
 
 @test "the SBOM is CycloneDX of exactly the module's dependencies, as cargo resolves them for wasm32-wasip1" {
@@ -259,7 +264,8 @@ cosign_verify() { "$COSIGN" verify --insecure-ignore-tlog --allow-http-registry 
   # Every line of the section, in order (link targets aside: the notes point
   # the changelog's relative links at the repository's files at the tag).
   untarget() { sed -E 's/\]\([^)]*\)/]/g'; }
-  python3 scripts/changelog.py notes "$VERSION" | sed 's/^### /## /' | untarget >"$BATS_TEST_TMPDIR/section.md"
+  python3 scripts/changelog.py notes "$VERSION" "$CLONE/CHANGELOG.md" | sed 's/^### /## /' | untarget \
+    >"$BATS_TEST_TMPDIR/section.md"
   untarget <"$notes" | sed -n "3,$((2 + $(wc -l <"$BATS_TEST_TMPDIR/section.md")))p" >"$BATS_TEST_TMPDIR/head.md"
   diff -u "$BATS_TEST_TMPDIR/section.md" "$BATS_TEST_TMPDIR/head.md"
   grep -q "](https://github.com/plexsphere/metadata-propagation-policy/blob/v$VERSION/docs/" "$notes"
@@ -272,7 +278,7 @@ cosign_verify() { "$COSIGN" verify --insecure-ignore-tlog --allow-http-registry 
   info=$DIR/build-info.txt
   cat "$info"
   grep -qx "commit: $(git -C "$CLONE" rev-parse HEAD)" "$info"
-  channel=$(sed -n 's/^channel = "\(.*\)"$/\1/p' rust-toolchain.toml)
+  channel=$(sed -n 's/^channel = "\(.*\)"$/\1/p' "$CLONE/rust-toolchain.toml")
   grep -q "^rustc: rustc $channel " "$info"
   grep -q "^wasm-opt: wasm-opt version $(make -s --no-print-directory print-wasm-opt | sed 's#.*/wasm-opt-0\.\([0-9]*\)\..*#\1#')" "$info"
   grep -qx "cargo-cyclonedx: cargo-cyclonedx $(basename "$(dirname "$(dirname "$CARGO_CYCLONEDX")")" | sed 's/^cargo-cyclonedx-//')" "$info"
