@@ -48,11 +48,14 @@ pub static READY: LazyLock<BTreeMap<String, Value>> = LazyLock::new(|| {
     profiles
 });
 
+/// A profile's name and its settings entry.
+pub type Earlier = (&'static str, fn() -> Value);
+
 /// The ready-made profiles docs/cloud-tags.md gave before Azure and GCP had
 /// built-in profiles, word for word: `azure` states the built-in `azure`'s
 /// rules; `gcp-labels` refuses the `:` of a user profile's default prefix
 /// `plexsphere:`, so no tag can ever propagate under it.
-pub const EARLIER: [(&str, fn() -> Value); 2] = [
+pub const EARLIER: [Earlier; 2] = [
     ("azure", || {
         json!({"name": "azure", "providers": ["azure"], "keyMax": 512, "valueMax": 256,
                "unit": "runes", "cap": 50,
