@@ -221,9 +221,10 @@ check-tools:
 check-docs: annotated-policy.wasm $(RUNNER)
 	python3 scripts/check_docs.py
 
-# policy.wasm's size budget: 512,000 bytes (BENCHMARKS.md, "Size").
+# policy.wasm's size budget: 540,000 bytes (BENCHMARKS.md, "Size"), well inside the
+# 1 MiB a policy module may take.
 # Deterministic, so a check rather than a benchmark.
-SIZE_BUDGET := 512000
+SIZE_BUDGET := 540000
 .PHONY: check-size
 check-size: policy.wasm
 	@size=$$(wc -c <policy.wasm); [ "$$size" -le $(SIZE_BUDGET) ] || \
