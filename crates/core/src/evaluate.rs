@@ -9,7 +9,7 @@ use crate::projection::Projection;
 use crate::reads::Reads;
 use crate::request::{AdmissionRequest, GroupVersionKind, is_write};
 use crate::settings::{DEFAULT_PROVIDER_SEGMENTS, Settings};
-use crate::tags::targets::{COMPOSITE_RESOURCE, Target, target_for};
+use crate::tags::targets::{self, ProfileChoice, Target};
 use crate::{capi, deviations, tags};
 
 /// Decides one admission request. Pure apart from `lookup`.
@@ -144,29 +144,27 @@ fn projection_with<'s>(
     capi_infrastructure: bool,
     provider: &[&'s str],
 ) -> Projection<'s> {
-    let paths: Vec<&[&'s str]> = match route {
+    let mut paths: Vec<&[&'s str]> = match route {
         Route::NotActedOn => return Projection::default(),
         Route::Capi => {
             let mut paths = vec![&["apiVersion"][..], &["kind"]];
             paths.extend(METADATA);
             paths.extend(capi::child_paths(&kind.group, &kind.kind));
-            // The tag field, when the feature is on and the kind has one.
-            if capi_infrastructure
-                && let Some(target) = target_for(&kind.group, &kind.kind, &kind.version)
-            {
-                paths.push(target.field);
-            }
             paths
         }
-        // What tags::plan reads, and nothing else: the labels, the
-        // label-set annotation, the tag field and the provider; and what
-        // tells a composite resource by its shape.
-        Route::CloudTags => {
-            let mut paths = vec![tags::LABELS, tags::ANNOTATIONS, tags::CLOUD_TAGS, provider];
-            paths.extend(tags::composite::SHAPE_PATHS);
-            paths
-        }
+        // Only what the tags read: the labels and the label-set annotation.
+        Route::CloudTags => vec![tags::LABELS, tags::ANNOTATIONS],
     };
+    // What every row that may cover the kind reads: its tag field, what
+    // tells its objects apart, and the provider where it picks the profile.
+    for row in targets::rows_for_kind(kind, capi_infrastructure) {
+        for path in row.reads() {
+            paths.push(path);
+        }
+        if row.profile == ProfileChoice::Provider {
+            paths.push(provider);
+        }
+    }
     Projection::of(&paths)
 }
 
@@ -242,9 +240,8 @@ fn decide(
         }
         return outcome;
     }
-    if route == Route::CloudTags
-        && !tags::composite::is_composite_resource(&request.object, &request.namespace)
-    {
+    let target = tags::row_for(request, settings);
+    if route == Route::CloudTags && target.is_none() {
         let warning = tags::composite::not_a_composite_resource(&request.kind);
         if let Some(explain) = explain {
             explain.notes.push(warning.clone());
@@ -254,8 +251,8 @@ fn decide(
             ..Outcome::allow()
         };
     }
-    let outcome =
-        decide_write(request, route, settings, lookup, explain).unwrap_or_else(Error::into_outcome);
+    let outcome = decide_write(request, route, target, settings, lookup, explain)
+        .unwrap_or_else(Error::into_outcome);
     deviations::enforce(outcome, settings.mode)
 }
 
@@ -267,24 +264,36 @@ fn decide(
 fn decide_write(
     request: &AdmissionRequest,
     route: Route,
+    target: Option<&'static Target>,
     settings: &Settings,
     lookup: &dyn Lookup,
     mut explain: Option<&mut Explanation>,
 ) -> Result<Outcome, Error> {
-    let target = match route {
-        Route::CloudTags => Some(&COMPOSITE_RESOURCE),
-        _ => tags::infrastructure_target(request, settings),
+    let namespace = match route {
+        Route::Capi => Some(capi::check(request)?),
+        _ => None,
+    };
+    let mut target = target;
+    if let Some(row) = target
+        && tags::left_as_submitted(row, request)?
+    {
+        if let Some(explain) = explain.as_deref_mut() {
+            explain.notes.push(format!(
+                "{} is \"adopted\": left exactly as submitted",
+                tags::ORIGIN_LABEL
+            ));
+        }
+        target = None;
+    }
+    let field = match target {
+        Some(target) => tags::read_field(target, request)?,
+        None => None,
     };
     let mut plan = Plan::default();
     let mut reported = capi::Reported::default();
-    let mut field = None;
     // A composite resource reads nothing from the cluster.
     let mut reads = Reads::new(lookup, &[]);
-    if route == Route::Capi {
-        let namespace = capi::check(request)?;
-        if let Some(target) = target {
-            field = tags::read_field(target, request)?;
-        }
+    if let Some(namespace) = namespace {
         let located;
         (located, _, reads) = resolve(request, namespace, target, settings, lookup)?;
         reported = capi::plan(
@@ -357,7 +366,7 @@ pub fn look_up(
         return Ok(());
     }
     let namespace = request.object_namespace().map_err(capi::CapiError::from)?;
-    let target = tags::infrastructure_target(request, settings);
+    let target = tags::row_for(request, settings);
     let (located, cluster, reads) = resolve(request, namespace, target, settings, lookup)?;
     capi::look_up_parent(request, located, namespace, &reads)?;
     tags::cluster::read(cluster, &reads)?;

@@ -44,29 +44,42 @@ use label_set::{LabelSet, Layer, Source};
 use profile::{GENERIC, Origin};
 pub use report::{skip_records, warning};
 use serde_json::{Map, Value};
-use targets::{LabelSource, Match, ProfileChoice, Target};
+use targets::{LabelSource, ProfileChoice, Target};
 
-pub use contract::{
-    ANNOTATIONS, CLOUD_TAGS, LABELS, LABELS_ANNOTATION, ORIGIN_LABEL, SKIPPED_ANNOTATION,
-};
+pub use contract::{ANNOTATIONS, LABELS, LABELS_ANNOTATION, ORIGIN_LABEL, SKIPPED_ANNOTATION};
 
-/// The infrastructure row of a CAPI object, when
-/// `cloudTags.capiInfrastructure` is on and its kind has one.
-pub fn infrastructure_target(
-    request: &AdmissionRequest,
-    settings: &Settings,
-) -> Option<&'static Target> {
-    let kind = &request.kind;
-    settings
-        .capi_infrastructure()
-        .then(|| targets::target_for(&kind.group, &kind.kind, &kind.version))
-        .flatten()
+/// The row of the tag table that covers `request` ([`targets::row_for`]),
+/// with the infrastructure rows in force when `cloudTags.capiInfrastructure`
+/// is on.
+pub fn row_for(request: &AdmissionRequest, settings: &Settings) -> Option<&'static Target> {
+    targets::row_for(request, settings.capi_infrastructure())
 }
 
-/// The tag field, read when this request stamps it (`None` otherwise): an
-/// infrastructure object's is read before any look-up, so a field of the
-/// wrong shape, the object's fault, is refused with 400 rather than after
-/// a look-up that may fail retryably (500).
+/// Whether `request`'s object is left exactly as submitted: its row honours
+/// `platform/origin: adopted` and the object's own label set (its labels,
+/// under its label-set annotation) says so. Asked before the tag field is
+/// read, so that an adopted object is never refused for its tags.
+pub fn left_as_submitted(target: &Target, request: &AdmissionRequest) -> Result<bool, TagsError> {
+    if !target.adopted_left_alone {
+        return Ok(false);
+    }
+    let object = &request.object;
+    let own = |error| TagsError::malformed(own_reference(target, request), error);
+    let annotations = fields::string_map(object, ANNOTATIONS).map_err(own)?;
+    let own_extra = parse_labels_annotation(&annotations).map_err(own)?;
+    let labels = fields::string_object(object, LABELS).map_err(own)?;
+    let mut set = LabelSet::default();
+    if let Some(labels) = labels {
+        set = set.with(Source::OwnLabels, Layer::Object(labels));
+    }
+    let set = set.with(Source::OwnAnnotation, Layer::Annotation(&own_extra));
+    Ok(set.get(ORIGIN_LABEL).is_some_and(|(v, _)| v == "adopted"))
+}
+
+/// The tag field, read when this request stamps it (`None` otherwise), for
+/// every row in one place and before any look-up: a field of the wrong
+/// shape, the object's fault, is refused with 400 rather than after a
+/// look-up that may fail retryably (500).
 pub fn read_field<'o>(
     target: &Target,
     request: &'o AdmissionRequest,
@@ -81,9 +94,8 @@ pub fn read_field<'o>(
 
 /// Adds the tags decision of `request`'s object, of row `target`, to
 /// `plan` (which holds its CAPI metadata edits, if any) and returns the
-/// skip warnings. `field` is the tag field when [`read_field`] read it
-/// already (before a look-up); it is read here otherwise. Fills `explain`
-/// when given.
+/// skip warnings. `field` is what [`read_field`] read (`None`: the request
+/// does not stamp the field). Fills `explain` when given.
 pub fn plan(
     target: &'static Target,
     request: &AdmissionRequest,
@@ -94,7 +106,7 @@ pub fn plan(
     explain: Option<&mut Explanation>,
 ) -> Result<Vec<String>, TagsError> {
     let object = &request.object;
-    if !target.stamps(&request.operation) {
+    let Some(current) = field else {
         if let (Some(explain), Some(profile)) = (explain, target.profile_name()) {
             explain.notes.push(format!(
                 "{} is tagged on CREATE only ({profile} makes {} immutable): its tags are left \
@@ -104,7 +116,7 @@ pub fn plan(
             ));
         }
         return Ok(Vec::new());
-    }
+    };
     let mode = settings.mode;
     let settings = settings.cloud_tags()?;
     let own = |error| TagsError::malformed(own_reference(target, request), error);
@@ -151,15 +163,6 @@ pub fn plan(
         set = set.with(Source::OwnLabels, layer);
     }
     let set = set.with(Source::OwnAnnotation, Layer::Annotation(&own_extra));
-    if target.adopted_left_alone && set.get(ORIGIN_LABEL).is_some_and(|(v, _)| v == "adopted") {
-        // Adopted resources never propagate: left exactly as submitted.
-        if let Some(explain) = explain {
-            explain.notes.push(format!(
-                "{ORIGIN_LABEL} is \"adopted\": left exactly as submitted"
-            ));
-        }
-        return Ok(Vec::new());
-    }
 
     // The profile, and the prefix the entries of the object's previous
     // profile carry (an UPDATE that moves a composite resource to a profile
@@ -186,10 +189,6 @@ pub fn plan(
     let keys = settings.tag_keys(profile);
     let fallback = (target.profile == ProfileChoice::Provider && origin == Origin::Fallback)
         .then(|| said::fallback(provider, &settings.provider_path.join(".")));
-    let current = match field {
-        Some(current) => current,
-        None => field::read(object, target.tag_field()).map_err(own)?,
-    };
     // Named only in explanations: formatted only for one.
     let cluster = match (&found, &explain) {
         (ClusterFound::Read(reference, _), Some(_)) => reference.to_string(),
@@ -227,7 +226,7 @@ pub fn plan(
         explain.cloud_tags = Some(CloudTags {
             provider,
             why,
-            field: target.kind().map(|_| target.field.join(".")),
+            field: target.named_in_messages.then(|| target.field.join(".")),
             ..explained
         });
         if let ClusterFound::NotFound(reference) = &found {
@@ -303,11 +302,10 @@ fn own_namespace(request: &AdmissionRequest) -> &str {
     request.object_namespace().unwrap_or(&request.namespace)
 }
 
-/// The object of the request as messages name it: an infrastructure
-/// object, whose decision reads its Cluster too; `None` for a composite
-/// resource, the only object read.
+/// The object of the request as messages name it, when its row names it
+/// ([`Target::named_in_messages`]).
 fn own_reference(target: &Target, request: &AdmissionRequest) -> Option<ObjectRef> {
-    if target.matches == Match::CompositeResource {
+    if !target.named_in_messages {
         return None;
     }
     let kind = &request.kind;

@@ -471,7 +471,7 @@ proptest! {
         labels in string_map(),
         extra in string_map(),
         tags in string_map(),
-        provider in proptest::sample::select(&["aws", "AWS", "hetzner", "openstack", "gcp", ""][..]),
+        provider in proptest::sample::select(&support::PROVIDERS[..]),
         opted_in in proptest::collection::btree_set(proptest::sample::select(KEY_POOL), 0..10),
     ) {
         let mut object = pick.get(&XRS).clone();

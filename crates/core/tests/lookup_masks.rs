@@ -262,11 +262,11 @@ fn rows() -> Vec<Row> {
 fn infra_cluster_look_up() -> (Vec<String>, BTreeSet<String>) {
     let mut kinds = Vec::new();
     let mut sent: Option<BTreeSet<String>> = None;
-    for target in TARGETS
+    for (kind_match, version) in TARGETS
         .iter()
         .filter(|t| t.labels == LabelSource::ClusterAndObject)
+        .filter_map(|t| t.kind())
     {
-        let (kind_match, version) = target.kind().expect("a kind row");
         let kind = kind_match.kind.expect("a target names its kind");
         let object = json!({
             "apiVersion": format!("{}/{version}", kind_match.group),

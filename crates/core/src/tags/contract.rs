@@ -1,5 +1,6 @@
 //! The names the cloud-tags contract fixes: its two annotations, the origin
-//! label, and where an XR keeps its labels, annotations and tags.
+//! label, and where an object keeps its labels and annotations (its tag
+//! field is its row's: [`super::targets`]).
 
 /// Annotation holding extra labels as a JSON object (qualified keys may
 /// contain `:`, which Kubernetes label keys cannot).
@@ -9,9 +10,7 @@ pub const SKIPPED_ANNOTATION: &str = "cloud-tags.plexsphere.io/skipped";
 /// Label marking where a resource came from; `adopted` ones never propagate.
 pub const ORIGIN_LABEL: &str = "platform/origin";
 
-/// Where an XR's labels live.
+/// Where an object's labels live.
 pub const LABELS: &[&str] = &["metadata", "labels"];
-/// Where an XR's annotations (the label-set annotation among them) live.
+/// Where an object's annotations (the label-set annotation among them) live.
 pub const ANNOTATIONS: &[&str] = &["metadata", "annotations"];
-/// Where an XR's tags live.
-pub const CLOUD_TAGS: &[&str] = &["spec", "cloudTags"];

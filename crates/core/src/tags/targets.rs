@@ -1,8 +1,9 @@
-//! Where each kind keeps its cloud tags, as data: the Crossplane composite
-//! resource's row ([`COMPOSITE_RESOURCE`]) and one row per CAPI
-//! infrastructure kind ([`TARGETS`]; README, "Cloud tags on CAPI
-//! infrastructure"). Every row goes through the one tag decision
-//! ([`super::plan`]); what differs between kinds is here.
+//! Where each kind keeps its cloud tags, as one table ([`TARGETS`]): the
+//! Crossplane composite resource's row ([`COMPOSITE_RESOURCE`], told by
+//! the object's shape) and one row per CAPI infrastructure kind (README,
+//! "Cloud tags on CAPI infrastructure"). [`row_for`] picks a request's row,
+//! and every row goes through the one tag decision ([`super::plan`]); what
+//! differs between kinds is data here, never a question of which row it is.
 //!
 //! The infrastructure rows follow how each provider spreads tags. CAPA, CAPZ and CAPG merge
 //! the InfraCluster's tags into every machine's (the machine's value wins),
@@ -17,7 +18,9 @@
 //! DockerMachine), and kinds left for later (GCPMachinePool,
 //! GCPManagedCluster, GCPManagedControlPlane, AzureManaged*). Adding a provider kind is one row.
 
-use crate::capi::rules::KindMatch;
+use crate::capi::{self, rules::KindMatch};
+use crate::request::{AdmissionRequest, GroupVersionKind};
+use crate::tags::composite;
 pub use crate::tags::field::Shape;
 use crate::tags::field::{TagField, WhenEmpty};
 
@@ -42,8 +45,44 @@ pub enum Match {
         /// The served version.
         version: &'static str,
     },
-    /// Every kind the policy treats as a Crossplane composite resource.
+    /// An object of any kind outside the Cluster API groups (the route
+    /// has already set Kubernetes' own aside) with a Crossplane composite
+    /// resource's shape ([`composite::is_composite_resource`]).
     CompositeResource,
+}
+
+impl Match {
+    /// Whether a request of `kind` may be covered, before its object is
+    /// read.
+    fn may_cover(&self, kind: &GroupVersionKind) -> bool {
+        match self {
+            Match::Kind {
+                kind: covered,
+                version,
+            } => *version == kind.version && covered.matches(&kind.group, &kind.kind),
+            Match::CompositeResource => !capi::is_capi_group(&kind.group),
+        }
+    }
+
+    /// Whether `request` is covered: its kind, and its object's shape
+    /// where the row asks for one.
+    fn covers(&self, request: &AdmissionRequest) -> bool {
+        self.may_cover(&request.kind)
+            && match self {
+                Match::Kind { .. } => true,
+                Match::CompositeResource => {
+                    composite::is_composite_resource(&request.object, &request.namespace)
+                }
+            }
+    }
+
+    /// What [`Match::covers`] reads of the object.
+    fn reads(&self) -> &'static [&'static [&'static str]] {
+        match self {
+            Match::Kind { .. } => &[],
+            Match::CompositeResource => &composite::SHAPE_PATHS,
+        }
+    }
 }
 
 /// How a row's profile is chosen.
@@ -79,9 +118,17 @@ pub struct Target {
     /// profile's cap (the providers merge cluster and machine tags per
     /// instance, under one cap).
     pub user_entries_take_room: bool,
-    /// Whether `platform/origin: adopted` leaves the object as submitted
-    /// (an adopted resource's tags belong to whoever created it).
+    /// Whether `platform/origin: adopted` in the object's own label set
+    /// leaves it as submitted (an adopted resource's tags belong to
+    /// whoever created it).
     pub adopted_left_alone: bool,
+    /// Stamped only when `cloudTags.capiInfrastructure` is on.
+    pub behind_capi_infrastructure: bool,
+    /// Whether messages and explanations name the object and its tag
+    /// field: an infrastructure object's decision reads its Cluster too,
+    /// and its field is one of several; a composite resource is the only
+    /// object read, and its field is always `spec.cloudTags`.
+    pub named_in_messages: bool,
     /// Where the field is documented, for the README and messages.
     pub upstream: &'static str,
 }
@@ -99,12 +146,15 @@ pub const COMPOSITE_RESOURCE: Target = Target {
     create_only: false,
     user_entries_take_room: false,
     adopted_left_alone: true,
+    behind_capi_infrastructure: false,
+    named_in_messages: false,
     upstream: "the composite resource's XRD",
 };
 
 const INFRASTRUCTURE: &str = "infrastructure.cluster.x-k8s.io";
 const CONTROL_PLANE: &str = "controlplane.cluster.x-k8s.io";
 const ADDITIONAL_TAGS: &[&str] = &["spec", "additionalTags"];
+const ADDITIONAL_LABELS: &[&str] = &["spec", "additionalLabels"];
 
 const fn kind(group: &'static str, kind: &'static str) -> KindMatch {
     KindMatch {
@@ -132,14 +182,17 @@ const fn map_row(
         create_only: false,
         user_entries_take_room: true,
         adopted_left_alone: false,
+        behind_capi_infrastructure: true,
+        named_in_messages: true,
         upstream,
     }
 }
 
 use LabelSource::{ClusterAndObject, Object};
 
-/// The table. A (group, kind, version) has at most one row.
+/// The table. A request is covered by at most one row.
 pub const TARGETS: &[Target] = &[
+    COMPOSITE_RESOURCE,
     map_row(
         kind(INFRASTRUCTURE, "AWSCluster"),
         "v1beta2",
@@ -207,7 +260,7 @@ pub const TARGETS: &[Target] = &[
     map_row(
         kind(INFRASTRUCTURE, "GCPCluster"),
         "v1beta1",
-        &["spec", "additionalLabels"],
+        ADDITIONAL_LABELS,
         ClusterAndObject,
         "capg",
         "cluster-api-provider-gcp api/v1beta1/gcpcluster_types.go",
@@ -215,7 +268,7 @@ pub const TARGETS: &[Target] = &[
     map_row(
         kind(INFRASTRUCTURE, "GCPMachine"),
         "v1beta1",
-        &["spec", "additionalLabels"],
+        ADDITIONAL_LABELS,
         Object,
         "capg",
         "cluster-api-provider-gcp api/v1beta1/gcpmachine_types.go",
@@ -226,7 +279,7 @@ pub const TARGETS: &[Target] = &[
     map_row(
         kind(INFRASTRUCTURE, "GCPManagedMachinePool"),
         "v1beta1",
-        &["spec", "additionalLabels"],
+        ADDITIONAL_LABELS,
         ClusterAndObject,
         "capg",
         "cluster-api-provider-gcp exp/api/v1beta1/gcpmanagedmachinepool_types.go",
@@ -244,6 +297,8 @@ pub const TARGETS: &[Target] = &[
         create_only: true,
         user_entries_take_room: true,
         adopted_left_alone: false,
+        behind_capi_infrastructure: true,
+        named_in_messages: true,
         upstream: "cluster-api-provider-openstack api/v1beta1/openstackmachine_types.go",
     },
 ];
@@ -279,9 +334,38 @@ impl Target {
             Match::CompositeResource => None,
         }
     }
+
+    /// What the row's decision reads of the object besides its labels and
+    /// annotations: the tag field and what tells the object's shape (the
+    /// provider, a setting, is the caller's to add).
+    pub fn reads(&self) -> impl Iterator<Item = &'static [&'static str]> {
+        std::iter::once(self.field).chain(self.matches.reads().iter().copied())
+    }
 }
 
-/// The row for an object of `group`/`kind` at API `version`, if any.
+/// The rows in force under the settings' `cloudTags.capiInfrastructure`.
+fn in_force(capi_infrastructure: bool) -> impl Iterator<Item = &'static Target> {
+    TARGETS
+        .iter()
+        .filter(move |t| capi_infrastructure || !t.behind_capi_infrastructure)
+}
+
+/// The row that covers `request`, if any: the routing step every row goes
+/// through, by kind and, for the composite resource, by shape.
+pub fn row_for(request: &AdmissionRequest, capi_infrastructure: bool) -> Option<&'static Target> {
+    in_force(capi_infrastructure).find(|t| t.matches.covers(request))
+}
+
+/// The rows that may cover a request of `kind`, known before its object is
+/// read: what the object's projection keeps for them.
+pub fn rows_for_kind(
+    kind: &GroupVersionKind,
+    capi_infrastructure: bool,
+) -> impl Iterator<Item = &'static Target> {
+    in_force(capi_infrastructure).filter(move |t| t.matches.may_cover(kind))
+}
+
+/// The kind row for an object of `group`/`kind` at API `version`, if any.
 pub fn target_for(group: &str, kind: &str, version: &str) -> Option<&'static Target> {
     TARGETS.iter().find(|t| {
         t.kind()
@@ -295,25 +379,49 @@ mod tests {
     use crate::tags::profiles::Profiles;
 
     #[test]
-    fn every_row_names_a_built_in_profile() {
+    fn every_named_profile_is_a_built_in_one() {
         for target in TARGETS {
-            let ProfileChoice::Named(name) = target.profile else {
-                panic!("{target:?}");
-            };
-            assert!(
-                Profiles::default().infrastructure(name).is_some(),
-                "{target:?}"
-            );
+            if let ProfileChoice::Named(name) = target.profile {
+                assert!(
+                    Profiles::default().infrastructure(name).is_some(),
+                    "{target:?}"
+                );
+            }
         }
     }
 
     #[test]
     fn a_kind_and_version_has_at_most_one_row() {
-        for (i, a) in TARGETS.iter().enumerate() {
-            for b in &TARGETS[i + 1..] {
-                assert!(a.kind().is_some() && a.kind() != b.kind(), "{a:?}");
-            }
+        let kinds: Vec<_> = TARGETS.iter().filter_map(Target::kind).collect();
+        for (i, a) in kinds.iter().enumerate() {
+            assert!(!kinds[i + 1..].contains(a), "{a:?}");
         }
+    }
+
+    /// The composite resource is a row like the others, behind no switch,
+    /// and no CAPI kind falls to it.
+    #[test]
+    fn the_composite_resource_is_a_row_of_the_table() {
+        assert_eq!(
+            TARGETS
+                .iter()
+                .filter(|t| t.matches == Match::CompositeResource)
+                .count(),
+            1
+        );
+        let kind = |group: &str, kind: &str| GroupVersionKind {
+            group: group.to_owned(),
+            version: "v1".to_owned(),
+            kind: kind.to_owned(),
+        };
+        let xr = kind("platform.example.org", "XNetwork");
+        assert_eq!(
+            rows_for_kind(&xr, false).collect::<Vec<_>>(),
+            [&COMPOSITE_RESOURCE]
+        );
+        let machine = kind(INFRASTRUCTURE, "AWSMachine");
+        assert_eq!(rows_for_kind(&machine, true).count(), 0, "v1 is not served");
+        assert_eq!(rows_for_kind(&machine, false).count(), 0);
     }
 
     #[test]

@@ -122,6 +122,25 @@ fn adopted_resources_are_left_as_submitted() {
     assert_eq!(outcome, Outcome::allow());
 }
 
+/// "Left exactly as submitted" comes before the tag field is read: an
+/// adopted composite resource is never refused for its tags, whoever wrote
+/// them; the label-set annotation saying so counts as its labels do.
+#[test]
+fn adopted_resources_are_not_refused_for_their_tag_field() {
+    let mut xr = legacy_network();
+    xr["spec"]["cloudTags"] = json!(["not", "a", "map"]);
+    let (outcome, _) = run(xr.clone(), SETTINGS);
+    assert!(
+        matches!(&outcome.verdict, Verdict::Reject { code: 400, message }
+            if message.contains("spec.cloudTags")),
+        "{outcome:?}"
+    );
+    xr["metadata"]["annotations"] =
+        json!({"cloud-tags.plexsphere.io/labels": r#"{"platform/origin":"adopted"}"#});
+    let (outcome, _) = run(xr, SETTINGS);
+    assert_eq!(outcome, Outcome::allow());
+}
+
 #[test]
 fn provider_path_setting_and_case_insensitive_match() {
     let mut xr = legacy_network();
