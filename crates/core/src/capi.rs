@@ -20,13 +20,13 @@ mod resolve;
 pub mod rules;
 pub mod topology;
 
+use crate::error::Error;
 use crate::explain::Explanation;
 use crate::fields;
 use crate::lookup::Lookup;
 use crate::plan::{MapEdit, Plan};
 use crate::request::AdmissionRequest;
 use crate::settings::Settings;
-pub use error::CapiError;
 use error::malformed;
 use explain::Offered;
 use in_place::{FieldDecision, Malformed};
@@ -89,7 +89,7 @@ pub fn child_paths(group: &str, kind: &str) -> Vec<&'static [&'static str]> {
 /// is spent, and returns its namespace: its own labels and annotations are
 /// read the same way whether or not a rule applies to them, and a
 /// non-string value is rejected (README, "Bad input").
-pub fn check(request: &AdmissionRequest) -> Result<&str, CapiError> {
+pub fn check(request: &AdmissionRequest) -> Result<&str, Error> {
     let namespace = request.object_namespace()?;
     for path in [rules::LABELS, &["metadata", "annotations"]] {
         fields::check_string_map(&request.object, path)?;
@@ -117,7 +117,7 @@ pub fn plan(
     lookup: &dyn Lookup,
     plan: &mut Plan,
     mut explain: Option<&mut Explanation>,
-) -> Result<Reported, CapiError> {
+) -> Result<Reported, Error> {
     let object = &request.object;
     let (group, kind) = (request.kind.group.as_str(), request.kind.kind.as_str());
     let in_place = settings.in_place_fields();
@@ -196,7 +196,7 @@ fn plan_map(
     object: &Value,
     plan: &mut Plan,
     mut explain: Option<&mut Explanation>,
-) -> Result<(), CapiError> {
+) -> Result<(), Error> {
     let source = fields::string_map(&parent.object, flow.from)
         .map_err(|error| malformed(rule, &parent.reference, error))?;
     // Topology parents merge two objects: an explanation names the one each
@@ -240,7 +240,7 @@ fn plan_field<'a>(
     decisions: &mut Vec<FieldDecision<'a>>,
     plan: &mut Plan,
     explain: Option<&mut Explanation>,
-) -> Result<(), CapiError> {
+) -> Result<(), Error> {
     decisions.clear();
     in_place::decide(
         field,
@@ -252,7 +252,7 @@ fn plan_field<'a>(
     )
     .map_err(|error| match error {
         Malformed::Parent(error) => parent.malformed(rule, error),
-        Malformed::Child(error) => CapiError::Child(error),
+        Malformed::Child(error) => Error::Child(error),
     })?;
     for decision in decisions.iter() {
         if let Some(edit) = decision.edit(|from| parent.source(from)) {

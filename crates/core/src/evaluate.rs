@@ -365,7 +365,9 @@ pub fn look_up(
     if route(&request.kind, &request.operation) != Route::Capi {
         return Ok(());
     }
-    let namespace = request.object_namespace().map_err(capi::CapiError::from)?;
+    let namespace = request
+        .object_namespace()
+        .map_err(crate::error::Error::from)?;
     let target = tags::row_for(request, settings);
     let (located, cluster, reads) = resolve(request, namespace, target, settings, lookup)?;
     capi::look_up_parent(request, located, namespace, &reads)?;

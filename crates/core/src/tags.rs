@@ -15,7 +15,6 @@ pub mod cluster;
 pub mod composite;
 mod contract;
 mod decision;
-mod error;
 pub mod field;
 pub mod label_set;
 pub mod labels_annotation;
@@ -30,6 +29,7 @@ pub mod transform;
 pub mod user_profile;
 mod why;
 
+use crate::error::Error;
 use crate::explain::{CloudTags, Explanation};
 use crate::fields::{self, FieldError, FieldPath, StringMap};
 use crate::lookup::{Lookup, ObjectRef};
@@ -38,7 +38,6 @@ use crate::request::AdmissionRequest;
 use crate::settings::{CloudTagSettings, Mode, Settings};
 use cluster::ClusterFound;
 use decision::Inputs;
-pub use error::TagsError;
 use field::{Current, Owned};
 use label_set::{LabelSet, Layer, Source};
 use profile::{GENERIC, Origin};
@@ -59,12 +58,12 @@ pub fn row_for(request: &AdmissionRequest, settings: &Settings) -> Option<&'stat
 /// `platform/origin: adopted` and the object's own label set (its labels,
 /// under its label-set annotation) says so. Asked before the tag field is
 /// read, so that an adopted object is never refused for its tags.
-pub fn left_as_submitted(target: &Target, request: &AdmissionRequest) -> Result<bool, TagsError> {
+pub fn left_as_submitted(target: &Target, request: &AdmissionRequest) -> Result<bool, Error> {
     if !target.adopted_left_alone {
         return Ok(false);
     }
     let object = &request.object;
-    let own = |error| TagsError::malformed(own_reference(target, request), error);
+    let own = |error| Error::tags(own_reference(target, request), error);
     let annotations = fields::string_map(object, ANNOTATIONS).map_err(own)?;
     let own_extra = parse_labels_annotation(&annotations).map_err(own)?;
     let labels = fields::string_object(object, LABELS).map_err(own)?;
@@ -83,13 +82,13 @@ pub fn left_as_submitted(target: &Target, request: &AdmissionRequest) -> Result<
 pub fn read_field<'o>(
     target: &Target,
     request: &'o AdmissionRequest,
-) -> Result<Option<Current<'o>>, TagsError> {
+) -> Result<Option<Current<'o>>, Error> {
     if !target.stamps(&request.operation) {
         return Ok(None);
     }
     field::read(&request.object, target.tag_field())
         .map(Some)
-        .map_err(|error| TagsError::malformed(own_reference(target, request), error))
+        .map_err(|error| Error::tags(own_reference(target, request), error))
 }
 
 /// Adds the tags decision of `request`'s object, of row `target`, to
@@ -104,7 +103,7 @@ pub fn plan(
     lookup: &dyn Lookup,
     plan: &mut Plan,
     explain: Option<&mut Explanation>,
-) -> Result<Vec<String>, TagsError> {
+) -> Result<Vec<String>, Error> {
     let object = &request.object;
     let Some(current) = field else {
         if let (Some(explain), Some(profile)) = (explain, target.profile_name()) {
@@ -119,7 +118,7 @@ pub fn plan(
     };
     let mode = settings.mode;
     let settings = settings.cloud_tags()?;
-    let own = |error| TagsError::malformed(own_reference(target, request), error);
+    let own = |error| Error::tags(own_reference(target, request), error);
 
     // The label set: the object's labels and annotations as they will be
     // stored (after the plan's metadata edits), under them the Cluster's.
@@ -139,7 +138,7 @@ pub fn plan(
     };
     let (cluster_labels, cluster_annotations) = match &found {
         ClusterFound::Read(reference, cluster) => {
-            let of_cluster = |error| TagsError::malformed(Some(reference.clone()), error);
+            let of_cluster = |error| Error::tags(Some(reference.clone()), error);
             (
                 fields::string_object(cluster, LABELS).map_err(of_cluster)?,
                 fields::string_map(cluster, ANNOTATIONS).map_err(of_cluster)?,
@@ -149,7 +148,7 @@ pub fn plan(
     };
     let cluster_extra = match &found {
         ClusterFound::Read(reference, _) => parse_labels_annotation(&cluster_annotations)
-            .map_err(|error| TagsError::malformed(Some(reference.clone()), error))?,
+            .map_err(|error| Error::tags(Some(reference.clone()), error))?,
         _ => labels_annotation::Entries::default(),
     };
     // Later sources win: the Cluster's labels, its annotation, the
@@ -286,11 +285,11 @@ impl<'a> OwnLabels<'a> {
 pub fn cluster_reference(
     target: &Target,
     request: &AdmissionRequest,
-) -> Result<Option<ObjectRef>, TagsError> {
+) -> Result<Option<ObjectRef>, Error> {
     if !target.stamps(&request.operation) || target.labels == LabelSource::Object {
         return Ok(None);
     }
-    let own = |error| TagsError::malformed(own_reference(target, request), error);
+    let own = |error| Error::tags(own_reference(target, request), error);
     let name = fields::string_object(&request.object, LABELS)
         .map_err(own)?
         .and_then(|labels| labels.get(cluster::CLUSTER_NAME_LABEL)?.as_str());

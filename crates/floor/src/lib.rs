@@ -120,15 +120,15 @@ const REPLY: &[u8] = include_bytes!(env!("RESULT_FLOOR_REPLY"));
 /// The policy's look-ups for a Cluster API request; none for anything else.
 /// The settings are parsed as the policy parses them: they say whether the
 /// masks include the in-place fields' sources. Refused settings are
-/// reported as the policy reports them ([`capi::CapiError::Settings`]).
+/// reported as the policy reports them ([`crate::error::Error::Settings`]).
 #[cfg(feature = "lookup")]
 fn look_up_parents(payload: &Payload<'_>) -> Result<(), Error> {
     let request = &payload.request;
     if evaluate::route(&request.kind, &request.operation) != evaluate::Route::Capi {
         return Ok(());
     }
-    let settings =
-        (wire::PayloadSettings::Text(payload.settings).parse()).map_err(capi::CapiError::from)?;
+    let settings = (wire::PayloadSettings::Text(payload.settings).parse())
+        .map_err(crate::error::Error::from)?;
     evaluate::look_up(request, &settings, &HostLookup)
 }
 

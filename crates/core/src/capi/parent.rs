@@ -3,11 +3,11 @@
 //! ClusterClass, with where each of its fields comes from, so reports and
 //! errors name the object a value was read in.
 
-use super::error::CapiError;
 use super::error::malformed;
 use super::rules::{self, Endpoint, Rule};
 use super::topology;
 use crate::api_version;
+use crate::error::Error;
 use crate::fields::{FieldError, FieldPath};
 use crate::lookup::ObjectRef;
 use serde_json::Value;
@@ -75,7 +75,7 @@ impl Parent {
     }
 
     /// A malformed parent field, named in the object it was read from.
-    pub(super) fn malformed(&self, rule: &Rule, error: FieldError) -> CapiError {
+    pub(super) fn malformed(&self, rule: &Rule, error: FieldError) -> Error {
         let origin = self.origins.iter().find(|(relative, _)| {
             let field = error.field.to_string();
             field == *relative || field.starts_with(&format!("{relative}["))

@@ -2,12 +2,13 @@
 //! topology and its ClusterClass merged, read through the look-up with the
 //! masks of exactly the paths the rule reads.
 
-use super::error::{CapiError, malformed};
+use super::error::malformed;
 use super::owners;
 use super::parent::{Origin, Parent, Topology};
 use super::rules::{self, CAPI_RULES, Flow, ParentLink, Rule};
 use super::topology::{self, FieldOrigin};
 use crate::api_version;
+use crate::error::{Error, Reader};
 use crate::fields::{self, FieldError, StringMap};
 use crate::lookup::{Lookup, LookupError, ObjectRef};
 use crate::projection::Projection;
@@ -23,7 +24,7 @@ pub fn look_up_parent(
     located: Located<'_>,
     namespace: &str,
     lookup: &dyn Lookup,
-) -> Result<(), CapiError> {
+) -> Result<(), Error> {
     resolve_parent(request, located, namespace, lookup).map(drop)
 }
 
@@ -80,7 +81,7 @@ pub fn locate<'r>(
     request: &'r AdmissionRequest,
     namespace: &str,
     in_place: bool,
-) -> Result<Located<'r>, CapiError> {
+) -> Result<Located<'r>, Error> {
     let object = &request.object;
     let (group, kind) = (request.kind.group.as_str(), request.kind.kind.as_str());
     let candidates = CAPI_RULES.iter().filter(|r| r.child.matches(group, kind));
@@ -137,7 +138,7 @@ pub(super) fn resolve_parent(
     located: Located<'_>,
     namespace: &str,
     lookup: &dyn Lookup,
-) -> Result<Resolved, CapiError> {
+) -> Result<Resolved, Error> {
     match located {
         Located::NoRule => Ok(Resolved::NoRule),
         Located::Owner {
@@ -160,7 +161,7 @@ fn locate_topology<'r>(
     rule: &'static Rule,
     entry: rules::TopologyEntry,
     in_place: bool,
-) -> Result<Option<TopologyRead<'r>>, CapiError> {
+) -> Result<Option<TopologyRead<'r>>, Error> {
     let labels = fields::string_map(&request.object, &["metadata", "labels"])?;
     if !labels.contains_key(topology::TOPOLOGY_OWNED_LABEL) {
         return Ok(None);
@@ -201,7 +202,7 @@ fn resolve_topology(
     version: &str,
     namespace: &str,
     lookup: &dyn Lookup,
-) -> Result<Resolved, CapiError> {
+) -> Result<Resolved, Error> {
     let TopologyRead {
         rule,
         entry,
@@ -340,13 +341,15 @@ pub(super) fn read(
     rule: &Rule,
     reference: ObjectRef,
     projection: &Projection<'static>,
-) -> Result<Option<Parent>, CapiError> {
+) -> Result<Option<Parent>, Error> {
     match lookup.get(&reference, projection) {
         Ok(object) => Ok(Some(Parent::read(reference, object))),
         Err(LookupError::NotFound) => Ok(None),
-        Err(LookupError::Failed(message)) => Err(CapiError::Lookup {
-            family: rule.family,
-            parent: Box::new(reference),
+        Err(LookupError::Failed(message)) => Err(Error::Lookup {
+            object: Box::new(reference),
+            reader: Reader::Parent {
+                family: rule.family,
+            },
             message,
         }),
     }

@@ -9,8 +9,8 @@
 //! `cluster.x-k8s.io/v1beta2`, the version CAPI v1.11 and later serve; the
 //! mask is the two maps the label set is read from.
 
-use super::error::TagsError;
 use crate::capi::owners::{self, OwnerRef};
+use crate::error::{Error, Reader};
 use crate::fields::FieldError;
 use crate::lookup::{Lookup, LookupError, ObjectRef};
 use crate::projection::Projection;
@@ -74,15 +74,16 @@ pub fn projection() -> Projection<'static> {
 }
 
 /// Looks the Cluster up, field-masked to its label set.
-pub fn read(reference: Option<ObjectRef>, lookup: &dyn Lookup) -> Result<ClusterFound, TagsError> {
+pub fn read(reference: Option<ObjectRef>, lookup: &dyn Lookup) -> Result<ClusterFound, Error> {
     let Some(reference) = reference else {
         return Ok(ClusterFound::Unnamed);
     };
     match lookup.get(&reference, &projection()) {
         Ok(cluster) => Ok(ClusterFound::Read(reference, cluster)),
         Err(LookupError::NotFound) => Ok(ClusterFound::NotFound(reference)),
-        Err(LookupError::Failed(message)) => Err(TagsError::Lookup {
-            cluster: Box::new(reference),
+        Err(LookupError::Failed(message)) => Err(Error::Lookup {
+            object: Box::new(reference),
+            reader: Reader::ClusterTags,
             message,
         }),
     }
