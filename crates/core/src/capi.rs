@@ -29,7 +29,7 @@ use crate::request::AdmissionRequest;
 use crate::settings::Settings;
 use error::malformed;
 use explain::Offered;
-use in_place::{FieldDecision, Malformed};
+use in_place::{FieldDecision, MalformedIn};
 use parent::Parent;
 pub use resolve::{Located, TopologyRead, locate, look_up_parent};
 use resolve::{Resolved, resolve_parent};
@@ -52,7 +52,7 @@ pub fn is_capi_group(group: &str) -> bool {
 
 /// Whether the policy does anything for objects of this CAPI kind: a rule
 /// propagates to it, or CAPI syncs its (template) labels to Nodes. For every
-/// other kind [`evaluate`] allows the object unchanged without reading it.
+/// other kind [`crate::evaluate`] allows the object unchanged without reading it.
 pub fn acts_on(group: &str, kind: &str) -> bool {
     CAPI_RULES
         .iter()
@@ -91,7 +91,7 @@ pub fn child_paths(group: &str, kind: &str) -> Vec<&'static [&'static str]> {
 /// non-string value is rejected (README, "Bad input").
 pub fn check(request: &AdmissionRequest) -> Result<&str, Error> {
     let namespace = request.object_namespace()?;
-    for path in [rules::LABELS, &["metadata", "annotations"]] {
+    for path in [fields::LABELS, fields::ANNOTATIONS] {
         fields::check_string_map(&request.object, path)?;
     }
     Ok(namespace)
@@ -109,7 +109,7 @@ pub struct Reported {
 /// Plans the metadata and in-place fields of one Cluster API object
 /// ([`check`]ed, in `namespace`, its parent [`locate`]d) into `plan`;
 /// fills `explain` when given.
-pub fn plan(
+pub fn propagate(
     request: &AdmissionRequest,
     located: Located<'_>,
     namespace: &str,
@@ -168,7 +168,7 @@ pub fn plan(
             Some(labels) => labels,
             None => plan.resulting_map(object, rules::LABELS)?,
         };
-        let annotations = plan.resulting_map(object, &["metadata", "annotations"])?;
+        let annotations = plan.resulting_map(object, fields::ANNOTATIONS)?;
         let (label_regexes, annotation_regexes) = (
             settings.sync_machine_labels()?,
             settings.sync_machine_annotations()?,
@@ -251,8 +251,8 @@ fn plan_field<'a>(
         decisions,
     )
     .map_err(|error| match error {
-        Malformed::Parent(error) => parent.malformed(rule, error),
-        Malformed::Child(error) => Error::Child(error),
+        MalformedIn::Parent(error) => parent.malformed(rule, error),
+        MalformedIn::Child(error) => Error::Child(error),
     })?;
     for decision in decisions.iter() {
         if let Some(edit) = decision.edit(|from| parent.source(from)) {

@@ -125,7 +125,7 @@ mod tests {
 
     #[test]
     fn report_quotes_keys_and_values_as_json() {
-        let mut edit = MapEdit::new(&["metadata", "labels"]);
+        let mut edit = MapEdit::new(crate::fields::LABELS);
         edit.set.insert("a\"b", "v\u{1}");
         edit.set.insert("c", "new");
         edit.replaced.insert("c".into(), "o\\ld".into());

@@ -10,7 +10,7 @@ use crate::reads::Reads;
 use crate::request::{AdmissionRequest, GroupVersionKind, is_write};
 use crate::settings::{DEFAULT_PROVIDER_SEGMENTS, Settings};
 use crate::tags::targets::{self, ProfileChoice, Target};
-use crate::{capi, deviations, tags};
+use crate::{capi, deviations, fields, tags};
 
 /// Decides one admission request. Pure apart from `lookup`.
 ///
@@ -52,10 +52,12 @@ pub fn explain(
 
 /// Which part of the policy answers a request; decided from the kind and
 /// the operation alone, before the object is decoded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Route {
     /// Not acted on: answered by [`not_acted_on`] without reading the
-    /// object, the settings or the cluster.
+    /// object, the settings or the cluster (also a request with no kind or
+    /// operation).
+    #[default]
     NotActedOn,
     /// A Cluster API kind the propagation rules or the Node-sync checks cover.
     Capi,
@@ -93,8 +95,8 @@ pub fn acts_on(kind: &GroupVersionKind, operation: &str) -> bool {
 const METADATA: [&[&str]; 5] = [
     &["metadata", "name"],
     &["metadata", "namespace"],
-    &["metadata", "labels"],
-    &["metadata", "annotations"],
+    fields::LABELS,
+    fields::ANNOTATIONS,
     &["metadata", "ownerReferences"],
 ];
 
@@ -296,7 +298,7 @@ fn decide_write(
     if let Some(namespace) = namespace {
         let located;
         (located, _, reads) = resolve(request, namespace, target, settings, lookup)?;
-        reported = capi::plan(
+        reported = capi::propagate(
             request,
             located,
             namespace,
@@ -307,7 +309,7 @@ fn decide_write(
         )?;
     }
     let mut warnings = match target {
-        Some(target) => tags::plan(target, request, field, settings, &reads, &mut plan, explain)?,
+        Some(target) => tags::stamp(target, request, field, settings, &reads, &mut plan, explain)?,
         None => Vec::new(),
     };
     warnings.append(&mut reported.warnings);
@@ -351,7 +353,7 @@ fn resolve<'r, 'l>(
 }
 
 /// Makes the look-ups [`evaluate`] makes for `request` (its parents, and
-/// the Cluster its tags start from), through the same [`resolve`] step,
+/// the Cluster its tags start from), through the same `resolve` step,
 /// with the same field masks, and decodes their answers the same way,
 /// deciding nothing. The benchmark's look-up floor (`crates/floor`) runs
 /// only this, so the policy over that floor is what the policy itself

@@ -10,6 +10,11 @@ pub use crate::quote::{Quoted, quoted};
 use crate::tags::labels_annotation::Malformed;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
+
+/// Where every Kubernetes object keeps its labels.
+pub const LABELS: &[&str] = &["metadata", "labels"];
+/// Where every Kubernetes object keeps its annotations.
+pub const ANNOTATIONS: &[&str] = &["metadata", "annotations"];
 use std::fmt;
 
 /// A field inside an object, rendered the way users read it:

@@ -10,26 +10,26 @@
 //!   parent wins (CAPI maps);
 //! - *typed*: a CAPI in-place field the policy writes holds the type its
 //!   CRD declares, and no entry of a keyed list goes;
-//! - *only composite resources are tagged* (turn 6): an object that is not
+//! - *only composite resources are tagged*: an object that is not
 //!   one by its shape ([`is_composite_resource`]) never gains
 //!   `spec.cloudTags`; outside CAPI's groups it is left as submitted;
-//! - *nothing removed silently* (turn 6): every entry removed from a tag
+//! - *nothing removed silently*: every entry removed from a tag
 //!   field comes with its warning ([`check_removals_said`]);
-//! - *ownership follows the prefix in force* (turn 6), in the contract's
+//! - *ownership follows the prefix in force*, in the contract's
 //!   order ([`prefix_for`]).
 //!
 //! The CAPI maps and fields are read from the rule table
 //! ([`rules::contract_targets_for`]: the rules for the request's kind whose
 //! parent link the object has, each field at the request's API version),
 //! never listed a second time. On CAPI objects the label-set annotation is
-//! an annotation like any other (turn 6: CAPI's rules propagate it as
+//! an annotation like any other (DESIGN §3: CAPI's rules propagate it as
 //! CAPI's controllers would); on a composite resource, which the policy
 //! only tags, it never changes.
 
 use crate::capi::rules::{self, Endpoint, ParentLink, Unit};
 use crate::capi::{duration, owners};
 use crate::evaluate::{is_kubernetes_group, is_sig_group};
-use crate::fields::FieldPath;
+use crate::fields::{ANNOTATIONS, FieldPath};
 use crate::keyed_list;
 use crate::request::{AdmissionRequest, GroupVersionKind, is_write};
 use crate::settings::Settings;
@@ -69,7 +69,7 @@ pub enum Capability<'a> {
     Unchanged,
 }
 
-const TAG_MAPS: &[&[&str]] = &[&["metadata", "annotations"]];
+const TAG_MAPS: &[&[&str]] = &[ANNOTATIONS];
 
 impl<'a> Capability<'a> {
     /// The capability that may change `request`'s object: its kind's group,
@@ -158,9 +158,7 @@ impl<'a> Capability<'a> {
     fn owns(self, path: &[&str], key: &str) -> bool {
         match self {
             Capability::Capi(_) | Capability::Unchanged => false,
-            Capability::CloudTags { .. } => {
-                path == ["metadata", "annotations"] && key == SKIPPED_ANNOTATION
-            }
+            Capability::CloudTags { .. } => path == ANNOTATIONS && key == SKIPPED_ANNOTATION,
         }
     }
 
@@ -243,7 +241,7 @@ fn check_map(
     // on CAPI objects it is an annotation like any other (the CAPI rules
     // may add or correct it, never remove it, as any other).
     if matches!(capability, Capability::CloudTags { .. })
-        && path == ["metadata", "annotations"]
+        && path == ANNOTATIONS
         && old.get(LABELS_ANNOTATION) != new.get(LABELS_ANNOTATION)
     {
         return Err(Violation::LabelSetChanged(at.key(LABELS_ANNOTATION)));
@@ -517,8 +515,9 @@ mod tests {
         assert!(check_mutation(capi, &before, &elsewhere).is_err());
     }
 
-    // What another kind, version or parent may get is not allowed here
-    // (the checks used to take every rule's targets at every version).
+    // What another kind, version or parent may get is not allowed here:
+    // the checks take only the rules of this kind, at this version, whose
+    // parent link the object has.
     #[test]
     fn capi_targets_follow_the_kind_the_version_and_the_parent_link() {
         // MachineSet -> Machine carries minReadySeconds; a control plane's
@@ -612,7 +611,7 @@ mod tests {
     // MachineSetAnnotationsFromMachineDeployment) copied it to the
     // MachineSet as CAPI's controllers do, and the check forbade any change
     // to it on any kind. On CAPI objects it is an annotation like any other
-    // (DESIGN §3, turn 6); on a composite resource it never changes.
+    // (DESIGN §3); on a composite resource it never changes.
     #[test]
     fn capi_propagates_the_label_set_annotation_like_any_other_annotation() {
         let ms = kind("cluster.x-k8s.io", "v1beta1", "MachineSet");
@@ -659,7 +658,7 @@ mod tests {
         Settings::from_json(text.as_bytes()).unwrap()
     }
 
-    /// Turn 6: only a composite resource by its shape is tagged; every
+    /// Only a composite resource by its shape is tagged; every
     /// other object outside CAPI's groups is left as submitted.
     #[test]
     fn only_a_composite_resource_by_its_shape_gains_cloud_tags() {
@@ -749,7 +748,7 @@ mod tests {
         assert_eq!(Capability::of(&request, &settings), Capability::Unchanged);
     }
 
-    /// Turn 6: every entry removed from a tag field has its warning, once,
+    /// Every entry removed from a tag field has its warning, once,
     /// and no removal warning names anything else.
     #[test]
     fn every_removal_from_a_tag_field_comes_with_its_warning() {
@@ -789,7 +788,7 @@ mod tests {
         // A list-shaped field (CAPO): by key; a corrected entry is no removal.
         let capo = TARGETS
             .iter()
-            .find(|t| t.shape == crate::tags::targets::Shape::KeyValueList)
+            .find(|t| t.layout == crate::tags::targets::Layout::KeyValueList)
             .unwrap();
         let list_field = capo.field.join(".");
         let old = json!([{"key": "acme-a", "value": "1"}, {"key": "acme-b", "value": "2"},
@@ -807,7 +806,7 @@ mod tests {
         assert!(list(&[]).is_err());
     }
 
-    /// Turn 6: on an UPDATE that changed the profile, the entries under the
+    /// On an UPDATE that changed the profile, the entries under the
     /// old prefix are the policy's to remove, never to write.
     #[test]
     fn the_old_prefix_is_removed_never_written() {
@@ -826,7 +825,7 @@ mod tests {
         );
     }
 
-    /// Turn 6, the prefix in force: a user profile's own prefix, else
+    /// The prefix in force: a user profile's own prefix, else
     /// `cloudTags.prefix` when set (even when it spells a default), else the
     /// profile's default (`plexsphere-` for the built-in `capg` and `gcp`).
     /// The contract's order ([`prefix_for`]) and the policy's

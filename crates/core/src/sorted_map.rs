@@ -3,10 +3,9 @@
 //! sets, kept as a sorted vector.
 //!
 //! `collect()` into a `BTreeMap` instantiates the standard library's stable
-//! sort for the iterator it is given, 2 to 6 KB of wasm each time; a
-//! dozen call sites with their own iterator types made the module 40 KB
-//! larger for the same sort (BENCHMARKS.md, "Size"). Collected into a `Vec`
-//! first and built here, each entry type sorts with one copy.
+//! sort for the iterator it is given, 2 to 6 KB of wasm for each iterator
+//! type. Collected into a `Vec` first and built here, each entry type sorts
+//! with one copy, whatever the call sites iterate.
 
 use std::collections::BTreeMap;
 
@@ -31,13 +30,11 @@ pub fn sorted_pairs<'a>(pairs: Vec<(&'a str, &'a str)>) -> Vec<(&'a str, &'a str
 /// map edit sets ([`crate::plan::MapEdit::set`]). Not a `BTreeMap` of
 /// `String`s: the tags of a composite resource come out of the transform
 /// sorted already, and are read once, in order, by the writer
-/// ([`crate::projection::Shape::write_filled`]). A `BTreeMap` sorted them
-/// again to build its nodes, then walked and freed the nodes; and each key
-/// and value was an allocation of its own, made and freed once per tag. Here
-/// every key and value is written back to back into one text, and the
+/// ([`crate::projection::Shape::write_filled`]), so nothing needs a tree's
+/// nodes, and a `String` per key and value would be an allocation per tag.
+/// Every key and value is written back to back into one text, and the
 /// entries say where each lies: one allocation for the text and one for
-/// the entries, however many tags (on xr-aws-50, 50 tags: 38,000 of an
-/// evaluation's instructions; BENCHMARKS.md). Lookups search by halves;
+/// the entries, however many tags. Lookups search by halves;
 /// inserts, only ever a handful when two edits of one map merge, shift the
 /// entries after them, and a replaced or removed entry's text stays unused
 /// in the buffer until the map is dropped.

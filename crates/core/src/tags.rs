@@ -3,7 +3,7 @@
 //! README, "Crossplane: cloud tags") and for a CAPI infrastructure object
 //! (its provider's field; "Cloud tags on CAPI infrastructure") alike.
 //!
-//! One decision over one table ([`targets`]): [`plan`] *resolves* the label
+//! One decision over one table ([`targets`]): [`stamp`] *resolves* the label
 //! set and the profile the row names (a malformed source rejects: "a
 //! resolve failure fails"), *transforms* the opted-in labels under the
 //! profile (a skip never fails), *stamps* the tag field and the skip
@@ -95,7 +95,7 @@ pub fn read_field<'o>(
 /// `plan` (which holds its CAPI metadata edits, if any) and returns the
 /// skip warnings. `field` is what [`read_field`] read (`None`: the request
 /// does not stamp the field). Fills `explain` when given.
-pub fn plan(
+pub fn stamp(
     target: &'static Target,
     request: &AdmissionRequest,
     field: Option<Current<'_>>,
@@ -277,11 +277,11 @@ impl<'a> OwnLabels<'a> {
     }
 }
 
-/// The Cluster [`plan`] will read for `request` (`None`: it reads none),
+/// The Cluster [`stamp`] will read for `request` (`None`: it reads none),
 /// named before any look-up so that [`crate::reads`] can share the read
 /// with the CAPI stage. The label naming the Cluster is CAPI bookkeeping,
 /// which the metadata edits never change, so the object's own labels name
-/// the Cluster [`plan`] names from the labels as planned.
+/// the Cluster [`stamp`] names from the labels as planned.
 pub fn cluster_reference(
     target: &Target,
     request: &AdmissionRequest,
@@ -320,8 +320,8 @@ fn own_reference(target: &Target, request: &AdmissionRequest) -> Option<ObjectRe
     })
 }
 
-/// The tag-key prefix in force on a composite resource, in the turn-6
-/// order (`TagKeys::new`): the selected user profile's own `prefix`, else
+/// The tag-key prefix in force on a composite resource, in the
+/// contract's order (`TagKeys::new`): the selected user profile's own `prefix`, else
 /// `cloudTags.prefix` when the settings set it (for every profile, `gcp`
 /// included), else the profile's built-in default (`plexsphere-` for `gcp`,
 /// `plexsphere:` otherwise). A provider that is not a string gives the

@@ -9,7 +9,7 @@ mod payload;
 
 use crate::error::Error;
 use crate::evaluate::{
-    Route, default_projection_covers, evaluate_routed, not_acted_on, object_projection, route,
+    Route, default_projection_covers, evaluate_routed, not_acted_on, object_projection,
 };
 use crate::lookup::Lookup;
 use crate::outcome::{Outcome, Verdict};
@@ -63,8 +63,8 @@ pub fn validate_with(payload: &[u8], lookup: &dyn Lookup, step: &mut dyn FnMut(S
         mut request,
         object,
         old_object,
+        route,
     } = request;
-    let route = route(&request.kind, &request.operation);
     if route == Route::NotActedOn {
         let answer = encode(not_acted_on(&request.kind, &request.operation), None);
         step(Step::Encoded);

@@ -13,7 +13,7 @@ use metadata_propagation_core::outcome::{Outcome, Verdict};
 use metadata_propagation_core::request::AdmissionRequest;
 use metadata_propagation_core::settings::Settings;
 use metadata_propagation_core::tags::prefix_in_force;
-use metadata_propagation_core::tags::targets::{Shape, TARGETS, Target};
+use metadata_propagation_core::tags::targets::{Layout, TARGETS, Target};
 use rstest::rstest;
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
@@ -1075,16 +1075,16 @@ fn row_with(row: &Target, labels: &Value, entries: &[(String, String)], provider
     for segment in parents {
         at = &mut at[*segment];
     }
-    match (row.shape, entries.is_empty()) {
+    match (row.layout, entries.is_empty()) {
         (_, true) => {
             if let Some(map) = at.as_object_mut() {
                 map.remove(*last);
             }
         }
-        (Shape::Map, false) => {
+        (Layout::Map, false) => {
             at[*last] = entries.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
         }
-        (Shape::KeyValueList, false) => {
+        (Layout::KeyValueList, false) => {
             at[*last] = entries
                 .iter()
                 .map(|(k, v)| json!({"key": k, "value": v}))

@@ -20,7 +20,7 @@ pub(super) struct Parent {
     pub(super) object: Value,
     /// Topology parents: where each field comes from (the Cluster or the
     /// ClusterClass), by path relative to the entry.
-    pub(super) origins: Vec<(String, Origin)>,
+    pub(super) origins: Vec<(String, FieldSource)>,
     /// Topology parents: the Cluster and ClusterClass merged.
     pub(super) topology: Option<Topology>,
 }
@@ -38,7 +38,7 @@ pub(super) struct Topology {
 }
 
 /// Where a field of a synthesised topology parent comes from.
-pub(super) enum Origin {
+pub(super) enum FieldSource {
     /// Read in this object, at this rendered path.
     In(ObjectRef, String),
     /// Set by neither the Cluster nor the ClusterClass.
@@ -57,7 +57,7 @@ impl Parent {
         }
     }
 
-    fn origin(&self, from: &Endpoint) -> Option<&Origin> {
+    fn origin(&self, from: &Endpoint) -> Option<&FieldSource> {
         let path = from.path.join(".");
         self.origins
             .iter()
@@ -68,8 +68,8 @@ impl Parent {
     /// Where the parent holds the field at `from`, as reports name it.
     pub(super) fn source(&self, from: &Endpoint) -> String {
         match self.origin(from) {
-            Some(Origin::In(reference, path)) => format!("{reference} {path}"),
-            Some(Origin::Neither(text)) => text.clone(),
+            Some(FieldSource::In(reference, path)) => format!("{reference} {path}"),
+            Some(FieldSource::Neither(text)) => text.clone(),
             None => format!("{} {}", self.reference, from.path.join(".")),
         }
     }
@@ -81,7 +81,7 @@ impl Parent {
             field == *relative || field.starts_with(&format!("{relative}["))
         });
         match origin {
-            Some((relative, Origin::In(reference, path))) => {
+            Some((relative, FieldSource::In(reference, path))) => {
                 let field = error.field.to_string();
                 let rest = &field[relative.len()..];
                 malformed(

@@ -4,7 +4,7 @@
 
 use super::error::malformed;
 use super::owners;
-use super::parent::{Origin, Parent, Topology};
+use super::parent::{FieldSource, Parent, Topology};
 use super::rules::{self, CAPI_RULES, Flow, ParentLink, Rule};
 use super::topology::{self, FieldOrigin};
 use crate::api_version;
@@ -15,7 +15,7 @@ use crate::projection::Projection;
 use crate::request::AdmissionRequest;
 use serde_json::Value;
 
-/// Makes the parent look-ups [`super::plan`] makes for `request`, located
+/// Makes the parent look-ups [`super::propagate`] makes for `request`, located
 /// by [`locate`], with the same field masks, and decodes their answers the
 /// same way, deciding nothing: the benchmark's look-up floor
 /// ([`crate::evaluate::look_up`]). A missing parent is not an error here.
@@ -247,12 +247,16 @@ fn resolve_topology(
                 .into_iter()
                 .map(|(relative, origin)| {
                     let origin = match origin {
-                        FieldOrigin::Cluster(path) => Origin::In(cluster.reference.clone(), path),
-                        FieldOrigin::ClusterClass(path) => Origin::In(class_ref.clone(), path),
-                        FieldOrigin::Neither(in_cluster, in_class) => Origin::Neither(format!(
-                            "neither {} {in_cluster} nor {class_ref} {in_class}",
-                            cluster.reference
-                        )),
+                        FieldOrigin::Cluster(path) => {
+                            FieldSource::In(cluster.reference.clone(), path)
+                        }
+                        FieldOrigin::ClusterClass(path) => FieldSource::In(class_ref.clone(), path),
+                        FieldOrigin::Neither(in_cluster, in_class) => {
+                            FieldSource::Neither(format!(
+                                "neither {} {in_cluster} nor {class_ref} {in_class}",
+                                cluster.reference
+                            ))
+                        }
                     };
                     (relative, origin)
                 })

@@ -3,7 +3,7 @@
 use super::violation::Violation;
 use crate::fields::FieldPath;
 use crate::tags::said;
-use crate::tags::targets::{Shape, Target};
+use crate::tags::targets::{Layout, Target};
 use serde_json::Value;
 
 /// The prefixes whose entries in a tag field are the policy's.
@@ -64,16 +64,16 @@ pub fn check_owned_field(
     let at = FieldPath::of(target.field);
     let prefix = owned.prefix;
     let owned = |key: &str| owned.removable(key);
-    if old.is_some_and(|v| !v.is_null() && !matches_shape(target.shape, v)) && old != new {
+    if old.is_some_and(|v| !v.is_null() && !matches_layout(target.layout, v)) && old != new {
         return Err(Violation::NotAMapRewritten(at));
     }
-    if new.is_some_and(|v| !matches_shape(target.shape, v)) && old != new {
+    if new.is_some_and(|v| !matches_layout(target.layout, v)) && old != new {
         return Err(Violation::Mistyped {
             field: at,
             value: new.cloned().unwrap_or_default(),
         });
     }
-    let (old, new) = (entries(target.shape, old), entries(target.shape, new));
+    let (old, new) = (entries(target.layout, old), entries(target.layout, new));
     let users = |entries: &[(String, Value, Value)]| -> Vec<Value> {
         (entries.iter())
             .filter(|(key, ..)| !owned(key))
@@ -98,7 +98,7 @@ pub fn check_owned_field(
         if !key.starts_with(prefix) {
             return Err(Violation::AddedUnowned(at.key(key)));
         }
-        let list_item_has_more = target.shape == Shape::KeyValueList
+        let list_item_has_more = target.layout == Layout::KeyValueList
             && item.as_object().is_some_and(|entry| entry.len() != 2);
         if !value.is_string() || list_item_has_more {
             return Err(Violation::NotAString(at.key(key)));
@@ -107,15 +107,15 @@ pub fn check_owned_field(
     Ok(())
 }
 
-/// Each entry of a tag field of `shape` as (key, value, the item itself
-/// for a list, else the value); none when the field is not of that shape.
-fn entries(shape: Shape, field: Option<&Value>) -> Vec<(String, Value, Value)> {
-    match (shape, field) {
-        (Shape::Map, Some(Value::Object(map))) => map
+/// Each entry of a tag field of `layout` as (key, value, the item itself
+/// for a list, else the value); none when the field is not of that layout.
+fn entries(layout: Layout, field: Option<&Value>) -> Vec<(String, Value, Value)> {
+    match (layout, field) {
+        (Layout::Map, Some(Value::Object(map))) => map
             .iter()
             .map(|(k, v)| (k.clone(), v.clone(), v.clone()))
             .collect(),
-        (Shape::KeyValueList, Some(Value::Array(items))) => items
+        (Layout::KeyValueList, Some(Value::Array(items))) => items
             .iter()
             .map(|item| {
                 let key = item["key"].as_str().unwrap_or_default().to_owned();
@@ -126,7 +126,7 @@ fn entries(shape: Shape, field: Option<&Value>) -> Vec<(String, Value, Value)> {
     }
 }
 
-/// Nothing is removed silently (turn 6): every key the mutation removed
+/// Nothing is removed silently: every key the mutation removed
 /// from the tag field of `target` (there in `old`, in no entry of `new`)
 /// comes with its warning among `warnings`, the one `tags::said::removed`
 /// words for that field, key and the prefix the key is under, once; and
@@ -141,8 +141,8 @@ pub fn check_removals_said(
     warnings: &[String],
 ) -> Result<(), Violation> {
     let field = target.field.join(".");
-    let kept = entries(target.shape, new);
-    let mut removed: Vec<String> = (entries(target.shape, old).into_iter())
+    let kept = entries(target.layout, new);
+    let mut removed: Vec<String> = (entries(target.layout, old).into_iter())
         .map(|(key, ..)| key)
         .filter(|key| !kept.iter().any(|(k, ..)| k == key))
         .collect();
@@ -175,10 +175,10 @@ pub fn check_removals_said(
     }
 }
 
-/// Whether `value` is a tag field of `shape`.
-fn matches_shape(shape: Shape, value: &Value) -> bool {
-    match shape {
-        Shape::Map => value.is_object(),
-        Shape::KeyValueList => value.is_array(),
+/// Whether `value` is a tag field of `layout`.
+fn matches_layout(layout: Layout, value: &Value) -> bool {
+    match layout {
+        Layout::Map => value.is_object(),
+        Layout::KeyValueList => value.is_array(),
     }
 }

@@ -1,6 +1,6 @@
 //! Which objects the policy may tag, and under which prefix: the
 //! contract's rules (DESIGN, "Which objects are composite resources" and
-//! "Tag key = prefix + body", turn 6), stated here apart from the code that
+//! "Tag key = prefix + body"), stated here apart from the code that
 //! implements them (`tags::composite`, `tags::tag_key::TagKeys`), so that
 //! the property tests and the fuzz targets hold that code to them rather
 //! than to itself.

@@ -87,7 +87,7 @@ pub struct RawCloudTagSettings<'a> {
     pub provider_path: String,
     /// User-defined tag profiles, tried before the built-in ones. Kept as
     /// their JSON text until an XR needs them: each is parsed and checked by
-    /// [`user_profile::prepare_profiles`], which reports every profile's
+    /// [`crate::tags::user_profile::prepare_profiles`], which reports every profile's
     /// problems, shape errors included, at once. As text, not as
     /// `serde_json::Value`s: a profile is read straight into its fields,
     /// never built as a tree first.

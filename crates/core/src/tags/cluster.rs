@@ -16,8 +16,7 @@ use crate::lookup::{Lookup, LookupError, ObjectRef};
 use crate::projection::Projection;
 use serde_json::Value;
 
-/// Label CAPI sets on the objects of a cluster, naming it.
-pub const CLUSTER_NAME_LABEL: &str = "cluster.x-k8s.io/cluster-name";
+pub use crate::capi::topology::CLUSTER_NAME_LABEL;
 const CAPI_GROUP: &str = "cluster.x-k8s.io";
 /// The version a Cluster is read at when no ownerReference names one.
 pub const DEFAULT_CLUSTER_VERSION: &str = "cluster.x-k8s.io/v1beta2";

@@ -10,7 +10,6 @@ pub const SKIPPED_ANNOTATION: &str = "cloud-tags.plexsphere.io/skipped";
 /// Label marking where a resource came from; `adopted` ones never propagate.
 pub const ORIGIN_LABEL: &str = "platform/origin";
 
-/// Where an object's labels live.
-pub const LABELS: &[&str] = &["metadata", "labels"];
-/// Where an object's annotations (the label-set annotation among them) live.
-pub const ANNOTATIONS: &[&str] = &["metadata", "annotations"];
+/// Where an object's labels and annotations (the label-set annotation
+/// among them) live.
+pub use crate::fields::{ANNOTATIONS, LABELS};

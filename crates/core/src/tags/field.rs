@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 
 /// How the tag field holds its entries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Shape {
+pub enum Layout {
     /// A map of tag key to value (`additionalTags: {k: v}`).
     Map,
     /// A list of `{key, value}` objects (CAPO `serverMetadata`, a list map
@@ -31,7 +31,7 @@ pub struct TagField {
     /// Its path.
     pub path: &'static [&'static str],
     /// How it holds its entries.
-    pub shape: Shape,
+    pub layout: Layout,
     /// What it becomes when left with no entry.
     pub when_empty: WhenEmpty,
 }
@@ -96,8 +96,8 @@ impl Current<'_> {
 /// Reads the tag field of `object`.
 pub fn read<'o>(object: &'o Value, field: TagField) -> Result<Current<'o>, FieldError> {
     let path = field.path;
-    match field.shape {
-        Shape::Map => {
+    match field.layout {
+        Layout::Map => {
             let map = fields::object(object, path)?;
             let entries = match map {
                 Some(map) => fields::string_entries(map, || FieldPath::of(path))?
@@ -111,7 +111,7 @@ pub fn read<'o>(object: &'o Value, field: TagField) -> Result<Current<'o>, Field
                 items: &[],
             })
         }
-        Shape::KeyValueList => {
+        Layout::KeyValueList => {
             let items = match fields::get(object, path)? {
                 None => None,
                 Some(Value::Array(items)) => Some(items),
@@ -184,8 +184,8 @@ pub fn edit(
 ) -> Option<Edit> {
     let tags = std::mem::take(&mut transformed.tags);
     let no_user_entry = current.user_entries(owned).next().is_none();
-    match field.shape {
-        Shape::Map => {
+    match field.layout {
+        Layout::Map => {
             let held: fields::StringMap = crate::sorted_map::map_of(current.entries.clone());
             let drop_when_empty = tags.is_empty()
                 && no_user_entry
@@ -200,7 +200,7 @@ pub fn edit(
             };
             (!edit.is_empty()).then_some(Edit::Map(edit))
         }
-        Shape::KeyValueList => {
+        Layout::KeyValueList => {
             if !current.present && tags.is_empty() {
                 return None;
             }

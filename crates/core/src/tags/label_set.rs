@@ -100,8 +100,8 @@ impl<'s> LabelSet<'s> {
     /// finds are laid over the earlier ones'. A source not much larger
     /// than the keys is joined with them in one pass, each key compared
     /// with its neighbours rather than searched for (label keys share long
-    /// prefixes: searching cost xr-aws-50 7 % and infra-awscluster-class
-    /// 2.3 % more instructions). A larger one (a label-set annotation of
+    /// prefixes, so a search compares the same prefix again at every
+    /// step). A larger one (a label-set annotation of
     /// 10,000 entries), or one whose entries do not come in key order (a
     /// serde_json map built with `preserve_order`), has each key looked up.
     pub fn opted_in<'k>(&self, keys: &'k OptedInKeys<'_>) -> OptedIn<'k, &'s str> {

@@ -2,7 +2,7 @@
 //! Crossplane composite resource's row ([`COMPOSITE_RESOURCE`], told by
 //! the object's shape) and one row per CAPI infrastructure kind (README,
 //! "Cloud tags on CAPI infrastructure"). [`row_for`] picks a request's row,
-//! and every row goes through the one tag decision ([`super::plan`]); what
+//! and every row goes through the one tag decision ([`super::stamp`]); what
 //! differs between kinds is data here, never a question of which row it is.
 //!
 //! The infrastructure rows follow how each provider spreads tags. CAPA, CAPZ and CAPG merge
@@ -21,7 +21,7 @@
 use crate::capi::{self, rules::KindMatch};
 use crate::request::{AdmissionRequest, GroupVersionKind};
 use crate::tags::composite;
-pub use crate::tags::field::Shape;
+pub use crate::tags::field::Layout;
 use crate::tags::field::{TagField, WhenEmpty};
 
 /// Whose labels become the object's tags.
@@ -104,7 +104,7 @@ pub struct Target {
     /// Path of the tag field.
     pub field: &'static [&'static str],
     /// How the field holds its entries.
-    pub shape: Shape,
+    pub layout: Layout,
     /// What the field becomes when left with no entry.
     pub when_empty: WhenEmpty,
     /// Whose labels count.
@@ -139,7 +139,7 @@ pub struct Target {
 pub const COMPOSITE_RESOURCE: Target = Target {
     matches: Match::CompositeResource,
     field: &["spec", "cloudTags"],
-    shape: Shape::Map,
+    layout: Layout::Map,
     when_empty: WhenEmpty::Absent,
     labels: LabelSource::Object,
     profile: ProfileChoice::Provider,
@@ -175,7 +175,7 @@ const fn map_row(
     Target {
         matches: Match::Kind { kind, version },
         field,
-        shape: Shape::Map,
+        layout: Layout::Map,
         when_empty: WhenEmpty::KeptIfWritten,
         labels,
         profile: ProfileChoice::Named(profile),
@@ -290,7 +290,7 @@ pub const TARGETS: &[Target] = &[
             version: "v1beta1",
         },
         field: &["spec", "serverMetadata"],
-        shape: Shape::KeyValueList,
+        layout: Layout::KeyValueList,
         when_empty: WhenEmpty::KeptIfWritten,
         labels: ClusterAndObject,
         profile: ProfileChoice::Named("capo"),
@@ -308,7 +308,7 @@ impl Target {
     pub const fn tag_field(&self) -> TagField {
         TagField {
             path: self.field,
-            shape: self.shape,
+            layout: self.layout,
             when_empty: self.when_empty,
         }
     }

@@ -113,9 +113,9 @@ impl<'de> Visitor<'de> for PayloadVisitor {
                     return Err(A::Error::duplicate_field("settings"));
                 }
                 PayloadField::Settings => {
-                    let acted_on = request.as_ref().is_none_or(|r| {
-                        route(&r.request.kind, &r.request.operation) != Route::NotActedOn
-                    });
+                    let acted_on = request
+                        .as_ref()
+                        .is_none_or(|r| r.route != Route::NotActedOn);
                     settings = Some(if self.read_settings && acted_on {
                         PayloadSettings::Read(map.next_value::<ValidSettings>()?.0)
                     } else {
@@ -156,6 +156,18 @@ pub struct Request<'a> {
     /// decoded only on a composite resource's UPDATE whose settings say its
     /// profile may matter ([`old_provider`]).
     pub old_object: Option<&'a RawValue>,
+    /// The request's [`route`], taken once, as soon as its kind and
+    /// operation are read.
+    pub route: Route,
+}
+
+impl Request<'_> {
+    /// The route, taken once both the kind and the operation are read.
+    fn take_route(&mut self, kind: bool, operation: bool) {
+        if kind && operation {
+            self.route = route(&self.request.kind, &self.request.operation);
+        }
+    }
 }
 
 /// A request's object as the payload's one pass left it.
@@ -240,31 +252,32 @@ impl<'de: 'a, 'a> Deserialize<'de> for Request<'a> {
 
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Request<'de>, A::Error> {
                 let mut read = Request::default();
-                let request = &mut read.request;
                 let (mut kind, mut operation) = (false, false);
                 while let Some(field) = map.next_key::<RequestField>()? {
+                    let request = &mut read.request;
                     match field {
                         RequestField::Uid => request.uid = map.next_value()?,
                         RequestField::Kind => {
                             request.kind = map.next_value()?;
                             kind = true;
+                            read.take_route(kind, operation);
                         }
                         RequestField::Operation => {
                             request.operation = map.next_value()?;
                             operation = true;
+                            read.take_route(kind, operation);
                         }
                         RequestField::Namespace => request.namespace = map.next_value()?,
                         RequestField::Object => {
-                            let route = (kind && operation)
-                                .then(|| route(&request.kind, &request.operation))
-                                .filter(|route| *route != Route::NotActedOn);
+                            let route =
+                                Some(read.route).filter(|route| *route != Route::NotActedOn);
                             read.object = Some(match route {
                                 // Read once: split where the route is known
                                 // and acts, as scanning it first would be a
                                 // second pass.
                                 Some(route) => {
                                     let projection =
-                                        default_object_projection(&request.kind, route);
+                                        default_object_projection(&read.request.kind, route);
                                     let (value, shape) =
                                         map.next_value_seed(projection.splitter())?;
                                     Object::Split {
@@ -303,8 +316,8 @@ impl<'a> Payload<'a> {
     /// Every decode in the module reads text ([`crate::projection::text`]),
     /// so serde_json's decoders are in it once.
     ///
-    /// The settings are read in the same pass: keeping them as text to
-    /// parse afterwards scanned them twice (BENCHMARKS.md). serde cannot
+    /// The settings are read in the same pass, so they are scanned once,
+    /// not once as text and again to parse them. serde cannot
     /// step back, so settings that fail to read fail the pass, and the
     /// payload is read a second time with its settings kept as text, for
     /// [`Settings::parse_text`] to name every field at fault, as it would

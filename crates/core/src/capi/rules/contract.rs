@@ -152,18 +152,6 @@ pub enum Unit {
     KeyedList(&'static [&'static str]),
 }
 
-impl Unit {
-    /// True when a value in `self` can be written as `other`.
-    pub fn converts_to(self, other: Unit) -> bool {
-        use Unit::*;
-        match (self, other) {
-            (Duration | Seconds, Duration | Seconds) => true,
-            (Integer | IntegerOmitZero, Integer | IntegerOmitZero) => true,
-            (a, b) => a == b,
-        }
-    }
-}
-
 /// Where a field lives in one API version of an object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Endpoint {
@@ -241,9 +229,9 @@ pub struct Rule {
     pub upstream: &'static str,
 }
 
-/// An object's own labels (a Machine's are synced to its Node).
-pub const LABELS: &[&str] = &["metadata", "labels"];
-pub(super) const ANNOTATIONS: &[&str] = &["metadata", "annotations"];
+/// An object's own labels (a Machine's are synced to its Node) and
+/// annotations.
+pub use crate::fields::{ANNOTATIONS, LABELS};
 pub(super) const TEMPLATE_LABELS: &[&str] = &["spec", "template", "metadata", "labels"];
 pub(super) const TEMPLATE_ANNOTATIONS: &[&str] = &["spec", "template", "metadata", "annotations"];
 pub(super) const MACHINE_TEMPLATE_LABELS: &[&str] =
