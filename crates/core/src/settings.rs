@@ -21,9 +21,9 @@ mod defaults;
 mod opted_in;
 pub use opted_in::OptedInKeys;
 mod every_problem;
+pub(crate) mod members;
 pub mod problem;
 pub(crate) mod raw;
-pub(crate) mod refused_at;
 mod tag_key_problem;
 pub(crate) mod tag_keys;
 pub use defaults::{
@@ -168,19 +168,12 @@ impl<'a> Settings<'a> {
             Ok(parsed) => return Ok(Self::from(parsed)),
             Err(refused) => refused,
         };
-        match serde_json::from_str::<serde_json::Value>(trimmed) {
-            Ok(serde_json::Value::Object(document)) => {
-                let (raw, problems) = every_problem::read(&document);
-                if problems.is_empty() {
-                    // Refused by the strict parse alone: a member written
-                    // twice, which the document's map keeps once.
-                    return Err(Refused::Document(
-                        SettingsProblem::document_refused(refused.to_string()).into(),
-                    ));
-                }
+        match every_problem::read(trimmed) {
+            Some((raw, problems)) if !problems.is_empty() => {
                 Err(Refused::Members(Box::new(raw), problems))
             }
-            // not JSON at all: serde names the line and column
+            // Not JSON at all (serde names the line and column), or refused
+            // for what no member shows alone (an object written as a list).
             _ => Err(Refused::Document(
                 SettingsProblem::document_refused(refused.to_string()).into(),
             )),

@@ -173,28 +173,35 @@ fn an_evaluation_reads_the_profiles_when_it_needs_them_and_finds_the_same_proble
     );
 }
 
+/// A key written twice in a profile is refused, at any depth, naming it:
+/// no reading of the document picks one of the two values for the user
+/// (the first value is still checked, as every member is).
 #[test]
-fn a_key_written_twice_in_a_profile_counts_once_its_last_value() {
-    // As before: serde_json's `Value` keeps the last, so the profile is read
-    // from the last value of each key, nested ones included.
+fn a_key_written_twice_in_a_profile_is_refused_naming_it() {
     let text = |cap: &str, sets: &str| {
         format!(
             r#"{{"cloudTags":{{"profiles":[{{"name":"acme","providers":["acme"],"keyMax":63,
                 "valueMax":63,"unit":"runes",{cap},"keyCharacters":{{{sets}}}}}]}}}}"#
         )
     };
-    let accepted = text(r#""cap":"x","cap":20"#, r#""sets":[],"sets":["digits"]"#);
-    let settings = Settings::from_json(accepted.as_bytes()).expect("the last values are valid");
-    let user = settings.cloud_tags().unwrap().profiles.user();
-    assert_eq!(user[0].cap, 20);
-    assert!(user[0].key_characters.admits('7') && !user[0].key_characters.admits('a'));
     assert_eq!(
         lines(&refused_text(&text(
-            r#""cap":20,"cap":"x""#,
-            r#""sets":["digits"],"sets":"digits""#
+            r#""cap":20,"cap":20"#,
+            r#""sets":["digits"],"sets":["digits"]"#
+        ))),
+        [
+            "cloudTags.profiles[0].cap: duplicate field `cap`",
+            "cloudTags.profiles[0].keyCharacters: duplicate field `sets`",
+        ]
+    );
+    assert_eq!(
+        lines(&refused_text(&text(
+            r#""cap":"x","cap":20"#,
+            r#""sets":"digits","sets":["digits"]"#
         ))),
         [
             "cloudTags.profiles[0].cap: invalid type: string \"x\", expected u64",
+            "cloudTags.profiles[0].cap: duplicate field `cap`",
             "cloudTags.profiles[0].keyCharacters.sets: invalid type: string \"digits\", expected a sequence",
         ]
     );

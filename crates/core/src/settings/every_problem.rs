@@ -1,78 +1,108 @@
-//! A refused settings document read again, field by field, so that every
-//! type error and unknown field is reported at once, with the problems the
+//! A refused settings document read again, member by member from the
+//! user's own text ([`super::members`]), so that every type error, unknown
+//! field and key written twice is reported at once, with the problems the
 //! checks after parsing find (a bad regex, a seeded label): one round trip
 //! to fix them all. Only refused documents come here; accepted ones are
 //! parsed once, strictly.
 //!
-//! Each member is tried alone, as a document of its own, against
+//! Each member is read alone, as a document of its own, against
 //! [`RawSettings`] (serde's own derive, so the field names, defaults and
 //! `deny_unknown_fields` stay in one place); the members of the sections,
 //! `capi` and `cloudTags`, one by one inside their section. The members
-//! that pass make up the settings the later checks run on. Everything goes
-//! through the one deserializer `Settings::parse` already uses (JSON text
-//! into `RawSettings`): another one, from a `serde_json::Value`, would add
-//! its whole copy of the derive to the module, every request's download.
+//! that pass make up the settings the later checks run on.
 
+use super::members::{self, Member, alone, written_twice};
 use super::problem::{SettingsProblem, SettingsProblemKind};
 use super::raw::RawSettings;
-use super::refused_at::{self, object};
 use crate::fields::FieldPath;
-use serde_json::{Map, Value};
 
 /// The members of the top level whose own members are read one by one.
 const SECTIONS: [&str; 2] = ["capi", "cloudTags"];
 
-/// `document` (an object) read member by member: the settings its valid
-/// members give, and a problem for each member that is not valid.
-pub(super) fn read(document: &Map<String, Value>) -> (RawSettings<'static>, Vec<SettingsProblem>) {
+/// The object `text` holds read member by member: the settings its valid
+/// members give, and a problem for each member that is not valid; `None`
+/// when `text` is not an object.
+pub(super) fn read(text: &str) -> Option<(RawSettings<'static>, Vec<SettingsProblem>)> {
     let mut problems = Vec::new();
-    let mut valid = Map::new();
-    for (key, value) in document {
-        match (SECTIONS.contains(&key.as_str()), value) {
-            (true, Value::Object(members)) => {
-                // Through a Vec: the map is built by the one instantiation
-                // the policy's other (String, Value) maps use
-                // (crate::sorted_map says why).
-                let kept: Vec<(String, Value)> = members
-                    .iter()
-                    .filter(|(member, value)| {
-                        let alone = object(member, (*value).clone());
-                        is_valid(object(key, alone), &mut problems)
-                    })
-                    .map(|(member, value)| (member.clone(), value.clone()))
-                    .collect();
-                let kept: Map<String, Value> = kept.into_iter().collect();
-                valid.insert(key.clone(), Value::Object(kept));
+    // The valid members, as the text of one document.
+    let mut valid = Vec::new();
+    let top = members::members(text)?;
+    for i in 0..top.len() {
+        if !first_of_key(&top, i, &FieldPath::of(&[]), &mut problems) {
+            continue;
+        }
+        let Member { key, value } = &top[i];
+        if !SECTIONS.contains(&key.as_str()) {
+            let document = alone(key, value);
+            if is_valid(&document, &mut problems) {
+                valid.push(member_text(key, value.get()));
             }
-            (true, other) => problems.push(SettingsProblem::new(
+            continue;
+        }
+        let Some(section) = members::members(value.get()) else {
+            problems.push(SettingsProblem::new(
                 FieldPath::of(&[key.as_str()]),
-                SettingsProblemKind::SectionNotAnObject(crate::fields::type_name(other)),
-            )),
-            (false, _) => {
-                if is_valid(object(key, value.clone()), &mut problems) {
-                    valid.insert(key.clone(), value.clone());
-                }
+                SettingsProblemKind::SectionNotAnObject(members::type_name(value)),
+            ));
+            continue;
+        };
+        let at = FieldPath::of(&[key.as_str()]);
+        let mut kept = Vec::new();
+        for j in 0..section.len() {
+            if !first_of_key(&section, j, &at, &mut problems) {
+                continue;
+            }
+            let inner = &section[j];
+            let document = format!("{{{}:{}}}", quoted(key), alone(&inner.key, inner.value));
+            if is_valid(&document, &mut problems) {
+                kept.push(member_text(&inner.key, inner.value.get()));
             }
         }
+        valid.push(format!("{}:{{{}}}", quoted(key), kept.join(",")));
     }
-    let settings = parse(&Value::Object(valid)).unwrap_or_default();
-    (settings, problems)
+    let document = format!("{{{}}}", valid.join(","));
+    let settings = members::read::<RawSettings>(&document, &FieldPath::of(&[]))
+        .map(RawSettings::into_owned)
+        .unwrap_or_default();
+    Some((settings, problems))
+}
+
+/// Whether member `i` of `members` (sorted by key) is the first of its
+/// key; the second of a key written more than once adds the one problem
+/// that names it, at `at`.
+fn first_of_key(
+    members: &[Member<'_>],
+    i: usize,
+    at: &FieldPath,
+    problems: &mut Vec<SettingsProblem>,
+) -> bool {
+    let key = &members[i].key;
+    let same = |j: Option<usize>| j.is_some_and(|j| members[j].key == *key);
+    if !same(i.checked_sub(1)) {
+        return true;
+    }
+    if !same(i.checked_sub(2)) {
+        problems.push(written_twice(at.member(key), key));
+    }
+    false
+}
+
+fn quoted(key: &str) -> String {
+    serde_json::to_string(key).expect("a string always serialises")
+}
+
+fn member_text(key: &str, value: &str) -> String {
+    format!("{}:{value}", quoted(key))
 }
 
 /// Whether `document` is valid settings; if not, the problem, named by its
 /// path.
-fn is_valid(document: Value, problems: &mut Vec<SettingsProblem>) -> bool {
-    match parse(&document) {
+fn is_valid(document: &str, problems: &mut Vec<SettingsProblem>) -> bool {
+    match members::read::<RawSettings>(document, &FieldPath::of(&[])) {
         Ok(_) => true,
         Err(problem) => {
             problems.push(problem);
             false
         }
     }
-}
-
-fn parse(document: &Value) -> Result<RawSettings<'static>, SettingsProblem> {
-    refused_at::parse(document, &FieldPath::of(&[]), |text| {
-        serde_json::from_str::<RawSettings>(text).map(RawSettings::into_owned)
-    })
 }

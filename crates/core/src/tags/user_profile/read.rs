@@ -5,19 +5,19 @@
 //! are valid are still checked.
 //!
 //! The same way as the rest of the settings ([`crate::settings`]' refused
-//! documents): each member is read alone, through the deserializer the
-//! whole profile is read with, and [`refused_at`] names the setting in it
-//! serde refused. An unknown member is tried alone against [`RawProfile`]
-//! itself, so serde words it and lists the fields from its derive.
+//! documents): each member is taken from the user's own text
+//! ([`members`]), read alone by the derive the whole profile is read with,
+//! and named by its path. An unknown member is tried alone against
+//! [`RawProfile`] itself, so serde words it and lists the fields from its
+//! derive; a key written twice is refused, naming it.
 
 use super::characters::RawKeyCharacters;
 use super::raw::{RawProfile, RawReservedPrefix};
 use crate::fields::FieldPath;
+use crate::settings::members::{self, Member, alone, written_twice};
 use crate::settings::problem::{SettingsProblem, SettingsProblemKind};
-use crate::settings::refused_at;
 use crate::tags::profile::Unit;
-use serde::de::{DeserializeOwned, Error as _};
-use serde_json::{Map, Value};
+use serde::de::{Deserialize, Error as _};
 
 /// A profile as read, what the checks run on. A required member is `None`
 /// when it is absent or refused (a problem says which) and its checks are
@@ -77,16 +77,12 @@ pub(super) fn read(
         return profile.into();
     }
     // Refused: read again, to name every setting at fault.
-    let value: Value = serde_json::from_str(text).expect("a RawValue holds one JSON value");
-    match &value {
-        Value::Object(members) => by_member(members, field, problems),
-        // Not an object: read whole, as before. serde's message says what a
-        // profile is; or it is one written as the list of its fields, which
-        // the derive reads too, refused at first for a key written twice
-        // inside it (`Value` keeps the last, as for objects).
-        _ => match refused_at::parse(&value, field, |text| {
-            serde_json::from_str::<RawProfile>(text)
-        }) {
+    match members::members(text) {
+        Some(members) => by_member(&members, field, problems),
+        // Not an object: read whole. serde's message says what a profile
+        // is; or it is one written as the list of its fields, which the
+        // derive reads too.
+        None => match members::read::<RawProfile>(text, field) {
             Ok(profile) => profile.into(),
             Err(problem) => {
                 problems.push(problem);
@@ -96,34 +92,39 @@ pub(super) fn read(
     }
 }
 
-/// The profile at `field` read member by member (in key order, as the rest
-/// of the settings are), then a problem for each required member that is
-/// absent. A key written twice counts once, its last value, as serde_json's
-/// `Value` keeps it.
+/// The profile at `field` read member by member (`members` sorted by key,
+/// as the rest of the settings are), then a problem for each required
+/// member that is absent. A key written twice is a problem, and its first
+/// value is the one read.
 fn by_member(
-    members: &Map<String, Value>,
+    members: &[Member<'_>],
     field: &FieldPath,
     problems: &mut Vec<SettingsProblem>,
 ) -> ReadProfile {
     let mut read = ReadProfile::default();
-    for (key, value) in members {
+    for (i, Member { key, value }) in members.iter().enumerate() {
+        if i > 0 && members[i - 1].key == *key {
+            if i < 2 || members[i - 2].key != *key {
+                problems.push(written_twice(field.member(key), key));
+            }
+            continue;
+        }
         let at = field.member(key);
+        let text = value.get();
         let result = match key.as_str() {
-            "name" => decode(value, &at).map(|v| read.name = Some(v)),
-            "providers" => decode(value, &at).map(|v| read.providers = Some(v)),
-            "keyMax" => decode(value, &at).map(|v| read.key_max = Some(v)),
-            "valueMax" => decode(value, &at).map(|v| read.value_max = Some(v)),
-            "unit" => decode(value, &at).map(|v| read.unit = Some(v)),
-            "cap" => decode(value, &at).map(|v| read.cap = Some(v)),
-            "keyCharacters" => decode(value, &at).map(|v| read.key_characters = Some(v)),
-            "valueCharacters" => decode(value, &at).map(|v| read.value_characters = v),
-            "reservedPrefixes" => decode(value, &at).map(|v| read.reserved_prefixes = v),
-            "prefix" => decode(value, &at).map(|v| read.prefix = v),
+            "name" => decode(text, &at).map(|v| read.name = Some(v)),
+            "providers" => decode(text, &at).map(|v| read.providers = Some(v)),
+            "keyMax" => decode(text, &at).map(|v| read.key_max = Some(v)),
+            "valueMax" => decode(text, &at).map(|v| read.value_max = Some(v)),
+            "unit" => decode(text, &at).map(|v| read.unit = Some(v)),
+            "cap" => decode(text, &at).map(|v| read.cap = Some(v)),
+            "keyCharacters" => decode(text, &at).map(|v| read.key_characters = Some(v)),
+            "valueCharacters" => decode(text, &at).map(|v| read.value_characters = v),
+            "reservedPrefixes" => decode(text, &at).map(|v| read.reserved_prefixes = v),
+            "prefix" => decode(text, &at).map(|v| read.prefix = v),
             // Alone, a profile always misses a required member: serde stops
             // at the unknown key first and names it.
-            _ => refused_at::parse(&refused_at::object(key, value.clone()), field, |text| {
-                serde_json::from_str::<RawProfile>(text).map(drop)
-            }),
+            _ => members::read::<RawProfile>(&alone(key, value), field).map(drop),
         };
         if let Err(problem) = result {
             problems.push(problem);
@@ -131,7 +132,7 @@ fn by_member(
     }
     for name in REQUIRED
         .into_iter()
-        .filter(|name| !members.contains_key(*name))
+        .filter(|name| !members.iter().any(|member| member.key == *name))
     {
         let message = serde_json::Error::missing_field(name).to_string();
         problems.push(SettingsProblem::new(
@@ -143,14 +144,14 @@ fn by_member(
 }
 
 /// The member at `at`, read as [`RawProfile`]'s derive reads it.
-fn decode<T: DeserializeOwned>(value: &Value, at: &FieldPath) -> Result<T, SettingsProblem> {
-    refused_at::parse(value, at, |text| serde_json::from_str(text))
+fn decode<'t, T: Deserialize<'t>>(text: &'t str, at: &FieldPath) -> Result<T, SettingsProblem> {
+    members::read(text, at)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{Map, Value, json};
 
     /// A profile with every member, the optional ones included.
     fn full() -> Map<String, Value> {
@@ -173,18 +174,18 @@ mod tests {
     /// `members` read member by member: the profile and the problems.
     fn by_members(members: &Map<String, Value>) -> (ReadProfile, Vec<String>) {
         let mut problems = Vec::new();
-        let read = by_member(members, &field(), &mut problems);
+        let text = Value::Object(members.clone()).to_string();
+        let members = members::members(&text).unwrap();
+        let read = by_member(&members, &field(), &mut problems);
         (read, problems.iter().map(ToString::to_string).collect())
     }
 
     /// serde's problem with the whole profile, as the settings name it.
     fn serde_says(members: &Map<String, Value>) -> Option<String> {
-        let value = Value::Object(members.clone());
-        refused_at::parse(&value, &field(), |text| {
-            serde_json::from_str::<RawProfile>(text)
-        })
-        .err()
-        .map(|problem| problem.to_string())
+        let text = Value::Object(members.clone()).to_string();
+        members::read::<RawProfile>(&text, &field())
+            .err()
+            .map(|problem| problem.to_string())
     }
 
     #[test]
