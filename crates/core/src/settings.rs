@@ -30,7 +30,9 @@ pub use defaults::{
     DEFAULT_PROVIDER_PATH, DEFAULT_PROVIDER_SEGMENTS, REGEX_SIZE_LIMIT, SEEDED_LABELS,
 };
 pub use problem::{SettingsError, SettingsProblem, SettingsProblemKind};
-pub use raw::{Mode, ProfileText, RawCapiSettings, RawCloudTagSettings, RawSettings};
+pub use raw::{
+    Mode, ProfileText, RawCapiSettings, RawCloudTagSettings, RawSettings, StrictSettings,
+};
 pub use tag_keys::TagKeyProblem;
 
 /// Settings ready for evaluation.
@@ -164,8 +166,8 @@ impl<'a> Settings<'a> {
         }
         // Reading member by member costs on every request; only a refused
         // document needs it, to name every field at fault.
-        let refused = match serde_json::from_str::<RawSettings>(trimmed) {
-            Ok(parsed) => return Ok(Self::from(parsed)),
+        let refused = match serde_json::from_str::<StrictSettings>(trimmed) {
+            Ok(parsed) => return Ok(parsed.into()),
             Err(refused) => refused,
         };
         match every_problem::read(trimmed) {
@@ -257,6 +259,12 @@ impl Refused {
             Refused::Members(_, problems) => SettingsError { problems },
             Refused::Document(error) => error,
         }
+    }
+}
+
+impl<'a> From<StrictSettings<'a>> for Settings<'a> {
+    fn from(StrictSettings(raw): StrictSettings<'a>) -> Self {
+        Self::from(raw)
     }
 }
 

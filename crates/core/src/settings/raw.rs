@@ -5,6 +5,8 @@
 use super::defaults::DEFAULT_PROVIDER_PATH;
 use crate::tags::tag_key::Bodies;
 use serde::Deserialize;
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use std::borrow::Cow;
 use std::fmt;
@@ -34,6 +36,39 @@ pub struct RawSettings<'a> {
     /// Crossplane XR cloud-tag settings.
     #[serde(borrow)]
     pub cloud_tags: RawCloudTagSettings<'a>,
+}
+
+/// The one strict read of accepted settings, on their own
+/// ([`super::Settings::parse_text`]) and where they stand in a `validate`
+/// payload ([`crate::wire`]) alike: `null` is the defaults, an object is
+/// read whole by [`RawSettings`]' derive, and anything else is refused (the
+/// derive would also read a struct written as the list of its field
+/// values, which only gives confusing messages). One read, so one copy of
+/// the derive in the module for every accepted document.
+pub struct StrictSettings<'a>(pub RawSettings<'a>);
+
+impl<'de> Deserialize<'de> for StrictSettings<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct StrictVisitor;
+
+        impl<'de> Visitor<'de> for StrictVisitor {
+            type Value = StrictSettings<'de>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a settings object")
+            }
+
+            fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+                Ok(StrictSettings(RawSettings::default()))
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                RawSettings::deserialize(MapAccessDeserializer::new(map)).map(StrictSettings)
+            }
+        }
+
+        deserializer.deserialize_any(StrictVisitor)
+    }
 }
 
 impl RawSettings<'_> {

@@ -5,9 +5,8 @@
 use crate::evaluate::{Route, default_object_projection, route};
 use crate::projection::{Projection, Shape};
 use crate::request::AdmissionRequest;
-use crate::settings::{RawSettings, Settings, SettingsError};
+use crate::settings::{Settings, SettingsError, StrictSettings};
 use serde::Deserialize;
-use serde::de::value::MapAccessDeserializer;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -56,39 +55,6 @@ enum PayloadField {
     Other,
 }
 
-/// Valid settings, read where they stand in the payload: `null`, or an
-/// object [`RawSettings`] reads whole. Anything else fails the payload's
-/// pass, and [`Payload::decode`] reads the payload again with the settings
-/// kept as text, for [`Settings::parse_text`] to say what is wrong.
-struct ValidSettings<'a>(Settings<'a>);
-
-impl<'de> Deserialize<'de> for ValidSettings<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct SettingsVisitor;
-
-        impl<'de> Visitor<'de> for SettingsVisitor {
-            type Value = ValidSettings<'de>;
-
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a settings object")
-            }
-
-            fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
-                Ok(ValidSettings(Settings::default()))
-            }
-
-            // Only a map: serde would also read a struct written as an
-            // array of its field values, which `Settings::parse_text` refuses.
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-                RawSettings::deserialize(MapAccessDeserializer::new(map))
-                    .map(|raw| ValidSettings(Settings::from(raw)))
-            }
-        }
-
-        deserializer.deserialize_any(SettingsVisitor)
-    }
-}
-
 /// A `validate` payload read in one pass: the settings read as they come
 /// when `read_settings`, kept as text otherwise or when the request (which
 /// hosts write first) is one the policy does not act on.
@@ -117,7 +83,7 @@ impl<'de> Visitor<'de> for PayloadVisitor {
                         .as_ref()
                         .is_none_or(|r| r.route != Route::NotActedOn);
                     settings = Some(if self.read_settings && acted_on {
-                        PayloadSettings::Read(map.next_value::<ValidSettings>()?.0)
+                        PayloadSettings::Read(map.next_value::<StrictSettings>()?.into())
                     } else {
                         PayloadSettings::Text(map.next_value()?)
                     });
