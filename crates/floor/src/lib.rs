@@ -47,7 +47,7 @@ use metadata_propagation_core::outcome::Outcome;
 use metadata_propagation_core::request::AdmissionRequest;
 use metadata_propagation_core::wire;
 #[cfg(feature = "lookup")]
-use metadata_propagation_core::{capi, error::Error, evaluate};
+use metadata_propagation_core::{error::Error, evaluate};
 #[cfg(feature = "lookup")]
 use metadata_propagation_policy::HostLookup;
 // Linked into every floor for the module's `memcmp` (the policy's
@@ -120,7 +120,7 @@ const REPLY: &[u8] = include_bytes!(env!("RESULT_FLOOR_REPLY"));
 /// The policy's look-ups for a Cluster API request; none for anything else.
 /// The settings are parsed as the policy parses them: they say whether the
 /// masks include the in-place fields' sources. Refused settings are
-/// reported as the policy reports them ([`crate::error::Error::Settings`]).
+/// reported as the policy reports them ([`Error::Settings`]).
 #[cfg(feature = "lookup")]
 fn look_up_parents(payload: &Payload<'_>) -> Result<(), Error> {
     let request = &payload.request;
@@ -128,7 +128,7 @@ fn look_up_parents(payload: &Payload<'_>) -> Result<(), Error> {
         return Ok(());
     }
     let settings = (wire::PayloadSettings::Text(payload.settings).parse())
-        .map_err(crate::error::Error::from)?;
+        .map_err(Error::from)?;
     evaluate::look_up(request, &settings, &HostLookup)
 }
 
