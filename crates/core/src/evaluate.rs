@@ -295,9 +295,10 @@ fn decide_write(
     let mut reported = capi::Reported::default();
     // A composite resource reads nothing from the cluster.
     let mut reads = Reads::new(lookup, &[]);
+    let mut cluster = None;
     if let Some(namespace) = namespace {
         let located;
-        (located, _, reads) = resolve(request, namespace, target, settings, lookup)?;
+        (located, cluster, reads) = resolve(request, namespace, target, settings, lookup)?;
         reported = capi::propagate(
             request,
             located,
@@ -309,7 +310,9 @@ fn decide_write(
         )?;
     }
     let mut warnings = match target {
-        Some(target) => tags::stamp(target, request, field, settings, &reads, &mut plan, explain)?,
+        Some(target) => tags::stamp(
+            target, request, field, cluster, settings, &reads, &mut plan, explain,
+        )?,
         None => Vec::new(),
     };
     warnings.append(&mut reported.warnings);

@@ -94,11 +94,14 @@ pub fn read_field<'o>(
 /// Adds the tags decision of `request`'s object, of row `target`, to
 /// `plan` (which holds its CAPI metadata edits, if any) and returns the
 /// skip warnings. `field` is what [`read_field`] read (`None`: the request
-/// does not stamp the field). Fills `explain` when given.
+/// does not stamp the field), `cluster` the Cluster [`cluster_reference`]
+/// named for it. Fills `explain` when given.
+#[allow(clippy::too_many_arguments)]
 pub fn stamp(
     target: &'static Target,
     request: &AdmissionRequest,
     field: Option<Current<'_>>,
+    cluster: Option<ObjectRef>,
     settings: &Settings,
     lookup: &dyn Lookup,
     plan: &mut Plan,
@@ -127,15 +130,7 @@ pub fn stamp(
     let annotations = plan.resulting_map(object, ANNOTATIONS).map_err(own)?;
     let own_extra = parse_labels_annotation(&annotations).map_err(own)?;
     let labels = OwnLabels::read(plan, object).map_err(own)?;
-    let found = match target.labels {
-        LabelSource::Object => ClusterFound::Unnamed,
-        LabelSource::ClusterAndObject => {
-            let namespace = own_namespace(request);
-            let name = labels.get(cluster::CLUSTER_NAME_LABEL);
-            let reference = cluster::reference(object, name, namespace).map_err(own)?;
-            cluster::read(reference, lookup)?
-        }
-    };
+    let found = cluster::read(cluster, lookup)?;
     let (cluster_labels, cluster_annotations) = match &found {
         ClusterFound::Read(reference, cluster) => {
             let of_cluster = |error| Error::tags(Some(reference.clone()), error);
@@ -262,13 +257,6 @@ impl<'a> OwnLabels<'a> {
         }
     }
 
-    fn get(&self, key: &str) -> Option<&'a str> {
-        match self {
-            OwnLabels::InPlace(labels) => (*labels)?.get(key)?.as_str(),
-            OwnLabels::Planned(labels) => labels.get(key).copied(),
-        }
-    }
-
     fn layer(&self) -> Option<Layer<'_>> {
         match self {
             OwnLabels::InPlace(labels) => labels.map(Layer::Object),
@@ -277,11 +265,11 @@ impl<'a> OwnLabels<'a> {
     }
 }
 
-/// The Cluster [`stamp`] will read for `request` (`None`: it reads none),
-/// named before any look-up so that [`crate::reads`] can share the read
-/// with the CAPI stage. The label naming the Cluster is CAPI bookkeeping,
-/// which the metadata edits never change, so the object's own labels name
-/// the Cluster [`stamp`] names from the labels as planned.
+/// The Cluster [`stamp`] reads for `request` (`None`: it reads none),
+/// named once, before any look-up, so that [`crate::reads`] can share the
+/// read with the CAPI stage. Named from the object's labels as submitted:
+/// the label naming the Cluster is CAPI bookkeeping, which the metadata
+/// edits never change.
 pub fn cluster_reference(
     target: &Target,
     request: &AdmissionRequest,
