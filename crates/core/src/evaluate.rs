@@ -276,19 +276,18 @@ fn decide_write(
         _ => None,
     };
     let mut target = target;
-    if let Some(row) = target
-        && tags::left_as_submitted(row, request)?
-    {
-        if let Some(explain) = explain.as_deref_mut() {
-            explain.notes.push(format!(
-                "{} is \"adopted\": left exactly as submitted",
-                tags::ORIGIN_LABEL
-            ));
-        }
-        target = None;
-    }
     let field = match target {
-        Some(target) => tags::read_field(target, request)?,
+        Some(row) => match tags::read_field(row, request) {
+            Ok(field) => field,
+            // Whatever its tag field holds, an adopted object is left as
+            // submitted (on the usual path, `tags::stamp` says so).
+            Err(_) if tags::left_as_submitted(row, request)? => {
+                tags::note_adopted(explain.as_deref_mut());
+                target = None;
+                None
+            }
+            Err(error) => return Err(error),
+        },
         None => None,
     };
     let mut plan = Plan::default();

@@ -56,8 +56,10 @@ pub fn row_for(request: &AdmissionRequest, settings: &Settings) -> Option<&'stat
 
 /// Whether `request`'s object is left exactly as submitted: its row honours
 /// `platform/origin: adopted` and the object's own label set (its labels,
-/// under its label-set annotation) says so. Asked before the tag field is
-/// read, so that an adopted object is never refused for its tags.
+/// under its label-set annotation) says so ([`adopted`]). [`stamp`] asks
+/// the same of the label set it builds; this is asked only when the tag
+/// field cannot be read, so that an adopted object is never refused for
+/// its tags.
 pub fn left_as_submitted(target: &Target, request: &AdmissionRequest) -> Result<bool, Error> {
     if !target.adopted_left_alone {
         return Ok(false);
@@ -72,7 +74,22 @@ pub fn left_as_submitted(target: &Target, request: &AdmissionRequest) -> Result<
         set = set.with(Source::OwnLabels, Layer::Object(labels));
     }
     let set = set.with(Source::OwnAnnotation, Layer::Annotation(&own_extra));
-    Ok(set.get(ORIGIN_LABEL).is_some_and(|(v, _)| v == "adopted"))
+    Ok(adopted(&set))
+}
+
+/// Whether a label set marks its object adopted: an adopted resource's
+/// tags belong to whoever created it.
+fn adopted(set: &LabelSet<'_>) -> bool {
+    set.get(ORIGIN_LABEL).is_some_and(|(v, _)| v == "adopted")
+}
+
+/// Says in an explanation that the object is adopted and left as submitted.
+pub fn note_adopted(explain: Option<&mut Explanation>) {
+    if let Some(explain) = explain {
+        explain.notes.push(format!(
+            "{ORIGIN_LABEL} is \"adopted\": left exactly as submitted"
+        ));
+    }
 }
 
 /// The tag field, read when this request stamps it (`None` otherwise), for
@@ -157,6 +174,10 @@ pub fn stamp(
         set = set.with(Source::OwnLabels, layer);
     }
     let set = set.with(Source::OwnAnnotation, Layer::Annotation(&own_extra));
+    if target.adopted_left_alone && adopted(&set) {
+        note_adopted(explain);
+        return Ok(Vec::new());
+    }
 
     // The profile, and the prefix the entries of the object's previous
     // profile carry (an UPDATE that moves a composite resource to a profile
