@@ -16,8 +16,9 @@
 # Environment: BASE (required: a commit, tag or branch), ROUNDS (default 5),
 # ITERATIONS (default 400) and WARMUP (default 50) per round and module.
 # ONLY="md-ms kcp-machine" limits the run to those scenarios.
-# BASE_WASM_OPT=1 passes the base's module through this checkout's wasm-opt
-# pass (for a base from before policy.wasm was wasm-opt'ed).
+# The base's module goes through this checkout's wasm-opt pass (the pinned
+# binaryen, the Makefile's flags), as this checkout's policy.wasm does, so
+# the comparison shows what the code changed, not the build.
 # MEASURE=instructions counts instructions instead of timing (valgrind's
 # callgrind; one round; deterministic, so a busy machine does not blur it):
 # the per-evaluation count is the difference between a run of 250 and a run
@@ -58,12 +59,9 @@ done
     "$CARGO" rustc --target=wasm32-wasip1 --release --locked -p metadata-propagation-policy \
     --lib --crate-type cdylib)
   cp "$OUT/target/wasm32-wasip1/release/metadata_propagation_policy.wasm" "$OUT/base-policy.wasm"
-  # BASE_WASM_OPT=1: the base module through this checkout's wasm-opt pass
-  # too, so the comparison shows what the code changed, not the build.
-  if [[ "${BASE_WASM_OPT:-0}" == 1 ]]; then
-    read -r -a flags <<<"-O3 $(make -s --no-print-directory print-wasm-opt-features)"
-    wasm-opt "${flags[@]}" "$OUT/base-policy.wasm" -o "$OUT/base-policy.wasm"
-  fi
+  read -r -a flags <<<"-O3 $(make -s --no-print-directory print-wasm-opt-features)"
+  "$(make -s --no-print-directory print-wasm-opt)" "${flags[@]}" "$OUT/base-policy.wasm" \
+    -o "$OUT/base-policy.wasm"
   rm -f "$OUT/base-annotated.wasm"
   "$RUNNER" annotate -m "$WORKTREE/policy-metadata.yml" -u "$WORKTREE/README.md" \
     -o "$OUT/base-annotated.wasm" "$OUT/base-policy.wasm"

@@ -29,7 +29,7 @@ LARGE=${LARGE:-50}
 SMALL=${SMALL:-10}
 SKIP=" topology-kcp-10k-parent-gates topology-kcp-10k-child-gates "
 
-for tool in valgrind wasm-opt git awk; do
+for tool in valgrind git awk; do
   command -v "$tool" >/dev/null || { echo "bench-pieces.sh: '$tool' is required" >&2; exit 1; }
 done
 # shellcheck source=scripts/callgrind.bash
@@ -51,6 +51,8 @@ done
   cp annotated-policy.wasm "$OUT/policy-annotated.wasm"
   cp policy.wasm "$OUT/policy.wasm"
   read -r -a flags <<<"-O3 $(make -s --no-print-directory print-wasm-opt-features)"
+  # The pinned binaryen policy.wasm is built with (the Makefile's WASM_OPT).
+  WASM_OPT=$(make -s --no-print-directory print-wasm-opt)
   head=$(git rev-parse HEAD)
   for name in "${pieces[@]}"; do
     tree=$OUT/$name
@@ -64,7 +66,7 @@ done
     (cd "$tree" && CARGO_TARGET_DIR="$PWD/../target" CARGO_BUILD_BUILD_DIR="$PWD/../target" \
       "$CARGO" rustc --target=wasm32-wasip1 --release --locked -p metadata-propagation-policy \
       --lib --crate-type cdylib)
-    wasm-opt "${flags[@]}" "$OUT/target/wasm32-wasip1/release/metadata_propagation_policy.wasm" -o "$OUT/$name.wasm"
+    "$WASM_OPT" "${flags[@]}" "$OUT/target/wasm32-wasip1/release/metadata_propagation_policy.wasm" -o "$OUT/$name.wasm"
     rm -f "$OUT/$name-annotated.wasm"
     "$RUNNER" annotate -m policy-metadata.yml -o "$OUT/$name-annotated.wasm" "$OUT/$name.wasm"
     git worktree remove --force "$tree"

@@ -75,8 +75,11 @@ RESULTS=$OUT/results.json
 # The Makefile's wasm-opt flags: the floors go through the same pass as
 # policy.wasm, so the ratios compare like with like.
 read -r -a WASM_OPT_FLAGS <<<"-O3 $(make -s --no-print-directory print-wasm-opt-features)"
+# The pinned binaryen policy.wasm is built with (the Makefile's WASM_OPT);
+# `make policy.wasm` below builds it when missing.
+WASM_OPT=$(make -s --no-print-directory print-wasm-opt)
 
-for tool in jq awk wasm-opt; do
+for tool in jq awk; do
   command -v "$tool" >/dev/null || { echo "bench.sh: '$tool' is required" >&2; exit 1; }
 done
 
@@ -90,7 +93,7 @@ done
     features=()
     [[ "$floor" != accept ]] && features=(--features "$floor")
     "$CARGO" build --locked --target wasm32-wasip1 --release -p floor-policy "${features[@]}"
-    wasm-opt "${WASM_OPT_FLAGS[@]}" "$FLOOR_BUILD" -o "$OUT/$floor-floor.wasm"
+    "$WASM_OPT" "${WASM_OPT_FLAGS[@]}" "$FLOOR_BUILD" -o "$OUT/$floor-floor.wasm"
     rm -f "$OUT/annotated-$floor-floor.wasm"
     "$RUNNER" annotate -m policy-metadata.yml -o "$OUT/annotated-$floor-floor.wasm" "$OUT/$floor-floor.wasm"
   done
@@ -113,7 +116,7 @@ result_floor() {
     "$RUNNER" "${args[@]}" "$POLICY" >/dev/null
     RESULT_FLOOR_REPLY="$reply" "$CARGO" build --locked --target wasm32-wasip1 --release \
       -p floor-policy --features "$features"
-    wasm-opt "${WASM_OPT_FLAGS[@]}" "$FLOOR_BUILD" -o "$OUT/result-floor-$name.wasm"
+    "$WASM_OPT" "${WASM_OPT_FLAGS[@]}" "$FLOOR_BUILD" -o "$OUT/result-floor-$name.wasm"
     rm -f "$OUT/annotated-result-floor-$name.wasm"
     "$RUNNER" annotate -m policy-metadata.yml -o "$OUT/annotated-result-floor-$name.wasm" \
       "$OUT/result-floor-$name.wasm"
@@ -254,7 +257,7 @@ module=$(make -s --no-print-directory print-module)
 module_bytes=$(size_of "$module")
 echo "- rustc's module, before wasm-opt: $module_bytes bytes ($(kib "$module_bytes") KiB)"
 policy_bytes=$(size_of policy.wasm)
-echo "- policy.wasm (after \`wasm-opt ${WASM_OPT_FLAGS[0]}\`, $(wasm-opt --version)): $policy_bytes bytes ($(kib "$policy_bytes") KiB)"
+echo "- policy.wasm (after \`wasm-opt ${WASM_OPT_FLAGS[0]}\`, $("$WASM_OPT" --version)): $policy_bytes bytes ($(kib "$policy_bytes") KiB)"
 annotated_bytes=$(size_of "$POLICY")
 echo "- $POLICY (timed; annotated with metadata and README): $annotated_bytes bytes ($(kib "$annotated_bytes") KiB)"
 for floor in accept echo lookup; do
