@@ -5,11 +5,12 @@
 # installs all of them; on a Debian machine with only rustup (as root, or with sudo):
 #
 #   apt-get update
-#   apt-get install -y bats jq binaryen curl python3-yaml python3-jsonschema docker-registry
+#   apt-get install -y bats jq g++ curl python3-yaml python3-jsonschema docker-registry
 #   rustup target add wasm32-wasip1 && rustup component add rustfmt clippy
 #
 # Which tests need which tool (docs/development.md, "Tools"):
-#   wasm-opt (binaryen)        policy.wasm, so every e2e suite
+#   a C++ compiler             binaryen's wasm-opt, built from the pinned wasm-opt crate:
+#                              policy.wasm, so every e2e suite, and the benchmarks
 #   bats, jq                   every e2e suite
 #   python3 + PyYAML           check-schemas, the fixture and invariant checks, check-docs
 #   python3 + jsonschema>=4.10 check-schemas, the e2e invariants (Debian bookworm's 4.10.3 passes)
@@ -30,7 +31,7 @@ need 'command -v cargo' "cargo (Rust)" "install rustup: https://rustup.rs"
 need 'rustup target list --installed | grep -qx wasm32-wasip1' "the wasm32-wasip1 target" "rustup target add wasm32-wasip1"
 need 'cargo fmt --version' "rustfmt" "rustup component add rustfmt"
 need 'cargo clippy --version' "clippy" "rustup component add clippy"
-need 'command -v wasm-opt' "wasm-opt" "$apt binaryen"
+need 'command -v c++' "a C++ compiler (binaryen's wasm-opt is built from source)" "$apt g++"
 need 'command -v bats' "bats" "$apt bats"
 need 'command -v jq' "jq" "$apt jq"
 need 'command -v curl' "curl" "$apt curl"
