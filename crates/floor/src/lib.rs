@@ -127,8 +127,7 @@ fn look_up_parents(payload: &Payload<'_>) -> Result<(), Error> {
     if evaluate::route(&request.kind, &request.operation) != evaluate::Route::Capi {
         return Ok(());
     }
-    let settings = (wire::PayloadSettings::Text(payload.settings).parse())
-        .map_err(Error::from)?;
+    let settings = (wire::PayloadSettings::Text(payload.settings).parse()).map_err(Error::from)?;
     evaluate::look_up(request, &settings, &HostLookup)
 }
 
