@@ -11,7 +11,7 @@
 //! `capi` and `cloudTags`, one by one inside their section. The members
 //! that pass make up the settings the later checks run on.
 
-use super::members::{self, Member, alone, written_twice};
+use super::members::{self, Member, alone, first_of_key};
 use super::problem::{SettingsProblem, SettingsProblemKind};
 use super::raw::RawSettings;
 use crate::fields::FieldPath;
@@ -65,26 +65,6 @@ pub(super) fn read(text: &str) -> Option<(RawSettings<'static>, Vec<SettingsProb
         .map(RawSettings::into_owned)
         .unwrap_or_default();
     Some((settings, problems))
-}
-
-/// Whether member `i` of `members` (sorted by key) is the first of its
-/// key; the second of a key written more than once adds the one problem
-/// that names it, at `at`.
-fn first_of_key(
-    members: &[Member<'_>],
-    i: usize,
-    at: &FieldPath,
-    problems: &mut Vec<SettingsProblem>,
-) -> bool {
-    let key = &members[i].key;
-    let same = |j: Option<usize>| j.is_some_and(|j| members[j].key == *key);
-    if !same(i.checked_sub(1)) {
-        return true;
-    }
-    if !same(i.checked_sub(2)) {
-        problems.push(written_twice(at.member(key), key));
-    }
-    false
 }
 
 fn quoted(key: &str) -> String {

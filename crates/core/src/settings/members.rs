@@ -33,10 +33,30 @@ pub(crate) fn members(text: &str) -> Option<Vec<Member<'_>>> {
 }
 
 /// The problem of a key written twice in one object.
-pub(crate) fn written_twice(at: FieldPath, key: &str) -> SettingsProblem {
+fn written_twice(at: FieldPath, key: &str) -> SettingsProblem {
     // serde's wording, which the strict parse refuses the document with.
     let message = format!("duplicate field `{key}`");
     SettingsProblem::new(at, SettingsProblemKind::Refused(message))
+}
+
+/// Whether member `i` of `members` (sorted by key) is the first of its
+/// key, the one read; the second of a key written more than once adds the
+/// one problem that names it, under `at`.
+pub(crate) fn first_of_key(
+    members: &[Member<'_>],
+    i: usize,
+    at: &FieldPath,
+    problems: &mut Vec<SettingsProblem>,
+) -> bool {
+    let key = &members[i].key;
+    let same = |j: Option<usize>| j.is_some_and(|j| members[j].key == *key);
+    if !same(i.checked_sub(1)) {
+        return true;
+    }
+    if !same(i.checked_sub(2)) {
+        problems.push(written_twice(at.member(key), key));
+    }
+    false
 }
 
 /// `text` read as a `T` whose place in the settings is `at`; when serde

@@ -14,7 +14,7 @@
 use super::characters::RawKeyCharacters;
 use super::raw::{RawProfile, RawReservedPrefix};
 use crate::fields::FieldPath;
-use crate::settings::members::{self, Member, alone, written_twice};
+use crate::settings::members::{self, Member, alone, first_of_key};
 use crate::settings::problem::{SettingsProblem, SettingsProblemKind};
 use crate::tags::profile::Unit;
 use serde::de::{Deserialize, Error as _};
@@ -103,10 +103,7 @@ fn by_member(
 ) -> ReadProfile {
     let mut read = ReadProfile::default();
     for (i, Member { key, value }) in members.iter().enumerate() {
-        if i > 0 && members[i - 1].key == *key {
-            if i < 2 || members[i - 2].key != *key {
-                problems.push(written_twice(field.member(key), key));
-            }
+        if !first_of_key(members, i, field, problems) {
             continue;
         }
         let at = field.member(key);
