@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # `make bench-pieces`: what each piece of performance machinery the policy
-# keeps buys, in instructions per fresh-instance evaluation, on every
-# `make bench` scenario (BENCHMARKS.md, "What each piece buys").
+# keeps buys, in instructions per fresh-instance evaluation, and whether it
+# earns its place; writes the table into BENCHMARKS.md ("What each piece
+# buys", between its bench-pieces markers) and prints it.
 #
 # Each piece has a patch in test_data/bench/pieces/ that replaces it with
-# the plain form (the default memcmp, a BTreeMap, the SDK's helpers, …).
+# the plain form (wasi-libc's memcmp, a BTreeMap, owned settings, keys
+# inserted into their map, the SDK's response over the whole object).
 # For every patch, this checkout's HEAD is checked out in a worktree under
 # target/bench-pieces, the patch applied and the module built as the
 # Makefile builds policy.wasm (LTO, wasm-opt -O3). Then every scenario is
@@ -13,11 +15,15 @@
 # (default 10), over the difference, so compiling the module drops out.
 # Deterministic: a rerun gives the same counts.
 #
+# The rule (BENCHMARKS.md): a piece stays only if it saves at least 3 %
+# (`unsafe`: 5 %) on at least two of the scenarios that stand for real use,
+# DECIDE below; the table marks them and gives each piece's verdict.
+#
 # Environment: ONLY="xr-aws-5 md-ms" limits the scenarios (default: every
 # scenario but the two 10,000-gate ones, which take most of an hour each
-# under callgrind); PIECES="memcmp sorted-map" limits the patches.
-# stdout is the report: per scenario, the policy's count, each variant's,
-# and what the piece saves (1 - policy / variant).
+# under callgrind); PIECES="memcmp sorted-map" limits the patches; JOBS
+# (default 2) counts run side by side; WRITE=0 prints without writing
+# BENCHMARKS.md.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -28,6 +34,10 @@ OUT=target/bench-pieces
 LARGE=${LARGE:-50}
 SMALL=${SMALL:-10}
 SKIP=" topology-kcp-10k-parent-gates topology-kcp-10k-child-gates "
+# The scenarios that stand for real use: a piece must pay on two of them.
+DECIDE="md-ms kcp-machine topology-kcp machine-node-sync xr-aws-5 infra-awscluster-class"
+# The pieces that are `unsafe` code, held to 5 % instead of 3 %.
+UNSAFE="memcmp"
 
 for tool in valgrind git awk; do
   command -v "$tool" >/dev/null || { echo "bench-pieces.sh: '$tool' is required" >&2; exit 1; }
@@ -81,17 +91,13 @@ count() {
   local small large
   small=$(callgrind_count "$SMALL" "${args[@]}" "$module")
   large=$(callgrind_count "$LARGE" "${args[@]}" "$module")
+  [[ -n "$small" && -n "$large" ]] || { echo "bench-pieces.sh: callgrind counted nothing for $module on $request" >&2; return 1; }
   echo $(((large - small) / (LARGE - SMALL)))
 }
+export -f count callgrind_count
+export RUNNER LARGE SMALL
 
-header="| scenario | policy |"
-rule="|---|---:|"
-for name in "${pieces[@]}"; do
-  header+=" plain $name | $name saves |"
-  rule+="---:|---:|"
-done
-echo "$header"
-echo "$rule"
+scenarios=()
 while IFS=$'\t' read -r scenario request settings parents; do
   [[ -z "$scenario" || "$scenario" == \#* ]] && continue
   if [[ -n "${ONLY:-}" ]]; then
@@ -99,16 +105,26 @@ while IFS=$'\t' read -r scenario request settings parents; do
   elif [[ "$SKIP" == *" $scenario "* ]]; then
     continue
   fi
-  policy=$(count "$OUT/policy-annotated.wasm" "$request" "$settings" "$parents")
-  row="| $scenario | $policy |"
-  for name in "${pieces[@]}"; do
-    plain=$(count "$OUT/$name-annotated.wasm" "$request" "$settings" "$parents")
-    row+=$(awk -v p="$policy" -v v="$plain" 'BEGIN { printf " %d | %.1f %% |", v, 100 * (1 - p / v) }')
+  scenarios+=("$scenario")
+  for module in policy "${pieces[@]}"; do
+    printf '%s\t%s\t%s\t%s\t%s\n' "$module" "$scenario" "$request" "$settings" "$parents"
   done
-  echo "$row"
-done <test_data/bench/scenarios.tsv
-echo
-echo "Instructions per fresh-instance evaluation, host work included (callgrind: runs of $LARGE and"
-echo "$SMALL evaluations, difference / $((LARGE - SMALL))). Sizes: policy.wasm $(wc -c <"$OUT/policy.wasm") bytes$(
-  for name in "${pieces[@]}"; do printf ', plain %s %s' "$name" "$(wc -c <"$OUT/$name.wasm")"; done
-) bytes."
+done <test_data/bench/scenarios.tsv >"$OUT/jobs.tsv"
+
+# Every count on its own, JOBS at a time, each into counts/<module>.<scenario>.
+rm -rf "$OUT/counts"
+mkdir -p "$OUT/counts"
+# shellcheck disable=SC2016
+xargs -P "${JOBS:-2}" -L 1 bash -c 'count "$0-annotated.wasm" "$2" "$3" "$4" >"$5/counts/$(basename "$0").$1"' \
+  < <(awk -F'\t' -v out="$OUT" '{ print out "/" $1, $2, $3, $4, $5, out }' "$OUT/jobs.tsv")
+
+report() {
+  echo "\`make bench-pieces\` on commit \`$(git rev-parse --short=7 HEAD)\` ($(date -u +%F)): instructions per fresh-instance"
+  echo "evaluation, host work included (callgrind: runs of $LARGE and $SMALL evaluations, difference / $((LARGE - SMALL))),"
+  echo "and what each piece saves, 1 − policy / plain. Scenarios in **bold** stand for real use and decide."
+  echo
+  python3 scripts/pieces_table.py "$OUT" "$DECIDE" "$UNSAFE" "${scenarios[*]}" "${pieces[*]}"
+}
+report >"$OUT/report.md"
+cat "$OUT/report.md"
+[[ "${WRITE:-1}" == 0 ]] || scripts/write_section.py BENCHMARKS.md bench-pieces <"$OUT/report.md"
