@@ -8,18 +8,17 @@
 # - warm: one instance for every request, as `kwctl bench` does.
 #
 # Each (scenario, shape) is one `policy-runner bench` process that measures
-# the policy and the floors (crates/floor: the accept floor decodes the
-# request and accepts; the echo floor returns the request's object as the
-# mutated object; the look-up floor, for scenarios with parents, first
-# makes the policy's look-ups with the same field masks and decodes the
-# answers as the policy does; the result floor, for the scenarios in
-# RESULT_SCENARIOS, answers with the policy's own reply to the request,
-# compiled in, plus the look-ups where the scenario has parents) taking
-# turns. The ratio is policy / echo
-# floor when the policy mutates, policy / accept floor otherwise; the
-# look-up ratio, policy / look-up floor, is the headline for scenarios with
-# look-ups: what the policy costs beyond the look-ups any policy reading
-# those parents makes.
+# the policy and the floors taking turns (crates/floor: each reads the
+# payload with the policy's own reader; the accept floor then accepts; the
+# echo floor returns the object unchanged; the look-up floor, for scenarios
+# with parents, makes the policy's look-ups through the policy's own code
+# and accepts; the result floor, one build per scenario, answers with the
+# policy's own reply to the request, compiled in, after the look-ups where
+# the scenario has parents). The result ratio, policy / result floor, is the
+# headline: what computing the answer costs, over the least any policy
+# giving that answer must do. The ratio is policy / echo floor when the
+# policy mutates, policy / accept floor otherwise; the look-up ratio is
+# policy / look-up floor.
 #
 # A scenario's parents (scenarios.tsv's fourth column, written by
 # test_data/bench/gen.py) are plain objects, passed with `--parents`: each
@@ -46,10 +45,14 @@
 #              (default 10), over the difference, so compiling the module
 #              drops out; deterministic, so a busy machine does not blur it.
 #              Prints its own table (ratios policy / floor) and no JSON.
-#   RESULT_SCENARIOS  the scenarios measured against a result floor too
-#              (default "xr-aws-5 xr-aws-50 infra-awscluster-class"; each
-#              needs a floor build of its own, with the policy's reply to
-#              its request compiled in)
+#              The two 10,000-gate scenarios take most of an hour each under
+#              callgrind: left out unless ONLY names them.
+#   RESULT_SCENARIOS  the scenarios measured against a result floor (default
+#              every one; each needs a floor build of its own, with the
+#              policy's reply to its request compiled in)
+#   WRITE=0    print the report only; otherwise a run over every scenario
+#              (no ONLY) also writes its table into BENCHMARKS.md, between
+#              the bench-time or bench-instructions markers
 #   POLICY     the annotated module to time (default annotated-policy.wasm,
 #              built here); the sizes are always those of policy.wasm
 #
@@ -67,7 +70,8 @@ OUT=target/bench
 ITERATIONS=${ITERATIONS:-1000}
 WARMUP=${WARMUP:-100}
 SCENARIOS=${SCENARIOS:-test_data/bench/scenarios.tsv}
-RESULT_SCENARIOS=${RESULT_SCENARIOS:-xr-aws-5 xr-aws-50 infra-awscluster-class}
+RESULT_SCENARIOS=${RESULT_SCENARIOS:-$(awk -F'\t' '$1 !~ /^#/ { printf "%s ", $1 }' "$SCENARIOS")}
+SLOW=" topology-kcp-10k-parent-gates topology-kcp-10k-child-gates "
 MEASURE=${MEASURE:-time}
 LARGE=${LARGE:-50}
 SMALL=${SMALL:-10}
@@ -156,28 +160,59 @@ count_scenario() {
     result_floor=$(instructions "$(result_floor "$name" "$request" "$settings" "$parents")" "${args[@]}")
   fi
   awk -v n="$name" -v p="$policy" -v e="$echo_floor" -v l="$lookup_floor" -v r="$result_floor" '
+    function num(f,   t, out) {
+      if (f == "-") return "–"
+      for (t = sprintf("%d", f); length(t) > 3; t = substr(t, 1, length(t) - 3))
+        out = "," substr(t, length(t) - 2) out
+      return t out
+    }
     function ratio(f) { return f == "-" ? "–" : sprintf("%.3f", p / f) }
-    BEGIN { printf "| %s | %d | %d | %s | %s | %s | %s | %s |\n", n, p, e, ratio(e), l, ratio(l), r, ratio(r) }'
+    BEGIN { printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", n, num(p), num(r), ratio(r), num(l), ratio(l), num(e), ratio(e) }'
 }
 
 kib() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1024 }'; }
 size_of() { wc -c <"$1" | tr -d ' '; }
 
+# report NAME FUNCTION: runs FUNCTION into $OUT/NAME.md and prints it; a run
+# over every scenario (no ONLY) with WRITE not 0 also writes it into
+# BENCHMARKS.md's NAME section. A run that fails writes nothing.
+report() {
+  "$2" >"$OUT/$1.md"
+  cat "$OUT/$1.md"
+  if [[ -z "${ONLY:-}" && "${WRITE:-1}" != 0 ]]; then
+    scripts/write_section.py BENCHMARKS.md "$1" <"$OUT/$1.md"
+  fi
+}
+
+instructions_report() {
+  {
+    echo "\`MEASURE=instructions make bench\` on commit \`$(git rev-parse --short=7 HEAD)\` ($(date -u +%F)): instructions per"
+    echo "fresh-instance evaluation (callgrind over the runner, host work included; runs of $LARGE and $SMALL"
+    echo "evaluations, difference / $((LARGE - SMALL))), every scenario but the two 10,000-gate ones."
+    echo
+    echo "| scenario | policy | result floor | policy / result | look-up floor | policy / look-up | echo floor | policy / echo |"
+    echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+    while IFS=$'\t' read -r name request settings parents; do
+      [[ -z "$name" || "$name" == \#* ]] && continue
+      if [[ -n "${ONLY:-}" ]]; then
+        [[ " $ONLY " != *" $name "* ]] && continue
+      elif [[ "$SLOW" == *" $name "* ]]; then
+        continue
+      fi
+      count_scenario "$name" "$request" "$settings" "$parents"
+    done <"$SCENARIOS"
+  }
+}
+
 if [[ "$MEASURE" == instructions ]]; then
   command -v valgrind >/dev/null || { echo "bench.sh: MEASURE=instructions needs valgrind" >&2; exit 1; }
-  echo "| scenario | policy | echo floor | policy / echo | look-up floor | policy / look-up | result floor | policy / result |"
-  echo "|---|---:|---:|---:|---:|---:|---:|---:|"
-  while IFS=$'\t' read -r name request settings parents; do
-    [[ -z "$name" || "$name" == \#* ]] && continue
-    [[ -n "${ONLY:-}" && " $ONLY " != *" $name "* ]] && continue
-    count_scenario "$name" "$request" "$settings" "$parents"
-  done <"$SCENARIOS"
-  echo
-  echo "Instructions per fresh-instance evaluation (callgrind over the runner, host work included;"
-  echo "runs of $LARGE and $SMALL evaluations, difference / $((LARGE - SMALL)))."
+  report bench-instructions instructions_report
   exit 0
 fi
 
+time_report() {
+echo "\`make bench\` on commit \`$(git rev-parse --short=7 HEAD)\` ($(date -u +%F)), $(nproc) CPUs:"
+echo
 echo "| scenario | mutates | fresh median µs | fresh p99 µs | accept floor µs | echo floor µs | ratio | lookup floor µs | lookup ratio | result floor µs | result ratio | warm median µs | warm ratio |"
 echo "|---|:-:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 answers=()
@@ -240,11 +275,11 @@ printf '%s\n' "${rows[@]}" | jq -s . >"$RESULTS"
 echo
 echo "$ITERATIONS timed evaluations per scenario, shape and module, after $WARMUP warm-up."
 echo "fresh: a new instance per evaluation (policy-server); warm: one instance (kwctl bench)."
-echo "ratio: policy / echo floor where the policy mutates, policy / accept floor otherwise;"
-echo "lookup ratio, the headline where the policy reads parents: policy / look-up floor, which"
-echo "makes the same look-ups and echoes the object (– without look-ups); all measured in the"
-echo "same run and shape; result ratio: policy / result floor, which answers with the"
-echo "policy's own reply (compiled in) after the same decode and look-ups. Rows as JSON: $RESULTS"
+echo "result ratio, the headline: policy / result floor, which reads the payload as the policy"
+echo "does, makes its look-ups and answers with its reply (compiled in); ratio: policy / echo floor"
+echo "where the policy mutates, policy / accept floor otherwise; lookup ratio: policy / look-up"
+echo "floor, which makes the same look-ups and accepts (– without look-ups); all measured in the"
+echo "same run and shape. Rows as JSON: $RESULTS"
 echo
 echo "What the policy answered (identical on every evaluation):"
 echo
@@ -264,3 +299,6 @@ for floor in accept echo lookup; do
   floor_bytes=$(size_of "$OUT/$floor-floor.wasm")
   echo "- $floor-floor.wasm (release build, after wasm-opt): $floor_bytes bytes ($(kib "$floor_bytes") KiB)"
 done
+}
+
+report bench-time time_report
