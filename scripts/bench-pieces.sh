@@ -118,13 +118,16 @@ mkdir -p "$OUT/counts"
 xargs -P "${JOBS:-2}" -L 1 bash -c 'count "$0-annotated.wasm" "$2" "$3" "$4" >"$5/counts/$(basename "$0").$1"' \
   < <(awk -F'\t' -v out="$OUT" '{ print out "/" $1, $2, $3, $4, $5, out }' "$OUT/jobs.tsv")
 
-report() {
+pieces_report() {
   echo "\`make bench-pieces\` on commit \`$(git rev-parse --short=7 HEAD)\` ($(date -u +%F)): instructions per fresh-instance"
   echo "evaluation, host work included (callgrind: runs of $LARGE and $SMALL evaluations, difference / $((LARGE - SMALL))),"
   echo "and what each piece saves, 1 − policy / plain. Scenarios in **bold** stand for real use and decide."
   echo
   python3 scripts/pieces_table.py "$OUT" "$DECIDE" "$UNSAFE" "${scenarios[*]}" "${pieces[*]}"
 }
-report >"$OUT/report.md"
-cat "$OUT/report.md"
-[[ "${WRITE:-1}" == 0 ]] || scripts/write_section.py BENCHMARKS.md bench-pieces <"$OUT/report.md"
+# shellcheck source=scripts/report.bash
+source scripts/report.bash
+# The pieces' verdicts need every one of them: a run limited by PIECES
+# prints its table without writing it.
+[[ -z "${PIECES:-}" ]] || WRITE=0
+report bench-pieces pieces_report

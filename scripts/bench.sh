@@ -173,16 +173,8 @@ count_scenario() {
 kib() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1024 }'; }
 size_of() { wc -c <"$1" | tr -d ' '; }
 
-# report NAME FUNCTION: runs FUNCTION into $OUT/NAME.md and prints it; a run
-# over every scenario (no ONLY) with WRITE not 0 also writes it into
-# BENCHMARKS.md's NAME section. A run that fails writes nothing.
-report() {
-  "$2" >"$OUT/$1.md"
-  cat "$OUT/$1.md"
-  if [[ -z "${ONLY:-}" && "${WRITE:-1}" != 0 ]]; then
-    scripts/write_section.py BENCHMARKS.md "$1" <"$OUT/$1.md"
-  fi
-}
+# shellcheck source=scripts/report.bash
+source scripts/report.bash
 
 instructions_report() {
   {
