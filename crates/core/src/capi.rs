@@ -23,15 +23,15 @@ pub mod topology;
 use crate::error::Error;
 use crate::explain::Explanation;
 use crate::fields;
-use crate::lookup::Lookup;
 use crate::plan::{MapEdit, Plan};
+use crate::reads::Reads;
 use crate::request::AdmissionRequest;
 use crate::settings::Settings;
 use error::malformed;
 use explain::Offered;
 use in_place::{FieldDecision, MalformedIn};
 use parent::Parent;
-pub use resolve::{Located, TopologyRead, locate, look_up_parent};
+pub use resolve::{Located, TopologyRead, locate};
 use resolve::{Resolved, resolve_parent};
 use rules::{CAPI_RULES, FieldFlow, Flow, KeyRule, MACHINE, MapFlow, NODE_BOUND_LABELS, Rule};
 use serde_json::Value;
@@ -107,21 +107,20 @@ pub struct Reported {
 }
 
 /// Plans the metadata and in-place fields of one Cluster API object
-/// ([`check`]ed, in `namespace`, its parent [`locate`]d) into `plan`;
-/// fills `explain` when given.
+/// ([`check`]ed, its parent [`locate`]d and read into `reads`) into
+/// `plan`; fills `explain` when given.
 pub fn propagate(
     request: &AdmissionRequest,
     located: Located<'_>,
-    namespace: &str,
     settings: &Settings,
-    lookup: &dyn Lookup,
+    reads: &mut Reads,
     plan: &mut Plan,
     mut explain: Option<&mut Explanation>,
 ) -> Result<Reported, Error> {
     let object = &request.object;
     let (group, kind) = (request.kind.group.as_str(), request.kind.kind.as_str());
     let in_place = settings.in_place_fields();
-    let resolved = resolve_parent(request, located, namespace, lookup)?;
+    let resolved = resolve_parent(request, located, reads)?;
     if let Some(explain) = explain.as_deref_mut() {
         explain::note_resolution(explain, &resolved);
     }

@@ -258,11 +258,12 @@ fn decide(
     deviations::enforce(outcome, settings.mode)
 }
 
-/// The decision on a write the policy acts on, over one plan: the CAPI
-/// metadata and in-place fields its parents give it (resolved through
-/// `lookup`), then the cloud tags its row of the tag table gives it, over
-/// the metadata as the plan leaves it. What the decision reads of the object
-/// itself is checked before any look-up is spent.
+/// The decision on a write the policy acts on, over one plan: what it
+/// reads is named ([`resolve`]) and read ([`read`]) first, then the CAPI
+/// metadata and in-place fields its parents give it, then the cloud tags
+/// its row of the tag table gives it, over the metadata as the plan leaves
+/// it. What the decision reads of the object itself is checked before any
+/// look-up is spent.
 fn decide_write(
     request: &AdmissionRequest,
     route: Route,
@@ -290,27 +291,30 @@ fn decide_write(
         },
         None => None,
     };
+    let mut needs = resolve(request, namespace, target, settings)?;
+    let mut reads = read(lookup, &mut needs);
     let mut plan = Plan::default();
-    let mut reported = capi::Reported::default();
-    // A composite resource reads nothing from the cluster.
-    let mut reads = Reads::new(lookup, &[]);
-    let mut cluster = None;
-    if let Some(namespace) = namespace {
-        let located;
-        (located, cluster, reads) = resolve(request, namespace, target, settings, lookup)?;
-        reported = capi::propagate(
+    let mut reported = match needs.located {
+        Some(located) => capi::propagate(
             request,
             located,
-            namespace,
             settings,
-            &reads,
+            &mut reads,
             &mut plan,
             explain.as_deref_mut(),
-        )?;
-    }
+        )?,
+        None => capi::Reported::default(),
+    };
     let mut warnings = match target {
         Some(target) => tags::stamp(
-            target, request, field, cluster, settings, &reads, &mut plan, explain,
+            target,
+            request,
+            field,
+            needs.cluster,
+            settings,
+            &mut reads,
+            &mut plan,
+            explain,
         )?,
         None => Vec::new(),
     };
@@ -322,45 +326,78 @@ fn decide_write(
     })
 }
 
-/// The look-ups a Cluster API object's decision will make, named before the
-/// first is made: the parent (or Cluster topology) its rule reads first,
-/// and the Cluster its tags start from, each with its mask, so that an
-/// object both read is looked up once, through the union of the two masks
-/// ([`Reads`]). Returns where the rule's parent is, the Cluster the tags
-/// name, and the look-ups that serve both.
-fn resolve<'r, 'l>(
+/// What a request reads of the cluster, named before the first look-up.
+struct Needs<'r> {
+    /// Where the CAPI rule's parent is (a Cluster API object only).
+    located: Option<capi::Located<'r>>,
+    /// The object's namespace (a Cluster API object only).
+    namespace: &'r str,
+    /// The Cluster the tags start from, at the version they read it.
+    cluster: Option<ObjectRef>,
+}
+
+/// Names what `request` (in `namespace`, a Cluster API object; `None` for
+/// a composite resource, which reads nothing from the cluster) reads: the
+/// parent (or Cluster topology) the CAPI rule reads first, at the version
+/// the rule reads it, and the Cluster the tags of `target` start from, at
+/// an ownerReference's version or `v1beta2` (DESIGN §3).
+fn resolve<'r>(
     request: &'r AdmissionRequest,
-    namespace: &str,
+    namespace: Option<&'r str>,
     target: Option<&Target>,
     settings: &Settings,
-    lookup: &'l dyn Lookup,
-) -> Result<(capi::Located<'r>, Option<ObjectRef>, Reads<'l>), Error> {
+) -> Result<Needs<'r>, Error> {
+    let Some(namespace) = namespace else {
+        return Ok(Needs {
+            located: None,
+            namespace: "",
+            cluster: None,
+        });
+    };
     let located = capi::locate(request, namespace, settings.in_place_fields())?;
     let cluster = match target {
         Some(target) => tags::cluster_reference(target, request)?,
         None => None,
     };
-    let cluster_read = cluster.as_ref().map(|c| (c, tags::cluster::projection()));
-    let readers: Vec<_> = [
-        located.first_read(),
-        cluster_read
-            .as_ref()
-            .map(|(c, projection)| (*c, projection)),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
-    let reads = Reads::new(lookup, &readers);
-    Ok((located, cluster, reads))
+    Ok(Needs {
+        located: Some(located),
+        namespace,
+        cluster,
+    })
+}
+
+/// Reads what `needs` names, each object once, through the union of the
+/// masks of the readers that name it ([`Reads`]), in the order the stages
+/// use them: the parent (or Cluster) the CAPI rule reads first, the
+/// ClusterClass that Cluster names, then the Cluster the tags start from,
+/// unless it was read with the first. Nothing after this calls the host.
+fn read(lookup: &dyn Lookup, needs: &mut Needs<'_>) -> Reads {
+    let mut reads = Reads::default();
+    let cluster_projection = tags::cluster::projection();
+    let tags_cluster = (needs.cluster.as_ref()).map(|cluster| (cluster, &cluster_projection));
+    let first = needs.located.as_ref().and_then(capi::Located::first_read);
+    let shared = first.zip(tags_cluster).is_some_and(|(a, b)| a.0 == b.0);
+    let first: Vec<_> = [first, tags_cluster.filter(|_| shared)]
+        .into_iter()
+        .flatten()
+        .collect();
+    reads.read(lookup, &first);
+    let namespace = needs.namespace;
+    let class = (needs.located.as_mut()).and_then(|l| l.second_read(&reads, namespace));
+    let second: Vec<_> = [class, tags_cluster.filter(|_| !shared)]
+        .into_iter()
+        .flatten()
+        .collect();
+    reads.read(lookup, &second);
+    reads
 }
 
 /// Makes the look-ups [`evaluate`] makes for `request` (its parents, and
-/// the Cluster its tags start from), through the same `resolve` step,
-/// with the same field masks, and decodes their answers the same way,
-/// deciding nothing. The benchmark's look-up floor (`crates/floor`) runs
-/// only this, so the policy over that floor is what the policy itself
-/// costs beyond the look-ups it must make (BENCHMARKS.md). A missing object
-/// is not an error here.
+/// the Cluster its tags start from), through the same [`resolve`] and
+/// [`read`], with the same field masks, deciding nothing. The benchmark's
+/// look-up floor (`crates/floor`) runs only this, so the policy over that
+/// floor is what the policy itself costs beyond the look-ups it must make
+/// (BENCHMARKS.md). A missing or unreadable object is not an error here.
 pub fn look_up(
     request: &AdmissionRequest,
     settings: &Settings,
@@ -369,13 +406,10 @@ pub fn look_up(
     if route(&request.kind, &request.operation) != Route::Capi {
         return Ok(());
     }
-    let namespace = request
-        .object_namespace()
-        .map_err(crate::error::Error::from)?;
+    let namespace = capi::check(request)?;
     let target = tags::row_for(request, settings);
-    let (located, cluster, reads) = resolve(request, namespace, target, settings, lookup)?;
-    capi::look_up_parent(request, located, namespace, &reads)?;
-    tags::cluster::read(cluster, &reads)?;
+    let mut needs = resolve(request, Some(namespace), target, settings)?;
+    read(lookup, &mut needs);
     Ok(())
 }
 

@@ -1,15 +1,15 @@
-//! What a request reads of the cluster: each object once, with the union of
-//! the masks its readers need.
+//! What a request reads of the cluster, read before anything is decided:
+//! each object once, through the union of the masks its readers need.
 //!
 //! Two stages can read one object. A topology-owned control plane that is
 //! also an infrastructure tag target (an AWSManagedControlPlane) reads its
-//! Cluster's topology for the CAPI rules and its labels for its tags. Before
-//! the first look-up every reader names the object it will read and what of
-//! it ([`Reads::new`]); an object two readers name is then looked up once,
-//! when the first asks, through the union of their masks, and both are
-//! answered from that one answer. policy-server answers from a 5 s cache,
-//! but every look-up still crosses the host boundary and is decoded again
-//! in a fresh instance.
+//! Cluster's topology for the CAPI rules and its labels for its tags. Every
+//! reader names the object it will read and what of it; [`Reads::read`]
+//! looks each object up once, through the union of its readers' masks, and
+//! the stages then take their answers from here ([`Reads::take`]) without
+//! calling the host. policy-server answers from a 5 s cache, but every
+//! look-up still crosses the host boundary and is decoded again in a fresh
+//! instance.
 //!
 //! An object is the same object at the same `apiVersion` only: a reader's
 //! mask names paths of its version.
@@ -17,90 +17,80 @@
 use crate::lookup::{Lookup, LookupError, ObjectRef};
 use crate::projection::Projection;
 use serde_json::Value;
-use std::cell::RefCell;
 
-/// A [`Lookup`] that answers each object two readers want from one
-/// look-up.
-pub struct Reads<'l> {
-    lookup: &'l dyn Lookup,
-    shared: RefCell<Vec<Shared>>,
+/// One reader's need: the object and what of it the reader reads.
+pub type Need<'n> = (&'n ObjectRef, &'n Projection<'static>);
+
+/// The answers to a request's look-ups, each object read once.
+#[derive(Default)]
+pub struct Reads {
+    objects: Vec<Read>,
 }
 
-/// An object two or more readers want.
-struct Shared {
+/// One object read, and how many readers are still to take it.
+struct Read {
     reference: ObjectRef,
-    /// The union of its readers' masks.
-    projection: Projection<'static>,
-    /// How many readers are still to ask: the last one is handed the answer
-    /// itself, the others a copy.
+    answer: Result<Value, LookupError>,
     readers: usize,
-    /// The answer, once the first reader has asked.
-    answer: Option<Result<Value, LookupError>>,
 }
 
-impl<'l> Reads<'l> {
-    /// Look-ups through `lookup`, where `readers` says what each reader of
-    /// the request will read: the object and its mask. An object only one
-    /// reader wants costs nothing here (its look-up goes to `lookup` as
-    /// asked); policy-server builds all of this again for every request.
-    pub fn new(lookup: &'l dyn Lookup, readers: &[(&ObjectRef, &Projection<'static>)]) -> Self {
-        let mut shared: Vec<Shared> = Vec::new();
-        for (i, (reference, projection)) in readers.iter().enumerate() {
-            let same = |(other, _): &&(&ObjectRef, &Projection<'static>)| other == reference;
-            if readers[..i].iter().any(|reader| same(&reader)) {
-                continue; // counted with its first reader
+impl Reads {
+    /// Looks up every object `needs` names, once per object: an object two
+    /// needs name is read through the union of their masks (an object only
+    /// one need names, through its own mask, as given). A later call, for
+    /// what the first answers name, reads its own objects.
+    pub fn read(&mut self, lookup: &dyn Lookup, needs: &[Need<'_>]) {
+        for (i, (reference, projection)) in needs.iter().enumerate() {
+            if needs[..i].iter().any(|(other, _)| other == reference) {
+                continue; // read with its first need
             }
-            let others: Vec<_> = readers[i + 1..].iter().filter(same).collect();
-            if others.is_empty() {
-                continue;
-            }
-            let mut union = (*projection).clone();
-            for (_, theirs) in &others {
-                union.unite(theirs);
-            }
-            shared.push(Shared {
+            let others: Vec<_> = (needs[i + 1..].iter())
+                .filter(|(other, _)| other == reference)
+                .collect();
+            let answer = if others.is_empty() {
+                lookup.get(reference, projection)
+            } else {
+                let mut union = (*projection).clone();
+                for (_, theirs) in &others {
+                    union.unite(theirs);
+                }
+                lookup.get(reference, &union)
+            };
+            self.objects.push(Read {
                 reference: (*reference).clone(),
-                projection: union,
+                answer,
                 readers: 1 + others.len(),
-                answer: None,
             });
         }
-        Self {
-            lookup,
-            shared: RefCell::new(shared),
-        }
     }
-}
 
-impl Lookup for Reads<'_> {
-    fn get(
-        &self,
-        reference: &ObjectRef,
-        projection: &Projection<'static>,
-    ) -> Result<Value, LookupError> {
-        let mut shared = self.shared.borrow_mut();
-        // One no reader announced, or one asking for more than announced,
-        // is answered on its own.
-        let at = shared.iter().position(|object| {
-            object.reference == *reference && object.projection.covers(projection)
-        });
-        let Some(at) = at else {
-            drop(shared);
-            return self.lookup.get(reference, projection);
+    /// The object read for `reference`, if it was read and found: what a
+    /// later read needs to know (the ClusterClass a Cluster names), left in
+    /// place for its readers.
+    pub fn peek(&self, reference: &ObjectRef) -> Option<&Value> {
+        let read = self
+            .objects
+            .iter()
+            .find(|read| read.reference == *reference)?;
+        read.answer.as_ref().ok()
+    }
+
+    /// The answer read for `reference`, handed to one of its readers: moved
+    /// to the last of them, copied to the others. An object no need named
+    /// was never looked up, and is answered with a failure that says so.
+    pub fn take(&mut self, reference: &ObjectRef) -> Result<Value, LookupError> {
+        let Some(at) = (self.objects.iter()).position(|read| read.reference == *reference) else {
+            return Err(LookupError::Failed(format!(
+                "{reference} was not read before the decision (a defect in the policy: please \
+                 report it)"
+            )));
         };
-        let object = &mut shared[at];
-        let answer = match &object.answer {
-            Some(answer) => answer,
-            None => object
-                .answer
-                .insert(self.lookup.get(reference, &object.projection)),
-        };
-        object.readers -= 1;
-        if object.readers > 0 {
-            answer.clone()
+        let read = &mut self.objects[at];
+        read.readers -= 1;
+        if read.readers > 0 {
+            read.answer.clone()
         } else {
-            let object = shared.remove(at);
-            object.answer.expect("answered above")
+            self.objects.swap_remove(at).answer
         }
     }
 }
@@ -131,13 +121,17 @@ mod tests {
     fn two_readers_of_one_object_share_one_look_up() {
         let lookup = MapLookup::new().with_object(cluster());
         let reference = ObjectRef::of(&cluster());
-        let reads = Reads::new(
+        let mut reads = Reads::default();
+        reads.read(
             &lookup,
             &[(&reference, &class_ref()), (&reference, &labels())],
         );
-        let first = reads.get(&reference, &class_ref()).unwrap();
-        let second = reads.get(&reference, &labels()).unwrap();
+        assert_eq!(lookup.requests().len(), 1, "read before any reader asks");
+        let peeked = reads.peek(&reference).cloned();
+        let first = reads.take(&reference).unwrap();
+        let second = reads.take(&reference).unwrap();
         assert_eq!(first, second);
+        assert_eq!(Some(first.clone()), peeked);
         assert_eq!(first["metadata"]["labels"], json!({"team": "a"}));
         assert_eq!(
             first["spec"]["topology"],
@@ -147,9 +141,12 @@ mod tests {
             .map(|masks| masks.into_iter().collect())
             .collect();
         assert_eq!(masks, [["metadata.labels", "spec.topology.classRef"]]);
-        // Both readers answered: a third look-up is the host's again.
-        reads.get(&reference, &labels()).unwrap();
-        assert_eq!(lookup.requests().len(), 2);
+        // Both readers answered: a third is told it was never read, and
+        // the host is not asked again.
+        assert!(
+            matches!(reads.take(&reference), Err(LookupError::Failed(m)) if m.contains("not read"))
+        );
+        assert_eq!(lookup.requests().len(), 1);
     }
 
     #[test]
@@ -157,31 +154,33 @@ mod tests {
         let reference = ObjectRef::of(&cluster());
         let failed = LookupError::Failed("forbidden".into());
         let lookup = MapLookup::new().with_error(reference.clone(), failed.clone());
-        let reads = Reads::new(
+        let mut reads = Reads::default();
+        reads.read(
             &lookup,
             &[(&reference, &class_ref()), (&reference, &labels())],
         );
-        assert_eq!(reads.get(&reference, &class_ref()), Err(failed.clone()));
-        assert_eq!(reads.get(&reference, &labels()), Err(failed));
+        assert_eq!(reads.peek(&reference), None);
+        assert_eq!(reads.take(&reference), Err(failed.clone()));
+        assert_eq!(reads.take(&reference), Err(failed));
         assert_eq!(lookup.requests().len(), 1);
     }
 
     #[test]
-    fn another_version_or_an_unannounced_mask_is_its_own_look_up() {
+    fn another_version_is_another_object_and_a_later_read_is_its_own() {
         let lookup = MapLookup::new().with_object(cluster());
         let reference = ObjectRef::of(&cluster());
         let older = ObjectRef {
             api_version: "cluster.x-k8s.io/v1beta1".into(),
             ..reference.clone()
         };
-        let reads = Reads::new(
-            &lookup,
-            &[(&reference, &class_ref()), (&reference, &class_ref())],
-        );
-        assert_eq!(reads.get(&older, &labels()), Err(LookupError::NotFound));
-        reads.get(&reference, &class_ref()).unwrap();
-        let more = reads.get(&reference, &labels()).unwrap();
-        assert_eq!(more["metadata"]["labels"], json!({"team": "a"}));
+        let mut reads = Reads::default();
+        reads.read(&lookup, &[(&reference, &class_ref()), (&older, &labels())]);
+        reads.read(&lookup, &[(&reference, &labels())]);
         assert_eq!(lookup.requests().len(), 3);
+        assert_eq!(reads.take(&older), Err(LookupError::NotFound));
+        let first = reads.take(&reference).unwrap();
+        assert_eq!(first["metadata"].get("labels"), None, "its own mask");
+        let second = reads.take(&reference).unwrap();
+        assert_eq!(second["metadata"]["labels"], json!({"team": "a"}));
     }
 }

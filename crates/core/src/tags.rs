@@ -32,8 +32,9 @@ mod why;
 use crate::error::Error;
 use crate::explain::{CloudTags, Explanation};
 use crate::fields::{self, FieldError, FieldPath, StringMap};
-use crate::lookup::{Lookup, ObjectRef};
+use crate::lookup::ObjectRef;
 use crate::plan::Plan;
+use crate::reads::Reads;
 use crate::request::AdmissionRequest;
 use crate::settings::{CloudTagSettings, Mode, Settings};
 use cluster::ClusterFound;
@@ -112,7 +113,7 @@ pub fn read_field<'o>(
 /// `plan` (which holds its CAPI metadata edits, if any) and returns the
 /// skip warnings. `field` is what [`read_field`] read (`None`: the request
 /// does not stamp the field), `cluster` the Cluster [`cluster_reference`]
-/// named for it. Fills `explain` when given.
+/// named for it, read into `reads`. Fills `explain` when given.
 #[allow(clippy::too_many_arguments)]
 pub fn stamp(
     target: &'static Target,
@@ -120,7 +121,7 @@ pub fn stamp(
     field: Option<Current<'_>>,
     cluster: Option<ObjectRef>,
     settings: &Settings,
-    lookup: &dyn Lookup,
+    reads: &mut Reads,
     plan: &mut Plan,
     explain: Option<&mut Explanation>,
 ) -> Result<Vec<String>, Error> {
@@ -147,7 +148,7 @@ pub fn stamp(
     let annotations = plan.resulting_map(object, ANNOTATIONS).map_err(own)?;
     let own_extra = parse_labels_annotation(&annotations).map_err(own)?;
     let labels = OwnLabels::read(plan, object).map_err(own)?;
-    let found = cluster::read(cluster, lookup)?;
+    let found = cluster::read(cluster, reads)?;
     let (cluster_labels, cluster_annotations) = match &found {
         ClusterFound::Read(reference, cluster) => {
             let of_cluster = |error| Error::tags(Some(reference.clone()), error);

@@ -1,6 +1,7 @@
 //! Finding a child's parent: the owner a rule names, or the Cluster
-//! topology and its ClusterClass merged, read through the look-up with the
-//! masks of exactly the paths the rule reads.
+//! topology and its ClusterClass merged, named before any look-up with the
+//! masks of exactly the paths the rule reads ([`locate`]), then taken from
+//! what the request read ([`crate::reads`]).
 
 use super::error::malformed;
 use super::owners;
@@ -10,27 +11,15 @@ use super::topology::{self, FieldOrigin};
 use crate::api_version;
 use crate::error::{Error, Reader};
 use crate::fields::{self, FieldError, StringMap};
-use crate::lookup::{Lookup, LookupError, ObjectRef};
+use crate::lookup::{LookupError, ObjectRef};
 use crate::projection::Projection;
+use crate::reads::{Need, Reads};
 use crate::request::AdmissionRequest;
 use serde_json::Value;
 
-/// Makes the parent look-ups [`super::propagate`] makes for `request`, located
-/// by [`locate`], with the same field masks, and decodes their answers the
-/// same way, deciding nothing: the benchmark's look-up floor
-/// ([`crate::evaluate::look_up`]). A missing parent is not an error here.
-pub fn look_up_parent(
-    request: &AdmissionRequest,
-    located: Located<'_>,
-    namespace: &str,
-    lookup: &dyn Lookup,
-) -> Result<(), Error> {
-    resolve_parent(request, located, namespace, lookup).map(drop)
-}
-
-/// The first object the rule that applies to a request reads, found from
-/// the request alone, before any look-up, so that a look-up of the same
-/// object by the tags can be shared ([`crate::reads`]).
+/// What the rule that applies to a request reads, found from the request
+/// alone, before any look-up, so that a look-up of the same object by the
+/// tags can be shared ([`crate::reads`]).
 pub enum Located<'r> {
     /// No rule applies (no matching owner, not topology-owned): no look-up.
     NoRule,
@@ -57,12 +46,15 @@ pub struct TopologyRead<'r> {
     field_paths: Vec<&'static [&'static str]>,
     cluster: ObjectRef,
     projection: Projection<'static>,
+    /// The ClusterClass the Cluster names, once the Cluster is read
+    /// ([`Located::second_read`]).
+    class: Option<Result<Option<ObjectRef>, FieldError>>,
     class_projection: Projection<'static>,
 }
 
 impl Located<'_> {
     /// The first look-up the rule makes: the object and its mask.
-    pub fn first_read(&self) -> Option<(&ObjectRef, &Projection<'static>)> {
+    pub fn first_read(&self) -> Option<Need<'_>> {
         match self {
             Located::NoRule => None,
             Located::Owner {
@@ -71,6 +63,24 @@ impl Located<'_> {
                 ..
             } => Some((reference, projection)),
             Located::Topology(read) => Some((&read.cluster, &read.projection)),
+        }
+    }
+
+    /// The look-up the rule makes once `reads` holds its first: the
+    /// ClusterClass a topology-owned child's Cluster (in `namespace`) names,
+    /// if the Cluster was found and names one. What the Cluster says is
+    /// kept, a malformed class reference too, for the rule to report.
+    pub fn second_read(&mut self, reads: &Reads, namespace: &str) -> Option<Need<'_>> {
+        let Located::Topology(read) = self else {
+            return None;
+        };
+        let cluster = reads.peek(&read.cluster)?;
+        let class = read
+            .class
+            .insert(class_reference(read.shape, cluster, namespace));
+        match class {
+            Ok(Some(class)) => Some((class, &read.class_projection)),
+            _ => None,
         }
     }
 }
@@ -132,24 +142,21 @@ pub(super) enum Resolved {
     NoTopologyEntry(&'static Rule, ObjectRef),
 }
 
-/// The parent `located` names, read, or why there is none.
+/// The parent `located` names, taken from `reads`, or why there is none.
 pub(super) fn resolve_parent(
     request: &AdmissionRequest,
     located: Located<'_>,
-    namespace: &str,
-    lookup: &dyn Lookup,
+    reads: &mut Reads,
 ) -> Result<Resolved, Error> {
     match located {
         Located::NoRule => Ok(Resolved::NoRule),
         Located::Owner {
-            rule,
-            reference,
-            projection,
-        } => Ok(match read(lookup, rule, reference.clone(), &projection)? {
+            rule, reference, ..
+        } => Ok(match read(reads, rule, reference.clone())? {
             Some(parent) => Resolved::Parent(rule, parent),
             None => Resolved::NotFound(rule, reference),
         }),
-        Located::Topology(read) => resolve_topology(read, &request.kind.version, namespace, lookup),
+        Located::Topology(read) => resolve_topology(read, &request.kind.version, reads),
     }
 }
 
@@ -191,17 +198,17 @@ fn locate_topology<'r>(
         field_paths,
         cluster,
         projection,
+        class: None,
         class_projection,
     }))
 }
 
 /// The merged topology + class metadata of a topology-owned child of
-/// `version`, in `namespace`.
+/// `version`.
 fn resolve_topology(
     located: TopologyRead<'_>,
     version: &str,
-    namespace: &str,
-    lookup: &dyn Lookup,
+    reads: &mut Reads,
 ) -> Result<Resolved, Error> {
     let TopologyRead {
         rule,
@@ -210,18 +217,25 @@ fn resolve_topology(
         entry_name,
         field_paths,
         cluster: cluster_ref,
-        projection,
-        class_projection,
+        class,
+        ..
     } = located;
-    let Some(cluster) = read(lookup, rule, cluster_ref.clone(), &projection)? else {
+    let Some(cluster) = read(reads, rule, cluster_ref.clone())? else {
         return Ok(Resolved::NotFound(rule, cluster_ref));
     };
-    let class_ref = class_reference(shape, &cluster.object, namespace)
+    // Named when the Cluster was read ([`Located::second_read`]). Named here
+    // only for a caller that skipped that step, and then taking the class
+    // from `reads` says it was never read.
+    let class_ref = class
+        .unwrap_or_else(|| {
+            let namespace = cluster.reference.namespace.as_deref().unwrap_or_default();
+            class_reference(shape, &cluster.object, namespace)
+        })
         .map_err(|error| malformed(rule, &cluster.reference, error))?;
     let Some(class_ref) = class_ref else {
         return Ok(Resolved::NoTopologyEntry(rule, cluster.reference));
     };
-    let Some(class) = read(lookup, rule, class_ref.clone(), &class_projection)? else {
+    let Some(class) = read(reads, rule, class_ref.clone())? else {
         return Ok(Resolved::NotFound(rule, class_ref));
     };
     let merged = topology::merged_parent(
@@ -339,14 +353,14 @@ pub(super) fn field_sources(
         .collect()
 }
 
-/// One look-up: NotFound is `None` (allowed unchanged), anything else fails.
+/// One object read: NotFound is `None` (allowed unchanged), anything else
+/// fails.
 pub(super) fn read(
-    lookup: &dyn Lookup,
+    reads: &mut Reads,
     rule: &Rule,
     reference: ObjectRef,
-    projection: &Projection<'static>,
 ) -> Result<Option<Parent>, Error> {
-    match lookup.get(&reference, projection) {
+    match reads.take(&reference) {
         Ok(object) => Ok(Some(Parent::read(reference, object))),
         Err(LookupError::NotFound) => Ok(None),
         Err(LookupError::Failed(message)) => Err(Error::Lookup {

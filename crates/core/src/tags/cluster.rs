@@ -12,8 +12,9 @@
 use crate::capi::owners::{self, OwnerRef};
 use crate::error::{Error, Reader};
 use crate::fields::FieldError;
-use crate::lookup::{Lookup, LookupError, ObjectRef};
+use crate::lookup::{LookupError, ObjectRef};
 use crate::projection::Projection;
+use crate::reads::Reads;
 use serde_json::Value;
 
 pub use crate::capi::topology::CLUSTER_NAME_LABEL;
@@ -72,12 +73,13 @@ pub fn projection() -> Projection<'static> {
     Projection::of(&READ)
 }
 
-/// Looks the Cluster up, field-masked to its label set.
-pub fn read(reference: Option<ObjectRef>, lookup: &dyn Lookup) -> Result<ClusterFound, Error> {
+/// The Cluster `reference` names, taken from what the request read
+/// (field-masked to its label set, [`projection`]).
+pub fn read(reference: Option<ObjectRef>, reads: &mut Reads) -> Result<ClusterFound, Error> {
     let Some(reference) = reference else {
         return Ok(ClusterFound::Unnamed);
     };
-    match lookup.get(&reference, &projection()) {
+    match reads.take(&reference) {
         Ok(cluster) => Ok(ClusterFound::Read(reference, cluster)),
         Err(LookupError::NotFound) => Ok(ClusterFound::NotFound(reference)),
         Err(LookupError::Failed(message)) => Err(Error::Lookup {
