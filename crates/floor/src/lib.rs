@@ -131,8 +131,7 @@ fn look_up_parents(payload: Payload<'_>) -> Result<(), Outcome> {
     if route != evaluate::Route::Capi {
         return Ok(());
     }
-    let settings = (settings.parse())
-        .map_err(|error| Error::from(error).into_outcome())?;
+    let settings = (settings.parse()).map_err(|error| Error::from(error).into_outcome())?;
     let covered = evaluate::default_projection_covers(route, &settings);
     let projection = || evaluate::object_projection(&request.kind, route, &settings);
     let mut text = Vec::new();
