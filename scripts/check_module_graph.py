@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Checks that the core's modules import each other without a cycle.
+"""Checks that the core's modules import each other without a cycle, and
+that its folders import only downwards, layer by layer.
 
 Each file under crates/core/src is a module (`capi/owners.rs` is
 `capi::owners`, `lib.rs` the crate root). A module depends on another when
@@ -14,14 +15,74 @@ neither is a child naming its parent's items through `super::` when the
 parent does not import the child back: a cycle is two modules that each
 need the other, whatever the path between them.
 
+The layers (LAYERS) are the core's top-level modules from the bottom up:
+the base (fields, projection, plan, owners, kind matching, ...), the
+settings, the errors and the explanation's record, the two stages (CAPI
+and tags, side by side: neither imports the other), the decision, the
+wire, and the test oracle. A module may import its own layer and those
+below; a top-level module in no layer is reported too.
+
 Usage: scripts/check_module_graph.py [SRC_DIR] [--print]
-Exit 0 with no cycle; 1 and each cycle's modules, with the imports that
-close it, otherwise. `--print` lists every module's imports.
+Exit 0 with no cycle and no import upwards; 1 and each cycle's modules,
+with the imports that close it, and each import that points up,
+otherwise. `--print` lists every module's imports.
 """
 
 import os
 import re
 import sys
+
+
+LAYERS = [
+    (
+        "base",
+        {
+            "api_version", "duration", "fields", "key_pattern", "keyed_list", "kinds",
+            "labels_annotation", "lookup", "outcome", "owners", "plan", "projection", "quote",
+            "reads", "request", "sorted_map",
+        },
+    ),
+    ("settings", {"settings"}),
+    ("errors and the explanation's record", {"error", "explain"}),
+    ("stages", {"capi", "tags"}),
+    ("decision", {"evaluate", "deviations"}),
+    ("wire", {"wire"}),
+    ("test oracle", {"invariants"}),
+]
+# Layers whose modules sit side by side and may not import each other.
+SIDE_BY_SIDE = {"stages"}
+
+
+def top(module):
+    """The top-level module (folder) a module is in; None for the root."""
+    parts = module.split("::")
+    return parts[1] if len(parts) > 1 else None
+
+
+def layer_breaches(graph):
+    """Each import from one top-level module to another that points up a
+    layer, or sideways between modules that sit side by side, and each
+    top-level module in no layer."""
+    layer_of = {name: i for i, (_, names) in enumerate(LAYERS) for name in names}
+    breaches = []
+    for name in sorted({top(m) for m in graph} - {None} - set(layer_of)):
+        breaches.append(f"crate::{name} is in no layer: add it to LAYERS in scripts/check_module_graph.py")
+    for module in sorted(graph):
+        a = top(module)
+        for imported in sorted(graph[module]):
+            b = top(imported)
+            if a is None or b is None or a == b or a not in layer_of or b not in layer_of:
+                continue
+            la, lb = layer_of[a], layer_of[b]
+            if lb > la:
+                breaches.append(
+                    f"{module} ({LAYERS[la][0]}) imports {imported} ({LAYERS[lb][0]}), a layer above"
+                )
+            elif la == lb and LAYERS[la][0] in SIDE_BY_SIDE:
+                breaches.append(
+                    f"{module} imports {imported}: the {LAYERS[la][0]} sit side by side"
+                )
+    return breaches
 
 
 def modules(src):
@@ -170,14 +231,17 @@ def main(argv):
         for module in sorted(graph):
             print(module, "->", ", ".join(sorted(graph[module])) or "-")
     found = cycles(graph)
-    if not found:
-        print(f"{len(known)} modules in {src}, no import cycle")
+    breaches = layer_breaches(graph)
+    if not found and not breaches:
+        print(f"{len(known)} modules in {src}, no import cycle, every import down a layer")
         return 0
     for component in found:
         print("import cycle:", " ".join(component), file=sys.stderr)
         for module in component:
             inside = sorted(graph[module] & set(component))
             print(f"  {module} imports {', '.join(inside)}", file=sys.stderr)
+    for breach in breaches:
+        print("layer:", breach, file=sys.stderr)
     return 1
 
 

@@ -54,7 +54,7 @@ use metadata_propagation_core::settings::{
     DEFAULT_PROVIDER_PATH, Mode, ProfileText, RawCapiSettings, RawCloudTagSettings, RawSettings,
     Settings,
 };
-use metadata_propagation_core::tags::tag_key::Bodies;
+use metadata_propagation_core::settings::tag_key::Bodies;
 use metadata_propagation_core::tags::targets::{COMPOSITE_RESOURCE, target_for};
 
 use fixtures::{ALL_PARENTS, FIXTURES, PARENTS, child_index, request};

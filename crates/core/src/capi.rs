@@ -9,11 +9,10 @@
 //! will sync to their Node, and Machine templates warn about Kubernetes
 //! labels that will never reach a Node.
 
-pub mod duration;
 mod error;
 mod explain;
-pub mod in_place;
-pub mod node_sync;
+pub(crate) mod in_place;
+pub(crate) mod node_sync;
 pub mod owners;
 mod parent;
 mod resolve;
@@ -37,18 +36,7 @@ use rules::{CAPI_RULES, FieldFlow, Flow, KeyRule, MACHINE, MapFlow, NODE_BOUND_L
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-/// API groups whose kinds follow the CAPI propagation contract.
-pub const CAPI_GROUPS: [&str; 4] = [
-    "cluster.x-k8s.io",
-    "controlplane.cluster.x-k8s.io",
-    "bootstrap.cluster.x-k8s.io",
-    "infrastructure.cluster.x-k8s.io",
-];
-
-/// True for the Cluster API groups.
-pub fn is_capi_group(group: &str) -> bool {
-    CAPI_GROUPS.contains(&group)
-}
+pub use crate::kinds::{CAPI_GROUPS, is_capi_group};
 
 /// Whether the policy does anything for objects of this CAPI kind: a rule
 /// propagates to it, or CAPI syncs its (template) labels to Nodes. For every

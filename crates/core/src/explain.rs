@@ -295,7 +295,7 @@ impl fmt::Display for Explanation {
             writeln!(f, "  profile {}: {}", tags.origin, tags.why)?;
             // The default prefix goes unsaid, as it did before prefixes
             // could be chosen.
-            if tags.prefix != crate::tags::tag_key::DEFAULT_PREFIX {
+            if tags.prefix != crate::settings::tag_key::DEFAULT_PREFIX {
                 let prefix = quoted(&tags.prefix);
                 writeln!(f, "  tag-key prefix {prefix}: {}", tags.prefix_from)?;
             }

@@ -5,9 +5,9 @@
 //! `spec.template.metadata.labels`" into a typed answer or an error that names
 //! the field, so a malformed object gets a message the user can act on.
 
-use crate::capi::duration::InvalidDuration;
+use crate::duration::InvalidDuration;
+use crate::labels_annotation::Malformed;
 pub use crate::quote::{Quoted, quoted};
-use crate::tags::labels_annotation::Malformed;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 

@@ -26,14 +26,15 @@
 //! CAPI's controllers would); on a composite resource, which the policy
 //! only tags, it never changes.
 
+use crate::capi::owners;
 use crate::capi::rules::{self, Endpoint, ParentLink, Unit};
-use crate::capi::{duration, owners};
+use crate::duration;
 use crate::evaluate::{is_kubernetes_group, is_sig_group};
 use crate::fields::{ANNOTATIONS, FieldPath};
 use crate::keyed_list;
 use crate::request::{AdmissionRequest, GroupVersionKind, is_write};
 use crate::settings::Settings;
-use crate::tags::tag_key::DEFAULT_PREFIX;
+use crate::settings::tag_key::DEFAULT_PREFIX;
 use crate::tags::targets::COMPOSITE_RESOURCE;
 use crate::tags::{LABELS_ANNOTATION, SKIPPED_ANNOTATION};
 use serde_json::{Map, Value};

@@ -8,6 +8,24 @@
 //! the SDK, wasm or the host: the policy crate (the waPC edge) supplies the
 //! look-up that calls the host, and the runner, the audit, the web page and
 //! the tests supply their own.
+//!
+//! The modules form layers, each importing only its own and those below
+//! (`scripts/check_module_graph.py` holds it):
+//!
+//! 1. the base: [`fields`], [`projection`], [`plan`], [`outcome`],
+//!    [`request`], [`lookup`] and what a request reads of the cluster,
+//!    ownerReferences, Cluster API's groups and kinds, durations, the
+//!    label-set annotation's format;
+//! 2. [`settings`], which owns the tag profiles and tag-key types its
+//!    checks need;
+//! 3. [`error`] and the [`explain`] record;
+//! 4. the two stages, [`capi`] and [`tags`], side by side: neither imports
+//!    the other;
+//! 5. the decision, [`evaluate`] and [`deviations`];
+//! 6. the [`wire`].
+//!
+//! What the policy, the runner, the audit, the web page, the floors and the
+//! fuzz targets use is public; the rest is private to the crate.
 
 #![deny(missing_docs)]
 // Pure code over `serde_json::Value`: nothing here needs unsafe, and
@@ -17,6 +35,7 @@
 pub mod api_version;
 pub mod capi;
 pub mod deviations;
+pub mod duration;
 pub mod error;
 pub mod evaluate;
 pub mod explain;
@@ -25,16 +44,19 @@ pub mod fields;
 // (the core's tests, the policy's and the fuzz targets turn it on).
 #[cfg(feature = "invariants")]
 pub mod invariants;
-pub mod key_pattern;
+mod key_pattern;
 pub mod keyed_list;
+mod kinds;
+pub mod labels_annotation;
 pub mod lookup;
 pub mod outcome;
+mod owners;
 pub mod plan;
 pub mod projection;
-pub mod quote;
-pub mod reads;
+mod quote;
+mod reads;
 pub mod request;
 pub mod settings;
-pub mod sorted_map;
+mod sorted_map;
 pub mod tags;
 pub mod wire;

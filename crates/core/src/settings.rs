@@ -10,22 +10,27 @@
 
 use crate::fields::{self, FieldPath};
 use crate::key_pattern::KeyPattern;
-use crate::tags::profile::TagProfile;
-use crate::tags::profiles::Profiles;
-use crate::tags::tag_key::{Bodies, TagKeys};
-use crate::tags::user_profile;
+use profile::TagProfile;
+use profiles::Profiles;
 use regex_lite::RegexBuilder;
 use std::cell::OnceCell;
+use tag_key::{Bodies, TagKeys};
 
+pub(crate) mod char_class;
 mod defaults;
 mod opted_in;
 pub use opted_in::OptedInKeys;
 mod every_problem;
 pub(crate) mod members;
 pub mod problem;
+pub mod profile;
+pub(crate) mod profiles;
+pub(crate) mod provider_refuses;
 pub(crate) mod raw;
+pub mod tag_key;
 mod tag_key_problem;
 pub(crate) mod tag_keys;
+pub mod user_profile;
 pub use defaults::{
     DEFAULT_PROVIDER_PATH, DEFAULT_PROVIDER_SEGMENTS, REGEX_SIZE_LIMIT, SEEDED_LABELS,
 };
@@ -383,7 +388,7 @@ fn compile_all(field: &str, patterns: &[String]) -> Result<Vec<KeyPattern>, Sett
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tags::profile::Origin;
+    use crate::settings::profile::Origin;
     use rstest::rstest;
     use std::borrow::Cow;
 

@@ -10,38 +10,32 @@
 //! annotation into the request's plan, over the metadata the CAPI rules
 //! have planned, and *reports* each skip as a warning.
 
-pub mod char_class;
-pub mod cluster;
-pub mod composite;
+pub(crate) mod cluster;
+pub(crate) mod composite;
 mod contract;
 mod decision;
-pub mod field;
-pub mod label_set;
-pub mod labels_annotation;
-pub mod profile;
-pub mod profiles;
-pub mod provider_refuses;
+pub(crate) mod field;
+pub(crate) mod label_set;
 mod report;
-pub mod said;
-pub mod tag_key;
+pub(crate) mod said;
 pub mod targets;
 pub mod transform;
-pub mod user_profile;
 mod why;
 
 use crate::error::Error;
 use crate::explain::{CloudTags, Explanation};
 use crate::fields::{self, FieldError, FieldPath, StringMap};
+use crate::labels_annotation;
 use crate::lookup::ObjectRef;
 use crate::plan::Plan;
 use crate::reads::Reads;
 use crate::request::AdmissionRequest;
+use crate::settings::profile::{GENERIC, Origin};
 use crate::settings::{CloudTagSettings, Mode, Settings};
 use cluster::ClusterFound;
 use decision::Inputs;
 use field::{Current, Owned};
 use label_set::{LabelSet, Layer, Source};
-use profile::{GENERIC, Origin};
 pub use report::{skip_records, warning};
 use serde_json::{Map, Value};
 use targets::{LabelSource, ProfileChoice, Target};
@@ -352,7 +346,7 @@ fn labels_annotation_field() -> FieldPath {
 pub(crate) fn parse_labels_annotation<'o>(
     annotations: &StringMap<'o>,
 ) -> Result<labels_annotation::Entries<'o>, FieldError> {
-    use labels_annotation::Malformed;
+    use crate::labels_annotation::Malformed;
     let Some(text) = annotations.get(LABELS_ANNOTATION) else {
         return Ok(labels_annotation::Entries::default());
     };

@@ -7,8 +7,8 @@
 //! once and then applied ([`FieldEdit`]), reported (validate mode) or
 //! explained from the same record.
 
-use super::duration::{self, Nanos};
 use super::rules::{Endpoint, FieldFlow, Unit};
+use crate::duration::{self, Nanos};
 use crate::fields::{self, FieldError, FieldPath, Problem};
 use crate::keyed_list::{self, EntryKey};
 use crate::plan::FieldEdit;

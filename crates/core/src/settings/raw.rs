@@ -3,7 +3,7 @@
 //! every `validate` payload parse, before anything is prepared.
 
 use super::defaults::DEFAULT_PROVIDER_PATH;
-use crate::tags::tag_key::Bodies;
+use crate::settings::tag_key::Bodies;
 use serde::Deserialize;
 use serde::de::value::MapAccessDeserializer;
 use serde::de::{Deserializer, MapAccess, Visitor};
@@ -122,7 +122,7 @@ pub struct RawCloudTagSettings<'a> {
     pub provider_path: String,
     /// User-defined tag profiles, tried before the built-in ones. Kept as
     /// their JSON text until an XR needs them: each is parsed and checked by
-    /// [`crate::tags::user_profile::prepare_profiles`], which reports every profile's
+    /// [`crate::settings::user_profile::prepare_profiles`], which reports every profile's
     /// problems, shape errors included, at once. As text, not as
     /// `serde_json::Value`s: a profile is read straight into its fields,
     /// never built as a tree first.

@@ -5,7 +5,7 @@
 use super::problem::SettingsProblem;
 pub use super::tag_key_problem::{PREFIX_MAX, TagKeyProblem};
 use crate::fields::FieldPath;
-use crate::tags::tag_key::Bodies;
+use crate::settings::tag_key::Bodies;
 use std::borrow::Cow;
 
 /// Checks a prefix (`cloudTags.prefix`, or a profile's `prefix`) at `field`.

@@ -9,15 +9,15 @@
 //! `cluster.x-k8s.io/v1beta2`, the version CAPI v1.11 and later serve; the
 //! mask is the two maps the label set is read from.
 
-use crate::capi::owners::{self, OwnerRef};
 use crate::error::{Error, Reader};
 use crate::fields::FieldError;
 use crate::lookup::{LookupError, ObjectRef};
+use crate::owners::{self, OwnerRef};
 use crate::projection::Projection;
 use crate::reads::Reads;
 use serde_json::Value;
 
-pub use crate::capi::topology::CLUSTER_NAME_LABEL;
+pub use crate::kinds::CLUSTER_NAME_LABEL;
 const CAPI_GROUP: &str = "cluster.x-k8s.io";
 /// The version a Cluster is read at when no ownerReference names one.
 pub const DEFAULT_CLUSTER_VERSION: &str = "cluster.x-k8s.io/v1beta2";

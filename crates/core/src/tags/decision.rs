@@ -7,16 +7,16 @@
 
 use super::field::{Current, Owned};
 use super::label_set::{LabelSet, OptedIn};
-use super::profile::{Origin, TagProfile};
 use super::report::{blocked, label_fates, removal_note, skipped_edit, warnings};
 use super::said;
-use super::tag_key::TagKeys;
 use super::targets::Target;
 use super::transform;
 use crate::explain::CloudTags;
 use crate::fields::StringMap;
 use crate::plan::{Edit, MapEdit};
 use crate::settings::OptedInKeys;
+use crate::settings::profile::{Origin, TagProfile};
+use crate::settings::tag_key::TagKeys;
 use crate::sorted_map::map_of;
 
 /// What one target's tags are decided from.

@@ -9,8 +9,8 @@
 //! explanation lists every label.
 
 use super::contract::LABELS_ANNOTATION;
-use super::labels_annotation::Entries;
 use crate::fields::StringMap;
+use crate::labels_annotation::Entries;
 use crate::settings::OptedInKeys;
 use serde_json::{Map, Value};
 use std::borrow::Cow;

@@ -5,13 +5,13 @@
 
 use super::contract::{ANNOTATIONS, SKIPPED_ANNOTATION};
 use super::label_set::{LabelSet, OptedIn};
-use super::profile::TagProfile;
-use super::tag_key::TagKeys;
 use super::transform::{self, Skip, SkipReason, Transformed};
 use crate::explain::{LabelFate, TagFate};
 use crate::fields::StringMap;
 use crate::plan::MapEdit;
 use crate::quote::quoted;
+use crate::settings::profile::TagProfile;
+use crate::settings::tag_key::TagKeys;
 use serde::Serialize;
 use std::collections::BTreeMap;
 

@@ -9,9 +9,6 @@ use crate::lookup::ObjectRef;
 use crate::quote::quoted;
 use std::borrow::Cow;
 
-/// The longest warning kube-apiserver passes on untruncated, in characters.
-pub const WARNING_MAX: usize = 255;
-
 /// `text` in at most `max` characters: its head and tail around an
 /// ellipsis when it is longer.
 pub fn clip(text: &str, max: usize) -> Cow<'_, str> {
@@ -70,6 +67,10 @@ pub fn cluster_not_found(cluster: &ObjectRef) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The longest warning kube-apiserver passes on untruncated, in
+    /// characters.
+    const WARNING_MAX: usize = 255;
 
     fn fits(warning: &str) {
         assert!(

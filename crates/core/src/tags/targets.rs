@@ -18,7 +18,7 @@
 //! DockerMachine), and kinds left for later (GCPMachinePool,
 //! GCPManagedCluster, GCPManagedControlPlane, AzureManaged*). Adding a provider kind is one row.
 
-use crate::capi::{self, rules::KindMatch};
+use crate::kinds::{self, KindMatch};
 use crate::request::{AdmissionRequest, GroupVersionKind};
 use crate::tags::composite;
 pub use crate::tags::field::Layout;
@@ -60,7 +60,7 @@ impl Match {
                 kind: covered,
                 version,
             } => *version == kind.version && covered.matches(&kind.group, &kind.kind),
-            Match::CompositeResource => !capi::is_capi_group(&kind.group),
+            Match::CompositeResource => !kinds::is_capi_group(&kind.group),
         }
     }
 
@@ -376,7 +376,7 @@ pub fn target_for(group: &str, kind: &str, version: &str) -> Option<&'static Tar
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tags::profiles::Profiles;
+    use crate::settings::profiles::Profiles;
 
     #[test]
     fn every_named_profile_is_a_built_in_one() {

@@ -7,8 +7,8 @@
 //! Every input label ends as exactly one tag or one skip.
 
 use super::label_set::OptedIn;
-use super::profile::{TagProfile, Unit};
-use super::tag_key::{Bodies, TagKeys};
+use crate::settings::profile::{TagProfile, Unit};
+use crate::settings::tag_key::{Bodies, TagKeys};
 use crate::sorted_map::SortedMap;
 use std::fmt;
 

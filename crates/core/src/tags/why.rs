@@ -2,10 +2,10 @@
 //! tags come from, worded per [`ProfileChoice`] (explanations only).
 
 use super::cluster::ClusterFound;
-use super::profile::{Origin, TagProfile};
 use super::targets::{ProfileChoice, Target};
 use crate::quote::quoted;
 use crate::request::AdmissionRequest;
+use crate::settings::profile::{Origin, TagProfile};
 
 /// What chose the profile: (`provider`, `why`) of the explanation.
 /// `provider` is the provider value read at `provider_path` (a

@@ -1,58 +1,8 @@
 //! The contract's types, and the paths and helpers its tables share.
 
-/// A set of kinds: one kind of a group, or every kind of a group.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct KindMatch {
-    /// API group.
-    pub group: &'static str,
-    /// Kind, or `None` for any kind of the group.
-    pub kind: Option<&'static str>,
-}
-
-impl KindMatch {
-    /// True when (`group`, `kind`) is in the set.
-    pub fn matches(&self, group: &str, kind: &str) -> bool {
-        self.group == group && self.kind.is_none_or(|k| k == kind)
-    }
-}
-
-pub(super) const CORE: &str = "cluster.x-k8s.io";
-pub(super) const CONTROL_PLANE: &str = "controlplane.cluster.x-k8s.io";
-
-/// MachineDeployment.
-pub const MACHINE_DEPLOYMENT: KindMatch = KindMatch {
-    group: CORE,
-    kind: Some("MachineDeployment"),
-};
-/// MachinePool.
-pub const MACHINE_POOL: KindMatch = KindMatch {
-    group: CORE,
-    kind: Some("MachinePool"),
-};
-/// MachineSet.
-pub const MACHINE_SET: KindMatch = KindMatch {
-    group: CORE,
-    kind: Some("MachineSet"),
-};
-/// Machine.
-pub const MACHINE: KindMatch = KindMatch {
-    group: CORE,
-    kind: Some("Machine"),
-};
-/// Any control plane provider's kind (KubeadmControlPlane, ...).
-pub const ANY_CONTROL_PLANE: KindMatch = KindMatch {
-    group: CONTROL_PLANE,
-    kind: None,
-};
-/// Any infrastructure provider's kind (DockerMachine, AWSMachine, ...).
-pub const ANY_INFRASTRUCTURE: KindMatch = KindMatch {
-    group: "infrastructure.cluster.x-k8s.io",
-    kind: None,
-};
-/// Any bootstrap provider's kind (KubeadmConfig, ...).
-pub const ANY_BOOTSTRAP: KindMatch = KindMatch {
-    group: "bootstrap.cluster.x-k8s.io",
-    kind: None,
+pub use crate::kinds::{
+    ANY_BOOTSTRAP, ANY_CONTROL_PLANE, ANY_INFRASTRUCTURE, CONTROL_PLANE, CORE, KindMatch, MACHINE,
+    MACHINE_DEPLOYMENT, MACHINE_POOL, MACHINE_SET,
 };
 
 /// How the parent of a child is found.

@@ -10,8 +10,7 @@ use serde_json::Value;
 
 /// Label present on every object the topology controller owns.
 pub const TOPOLOGY_OWNED_LABEL: &str = "topology.cluster.x-k8s.io/owned";
-/// Label naming the Cluster.
-pub const CLUSTER_NAME_LABEL: &str = "cluster.x-k8s.io/cluster-name";
+pub use crate::kinds::CLUSTER_NAME_LABEL;
 /// Label naming the MachineDeployment's entry in the Cluster topology.
 pub const DEPLOYMENT_NAME_LABEL: &str = "topology.cluster.x-k8s.io/deployment-name";
 /// Label naming the MachinePool's entry in the Cluster topology.

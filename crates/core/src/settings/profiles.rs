@@ -82,7 +82,7 @@ impl Profiles {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tags::profile::AWS;
+    use crate::settings::profile::AWS;
     use rstest::rstest;
     use std::borrow::Cow;
 

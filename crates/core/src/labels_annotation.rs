@@ -39,16 +39,6 @@ impl<'a> Entries<'a> {
         self.0.is_empty()
     }
 
-    /// Whether `key` has an entry.
-    pub fn contains_key(&self, key: &str) -> bool {
-        self.get(key).is_some()
-    }
-
-    /// The keys, sorted.
-    pub fn keys(&self) -> impl Iterator<Item = &str> {
-        self.0.iter().map(|(key, _)| key.as_ref())
-    }
-
     /// The entries, sorted by key.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
         self.0

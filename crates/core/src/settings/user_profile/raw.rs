@@ -3,7 +3,7 @@
 //! member by member when that parse refuses it.
 
 use super::characters::RawKeyCharacters;
-use crate::tags::profile::Unit;
+use crate::settings::profile::Unit;
 
 /// One entry of `cloudTags.profiles` as written.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]

@@ -6,7 +6,7 @@
 
 use crate::fields::FieldPath;
 use crate::quote::quoted;
-use crate::tags::profile::GENERIC;
+use crate::settings::profile::GENERIC;
 use std::ops::RangeInclusive;
 
 /// Bounds. Wide enough for every provider we know (Azure's 512-character

@@ -16,7 +16,7 @@ use super::raw::{RawProfile, RawReservedPrefix};
 use crate::fields::FieldPath;
 use crate::settings::members::{self, Member, alone, first_of_key};
 use crate::settings::problem::{SettingsProblem, SettingsProblemKind};
-use crate::tags::profile::Unit;
+use crate::settings::profile::Unit;
 use serde::de::{Deserialize, Error as _};
 
 /// A profile as read, what the checks run on. A required member is `None`
