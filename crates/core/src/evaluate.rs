@@ -1,16 +1,23 @@
 //! Dispatch: which capability handles a request.
 
+mod object_projection;
+mod route;
+
+pub use object_projection::{
+    default_object_projection, default_projection_covers, object_projection,
+};
+pub use route::{Route, acts_on, is_kubernetes_group, is_sig_group, not_acted_on, route};
+
 use crate::error::Error;
 use crate::explain::Explanation;
 use crate::lookup::{Lookup, ObjectRef};
 use crate::outcome::Outcome;
 use crate::plan::Plan;
-use crate::projection::Projection;
 use crate::reads::Reads;
-use crate::request::{AdmissionRequest, GroupVersionKind, is_write};
-use crate::settings::{DEFAULT_PROVIDER_SEGMENTS, Settings};
-use crate::tags::targets::{self, ProfileChoice, Target};
-use crate::{capi, deviations, fields, tags};
+use crate::request::AdmissionRequest;
+use crate::settings::Settings;
+use crate::tags::targets::Target;
+use crate::{capi, deviations, tags};
 
 /// Decides one admission request. Pure apart from `lookup`.
 ///
@@ -48,173 +55,6 @@ pub fn explain(
     let route = route(&request.kind, &request.operation);
     let outcome = decide(request, route, settings, lookup, Some(&mut explanation));
     (outcome, explanation)
-}
-
-/// Which part of the policy answers a request; decided from the kind and
-/// the operation alone, before the object is decoded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Route {
-    /// Not acted on: answered by [`not_acted_on`] without reading the
-    /// object, the settings or the cluster (also a request with no kind or
-    /// operation).
-    #[default]
-    NotActedOn,
-    /// A Cluster API kind the propagation rules or the Node-sync checks cover.
-    Capi,
-    /// Any kind outside the Cluster API and Kubernetes groups: tagged when
-    /// the object has a composite resource's shape
-    /// ([`tags::composite::is_composite_resource`]).
-    CloudTags,
-}
-
-/// The one place that decides whether, and how, the policy acts on a
-/// request: CREATE and UPDATE of a Cluster API kind it propagates to or
-/// checks, or of a composite resource. Asked once per request: by
-/// [`crate::wire`] before it decodes the object (and handed to
-/// [`evaluate_routed`]), by [`evaluate`] and [`explain`] otherwise.
-pub fn route(kind: &GroupVersionKind, operation: &str) -> Route {
-    if !is_write(operation) || is_kubernetes_group(&kind.group) || is_sig_group(&kind.group) {
-        Route::NotActedOn
-    } else if !capi::is_capi_group(&kind.group) {
-        Route::CloudTags
-    } else if capi::acts_on(&kind.group, &kind.kind) {
-        Route::Capi
-    } else {
-        Route::NotActedOn
-    }
-}
-
-/// Whether the policy acts on a request of this kind and operation at all
-/// ([`route`] is not [`Route::NotActedOn`]).
-pub fn acts_on(kind: &GroupVersionKind, operation: &str) -> bool {
-    route(kind, operation) != Route::NotActedOn
-}
-
-/// What every route reads of an object's metadata. `managedFields`, the
-/// largest part of it, is not among them.
-const METADATA: [&[&str]; 5] = [
-    &["metadata", "name"],
-    &["metadata", "namespace"],
-    fields::LABELS,
-    fields::ANNOTATIONS,
-    &["metadata", "ownerReferences"],
-];
-
-/// The parts of a request's object the policy reads and writes on `route`:
-/// decoded by [`crate::wire`], while the rest (`status`, `managedFields`, spec
-/// subtrees no rule reads) passes through as text ([`Projection::split`]).
-/// Of a composite resource, only what its tags are computed from and
-/// written to: its labels and annotations, the tag field and the provider
-/// path (a setting, so the projection borrows from the settings); its name,
-/// `apiVersion` and the rest of its `spec` pass through as text.
-pub fn object_projection<'s>(
-    kind: &GroupVersionKind,
-    route: Route,
-    settings: &'s Settings,
-) -> Projection<'s> {
-    let provider = match route {
-        Route::CloudTags => settings.provider_path(),
-        _ => Vec::new(),
-    };
-    projection_with(kind, route, settings.capi_infrastructure(), &provider)
-}
-
-/// Whether [`default_object_projection`] keeps everything
-/// [`object_projection`] keeps under `settings`, known from the settings
-/// without building either: only `cloudTags.providerPath`, when it moves a
-/// composite resource's provider, makes the settings' projection keep more
-/// (`cloudTags.capiInfrastructure` off keeps less). A fresh instance
-/// builds every projection again on every request, so [`crate::wire`]
-/// builds the settings' one only when this says it might differ.
-pub fn default_projection_covers(route: Route, settings: &Settings) -> bool {
-    route != Route::CloudTags || settings.provider_path_is_default()
-}
-
-/// What [`crate::wire`] splits the object through while it reads the
-/// payload, before the settings, which come after the request, are known:
-/// [`object_projection`] under the default provider path and with the tag
-/// field of a CAPI infrastructure kind (a small map, decoded for nothing
-/// when `cloudTags.capiInfrastructure` is off). It covers the settings'
-/// projection unless `cloudTags.providerPath` moves the provider.
-pub fn default_object_projection(kind: &GroupVersionKind, route: Route) -> Projection<'static> {
-    projection_with(kind, route, true, DEFAULT_PROVIDER_SEGMENTS)
-}
-
-fn projection_with<'s>(
-    kind: &GroupVersionKind,
-    route: Route,
-    capi_infrastructure: bool,
-    provider: &[&'s str],
-) -> Projection<'s> {
-    let mut paths: Vec<&[&'s str]> = match route {
-        Route::NotActedOn => return Projection::default(),
-        Route::Capi => {
-            let mut paths = vec![&["apiVersion"][..], &["kind"]];
-            paths.extend(METADATA);
-            paths.extend(capi::child_paths(&kind.group, &kind.kind));
-            paths
-        }
-        // Only what the tags read: the labels and the label-set annotation.
-        Route::CloudTags => vec![tags::LABELS, tags::ANNOTATIONS],
-    };
-    // What every row that may cover the kind reads: its tag field, what
-    // tells its objects apart, and the provider where it picks the profile.
-    for row in targets::rows_for_kind(kind, capi_infrastructure) {
-        for path in row.reads() {
-            paths.push(path);
-        }
-        if row.profile == ProfileChoice::Provider {
-            paths.push(provider);
-        }
-    }
-    Projection::of(&paths)
-}
-
-/// The answer to a request the policy does not act on: allowed unchanged,
-/// with a warning when a write of a Kubernetes kind reached the policy (its
-/// rules select a kind it cannot handle; a composite-resource treatment
-/// would give such an object a `spec.cloudTags` it does not have).
-pub fn not_acted_on(kind: &GroupVersionKind, operation: &str) -> Outcome {
-    let mut outcome = Outcome::allow();
-    let what = if is_kubernetes_group(&kind.group) {
-        "a Kubernetes kind"
-    } else if is_sig_group(&kind.group) {
-        "a Kubernetes SIG kind (an x-k8s.io group) the policy does not handle"
-    } else {
-        return outcome;
-    };
-    if is_write(operation) {
-        let api_version = if kind.group.is_empty() {
-            kind.version.clone()
-        } else {
-            format!("{}/{}", kind.group, kind.version)
-        };
-        outcome.warnings.push(format!(
-            "{} ({api_version}) is {what}, neither a Cluster API object nor a Crossplane \
-             composite resource, so this policy leaves it unchanged; remove it from the policy's \
-             rules",
-            kind.kind
-        ));
-    }
-    outcome
-}
-
-/// The groups of Kubernetes SIG projects (`x-k8s.io`) other than Cluster
-/// API's four: `addons.`, `ipam.`, `runtime.cluster.x-k8s.io`, the Gateway
-/// API's and the rest. Reserved to those projects, so never a composite
-/// resource, and not kinds the propagation rules cover.
-pub fn is_sig_group(group: &str) -> bool {
-    (group == "x-k8s.io" || group.ends_with(".x-k8s.io")) && !capi::is_capi_group(group)
-}
-
-/// Kubernetes' own API groups: the core group, the unsuffixed built-in
-/// groups, and every `k8s.io` group (reserved to the Kubernetes project, so
-/// never a Crossplane composite resource).
-pub fn is_kubernetes_group(group: &str) -> bool {
-    matches!(
-        group,
-        "" | "apps" | "batch" | "autoscaling" | "policy" | "extensions" | "k8s.io"
-    ) || group.ends_with(".k8s.io")
 }
 
 fn decide(
@@ -411,59 +251,4 @@ pub fn look_up(
     let mut needs = resolve(request, Some(namespace), target, settings)?;
     read(lookup, &mut needs);
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn kind(group: &str, version: &str, kind: &str) -> GroupVersionKind {
-        GroupVersionKind {
-            group: group.to_owned(),
-            version: version.to_owned(),
-            kind: kind.to_owned(),
-        }
-    }
-
-    /// The shortcut wire takes instead of building the settings'
-    /// projection says "covered" only where the projections say so too,
-    /// and a moved provider path is the one setting that makes it build.
-    #[test]
-    fn default_projection_covers_agrees_with_the_projections() {
-        let kinds = [
-            kind("platform.example.org", "v1alpha1", "XNetwork"),
-            kind("cluster.x-k8s.io", "v1beta2", "MachineSet"),
-            kind("infrastructure.cluster.x-k8s.io", "v1beta2", "AWSCluster"),
-            kind(
-                "infrastructure.cluster.x-k8s.io",
-                "v1beta1",
-                "OpenStackMachine",
-            ),
-            kind("", "v1", "ConfigMap"),
-        ];
-        let documents = [
-            "{}",
-            r#"{"cloudTags":{"capiInfrastructure":true,"propagatingLabels":["team"]}}"#,
-            r#"{"cloudTags":{"providerPath":"spec.parameters.provider"}}"#,
-            r#"{"cloudTags":{"providerPath":"spec.forProvider.cloud"}}"#,
-            r#"{"cloudTags":{"providerPath":"spec.forProvider.cloud","capiInfrastructure":true}}"#,
-        ];
-        let mut built = 0;
-        for document in documents {
-            let settings = Settings::parse(document.as_bytes()).unwrap();
-            for kind in &kinds {
-                let route = route(kind, "CREATE");
-                let covers = default_object_projection(kind, route)
-                    .covers(&object_projection(kind, route, &settings));
-                if default_projection_covers(route, &settings) {
-                    assert!(covers, "{document} {kind:?}");
-                } else {
-                    assert_eq!(route, Route::CloudTags, "{document} {kind:?}");
-                    assert!(!covers, "{document} {kind:?}");
-                    built += 1;
-                }
-            }
-        }
-        assert_eq!(built, 2, "the two moved provider paths, on the XR");
-    }
 }
