@@ -1,11 +1,11 @@
 //! Cluster API metadata propagation at admission time.
 //!
 //! For a child object, find the first [rule](rules::CAPI_RULES) whose parent
-//! link applies, read the parent through [`Lookup`] (at most one look-up per
+//! link applies, read the parent through [`crate::lookup::Lookup`] (at most one look-up per
 //! parent object; none when no rule applies), and plan the flows: parent keys
 //! are added or corrected on the child, nothing is removed, and the child's
 //! bookkeeping keys are never written; the in-place fields the parent sets
-//! ([`in_place`]) are made the child's, compared by meaning. Machines also report which keys CAPI
+//! (`in_place`) are made the child's, compared by meaning. Machines also report which keys CAPI
 //! will sync to their Node, and Machine templates warn about Kubernetes
 //! labels that will never reach a Node.
 

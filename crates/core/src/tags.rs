@@ -51,7 +51,7 @@ pub fn row_for(request: &AdmissionRequest, settings: &Settings) -> Option<&'stat
 
 /// Whether `request`'s object is left exactly as submitted: its row honours
 /// `platform/origin: adopted` and the object's own label set (its labels,
-/// under its label-set annotation) says so ([`adopted`]). [`stamp`] asks
+/// under its label-set annotation) says so (`adopted`). [`stamp`] asks
 /// the same of the label set it builds; this is asked only when the tag
 /// field cannot be read, so that an adopted object is never refused for
 /// its tags.
@@ -282,7 +282,7 @@ impl<'a> OwnLabels<'a> {
 }
 
 /// The Cluster [`stamp`] reads for `request` (`None`: it reads none),
-/// named once, before any look-up, so that [`crate::reads`] can share the
+/// named once, before any look-up, so that one read of it can serve the
 /// read with the CAPI stage. Named from the object's labels as submitted:
 /// the label naming the Cluster is CAPI bookkeeping, which the metadata
 /// edits never change.

@@ -19,7 +19,7 @@ use serde_json::Value;
 
 /// What the rule that applies to a request reads, found from the request
 /// alone, before any look-up, so that a look-up of the same object by the
-/// tags can be shared ([`crate::reads`]).
+/// tags can be shared (one read per object).
 pub enum Located<'r> {
     /// No rule applies (no matching owner, not topology-owned): no look-up.
     NoRule,

@@ -18,7 +18,7 @@ pub enum Route {
     Capi,
     /// Any kind outside the Cluster API and Kubernetes groups: tagged when
     /// the object has a composite resource's shape
-    /// ([`tags::composite::is_composite_resource`]).
+    /// (`tags::composite::is_composite_resource`).
     CloudTags,
 }
 

@@ -4,8 +4,8 @@
 //! A profile is data: length ceilings and how they are measured, the count
 //! cap, the key and value character classes and the reserved prefixes. The
 //! built-in profiles and the ones users define in `cloudTags.profiles` are
-//! values of the same type, resolved by the same [`Profiles::resolve`] (XRs)
-//! or [`Profiles::infrastructure`] (the CAPI infrastructure kinds, README
+//! values of the same type, resolved by the same `Profiles::resolve` (XRs)
+//! or `Profiles::infrastructure` (the CAPI infrastructure kinds, README
 //! "Cloud tags on CAPI infrastructure") and applied by the same transformer,
 //! which knows nothing provider-specific.
 
@@ -104,7 +104,7 @@ pub struct TagProfile {
 
 impl TagProfile {
     /// Why a tag key under this profile will fail at the provider, if it
-    /// holds a character the provider refuses ([`ProviderRefuses`]).
+    /// holds a character the provider refuses (`ProviderRefuses`).
     pub fn provider_caution(&self, tag_key: &str, prefix_len: usize) -> Option<String> {
         (self.provider_refuses?).caution(&self.name, tag_key, prefix_len)
     }
@@ -337,7 +337,7 @@ pub static CAPO: TagProfile = TagProfile {
 };
 
 /// The built-in infrastructure profiles, named by the target table's rows
-/// ([`super::infra::targets`]), never selected by an XR's provider value.
+/// ([`crate::tags::targets`]), never selected by an XR's provider value.
 pub static INFRASTRUCTURE: [&TagProfile; 4] = [&CAPA, &CAPZ, &CAPG, &CAPO];
 
 /// Why a profile applied to an XR.

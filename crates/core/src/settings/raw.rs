@@ -131,7 +131,7 @@ pub struct RawCloudTagSettings<'a> {
     /// on CAPI infrastructure"). Off by default: no object changes on upgrade.
     pub capi_infrastructure: bool,
     /// The tag-key prefix that marks the policy's own tags, where the
-    /// applied profile has none of its own ([`TagKeys`]); `None` when the
+    /// applied profile has none of its own ([`super::tag_key::TagKeys`]); `None` when the
     /// document does not set it, or sets it to `null` (what a form that
     /// leaves it empty sends): each profile's default applies then. A
     /// string means set, even when it spells a default.

@@ -16,7 +16,7 @@ pub enum TagKeyProblem {
          removed; use e.g. \"plexsphere:\" (the default) or omit the field"
     )]
     EmptyPrefix,
-    /// A prefix over [`PREFIX_MAX`] bytes.
+    /// A prefix over `PREFIX_MAX` bytes.
     #[error("the prefix is {0} bytes, at most {PREFIX_MAX} are allowed; use e.g. \"acme:\"")]
     PrefixTooLong(usize),
     /// A prefix with a control character, which no cloud admits in a key.

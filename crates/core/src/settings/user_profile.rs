@@ -4,7 +4,7 @@
 //! A user profile states exactly what a built-in one holds, so it becomes
 //! the same [`TagProfile`] value and takes the same code path. Every problem
 //! of every profile is reported at once, each named by its field path: every
-//! type error, unknown field and missing field ([`read`]), and what the
+//! type error, unknown field and missing field (`read`), and what the
 //! checks find in the members that are valid.
 
 mod characters;

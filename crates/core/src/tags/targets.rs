@@ -47,7 +47,7 @@ pub enum Match {
     },
     /// An object of any kind outside the Cluster API groups (the route
     /// has already set Kubernetes' own aside) with a Crossplane composite
-    /// resource's shape ([`composite::is_composite_resource`]).
+    /// resource's shape (`composite::is_composite_resource`).
     CompositeResource,
 }
 

@@ -107,7 +107,7 @@ impl<'de> Visitor<'de> for PayloadVisitor {
 /// An AdmissionRequest as the policy reads it: the fields the policy reads,
 /// and the object as far as the payload's one pass could read it. Which
 /// parts of the object get decoded depends on the route and the settings
-/// ([`object_projection`]); the settings come after the request, so the
+/// ([`crate::evaluate::object_projection`]); the settings come after the request, so the
 /// object is split through the route's projection as the default settings
 /// would make it ([`default_object_projection`]) when its kind and
 /// operation came before it (as every host writes them), and kept as text
@@ -120,7 +120,7 @@ pub struct Request<'a> {
     pub object: Option<Object<'a>>,
     /// The old object, as text: scanned, as skipping it would be, and
     /// decoded only on a composite resource's UPDATE whose settings say its
-    /// profile may matter ([`old_provider`]).
+    /// profile may matter (`old_provider`).
     pub old_object: Option<&'a RawValue>,
     /// The request's [`route`], taken once, as soon as its kind and
     /// operation are read.
@@ -161,7 +161,7 @@ impl<'a> Object<'a> {
     /// `text`, which the new shape borrows, when it was split through
     /// another). `covered` says, when the settings already tell, that the
     /// projection it was split through keeps everything `projection` does
-    /// ([`default_projection_covers`]); `projection` is built only when it
+    /// ([`crate::evaluate::default_projection_covers`]); `projection` is built only when it
     /// is needed.
     pub fn split<'t, 'p>(
         self,
