@@ -144,7 +144,7 @@ fuzz_target!(|input: Input<'_>| {
         let label = keys
             .qualified_key_of(tag)
             .expect("a tag starts with the prefix in force");
-        assert_eq!(labels.get(label).map(String::as_str), Some(value));
+        assert_eq!(labels.get(label).map(String::as_str), Some(value.as_str()));
         assert_eq!(transform::check(profile, &keys, label, tag, value), None);
     }
     // A profile that refuses the prefix refuses everything.

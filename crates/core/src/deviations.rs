@@ -126,8 +126,8 @@ mod tests {
     #[test]
     fn report_quotes_keys_and_values_as_json() {
         let mut edit = MapEdit::new(crate::fields::LABELS);
-        edit.set.insert("a\"b", "v\u{1}");
-        edit.set.insert("c", "new");
+        edit.set.insert("a\"b".into(), "v\u{1}".into());
+        edit.set.insert("c".into(), "new".into());
         edit.replaced.insert("c".into(), "o\\ld".into());
         edit.remove.insert("d\n".into(), "stale".into());
         let mut plan = Plan::default();

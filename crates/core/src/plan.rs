@@ -14,7 +14,6 @@
 use crate::fields::StringMap;
 use crate::keyed_list;
 pub use crate::keyed_list::EntryKey;
-use crate::sorted_map::SortedMap;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
@@ -112,7 +111,7 @@ pub struct MapEdit {
     /// Where the map lives, e.g. `["spec", "template", "metadata", "labels"]`.
     pub path: &'static [&'static str],
     /// Keys to add or correct, with the value they must have.
-    pub set: SortedMap,
+    pub set: BTreeMap<String, String>,
     /// For each key of `set` the map already holds, the value it replaces
     /// (a correction); a key of `set` missing here is added. Recorded when
     /// the decision is made, so the renderers (explanations, validate-mode
@@ -141,7 +140,7 @@ impl MapEdit {
         let mut set = Vec::new();
         for (key, value) in desired {
             if edit.must_set(current, key.as_ref(), value) {
-                set.push((key, value));
+                set.push((key.as_ref().to_owned(), value.to_owned()));
             }
         }
         edit.set = set.into_iter().collect();
@@ -168,7 +167,7 @@ impl MapEdit {
     pub fn upsert_map(
         path: &'static [&'static str],
         current: &StringMap<'_>,
-        mut desired: SortedMap,
+        mut desired: BTreeMap<String, String>,
     ) -> Self {
         let mut edit = Self::new(path);
         if !current.is_empty() {
@@ -203,7 +202,7 @@ impl MapEdit {
     pub fn new(path: &'static [&'static str]) -> Self {
         Self {
             path,
-            set: SortedMap::new(),
+            set: BTreeMap::new(),
             replaced: BTreeMap::new(),
             remove: BTreeMap::new(),
             drop_when_empty: false,
@@ -289,41 +288,10 @@ impl Plan {
     /// [`Plan::apply`], consuming the plan: its field values move into the
     /// object instead of being cloned.
     pub fn apply_owned(self, object: &mut Value) {
-        // Nothing is left to fill: every map is filled here.
-        self.apply_leaving_fills(object, |_| false);
-    }
-
-    /// [`Plan::apply_owned`], except that the keys a map edit sets into a
-    /// map at a path `leave` accepts are not inserted: the map is made
-    /// ready (created, its removals done) and the keys come back as a
-    /// [`MapFill`] for the writer to merge in as it writes the map
-    /// ([`crate::projection::Shape::write_filled`], [`crate::wire`]'s path).
-    /// A map the policy fills (an XR's tags) would otherwise be built as a
-    /// `serde_json::Map` only to be written once.
-    pub fn apply_leaving_fills(
-        self,
-        object: &mut Value,
-        leave: impl Fn(&[&str]) -> bool,
-    ) -> Vec<MapFill> {
-        // A map's keys are left to the writer only when no other edit of
-        // the plan writes at, above or below the map: then inserting them
-        // last, as the writer does, is what inserting them in plan order
-        // gives.
-        let paths: Vec<&[&str]> = self.edits.iter().map(Edit::path).collect();
-        let alone = |path: &[&str]| {
-            (paths.iter())
-                .filter(|other| other.starts_with(path) || path.starts_with(other))
-                .count()
-                == 1
-        };
-        let mut fills = Vec::new();
         let mut edits = self.edits.into_iter().peekable();
         while let Some(edit) = edits.next() {
             match edit {
-                Edit::Map(edit) => {
-                    let leave = alone(edit.path) && leave(edit.path);
-                    fills.extend(apply_map_edit(object, edit, leave));
-                }
+                Edit::Map(edit) => apply_map_edit(object, edit),
                 Edit::Field(FieldEdit {
                     path,
                     entry: Some(key),
@@ -352,19 +320,7 @@ impl Plan {
                 }
             }
         }
-        fills
     }
-}
-
-/// The keys a map edit sets, left out of the map at `path` for the writer
-/// to merge in ([`Plan::apply_leaving_fills`]): sorted, each with its string
-/// value, winning over a key the map holds.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MapFill {
-    /// Where the map is; it exists, as an object, once the plan is applied.
-    pub path: &'static [&'static str],
-    /// The keys to write into it, with their values.
-    pub set: SortedMap,
 }
 
 /// True when `edit` sets an entry of the keyed list at `path` whose keys
@@ -412,26 +368,34 @@ fn apply_entry_edits(
     }
 }
 
-/// Applies `edit`; with `leave`, the keys it sets are returned instead of
-/// inserted, once the map they go into exists.
-fn apply_map_edit(object: &mut Value, edit: MapEdit, leave: bool) -> Option<MapFill> {
-    let (last, parents) = edit.path.split_last()?;
+/// Applies `edit`.
+fn apply_map_edit(object: &mut Value, edit: MapEdit) {
+    let Some((last, parents)) = edit.path.split_last() else {
+        return;
+    };
     // Removals alone never create anything: with no map there is nothing to remove.
     let create = !edit.set.is_empty();
     let edit_len = edit.set.len();
     let mut current = object;
     for segment in parents {
-        let map = as_object_mut(current, create)?;
+        let Some(map) = as_object_mut(current, create) else {
+            return;
+        };
         current = if create {
             map.entry(*segment)
                 .or_insert_with(|| Value::Object(Map::new()))
         } else {
-            map.get_mut(*segment)?
+            match map.get_mut(*segment) {
+                Some(next) => next,
+                None => return,
+            }
         };
     }
-    let parent = as_object_mut(current, create)?;
+    let Some(parent) = as_object_mut(current, create) else {
+        return;
+    };
     if !create && !parent.contains_key(*last) {
-        return None;
+        return;
     }
     let target = parent
         .entry(*last)
@@ -439,14 +403,6 @@ fn apply_map_edit(object: &mut Value, edit: MapEdit, leave: bool) -> Option<MapF
     if let Some(map) = as_object_mut(target, create) {
         for key in edit.remove.keys() {
             map.remove(key);
-        }
-        if leave && create {
-            // The map ends up holding these keys, so it is never dropped
-            // for being empty.
-            return Some(MapFill {
-                path: edit.path,
-                set: edit.set,
-            });
         }
         let set = (edit.set.iter()).map(|(k, v)| (k.to_owned(), Value::String(v.to_owned())));
         if map.len() <= edit_len {
@@ -466,7 +422,6 @@ fn apply_map_edit(object: &mut Value, edit: MapEdit, leave: bool) -> Option<MapF
             parent.remove(*last);
         }
     }
-    None
 }
 
 /// The object behind `value`; with `create`, an explicit `null` becomes an

@@ -104,12 +104,8 @@ pub fn validate_with(payload: &[u8], lookup: &dyn Lookup, step: &mut dyn FnMut(S
         Some(shape) => {
             let edited: Vec<&[&str]> = plan.edits.iter().map(Edit::path).collect();
             let mut object = request.object;
-            // The keys a map edit sets are merged in as the map is written
-            // wherever it is written whole, not inserted into it first.
-            let fills = plan.apply_leaving_fills(&mut object, |path| shape.writes_whole(path));
-            shape
-                .write_filled(&object, &edited, &fills, out)
-                .map(|()| true)
+            plan.apply_owned(&mut object);
+            shape.write(&object, &edited, out).map(|()| true)
         }
         None => Ok(false),
     });

@@ -47,10 +47,6 @@ use metadata_propagation_core::wire::{self, Payload};
 use metadata_propagation_core::{error::Error, evaluate};
 #[cfg(feature = "lookup")]
 use metadata_propagation_policy::HostLookup;
-// Linked into every floor for the module's `memcmp` (the policy's
-// src/memcmp.rs): the floors' reading compares keys as the policy's does.
-#[cfg(not(feature = "lookup"))]
-use metadata_propagation_policy as _;
 
 /// Reads the payload as the policy does, then answers as the floor was
 /// built to. An unreadable payload is rejected, as the policy rejects it.

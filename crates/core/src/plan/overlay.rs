@@ -23,7 +23,8 @@ impl Plan {
         for (key, why) in edit.remove {
             // A key the earlier edit added goes again; one the object holds
             // is removed from it.
-            let added_only = existing.set.remove(&key) && !existing.replaced.contains_key(&key);
+            let added_only =
+                existing.set.remove(&key).is_some() && !existing.replaced.contains_key(&key);
             existing.replaced.remove(&key);
             if !added_only {
                 existing.remove.insert(key, why);
@@ -39,7 +40,7 @@ impl Plan {
                 existing.replaced.insert(key.to_owned(), was.clone());
             }
             existing.remove.remove(key);
-            existing.set.insert(key, value);
+            existing.set.insert(key.clone(), value.clone());
         }
         existing.drop_when_empty |= edit.drop_when_empty;
     }

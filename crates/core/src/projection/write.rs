@@ -1,9 +1,7 @@
 //! Writing a split object back: the kept parts byte for byte, the decoded
-//! parts from the (maybe edited) value, and the keys a map edit fills merged
-//! in as the map is written.
+//! parts from the (maybe edited) value.
 
 use super::{Member, Shape};
-use crate::plan::MapFill;
 use serde_json::Value;
 
 impl Shape<'_> {
@@ -25,51 +23,14 @@ impl Shape<'_> {
         edited: &[&[&str]],
         out: &mut Vec<u8>,
     ) -> Result<(), serde_json::Error> {
-        self.write_filled(value, edited, &[], out)
-    }
-
-    /// [`Shape::write`], merging each of `fills` into the map at its path
-    /// as it writes it: the keys in order, a fill's value winning over the
-    /// map's, the bytes those keys would have had inserted into the map
-    /// first ([`crate::plan::Plan::apply_leaving_fills`] leaves them out
-    /// only where [`Shape::writes_whole`] says the map is written here).
-    pub fn write_filled(
-        &self,
-        value: &Value,
-        edited: &[&[&str]],
-        fills: &[MapFill],
-        out: &mut Vec<u8>,
-    ) -> Result<(), serde_json::Error> {
-        let writer = Writer { edited, fills };
+        let writer = Writer { edited };
         writer.shaped(self, value, &mut Vec::new(), out)
-    }
-
-    /// Whether the value at `path` is written whole (decoded through this
-    /// shape whole, or not in it at all, so new), not member by member
-    /// around parts kept as text: where a [`MapFill`] can be merged in.
-    pub fn writes_whole(&self, path: &[&str]) -> bool {
-        let mut shape = self;
-        for segment in path {
-            match shape {
-                Shape::Decoded | Shape::Text(_) => return true,
-                // Written through the last occurrence of a repeated key.
-                Shape::Object(members) => match members.iter().rev().find(|(k, _)| k == segment) {
-                    Some((_, Member::Read(inner))) => shape = inner,
-                    Some((_, Member::Kept(_))) => return false,
-                    None => return true,
-                },
-                Shape::Array(_) => return false,
-            }
-        }
-        matches!(shape, Shape::Decoded | Shape::Text(_))
     }
 }
 
-/// What [`Shape::write_filled`] writes with: the plan's edited paths and
-/// the fills left for it.
+/// What [`Shape::write`] writes with: the plan's edited paths.
 struct Writer<'w> {
     edited: &'w [&'w [&'w str]],
-    fills: &'w [MapFill],
 }
 
 impl Writer<'_> {
@@ -133,7 +94,9 @@ impl Writer<'_> {
                             .any(|(k, m)| matches!(m, Member::Read(_)) && k == key);
                         if !read {
                             comma(out);
-                            self.whole_member(key, item, path, out)?;
+                            write_str(key, out)?;
+                            out.push(b':');
+                            write_value(item, out)?;
                         }
                     }
                 }
@@ -153,68 +116,8 @@ impl Writer<'_> {
                 out.push(b']');
                 Ok(())
             }
-            _ => self.whole(value, path, out),
+            _ => write_value(value, out),
         }
-    }
-
-    /// `value` written whole at `path`, the fill of a map at or below it
-    /// merged in. Maps are walked only on the way to a fill; the rest is
-    /// written as it is. Fills never lie inside arrays: a plan's map paths
-    /// name no index, and applying one never walks into an array.
-    fn whole<'s>(
-        &self,
-        value: &'s Value,
-        path: &mut Vec<&'s str>,
-        out: &mut Vec<u8>,
-    ) -> Result<(), serde_json::Error> {
-        let Value::Object(map) = value else {
-            return write_value(value, out);
-        };
-        if !self.fills.iter().any(|fill| fill.path.starts_with(path)) {
-            return write_value(value, out);
-        }
-        let fill = self.fills.iter().find(|fill| fill.path == path.as_slice());
-        // The object's members, but those the fill sets, then the fill's:
-        // no member is matched by position, so nothing rests on the order a
-        // serde_json map iterates in.
-        let set = fill.map(|fill| &fill.set);
-        out.push(b'{');
-        let mut first = true;
-        let mut comma = |out: &mut Vec<u8>| {
-            if !std::mem::take(&mut first) {
-                out.push(b',');
-            }
-        };
-        for (key, item) in map {
-            if !set.is_some_and(|set| set.contains_key(key)) {
-                comma(out);
-                self.whole_member(key, item, path, out)?;
-            }
-        }
-        for (key, text) in set.into_iter().flatten() {
-            comma(out);
-            write_str(key, out)?;
-            out.push(b':');
-            write_str(text, out)?;
-        }
-        out.push(b'}');
-        Ok(())
-    }
-
-    /// `"key":` and the member's value written whole, at `path` + `key`.
-    fn whole_member<'s>(
-        &self,
-        key: &'s str,
-        item: &'s Value,
-        path: &mut Vec<&'s str>,
-        out: &mut Vec<u8>,
-    ) -> Result<(), serde_json::Error> {
-        write_str(key, out)?;
-        out.push(b':');
-        path.push(key);
-        self.whole(item, path, out)?;
-        path.pop();
-        Ok(())
     }
 }
 

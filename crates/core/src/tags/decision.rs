@@ -89,7 +89,7 @@ pub fn decide(inputs: Inputs<'_, '_>, explain: bool, source: impl FnOnce() -> St
     let removed = map_of(
         current
             .policy_entries(owned)
-            .filter(|(key, _)| !transformed.tags.contains_key(key))
+            .filter(|(key, _)| !transformed.tags.contains_key(*key))
             .map(|(key, value)| {
                 let why = removal_note(key, value, &transformed, profile, &keys);
                 (key.to_owned(), why)

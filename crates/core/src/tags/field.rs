@@ -213,7 +213,7 @@ pub fn edit(
                 ]))
             };
             let wanted: Vec<(&str, &str)> =
-                current.user_entries(owned).chain(tags.iter()).collect();
+                current.user_entries(owned).chain(tags.iter().map(|(k, v)| (k.as_str(), v.as_str()))).collect();
             if wanted == current.entries {
                 return None;
             }

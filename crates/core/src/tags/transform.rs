@@ -9,7 +9,7 @@
 use super::label_set::OptedIn;
 use crate::settings::profile::{TagProfile, Unit};
 use crate::settings::tag_key::{Bodies, TagKeys};
-use crate::sorted_map::SortedMap;
+use std::collections::BTreeMap;
 use std::fmt;
 
 /// Why a label did not become a tag. The set is closed; the variants are
@@ -139,7 +139,7 @@ pub struct Skip<'a> {
 pub struct Transformed<'a> {
     /// Tag key → value, sorted. The map moves whole into the edit that
     /// writes it ([`crate::plan::MapEdit::upsert_map`]), built once.
-    pub tags: SortedMap,
+    pub tags: BTreeMap<String, String>,
     /// Refused labels, sorted by qualified key.
     pub skipped: Vec<Skip<'a>>,
 }
@@ -295,19 +295,11 @@ fn transform_sorted<'a>(
     taken: usize,
 ) -> Transformed<'a> {
     let mut skipped = Vec::new();
-    // Without chosen bodies the labels' order is the tags' (one prefix,
-    // then the qualified key): each tag goes after the last, never
-    // searched for, into one text with room for every label's tag
-    // ([`SortedMap`] says why). Chosen bodies may sort otherwise, and
-    // `push` then inserts them where they sort.
-    let text = labels
-        .iter()
-        .map(|(key, value)| keys.prefix.len() + keys.body(key).len() + value.len());
-    let mut tags = SortedMap::with_capacity(labels.len().min(profile.cap), text.sum());
+    let mut tags = BTreeMap::new();
     let room = profile.cap.saturating_sub(taken);
     let prefix_refused = profile.key_characters.first_disallowed(keys.prefix);
-    // Each tag key is composed here, then copied into the map's text or,
-    // for a skip, into a string of its own.
+    // Each tag key is composed here, then copied into the map or, for a
+    // skip, into a string of its own.
     let mut tag_key = String::new();
     for &(qualified_key, value) in labels {
         keys.write(qualified_key, &mut tag_key);
@@ -326,7 +318,9 @@ fn transform_sorted<'a>(
             })
         });
         match reason {
-            None => tags.push(&tag_key, value),
+            None => {
+                tags.insert(tag_key.clone(), value.to_owned());
+            }
             Some(reason) => skipped.push(Skip {
                 qualified_key,
                 tag_key: tag_key.clone(),

@@ -311,7 +311,7 @@ proptest! {
         let input: BTreeSet<String> = labels.keys().map(|k| (*k).to_owned()).collect();
         prop_assert_eq!(all, input);
         for (tag, value) in &out.tags {
-            prop_assert_eq!(Some(value), labels.get(&tag[prefix.len()..]).copied());
+            prop_assert_eq!(Some(value.as_str()), labels.get(&tag[prefix.len()..]).copied());
         }
     }
 
