@@ -63,7 +63,6 @@ use mutation::{FieldMutation, Mutation, apply, apply_field};
 use node::Node;
 use parents::{Answer, Parents};
 use serde_json::Value;
-use std::borrow::Cow;
 
 #[derive(Arbitrary, Debug)]
 struct Input {
@@ -223,7 +222,7 @@ fuzz_target!(|input: Input| {
             ..RawCapiSettings::default()
         },
         cloud_tags: RawCloudTagSettings {
-            propagating_labels: propagating.into_iter().map(Cow::Owned).collect(),
+            propagating_labels: propagating,
             provider_path: input
                 .provider_path
                 .unwrap_or_else(|| DEFAULT_PROVIDER_PATH.to_owned()),

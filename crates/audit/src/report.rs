@@ -33,16 +33,15 @@ use crate::tree::{Identity, Tree};
 #[derive(Debug)]
 pub struct AuditSettings {
     /// The settings with `mode: validate`.
-    pub validate: Settings<'static>,
+    pub validate: Settings,
 }
 
 impl AuditSettings {
     /// Prepares the policy's settings (JSON, as `validate_settings` gets
     /// them) in validate mode; the `mode` they name is ignored.
     pub fn from_json(raw: &[u8]) -> Result<AuditSettings, AuditError> {
-        let mut validate = Settings::from_json(raw)
-            .map_err(|e| AuditError::Settings(e.to_string()))?
-            .into_owned();
+        let mut validate =
+            Settings::from_json(raw).map_err(|e| AuditError::Settings(e.to_string()))?;
         validate.mode = Mode::Validate;
         Ok(AuditSettings { validate })
     }

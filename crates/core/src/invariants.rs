@@ -78,7 +78,7 @@ impl<'a> Capability<'a> {
     /// ([`is_composite_resource`], with the request's namespace); on a
     /// composite resource, owning the tags under the prefix `settings` put
     /// in force there ([`composite_prefix`]).
-    pub fn of(request: &'a AdmissionRequest, settings: &'a Settings<'_>) -> Self {
+    pub fn of(request: &'a AdmissionRequest, settings: &'a Settings) -> Self {
         if !is_write(&request.operation) {
             return Capability::Unchanged;
         }
@@ -95,11 +95,7 @@ impl<'a> Capability<'a> {
     /// [`Capability::of`] a write of `object` as `kind`, in the namespace
     /// the object names (as `AdmissionRequest::for_object` builds the
     /// request), with no old object.
-    pub fn for_request(
-        kind: &'a GroupVersionKind,
-        object: &Value,
-        settings: &'a Settings<'_>,
-    ) -> Self {
+    pub fn for_request(kind: &'a GroupVersionKind, object: &Value, settings: &'a Settings) -> Self {
         let namespace = object["metadata"]["namespace"].as_str().unwrap_or_default();
         Self::classify(kind, object, namespace, None, settings)
     }
@@ -109,7 +105,7 @@ impl<'a> Capability<'a> {
         object: &Value,
         namespace: &str,
         old: Option<&Value>,
-        settings: &'a Settings<'_>,
+        settings: &'a Settings,
     ) -> Self {
         let group = &kind.group;
         if crate::capi::is_capi_group(group) {
@@ -655,7 +651,7 @@ mod tests {
         }
     }
 
-    fn settings(text: &str) -> Settings<'_> {
+    fn settings(text: &str) -> Settings {
         Settings::from_json(text.as_bytes()).unwrap()
     }
 

@@ -50,27 +50,23 @@ pub use tag_keys::TagKeyProblem;
 /// anything prepared up front would be paid by every request, including the
 /// many that never read it: a MachineSet needs no cloud-tag settings and
 /// usually no regex, an XR never needs the node-sync regexes.
-///
-/// The opted-in label keys borrow from the settings document: `'a` is the
-/// `validate` payload's lifetime. Tools that keep settings beyond the text
-/// they parsed them from hold `Settings<'static>` ([`Settings::into_owned`]).
 #[derive(Debug, Default)]
-pub struct Settings<'a> {
+pub struct Settings {
     /// `mutate` or `validate`.
     pub mode: Mode,
     capi: RawCapiSettings,
-    cloud_tags: RawCloudTagSettings<'a>,
+    cloud_tags: RawCloudTagSettings,
     sync_machine_labels: OnceCell<Result<Vec<KeyPattern>, SettingsError>>,
     sync_machine_annotations: OnceCell<Result<Vec<KeyPattern>, SettingsError>>,
-    prepared_cloud_tags: OnceCell<Result<CloudTagSettings<'a>, SettingsError>>,
+    prepared_cloud_tags: OnceCell<Result<CloudTagSettings, SettingsError>>,
 }
 
 /// The cloud-tag settings, checked and prepared.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CloudTagSettings<'a> {
+pub struct CloudTagSettings {
     /// Qualified label keys opted into cloud-tag propagation, sorted, each
     /// once.
-    pub propagating_labels: OptedInKeys<'a>,
+    pub propagating_labels: OptedInKeys,
     /// Segments of `cloudTags.providerPath`.
     pub provider_path: Vec<String>,
     /// The tag profiles in force: `cloudTags.profiles`, then the built-ins
@@ -82,7 +78,7 @@ pub struct CloudTagSettings<'a> {
     pub tag_keys: Bodies,
 }
 
-impl CloudTagSettings<'_> {
+impl CloudTagSettings {
     /// The tag keys of an object under `profile` ([`TagKeys`]).
     pub fn tag_keys<'s>(&'s self, profile: &'s TagProfile) -> TagKeys<'s> {
         TagKeys::new(profile, self.prefix.as_deref(), &self.tag_keys)
@@ -99,12 +95,12 @@ impl CloudTagSettings<'_> {
     }
 }
 
-impl<'a> Settings<'a> {
+impl Settings {
     /// Parses a settings document (JSON) and prepares every part of it,
     /// reporting every problem at once: what `validate_settings` answers
     /// when the policy is loaded, and what tools and tests start from.
     /// `null` or an empty document means defaults.
-    pub fn from_json(raw: &'a [u8]) -> Result<Self, SettingsError> {
+    pub fn from_json(raw: &[u8]) -> Result<Self, SettingsError> {
         let (settings, mut problems) = match Self::read(raw) {
             Ok(settings) => (settings, Vec::new()),
             // the checks below run on what the valid members give
@@ -132,18 +128,18 @@ impl<'a> Settings<'a> {
     /// are refused, naming the field) and prepares nothing: each part is
     /// prepared when an evaluation first reads it. What `validate` uses, for
     /// settings `validate_settings` has already accepted.
-    pub fn parse(raw: &'a [u8]) -> Result<Self, SettingsError> {
+    pub fn parse(raw: &[u8]) -> Result<Self, SettingsError> {
         Self::read(raw).map_err(Refused::into_error)
     }
 
     /// [`Settings::parse`] for a document known to be text: the settings
     /// of a `validate` payload, which [`crate::wire`] has checked for UTF-8
     /// as a whole already.
-    pub fn parse_text(raw: &'a str) -> Result<Self, SettingsError> {
+    pub fn parse_text(raw: &str) -> Result<Self, SettingsError> {
         Self::read_text(raw).map_err(Refused::into_error)
     }
 
-    fn read(raw: &'a [u8]) -> Result<Self, Refused> {
+    fn read(raw: &[u8]) -> Result<Self, Refused> {
         // Checked to be UTF-8 in one pass and read as text, as every decode
         // in the module is (`wire::Payload::decode` says why).
         let text = std::str::from_utf8(raw).map_err(|e| {
@@ -153,7 +149,7 @@ impl<'a> Settings<'a> {
         Self::read_text(text)
     }
 
-    fn read_text(raw: &'a str) -> Result<Self, Refused> {
+    fn read_text(raw: &str) -> Result<Self, Refused> {
         let trimmed = raw.trim_ascii();
         if trimmed.is_empty() || trimmed == "null" {
             return Ok(Self::default());
@@ -230,21 +226,8 @@ impl<'a> Settings<'a> {
     }
 
     /// `cloudTags.*`, checked and prepared on first use.
-    pub fn cloud_tags(&self) -> Result<&CloudTagSettings<'a>, SettingsError> {
+    pub fn cloud_tags(&self) -> Result<&CloudTagSettings, SettingsError> {
         prepared(&self.prepared_cloud_tags, || self.cloud_tags.prepare())
-    }
-
-    /// The same settings, owning what they borrowed from their document
-    /// (prepared again on first use).
-    pub fn into_owned(self) -> Settings<'static> {
-        Settings::from(
-            RawSettings {
-                mode: self.mode,
-                capi: self.capi,
-                cloud_tags: self.cloud_tags,
-            }
-            .into_owned(),
-        )
     }
 }
 
@@ -254,7 +237,7 @@ enum Refused {
     Document(SettingsError),
     /// An object with members at fault: the settings the valid members
     /// give, and a problem for each of the others.
-    Members(Box<RawSettings<'static>>, Vec<SettingsProblem>),
+    Members(Box<RawSettings>, Vec<SettingsProblem>),
 }
 
 impl Refused {
@@ -267,14 +250,14 @@ impl Refused {
     }
 }
 
-impl<'a> From<StrictSettings<'a>> for Settings<'a> {
-    fn from(StrictSettings(raw): StrictSettings<'a>) -> Self {
+impl From<StrictSettings> for Settings {
+    fn from(StrictSettings(raw): StrictSettings) -> Self {
         Self::from(raw)
     }
 }
 
-impl<'a> From<RawSettings<'a>> for Settings<'a> {
-    fn from(raw: RawSettings<'a>) -> Self {
+impl From<RawSettings> for Settings {
+    fn from(raw: RawSettings) -> Self {
         Self {
             mode: raw.mode,
             capi: raw.capi,
@@ -301,13 +284,13 @@ fn prepared<T>(
     cell.get_or_init(prepare).as_ref().map_err(Clone::clone)
 }
 
-impl<'a> RawCloudTagSettings<'a> {
+impl RawCloudTagSettings {
     /// Checks every field, collecting all problems rather than stopping at
     /// the first.
-    fn prepare(&self) -> Result<CloudTagSettings<'a>, SettingsError> {
+    fn prepare(&self) -> Result<CloudTagSettings, SettingsError> {
         let mut problems = Vec::new();
         // Gathered, then sorted (nearly free on the sorted lists settings
-        // usually hold) and deduplicated; the keys stay borrowed.
+        // usually hold) and deduplicated.
         let mut propagating_labels = Vec::with_capacity(self.propagating_labels.len());
         let labels = FieldPath::of(&["cloudTags", "propagatingLabels"]);
         for (i, key) in self.propagating_labels.iter().enumerate() {
@@ -317,8 +300,8 @@ impl<'a> RawCloudTagSettings<'a> {
                     field(),
                     SettingsProblemKind::EmptyLabelKey,
                 ));
-            } else if SEEDED_LABELS.contains(&key.as_ref()) {
-                let kind = SettingsProblemKind::SeededLabel(key.clone().into_owned());
+            } else if SEEDED_LABELS.contains(&key.as_str()) {
+                let kind = SettingsProblemKind::SeededLabel(key.clone());
                 problems.push(SettingsProblem::new(field(), kind));
             } else {
                 propagating_labels.push(key.clone());
@@ -390,7 +373,6 @@ mod tests {
     use super::*;
     use crate::settings::profile::Origin;
     use rstest::rstest;
-    use std::borrow::Cow;
 
     fn problems(json: &str) -> Vec<String> {
         rendered(Settings::from_json(json.as_bytes()).unwrap_err())
@@ -436,20 +418,14 @@ mod tests {
         assert_eq!(tags.provider_path, ["spec", "provider", "name"]);
     }
 
-    /// The opted-in keys borrow from the document; a key written with an
-    /// escape is unescaped into its own string, and either way the
-    /// prepared set is sorted, each key once, and survives `into_owned`.
+    /// A key written with an escape is unescaped, and the prepared set is
+    /// sorted, each key once.
     #[test]
-    fn settings_opted_in_keys_borrow_unless_escaped() {
+    fn settings_opted_in_keys_are_unescaped_sorted_and_once() {
         let text = br#"{"cloudTags":{"propagatingLabels":["team","platform\/env","team"]}}"#;
         let settings = Settings::parse(text).unwrap();
-        let raw = &settings.cloud_tags.propagating_labels;
-        assert!(matches!(raw[0], Cow::Borrowed("team")));
-        assert!(matches!(&raw[1], Cow::Owned(key) if key == "platform/env"));
         let prepared = settings.cloud_tags().unwrap().propagating_labels.clone();
         assert_eq!(*prepared, ["platform/env", "team"]);
-        let owned = Settings::parse(text).unwrap().into_owned();
-        assert_eq!(owned.cloud_tags().unwrap().propagating_labels, prepared);
     }
 
     /// A document that is not JSON names serde's first complaint, with its

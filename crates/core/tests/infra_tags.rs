@@ -39,7 +39,7 @@ fn parents() -> MapLookup {
     support::lookup_of_folder(&format!("{DATA}/parents"))
 }
 
-fn settings(json: &str) -> Settings<'_> {
+fn settings(json: &str) -> Settings {
     Settings::from_json(json.as_bytes()).unwrap()
 }
 

@@ -22,10 +22,8 @@ fn request(path: &str) -> AdmissionRequest {
     serde_json::from_value(request.clone()).unwrap()
 }
 
-fn settings(json: &Value) -> Settings<'static> {
-    Settings::from_json(json.to_string().as_bytes())
-        .unwrap()
-        .into_owned()
+fn settings(json: &Value) -> Settings {
+    Settings::from_json(json.to_string().as_bytes()).unwrap()
 }
 
 /// The object after the policy's answer, checked against its CRD and the

@@ -371,15 +371,13 @@ fn update_request(object: &Value) -> AdmissionRequest {
 }
 
 /// The settings file (or `{}`) with `mode` set.
-fn settings(path: Option<&str>, mode: &str) -> Settings<'static> {
+fn settings(path: Option<&str>, mode: &str) -> Settings {
     let mut raw = match path {
         Some(path) => serde_json::from_str(&std::fs::read_to_string(repo(path)).unwrap()).unwrap(),
         None => json!({}),
     };
     raw["mode"] = json!(mode);
-    Settings::from_json(raw.to_string().as_bytes())
-        .unwrap()
-        .into_owned()
+    Settings::from_json(raw.to_string().as_bytes()).unwrap()
 }
 
 /// Every object of a dump: each YAML document, or each item of a `List`.

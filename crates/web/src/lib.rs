@@ -228,10 +228,8 @@ pub fn parse_parents(text: &str) -> Result<Vec<Value>, String> {
 /// The settings, YAML or JSON; empty means defaults. Prepared by the
 /// policy's own [`Settings::from_json`], so the page refuses what the policy
 /// server would.
-pub fn parse_settings(text: &str) -> Result<Settings<'static>, String> {
-    Settings::from_json(&settings_json(text)?)
-        .map(Settings::into_owned)
-        .map_err(|e| format!("settings are not valid: {e}"))
+pub fn parse_settings(text: &str) -> Result<Settings, String> {
+    Settings::from_json(&settings_json(text)?).map_err(|e| format!("settings are not valid: {e}"))
 }
 
 /// The settings text (YAML or JSON, empty for defaults) as the JSON the
@@ -416,7 +414,7 @@ spec:
         let yaml = parse_settings("cloudTags:\n  propagatingLabels: [platform/env]\n").unwrap();
         let json =
             parse_settings(r#"{"cloudTags":{"propagatingLabels":["platform/env"]}}"#).unwrap();
-        let opted_in = |s: &Settings<'static>| s.cloud_tags().unwrap().propagating_labels.to_vec();
+        let opted_in = |s: &Settings| s.cloud_tags().unwrap().propagating_labels.to_vec();
         assert_eq!(opted_in(&yaml), ["platform/env"]);
         assert_eq!(opted_in(&yaml), opted_in(&json));
         assert!(opted_in(&parse_settings("").unwrap()).is_empty());

@@ -50,7 +50,7 @@ pub fn is_composite_resource(object: &Value, namespace: &str) -> bool {
 pub fn prefix_for<'s>(
     profile: &'s TagProfile,
     origin: Origin,
-    settings: &'s CloudTagSettings<'_>,
+    settings: &'s CloudTagSettings,
 ) -> &'s str {
     if let Some(own) = profile.prefix.as_deref() {
         return own;
@@ -67,7 +67,7 @@ pub fn prefix_for<'s>(
 /// The prefix in force on a composite resource: under the profile its
 /// provider value selects (a provider that is not a string selects none;
 /// the policy rejects such an object anyway).
-pub fn composite_prefix<'s>(object: &Value, settings: &'s CloudTagSettings<'_>) -> &'s str {
+pub fn composite_prefix<'s>(object: &Value, settings: &'s CloudTagSettings) -> &'s str {
     let path: Vec<&str> = settings.provider_path.iter().map(String::as_str).collect();
     let provider = fields::string(object, &path).ok().flatten();
     let (profile, origin) = settings.profiles.resolve(provider);
@@ -77,7 +77,7 @@ pub fn composite_prefix<'s>(object: &Value, settings: &'s CloudTagSettings<'_>) 
 /// The prefix in force on an infrastructure object of row `target`: under
 /// the profile the row names (a user profile listing that name replaces
 /// the built-in; a name no profile has gives the `generic` fallback's).
-pub fn infrastructure_prefix<'s>(target: &Target, settings: &'s CloudTagSettings<'_>) -> &'s str {
+pub fn infrastructure_prefix<'s>(target: &Target, settings: &'s CloudTagSettings) -> &'s str {
     let name = target.profile_name().unwrap_or_default();
     let (profile, origin) =
         (settings.profiles.infrastructure(name)).unwrap_or((&GENERIC, Origin::Fallback));

@@ -22,7 +22,7 @@ const SECTIONS: [&str; 2] = ["capi", "cloudTags"];
 /// The object `text` holds read member by member: the settings its valid
 /// members give, and a problem for each member that is not valid; `None`
 /// when `text` is not an object.
-pub(super) fn read(text: &str) -> Option<(RawSettings<'static>, Vec<SettingsProblem>)> {
+pub(super) fn read(text: &str) -> Option<(RawSettings, Vec<SettingsProblem>)> {
     let mut problems = Vec::new();
     // The valid members, as the text of one document.
     let mut valid = Vec::new();
@@ -61,9 +61,7 @@ pub(super) fn read(text: &str) -> Option<(RawSettings<'static>, Vec<SettingsProb
         valid.push(format!("{}:{{{}}}", quoted(key), kept.join(",")));
     }
     let document = format!("{{{}}}", valid.join(","));
-    let settings = members::read::<RawSettings>(&document, &FieldPath::of(&[]))
-        .map(RawSettings::into_owned)
-        .unwrap_or_default();
+    let settings = members::read::<RawSettings>(&document, &FieldPath::of(&[])).unwrap_or_default();
     Some((settings, problems))
 }
 

@@ -8,7 +8,6 @@ use serde::Deserialize;
 use serde::de::value::MapAccessDeserializer;
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
-use std::borrow::Cow;
 use std::fmt;
 
 /// What the policy does with the changes the contract asks for.
@@ -23,19 +22,16 @@ pub enum Mode {
     Validate,
 }
 
-/// The settings as written by the user (camelCase, all optional). The
-/// opted-in label keys borrow from the document they were read from
-/// ([`RawCloudTagSettings::propagating_labels`]).
+/// The settings as written by the user (camelCase, all optional).
 #[derive(Debug, Default, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
-pub struct RawSettings<'a> {
+pub struct RawSettings {
     /// `mutate` (default) or `validate`.
     pub mode: Mode,
     /// Cluster API propagation settings.
     pub capi: RawCapiSettings,
     /// Crossplane XR cloud-tag settings.
-    #[serde(borrow)]
-    pub cloud_tags: RawCloudTagSettings<'a>,
+    pub cloud_tags: RawCloudTagSettings,
 }
 
 /// The one strict read of accepted settings, on their own
@@ -45,14 +41,14 @@ pub struct RawSettings<'a> {
 /// derive would also read a struct written as the list of its field
 /// values, which only gives confusing messages). One read, so one copy of
 /// the derive in the module for every accepted document.
-pub struct StrictSettings<'a>(pub RawSettings<'a>);
+pub struct StrictSettings(pub RawSettings);
 
-impl<'de> Deserialize<'de> for StrictSettings<'de> {
+impl<'de> Deserialize<'de> for StrictSettings {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct StrictVisitor;
 
         impl<'de> Visitor<'de> for StrictVisitor {
-            type Value = StrictSettings<'de>;
+            type Value = StrictSettings;
 
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a settings object")
@@ -68,17 +64,6 @@ impl<'de> Deserialize<'de> for StrictSettings<'de> {
         }
 
         deserializer.deserialize_any(StrictVisitor)
-    }
-}
-
-impl RawSettings<'_> {
-    /// The same settings, owning what they borrowed.
-    pub fn into_owned(self) -> RawSettings<'static> {
-        RawSettings {
-            mode: self.mode,
-            capi: self.capi,
-            cloud_tags: self.cloud_tags.into_owned(),
-        }
     }
 }
 
@@ -110,14 +95,9 @@ impl Default for RawCapiSettings {
 /// `cloudTags.*` settings.
 #[derive(Debug, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
-pub struct RawCloudTagSettings<'a> {
-    /// Exact qualified label keys opted into tag propagation, borrowed from
-    /// the settings document when they need no unescaping (label keys never
-    /// do): policy-server sends the settings in every `validate` payload,
-    /// and a fresh instance per request would otherwise copy, sort and free
-    /// every key on every request.
-    #[serde(borrow, deserialize_with = "borrowed_strings")]
-    pub propagating_labels: Vec<Cow<'a, str>>,
+pub struct RawCloudTagSettings {
+    /// Exact qualified label keys opted into tag propagation.
+    pub propagating_labels: Vec<String>,
     /// Dotted path to the provider name inside the XR.
     pub provider_path: String,
     /// User-defined tag profiles, tried before the built-in ones. Kept as
@@ -140,7 +120,7 @@ pub struct RawCloudTagSettings<'a> {
     pub tag_keys: Bodies,
 }
 
-impl Default for RawCloudTagSettings<'_> {
+impl Default for RawCloudTagSettings {
     fn default() -> Self {
         Self {
             propagating_labels: Vec::new(),
@@ -149,21 +129,6 @@ impl Default for RawCloudTagSettings<'_> {
             capi_infrastructure: false,
             prefix: None,
             tag_keys: Bodies::new(),
-        }
-    }
-}
-
-impl RawCloudTagSettings<'_> {
-    fn into_owned(self) -> RawCloudTagSettings<'static> {
-        RawCloudTagSettings {
-            propagating_labels: (self.propagating_labels.into_iter())
-                .map(|key| Cow::Owned(key.into_owned()))
-                .collect(),
-            provider_path: self.provider_path,
-            profiles: self.profiles,
-            capi_infrastructure: self.capi_infrastructure,
-            prefix: self.prefix,
-            tag_keys: self.tag_keys,
         }
     }
 }
@@ -185,37 +150,4 @@ impl PartialEq for ProfileText {
     fn eq(&self, other: &Self) -> bool {
         self.0.get() == other.0.get()
     }
-}
-
-/// A list of strings, each borrowed from the document when it has no
-/// escape (serde's own `Cow<str>` always copies inside a sequence).
-fn borrowed_strings<'de, D: serde::Deserializer<'de>>(
-    deserializer: D,
-) -> Result<Vec<Cow<'de, str>>, D::Error> {
-    struct Borrowed<'de>(Cow<'de, str>);
-
-    impl<'de> Deserialize<'de> for Borrowed<'de> {
-        fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-            struct Text;
-            impl<'de> serde::de::Visitor<'de> for Text {
-                type Value = Cow<'de, str>;
-                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                    f.write_str("a string")
-                }
-                fn visit_borrowed_str<E>(self, text: &'de str) -> Result<Self::Value, E> {
-                    Ok(Cow::Borrowed(text))
-                }
-                fn visit_str<E>(self, text: &str) -> Result<Self::Value, E> {
-                    Ok(Cow::Owned(text.to_owned()))
-                }
-                fn visit_string<E>(self, text: String) -> Result<Self::Value, E> {
-                    Ok(Cow::Owned(text))
-                }
-            }
-            deserializer.deserialize_str(Text).map(Borrowed)
-        }
-    }
-
-    let items = Vec::<Borrowed<'de>>::deserialize(deserializer)?;
-    Ok(items.into_iter().map(|Borrowed(text)| text).collect())
 }

@@ -6,7 +6,6 @@ use super::problem::SettingsProblem;
 pub use super::tag_key_problem::{PREFIX_MAX, TagKeyProblem};
 use crate::fields::FieldPath;
 use crate::settings::tag_key::Bodies;
-use std::borrow::Cow;
 
 /// Checks a prefix (`cloudTags.prefix`, or a profile's `prefix`) at `field`.
 pub fn check_prefix(field: FieldPath, prefix: &str, problems: &mut Vec<SettingsProblem>) {
@@ -29,11 +28,7 @@ pub fn check_prefix(field: FieldPath, prefix: &str, problems: &mut Vec<SettingsP
 /// (as written): every entry's label is opted in and has a body, and no
 /// two opted-in labels end with one body (a label without an entry has its
 /// own key as body).
-pub fn check_bodies(
-    bodies: &Bodies,
-    propagating: &[Cow<'_, str>],
-    problems: &mut Vec<SettingsProblem>,
-) {
+pub fn check_bodies(bodies: &Bodies, propagating: &[String], problems: &mut Vec<SettingsProblem>) {
     let field = |label: &str| FieldPath::of(&["cloudTags", "tagKeys"]).key(label);
     for (label, body) in bodies {
         if !propagating.iter().any(|key| key == label) {

@@ -34,7 +34,7 @@ pub struct Inputs<'a, 's> {
     /// Which entries of the field are the policy's.
     pub owned: Owned<'s>,
     /// `cloudTags.propagatingLabels`, sorted, each once.
-    pub propagating: &'s OptedInKeys<'s>,
+    pub propagating: &'s OptedInKeys,
     /// The object's annotations as they will be stored (the skip
     /// annotation's edit is made against them).
     pub annotations: &'a StringMap<'s>,

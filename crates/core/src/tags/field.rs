@@ -212,8 +212,10 @@ pub fn edit(
                     ("value".to_owned(), Value::String(value.to_owned())),
                 ]))
             };
-            let wanted: Vec<(&str, &str)> =
-                current.user_entries(owned).chain(tags.iter().map(|(k, v)| (k.as_str(), v.as_str()))).collect();
+            let wanted: Vec<(&str, &str)> = current
+                .user_entries(owned)
+                .chain(tags.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+                .collect();
             if wanted == current.entries {
                 return None;
             }

@@ -13,7 +13,6 @@ use crate::fields::StringMap;
 use crate::labels_annotation::Entries;
 use crate::settings::OptedInKeys;
 use serde_json::{Map, Value};
-use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
@@ -104,7 +103,7 @@ impl<'s> LabelSet<'s> {
     /// step). A larger one (a label-set annotation of
     /// 10,000 entries), or one whose entries do not come in key order (a
     /// serde_json map built with `preserve_order`), has each key looked up.
-    pub fn opted_in<'k>(&self, keys: &'k OptedInKeys<'_>) -> OptedIn<'k, &'s str> {
+    pub fn opted_in<'k>(&self, keys: &'k OptedInKeys) -> OptedIn<'k, &'s str> {
         let mut found = Vec::new();
         for (_, layer) in self.layers.iter().filter(|(_, layer)| layer.len() > 0) {
             let joined = (layer.len() <= JOIN_AT_MOST * keys.len())
@@ -145,10 +144,10 @@ const JOIN_AT_MOST: usize = 4;
 /// join's own comparison checks the order. Only an entry that sorts before
 /// every key ahead (one not opted in) is compared with the entry before.
 fn join<'k, 's>(
-    keys: &'k [Cow<'_, str>],
+    keys: &'k [String],
     entries: impl Iterator<Item = (&'s str, &'s str)>,
 ) -> Option<Vec<(&'k str, &'s str)>> {
-    let mut keys = keys.iter().map(AsRef::as_ref).peekable();
+    let mut keys = keys.iter().map(String::as_str).peekable();
     let mut found = Vec::with_capacity(keys.len());
     let mut last: Option<&str> = None;
     for (key, value) in entries {
@@ -243,7 +242,7 @@ mod tests {
     /// are not joined; in order, the join finds what looking up finds.
     #[test]
     fn the_join_checks_the_order_it_needs() {
-        let keys: Vec<Cow<str>> = ["a", "c"].into_iter().map(Cow::Borrowed).collect();
+        let keys: Vec<String> = ["a", "c"].into_iter().map(String::from).collect();
         let unsorted = [("c", "3"), ("a", "1"), ("b", "2")];
         assert_eq!(join(&keys, unsorted.into_iter()), None);
         let sorted = [("a", "1"), ("b", "2"), ("c", "3")];
@@ -262,7 +261,7 @@ mod tests {
             entries in proptest::collection::vec("[a-d]{0,2}", 0..8),
             keys in proptest::collection::btree_set("[a-d]{0,2}", 0..6),
         ) {
-            let keys: Vec<Cow<str>> = keys.iter().map(|k| Cow::Borrowed(k.as_str())).collect();
+            let keys: Vec<String> = keys.iter().cloned().collect();
             let pairs = entries.iter().map(|k| (k.as_str(), "v"));
             let sorted = entries.windows(2).all(|pair| pair[0] < pair[1]);
             match join(&keys, pairs) {
@@ -315,10 +314,10 @@ mod tests {
             let sources: BTreeMap<&str, Source> =
                 expected.iter().map(|(k, (_, s))| (*k, *s)).collect();
             proptest::prop_assert_eq!(set.sources(), sources);
-            let keys = OptedInKeys::new(keys.iter().map(|k| Cow::Borrowed(k.as_str())).collect());
+            let keys = OptedInKeys::new(keys.iter().cloned().collect());
             let opted: Vec<(&str, &str)> = keys
                 .iter()
-                .filter_map(|k| Some((k.as_ref(), expected.get(k.as_ref())?.0)))
+                .filter_map(|k| Some((k.as_str(), expected.get(k.as_str())?.0)))
                 .collect();
             let opted_in = set.opted_in(&keys);
             proptest::prop_assert_eq!(opted_in.pairs(), opted);

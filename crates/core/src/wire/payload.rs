@@ -28,7 +28,7 @@ pub struct Payload<'a> {
 #[allow(clippy::large_enum_variant)]
 pub enum PayloadSettings<'a> {
     /// Read: valid settings of a request the policy may act on.
-    Read(Settings<'a>),
+    Read(Settings),
     /// Kept as text (`None`: the payload has none): settings of a request
     /// the policy does not act on, which are never parsed, or settings
     /// [`Settings::parse_text`] must read to name what is wrong with them.
@@ -37,7 +37,7 @@ pub enum PayloadSettings<'a> {
 
 impl<'a> PayloadSettings<'a> {
     /// The settings, parsed now if the payload's pass kept them as text.
-    pub fn parse(self) -> Result<Settings<'a>, SettingsError> {
+    pub fn parse(self) -> Result<Settings, SettingsError> {
         match self {
             PayloadSettings::Read(settings) => Ok(settings),
             PayloadSettings::Text(text) => Settings::parse_text(text.map_or("{}", RawValue::get)),

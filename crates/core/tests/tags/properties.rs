@@ -461,11 +461,9 @@ fn restated() -> [(&'static TagProfile, Value); 5] {
     ]
 }
 
-fn settings_with(propagating: &[&str], profiles: &[&Value]) -> Settings<'static> {
+fn settings_with(propagating: &[&str], profiles: &[&Value]) -> Settings {
     let document = json!({"cloudTags": {"propagatingLabels": propagating, "profiles": profiles}});
-    Settings::from_json(document.to_string().as_bytes())
-        .unwrap()
-        .into_owned()
+    Settings::from_json(document.to_string().as_bytes()).unwrap()
 }
 
 #[test]

@@ -171,8 +171,14 @@ fn count_cap_keeps_the_lowest_keys_in_byte_order() {
         .collect();
     let out = transform(labels.clone(), &AWS);
     assert_eq!(out.tags.len(), 50);
-    assert_eq!(out.tags.keys().next().map(String::as_str), Some("plexsphere:team/label-000"));
-    assert_eq!(out.tags.keys().last().map(String::as_str), Some("plexsphere:team/label-049"));
+    assert_eq!(
+        out.tags.keys().next().map(String::as_str),
+        Some("plexsphere:team/label-000")
+    );
+    assert_eq!(
+        out.tags.keys().last().map(String::as_str),
+        Some("plexsphere:team/label-049")
+    );
     let capped: Vec<&str> = out.skipped.iter().map(|s| s.qualified_key).collect();
     assert_eq!(
         capped,

@@ -112,9 +112,8 @@ pub fn read_settings(args: &SettingsArgs) -> Result<Value> {
 
 /// `settings` parsed by the policy's core linked natively, refused as `run`
 /// refuses them (`explain`, `profile`).
-pub fn core_settings(settings: &Value) -> Result<Settings<'static>> {
+pub fn core_settings(settings: &Value) -> Result<Settings> {
     Settings::from_json(settings.to_string().as_bytes())
-        .map(Settings::into_owned)
         .map_err(|e| anyhow!("Provided settings are not valid: {e}"))
 }
 
