@@ -50,11 +50,11 @@ use metadata_propagation_core::invariants::{
 };
 use metadata_propagation_core::outcome::Verdict;
 use metadata_propagation_core::request::AdmissionRequest;
+use metadata_propagation_core::settings::tag_key::Bodies;
 use metadata_propagation_core::settings::{
     DEFAULT_PROVIDER_PATH, Mode, ProfileText, RawCapiSettings, RawCloudTagSettings, RawSettings,
     Settings,
 };
-use metadata_propagation_core::settings::tag_key::Bodies;
 use metadata_propagation_core::tags::targets::{COMPOSITE_RESOURCE, target_for};
 
 use fixtures::{ALL_PARENTS, FIXTURES, PARENTS, child_index, request};
