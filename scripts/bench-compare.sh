@@ -121,9 +121,8 @@ time_one() {
   fi
 }
 
-# The two 10,000-gate scenarios take most of an hour each under callgrind:
-# left out of MEASURE=instructions unless ONLY names them.
-SLOW=" topology-kcp-10k-parent-gates topology-kcp-10k-child-gates "
+# shellcheck source=scripts/report.bash
+source scripts/report.bash
 
 compare_report() {
 echo "\`MEASURE=$MEASURE BASE=$BASE make bench-compare\` on commit \`$(git rev-parse --short=7 HEAD)\` ($(date -u +%F)):"
@@ -133,9 +132,9 @@ echo "| scenario | base $base_rev $unit | head $unit | head / base |"
 echo "|---|---:|---:|---:|"
 while IFS=$'\t' read -r name request settings lookups; do
   [[ -z "$name" || "$name" == \#* ]] && continue
-  if [[ -n "${ONLY:-}" ]]; then
-    [[ " $ONLY " != *" $name "* ]] && continue
-  elif [[ "$MEASURE" == instructions && "$SLOW" == *" $name "* ]]; then
+  if [[ "$MEASURE" == instructions ]]; then
+    counted "$name" || continue
+  elif [[ -n "${ONLY:-}" && " $ONLY " != *" $name "* ]]; then
     continue
   fi
   head_row=$(awk -F'\t' -v n="$name" '$1 == n' test_data/bench/scenarios.tsv)
@@ -162,6 +161,4 @@ fi
 echo "Sizes: base policy.wasm $(wc -c <"$OUT/base-policy.wasm") bytes, head policy.wasm $(wc -c <policy.wasm) bytes."
 }
 
-# shellcheck source=scripts/report.bash
-source scripts/report.bash
 report bench-compare compare_report

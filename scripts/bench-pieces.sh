@@ -33,7 +33,6 @@ RUNNER=target/host/policy-runner
 OUT=target/bench-pieces
 LARGE=${LARGE:-50}
 SMALL=${SMALL:-10}
-SKIP=" topology-kcp-10k-parent-gates topology-kcp-10k-child-gates "
 # The scenarios that stand for real use: a piece must pay on two of them.
 DECIDE="md-ms kcp-machine topology-kcp machine-node-sync xr-aws-5 infra-awscluster-class"
 # The pieces that are `unsafe` code, held to 5 % instead of 3 % (none
@@ -45,6 +44,8 @@ for tool in valgrind git awk; do
 done
 # shellcheck source=scripts/callgrind.bash
 source scripts/callgrind.bash
+# shellcheck source=scripts/report.bash
+source scripts/report.bash
 
 pieces=()
 for patch in test_data/bench/pieces/*.patch; do
@@ -101,11 +102,7 @@ export RUNNER LARGE SMALL
 scenarios=()
 while IFS=$'\t' read -r scenario request settings parents; do
   [[ -z "$scenario" || "$scenario" == \#* ]] && continue
-  if [[ -n "${ONLY:-}" ]]; then
-    [[ " $ONLY " != *" $scenario "* ]] && continue
-  elif [[ "$SKIP" == *" $scenario "* ]]; then
-    continue
-  fi
+  counted "$scenario" || continue
   scenarios+=("$scenario")
   for module in policy "${pieces[@]}"; do
     printf '%s\t%s\t%s\t%s\t%s\n' "$module" "$scenario" "$request" "$settings" "$parents"
@@ -126,8 +123,6 @@ pieces_report() {
   echo
   python3 scripts/pieces_table.py "$OUT" "$DECIDE" "$UNSAFE" "${scenarios[*]}" "${pieces[*]}"
 }
-# shellcheck source=scripts/report.bash
-source scripts/report.bash
 # The pieces' verdicts need every one of them: a run limited by PIECES
 # prints its table without writing it.
 [[ -z "${PIECES:-}" ]] || WRITE=0

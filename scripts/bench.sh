@@ -71,7 +71,6 @@ ITERATIONS=${ITERATIONS:-1000}
 WARMUP=${WARMUP:-100}
 SCENARIOS=${SCENARIOS:-test_data/bench/scenarios.tsv}
 RESULT_SCENARIOS=${RESULT_SCENARIOS:-$(awk -F'\t' '$1 !~ /^#/ { printf "%s ", $1 }' "$SCENARIOS")}
-SLOW=" topology-kcp-10k-parent-gates topology-kcp-10k-child-gates "
 MEASURE=${MEASURE:-time}
 LARGE=${LARGE:-50}
 SMALL=${SMALL:-10}
@@ -195,11 +194,7 @@ instructions_report() {
     echo "|---|---:|---:|---:|---:|---:|---:|---:|"
     while IFS=$'\t' read -r name request settings parents; do
       [[ -z "$name" || "$name" == \#* ]] && continue
-      if [[ -n "${ONLY:-}" ]]; then
-        [[ " $ONLY " != *" $name "* ]] && continue
-      elif [[ "$SLOW" == *" $name "* ]]; then
-        continue
-      fi
+      counted "$name" || continue
       count_scenario "$name" "$request" "$settings" "$parents"
     done <"$SCENARIOS"
   }

@@ -60,13 +60,20 @@ pub fn validate(payload: &[u8]) -> Vec<u8> {
 /// The accept and look-up floors' answer, after the look-ups.
 #[cfg(not(any(feature = "echo", feature = "result")))]
 fn answer(payload: Payload<'_>) -> Vec<u8> {
+    after_look_ups(payload, || wire::encode(Outcome::allow(), None))
+}
+
+/// `reply()`, after the policy's look-ups when the floor is built with
+/// them; what fails is answered as the policy answers it.
+#[cfg(not(feature = "echo"))]
+fn after_look_ups(payload: Payload<'_>, reply: impl FnOnce() -> Vec<u8>) -> Vec<u8> {
     #[cfg(feature = "lookup")]
     if let Err(outcome) = look_up_parents(payload) {
         return wire::encode(outcome, None);
     }
     #[cfg(not(feature = "lookup"))]
     drop(payload);
-    wire::encode(Outcome::allow(), None)
+    reply()
 }
 
 /// The echo floor's answer: the object written back as it was read.
@@ -97,13 +104,7 @@ fn answer(payload: Payload<'_>) -> Vec<u8> {
 /// look-ups when built with them.
 #[cfg(feature = "result")]
 fn answer(payload: Payload<'_>) -> Vec<u8> {
-    #[cfg(feature = "lookup")]
-    if let Err(outcome) = look_up_parents(payload) {
-        return wire::encode(outcome, None);
-    }
-    #[cfg(not(feature = "lookup"))]
-    drop(payload);
-    REPLY.to_vec()
+    after_look_ups(payload, || REPLY.to_vec())
 }
 
 /// The policy's reply to the request the result floor is built for.
