@@ -18,16 +18,16 @@ mod parent;
 mod resolve;
 pub mod rules;
 pub mod topology;
+mod trace;
 
 use crate::error::Error;
-use crate::explain::Explanation;
 use crate::fields;
 use crate::plan::{MapEdit, Plan};
 use crate::reads::Reads;
 use crate::request::AdmissionRequest;
 use crate::settings::Settings;
 use error::malformed;
-use explain::Offered;
+pub(crate) use explain::render;
 use in_place::{FieldDecision, MalformedIn};
 use parent::Parent;
 pub use resolve::{Located, TopologyRead, locate};
@@ -35,6 +35,8 @@ use resolve::{Resolved, resolve_parent};
 use rules::{CAPI_RULES, FieldFlow, Flow, KeyRule, MACHINE, MapFlow, NODE_BOUND_LABELS, Rule};
 use serde_json::Value;
 use std::collections::BTreeMap;
+use trace::MapStep;
+pub(crate) use trace::Trace;
 
 pub use crate::kinds::{CAPI_GROUPS, is_capi_group};
 
@@ -87,7 +89,7 @@ pub fn check(request: &AdmissionRequest) -> Result<&str, Error> {
 
 /// What the CAPI stage reports besides its plan.
 #[derive(Debug, Default)]
-pub struct Reported {
+pub(crate) struct Reported {
     /// Warnings (labels a Node will never get).
     pub warnings: Vec<String>,
     /// A Machine's Node-sync audit annotations.
@@ -96,44 +98,41 @@ pub struct Reported {
 
 /// Plans the metadata and in-place fields of one Cluster API object
 /// ([`check`]ed, its parent [`locate`]d and read into `reads`) into
-/// `plan`; fills `explain` when given.
-pub fn propagate(
-    request: &AdmissionRequest,
+/// `plan`; returns what it reports and, when `trace` asks for it, what it
+/// decided ([`Trace`]).
+pub(crate) fn propagate<'r>(
+    request: &'r AdmissionRequest,
     located: Located<'_>,
     settings: &Settings,
     reads: &mut Reads,
     plan: &mut Plan,
-    mut explain: Option<&mut Explanation>,
-) -> Result<Reported, Error> {
+    trace: bool,
+) -> Result<(Reported, Option<Trace<'r>>), Error> {
     let object = &request.object;
     let (group, kind) = (request.kind.group.as_str(), request.kind.kind.as_str());
     let in_place = settings.in_place_fields();
     let resolved = resolve_parent(request, located, reads)?;
-    if let Some(explain) = explain.as_deref_mut() {
-        explain::note_resolution(explain, &resolved);
-    }
-    if let Resolved::Parent(rule, parent) = resolved {
+    let (mut maps, mut fields) = (Vec::new(), Vec::new());
+    if let Resolved::Parent(rule, parent) = &resolved {
         let mut decisions = Vec::new();
         for flow in rule.flows() {
             match flow {
                 Flow::Map(flow) => {
-                    plan_map(rule, &parent, flow, object, plan, explain.as_deref_mut())?
+                    maps.extend(plan_map(rule, parent, flow, object, plan, trace)?);
                 }
-                Flow::Field(field) if in_place => plan_field(
-                    rule,
-                    &parent,
-                    field,
-                    request,
-                    &mut decisions,
-                    plan,
-                    explain.as_deref_mut(),
-                )?,
+                Flow::Field(field) if in_place => {
+                    plan_field(rule, parent, field, request, &mut decisions, plan)?;
+                    if trace {
+                        fields.append(&mut decisions);
+                    }
+                }
                 Flow::Field(_) => {}
             }
         }
     }
 
     let mut reported = Reported::default();
+    let mut node_sync = None;
     // A Machine's own labels are both checked here and synced below: built
     // once.
     let mut own_labels = None;
@@ -162,44 +161,37 @@ pub fn propagate(
         );
         reported.audit_annotations =
             node_sync::audit_annotations(&labels, &annotations, label_regexes, annotation_regexes);
-        if let Some(explain) = explain {
-            explain::node_sync(
-                explain,
-                &labels,
-                &annotations,
-                label_regexes,
-                annotation_regexes,
-            );
-        }
+        node_sync = trace
+            .then(|| explain::node_sync(&labels, &annotations, label_regexes, annotation_regexes));
     }
-    Ok(reported)
+    let trace = trace.then_some(Trace {
+        resolved,
+        maps,
+        fields,
+        node_sync,
+    });
+    Ok((reported, trace))
 }
 
-/// Plans one map flow: the parent's keys into each target map of the child.
+/// Plans one map flow: the parent's keys into each target map of the
+/// child; returns what it decided for each map when `trace` asks.
 fn plan_map(
     rule: &Rule,
     parent: &Parent,
-    flow: &MapFlow,
+    flow: &'static MapFlow,
     object: &Value,
     plan: &mut Plan,
-    mut explain: Option<&mut Explanation>,
-) -> Result<(), Error> {
+    trace: bool,
+) -> Result<Vec<MapStep>, Error> {
     let source = fields::string_map(&parent.object, flow.from)
         .map_err(|error| malformed(rule, &parent.reference, error))?;
-    // Topology parents merge two objects: an explanation names the one each
-    // key comes from.
-    let key_sources = if explain.is_some() {
-        explain::key_sources(parent, flow, object)
-    } else {
-        None
-    };
+    let mut steps = Vec::new();
     for &to in flow.to {
         let kept = rule.bookkeeping.for_map(to);
         let current = fields::string_map(object, to)?;
         // Each offered key's rule is decided here, once; the edit records
-        // what it adds and corrects. The explanation renders both rather
-        // than deciding again.
-        let offered: Vec<Offered> = source
+        // what it adds and corrects, and the trace both.
+        let offered: Vec<_> = source
             .iter()
             .map(|(&key, &value)| (key, value, flow.rule_for(key, kept)))
             .collect();
@@ -208,17 +200,17 @@ fn plan_map(
             .filter(|(_, _, key_rule)| *key_rule == KeyRule::Copied)
             .map(|&(key, value, _)| (key, value));
         let edit = MapEdit::upsert(to, &current, copied);
-        if let Some(explain) = explain.as_deref_mut() {
-            let from = explain::key_from(&parent.reference, flow, key_sources.as_ref());
-            explain::flow(explain, rule, &from, &offered, &current, &edit);
+        if trace {
+            steps.push(MapStep::record(flow, to, &offered, &current, &edit));
         }
         plan.push(edit);
     }
-    Ok(())
+    Ok(steps)
 }
 
 /// Plans one in-place field flow (a field, or each entry of a keyed list).
-/// `decisions` is scratch space reused across the rule's field flows.
+/// `decisions` is scratch space reused across the rule's field flows; it
+/// holds this flow's decisions on return.
 fn plan_field<'a>(
     rule: &Rule,
     parent: &Parent,
@@ -226,7 +218,6 @@ fn plan_field<'a>(
     request: &'a AdmissionRequest,
     decisions: &mut Vec<FieldDecision<'a>>,
     plan: &mut Plan,
-    explain: Option<&mut Explanation>,
 ) -> Result<(), Error> {
     decisions.clear();
     in_place::decide(
@@ -245,9 +236,6 @@ fn plan_field<'a>(
         if let Some(edit) = decision.edit(|from| parent.source(from)) {
             plan.push(edit);
         }
-    }
-    if let Some(explain) = explain {
-        explain::fields(explain, decisions, &|from| parent.source(from));
     }
     Ok(())
 }

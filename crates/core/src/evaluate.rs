@@ -2,6 +2,7 @@
 
 mod object_projection;
 mod route;
+mod trace;
 
 pub use object_projection::{
     default_object_projection, default_projection_covers, object_projection,
@@ -18,6 +19,7 @@ use crate::request::AdmissionRequest;
 use crate::settings::Settings;
 use crate::tags::targets::Target;
 use crate::{capi, deviations, tags};
+use trace::{Passed, Trace};
 
 /// Decides one admission request. Pure apart from `lookup`.
 ///
@@ -41,61 +43,49 @@ pub fn evaluate_routed(
     settings: &Settings,
     lookup: &dyn Lookup,
 ) -> Outcome {
-    decide(request, route, settings, lookup, None)
+    decide(request, route, settings, lookup, false).0
 }
 
 /// [`evaluate`], plus why each label, annotation and tag did or did not
-/// flow. Same functions, same outcome; the explanation costs only here.
+/// flow. Same decision, same outcome: the stages return what they decided
+/// (`evaluate/trace.rs`), and the explanation renders it; it costs only here.
 pub fn explain(
     request: &AdmissionRequest,
     settings: &Settings,
     lookup: &dyn Lookup,
 ) -> (Outcome, Explanation) {
-    let mut explanation = Explanation::default();
     let route = route(&request.kind, &request.operation);
-    let outcome = decide(request, route, settings, lookup, Some(&mut explanation));
+    let (outcome, trace) = decide(request, route, settings, lookup, true);
+    let explanation = trace.render(request, &outcome);
     (outcome, explanation)
 }
 
-fn decide(
-    request: &AdmissionRequest,
+/// The decision, and when `traced` asks for it, its trace.
+fn decide<'r>(
+    request: &'r AdmissionRequest,
     route: Route,
-    settings: &Settings,
+    settings: &'r Settings,
     lookup: &dyn Lookup,
-    mut explain: Option<&mut Explanation>,
-) -> Outcome {
+    traced: bool,
+) -> (Outcome, Trace<'r>) {
+    let mut trace = Trace::default();
     if route == Route::NotActedOn || !request.object.is_object() {
-        let outcome = not_acted_on(&request.kind, &request.operation);
-        if let Some(explain) = explain.as_deref_mut() {
-            if !request.is_write() {
-                explain.notes.push(format!(
-                    "{} requests are allowed unchanged",
-                    request.operation
-                ));
-            } else if outcome.warnings.is_empty() {
-                explain.notes.push(format!(
-                    "no propagation rule applies to a {}: allowed unchanged",
-                    request.kind.kind
-                ));
-            }
-            explain.notes.extend(outcome.warnings.iter().cloned());
-        }
-        return outcome;
+        trace.passed = traced.then_some(Passed::NotActedOn);
+        return (not_acted_on(&request.kind, &request.operation), trace);
     }
     let target = tags::row_for(request, settings);
     if route == Route::CloudTags && target.is_none() {
+        trace.passed = traced.then_some(Passed::NotAComposite);
         let warning = tags::composite::not_a_composite_resource(&request.kind);
-        if let Some(explain) = explain {
-            explain.notes.push(warning.clone());
-        }
-        return Outcome {
+        let outcome = Outcome {
             warnings: vec![warning],
             ..Outcome::allow()
         };
+        return (outcome, trace);
     }
-    let outcome = decide_write(request, route, target, settings, lookup, explain)
+    let outcome = decide_write(request, route, target, settings, lookup, traced, &mut trace)
         .unwrap_or_else(Error::into_outcome);
-    deviations::enforce(outcome, settings.mode)
+    (deviations::enforce(outcome, settings.mode), trace)
 }
 
 /// The decision on a write the policy acts on, over one plan: what it
@@ -103,14 +93,17 @@ fn decide(
 /// metadata and in-place fields its parents give it, then the cloud tags
 /// its row of the tag table gives it, over the metadata as the plan leaves
 /// it. What the decision reads of the object itself is checked before any
-/// look-up is spent.
-fn decide_write(
-    request: &AdmissionRequest,
+/// look-up is spent. Each stage returns its trace when `traced` asks; it
+/// goes into `trace` as soon as the stage returns, so a later stage's
+/// rejection keeps what came before.
+fn decide_write<'r>(
+    request: &'r AdmissionRequest,
     route: Route,
     target: Option<&'static Target>,
-    settings: &Settings,
+    settings: &'r Settings,
     lookup: &dyn Lookup,
-    mut explain: Option<&mut Explanation>,
+    traced: bool,
+    trace: &mut Trace<'r>,
 ) -> Result<Outcome, Error> {
     let namespace = match route {
         Route::Capi => Some(capi::check(request)?),
@@ -123,7 +116,7 @@ fn decide_write(
             // Whatever its tag field holds, an adopted object is left as
             // submitted (on the usual path, `tags::stamp` says so).
             Err(_) if tags::left_as_submitted(row, request)? => {
-                tags::note_adopted(explain.as_deref_mut());
+                trace.tags = traced.then_some(tags::Trace::Adopted);
                 target = None;
                 None
             }
@@ -135,27 +128,29 @@ fn decide_write(
     let mut reads = read(lookup, &mut needs);
     let mut plan = Plan::default();
     let mut reported = match needs.located {
-        Some(located) => capi::propagate(
-            request,
-            located,
-            settings,
-            &mut reads,
-            &mut plan,
-            explain.as_deref_mut(),
-        )?,
+        Some(located) => {
+            let (reported, capi_trace) =
+                capi::propagate(request, located, settings, &mut reads, &mut plan, traced)?;
+            trace.capi = capi_trace;
+            reported
+        }
         None => capi::Reported::default(),
     };
     let mut warnings = match target {
-        Some(target) => tags::stamp(
-            target,
-            request,
-            field,
-            needs.cluster,
-            settings,
-            &mut reads,
-            &mut plan,
-            explain,
-        )?,
+        Some(target) => {
+            let (warnings, tags_trace) = tags::stamp(
+                target,
+                request,
+                field,
+                needs.cluster,
+                settings,
+                &mut reads,
+                &mut plan,
+                traced,
+            )?;
+            trace.tags = tags_trace;
+            warnings
+        }
         None => Vec::new(),
     };
     warnings.append(&mut reported.warnings);

@@ -1,9 +1,9 @@
 //! Why each label, annotation and tag did or did not flow.
 //!
-//! The capabilities fill an [`Explanation`] only when one is passed in
-//! ([`crate::evaluate::explain`]); the admission path passes none, so it
-//! pays nothing. The policy, the runner's `explain` command and the web page
-//! all call the same functions: there is one core, no fork.
+//! The record [`crate::evaluate::explain`] renders from the trace the
+//! decision returns when asked for one; the admission path asks for none,
+//! so it pays nothing. The policy, the runner's `explain` command and the
+//! web page all call the same functions: there is one core, no fork.
 
 use crate::fields::quoted;
 use serde::Serialize;

@@ -3,7 +3,7 @@
 //! README, "Crossplane: cloud tags") and for a CAPI infrastructure object
 //! (its provider's field; "Cloud tags on CAPI infrastructure") alike.
 //!
-//! One decision over one table ([`targets`]): [`stamp`] *resolves* the label
+//! One decision over one table ([`targets`]): `stamp` *resolves* the label
 //! set and the profile the row names (a malformed source rejects: "a
 //! resolve failure fails"), *transforms* the opted-in labels under the
 //! profile (a skip never fails), *stamps* the tag field and the skip
@@ -19,11 +19,11 @@ pub(crate) mod label_set;
 mod report;
 pub(crate) mod said;
 pub mod targets;
+mod trace;
 pub mod transform;
 mod why;
 
 use crate::error::Error;
-use crate::explain::{CloudTags, Explanation};
 use crate::fields::{self, FieldError, FieldPath, StringMap};
 use crate::labels_annotation;
 use crate::lookup::ObjectRef;
@@ -39,6 +39,9 @@ use label_set::{LabelSet, Layer, Source};
 pub use report::{skip_records, warning};
 use serde_json::{Map, Value};
 use targets::{LabelSource, ProfileChoice, Target};
+use trace::Tagged;
+pub(crate) use trace::Trace;
+pub(crate) use why::render;
 
 pub use contract::{ANNOTATIONS, LABELS, LABELS_ANNOTATION, ORIGIN_LABEL, SKIPPED_ANNOTATION};
 
@@ -51,7 +54,7 @@ pub fn row_for(request: &AdmissionRequest, settings: &Settings) -> Option<&'stat
 
 /// Whether `request`'s object is left exactly as submitted: its row honours
 /// `platform/origin: adopted` and the object's own label set (its labels,
-/// under its label-set annotation) says so (`adopted`). [`stamp`] asks
+/// under its label-set annotation) says so (`adopted`). `stamp` asks
 /// the same of the label set it builds; this is asked only when the tag
 /// field cannot be read, so that an adopted object is never refused for
 /// its tags.
@@ -78,15 +81,6 @@ fn adopted(set: &LabelSet<'_>) -> bool {
     set.get(ORIGIN_LABEL).is_some_and(|(v, _)| v == "adopted")
 }
 
-/// Says in an explanation that the object is adopted and left as submitted.
-pub fn note_adopted(explain: Option<&mut Explanation>) {
-    if let Some(explain) = explain {
-        explain.notes.push(format!(
-            "{ORIGIN_LABEL} is \"adopted\": left exactly as submitted"
-        ));
-    }
-}
-
 /// The tag field, read when this request stamps it (`None` otherwise), for
 /// every row in one place and before any look-up: a field of the wrong
 /// shape, the object's fault, is refused with 400 rather than after a
@@ -107,29 +101,22 @@ pub fn read_field<'o>(
 /// `plan` (which holds its CAPI metadata edits, if any) and returns the
 /// skip warnings. `field` is what [`read_field`] read (`None`: the request
 /// does not stamp the field), `cluster` the Cluster [`cluster_reference`]
-/// named for it, read into `reads`. Fills `explain` when given.
+/// named for it, read into `reads`. Returns, when `trace` asks for it,
+/// what it decided ([`Trace`]).
 #[allow(clippy::too_many_arguments)]
-pub fn stamp(
+pub(crate) fn stamp<'s>(
     target: &'static Target,
     request: &AdmissionRequest,
     field: Option<Current<'_>>,
     cluster: Option<ObjectRef>,
-    settings: &Settings,
+    settings: &'s Settings,
     reads: &mut Reads,
     plan: &mut Plan,
-    explain: Option<&mut Explanation>,
-) -> Result<Vec<String>, Error> {
+    trace: bool,
+) -> Result<(Vec<String>, Option<Trace<'s>>), Error> {
     let object = &request.object;
     let Some(current) = field else {
-        if let (Some(explain), Some(profile)) = (explain, target.profile_name()) {
-            explain.notes.push(format!(
-                "{} is tagged on CREATE only ({profile} makes {} immutable): its tags are left \
-                 as they are",
-                request.kind.kind,
-                target.field.join(".")
-            ));
-        }
-        return Ok(Vec::new());
+        return Ok((Vec::new(), trace.then_some(Trace::CreateOnly(target))));
     };
     let mode = settings.mode;
     let settings = settings.cloud_tags()?;
@@ -170,8 +157,7 @@ pub fn stamp(
     }
     let set = set.with(Source::OwnAnnotation, Layer::Annotation(&own_extra));
     if target.adopted_left_alone && adopted(&set) {
-        note_adopted(explain);
-        return Ok(Vec::new());
+        return Ok((Vec::new(), trace.then_some(Trace::Adopted)));
     }
 
     // The profile, and the prefix the entries of the object's previous
@@ -200,8 +186,8 @@ pub fn stamp(
     let fallback = (target.profile == ProfileChoice::Provider && origin == Origin::Fallback)
         .then(|| said::fallback(provider, &settings.provider_path.join(".")));
     // Named only in explanations: formatted only for one.
-    let cluster = match (&found, &explain) {
-        (ClusterFound::Read(reference, _), Some(_)) => reference.to_string(),
+    let cluster = match (&found, trace) {
+        (ClusterFound::Read(reference, _), true) => reference.to_string(),
         _ => String::new(),
     };
     let decided = decision::decide(
@@ -221,30 +207,9 @@ pub fn stamp(
             fallback,
             warn_removals: mode == Mode::Mutate,
         },
-        explain.is_some(),
+        trace,
         || why::labels_source(&found, profile),
     );
-    if let (Some(explain), Some(explained)) = (explain, decided.explained) {
-        let path = settings.provider_path.join(".");
-        let (provider, why) = why::profile_choice(
-            target,
-            request,
-            (&path, provider),
-            &found,
-            (profile, origin),
-        );
-        explain.cloud_tags = Some(CloudTags {
-            provider,
-            why,
-            field: target.named_in_messages.then(|| target.field.join(".")),
-            ..explained
-        });
-        if let ClusterFound::NotFound(reference) = &found {
-            explain.notes.push(format!(
-                "{reference} was not found: the tags come from this object's own labels"
-            ));
-        }
-    }
     if let Some(edit) = decided.edit {
         plan.push(edit);
     }
@@ -253,7 +218,17 @@ pub fn stamp(
     if let ClusterFound::NotFound(reference) = &found {
         warnings.push(said::cluster_not_found(reference));
     }
-    Ok(warnings)
+    let trace = decided.explained.map(|cloud_tags| {
+        Trace::Tagged(Box::new(Tagged {
+            target,
+            cloud_tags,
+            provider_path: settings.provider_path.join("."),
+            provider: provider.map(str::to_owned),
+            found,
+            profile: (profile, origin),
+        }))
+    });
+    Ok((warnings, trace))
 }
 
 /// An object's `metadata.labels` as the plan will leave them: read in
@@ -281,7 +256,7 @@ impl<'a> OwnLabels<'a> {
     }
 }
 
-/// The Cluster [`stamp`] reads for `request` (`None`: it reads none),
+/// The Cluster `stamp` reads for `request` (`None`: it reads none),
 /// named once, before any look-up, so that one read of it can serve the
 /// read with the CAPI stage. Named from the object's labels as submitted:
 /// the label naming the Cluster is CAPI bookkeeping, which the metadata

@@ -1,12 +1,14 @@
-//! Filling the [`Explanation`] for Cluster API objects. Called only when an
-//! explanation was asked for.
+//! The CAPI stage's [`Trace`] in words, for an [`Explanation`]: the rule
+//! and the parent it read, the fate of every key the parent offered, each
+//! in-place field, and a Machine's Node sync.
 
 use super::in_place::FieldDecision;
 use super::node_sync;
 use super::parent::Parent;
 use super::resolve::Resolved;
-use super::rules::{Endpoint, KeyRule, LABELS, MapFlow, Rule};
+use super::rules::{Endpoint, KeyRule, LABELS, MapFlow};
 use super::topology::KeySources;
+use super::trace::{MapStep, Trace};
 use crate::explain::{
     Explanation, Fate, FieldExplanation, KeyFate, NodeKey, NodeSync, PathExplanation, RuleUsed,
 };
@@ -14,15 +16,27 @@ use crate::fields;
 use crate::fields::{StringMap, quoted};
 use crate::key_pattern::KeyPattern;
 use crate::lookup::ObjectRef;
-use crate::plan::MapEdit;
 use serde_json::Value;
 
-/// A key a parent offers to a target map, its value, and what the rule
-/// decides for it.
-pub(super) type Offered<'a> = (&'a str, &'a str, KeyRule);
+/// Puts `trace`, the stage's decisions for `object`, into `explain`.
+pub(crate) fn render(trace: Trace<'_>, object: &Value, explain: &mut Explanation) {
+    note_resolution(explain, &trace.resolved);
+    let Resolved::Parent(rule, parent) = &trace.resolved else {
+        return;
+    };
+    for step in &trace.maps {
+        // Topology parents merge two objects: an explanation names the
+        // one each key comes from.
+        let sources = key_sources(parent, step.flow, object);
+        let from = key_from(&parent.reference, step.flow, sources.as_ref());
+        explain.paths.push(map(step, rule.upstream, &from));
+    }
+    fields(explain, &trace.fields, &|from| parent.source(from));
+    explain.node_sync = trace.node_sync;
+}
 
 /// Records how the search for a parent ended.
-pub(super) fn note_resolution(explain: &mut Explanation, resolved: &Resolved) {
+fn note_resolution(explain: &mut Explanation, resolved: &Resolved) {
     match resolved {
         Resolved::Parent(rule, Parent { reference, .. }) => {
             explain.rule = Some(RuleUsed {
@@ -51,11 +65,7 @@ pub(super) fn note_resolution(explain: &mut Explanation, resolved: &Resolved) {
 /// merged map `flow` reads comes from, each side named in full
 /// (`Cluster default/c (…) spec.topology.controlPlane.metadata.labels`).
 /// `None` for any other parent. `child` names the child's entry.
-pub(super) fn key_sources<'a>(
-    parent: &'a Parent,
-    flow: &MapFlow,
-    child: &'a Value,
-) -> Option<KeySources<'a>> {
+fn key_sources<'a>(parent: &'a Parent, flow: &MapFlow, child: &'a Value) -> Option<KeySources<'a>> {
     let topology = parent.topology.as_ref()?;
     let labels = fields::string_map(child, LABELS).ok()?;
     let entry_name = super::resolve::entry_name(&labels, topology.entry)?;
@@ -80,55 +90,43 @@ pub(super) fn key_sources<'a>(
     })
 }
 
-/// Records the fate of every key one flow offers to one target map, as
-/// `decide` decided it: each key's rule in `offered`, what was added or
-/// corrected in `edit`; `from` names where a key's value comes from
+/// The fate of every key one flow offered to one target map, as the
+/// decision recorded it; `from` names where a key's value comes from
 /// ([`key_from`]).
-pub(super) fn flow(
-    explain: &mut Explanation,
-    rule: &Rule,
-    from: &dyn Fn(&str) -> String,
-    offered: &[Offered<'_>],
-    current: &StringMap<'_>,
-    edit: &MapEdit,
-) {
-    let keys = offered
+fn map(step: &MapStep, upstream: &str, from: &dyn Fn(&str) -> String) -> PathExplanation {
+    let keys = step
+        .keys
         .iter()
-        .map(|&(key, value, key_rule)| {
-            let fate = match key_rule {
+        .map(|offered| {
+            let fate = match offered.rule {
                 KeyRule::NeverCopied => Fate::NotPropagated {
-                    rule: format!("never copied along this path ({})", rule.upstream),
+                    rule: format!("never copied along this path ({upstream})"),
                 },
                 KeyRule::Bookkeeping => Fate::KeptBookkeeping {
-                    child_value: current.get(key).map(|v| (*v).to_owned()),
+                    child_value: offered.child_value.clone(),
                 },
                 KeyRule::Copied => Fate::Flows {
-                    value: value.to_owned(),
-                    from: from(key),
-                    change: if edit.set.contains_key(key) {
-                        edit.change_of(key).name()
-                    } else {
-                        "unchanged"
-                    }
-                    .to_owned(),
+                    value: offered.value.clone(),
+                    from: from(&offered.key),
+                    change: offered.change.to_owned(),
                 },
             };
             KeyFate {
-                key: key.to_owned(),
+                key: offered.key.clone(),
                 fate,
             }
         })
         .collect();
-    explain.paths.push(PathExplanation {
-        path: edit.path.join("."),
+    PathExplanation {
+        path: step.path.join("."),
         keys,
-    });
+    }
 }
 
 /// Where the value of each key a map flow offers comes from: the parent's
 /// map, or for a topology parent, which of the Cluster's topology and the
 /// ClusterClass sets it ([`key_source`]).
-pub(super) fn key_from<'a>(
+fn key_from<'a>(
     parent: &ObjectRef,
     flow: &MapFlow,
     sources: Option<&'a KeySources<'a>>,
@@ -163,7 +161,7 @@ fn key_source(sources: &KeySources<'_>, key: &str) -> Option<String> {
 }
 
 /// Records each in-place field decision, as `decide` made it.
-pub(super) fn fields(
+fn fields(
     explain: &mut Explanation,
     decisions: &[FieldDecision],
     source: &dyn Fn(&Endpoint) -> String,
@@ -180,15 +178,14 @@ pub(super) fn fields(
         }));
 }
 
-/// Records, for every key of a Machine as stored, whether CAPI syncs it to
-/// the Node and by which criterion.
+/// For every key of a Machine as stored, whether CAPI syncs it to the Node
+/// and by which criterion.
 pub(super) fn node_sync(
-    explain: &mut Explanation,
     labels: &StringMap<'_>,
     annotations: &StringMap<'_>,
     label_regexes: &[KeyPattern],
     annotation_regexes: &[KeyPattern],
-) {
+) -> NodeSync {
     let keys = |map: &StringMap<'_>, criterion: &dyn Fn(&str) -> Option<String>| {
         map.keys()
             .map(|key| NodeKey {
@@ -197,12 +194,12 @@ pub(super) fn node_sync(
             })
             .collect()
     };
-    explain.node_sync = Some(NodeSync {
+    NodeSync {
         labels: keys(labels, &|k| {
             node_sync::label_sync_criterion(k, label_regexes)
         }),
         annotations: keys(annotations, &|k| {
             node_sync::annotation_sync_criterion(k, annotation_regexes)
         }),
-    });
+    }
 }

@@ -57,16 +57,16 @@ pub struct Decided {
     pub skipped: MapEdit,
     /// One warning per skip, or the profile's summary.
     pub warnings: Vec<String>,
-    /// When asked for, the explanation: all but how the profile was chosen
-    /// (`provider`, `why`) and an infrastructure object's `field`, which
-    /// the caller knows.
+    /// When asked for, the record of the decision for an explanation: all
+    /// but how the profile was chosen (`provider`, `why`) and an
+    /// infrastructure object's `field`, which the caller knows.
     pub explained: Option<CloudTags>,
 }
 
-/// Decides the tags of one target from `inputs`; `explain` asks for the
-/// explanation's lists, `source` words where the tags come from (a rewritten
-/// list's report).
-pub fn decide(inputs: Inputs<'_, '_>, explain: bool, source: impl FnOnce() -> String) -> Decided {
+/// Decides the tags of one target from `inputs`; `trace` asks for the
+/// record of every label's fate, `source` words where the tags come from (a
+/// rewritten list's report).
+pub fn decide(inputs: Inputs<'_, '_>, trace: bool, source: impl FnOnce() -> String) -> Decided {
     let Inputs {
         target,
         set,
@@ -96,7 +96,7 @@ pub fn decide(inputs: Inputs<'_, '_>, explain: bool, source: impl FnOnce() -> St
             })
             .collect(),
     );
-    let explained = explain.then(|| CloudTags {
+    let explained = trace.then(|| CloudTags {
         origin: origin.code().to_owned(),
         no_tag_can_propagate: blocked(profile, &keys),
         prefix: keys.prefix.to_owned(),

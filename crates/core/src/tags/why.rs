@@ -1,17 +1,64 @@
-//! The explanation's account of how a row chose its profile and where its
-//! tags come from, worded per [`ProfileChoice`] (explanations only).
+//! The tags stage's [`Trace`] in words, for an [`Explanation`]: how a row
+//! chose its profile and where its tags come from, worded per
+//! [`ProfileChoice`], and why an object's tags were left alone.
 
 use super::cluster::ClusterFound;
+use super::contract::ORIGIN_LABEL;
 use super::targets::{ProfileChoice, Target};
+use super::trace::{Tagged, Trace};
+use crate::explain::{CloudTags, Explanation};
 use crate::quote::quoted;
 use crate::request::AdmissionRequest;
 use crate::settings::profile::{Origin, TagProfile};
+
+/// Puts `trace`, the stage's decisions for `request`'s object, into
+/// `explain`.
+pub(crate) fn render(trace: Trace<'_>, request: &AdmissionRequest, explain: &mut Explanation) {
+    match trace {
+        Trace::CreateOnly(target) => {
+            if let Some(profile) = target.profile_name() {
+                explain.notes.push(format!(
+                    "{} is tagged on CREATE only ({profile} makes {} immutable): its tags are \
+                     left as they are",
+                    request.kind.kind,
+                    target.field.join(".")
+                ));
+            }
+        }
+        Trace::Adopted => explain.notes.push(format!(
+            "{ORIGIN_LABEL} is \"adopted\": left exactly as submitted"
+        )),
+        Trace::Tagged(tagged) => {
+            let Tagged {
+                target,
+                cloud_tags,
+                provider_path,
+                provider,
+                found,
+                profile,
+            } = *tagged;
+            let provider_read = (provider_path.as_str(), provider.as_deref());
+            let (provider, why) = profile_choice(target, request, provider_read, &found, profile);
+            explain.cloud_tags = Some(CloudTags {
+                provider,
+                why,
+                field: target.named_in_messages.then(|| target.field.join(".")),
+                ..cloud_tags
+            });
+            if let ClusterFound::NotFound(reference) = &found {
+                explain.notes.push(format!(
+                    "{reference} was not found: the tags come from this object's own labels"
+                ));
+            }
+        }
+    }
+}
 
 /// What chose the profile: (`provider`, `why`) of the explanation.
 /// `provider` is the provider value read at `provider_path` (a
 /// [`ProfileChoice::Provider`] row), `found` the Cluster whose labels were
 /// read (a "Cluster + object" row).
-pub(super) fn profile_choice(
+fn profile_choice(
     target: &Target,
     request: &AdmissionRequest,
     (provider_path, provider): (&str, Option<&str>),

@@ -1,0 +1,36 @@
+//! What the tags stage decided for one object, returned to the caller when
+//! it asks for it, for [`super::why::render`] to put in words.
+
+use super::cluster::ClusterFound;
+use super::targets::Target;
+use crate::explain::CloudTags;
+use crate::settings::profile::{Origin, TagProfile};
+
+/// How the stage ended for one object.
+pub(crate) enum Trace<'s> {
+    /// An UPDATE of a row tagged on CREATE only: the tags are left as
+    /// they are.
+    CreateOnly(&'static Target),
+    /// The label set marks the object adopted: left exactly as submitted.
+    Adopted,
+    /// The tags were decided.
+    Tagged(Box<Tagged<'s>>),
+}
+
+/// The tags decided for one object, and what chose its profile.
+pub(crate) struct Tagged<'s> {
+    /// The row of the tag table.
+    pub(super) target: &'static Target,
+    /// The decision's record: every label's fate, the entries removed, the
+    /// profile and prefix in force (all but how the profile was chosen,
+    /// which [`super::why`] words from the rest).
+    pub(super) cloud_tags: CloudTags,
+    /// `cloudTags.providerPath`, dotted.
+    pub(super) provider_path: String,
+    /// The provider value read there (composite resources).
+    pub(super) provider: Option<String>,
+    /// How the search for the Cluster ended.
+    pub(super) found: ClusterFound,
+    /// The profile applied, and what chose it.
+    pub(super) profile: (&'s TagProfile, Origin),
+}
