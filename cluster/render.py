@@ -144,7 +144,7 @@ def xr_crds(xcrd):
 
 def kubewarden_crd():
     """ClusterAdmissionPolicy's CRD, rebuilt from the vendored schema: the kubewarden-controller module is not
-    served by the Go module proxy, so the full upstream file cannot be fetched here (docs/development.md)."""
+    served by the Go module proxy, so the full upstream file cannot be fetched here (docs/test-bed.md)."""
     vendored = json.load(open(os.path.join(ROOT, "crds", "policies.kubewarden.io_clusteradmissionpolicies.json")))
     versions = [{"name": name, "served": True, "storage": name == "v1", "subresources": {"status": {}},
                  "schema": {"openAPIV3Schema": schema}} for name, schema in sorted(vendored["versions"].items())]

@@ -18,7 +18,7 @@
 #   rustfmt, clippy            make fmt, make lint
 #   wasm32-wasip1              the policy module
 #   go 1.26 or later, openssl  cluster-test: the test bed's components are built from their Go modules,
-#                              its certificates made with openssl (docs/development.md, "The test bed")
+#                              its certificates made with openssl (docs/test-bed.md)
 set -uo pipefail
 
 missing=()

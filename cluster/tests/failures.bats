@@ -45,10 +45,14 @@ teardown_file() {
   kill -TERM "$(cat "$STATE/webhook-server.pid")"
   eventually 10 '! curl -s "http://127.0.0.1:$READINESS_PORT/readiness"'
   start=$(date +%s)
-  run kubectl create --dry-run=server -o json -f <(named "$FILE" probe)
+  run kubectl create -o json -f <(named "$FILE" probe)
   elapsed=$(($(date +%s) - start))
   [ "$status" -eq 0 ] || { echo "$output"; false; }
-  expect "$output" '.spec.cloudTags' null
+  # Stored as submitted: no tags, its label untouched.
+  stored=$(get xdatabases.platform.example.org probe)
+  kubectl delete xdatabases.platform.example.org probe -n default --wait=true
+  expect "$stored" '.spec.cloudTags' null
+  expect "$stored" '.metadata.labels."platform/env"' prod
   # Connection refused: no wait for the 5 s timeout of examples/xr-policy.yaml.
   [ "$elapsed" -lt 5 ]
 }

@@ -33,11 +33,15 @@ expect() {
 }
 
 # The parts of each matching object a write loop would keep changing: metadata (labels, annotations,
-# generation) and spec. Status updates do not count.
+# generation), spec, and when each writer last changed them (managedFields outside the status
+# subresource: a loop that flips a key and back between two samples still moves its writer's time).
+# Status updates do not count.
 written_state() {
-  kubectl get "$1" -n default -l "$2" -o json |
+  kubectl get "$1" -n default -l "$2" -o json --show-managed-fields |
     jq -S '[.items[] | {name: .metadata.name, generation: .metadata.generation,
-      labels: .metadata.labels, annotations: .metadata.annotations, spec: .spec}] | sort_by(.name)'
+      labels: .metadata.labels, annotations: .metadata.annotations, spec: .spec,
+      writes: [(.metadata.managedFields // [])[] | select(.subresource != "status")
+        | {manager, operation, time}]}] | sort_by(.name)'
 }
 
 # settings_of POLICY-FILE: the policy's settings, as JSON, for `policy-runner audit`.

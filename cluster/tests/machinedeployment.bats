@@ -60,6 +60,7 @@ audit_compliant() {
   for infra in $(kubectl get awsmachines -n default -l $SELECTOR -o name); do
     a=$(kubectl get "$infra" -n default -o json)
     expect "$a" '.metadata.labels.nodepool' pool1
+    expect "$a" '.metadata.annotations."pre-drain.delete.hook.machine.cluster.x-k8s.io/wait-for-volumes"' storage-operator
     # A machine's tags come from its own labels (CAPI's, from the template), not the Cluster's, which
     # reach it through the AWSCluster (docs/infrastructure-tags.md); the template's own tag stays.
     expect "$a" '.spec.additionalTags.owner' team-a
@@ -67,7 +68,9 @@ audit_compliant() {
     expect "$a" '.spec.additionalTags."plexsphere:environment"' null
   done
   for config in $(kubectl get kubeadmconfigs -n default -l $SELECTOR -o name); do
-    expect "$(kubectl get "$config" -n default -o json)" '.metadata.labels.nodepool' pool1
+    c=$(kubectl get "$config" -n default -o json)
+    expect "$c" '.metadata.labels.nodepool' pool1
+    expect "$c" '.metadata.annotations."pre-drain.delete.hook.machine.cluster.x-k8s.io/wait-for-volumes"' storage-operator
   done
 }
 
