@@ -34,11 +34,6 @@ impl<'a> Entries<'a> {
         self.0.len()
     }
 
-    /// Whether there is no entry.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
     /// The entries, sorted by key.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
         self.0
@@ -51,6 +46,8 @@ impl<'a> Entries<'a> {
 /// once; an error names the annotation, or for [`Malformed::NotAString`]
 /// its entry.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+// Each variant says what the annotation is not.
+#[allow(clippy::enum_variant_names)]
 pub enum Malformed {
     /// Not JSON at all (serde_json's message).
     #[error(

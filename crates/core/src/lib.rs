@@ -35,7 +35,7 @@
 pub mod api_version;
 pub mod capi;
 pub mod deviations;
-pub mod duration;
+mod duration;
 pub mod error;
 pub mod evaluate;
 pub mod explain;
@@ -47,7 +47,7 @@ pub mod invariants;
 mod key_pattern;
 pub mod keyed_list;
 mod kinds;
-pub mod labels_annotation;
+mod labels_annotation;
 pub mod lookup;
 pub mod outcome;
 mod owners;
