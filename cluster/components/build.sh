@@ -16,9 +16,10 @@
 # Usage: build.sh [COMPONENT...]   (default: the test bed's four). Prints the bin folder.
 #
 # A component is built once per machine and pin: its binaries are kept under
-# $CACHE_DIR/cluster/<component>-<hash of go.mod, go.sum, main.go and this
-# script>/, so a changed pin or flag builds afresh and an unchanged one costs
-# nothing. Go's own module and build caches (GOMODCACHE, GOCACHE) are the
+# $CACHE_DIR/cluster/<component>-<hash of go.mod, go.sum, main.go, its build
+# function below and the Go settings every build shares>/, so a changed pin or
+# flag builds that component afresh, an unchanged one costs nothing, and an
+# edit elsewhere in this script rebuilds nothing. Go's own module and build caches (GOMODCACHE, GOCACHE) are the
 # machine's, shared with any other Go work. Modules come from the Go module
 # proxy only (GOPROXY without `direct`), verified against the committed
 # go.sum; GOTOOLCHAIN=local keeps the machine's Go (never a download).
@@ -91,7 +92,11 @@ lock() {
 build() {
   local component=$1 key out start
   cd "$here/$component"
-  key=$(cat go.mod go.sum "$here/build.sh" $(ls main.go 2>/dev/null) | sha256sum | cut -c1-12)
+  key=$({
+    cat go.mod go.sum $(ls main.go 2>/dev/null)
+    declare -f version "$component"
+    echo "$GOTOOLCHAIN $GOWORK $CGO_ENABLED $GOFLAGS"
+  } | sha256sum | cut -c1-12)
   out=$cache/$component-$key
   [ -f "$out/.built" ] || lock
   if [ ! -f "$out/.built" ]; then

@@ -2,7 +2,8 @@
 # A MachineDeployment through the real CAPI controllers, with examples/capi-policy.yaml in front of the API
 # server: the MachineSet and Machines they create, and the AWSMachines and KubeadmConfigs they clone, carry
 # what the propagation contract says; then nothing keeps writing them; then an in-place change of the
-# template labels reaches them all, and validate mode finds no deviation.
+# template labels reaches them all, and validate mode finds no deviation, both the deployed
+# validate-mode policy and `policy-runner audit` on the stored objects.
 
 setup_file() {
   load helpers
@@ -121,6 +122,8 @@ YAML
 }
 
 @test "a change of the template labels: CAPI propagates it in place and validate mode finds no deviation" {
+  log=$STATE/webhook-server.log
+  from=$(wc -l <"$log")
   kubectl patch machinedeployment md-demo-workers -n default --type=merge \
     -p '{"spec":{"template":{"metadata":{"labels":{"tier":"gold"}}}}}'
   for kind in machinesets machines awsmachines kubeadmconfigs; do
@@ -129,4 +132,14 @@ YAML
   # In place: the same MachineSet and Machines, no rollout.
   [ "$(count machinesets $SELECTOR)" = 1 ]
   audit_compliant
+  # The deployed validate-mode policy (examples/validate-mode-policy.yaml, monitor mode) saw the
+  # controllers' writes of the MachineSet, Machines and KubeadmConfigs, and would have rejected none.
+  # Its verdicts are read from the runner's log, which names what a monitor-mode policy answered;
+  # policy-server logs another format.
+  if [ -z "${POLICY_SERVER:-}" ]; then
+    seen=$(tail -n +"$((from + 1))" "$log" | grep 'policy=clusterwide-metadata-propagation-audit ' || true)
+    echo "$seen"
+    [ "$(grep -c 'the policy answered allowed=true' <<<"$seen")" -ge 4 ]
+    ! grep -q 'the policy answered allowed=false' <<<"$seen"
+  fi
 }
