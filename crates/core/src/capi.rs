@@ -98,32 +98,55 @@ pub(crate) struct Reported {
 
 /// Plans the metadata and in-place fields of one Cluster API object
 /// ([`check`]ed, its parent [`locate`]d and read into `reads`) into
-/// `plan`; returns what it reports and, when `trace` asks for it, what it
-/// decided ([`Trace`]).
+/// `plan`, and returns what it reports, or why it rejects the object; with
+/// it, when `traced` asks, what it decided ([`Trace`]), up to the
+/// rejection if there is one.
 pub(crate) fn propagate<'r>(
     request: &'r AdmissionRequest,
     located: Located<'_>,
     settings: &Settings,
     reads: &mut Reads,
     plan: &mut Plan,
-    trace: bool,
-) -> Result<(Reported, Option<Trace<'r>>), Error> {
+    traced: bool,
+) -> (Result<Reported, Error>, Option<Trace<'r>>) {
+    let resolved = match resolve_parent(request, located, reads) {
+        Ok(resolved) => resolved,
+        Err(error) => return (Err(error), None),
+    };
+    let mut trace = Trace {
+        resolved,
+        maps: Vec::new(),
+        fields: Vec::new(),
+        node_sync: None,
+    };
+    let reported = decide(request, settings, plan, &mut trace, traced);
+    (reported, traced.then_some(trace))
+}
+
+/// [`propagate`] once the parent is resolved (`trace.resolved`): records
+/// into `trace` what it decides when `traced` asks.
+fn decide<'r>(
+    request: &'r AdmissionRequest,
+    settings: &Settings,
+    plan: &mut Plan,
+    trace: &mut Trace<'r>,
+    traced: bool,
+) -> Result<Reported, Error> {
     let object = &request.object;
     let (group, kind) = (request.kind.group.as_str(), request.kind.kind.as_str());
     let in_place = settings.in_place_fields();
-    let resolved = resolve_parent(request, located, reads)?;
-    let (mut maps, mut fields) = (Vec::new(), Vec::new());
-    if let Resolved::Parent(rule, parent) = &resolved {
+    if let Resolved::Parent(rule, parent) = &trace.resolved {
         let mut decisions = Vec::new();
         for flow in rule.flows() {
             match flow {
                 Flow::Map(flow) => {
-                    maps.extend(plan_map(rule, parent, flow, object, plan, trace)?);
+                    let steps = plan_map(rule, parent, flow, object, plan, traced)?;
+                    trace.maps.extend(steps);
                 }
                 Flow::Field(field) if in_place => {
                     plan_field(rule, parent, field, request, &mut decisions, plan)?;
-                    if trace {
-                        fields.append(&mut decisions);
+                    if traced {
+                        trace.fields.append(&mut decisions);
                     }
                 }
                 Flow::Field(_) => {}
@@ -132,7 +155,6 @@ pub(crate) fn propagate<'r>(
     }
 
     let mut reported = Reported::default();
-    let mut node_sync = None;
     // A Machine's own labels are both checked here and synced below: built
     // once.
     let mut own_labels = None;
@@ -161,16 +183,10 @@ pub(crate) fn propagate<'r>(
         );
         reported.audit_annotations =
             node_sync::audit_annotations(&labels, &annotations, label_regexes, annotation_regexes);
-        node_sync = trace
+        trace.node_sync = traced
             .then(|| explain::node_sync(&labels, &annotations, label_regexes, annotation_regexes));
     }
-    let trace = trace.then_some(Trace {
-        resolved,
-        maps,
-        fields,
-        node_sync,
-    });
-    Ok((reported, trace))
+    Ok(reported)
 }
 
 /// Plans one map flow: the parent's keys into each target map of the

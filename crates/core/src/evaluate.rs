@@ -130,9 +130,9 @@ fn decide_write<'r>(
     let mut reported = match needs.located {
         Some(located) => {
             let (reported, capi_trace) =
-                capi::propagate(request, located, settings, &mut reads, &mut plan, traced)?;
+                capi::propagate(request, located, settings, &mut reads, &mut plan, traced);
             trace.capi = capi_trace;
-            reported
+            reported?
         }
         None => capi::Reported::default(),
     };

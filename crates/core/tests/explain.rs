@@ -156,6 +156,28 @@ fn notes_say_why_nothing_flowed() {
     );
 }
 
+#[test]
+fn a_rejection_keeps_what_was_decided_before_it() {
+    // The parent's template labels hold a number: the MachineSet is
+    // rejected while the labels' flow is planned, after the parent was read
+    // and its annotations' flow decided. The explanation keeps both.
+    let mut parent = machine_deployment();
+    parent["spec"]["template"]["metadata"]["labels"]["tier"] = json!(3);
+    let lookup = MapLookup::new().with_object(parent);
+    let settings = Settings::from_json(b"{}").unwrap();
+    let req = AdmissionRequest::for_object("UPDATE", machine_set());
+    let (outcome, e) = explain(&req, &settings, &lookup);
+    assert_eq!(outcome, evaluate(&req, &settings, &lookup));
+    assert!(outcome.plan().is_none(), "rejected: {outcome:?}");
+    let rule = e.rule.expect("the rule is named");
+    assert_eq!(
+        rule.parent,
+        "MachineDeployment default/md-0 (cluster.x-k8s.io/v1beta2)"
+    );
+    let paths: Vec<&str> = e.paths.iter().map(|p| p.path.as_str()).collect();
+    assert_eq!(paths, ["metadata.annotations"]);
+}
+
 /// A cluster-scoped Crossplane v1 XR: `spec.compositionUpdatePolicy`, which
 /// the XR's CRD defaults, makes it one.
 fn xr(labels: Value, annotation: &str) -> Value {
