@@ -3,7 +3,7 @@
 
 /// The group and version of `api_version`: `cluster.x-k8s.io/v1beta2` →
 /// (`cluster.x-k8s.io`, `v1beta2`); the core group's `v1` → (`""`, `v1`).
-pub fn split(api_version: &str) -> (&str, &str) {
+pub(crate) fn split(api_version: &str) -> (&str, &str) {
     api_version.rsplit_once('/').unwrap_or(("", api_version))
 }
 
@@ -14,7 +14,7 @@ pub fn group(api_version: &str) -> &str {
 
 /// The version of `api_version` within its group (`v1beta2`), which
 /// chooses the paths a field is read at.
-pub fn version(api_version: &str) -> &str {
+pub(crate) fn version(api_version: &str) -> &str {
     split(api_version).1
 }
 

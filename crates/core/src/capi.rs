@@ -30,7 +30,7 @@ use error::malformed;
 pub(crate) use explain::render;
 use in_place::{FieldDecision, MalformedIn};
 use parent::Parent;
-pub use resolve::{Located, TopologyRead, locate};
+pub(crate) use resolve::{Located, locate};
 use resolve::{Resolved, resolve_parent};
 use rules::{CAPI_RULES, FieldFlow, Flow, KeyRule, MACHINE, MapFlow, NODE_BOUND_LABELS, Rule};
 use serde_json::Value;
@@ -38,12 +38,12 @@ use std::collections::BTreeMap;
 use trace::MapStep;
 pub(crate) use trace::Trace;
 
-pub use crate::kinds::{CAPI_GROUPS, is_capi_group};
+pub use crate::kinds::is_capi_group;
 
 /// Whether the policy does anything for objects of this CAPI kind: a rule
 /// propagates to it, or CAPI syncs its (template) labels to Nodes. For every
 /// other kind [`crate::evaluate`] allows the object unchanged without reading it.
-pub fn acts_on(group: &str, kind: &str) -> bool {
+pub(crate) fn acts_on(group: &str, kind: &str) -> bool {
     CAPI_RULES
         .iter()
         .any(|rule| rule.child.matches(group, kind))
@@ -57,7 +57,7 @@ pub fn acts_on(group: &str, kind: &str) -> bool {
 /// API version: each flow's targets and the Node-bound label maps. With the
 /// metadata [`crate::evaluate::object_projection`] adds, what [`crate::wire`]
 /// decodes of a request's object; the rest passes through as text.
-pub fn child_paths(group: &str, kind: &str) -> Vec<&'static [&'static str]> {
+pub(crate) fn child_paths(group: &str, kind: &str) -> Vec<&'static [&'static str]> {
     let mut paths: Vec<&'static [&'static str]> = Vec::new();
     for rule in CAPI_RULES.iter().filter(|r| r.child.matches(group, kind)) {
         for flow in rule.flows() {
@@ -79,7 +79,7 @@ pub fn child_paths(group: &str, kind: &str) -> Vec<&'static [&'static str]> {
 /// is spent, and returns its namespace: its own labels and annotations are
 /// read the same way whether or not a rule applies to them, and a
 /// non-string value is rejected (README, "Bad input").
-pub fn check(request: &AdmissionRequest) -> Result<&str, Error> {
+pub(crate) fn check(request: &AdmissionRequest) -> Result<&str, Error> {
     let namespace = request.object_namespace()?;
     for path in [fields::LABELS, fields::ANNOTATIONS] {
         fields::check_string_map(&request.object, path)?;
@@ -91,9 +91,9 @@ pub fn check(request: &AdmissionRequest) -> Result<&str, Error> {
 #[derive(Debug, Default)]
 pub(crate) struct Reported {
     /// Warnings (labels a Node will never get).
-    pub warnings: Vec<String>,
+    pub(crate) warnings: Vec<String>,
     /// A Machine's Node-sync audit annotations.
-    pub audit_annotations: BTreeMap<String, String>,
+    pub(crate) audit_annotations: BTreeMap<String, String>,
 }
 
 /// Plans the metadata and in-place fields of one Cluster API object

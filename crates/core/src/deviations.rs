@@ -19,7 +19,7 @@ pub const REPORT_PREFIX: &str =
 /// deviation, and is kept as the refused plan; one that changes only the
 /// skip annotation is no deviation, and the object is allowed as it is.
 /// Warnings (the skips among them) and audit annotations stay.
-pub fn enforce(outcome: Outcome, mode: Mode) -> Outcome {
+pub(crate) fn enforce(outcome: Outcome, mode: Mode) -> Outcome {
     match (mode, outcome.verdict) {
         (Mode::Validate, Verdict::Allow(plan)) => match judged(plan) {
             plan if plan.is_empty() => Outcome {
@@ -57,11 +57,11 @@ pub fn judged(mut plan: Plan) -> Plan {
 }
 
 /// Every deviation, by path (sorted), then by key (sorted).
-pub fn report(plan: &Plan) -> String {
+pub(crate) fn report(plan: &Plan) -> String {
     format!("{REPORT_PREFIX}{}", lines(plan).join("; "))
 }
 
-/// The parts of [`report`], one per target map or field, sorted by path:
+/// The parts of `report`, one per target map or field, sorted by path:
 /// what the audit lists line by line.
 pub fn lines(plan: &Plan) -> Vec<String> {
     let mut lines: Vec<(String, String)> = plan

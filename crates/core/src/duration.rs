@@ -25,19 +25,19 @@ const UNITS: &[(&str, u64)] = &[
 const MAX_NANOS: u64 = i64::MAX as u64;
 
 /// A duration in nanoseconds, as Go's `time.Duration` holds it.
-pub type Nanos = i64;
+pub(crate) type Nanos = i64;
 
 /// A text Go's `time.ParseDuration` refuses (or whose value overflows
 /// Go's `time.Duration`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{} is not a duration such as \"5m0s\" or \"90s\"", quoted(.text))]
-pub struct InvalidDuration {
+pub(crate) struct InvalidDuration {
     /// The text as written.
-    pub text: String,
+    pub(crate) text: String,
 }
 
 /// Parses a Go duration (`"300ms"`, `"-1.5h"`, `"2h45m"`), or says why not.
-pub fn parse(text: &str) -> Result<Nanos, InvalidDuration> {
+pub(crate) fn parse(text: &str) -> Result<Nanos, InvalidDuration> {
     let invalid = || InvalidDuration {
         text: text.to_owned(),
     };
@@ -102,19 +102,19 @@ pub fn parse(text: &str) -> Result<Nanos, InvalidDuration> {
 
 /// Whole seconds, truncated toward zero and capped at `i32`, as CAPI's
 /// v1beta1 → v1beta2 conversion stores a duration.
-pub fn to_seconds(nanos: Nanos) -> i64 {
+pub(crate) fn to_seconds(nanos: Nanos) -> i64 {
     let seconds = nanos / 1_000_000_000;
     seconds.clamp(i64::from(i32::MIN), i64::from(i32::MAX))
 }
 
 /// Nanoseconds of a whole number of seconds (saturating: an `int32` of
 /// seconds always fits).
-pub fn from_seconds(seconds: i64) -> Nanos {
+pub(crate) fn from_seconds(seconds: i64) -> Nanos {
     seconds.saturating_mul(1_000_000_000)
 }
 
 /// Go's `Duration.String()`: `"1h2m3.5s"`, `"1m30s"`, `"500ms"`, `"0s"`.
-pub fn format(nanos: Nanos) -> String {
+pub(crate) fn format(nanos: Nanos) -> String {
     if nanos == 0 {
         return "0s".to_owned();
     }

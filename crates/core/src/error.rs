@@ -80,7 +80,7 @@ impl fmt::Display for Reader {
 
 /// Whose fault a failure is, which decides its status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Fault {
+pub(crate) enum Fault {
     /// The object (or an object it names) is malformed: 400, and fixing
     /// the object is the way out.
     Object,
@@ -101,7 +101,7 @@ fn object_prefix(object: &Option<Box<ObjectRef>>) -> String {
 impl Error {
     /// A malformed field the cloud tags read, of `object` (`None`: the
     /// composite resource).
-    pub fn tags(object: Option<ObjectRef>, error: FieldError) -> Self {
+    pub(crate) fn tags(object: Option<ObjectRef>, error: FieldError) -> Self {
         Error::Tags {
             object: object.map(Box::new),
             error,
@@ -109,7 +109,7 @@ impl Error {
     }
 
     /// Whose fault the failure is.
-    pub fn fault(&self) -> Fault {
+    pub(crate) fn fault(&self) -> Fault {
         match self {
             Error::Child(_) | Error::Parent { .. } | Error::Tags { .. } => Fault::Object,
             Error::Lookup { .. } => Fault::Cluster,

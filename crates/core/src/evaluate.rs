@@ -4,10 +4,11 @@ mod object_projection;
 mod route;
 mod trace;
 
-pub use object_projection::{
-    default_object_projection, default_projection_covers, object_projection,
-};
-pub use route::{Route, acts_on, is_kubernetes_group, is_sig_group, not_acted_on, route};
+pub(crate) use object_projection::default_object_projection;
+pub use object_projection::{default_projection_covers, object_projection};
+pub use route::{Route, acts_on, not_acted_on, route};
+#[cfg(feature = "invariants")]
+pub(crate) use route::{is_kubernetes_group, is_sig_group};
 
 use crate::error::Error;
 use crate::explain::Explanation;

@@ -42,7 +42,7 @@ pub struct RuleUsed {
     /// The parent read (or the Cluster, for topology children).
     pub parent: String,
     /// The CAPI function the rule mirrors.
-    pub upstream: String,
+    pub(crate) upstream: String,
 }
 
 /// The keys of one target map.
@@ -105,10 +105,10 @@ pub struct FieldExplanation {
     /// `spec.readinessGates[conditionType="X"]`.
     pub path: String,
     /// The field's name (`nodeDrainTimeout`).
-    pub field: String,
+    pub(crate) field: String,
     /// Where the parent holds the value (topology: the Cluster or the
     /// ClusterClass), or where it was looked for.
-    pub from: String,
+    pub(crate) from: String,
     /// The value the child must hold; absent when the parent does not set
     /// the field.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -155,9 +155,9 @@ pub struct CloudTags {
     pub why: String,
     /// The tag-key prefix in force: the entries of the field that start
     /// with it are the policy's.
-    pub prefix: String,
+    pub(crate) prefix: String,
     /// Where the prefix comes from: the profile's own, or `cloudTags.prefix`.
-    pub prefix_from: String,
+    pub(crate) prefix_from: String,
     /// Set when the profile refuses every tag (its key class or ceiling
     /// cannot admit the prefix in force): why.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -7,14 +7,14 @@
 
 use crate::duration::InvalidDuration;
 use crate::labels_annotation::Malformed;
-pub use crate::quote::{Quoted, quoted};
+pub(crate) use crate::quote::quoted;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
 /// Where every Kubernetes object keeps its labels.
-pub const LABELS: &[&str] = &["metadata", "labels"];
+pub(crate) const LABELS: &[&str] = &["metadata", "labels"];
 /// Where every Kubernetes object keeps its annotations.
-pub const ANNOTATIONS: &[&str] = &["metadata", "annotations"];
+pub(crate) const ANNOTATIONS: &[&str] = &["metadata", "annotations"];
 use std::fmt;
 
 /// A field inside an object, rendered the way users read it:
@@ -24,19 +24,19 @@ pub struct FieldPath(String);
 
 impl FieldPath {
     /// The path of a chain of object members.
-    pub fn of(segments: &[&str]) -> Self {
+    pub(crate) fn of(segments: &[&str]) -> Self {
         Self(segments.join("."))
     }
 
     /// This path extended by a map key (rendered in brackets, since label
     /// keys contain dots and slashes).
-    pub fn key(&self, key: &str) -> Self {
+    pub(crate) fn key(&self, key: &str) -> Self {
         Self(format!("{}[{}]", self.0, quoted(key)))
     }
 
     /// This path extended by an object member: `spec` → `spec.template`
     /// (from the document itself, [`FieldPath::of`]`(&[])`: `spec`).
-    pub fn member(&self, name: &str) -> Self {
+    pub(crate) fn member(&self, name: &str) -> Self {
         if self.0.is_empty() {
             Self(name.to_owned())
         } else {
@@ -45,12 +45,12 @@ impl FieldPath {
     }
 
     /// Whether this is the path of the document itself.
-    pub fn is_document(&self) -> bool {
+    pub(crate) fn is_document(&self) -> bool {
         self.0.is_empty()
     }
 
     /// This path extended by a list index: `taints` → `taints[0]`.
-    pub fn index(&self, index: usize) -> Self {
+    pub(crate) fn index(&self, index: usize) -> Self {
         Self(format!("{}[{index}]", self.0))
     }
 }
@@ -66,14 +66,14 @@ impl fmt::Display for FieldPath {
 #[error("{field}: {problem}")]
 pub struct FieldError {
     /// The offending field.
-    pub field: FieldPath,
+    pub(crate) field: FieldPath,
     /// What is wrong and, where possible, what would be right.
-    pub problem: Problem,
+    pub(crate) problem: Problem,
 }
 
 impl FieldError {
     /// An error at `field`.
-    pub fn new(field: FieldPath, problem: impl Into<Problem>) -> Self {
+    pub(crate) fn new(field: FieldPath, problem: impl Into<Problem>) -> Self {
         Self {
             field,
             problem: problem.into(),
@@ -81,14 +81,14 @@ impl FieldError {
     }
 
     /// `field` holds `found` where `expected` (e.g. "an object") was needed.
-    pub fn expected(field: FieldPath, expected: &'static str, found: &Value) -> Self {
+    pub(crate) fn expected(field: FieldPath, expected: &'static str, found: &Value) -> Self {
         Self::new(field, Problem::expected(expected, found))
     }
 }
 
 /// What is wrong with a field. Each kind of problem is worded here, once.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum Problem {
+pub(crate) enum Problem {
     /// The field holds a value of another JSON type than the one needed.
     #[error("expected {expected}, found {found}")]
     Expected {
@@ -110,7 +110,7 @@ pub enum Problem {
 
 impl Problem {
     /// `found` where `expected` (e.g. "an object") was needed.
-    pub fn expected(expected: &'static str, found: &Value) -> Self {
+    pub(crate) fn expected(expected: &'static str, found: &Value) -> Self {
         Self::Expected {
             expected,
             found: type_name(found),
@@ -133,7 +133,7 @@ pub fn type_name(value: &Value) -> &'static str {
 /// The value at `path`, or `None` when any segment is absent or `null`.
 /// An intermediate segment that exists but is not an object is an error:
 /// the object is malformed there, and guessing would hide it.
-pub fn get<'a>(root: &'a Value, path: &[&str]) -> Result<Option<&'a Value>, FieldError> {
+pub(crate) fn get<'a>(root: &'a Value, path: &[&str]) -> Result<Option<&'a Value>, FieldError> {
     let mut current = root;
     for (depth, segment) in path.iter().enumerate() {
         let object = match current {
@@ -156,7 +156,7 @@ pub fn get<'a>(root: &'a Value, path: &[&str]) -> Result<Option<&'a Value>, Fiel
 }
 
 /// The object (JSON map) at `path`, if present.
-pub fn object<'a>(
+pub(crate) fn object<'a>(
     root: &'a Value,
     path: &[&str],
 ) -> Result<Option<&'a Map<String, Value>>, FieldError> {
@@ -172,7 +172,7 @@ pub fn object<'a>(
 }
 
 /// The string at `path`, if present.
-pub fn string<'a>(root: &'a Value, path: &[&str]) -> Result<Option<&'a str>, FieldError> {
+pub(crate) fn string<'a>(root: &'a Value, path: &[&str]) -> Result<Option<&'a str>, FieldError> {
     match get(root, path)? {
         None => Ok(None),
         Some(Value::String(s)) => Ok(Some(s)),
@@ -181,12 +181,12 @@ pub fn string<'a>(root: &'a Value, path: &[&str]) -> Result<Option<&'a str>, Fie
 }
 
 /// A borrowed map of strings (labels, annotations, tags), sorted by key.
-pub type StringMap<'a> = BTreeMap<&'a str, &'a str>;
+pub(crate) type StringMap<'a> = BTreeMap<&'a str, &'a str>;
 
 /// The string map at `path` (absent → empty). Every value must be a string:
 /// Kubernetes label and annotation values are, and a map that is not would be
 /// rejected by the API server anyway, so it is reported rather than coerced.
-pub fn string_map<'a>(root: &'a Value, path: &[&str]) -> Result<StringMap<'a>, FieldError> {
+pub(crate) fn string_map<'a>(root: &'a Value, path: &[&str]) -> Result<StringMap<'a>, FieldError> {
     match object(root, path)? {
         None => Ok(BTreeMap::new()),
         Some(map) => string_entries(map, || FieldPath::of(path)),
@@ -195,7 +195,7 @@ pub fn string_map<'a>(root: &'a Value, path: &[&str]) -> Result<StringMap<'a>, F
 
 /// The entries of a JSON object as a string map, naming the first entry
 /// whose value is not a string.
-pub fn string_entries<'a>(
+pub(crate) fn string_entries<'a>(
     map: &'a Map<String, Value>,
     field: impl Fn() -> FieldPath,
 ) -> Result<StringMap<'a>, FieldError> {
@@ -211,13 +211,13 @@ pub fn string_entries<'a>(
 
 /// Checks what [`string_map`] would, without building the map: for a map
 /// that is only validated, on every request.
-pub fn check_string_map(root: &Value, path: &[&str]) -> Result<(), FieldError> {
+pub(crate) fn check_string_map(root: &Value, path: &[&str]) -> Result<(), FieldError> {
     string_object(root, path).map(|_| ())
 }
 
 /// The object at `path` once [`string_map`]'s checks pass, read in place:
 /// a serde_json map iterates sorted, each key once, as a string map does.
-pub fn string_object<'a>(
+pub(crate) fn string_object<'a>(
     root: &'a Value,
     path: &[&str],
 ) -> Result<Option<&'a Map<String, Value>>, FieldError> {

@@ -11,7 +11,7 @@
 //! - *typed*: a CAPI in-place field the policy writes holds the type its
 //!   CRD declares, and no entry of a keyed list goes;
 //! - *only composite resources are tagged*: an object that is not
-//!   one by its shape ([`is_composite_resource`]) never gains
+//!   one by its shape (`is_composite_resource`) never gains
 //!   `spec.cloudTags`; outside CAPI's groups it is left as submitted;
 //! - *nothing removed silently*: every entry removed from a tag
 //!   field comes with its warning ([`check_removals_said`]);
@@ -19,7 +19,7 @@
 //!   order ([`prefix_for`]).
 //!
 //! The CAPI maps and fields are read from the rule table
-//! ([`rules::contract_targets_for`]: the rules for the request's kind whose
+//! (`rules::contract_targets_for`: the rules for the request's kind whose
 //! parent link the object has, each field at the request's API version),
 //! never listed a second time. On CAPI objects the label-set annotation is
 //! an annotation like any other (DESIGN §3: CAPI's rules propagate it as
@@ -42,8 +42,10 @@ use serde_json::{Map, Value};
 mod tag_field;
 mod tagged;
 mod violation;
-pub use tag_field::{Owned, check_owned_field, check_removals_said, check_tag_field};
-pub use tagged::{composite_prefix, infrastructure_prefix, is_composite_resource, prefix_for};
+pub(crate) use tag_field::check_owned_field;
+pub use tag_field::{Owned, check_removals_said, check_tag_field};
+pub(crate) use tagged::{composite_prefix, is_composite_resource};
+pub use tagged::{infrastructure_prefix, prefix_for};
 pub use violation::Violation;
 
 /// Which capability produced the mutation.
@@ -75,9 +77,9 @@ const TAG_MAPS: &[&[&str]] = &[ANNOTATIONS];
 impl<'a> Capability<'a> {
     /// The capability that may change `request`'s object: its kind's group,
     /// the operation and, outside CAPI's groups, the object's shape
-    /// ([`is_composite_resource`], with the request's namespace); on a
+    /// (`is_composite_resource`, with the request's namespace); on a
     /// composite resource, owning the tags under the prefix `settings` put
-    /// in force there ([`composite_prefix`]).
+    /// in force there (`composite_prefix`).
     pub fn of(request: &'a AdmissionRequest, settings: &'a Settings) -> Self {
         if !is_write(&request.operation) {
             return Capability::Unchanged;

@@ -37,7 +37,7 @@ pub enum KeyPattern {
 impl KeyPattern {
     /// The pattern as a literal matcher when it is one, else compiled by
     /// regex-lite (whose error names what is wrong).
-    pub fn new(
+    pub(crate) fn new(
         pattern: &str,
         compile: impl FnOnce(&str) -> Result<Regex, regex_lite::Error>,
     ) -> Result<KeyPattern, regex_lite::Error> {
@@ -54,7 +54,7 @@ impl KeyPattern {
 
     /// Whether the pattern matches somewhere in `key` (unanchored, as
     /// Go's `regexp.MatchString`).
-    pub fn is_match(&self, key: &str) -> bool {
+    pub(crate) fn is_match(&self, key: &str) -> bool {
         match self {
             KeyPattern::Literal {
                 text, start, end, ..
@@ -69,7 +69,7 @@ impl KeyPattern {
     }
 
     /// The pattern as the user wrote it.
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         match self {
             KeyPattern::Literal { pattern, .. } => pattern,
             KeyPattern::Regex(regex) => regex.as_str(),

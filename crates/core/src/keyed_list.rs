@@ -23,11 +23,11 @@ use std::hash::{Hash, Hasher};
 /// The key of a keyed-list entry: its key fields and their values, in the
 /// list's key order (`conditionType`; `key`, `effect`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EntryKey(pub Vec<(&'static str, Value)>);
+pub(crate) struct EntryKey(pub(crate) Vec<(&'static str, Value)>);
 
 impl EntryKey {
     /// The key of `entry` for a list keyed by `fields` (absent reads as null).
-    pub fn of(fields: &[&'static str], entry: &Value) -> Self {
+    pub(crate) fn of(fields: &[&'static str], entry: &Value) -> Self {
         Self(
             fields
                 .iter()
@@ -37,7 +37,8 @@ impl EntryKey {
     }
 
     /// True when `entry` has this key.
-    pub fn matches(&self, entry: &Value) -> bool {
+    #[cfg(test)]
+    pub(crate) fn matches(&self, entry: &Value) -> bool {
         counted();
         self.0
             .iter()
@@ -50,7 +51,7 @@ impl EntryKey {
     }
 
     /// True when both keys name the same fields: keys of the same list.
-    pub fn same_fields(&self, other: &EntryKey) -> bool {
+    pub(crate) fn same_fields(&self, other: &EntryKey) -> bool {
         self.0.len() == other.0.len() && self.0.iter().zip(&other.0).all(|((a, _), (b, _))| a == b)
     }
 }

@@ -4,7 +4,7 @@
 //! and find Clusters with these, so they live below both.
 
 /// API groups whose kinds follow the CAPI propagation contract.
-pub const CAPI_GROUPS: [&str; 4] = [
+pub(crate) const CAPI_GROUPS: [&str; 4] = [
     "cluster.x-k8s.io",
     "controlplane.cluster.x-k8s.io",
     "bootstrap.cluster.x-k8s.io",
@@ -33,42 +33,42 @@ impl KindMatch {
 }
 
 /// Cluster API's core group.
-pub const CORE: &str = "cluster.x-k8s.io";
+pub(crate) const CORE: &str = "cluster.x-k8s.io";
 /// The control plane providers' group.
-pub const CONTROL_PLANE: &str = "controlplane.cluster.x-k8s.io";
+pub(crate) const CONTROL_PLANE: &str = "controlplane.cluster.x-k8s.io";
 
 /// MachineDeployment.
-pub const MACHINE_DEPLOYMENT: KindMatch = KindMatch {
+pub(crate) const MACHINE_DEPLOYMENT: KindMatch = KindMatch {
     group: CORE,
     kind: Some("MachineDeployment"),
 };
 /// MachinePool.
-pub const MACHINE_POOL: KindMatch = KindMatch {
+pub(crate) const MACHINE_POOL: KindMatch = KindMatch {
     group: CORE,
     kind: Some("MachinePool"),
 };
 /// MachineSet.
-pub const MACHINE_SET: KindMatch = KindMatch {
+pub(crate) const MACHINE_SET: KindMatch = KindMatch {
     group: CORE,
     kind: Some("MachineSet"),
 };
 /// Machine.
-pub const MACHINE: KindMatch = KindMatch {
+pub(crate) const MACHINE: KindMatch = KindMatch {
     group: CORE,
     kind: Some("Machine"),
 };
 /// Any control plane provider's kind (KubeadmControlPlane, ...).
-pub const ANY_CONTROL_PLANE: KindMatch = KindMatch {
+pub(crate) const ANY_CONTROL_PLANE: KindMatch = KindMatch {
     group: CONTROL_PLANE,
     kind: None,
 };
 /// Any infrastructure provider's kind (DockerMachine, AWSMachine, ...).
-pub const ANY_INFRASTRUCTURE: KindMatch = KindMatch {
+pub(crate) const ANY_INFRASTRUCTURE: KindMatch = KindMatch {
     group: "infrastructure.cluster.x-k8s.io",
     kind: None,
 };
 /// Any bootstrap provider's kind (KubeadmConfig, ...).
-pub const ANY_BOOTSTRAP: KindMatch = KindMatch {
+pub(crate) const ANY_BOOTSTRAP: KindMatch = KindMatch {
     group: "bootstrap.cluster.x-k8s.io",
     kind: None,
 };

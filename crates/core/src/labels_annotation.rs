@@ -18,11 +18,11 @@ use std::fmt;
 /// The decoded entries, sorted by key; a duplicate key keeps its last
 /// value, as a JSON object decoded into a map does.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Entries<'a>(Vec<(Cow<'a, str>, Cow<'a, str>)>);
+pub(crate) struct Entries<'a>(Vec<(Cow<'a, str>, Cow<'a, str>)>);
 
 impl<'a> Entries<'a> {
     /// The value of `key`.
-    pub fn get(&self, key: &str) -> Option<&str> {
+    pub(crate) fn get(&self, key: &str) -> Option<&str> {
         self.0
             .binary_search_by(|(k, _)| k.as_ref().cmp(key))
             .ok()
@@ -30,12 +30,12 @@ impl<'a> Entries<'a> {
     }
 
     /// How many entries there are.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.0.len()
     }
 
     /// The entries, sorted by key.
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
         self.0
             .iter()
             .map(|(key, value)| (key.as_ref(), value.as_ref()))
@@ -48,7 +48,7 @@ impl<'a> Entries<'a> {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 // Each variant says what the annotation is not.
 #[allow(clippy::enum_variant_names)]
-pub enum Malformed {
+pub(crate) enum Malformed {
     /// Not JSON at all (serde_json's message).
     #[error(
         "not valid JSON ({0}); expected an object such as {{\"acme:team/owner\":\"payments\"}}"
@@ -69,7 +69,7 @@ pub enum Malformed {
 }
 
 /// Decodes the annotation's text.
-pub fn decode(text: &str) -> Result<Entries<'_>, Malformed> {
+pub(crate) fn decode(text: &str) -> Result<Entries<'_>, Malformed> {
     // From text, as every other decode in the module: one copy of
     // serde_json's reader (`wire::Payload::decode` says why text).
     let document: Document<'_> =

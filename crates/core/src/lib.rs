@@ -24,8 +24,10 @@
 //! 5. the decision, [`evaluate`] and [`deviations`];
 //! 6. the [`wire`].
 //!
-//! What the policy, the runner, the audit, the web page, the floors and the
-//! fuzz targets use is public; the rest is private to the crate.
+//! What the policy, the runner, the audit, the web page, the floors, the
+//! fuzz targets and the core's own tests (`tests/`, which see only the
+//! public API) use is public, with the types those items' signatures and
+//! fields name; everything else is `pub(crate)` or narrower.
 
 #![deny(missing_docs)]
 // Pure code over `serde_json::Value`: nothing here needs unsafe, and

@@ -40,7 +40,7 @@ impl Outcome {
     }
 
     /// Allowed with the changes in `plan`.
-    pub fn with_plan(plan: Plan) -> Self {
+    pub(crate) fn with_plan(plan: Plan) -> Self {
         Self {
             verdict: Verdict::Allow(plan),
             warnings: Vec::new(),

@@ -10,7 +10,7 @@ use serde_json::Value;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OwnerRef<'a> {
     /// `group/version` of the owner.
-    pub api_version: &'a str,
+    pub(crate) api_version: &'a str,
     /// Kind of the owner.
     pub kind: &'a str,
     /// Name of the owner (same namespace as the object).

@@ -12,7 +12,7 @@
 //! Each kind is applied here and rendered in [`crate::deviations`], once.
 
 use crate::fields::StringMap;
-pub use crate::keyed_list::EntryKey;
+pub(crate) use crate::keyed_list::EntryKey;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -52,7 +52,7 @@ impl Edit {
 
     /// The path of the map or field the edit writes (a keyed list's, for
     /// one of its entries).
-    pub fn path(&self) -> &'static [&'static str] {
+    pub(crate) fn path(&self) -> &'static [&'static str] {
         match self {
             Edit::Map(edit) => edit.path,
             Edit::Field(edit) => edit.path,
@@ -60,7 +60,7 @@ impl Edit {
     }
 
     /// Whether the edit changes nothing.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         match self {
             Edit::Map(edit) => edit.is_empty(),
             Edit::Field(_) => false,
@@ -73,31 +73,31 @@ impl Edit {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FieldEdit {
     /// Where the field lives, e.g. `["spec", "deletion", "nodeDrainTimeoutSeconds"]`.
-    pub path: &'static [&'static str],
+    pub(crate) path: &'static [&'static str],
     /// For a keyed list: the key of the entry; the edit replaces that entry,
     /// or appends it when the list has none, and leaves the others.
-    pub entry: Option<EntryKey>,
+    pub(crate) entry: Option<EntryKey>,
     /// The value the field (or entry) must hold; `Value::Null` for a whole
     /// field: the field goes (a tag list left with none of its entries).
-    pub value: Value,
+    pub(crate) value: Value,
     /// What it held; `None` when absent. Recorded when the decision is made,
     /// for the renderers.
-    pub was: Option<Value>,
+    pub(crate) was: Option<Value>,
     /// Where the value comes from, e.g. `MachineDeployment default/md-0
     /// (cluster.x-k8s.io/v1beta2) spec.template.spec.minReadySeconds`.
-    pub source: String,
+    pub(crate) source: String,
 }
 
 impl FieldEdit {
     /// The field's path, with the entry's key for a keyed list.
-    pub fn target(&self) -> String {
+    pub(crate) fn target(&self) -> String {
         field_target(self.path, self.entry.as_ref())
     }
 }
 
 /// A field's path as reports name it, with a keyed-list entry's key:
 /// `spec.readinessGates[conditionType="X"]`.
-pub fn field_target(path: &[&str], entry: Option<&EntryKey>) -> String {
+pub(crate) fn field_target(path: &[&str], entry: Option<&EntryKey>) -> String {
     let path = path.join(".");
     match entry {
         Some(key) => format!("{path}{key}"),
@@ -116,19 +116,19 @@ pub struct MapEdit {
     /// (a correction); a key of `set` missing here is added. Recorded when
     /// the decision is made, so the renderers (explanations, validate-mode
     /// reports) never compare the maps again.
-    pub replaced: BTreeMap<String, String>,
+    pub(crate) replaced: BTreeMap<String, String>,
     /// Keys to remove (only ever keys the policy owns), each with why it
     /// goes ("stale", "invalid: key-too-long"), for deviation reports.
-    pub remove: BTreeMap<String, String>,
+    pub(crate) remove: BTreeMap<String, String>,
     /// Remove the whole map when it ends up empty (`spec.cloudTags` is absent,
     /// not `{}`, when there are no tags).
-    pub drop_when_empty: bool,
+    pub(crate) drop_when_empty: bool,
 }
 
 impl MapEdit {
     /// The edit that turns `current` into a map holding `desired` for the keys
     /// in `desired` (other keys untouched). Only differing keys are recorded.
-    pub fn upsert<'d, K: AsRef<str>>(
+    pub(crate) fn upsert<'d, K: AsRef<str>>(
         path: &'static [&'static str],
         current: &StringMap<'_>,
         desired: impl IntoIterator<Item = (K, &'d str)>,
@@ -164,7 +164,7 @@ impl MapEdit {
     /// `current` holds with the same value leave it, the others become the
     /// edit's `set` as they are, so the map is not built a second time
     /// (the tags of a composite resource, built once by the transform).
-    pub fn upsert_map(
+    pub(crate) fn upsert_map(
         path: &'static [&'static str],
         current: &StringMap<'_>,
         mut desired: BTreeMap<String, String>,
@@ -199,7 +199,7 @@ impl MapEdit {
     }
 
     /// An edit of the map at `path` that changes nothing yet.
-    pub fn new(path: &'static [&'static str]) -> Self {
+    pub(crate) fn new(path: &'static [&'static str]) -> Self {
         Self {
             path,
             set: BTreeMap::new(),
@@ -211,7 +211,7 @@ impl MapEdit {
 
     /// What the edit does to `key` of `set`: added, or corrected from the
     /// value it replaces.
-    pub fn change_of(&self, key: &str) -> Change<'_> {
+    pub(crate) fn change_of(&self, key: &str) -> Change<'_> {
         match self.replaced.get(key) {
             Some(was) => Change::Corrected { was },
             None => Change::Added,
@@ -219,14 +219,14 @@ impl MapEdit {
     }
 
     /// True when applying the edit would change nothing.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.set.is_empty() && self.remove.is_empty() && !self.drop_when_empty
     }
 }
 
 /// What an edit does to one key it sets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Change<'a> {
+pub(crate) enum Change<'a> {
     /// The map did not hold the key.
     Added,
     /// The map held the key with another value.
@@ -238,7 +238,7 @@ pub enum Change<'a> {
 
 impl Change<'_> {
     /// `added` or `corrected`, as explanations name it.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Change::Added => "added",
             Change::Corrected { .. } => "corrected",
@@ -255,7 +255,7 @@ pub struct Plan {
 
 impl Plan {
     /// Adds an edit unless it changes nothing.
-    pub fn push(&mut self, edit: impl Into<Edit>) {
+    pub(crate) fn push(&mut self, edit: impl Into<Edit>) {
         let edit = edit.into();
         if !edit.is_empty() {
             self.edits.push(edit);

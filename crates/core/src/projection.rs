@@ -98,7 +98,7 @@ impl<'p> Projection<'p> {
 
     /// Keeps what `other` keeps as well: the mask of one look-up that
     /// answers a reader of either.
-    pub fn unite(&mut self, other: &Projection<'p>) {
+    pub(crate) fn unite(&mut self, other: &Projection<'p>) {
         if self.all {
             return;
         }
@@ -115,7 +115,7 @@ impl<'p> Projection<'p> {
 
     /// Whether everything `other` keeps, this keeps: a value split through
     /// this one holds whatever a reader of `other`'s paths reads.
-    pub fn covers(&self, other: &Projection<'_>) -> bool {
+    pub(crate) fn covers(&self, other: &Projection<'_>) -> bool {
         self.all
             || (!other.all
                 && other.children.iter().all(|(segment, theirs)| {
@@ -138,7 +138,10 @@ impl<'p> Projection<'p> {
     /// Decodes `json` keeping only the projected paths, and the [`Shape`]
     /// that writes the rest back as it came: the skipped parts are borrowed
     /// from `json`, not decoded. One pass over the text, as [`decode`](Self::decode).
-    pub fn split<'j>(&self, json: &'j [u8]) -> Result<(Value, Shape<'j>), serde_json::Error> {
+    pub(crate) fn split<'j>(
+        &self,
+        json: &'j [u8],
+    ) -> Result<(Value, Shape<'j>), serde_json::Error> {
         let mut deserializer = serde_json::Deserializer::from_str(text(json)?);
         let split = self.splitter().deserialize(&mut deserializer)?;
         deserializer.end()?;
@@ -147,7 +150,9 @@ impl<'p> Projection<'p> {
 
     /// [`split`](Self::split) as a seed, for a value inside a larger
     /// document: the payload's object, split as the payload is read.
-    pub fn splitter<'de>(&self) -> impl DeserializeSeed<'de, Value = (Value, Shape<'de>)> + '_ {
+    pub(crate) fn splitter<'de>(
+        &self,
+    ) -> impl DeserializeSeed<'de, Value = (Value, Shape<'de>)> + '_ {
         Seed {
             projection: self,
             keep: true,
@@ -162,7 +167,7 @@ impl<'p> Projection<'p> {
 /// module, and from bytes serde_json checks each string it decodes for
 /// UTF-8 on its own, which costs more than this one pass over the whole
 /// input (most of which is strings).
-pub fn text(json: &[u8]) -> Result<&str, serde_json::Error> {
+pub(crate) fn text(json: &[u8]) -> Result<&str, serde_json::Error> {
     std::str::from_utf8(json).map_err(|e| {
         de::Error::custom(format_args!(
             "not UTF-8: invalid byte at offset {}",

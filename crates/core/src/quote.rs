@@ -10,7 +10,7 @@ use std::fmt;
 /// (JSON's, which users can paste into a manifest) and never Rust's debug
 /// text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Quoted<'a>(pub &'a str);
+pub(crate) struct Quoted<'a>(pub(crate) &'a str);
 
 impl fmt::Display for Quoted<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -20,6 +20,6 @@ impl fmt::Display for Quoted<'_> {
 }
 
 /// `text` quoted for people ([`Quoted`]).
-pub fn quoted(text: &str) -> Quoted<'_> {
+pub(crate) fn quoted(text: &str) -> Quoted<'_> {
     Quoted(text)
 }

@@ -19,11 +19,11 @@ use crate::projection::Projection;
 use serde_json::Value;
 
 /// One reader's need: the object and what of it the reader reads.
-pub type Need<'n> = (&'n ObjectRef, &'n Projection<'static>);
+pub(crate) type Need<'n> = (&'n ObjectRef, &'n Projection<'static>);
 
 /// The answers to a request's look-ups, each object read once.
 #[derive(Default)]
-pub struct Reads {
+pub(crate) struct Reads {
     objects: Vec<Read>,
 }
 
@@ -39,7 +39,7 @@ impl Reads {
     /// needs name is read through the union of their masks (an object only
     /// one need names, through its own mask, as given). A later call, for
     /// what the first answers name, reads its own objects.
-    pub fn read(&mut self, lookup: &dyn Lookup, needs: &[Need<'_>]) {
+    pub(crate) fn read(&mut self, lookup: &dyn Lookup, needs: &[Need<'_>]) {
         for (i, (reference, projection)) in needs.iter().enumerate() {
             if needs[..i].iter().any(|(other, _)| other == reference) {
                 continue; // read with its first need
@@ -67,7 +67,7 @@ impl Reads {
     /// The object read for `reference`, if it was read and found: what a
     /// later read needs to know (the ClusterClass a Cluster names), left in
     /// place for its readers.
-    pub fn peek(&self, reference: &ObjectRef) -> Option<&Value> {
+    pub(crate) fn peek(&self, reference: &ObjectRef) -> Option<&Value> {
         let read = self
             .objects
             .iter()
@@ -78,7 +78,7 @@ impl Reads {
     /// The answer read for `reference`, handed to one of its readers: moved
     /// to the last of them, copied to the others. An object no need named
     /// was never looked up, and is answered with a failure that says so.
-    pub fn take(&mut self, reference: &ObjectRef) -> Result<Value, LookupError> {
+    pub(crate) fn take(&mut self, reference: &ObjectRef) -> Result<Value, LookupError> {
         let Some(at) = (self.objects.iter()).position(|read| read.reference == *reference) else {
             return Err(LookupError::Failed(format!(
                 "{reference} was not read before the decision (a defect in the policy: please \

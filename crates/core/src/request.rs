@@ -41,12 +41,12 @@ pub struct AdmissionRequest {
     /// The object as stored before an UPDATE (`null` otherwise). The
     /// policy reads only which profile applied to it, and the waPC edge
     /// decodes it only when the settings let that matter
-    /// ([`crate::settings::CloudTagSettings::prefixes_vary`]).
+    /// (`crate::settings::CloudTagSettings::prefixes_vary`).
     pub old_object: Value,
 }
 
 /// True for the operations the policy acts on: CREATE and UPDATE.
-pub fn is_write(operation: &str) -> bool {
+pub(crate) fn is_write(operation: &str) -> bool {
     matches!(operation, "CREATE" | "UPDATE")
 }
 
@@ -74,14 +74,14 @@ impl AdmissionRequest {
     }
 
     /// True for the operations the policy acts on.
-    pub fn is_write(&self) -> bool {
+    pub(crate) fn is_write(&self) -> bool {
         is_write(&self.operation)
     }
 
     /// The namespace the object lives in: its own `metadata.namespace`, or
     /// the request's where the object leaves it out or empty (a CREATE may:
     /// the API server fills it in from the request).
-    pub fn object_namespace(&self) -> Result<&str, FieldError> {
+    pub(crate) fn object_namespace(&self) -> Result<&str, FieldError> {
         Ok(fields::string(&self.object, &["metadata", "namespace"])?
             .filter(|ns| !ns.is_empty())
             .unwrap_or(&self.namespace))

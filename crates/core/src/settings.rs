@@ -22,7 +22,7 @@ mod opted_in;
 pub use opted_in::OptedInKeys;
 mod every_problem;
 pub(crate) mod members;
-pub mod problem;
+pub(crate) mod problem;
 pub mod profile;
 pub(crate) mod profiles;
 pub(crate) mod provider_refuses;
@@ -31,14 +31,13 @@ pub mod tag_key;
 mod tag_key_problem;
 pub(crate) mod tag_keys;
 pub mod user_profile;
-pub use defaults::{
-    DEFAULT_PROVIDER_PATH, DEFAULT_PROVIDER_SEGMENTS, REGEX_SIZE_LIMIT, SEEDED_LABELS,
-};
-pub use problem::{SettingsError, SettingsProblem, SettingsProblemKind};
-pub use raw::{
-    Mode, ProfileText, RawCapiSettings, RawCloudTagSettings, RawSettings, StrictSettings,
-};
-pub use tag_keys::TagKeyProblem;
+pub use defaults::DEFAULT_PROVIDER_PATH;
+pub(crate) use defaults::{DEFAULT_PROVIDER_SEGMENTS, REGEX_SIZE_LIMIT, SEEDED_LABELS};
+pub use problem::SettingsError;
+pub use problem::SettingsProblem;
+pub(crate) use problem::SettingsProblemKind;
+pub(crate) use raw::StrictSettings;
+pub use raw::{Mode, ProfileText, RawCapiSettings, RawCloudTagSettings, RawSettings};
 
 /// Settings ready for evaluation.
 ///
@@ -68,14 +67,14 @@ pub struct CloudTagSettings {
     /// once.
     pub propagating_labels: OptedInKeys,
     /// Segments of `cloudTags.providerPath`.
-    pub provider_path: Vec<String>,
+    pub(crate) provider_path: Vec<String>,
     /// The tag profiles in force: `cloudTags.profiles`, then the built-ins
     /// they do not replace, then the fallback.
     pub profiles: Profiles,
     /// `cloudTags.prefix`, when the settings set it.
-    pub prefix: Option<String>,
+    pub(crate) prefix: Option<String>,
     /// `cloudTags.tagKeys`.
-    pub tag_keys: Bodies,
+    pub(crate) tag_keys: Bodies,
 }
 
 impl CloudTagSettings {
@@ -88,7 +87,7 @@ impl CloudTagSettings {
     /// force (a user profile's own, or a built-in default, differs from
     /// another's). Only then does an UPDATE's old object say anything
     /// about which entries are the policy's.
-    pub fn prefixes_vary(&self) -> bool {
+    pub(crate) fn prefixes_vary(&self) -> bool {
         let mut prefixes = self.profiles.selectable().map(|p| self.tag_keys(p).prefix);
         let first = prefixes.next();
         prefixes.any(|prefix| Some(prefix) != first)
@@ -135,7 +134,7 @@ impl Settings {
     /// [`Settings::parse`] for a document known to be text: the settings
     /// of a `validate` payload, which [`crate::wire`] has checked for UTF-8
     /// as a whole already.
-    pub fn parse_text(raw: &str) -> Result<Self, SettingsError> {
+    pub(crate) fn parse_text(raw: &str) -> Result<Self, SettingsError> {
         Self::read_text(raw).map_err(Refused::into_error)
     }
 
@@ -197,13 +196,13 @@ impl Settings {
 
     /// `cloudTags.providerPath`, split into its segments as written (an
     /// empty segment is [`Settings::cloud_tags`]' to report).
-    pub fn provider_path(&self) -> Vec<&str> {
+    pub(crate) fn provider_path(&self) -> Vec<&str> {
         self.cloud_tags.provider_path.split('.').collect()
     }
 
     /// Whether `cloudTags.providerPath` is the default one
     /// ([`DEFAULT_PROVIDER_PATH`]).
-    pub fn provider_path_is_default(&self) -> bool {
+    pub(crate) fn provider_path_is_default(&self) -> bool {
         self.cloud_tags.provider_path == DEFAULT_PROVIDER_PATH
     }
 

@@ -11,13 +11,13 @@ use std::collections::BTreeMap;
 /// The map of `entries`, the last of equal keys kept, as `collect()` and
 /// repeated inserts keep it; sorted input is built in one pass.
 #[inline(never)]
-pub fn map_of<K: Ord, V>(entries: Vec<(K, V)>) -> BTreeMap<K, V> {
+pub(crate) fn map_of<K: Ord, V>(entries: Vec<(K, V)>) -> BTreeMap<K, V> {
     entries.into_iter().collect()
 }
 
 /// `pairs` sorted by key, the last of equal keys kept, as [`map_of`] keeps
 /// them; pairs that come sorted, each key once, are taken as they come.
-pub fn sorted_pairs<'a>(pairs: Vec<(&'a str, &'a str)>) -> Vec<(&'a str, &'a str)> {
+pub(crate) fn sorted_pairs<'a>(pairs: Vec<(&'a str, &'a str)>) -> Vec<(&'a str, &'a str)> {
     if pairs.windows(2).all(|pair| pair[0].0 < pair[1].0) {
         pairs
     } else {

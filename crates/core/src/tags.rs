@@ -36,19 +36,19 @@ use cluster::ClusterFound;
 use decision::Inputs;
 use field::{Current, Owned};
 use label_set::{LabelSet, Layer, Source};
-pub use report::{skip_records, warning};
 use serde_json::{Map, Value};
 use targets::{LabelSource, ProfileChoice, Target};
 use trace::Tagged;
 pub(crate) use trace::Trace;
 pub(crate) use why::render;
 
-pub use contract::{ANNOTATIONS, LABELS, LABELS_ANNOTATION, ORIGIN_LABEL, SKIPPED_ANNOTATION};
+pub(crate) use contract::{ANNOTATIONS, LABELS, ORIGIN_LABEL};
+pub use contract::{LABELS_ANNOTATION, SKIPPED_ANNOTATION};
 
 /// The row of the tag table that covers `request` ([`targets::row_for`]),
 /// with the infrastructure rows in force when `cloudTags.capiInfrastructure`
 /// is on.
-pub fn row_for(request: &AdmissionRequest, settings: &Settings) -> Option<&'static Target> {
+pub(crate) fn row_for(request: &AdmissionRequest, settings: &Settings) -> Option<&'static Target> {
     targets::row_for(request, settings.capi_infrastructure())
 }
 
@@ -58,7 +58,10 @@ pub fn row_for(request: &AdmissionRequest, settings: &Settings) -> Option<&'stat
 /// the same of the label set it builds; this is asked only when the tag
 /// field cannot be read, so that an adopted object is never refused for
 /// its tags.
-pub fn left_as_submitted(target: &Target, request: &AdmissionRequest) -> Result<bool, Error> {
+pub(crate) fn left_as_submitted(
+    target: &Target,
+    request: &AdmissionRequest,
+) -> Result<bool, Error> {
     if !target.adopted_left_alone {
         return Ok(false);
     }
@@ -85,7 +88,7 @@ fn adopted(set: &LabelSet<'_>) -> bool {
 /// every row in one place and before any look-up: a field of the wrong
 /// shape, the object's fault, is refused with 400 rather than after a
 /// look-up that may fail retryably (500).
-pub fn read_field<'o>(
+pub(crate) fn read_field<'o>(
     target: &Target,
     request: &'o AdmissionRequest,
 ) -> Result<Option<Current<'o>>, Error> {
@@ -261,7 +264,7 @@ impl<'a> OwnLabels<'a> {
 /// read with the CAPI stage. Named from the object's labels as submitted:
 /// the label naming the Cluster is CAPI bookkeeping, which the metadata
 /// edits never change.
-pub fn cluster_reference(
+pub(crate) fn cluster_reference(
     target: &Target,
     request: &AdmissionRequest,
 ) -> Result<Option<ObjectRef>, Error> {

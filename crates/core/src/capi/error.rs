@@ -6,7 +6,7 @@ use crate::fields::FieldError;
 use crate::lookup::ObjectRef;
 
 /// A parent `rule` reads is malformed at `error`'s field.
-pub fn malformed(rule: &Rule, parent: &ObjectRef, error: FieldError) -> Error {
+pub(crate) fn malformed(rule: &Rule, parent: &ObjectRef, error: FieldError) -> Error {
     Error::Parent {
         family: rule.family,
         parent: Box::new(parent.clone()),

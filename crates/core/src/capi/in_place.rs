@@ -16,29 +16,29 @@ use serde_json::Value;
 
 /// What the policy decided for one child field (or keyed-list entry).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FieldDecision<'a> {
+pub(crate) struct FieldDecision<'a> {
     /// The field's name (`nodeDrainTimeout`).
-    pub field: &'static str,
+    pub(crate) field: &'static str,
     /// Where the parent holds (or would hold) the value; named for people
     /// only when a report or an explanation needs it.
-    pub from: &'static Endpoint,
+    pub(crate) from: &'static Endpoint,
     /// The child's path.
-    pub path: &'static [&'static str],
+    pub(crate) path: &'static [&'static str],
     /// For a keyed list, the entry.
-    pub entry: Option<EntryKey>,
+    pub(crate) entry: Option<EntryKey>,
     /// The parent's value written as the child holds it; `None` when the
     /// parent does not set the field (the child's value stays).
-    pub expected: Option<Value>,
+    pub(crate) expected: Option<Value>,
     /// The child's value as submitted.
-    pub found: Option<&'a Value>,
+    pub(crate) found: Option<&'a Value>,
     /// True when the child differs from `expected` by meaning.
-    pub differs: bool,
+    pub(crate) differs: bool,
 }
 
 impl FieldDecision<'_> {
     /// The change this decision asks for, if any; `source` names where
     /// the value comes from.
-    pub fn edit(&self, source: impl FnOnce(&Endpoint) -> String) -> Option<FieldEdit> {
+    pub(crate) fn edit(&self, source: impl FnOnce(&Endpoint) -> String) -> Option<FieldEdit> {
         let value = self.expected.clone().filter(|_| self.differs)?;
         Some(FieldEdit {
             path: self.path,
@@ -50,7 +50,7 @@ impl FieldDecision<'_> {
     }
 
     /// `added`, `corrected`, `unchanged` or `not set by the parent`.
-    pub fn change(&self) -> &'static str {
+    pub(crate) fn change(&self) -> &'static str {
         match (&self.expected, self.differs, &self.found) {
             (None, _, _) => "not set by the parent",
             (Some(_), false, _) => "unchanged",
@@ -60,14 +60,14 @@ impl FieldDecision<'_> {
     }
 
     /// The child path with the entry key, as reports name it.
-    pub fn target(&self) -> String {
+    pub(crate) fn target(&self) -> String {
         crate::plan::field_target(self.path, self.entry.as_ref())
     }
 }
 
 /// Which object a malformed field belongs to.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum MalformedIn {
+pub(crate) enum MalformedIn {
     /// The parent's field cannot be read as its unit.
     Parent(FieldError),
     /// The child's field cannot be compared.
@@ -87,7 +87,7 @@ enum Desired<'a> {
 /// `parent_version`, adding its decisions to `out` (none when either
 /// version lacks the field; one per entry for a keyed list). `out` is the
 /// caller's, reused across flows: most requests decide a dozen fields.
-pub fn decide<'a>(
+pub(crate) fn decide<'a>(
     flow: &'static FieldFlow,
     parent: &Value,
     parent_version: &str,

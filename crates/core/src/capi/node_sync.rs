@@ -11,13 +11,13 @@ use crate::key_pattern::KeyPattern;
 use std::collections::BTreeMap;
 
 /// Audit annotation listing the Machine label keys synced to the Node.
-pub const NODE_LABELS_AUDIT: &str = "node-labels";
+pub(crate) const NODE_LABELS_AUDIT: &str = "node-labels";
 /// Audit annotation listing the Machine annotation keys synced to the Node.
-pub const NODE_ANNOTATIONS_AUDIT: &str = "node-annotations";
+pub(crate) const NODE_ANNOTATIONS_AUDIT: &str = "node-annotations";
 
 /// Annotations CAPI computes itself and always puts on the Node; they are
 /// not copied from the Machine, so they are never listed.
-pub const COMPUTED_NODE_ANNOTATIONS: &[&str] = &[
+pub(crate) const COMPUTED_NODE_ANNOTATIONS: &[&str] = &[
     "cluster.x-k8s.io/cluster-name",
     "cluster.x-k8s.io/cluster-namespace",
     "cluster.x-k8s.io/machine",
@@ -39,7 +39,7 @@ fn in_domain(domain: &str, root: &str) -> bool {
 /// Why CAPI syncs a Machine label with this key to the Node, or `None`.
 /// `node-role.kubernetes.io` matches exactly (no subdomains), unlike the
 /// other two domains.
-pub fn label_sync_criterion(key: &str, additional: &[KeyPattern]) -> Option<String> {
+pub(crate) fn label_sync_criterion(key: &str, additional: &[KeyPattern]) -> Option<String> {
     let d = domain(key);
     if d == "node-role.kubernetes.io" {
         return Some("domain node-role.kubernetes.io".to_owned());
@@ -53,7 +53,7 @@ pub fn label_sync_criterion(key: &str, additional: &[KeyPattern]) -> Option<Stri
 }
 
 /// Why CAPI syncs a Machine annotation with this key to the Node, or `None`.
-pub fn annotation_sync_criterion(key: &str, additional: &[KeyPattern]) -> Option<String> {
+pub(crate) fn annotation_sync_criterion(key: &str, additional: &[KeyPattern]) -> Option<String> {
     if COMPUTED_NODE_ANNOTATIONS.contains(&key) {
         return None;
     }
@@ -72,18 +72,18 @@ fn regex_criterion(key: &str, regexes: &[KeyPattern], setting: &str) -> Option<S
 }
 
 /// Whether CAPI syncs a Machine label with this key to the Node.
-pub fn label_is_synced(key: &str, additional: &[KeyPattern]) -> bool {
+pub(crate) fn label_is_synced(key: &str, additional: &[KeyPattern]) -> bool {
     label_sync_criterion(key, additional).is_some()
 }
 
 /// Whether CAPI syncs a Machine annotation with this key to the Node.
-pub fn annotation_is_synced(key: &str, additional: &[KeyPattern]) -> bool {
+pub(crate) fn annotation_is_synced(key: &str, additional: &[KeyPattern]) -> bool {
     annotation_sync_criterion(key, additional).is_some()
 }
 
 /// The `node-labels` / `node-annotations` audit annotations for a Machine
 /// as it will be stored.
-pub fn audit_annotations(
+pub(crate) fn audit_annotations(
     labels: &StringMap<'_>,
     annotations: &StringMap<'_>,
     label_regexes: &[KeyPattern],
@@ -107,7 +107,7 @@ fn join<'a>(keys: impl Iterator<Item = &'a &'a str>) -> String {
 
 /// True for keys in the `kubernetes.io` / `k8s.io` namespaces or their
 /// subdomains: the ones users expect on Nodes and are surprised to miss.
-pub fn is_kubernetes_namespaced(key: &str) -> bool {
+pub(crate) fn is_kubernetes_namespaced(key: &str) -> bool {
     // Unprefixed keys have no namespace, even when they look like a domain.
     key.contains('/') && {
         let d = domain(key);
@@ -120,7 +120,7 @@ pub fn is_kubernetes_namespaced(key: &str) -> bool {
 /// Kubernetes-namespaced label is not synced by CAPI's own domains: most
 /// objects have none, and on a fresh instance the regexes would be compiled
 /// for nothing.
-pub fn unsynced_label_warnings<'r, E>(
+pub(crate) fn unsynced_label_warnings<'r, E>(
     labels: &StringMap<'_>,
     path: &str,
     regexes: impl FnOnce() -> Result<&'r [KeyPattern], E>,

@@ -4,7 +4,7 @@ use super::rules::{KindMatch, ParentLink};
 pub use crate::owners::{OwnerRef, owner_refs};
 
 /// The ownerReference `link` follows, if any.
-pub fn find<'a>(refs: &[OwnerRef<'a>], link: &ParentLink) -> Option<OwnerRef<'a>> {
+pub(crate) fn find<'a>(refs: &[OwnerRef<'a>], link: &ParentLink) -> Option<OwnerRef<'a>> {
     let (want, controller): (&KindMatch, bool) = match link {
         ParentLink::ControllerOwner(kind) => (kind, true),
         ParentLink::NonControllerOwner(kind) => (kind, false),

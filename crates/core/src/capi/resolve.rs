@@ -20,7 +20,7 @@ use serde_json::Value;
 /// What the rule that applies to a request reads, found from the request
 /// alone, before any look-up, so that a look-up of the same object by the
 /// tags can be shared (one read per object).
-pub enum Located<'r> {
+pub(crate) enum Located<'r> {
     /// No rule applies (no matching owner, not topology-owned): no look-up.
     NoRule,
     /// The rule reads the owner `reference` names, through `projection`.
@@ -38,7 +38,7 @@ pub enum Located<'r> {
 
 /// The Cluster a topology-owned child's rule reads first, and what it needs
 /// to read the ClusterClass after it.
-pub struct TopologyRead<'r> {
+pub(crate) struct TopologyRead<'r> {
     rule: &'static Rule,
     entry: rules::TopologyEntry,
     shape: &'static topology::ClusterShape,
@@ -54,7 +54,7 @@ pub struct TopologyRead<'r> {
 
 impl Located<'_> {
     /// The first look-up the rule makes: the object and its mask.
-    pub fn first_read(&self) -> Option<Need<'_>> {
+    pub(crate) fn first_read(&self) -> Option<Need<'_>> {
         match self {
             Located::NoRule => None,
             Located::Owner {
@@ -70,7 +70,7 @@ impl Located<'_> {
     /// ClusterClass a topology-owned child's Cluster (in `namespace`) names,
     /// if the Cluster was found and names one. What the Cluster says is
     /// kept, a malformed class reference too, for the rule to report.
-    pub fn second_read(&mut self, reads: &Reads, namespace: &str) -> Option<Need<'_>> {
+    pub(crate) fn second_read(&mut self, reads: &Reads, namespace: &str) -> Option<Need<'_>> {
         let Located::Topology(read) = self else {
             return None;
         };
@@ -87,7 +87,7 @@ impl Located<'_> {
 
 /// The rule that applies to `request` (in `namespace`) and the first
 /// object it reads, or that none applies.
-pub fn locate<'r>(
+pub(crate) fn locate<'r>(
     request: &'r AdmissionRequest,
     namespace: &str,
     in_place: bool,

@@ -25,10 +25,8 @@ mod table;
 mod topology_fields;
 
 pub use contract::*;
-pub use machine_fields::{
-    MACHINE_FROM_CONTROL_PLANE_FIELDS, MACHINE_FROM_MACHINE_SET_FIELDS, MACHINE_SET_FIELDS,
-};
-pub use table::{CAPI_RULES, contract_targets_for};
-pub use topology_fields::{
-    TOPOLOGY_CONTROL_PLANE_FIELDS, TOPOLOGY_MACHINE_DEPLOYMENT_FIELDS, TOPOLOGY_MACHINE_POOL_FIELDS,
-};
+#[cfg(test)]
+pub(crate) use machine_fields::MACHINE_SET_FIELDS;
+pub use table::CAPI_RULES;
+#[cfg(feature = "invariants")]
+pub(crate) use table::contract_targets_for;

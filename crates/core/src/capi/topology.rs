@@ -14,20 +14,19 @@ use serde_json::{Map, Value};
 mod field_merge;
 mod shape;
 mod sources;
-pub use field_merge::{FieldOrigin, Merged};
+pub(crate) use field_merge::{FieldOrigin, Merged};
 use field_merge::{Sides, merge_fields};
-pub use shape::{
-    CLUSTER_NAME_LABEL, ClusterShape, DEPLOYMENT_NAME_LABEL, POOL_NAME_LABEL, SHAPES,
-    TOPOLOGY_OWNED_LABEL, Workers, class_ref, shape_for_child_version, workers,
-};
-pub use sources::Source;
+pub use shape::ClusterShape;
+pub use shape::{CLUSTER_NAME_LABEL, SHAPES, TOPOLOGY_OWNED_LABEL, class_ref};
+pub(crate) use shape::{shape_for_child_version, workers};
+pub(crate) use sources::Source;
 use sources::{Metadata, Side, sources};
 
 /// The merged metadata and fields for a topology child, as a synthetic
 /// parent, or `None` when the Cluster has no entry named `entry_name` for
 /// it (a skip, not a failure). `field_paths` are the in-place fields the
 /// rule reads, relative to the entry.
-pub fn merged_parent(
+pub(crate) fn merged_parent(
     shape: &ClusterShape,
     entry: TopologyEntry,
     cluster: &Value,
@@ -67,11 +66,11 @@ pub fn merged_parent(
 /// `spec.workers.machineDeployments[class="default-worker"].template.metadata.labels`).
 /// A key the topology sets wins over the class's (`util.MergeMap`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KeySources<'a> {
+pub(crate) struct KeySources<'a> {
     /// The Cluster's topology entry: its map, and the map's path.
-    pub topology: (StringMap<'a>, String),
+    pub(crate) topology: (StringMap<'a>, String),
     /// The ClusterClass's entry: its map, and the map's path.
-    pub class: (StringMap<'a>, String),
+    pub(crate) class: (StringMap<'a>, String),
 }
 
 /// The [`KeySources`] of the merged `map` (`labels` or `annotations`) of a
@@ -79,7 +78,7 @@ pub struct KeySources<'a> {
 /// was merged from; `None` for another map, or when they no longer yield
 /// an entry (they did when the parent was merged). For explanations only:
 /// the decision never needs it.
-pub fn key_sources<'a>(
+pub(crate) fn key_sources<'a>(
     shape: &ClusterShape,
     entry: TopologyEntry,
     cluster: &'a Value,

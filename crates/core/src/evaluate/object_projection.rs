@@ -23,7 +23,7 @@ const METADATA: [&[&str]; 5] = [
 
 /// The parts of a request's object the policy reads and writes on `route`:
 /// decoded by [`crate::wire`], while the rest (`status`, `managedFields`, spec
-/// subtrees no rule reads) passes through as text ([`Projection::split`]).
+/// subtrees no rule reads) passes through as text (`Projection::split`).
 /// Of a composite resource, only what its tags are computed from and
 /// written to: its labels and annotations, the tag field and the provider
 /// path (a setting, so the projection borrows from the settings); its name,
@@ -40,7 +40,7 @@ pub fn object_projection<'s>(
     projection_with(kind, route, settings.capi_infrastructure(), &provider)
 }
 
-/// Whether [`default_object_projection`] keeps everything
+/// Whether `default_object_projection` keeps everything
 /// [`object_projection`] keeps under `settings`, known from the settings
 /// without building either: only `cloudTags.providerPath`, when it moves a
 /// composite resource's provider, makes the settings' projection keep more
@@ -57,7 +57,10 @@ pub fn default_projection_covers(route: Route, settings: &Settings) -> bool {
 /// field of a CAPI infrastructure kind (a small map, decoded for nothing
 /// when `cloudTags.capiInfrastructure` is off). It covers the settings'
 /// projection unless `cloudTags.providerPath` moves the provider.
-pub fn default_object_projection(kind: &GroupVersionKind, route: Route) -> Projection<'static> {
+pub(crate) fn default_object_projection(
+    kind: &GroupVersionKind,
+    route: Route,
+) -> Projection<'static> {
     projection_with(kind, route, true, DEFAULT_PROVIDER_SEGMENTS)
 }
 

@@ -78,14 +78,14 @@ pub fn not_acted_on(kind: &GroupVersionKind, operation: &str) -> Outcome {
 /// API's four: `addons.`, `ipam.`, `runtime.cluster.x-k8s.io`, the Gateway
 /// API's and the rest. Reserved to those projects, so never a composite
 /// resource, and not kinds the propagation rules cover.
-pub fn is_sig_group(group: &str) -> bool {
+pub(crate) fn is_sig_group(group: &str) -> bool {
     (group == "x-k8s.io" || group.ends_with(".x-k8s.io")) && !capi::is_capi_group(group)
 }
 
 /// Kubernetes' own API groups: the core group, the unsuffixed built-in
 /// groups, and every `k8s.io` group (reserved to the Kubernetes project, so
 /// never a Crossplane composite resource).
-pub fn is_kubernetes_group(group: &str) -> bool {
+pub(crate) fn is_kubernetes_group(group: &str) -> bool {
     matches!(
         group,
         "" | "apps" | "batch" | "autoscaling" | "policy" | "extensions" | "k8s.io"

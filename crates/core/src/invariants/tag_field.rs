@@ -55,7 +55,7 @@ pub fn check_tag_field(
 
 /// [`check_tag_field`] where the entries under `owned.old_prefix` are the
 /// policy's to remove as well (an UPDATE that changed the profile).
-pub fn check_owned_field(
+pub(crate) fn check_owned_field(
     target: &Target,
     owned: Owned<'_>,
     old: Option<&Value>,

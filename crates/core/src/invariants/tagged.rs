@@ -24,7 +24,7 @@ const DASH_PROFILES: [&str; 2] = ["capg", "gcp"];
 /// a v2 XR (`spec.crossplane` is an object), or a v1 or v2 `LegacyCluster`
 /// XR (cluster-scoped, `spec.compositionUpdatePolicy` `Automatic` or
 /// `Manual`). Nothing else is ever tagged, whatever its group.
-pub fn is_composite_resource(object: &Value, namespace: &str) -> bool {
+pub(crate) fn is_composite_resource(object: &Value, namespace: &str) -> bool {
     let spec = object.get("spec");
     let v2 = spec
         .and_then(|spec| spec.get("crossplane"))
@@ -67,7 +67,7 @@ pub fn prefix_for<'s>(
 /// The prefix in force on a composite resource: under the profile its
 /// provider value selects (a provider that is not a string selects none;
 /// the policy rejects such an object anyway).
-pub fn composite_prefix<'s>(object: &Value, settings: &'s CloudTagSettings) -> &'s str {
+pub(crate) fn composite_prefix<'s>(object: &Value, settings: &'s CloudTagSettings) -> &'s str {
     let path: Vec<&str> = settings.provider_path.iter().map(String::as_str).collect();
     let provider = fields::string(object, &path).ok().flatten();
     let (profile, origin) = settings.profiles.resolve(provider);

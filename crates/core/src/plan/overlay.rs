@@ -12,7 +12,7 @@ impl Plan {
     /// has one (one edit per map path: one line per map in reports). Where
     /// both touch a key, `edit` decides it, and a correction still reports
     /// the value the object held.
-    pub fn merge(&mut self, edit: MapEdit) {
+    pub(crate) fn merge(&mut self, edit: MapEdit) {
         let existing = self.edits.iter_mut().find_map(|e| match e {
             Edit::Map(e) if e.path == edit.path => Some(e),
             _ => None,
@@ -47,7 +47,7 @@ impl Plan {
 
     /// The string map at `path` of `object` as it will be stored: the
     /// object's own entries overlaid by this plan's edits for that path.
-    pub fn resulting_map<'a>(
+    pub(crate) fn resulting_map<'a>(
         &'a self,
         object: &'a Value,
         path: &[&str],

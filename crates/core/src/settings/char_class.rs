@@ -21,7 +21,7 @@ use unicode_properties::{GeneralCategory, GeneralCategoryGroup, UnicodeGeneralCa
 /// ASCII space); control is category Cc.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum CharSet {
+pub(crate) enum CharSet {
     /// Unicode letters (category L).
     Letters,
     /// Letters that are not upper- or titlecase (Ll, Lm, Lo): lowercase
@@ -61,7 +61,7 @@ const _: () = assert!(ALL.len() <= u8::BITS as usize);
 
 impl CharSet {
     /// The name users write in settings.
-    pub const fn name(self) -> &'static str {
+    pub(crate) const fn name(self) -> &'static str {
         match self {
             CharSet::Letters => "letters",
             CharSet::LowercaseLetters => "lowercase-letters",
@@ -134,7 +134,7 @@ pub struct KeyCharacters {
 
 impl KeyCharacters {
     /// A class for a built-in profile (evaluated at compile time).
-    pub const fn new(sets: &[CharSet], extra: &'static str, except: &'static str) -> Self {
+    pub(crate) const fn new(sets: &[CharSet], extra: &'static str, except: &'static str) -> Self {
         let mut bits = 0u8;
         let mut i = 0;
         while i < sets.len() {
@@ -150,7 +150,7 @@ impl KeyCharacters {
     }
 
     /// A class from user settings (already checked).
-    pub fn from_parts(sets: &[CharSet], extra: String, except: String) -> Self {
+    pub(crate) fn from_parts(sets: &[CharSet], extra: String, except: String) -> Self {
         let bits = sets.iter().fold(0, |bits, set| bits | set.bit());
         Self {
             sets: bits,
@@ -161,7 +161,7 @@ impl KeyCharacters {
     }
 
     /// Whether this class admits `c`.
-    pub fn admits(&self, c: char) -> bool {
+    pub(crate) fn admits(&self, c: char) -> bool {
         if c.is_ascii() {
             return self.ascii[usize::from(c as u8)];
         }
@@ -170,7 +170,7 @@ impl KeyCharacters {
     }
 
     /// The first character of `key` this class does not admit.
-    pub fn first_disallowed(&self, key: &str) -> Option<char> {
+    pub(crate) fn first_disallowed(&self, key: &str) -> Option<char> {
         // Check bytes against the table, one load each, and decode
         // characters only from the first byte it stops at: a refused ASCII
         // character, or the first byte beyond ASCII (a character's first).
@@ -204,7 +204,7 @@ impl KeyCharacters {
     }
 
     /// The class as users read it, e.g. `letters, digits and "-_.:/"`.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let mut parts: Vec<String> = self.sets().map(|set| set.name().to_owned()).collect();
         if !self.extra.is_empty() {
             parts.push(quoted(&self.extra).to_string());

@@ -18,9 +18,9 @@ use std::fmt;
 #[derive(Debug, Clone)]
 pub(crate) struct Member<'a> {
     /// The key, as written (unescaped).
-    pub key: String,
+    pub(crate) key: String,
     /// The value's JSON text.
-    pub value: &'a RawValue,
+    pub(crate) value: &'a RawValue,
 }
 
 /// The members of the object `text` holds, sorted by key (as the problems

@@ -46,12 +46,12 @@ pub struct SettingsProblem {
     /// The setting at fault.
     pub field: FieldPath,
     /// What is wrong with it.
-    pub kind: SettingsProblemKind,
+    pub(crate) kind: SettingsProblemKind,
 }
 
 impl SettingsProblem {
     /// A problem with the setting at `field`.
-    pub fn new(field: FieldPath, kind: impl Into<SettingsProblemKind>) -> Self {
+    pub(crate) fn new(field: FieldPath, kind: impl Into<SettingsProblemKind>) -> Self {
         Self {
             field,
             kind: kind.into(),
@@ -59,7 +59,7 @@ impl SettingsProblem {
     }
 
     /// serde refused the settings document as a whole: serde's message.
-    pub fn document_refused(message: String) -> Self {
+    pub(crate) fn document_refused(message: String) -> Self {
         Self::new(
             FieldPath::of(&["settings"]),
             SettingsProblemKind::Refused(message),
@@ -69,7 +69,7 @@ impl SettingsProblem {
 
 /// What is wrong with a setting.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SettingsProblemKind {
+pub(crate) enum SettingsProblemKind {
     /// The document is not a JSON object: its JSON type, or "invalid JSON".
     #[error("expected an object such as {{\"cloudTags\": {{…}}}}, found {0}")]
     NotAnObject(&'static str),

@@ -26,7 +26,7 @@ pub enum Unit {
 
 impl Unit {
     /// The length of `text` in this unit.
-    pub fn measure(self, text: &str) -> usize {
+    pub(crate) fn measure(self, text: &str) -> usize {
         match self {
             Unit::Runes => text.chars().count(),
             Unit::Bytes => text.len(),
@@ -34,7 +34,7 @@ impl Unit {
     }
 
     /// Plural noun for messages.
-    pub fn noun(self) -> &'static str {
+    pub(crate) fn noun(self) -> &'static str {
         match self {
             Unit::Runes => "runes",
             Unit::Bytes => "bytes",
@@ -46,15 +46,15 @@ impl Unit {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReservedPrefix {
     /// The prefix.
-    pub prefix: Cow<'static, str>,
+    pub(crate) prefix: Cow<'static, str>,
     /// Whether it matches in any combination of ASCII upper and lower case,
     /// as AWS reserves `aws:`.
-    pub ignore_case: bool,
+    pub(crate) ignore_case: bool,
 }
 
 impl ReservedPrefix {
     /// Whether `qualified_key` starts with this prefix.
-    pub fn matches(&self, qualified_key: &str) -> bool {
+    pub(crate) fn matches(&self, qualified_key: &str) -> bool {
         // ASCII case only: every reserved prefix providers document is
         // ASCII, and Unicode case tables would cost the module ~20 KiB.
         let prefix = self.prefix.as_bytes();
@@ -105,7 +105,7 @@ pub struct TagProfile {
 impl TagProfile {
     /// Why a tag key under this profile will fail at the provider, if it
     /// holds a character the provider refuses (`ProviderRefuses`).
-    pub fn provider_caution(&self, tag_key: &str, prefix_len: usize) -> Option<String> {
+    pub(crate) fn provider_caution(&self, tag_key: &str, prefix_len: usize) -> Option<String> {
         (self.provider_refuses?).caution(&self.name, tag_key, prefix_len)
     }
 }
@@ -115,7 +115,7 @@ impl TagProfile {
 pub const DEFAULT_PREFIX: &str = "plexsphere:";
 
 /// The default prefix of the profiles whose keys refuse `:` (GCP labels).
-pub const DASH_PREFIX: &str = "plexsphere-";
+pub(crate) const DASH_PREFIX: &str = "plexsphere-";
 
 const LETTERS_DIGITS: &[CharSet] = &[CharSet::Letters, CharSet::Digits];
 
@@ -190,7 +190,7 @@ pub static GENERIC: TagProfile = TagProfile {
 /// GCP labels (Crossplane's GCP provider): 64 per resource less the
 /// `goog-terraform-provisioned` label its Terraform provider adds; keys and
 /// values lowercase letters, digits, `_` and `-`, at most 63 bytes.
-pub static GCP: TagProfile = TagProfile {
+pub(crate) static GCP: TagProfile = TagProfile {
     name: Cow::Borrowed("gcp"),
     providers: Cow::Borrowed(&[Cow::Borrowed("gcp"), Cow::Borrowed("google")]),
     key_max: 63,
@@ -265,7 +265,7 @@ const CAPA_CHARACTERS: KeyCharacters = KeyCharacters::new(
 
 /// CAPA `spec.additionalTags`: AWS's 50 tags less the 5 CAPA puts on every
 /// instance (`Name`, `MachineName`, two cluster tags, the role).
-pub static CAPA: TagProfile = TagProfile {
+pub(crate) static CAPA: TagProfile = TagProfile {
     name: Cow::Borrowed("capa"),
     providers: Cow::Borrowed(&[Cow::Borrowed("capa")]),
     key_max: 128,
@@ -286,7 +286,7 @@ pub static CAPA: TagProfile = TagProfile {
 /// CAPZ `spec.additionalTags`: Azure's 50 tags less the 4 CAPZ puts on a
 /// VM; names are printable but for `< > % & \ ? /`, values anything. CAPZ
 /// checks nothing at admission, so ARM would refuse them at reconcile time.
-pub static CAPZ: TagProfile = TagProfile {
+pub(crate) static CAPZ: TagProfile = TagProfile {
     name: Cow::Borrowed("capz"),
     providers: Cow::Borrowed(&[Cow::Borrowed("capz")]),
     key_max: 512,
@@ -304,7 +304,7 @@ pub static CAPZ: TagProfile = TagProfile {
 /// CAPG `spec.additionalLabels`: GCP's 64 labels less CAPG's 2. GCP label
 /// keys refuse the `:` of `plexsphere:`, so CAPG's default prefix is
 /// `plexsphere-`.
-pub static CAPG: TagProfile = TagProfile {
+pub(crate) static CAPG: TagProfile = TagProfile {
     name: Cow::Borrowed("capg"),
     providers: Cow::Borrowed(&[Cow::Borrowed("capg")]),
     key_max: 63,
@@ -321,7 +321,7 @@ pub static CAPG: TagProfile = TagProfile {
 
 /// CAPO `spec.serverMetadata`: Nova metadata keys (no `/`), Nova's default
 /// metadata quota of 128 (CAPO adds none of its own).
-pub static CAPO: TagProfile = TagProfile {
+pub(crate) static CAPO: TagProfile = TagProfile {
     name: Cow::Borrowed("capo"),
     providers: Cow::Borrowed(&[Cow::Borrowed("capo")]),
     key_max: 255,
@@ -338,7 +338,7 @@ pub static CAPO: TagProfile = TagProfile {
 
 /// The built-in infrastructure profiles, named by the target table's rows
 /// ([`crate::tags::targets`]), never selected by an XR's provider value.
-pub static INFRASTRUCTURE: [&TagProfile; 4] = [&CAPA, &CAPZ, &CAPG, &CAPO];
+pub(crate) static INFRASTRUCTURE: [&TagProfile; 4] = [&CAPA, &CAPZ, &CAPG, &CAPO];
 
 /// Why a profile applied to an XR.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -356,7 +356,7 @@ pub enum Origin {
 
 impl Origin {
     /// `built-in`, `user-defined` or `fallback`.
-    pub fn code(self) -> &'static str {
+    pub(crate) fn code(self) -> &'static str {
         match self {
             Origin::BuiltIn => "built-in",
             Origin::UserDefined { .. } => "user-defined",
@@ -367,14 +367,14 @@ impl Origin {
 
 impl TagProfile {
     /// Whether `provider` selects this profile (ignoring ASCII case).
-    pub fn selected_by(&self, provider: &str) -> bool {
+    pub(crate) fn selected_by(&self, provider: &str) -> bool {
         self.providers
             .iter()
             .any(|p| p.eq_ignore_ascii_case(provider))
     }
 
     /// The reserved prefix `qualified_key` starts with, if any.
-    pub fn reserved_prefix_of(&self, qualified_key: &str) -> Option<&str> {
+    pub(crate) fn reserved_prefix_of(&self, qualified_key: &str) -> Option<&str> {
         self.reserved_prefixes
             .iter()
             .find(|r| r.matches(qualified_key))

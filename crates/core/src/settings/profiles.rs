@@ -29,7 +29,7 @@ impl Default for Profiles {
 
 impl Profiles {
     /// The profiles in force given the user's (already validated) ones.
-    pub fn new(user: Vec<TagProfile>) -> Self {
+    pub(crate) fn new(user: Vec<TagProfile>) -> Self {
         let built_in = BUILT_IN
             .into_iter()
             .filter(|b| still_applies(b, &user))
@@ -67,7 +67,7 @@ impl Profiles {
 
     /// Every profile a composite resource's provider value can select, and
     /// the fallback.
-    pub fn selectable(&self) -> impl Iterator<Item = &TagProfile> {
+    pub(crate) fn selectable(&self) -> impl Iterator<Item = &TagProfile> {
         (self.user.iter())
             .chain(self.built_in.iter().copied())
             .chain([&GENERIC])

@@ -10,9 +10,9 @@ use crate::quote::quoted;
 pub struct ProviderRefuses {
     /// The byte offset and character of the first refused character of a
     /// tag key, if any.
-    pub finds: fn(&str) -> Option<(usize, char)>,
+    pub(crate) finds: fn(&str) -> Option<(usize, char)>,
     /// What the provider's API refuses, in words.
-    pub says: &'static str,
+    pub(crate) says: &'static str,
 }
 
 /// Rules are told apart by what they say: each provider has one, and
@@ -27,13 +27,13 @@ impl Eq for ProviderRefuses {}
 
 /// Hetzner Cloud label keys: no `:`, and a `/` only once, after a DNS
 /// subdomain prefix (`example.com/team`).
-pub const HETZNER: ProviderRefuses = ProviderRefuses {
+pub(crate) const HETZNER: ProviderRefuses = ProviderRefuses {
     finds: hetzner,
     says: "Hetzner's API refuses ':' in label keys, and '/' but once after a DNS-name prefix",
 };
 
 /// Nova server metadata keys: no `/`.
-pub const NOVA: ProviderRefuses = ProviderRefuses {
+pub(crate) const NOVA: ProviderRefuses = ProviderRefuses {
     finds: |key| key.char_indices().find(|(_, c)| *c == '/'),
     says: "Nova refuses '/' in server metadata keys",
 };
@@ -71,7 +71,12 @@ impl ProviderRefuses {
     /// force) will fail at the provider of profile `profile`, and the fix:
     /// another prefix when the refused character is in the prefix, a
     /// `cloudTags.tagKeys` body when it is in the body.
-    pub fn caution(&self, profile: &str, tag_key: &str, prefix_len: usize) -> Option<String> {
+    pub(crate) fn caution(
+        &self,
+        profile: &str,
+        tag_key: &str,
+        prefix_len: usize,
+    ) -> Option<String> {
         let (at, character) = (self.finds)(tag_key)?;
         let fix = if at < prefix_len {
             format!(

@@ -41,7 +41,7 @@ pub struct RawSettings {
 /// derive would also read a struct written as the list of its field
 /// values, which only gives confusing messages). One read, so one copy of
 /// the derive in the module for every accepted document.
-pub struct StrictSettings(pub RawSettings);
+pub(crate) struct StrictSettings(pub(crate) RawSettings);
 
 impl<'de> Deserialize<'de> for StrictSettings {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -102,7 +102,7 @@ pub struct RawCloudTagSettings {
     pub provider_path: String,
     /// User-defined tag profiles, tried before the built-in ones. Kept as
     /// their JSON text until an XR needs them: each is parsed and checked by
-    /// [`crate::settings::user_profile::prepare_profiles`], which reports every profile's
+    /// `crate::settings::user_profile::prepare_profiles`, which reports every profile's
     /// problems, shape errors included, at once. As text, not as
     /// `serde_json::Value`s: a profile is read straight into its fields,
     /// never built as a tree first.
@@ -136,7 +136,7 @@ impl Default for RawCloudTagSettings {
 /// One of `cloudTags.profiles`, as its JSON text.
 #[derive(Debug, Deserialize)]
 #[serde(transparent)]
-pub struct ProfileText(pub Box<RawValue>);
+pub struct ProfileText(pub(crate) Box<RawValue>);
 
 impl ProfileText {
     /// The text of a profile given as a JSON value (tools and tests).

@@ -19,7 +19,7 @@ pub type Bodies = BTreeMap<String, String>;
 
 /// Which rule gave the prefix in force.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PrefixFrom {
+pub(crate) enum PrefixFrom {
     /// The applied user profile's own `prefix`.
     Profile,
     /// `cloudTags.prefix`, set in the settings.
@@ -34,7 +34,7 @@ pub struct TagKeys<'s> {
     /// The prefix in force.
     pub prefix: &'s str,
     /// Where it comes from.
-    pub from: PrefixFrom,
+    pub(crate) from: PrefixFrom,
     bodies: &'s Bodies,
 }
 
@@ -42,7 +42,7 @@ impl<'s> TagKeys<'s> {
     /// The tag keys under `profile`: its own prefix if it has one, else
     /// `settings_prefix` (`cloudTags.prefix`, when set), else the
     /// profile's default.
-    pub fn new(
+    pub(crate) fn new(
         profile: &'s TagProfile,
         settings_prefix: Option<&'s str>,
         bodies: &'s Bodies,
@@ -60,7 +60,7 @@ impl<'s> TagKeys<'s> {
     }
 
     /// Where the prefix comes from, in words (explanations).
-    pub fn prefix_from(&self, profile: &TagProfile) -> String {
+    pub(crate) fn prefix_from(&self, profile: &TagProfile) -> String {
         match self.from {
             PrefixFrom::Profile => format!("the own prefix of profile {}", profile.name),
             PrefixFrom::Settings => "cloudTags.prefix".to_owned(),
@@ -72,7 +72,7 @@ impl<'s> TagKeys<'s> {
     }
 
     /// The body of `qualified_key`'s tag key.
-    pub fn body<'k>(&self, qualified_key: &'k str) -> &'k str
+    pub(crate) fn body<'k>(&self, qualified_key: &'k str) -> &'k str
     where
         's: 'k,
     {
@@ -82,21 +82,21 @@ impl<'s> TagKeys<'s> {
     }
 
     /// Writes `qualified_key`'s tag key into `key`, replacing what it held.
-    pub fn write(&self, qualified_key: &str, key: &mut String) {
+    pub(crate) fn write(&self, qualified_key: &str, key: &mut String) {
         key.clear();
         key.push_str(self.prefix);
         key.push_str(self.body(qualified_key));
     }
 
     /// `qualified_key`'s tag key.
-    pub fn tag_key(&self, qualified_key: &str) -> String {
+    pub(crate) fn tag_key(&self, qualified_key: &str) -> String {
         let mut key = String::new();
         self.write(qualified_key, &mut key);
         key
     }
 
     /// Whether an entry with this key is the policy's.
-    pub fn owns(&self, key: &str) -> bool {
+    pub(crate) fn owns(&self, key: &str) -> bool {
         key.starts_with(self.prefix)
     }
 

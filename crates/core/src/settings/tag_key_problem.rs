@@ -5,11 +5,11 @@ use crate::fields::quoted;
 
 /// The longest prefix, in bytes: room for a company's name and a
 /// separator, far below every provider's key ceiling.
-pub const PREFIX_MAX: usize = 64;
+pub(crate) const PREFIX_MAX: usize = 64;
 
 /// What is wrong with a tag-key prefix or a `cloudTags.tagKeys` entry.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum TagKeyProblem {
+pub(crate) enum TagKeyProblem {
     /// An empty prefix would make every entry of a tag field the policy's.
     #[error(
         "empty prefix: the prefix marks which tags the policy owns, so every user tag would be \

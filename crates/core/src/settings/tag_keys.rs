@@ -3,12 +3,12 @@
 //! its field, and both labels of a shared body are named.
 
 use super::problem::SettingsProblem;
-pub use super::tag_key_problem::{PREFIX_MAX, TagKeyProblem};
+pub(crate) use super::tag_key_problem::{PREFIX_MAX, TagKeyProblem};
 use crate::fields::FieldPath;
 use crate::settings::tag_key::Bodies;
 
 /// Checks a prefix (`cloudTags.prefix`, or a profile's `prefix`) at `field`.
-pub fn check_prefix(field: FieldPath, prefix: &str, problems: &mut Vec<SettingsProblem>) {
+pub(crate) fn check_prefix(field: FieldPath, prefix: &str, problems: &mut Vec<SettingsProblem>) {
     let problem = if prefix.is_empty() {
         TagKeyProblem::EmptyPrefix
     } else if prefix.len() > PREFIX_MAX {
@@ -28,7 +28,11 @@ pub fn check_prefix(field: FieldPath, prefix: &str, problems: &mut Vec<SettingsP
 /// (as written): every entry's label is opted in and has a body, and no
 /// two opted-in labels end with one body (a label without an entry has its
 /// own key as body).
-pub fn check_bodies(bodies: &Bodies, propagating: &[String], problems: &mut Vec<SettingsProblem>) {
+pub(crate) fn check_bodies(
+    bodies: &Bodies,
+    propagating: &[String],
+    problems: &mut Vec<SettingsProblem>,
+) {
     let field = |label: &str| FieldPath::of(&["cloudTags", "tagKeys"]).key(label);
     for (label, body) in bodies {
         if !propagating.iter().any(|key| key == label) {

@@ -10,8 +10,9 @@
 mod characters;
 mod raw;
 mod read;
-pub use characters::RawKeyCharacters;
-pub use raw::{RawProfile, RawReservedPrefix};
+pub(crate) use characters::RawKeyCharacters;
+pub use raw::RawProfile;
+pub(crate) use raw::RawReservedPrefix;
 
 use super::profile::DEFAULT_PREFIX;
 use super::profile::{BUILT_IN, GENERIC, INFRASTRUCTURE, ReservedPrefix, TagProfile};
@@ -23,8 +24,8 @@ use serde_json::Value;
 use std::borrow::Cow;
 use std::ops::RangeInclusive;
 
-pub mod problem;
-pub use problem::ProfileProblem;
+pub(crate) mod problem;
+pub(crate) use problem::ProfileProblem;
 use problem::{
     CAP, KEY_MAX, NAME_LEN_MAX, PREFIX_LEN_MAX, PREFIXES_MAX, PROFILES_MAX, PROVIDER_LEN_MAX,
     PROVIDERS_MAX, VALUE_MAX,
@@ -40,7 +41,7 @@ fn problem(field: FieldPath, kind: ProfileProblem) -> SettingsProblem {
     SettingsProblem::new(field, kind)
 }
 
-/// [`prepare_profiles`] of profiles given as JSON values, each problem
+/// `prepare_profiles` of profiles given as JSON values, each problem
 /// rendered as the line `validate_settings` shows (for tools and tests that
 /// compare text).
 pub fn prepare(raw: &[Value], problems: &mut Vec<String>) -> Vec<TagProfile> {
@@ -54,7 +55,7 @@ pub fn prepare(raw: &[Value], problems: &mut Vec<String>) -> Vec<TagProfile> {
 /// Parses and checks every profile (each its JSON text), pushing each
 /// problem onto `problems`, and returns the profiles (meaningful only when
 /// nothing was pushed).
-pub fn prepare_profiles(
+pub(crate) fn prepare_profiles(
     raw: &[ProfileText],
     problems: &mut Vec<SettingsProblem>,
 ) -> Vec<TagProfile> {

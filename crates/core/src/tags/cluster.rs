@@ -17,16 +17,16 @@ use crate::projection::Projection;
 use crate::reads::Reads;
 use serde_json::Value;
 
-pub use crate::kinds::CLUSTER_NAME_LABEL;
+pub(crate) use crate::kinds::CLUSTER_NAME_LABEL;
 const CAPI_GROUP: &str = "cluster.x-k8s.io";
 /// The version a Cluster is read at when no ownerReference names one.
-pub const DEFAULT_CLUSTER_VERSION: &str = "cluster.x-k8s.io/v1beta2";
+pub(crate) const DEFAULT_CLUSTER_VERSION: &str = "cluster.x-k8s.io/v1beta2";
 /// What is read of the Cluster: its label set.
 const READ: [&[&str]; 2] = [&["metadata", "labels"], &["metadata", "annotations"]];
 
 /// How the search for the Cluster ended.
 #[derive(Debug)]
-pub enum ClusterFound {
+pub(crate) enum ClusterFound {
     /// Neither label nor owner names a Cluster, or the name is not a valid
     /// object name: no look-up was made.
     Unnamed,
@@ -38,7 +38,7 @@ pub enum ClusterFound {
 
 /// The Cluster `object` (in `namespace`, with `labels` as they will be
 /// stored) belongs to, if something names it.
-pub fn reference(
+pub(crate) fn reference(
     object: &Value,
     name_label: Option<&str>,
     namespace: &str,
@@ -69,13 +69,13 @@ pub fn reference(
 }
 
 /// What is read of the Cluster: its label set.
-pub fn projection() -> Projection<'static> {
+pub(crate) fn projection() -> Projection<'static> {
     Projection::of(&READ)
 }
 
 /// The Cluster `reference` names, taken from what the request read
 /// (field-masked to its label set, [`projection`]).
-pub fn read(reference: Option<ObjectRef>, reads: &mut Reads) -> Result<ClusterFound, Error> {
+pub(crate) fn read(reference: Option<ObjectRef>, reads: &mut Reads) -> Result<ClusterFound, Error> {
     let Some(reference) = reference else {
         return Ok(ClusterFound::Unnamed);
     };
@@ -95,7 +95,7 @@ pub fn read(reference: Option<ObjectRef>, reads: &mut Reads) -> Result<ClusterFo
 /// labels, each of lowercase letters, digits and `-`, starting and ending
 /// with a letter or digit): a name that is not can name no Cluster, so it is
 /// not looked up.
-pub fn is_object_name(name: &str) -> bool {
+pub(crate) fn is_object_name(name: &str) -> bool {
     let alphanumeric = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit();
     let is_label = |label: &str| {
         let bytes = label.as_bytes();

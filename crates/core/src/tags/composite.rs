@@ -23,7 +23,7 @@ use serde_json::Value;
 /// references, a list as long as the composition) are skipped, not
 /// decoded: the projection keeps an object there, empty or not, whenever
 /// `spec.crossplane` is one.
-pub const SHAPE_PATHS: [&[&str]; 3] = [
+pub(crate) const SHAPE_PATHS: [&[&str]; 3] = [
     &["metadata", "namespace"],
     &["spec", "compositionUpdatePolicy"],
     &["spec", "crossplane", "compositionUpdatePolicy"],
@@ -31,7 +31,7 @@ pub const SHAPE_PATHS: [&[&str]; 3] = [
 
 /// Whether `object`, of a request in `namespace` (empty for a
 /// cluster-scoped kind), has the shape of a composite resource.
-pub fn is_composite_resource(object: &Value, namespace: &str) -> bool {
+pub(crate) fn is_composite_resource(object: &Value, namespace: &str) -> bool {
     let spec = object.get("spec");
     let v2 = spec
         .and_then(|spec| spec.get("crossplane"))
@@ -55,7 +55,7 @@ fn cluster_scoped(object: &Value) -> bool {
 
 /// The warning for an object routed as a composite resource whose shape
 /// is not one's: allowed unchanged.
-pub fn not_a_composite_resource(kind: &GroupVersionKind) -> String {
+pub(crate) fn not_a_composite_resource(kind: &GroupVersionKind) -> String {
     let api_version = if kind.group.is_empty() {
         kind.version.clone()
     } else {

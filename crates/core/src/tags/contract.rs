@@ -8,8 +8,8 @@ pub const LABELS_ANNOTATION: &str = "cloud-tags.plexsphere.io/labels";
 /// Annotation listing every skipped label as a JSON array.
 pub const SKIPPED_ANNOTATION: &str = "cloud-tags.plexsphere.io/skipped";
 /// Label marking where a resource came from; `adopted` ones never propagate.
-pub const ORIGIN_LABEL: &str = "platform/origin";
+pub(crate) const ORIGIN_LABEL: &str = "platform/origin";
 
 /// Where an object's labels and annotations (the label-set annotation
 /// among them) live.
-pub use crate::fields::{ANNOTATIONS, LABELS};
+pub(crate) use crate::fields::{ANNOTATIONS, LABELS};

@@ -20,53 +20,57 @@ use crate::settings::tag_key::TagKeys;
 use crate::sorted_map::map_of;
 
 /// What one target's tags are decided from.
-pub struct Inputs<'a, 's> {
+pub(crate) struct Inputs<'a, 's> {
     /// The row of the tag table.
-    pub target: &'a Target,
+    pub(crate) target: &'a Target,
     /// The label set.
-    pub set: &'a LabelSet<'s>,
+    pub(crate) set: &'a LabelSet<'s>,
     /// The field as submitted.
-    pub current: &'a Current<'s>,
+    pub(crate) current: &'a Current<'s>,
     /// The profile applied, and what chose it.
-    pub profile: (&'s TagProfile, Origin),
+    pub(crate) profile: (&'s TagProfile, Origin),
     /// The tag keys under that profile.
-    pub keys: TagKeys<'s>,
+    pub(crate) keys: TagKeys<'s>,
     /// Which entries of the field are the policy's.
-    pub owned: Owned<'s>,
+    pub(crate) owned: Owned<'s>,
     /// `cloudTags.propagatingLabels`, sorted, each once.
-    pub propagating: &'s OptedInKeys,
+    pub(crate) propagating: &'s OptedInKeys,
     /// The object's annotations as they will be stored (the skip
     /// annotation's edit is made against them).
-    pub annotations: &'a StringMap<'s>,
+    pub(crate) annotations: &'a StringMap<'s>,
     /// The Cluster a Cluster source was read from, as explanations name it.
-    pub cluster: &'a str,
+    pub(crate) cluster: &'a str,
     /// The fallback warning, when a composite resource's provider selected
     /// no profile: given only when an opted-in label is in the label set.
-    pub fallback: Option<String>,
+    pub(crate) fallback: Option<String>,
     /// Whether each entry removed from the field gets a warning: in
     /// mutate mode (validate mode removes nothing, and names the entry in
     /// its deviation message instead).
-    pub warn_removals: bool,
+    pub(crate) warn_removals: bool,
 }
 
 /// What was decided.
-pub struct Decided {
+pub(crate) struct Decided {
     /// The tag field's edit, `None` when it already holds the tags.
-    pub edit: Option<Edit>,
+    pub(crate) edit: Option<Edit>,
     /// The skip annotation's edit.
-    pub skipped: MapEdit,
+    pub(crate) skipped: MapEdit,
     /// One warning per skip, or the profile's summary.
-    pub warnings: Vec<String>,
+    pub(crate) warnings: Vec<String>,
     /// When asked for, the record of the decision for an explanation: all
     /// but how the profile was chosen (`provider`, `why`) and an
     /// infrastructure object's `field`, which the caller knows.
-    pub explained: Option<CloudTags>,
+    pub(crate) explained: Option<CloudTags>,
 }
 
 /// Decides the tags of one target from `inputs`; `trace` asks for the
 /// record of every label's fate, `source` words where the tags come from (a
 /// rewritten list's report).
-pub fn decide(inputs: Inputs<'_, '_>, trace: bool, source: impl FnOnce() -> String) -> Decided {
+pub(crate) fn decide(
+    inputs: Inputs<'_, '_>,
+    trace: bool,
+    source: impl FnOnce() -> String,
+) -> Decided {
     let Inputs {
         target,
         set,

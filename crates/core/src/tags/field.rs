@@ -27,18 +27,18 @@ pub enum Layout {
 /// A tag field: where it lies, how it holds its entries, and what it
 /// becomes when left with none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TagField {
+pub(crate) struct TagField {
     /// Its path.
-    pub path: &'static [&'static str],
+    pub(crate) path: &'static [&'static str],
     /// How it holds its entries.
-    pub layout: Layout,
+    pub(crate) layout: Layout,
     /// What it becomes when left with no entry.
-    pub when_empty: WhenEmpty,
+    pub(crate) when_empty: WhenEmpty,
 }
 
 /// What a tag field left with no entry becomes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WhenEmpty {
+pub(crate) enum WhenEmpty {
     /// It goes, even one submitted empty: a composite resource's
     /// `spec.cloudTags` is absent when there is no tag.
     Absent,
@@ -52,28 +52,28 @@ pub enum WhenEmpty {
 /// those under the old profile's prefix too. Every other entry is the
 /// user's.
 #[derive(Debug, Clone, Copy)]
-pub struct Owned<'s> {
+pub(crate) struct Owned<'s> {
     /// The prefix in force.
-    pub prefix: &'s str,
+    pub(crate) prefix: &'s str,
     /// The previous profile's prefix, when it differs.
-    pub old_prefix: Option<&'s str>,
+    pub(crate) old_prefix: Option<&'s str>,
 }
 
 impl Owned<'_> {
     /// Whether the entry `key` is the policy's.
-    pub fn owns(&self, key: &str) -> bool {
+    pub(crate) fn owns(&self, key: &str) -> bool {
         key.starts_with(self.prefix) || self.old_prefix.is_some_and(|old| key.starts_with(old))
     }
 }
 
 /// The tag field as submitted.
 #[derive(Debug)]
-pub struct Current<'o> {
+pub(crate) struct Current<'o> {
     /// Whether the field is present (not absent, not `null`).
-    pub present: bool,
+    pub(crate) present: bool,
     /// Its entries, in field order (a map's as it iterates: nothing here
     /// rests on that order).
-    pub entries: Vec<(&'o str, &'o str)>,
+    pub(crate) entries: Vec<(&'o str, &'o str)>,
     /// A list's items as submitted, one per entry (none for a map): a
     /// rewritten list keeps the user's items whole, not only their key and
     /// value.
@@ -83,18 +83,18 @@ pub struct Current<'o> {
 impl Current<'_> {
     /// The entries the user wrote: on infrastructure they take room under
     /// the profile's cap.
-    pub fn user_entries(&self, owned: Owned<'_>) -> impl Iterator<Item = (&str, &str)> {
+    pub(crate) fn user_entries(&self, owned: Owned<'_>) -> impl Iterator<Item = (&str, &str)> {
         (self.entries.iter().copied()).filter(move |(key, _)| !owned.owns(key))
     }
 
     /// The entries the policy owns.
-    pub fn policy_entries(&self, owned: Owned<'_>) -> impl Iterator<Item = (&str, &str)> {
+    pub(crate) fn policy_entries(&self, owned: Owned<'_>) -> impl Iterator<Item = (&str, &str)> {
         (self.entries.iter().copied()).filter(move |(key, _)| owned.owns(key))
     }
 }
 
 /// Reads the tag field of `object`.
-pub fn read<'o>(object: &'o Value, field: TagField) -> Result<Current<'o>, FieldError> {
+pub(crate) fn read<'o>(object: &'o Value, field: TagField) -> Result<Current<'o>, FieldError> {
     let path = field.path;
     match field.layout {
         Layout::Map => {
@@ -174,7 +174,7 @@ fn list_entry<'o>(
 /// holds them. The tags move out of `transformed`; `remove` holds each
 /// policy entry that is not among them, with why it goes (for reports), and
 /// `source` says where the tags come from.
-pub fn edit(
+pub(crate) fn edit(
     field: TagField,
     current: &Current<'_>,
     owned: Owned<'_>,

@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 
 /// Where a label of the set comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Source {
+pub(crate) enum Source {
     /// The owning Cluster's `metadata.labels`.
     ClusterLabels,
     /// The owning Cluster's label-set annotation.
@@ -31,7 +31,7 @@ pub enum Source {
 
 /// One source's entries, each key once.
 #[derive(Debug, Clone, Copy)]
-pub enum Layer<'s> {
+pub(crate) enum Layer<'s> {
     /// A labels map read in place (every value checked to be a string).
     Object(&'s Map<String, Value>),
     /// A labels map as a plan leaves it.
@@ -77,20 +77,20 @@ impl<'s> Layer<'s> {
 
 /// The sources of one object's label set, the lowest first.
 #[derive(Debug, Default)]
-pub struct LabelSet<'s> {
+pub(crate) struct LabelSet<'s> {
     layers: Vec<(Source, Layer<'s>)>,
 }
 
 impl<'s> LabelSet<'s> {
     /// Adds `layer` over the sources already held.
-    pub fn with(mut self, source: Source, layer: Layer<'s>) -> Self {
+    pub(crate) fn with(mut self, source: Source, layer: Layer<'s>) -> Self {
         self.layers.push((source, layer));
         self
     }
 
     /// The value of `key` and the source it comes from: the last source
     /// that holds it.
-    pub fn get(&self, key: &str) -> Option<(&'s str, Source)> {
+    pub(crate) fn get(&self, key: &str) -> Option<(&'s str, Source)> {
         (self.layers.iter().rev()).find_map(|(source, layer)| Some((layer.get(key)?, *source)))
     }
 
@@ -103,7 +103,7 @@ impl<'s> LabelSet<'s> {
     /// step). A larger one (a label-set annotation of
     /// 10,000 entries), or one whose entries do not come in key order (a
     /// serde_json map built with `preserve_order`), has each key looked up.
-    pub fn opted_in<'k>(&self, keys: &'k OptedInKeys) -> OptedIn<'k, &'s str> {
+    pub(crate) fn opted_in<'k>(&self, keys: &'k OptedInKeys) -> OptedIn<'k, &'s str> {
         let mut found = Vec::new();
         for (_, layer) in self.layers.iter().filter(|(_, layer)| layer.len() > 0) {
             let joined = (layer.len() <= JOIN_AT_MOST * keys.len())
@@ -121,7 +121,7 @@ impl<'s> LabelSet<'s> {
 
     /// Every label of the set with the source it comes from, sorted by key
     /// (explanations only).
-    pub fn sources(&self) -> BTreeMap<&'s str, Source> {
+    pub(crate) fn sources(&self) -> BTreeMap<&'s str, Source> {
         let mut sources = BTreeMap::new();
         for (source, layer) in &self.layers {
             sources.extend(layer.keys().map(|key| (key, *source)));
@@ -207,16 +207,16 @@ fn overlay<'k, 's>(
 /// built only by [`LabelSet::opted_in`], in the order of the
 /// [`OptedInKeys`] it is given, so the transform takes them as they come.
 #[derive(Debug, PartialEq)]
-pub struct OptedIn<'k, V>(Vec<(&'k str, V)>);
+pub(crate) struct OptedIn<'k, V>(Vec<(&'k str, V)>);
 
 impl<'k, V> OptedIn<'k, V> {
     /// Whether `key` is opted in.
-    pub fn contains_key(&self, key: &str) -> bool {
+    pub(crate) fn contains_key(&self, key: &str) -> bool {
         self.0.binary_search_by(|(k, _)| (*k).cmp(key)).is_ok()
     }
 
     /// The labels, sorted by key, each once.
-    pub fn pairs(&self) -> &[(&'k str, V)] {
+    pub(crate) fn pairs(&self) -> &[(&'k str, V)] {
         &self.0
     }
 }
@@ -224,7 +224,7 @@ impl<'k, V> OptedIn<'k, V> {
 impl Source {
     /// Where a label of this source is read, as explanations name it;
     /// `cluster` names the Cluster a Cluster source was read from.
-    pub fn describe(self, cluster: &str) -> String {
+    pub(crate) fn describe(self, cluster: &str) -> String {
         match self {
             Source::ClusterLabels => format!("{cluster} metadata.labels"),
             Source::ClusterAnnotation => format!("{cluster} annotation {LABELS_ANNOTATION}"),

@@ -169,7 +169,7 @@ struct SkipRecord<'a> {
 }
 
 /// The skip annotation's value: a compact JSON array sorted by qualified key.
-pub fn skip_records(skipped: &[Skip<'_>]) -> String {
+pub(crate) fn skip_records(skipped: &[Skip<'_>]) -> String {
     /// The records written straight from the skips, without a list of them.
     struct Records<'s, 'a>(&'s [Skip<'a>]);
     impl Serialize for Records<'_, '_> {
@@ -186,7 +186,7 @@ pub fn skip_records(skipped: &[Skip<'_>]) -> String {
 }
 
 /// The admission warning for one skip.
-pub fn warning(skip: &Skip<'_>) -> String {
+pub(crate) fn warning(skip: &Skip<'_>) -> String {
     format!(
         "cloud tag skipped: label {} did not become tag {} on provider profile {}: {} ({})",
         quoted(skip.qualified_key),

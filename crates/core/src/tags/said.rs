@@ -11,7 +11,7 @@ use std::borrow::Cow;
 
 /// `text` in at most `max` characters: its head and tail around an
 /// ellipsis when it is longer.
-pub fn clip(text: &str, max: usize) -> Cow<'_, str> {
+pub(crate) fn clip(text: &str, max: usize) -> Cow<'_, str> {
     let length = text.chars().count();
     if length <= max {
         return Cow::Borrowed(text);
@@ -25,7 +25,7 @@ pub fn clip(text: &str, max: usize) -> Cow<'_, str> {
 
 /// An XR whose provider value selects no profile, or that has none: the
 /// strict `generic` profile applies, which is rarely what the cloud takes.
-pub fn fallback(provider: Option<&str>, path: &str) -> String {
+pub(crate) fn fallback(provider: Option<&str>, path: &str) -> String {
     let path = clip(path, 60);
     let found = match provider {
         Some(provider) => format!(
@@ -42,7 +42,7 @@ pub fn fallback(provider: Option<&str>, path: &str) -> String {
 
 /// An entry the policy removes from `field` (dotted) of the object: under
 /// `prefix`, which the policy owns, and given by no opted-in label.
-pub fn removed(field: &str, key: &str, prefix: &str) -> String {
+pub(crate) fn removed(field: &str, key: &str, prefix: &str) -> String {
     format!(
         "cloud tag removed from {field}: {} (the policy owns keys under prefix {} and no \
          opted-in label gives this one)",
@@ -53,7 +53,7 @@ pub fn removed(field: &str, key: &str, prefix: &str) -> String {
 
 /// The Cluster an infrastructure object names was not found: its own
 /// labels alone became tags.
-pub fn cluster_not_found(cluster: &ObjectRef) -> String {
+pub(crate) fn cluster_not_found(cluster: &ObjectRef) -> String {
     let namespace = cluster.namespace.as_deref().unwrap_or_default();
     format!(
         "cloud tags: Cluster {}/{} ({}) was not found, so only this object's own labels became \

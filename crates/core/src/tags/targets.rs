@@ -1,7 +1,7 @@
 //! Where each kind keeps its cloud tags, as one table ([`TARGETS`]): the
 //! Crossplane composite resource's row ([`COMPOSITE_RESOURCE`], told by
 //! the object's shape) and one row per CAPI infrastructure kind (README,
-//! "Cloud tags on CAPI infrastructure"). [`row_for`] picks a request's row,
+//! "Cloud tags on CAPI infrastructure"). `row_for` picks a request's row,
 //! and every row goes through the one tag decision (`tags::stamp`); what
 //! differs between kinds is data here, never a question of which row it is.
 //!
@@ -87,7 +87,7 @@ impl Match {
 
 /// How a row's profile is chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ProfileChoice {
+pub(crate) enum ProfileChoice {
     /// By the object's provider value (`cloudTags.providerPath`): the
     /// profile listing it, else the fallback.
     Provider,
@@ -106,31 +106,31 @@ pub struct Target {
     /// How the field holds its entries.
     pub layout: Layout,
     /// What the field becomes when left with no entry.
-    pub when_empty: WhenEmpty,
+    pub(crate) when_empty: WhenEmpty,
     /// Whose labels count.
     pub labels: LabelSource,
     /// How the profile is chosen.
-    pub profile: ProfileChoice,
+    pub(crate) profile: ProfileChoice,
     /// Stamped on CREATE only: the provider makes the field immutable, so a
     /// change on UPDATE would turn an allowed request into a denial.
     pub create_only: bool,
     /// Whether the user's entries in the field take room under the
     /// profile's cap (the providers merge cluster and machine tags per
     /// instance, under one cap).
-    pub user_entries_take_room: bool,
+    pub(crate) user_entries_take_room: bool,
     /// Whether `platform/origin: adopted` in the object's own label set
     /// leaves it as submitted (an adopted resource's tags belong to
     /// whoever created it).
-    pub adopted_left_alone: bool,
+    pub(crate) adopted_left_alone: bool,
     /// Stamped only when `cloudTags.capiInfrastructure` is on.
-    pub behind_capi_infrastructure: bool,
+    pub(crate) behind_capi_infrastructure: bool,
     /// Whether messages and explanations name the object and its tag
     /// field: an infrastructure object's decision reads its Cluster too,
     /// and its field is one of several; a composite resource is the only
     /// object read, and its field is always `spec.cloudTags`.
-    pub named_in_messages: bool,
+    pub(crate) named_in_messages: bool,
     /// Where the field is documented, for the README and messages.
-    pub upstream: &'static str,
+    pub(crate) upstream: &'static str,
 }
 
 /// The composite resource's row: its own labels become tags in
@@ -305,7 +305,7 @@ pub const TARGETS: &[Target] = &[
 
 impl Target {
     /// The row's tag field.
-    pub const fn tag_field(&self) -> TagField {
+    pub(crate) const fn tag_field(&self) -> TagField {
         TagField {
             path: self.field,
             layout: self.layout,
@@ -315,7 +315,7 @@ impl Target {
 
     /// Whether this request's object gets its tags (re)computed: not on
     /// the UPDATE of a CREATE-only row.
-    pub fn stamps(&self, operation: &str) -> bool {
+    pub(crate) fn stamps(&self, operation: &str) -> bool {
         !self.create_only || operation == "CREATE"
     }
 
@@ -338,7 +338,7 @@ impl Target {
     /// What the row's decision reads of the object besides its labels and
     /// annotations: the tag field and what tells the object's shape (the
     /// provider, a setting, is the caller's to add).
-    pub fn reads(&self) -> impl Iterator<Item = &'static [&'static str]> {
+    pub(crate) fn reads(&self) -> impl Iterator<Item = &'static [&'static str]> {
         std::iter::once(self.field).chain(self.matches.reads().iter().copied())
     }
 }
@@ -352,13 +352,16 @@ fn in_force(capi_infrastructure: bool) -> impl Iterator<Item = &'static Target> 
 
 /// The row that covers `request`, if any: the routing step every row goes
 /// through, by kind and, for the composite resource, by shape.
-pub fn row_for(request: &AdmissionRequest, capi_infrastructure: bool) -> Option<&'static Target> {
+pub(crate) fn row_for(
+    request: &AdmissionRequest,
+    capi_infrastructure: bool,
+) -> Option<&'static Target> {
     in_force(capi_infrastructure).find(|t| t.matches.covers(request))
 }
 
 /// The rows that may cover a request of `kind`, known before its object is
 /// read: what the object's projection keeps for them.
-pub fn rows_for_kind(
+pub(crate) fn rows_for_kind(
     kind: &GroupVersionKind,
     capi_infrastructure: bool,
 ) -> impl Iterator<Item = &'static Target> {

@@ -138,7 +138,7 @@ pub struct Skip<'a> {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Transformed<'a> {
     /// Tag key → value, sorted. The map moves whole into the edit that
-    /// writes it ([`crate::plan::MapEdit::upsert_map`]), built once.
+    /// writes it (`crate::plan::MapEdit::upsert_map`), built once.
     pub tags: BTreeMap<String, String>,
     /// Refused labels, sorted by qualified key.
     pub skipped: Vec<Skip<'a>>,
@@ -168,7 +168,7 @@ impl TagProfile {
 }
 
 /// The first reason `profile` refuses this label, ignoring the count cap.
-/// `tag_key` is the label's ([`TagKeys::tag_key`]).
+/// `tag_key` is the label's (`TagKeys::tag_key`).
 pub fn check<'p>(
     profile: &'p TagProfile,
     keys: &TagKeys<'_>,

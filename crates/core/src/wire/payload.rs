@@ -31,7 +31,7 @@ pub enum PayloadSettings<'a> {
     Read(Settings),
     /// Kept as text (`None`: the payload has none): settings of a request
     /// the policy does not act on, which are never parsed, or settings
-    /// [`Settings::parse_text`] must read to name what is wrong with them.
+    /// `Settings::parse_text` must read to name what is wrong with them.
     Text(Option<&'a RawValue>),
 }
 
@@ -109,7 +109,7 @@ impl<'de> Visitor<'de> for PayloadVisitor {
 /// parts of the object get decoded depends on the route and the settings
 /// ([`crate::evaluate::object_projection`]); the settings come after the request, so the
 /// object is split through the route's projection as the default settings
-/// would make it ([`default_object_projection`]) when its kind and
+/// would make it (`default_object_projection`) when its kind and
 /// operation came before it (as every host writes them), and kept as text
 /// otherwise.
 #[derive(Default)]
@@ -121,7 +121,7 @@ pub struct Request<'a> {
     /// The old object, as text: scanned, as skipping it would be, and
     /// decoded only on a composite resource's UPDATE whose settings say its
     /// profile may matter (`old_provider`).
-    pub old_object: Option<&'a RawValue>,
+    pub(crate) old_object: Option<&'a RawValue>,
     /// The request's [`route`], taken once, as soon as its kind and
     /// operation are read.
     pub route: Route,
@@ -141,7 +141,7 @@ pub enum Object<'a> {
     /// Its text, borrowed from the payload: its kind or operation came
     /// after it, or the policy does not act on it.
     Text(&'a RawValue),
-    /// Split through `projection` ([`default_object_projection`]) as the
+    /// Split through `projection` (`default_object_projection`) as the
     /// payload was read.
     Split {
         /// What the projection decoded.
@@ -279,14 +279,14 @@ impl<'a> Payload<'a> {
     /// The payload is checked to be UTF-8 once, as a whole, and read as
     /// text: read from bytes, serde_json checks each string it decodes on
     /// its own, which costs more than one pass over the whole payload.
-    /// Every decode in the module reads text ([`crate::projection::text`]),
+    /// Every decode in the module reads text (`crate::projection::text`),
     /// so serde_json's decoders are in it once.
     ///
     /// The settings are read in the same pass, so they are scanned once,
     /// not once as text and again to parse them. serde cannot
     /// step back, so settings that fail to read fail the pass, and the
     /// payload is read a second time with its settings kept as text, for
-    /// [`Settings::parse_text`] to name every field at fault, as it would
+    /// `Settings::parse_text` to name every field at fault, as it would
     /// have on its own. Only a payload with refused settings, or one that
     /// cannot be read at all, pays for that second reading.
     pub fn decode(payload: &'a [u8]) -> Result<Self, String> {

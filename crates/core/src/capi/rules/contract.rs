@@ -1,8 +1,9 @@
 //! The contract's types, and the paths and helpers its tables share.
 
-pub use crate::kinds::{
-    ANY_BOOTSTRAP, ANY_CONTROL_PLANE, ANY_INFRASTRUCTURE, CONTROL_PLANE, CORE, KindMatch, MACHINE,
-    MACHINE_DEPLOYMENT, MACHINE_POOL, MACHINE_SET,
+pub use crate::kinds::KindMatch;
+pub(crate) use crate::kinds::{
+    ANY_BOOTSTRAP, ANY_CONTROL_PLANE, ANY_INFRASTRUCTURE, MACHINE, MACHINE_DEPLOYMENT,
+    MACHINE_POOL, MACHINE_SET,
 };
 
 /// How the parent of a child is found.
@@ -47,16 +48,16 @@ pub enum Flow {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MapFlow {
     /// Path of the string map in the parent.
-    pub from: &'static [&'static str],
+    pub(crate) from: &'static [&'static str],
     /// Paths of the string maps in the child that receive it.
-    pub to: &'static [&'static [&'static str]],
+    pub(crate) to: &'static [&'static [&'static str]],
     /// Keys that never travel along this flow.
-    pub never_copied: &'static [&'static str],
+    pub(crate) never_copied: &'static [&'static str],
 }
 
 /// What one flow does with one parent key for one target map.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KeyRule {
+pub(crate) enum KeyRule {
     /// The contract never copies this key along this flow.
     NeverCopied,
     /// A bookkeeping key of the child: the child keeps its value.
@@ -69,7 +70,7 @@ impl MapFlow {
     /// The one place that decides whether `key` travels to a target map
     /// whose bookkeeping keys are `kept`; the plan and the explanation both
     /// ask here.
-    pub fn rule_for(&self, key: &str, kept: &[&str]) -> KeyRule {
+    pub(crate) fn rule_for(&self, key: &str, kept: &[&str]) -> KeyRule {
         if self.never_copied.contains(&key) {
             KeyRule::NeverCopied
         } else if kept.contains(&key) {
@@ -116,9 +117,9 @@ pub struct Endpoint {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ByVersion {
     /// `*.cluster.x-k8s.io/v1beta1`.
-    pub v1beta1: Option<Endpoint>,
+    pub(crate) v1beta1: Option<Endpoint>,
     /// `*.cluster.x-k8s.io/v1beta2`.
-    pub v1beta2: Option<Endpoint>,
+    pub(crate) v1beta2: Option<Endpoint>,
 }
 
 impl ByVersion {
@@ -132,7 +133,7 @@ impl ByVersion {
     }
 
     /// Every endpoint, oldest version first.
-    pub fn endpoints(&self) -> impl Iterator<Item = &Endpoint> {
+    pub(crate) fn endpoints(&self) -> impl Iterator<Item = &Endpoint> {
         self.v1beta1.iter().chain(self.v1beta2.iter())
     }
 }
@@ -143,7 +144,7 @@ impl ByVersion {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FieldFlow {
     /// The field's name in messages (`nodeDrainTimeout`).
-    pub field: &'static str,
+    pub(crate) field: &'static str,
     /// Where the parent holds it. For topology children: relative to the
     /// Cluster's topology entry and, with the same path, the ClusterClass
     /// entry (the resolver merges the two, topology first).
@@ -155,11 +156,11 @@ pub struct FieldFlow {
 /// Keys the child's own controller sets after copying from the parent, so the
 /// child's value (or absence) stands: the policy never writes them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Bookkeeping {
+pub(crate) struct Bookkeeping {
     /// Label keys.
-    pub labels: &'static [&'static str],
+    pub(crate) labels: &'static [&'static str],
     /// Annotation keys.
-    pub annotations: &'static [&'static str],
+    pub(crate) annotations: &'static [&'static str],
 }
 
 /// One propagation path.
@@ -172,16 +173,16 @@ pub struct Rule {
     /// How the parent is found.
     pub parent: ParentLink,
     /// What flows, in groups (the metadata maps, then the in-place fields).
-    pub flows: &'static [&'static [Flow]],
+    pub(crate) flows: &'static [&'static [Flow]],
     /// What the child keeps.
-    pub bookkeeping: Bookkeeping,
+    pub(crate) bookkeeping: Bookkeeping,
     /// The CAPI function this row mirrors.
-    pub upstream: &'static str,
+    pub(crate) upstream: &'static str,
 }
 
 /// An object's own labels (a Machine's are synced to its Node) and
 /// annotations.
-pub use crate::fields::{ANNOTATIONS, LABELS};
+pub(crate) use crate::fields::{ANNOTATIONS, LABELS};
 pub(super) const TEMPLATE_LABELS: &[&str] = &["spec", "template", "metadata", "labels"];
 pub(super) const TEMPLATE_ANNOTATIONS: &[&str] = &["spec", "template", "metadata", "annotations"];
 pub(super) const MACHINE_TEMPLATE_LABELS: &[&str] =
@@ -191,7 +192,7 @@ pub(super) const MACHINE_TEMPLATE_ANNOTATIONS: &[&str] =
 
 /// MachineDeployment annotations never copied to MachineSets
 /// (mdutil `annotationsToSkip`, identical in v1.6 and v1.14).
-pub const MD_ANNOTATIONS_TO_SKIP: &[&str] = &[
+pub(crate) const MD_ANNOTATIONS_TO_SKIP: &[&str] = &[
     "kubectl.kubernetes.io/last-applied-configuration",
     "machinedeployment.clusters.x-k8s.io/revision",
     "machinedeployment.clusters.x-k8s.io/revision-history",
@@ -203,21 +204,21 @@ pub const MD_ANNOTATIONS_TO_SKIP: &[&str] = &[
 /// Topology annotations a MachineDeployment or MachinePool never receives
 /// (`computeMachineDeployment` and `computeMachinePool` delete them, v1.14
 /// desired_state.go).
-pub const TOPOLOGY_UPGRADE_ANNOTATIONS: &[&str] = &[
+pub(crate) const TOPOLOGY_UPGRADE_ANNOTATIONS: &[&str] = &[
     "topology.cluster.x-k8s.io/hold-upgrade-sequence",
     "topology.cluster.x-k8s.io/defer-upgrade",
 ];
 
 /// Keys of the synthetic parent the topology resolver builds.
-pub mod merged {
+pub(crate) mod merged {
     /// Merged topology + class labels.
-    pub const LABELS: &[&str] = &["labels"];
+    pub(crate) const LABELS: &[&str] = &["labels"];
     /// Merged topology + class annotations.
-    pub const ANNOTATIONS: &[&str] = &["annotations"];
+    pub(crate) const ANNOTATIONS: &[&str] = &["annotations"];
     /// Present only when the ClusterClass has `controlPlane.machineInfrastructure`.
-    pub const MACHINE_TEMPLATE_LABELS: &[&str] = &["machineTemplate", "labels"];
+    pub(crate) const MACHINE_TEMPLATE_LABELS: &[&str] = &["machineTemplate", "labels"];
     /// Present only when the ClusterClass has `controlPlane.machineInfrastructure`.
-    pub const MACHINE_TEMPLATE_ANNOTATIONS: &[&str] = &["machineTemplate", "annotations"];
+    pub(crate) const MACHINE_TEMPLATE_ANNOTATIONS: &[&str] = &["machineTemplate", "annotations"];
 }
 
 pub(super) const fn at(path: &'static [&'static str], unit: Unit) -> Option<Endpoint> {
@@ -237,15 +238,15 @@ pub(super) const fn field(field: &'static str, from: ByVersion, to: ByVersion) -
 }
 
 /// `readinessGates` entries are keyed by `conditionType`.
-pub const READINESS_GATE_KEYS: &[&str] = &["conditionType"];
+pub(crate) const READINESS_GATE_KEYS: &[&str] = &["conditionType"];
 /// `taints` entries are keyed by `key` and `effect`.
-pub const TAINT_KEYS: &[&str] = &["key", "effect"];
+pub(crate) const TAINT_KEYS: &[&str] = &["key", "effect"];
 pub(super) const GATES: Unit = Unit::KeyedList(READINESS_GATE_KEYS);
 pub(super) const TAINTS: Unit = Unit::KeyedList(TAINT_KEYS);
 
 /// Where each kind carries the labels of the Machines it creates, for the
 /// Node-sync warnings (the Machine itself carries them on its own metadata).
-pub const NODE_BOUND_LABELS: &[(KindMatch, &[&str])] = &[
+pub(crate) const NODE_BOUND_LABELS: &[(KindMatch, &[&str])] = &[
     (MACHINE, LABELS),
     (MACHINE_DEPLOYMENT, TEMPLATE_LABELS),
     (MACHINE_SET, TEMPLATE_LABELS),
@@ -256,7 +257,7 @@ impl Bookkeeping {
     /// The bookkeeping keys for a child map: `metadata.labels` and
     /// `spec.template.metadata.labels` hold labels, the other maps a rule
     /// writes hold annotations. Asked only for map flows' targets.
-    pub fn for_map(&self, path: &[&str]) -> &'static [&'static str] {
+    pub(crate) fn for_map(&self, path: &[&str]) -> &'static [&'static str] {
         match path.last() {
             Some(&"labels") => self.labels,
             Some(&"annotations") => self.annotations,

@@ -6,7 +6,7 @@ use super::node_timeouts::*;
 
 /// MachineDeployment → MachineSet fields (CAPI v1.14 `computeDesiredMS`, for
 /// every MachineSet of the MachineDeployment).
-pub const MACHINE_SET_FIELDS: [Flow; 8] = with_node_timeouts(
+pub(crate) const MACHINE_SET_FIELDS: [Flow; 8] = with_node_timeouts(
     [
         field(
             "minReadySeconds",
@@ -69,7 +69,7 @@ pub const MACHINE_SET_FIELDS: [Flow; 8] = with_node_timeouts(
 
 /// MachineSet → Machine fields (CAPI `computeDesiredMachine`);
 /// `minReadySeconds` exists on v1beta2 Machines only.
-pub const MACHINE_FROM_MACHINE_SET_FIELDS: [Flow; 6] = with_node_timeouts(
+pub(crate) const MACHINE_FROM_MACHINE_SET_FIELDS: [Flow; 6] = with_node_timeouts(
     [
         field(
             "minReadySeconds",
@@ -105,7 +105,7 @@ pub const MACHINE_FROM_MACHINE_SET_FIELDS: [Flow; 6] = with_node_timeouts(
 /// ControlPlane → Machine fields (KCP `ComputeDesiredMachine`; never
 /// `minReadySeconds`). The gates KCP always adds stay: a keyed list keeps
 /// entries the parent does not name.
-pub const MACHINE_FROM_CONTROL_PLANE_FIELDS: [Flow; 5] = with_node_timeouts(
+pub(crate) const MACHINE_FROM_CONTROL_PLANE_FIELDS: [Flow; 5] = with_node_timeouts(
     [],
     node_timeouts!(
         from: ["spec", "machineTemplate"] ["spec", "machineTemplate", "spec", "deletion"],

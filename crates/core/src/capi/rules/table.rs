@@ -232,7 +232,8 @@ pub const CAPI_RULES: &[Rule] = &[
 /// each field at the child's `version` only, so a field another kind or
 /// version declares at the same path is not allowed here. The invariant
 /// checks and the fuzz targets hold the policy to exactly these.
-pub fn contract_targets_for(
+#[cfg(feature = "invariants")]
+pub(crate) fn contract_targets_for(
     group: &str,
     kind: &str,
     version: &str,

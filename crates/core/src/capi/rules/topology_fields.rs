@@ -7,7 +7,7 @@ use super::node_timeouts::*;
 /// Topology + class → ControlPlane fields, relative to `spec.topology.controlPlane`
 /// and `ClusterClass.spec.controlPlane` (CAPI `computeControlPlane`). The
 /// contract version is taken to be the ControlPlane's own API version.
-pub const TOPOLOGY_CONTROL_PLANE_FIELDS: [Flow; 5] = with_node_timeouts(
+pub(crate) const TOPOLOGY_CONTROL_PLANE_FIELDS: [Flow; 5] = with_node_timeouts(
     [],
     node_timeouts!(
         from: [] ["deletion"],
@@ -61,7 +61,7 @@ const WORKER_MIN_READY_SECONDS: Flow = field(
 /// class `machineDeployments[]` entries (CAPI `computeMachineDeployment`).
 /// Rollout strategy, remediation, failure domain and replicas are not
 /// in-place-only fields (they roll Machines out) and do not flow here.
-pub const TOPOLOGY_MACHINE_DEPLOYMENT_FIELDS: [Flow; 7] = with_node_timeouts(
+pub(crate) const TOPOLOGY_MACHINE_DEPLOYMENT_FIELDS: [Flow; 7] = with_node_timeouts(
     [WORKER_MIN_READY_SECONDS],
     node_timeouts!(
         from: [] ["deletion"],
@@ -97,7 +97,7 @@ pub const TOPOLOGY_MACHINE_DEPLOYMENT_FIELDS: [Flow; 7] = with_node_timeouts(
 
 /// Topology + class → MachinePool fields (CAPI `computeMachinePool`; pools
 /// have no readiness gates).
-pub const TOPOLOGY_MACHINE_POOL_FIELDS: [Flow; 5] = with_node_timeouts(
+pub(crate) const TOPOLOGY_MACHINE_POOL_FIELDS: [Flow; 5] = with_node_timeouts(
     [WORKER_MIN_READY_SECONDS],
     node_timeouts!(
         from: [] ["deletion"],

@@ -11,18 +11,18 @@ use serde_json::{Map, Value};
 /// its path relative to the entry, taken from the topology entry when set
 /// there, else from the class entry.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Merged {
+pub(crate) struct Merged {
     /// The synthetic parent object.
-    pub object: Value,
+    pub(crate) object: Value,
     /// For each field path (dotted, relative to the entry) where its value
     /// comes from, or where it was looked for.
-    pub origins: Vec<(String, FieldOrigin)>,
+    pub(crate) origins: Vec<(String, FieldOrigin)>,
 }
 
 /// Where a topology child's field value comes from. Paths are rendered
 /// within their object, e.g. `spec.topology.workers.machineDeployments[name="md-0"].minReadySeconds`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FieldOrigin {
+pub(crate) enum FieldOrigin {
     /// The Cluster's topology entry sets it.
     Cluster(String),
     /// The topology entry does not, the ClusterClass entry does.

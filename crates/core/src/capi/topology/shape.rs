@@ -12,23 +12,23 @@ use serde_json::Value;
 pub const TOPOLOGY_OWNED_LABEL: &str = "topology.cluster.x-k8s.io/owned";
 pub use crate::kinds::CLUSTER_NAME_LABEL;
 /// Label naming the MachineDeployment's entry in the Cluster topology.
-pub const DEPLOYMENT_NAME_LABEL: &str = "topology.cluster.x-k8s.io/deployment-name";
+pub(crate) const DEPLOYMENT_NAME_LABEL: &str = "topology.cluster.x-k8s.io/deployment-name";
 /// Label naming the MachinePool's entry in the Cluster topology.
-pub const POOL_NAME_LABEL: &str = "topology.cluster.x-k8s.io/pool-name";
+pub(crate) const POOL_NAME_LABEL: &str = "topology.cluster.x-k8s.io/pool-name";
 
 /// A list of worker entries: `spec.topology.workers.<list>` in the Cluster
 /// (entries keyed by `name`), `spec.workers.<list>` in the ClusterClass
 /// (keyed by `class`), and the child label naming the child's entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Workers {
+pub(crate) struct Workers {
     /// `machineDeployments` or `machinePools`.
-    pub list: &'static str,
+    pub(crate) list: &'static str,
     /// The child's label naming its entry.
-    pub name_label: &'static str,
+    pub(crate) name_label: &'static str,
 }
 
 /// The worker list a topology entry lives in; `None` for the control plane.
-pub fn workers(entry: TopologyEntry) -> Option<Workers> {
+pub(crate) fn workers(entry: TopologyEntry) -> Option<Workers> {
     match entry {
         TopologyEntry::ControlPlane => None,
         TopologyEntry::MachineDeployment => Some(Workers {
@@ -48,12 +48,12 @@ pub struct ClusterShape {
     /// The Cluster / ClusterClass apiVersion.
     pub api_version: &'static str,
     /// ClusterClass name inside the Cluster.
-    pub class_name: &'static [&'static str],
+    pub(crate) class_name: &'static [&'static str],
     /// ClusterClass namespace inside the Cluster (default: the Cluster's).
-    pub class_namespace: &'static [&'static str],
+    pub(crate) class_namespace: &'static [&'static str],
     /// Metadata inside a `ClusterClass.spec.workers.machineDeployments[]` or
     /// `machinePools[]` entry.
-    pub worker_class_metadata: &'static [&'static str],
+    pub(crate) worker_class_metadata: &'static [&'static str],
 }
 
 /// The Cluster shapes the policy reads.
@@ -79,7 +79,7 @@ impl ClusterShape {
     /// also the look-ups' field masks, so nothing else crosses into the
     /// guest. `fields` are the in-place fields the rule reads, relative to
     /// the entry, in both.
-    pub fn projections(
+    pub(crate) fn projections(
         &self,
         entry: TopologyEntry,
         fields: &[&'static [&'static str]],
@@ -139,7 +139,7 @@ fn class_entry_path(entry: TopologyEntry) -> Vec<&'static str> {
 /// The shape of the Cluster a child of API version `version` looks up: the
 /// Cluster is read at the child's own version (README, "Cluster API: what
 /// flows where").
-pub fn shape_for_child_version(version: &str) -> Option<&'static ClusterShape> {
+pub(crate) fn shape_for_child_version(version: &str) -> Option<&'static ClusterShape> {
     SHAPES
         .iter()
         .find(|s| api_version::version(s.api_version) == version)

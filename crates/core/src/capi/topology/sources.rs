@@ -10,7 +10,7 @@ use serde_json::Value;
 
 /// Which of the two topology objects a malformed field was found in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Source {
+pub(crate) enum Source {
     /// The Cluster.
     Cluster,
     /// The ClusterClass.

@@ -10,16 +10,16 @@ use crate::settings::problem::SettingsProblem;
 /// `keyCharacters` and `valueCharacters`: `sets` ∪ `extra` ∖ `except`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct RawKeyCharacters {
+pub(crate) struct RawKeyCharacters {
     /// Named sets (`letters`, `digits`, `non-control`, ...).
     #[serde(default)]
-    pub sets: Vec<CharSet>,
+    pub(crate) sets: Vec<CharSet>,
     /// Characters admitted besides the sets.
     #[serde(default)]
-    pub extra: String,
+    pub(crate) extra: String,
     /// Characters refused even when a set admits them.
     #[serde(default)]
-    pub except: String,
+    pub(crate) except: String,
 }
 
 /// The character class `name` (`keyCharacters` or `valueCharacters`) of the

@@ -30,7 +30,7 @@ pub(super) const CHARACTERS_LEN_MAX: usize = 256;
 
 /// What is wrong with one setting of `cloudTags.profiles`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ProfileProblem {
+pub(crate) enum ProfileProblem {
     /// More profiles than allowed: how many.
     #[error(
         "{0} profiles, at most {PROFILES_MAX} are allowed; merge profiles that share \

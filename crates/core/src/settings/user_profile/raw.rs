@@ -14,38 +14,38 @@ use crate::settings::profile::Unit;
 )]
 pub struct RawProfile {
     /// Reported as `provider` in skip records.
-    pub name: String,
+    pub(crate) name: String,
     /// Provider values that select the profile (ignoring case).
-    pub providers: Vec<String>,
+    pub(crate) providers: Vec<String>,
     /// Ceiling on the prefixed tag key.
-    pub key_max: u64,
+    pub(crate) key_max: u64,
     /// Ceiling on the value.
-    pub value_max: u64,
+    pub(crate) value_max: u64,
     /// `runes` or `bytes`.
-    pub unit: Unit,
+    pub(crate) unit: Unit,
     /// Most tags per object.
-    pub cap: u64,
+    pub(crate) cap: u64,
     /// Characters admitted in the prefixed tag key.
-    pub key_characters: RawKeyCharacters,
+    pub(crate) key_characters: RawKeyCharacters,
     /// Characters admitted in the value, in the same form; left out (or
     /// with no sets, extra or except at all), any value is admitted.
     #[serde(default)]
-    pub value_characters: RawKeyCharacters,
+    pub(crate) value_characters: RawKeyCharacters,
     /// Reserved qualified-key prefixes (default none).
     #[serde(default)]
-    pub reserved_prefixes: Vec<RawReservedPrefix>,
+    pub(crate) reserved_prefixes: Vec<RawReservedPrefix>,
     /// The profile's own tag-key prefix, winning over `cloudTags.prefix`
     /// for the objects it applies to (default: none of its own).
     #[serde(default)]
-    pub prefix: Option<String>,
+    pub(crate) prefix: Option<String>,
 }
 
 /// One reserved prefix.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct RawReservedPrefix {
+pub(crate) struct RawReservedPrefix {
     /// The prefix of the qualified key.
-    pub prefix: String,
+    pub(crate) prefix: String,
     /// Whether it matches in any upper/lowercase combination.
-    pub ignore_case: bool,
+    pub(crate) ignore_case: bool,
 }

@@ -24,16 +24,16 @@ use serde::de::{Deserialize, Error as _};
 /// skipped; an optional one is its default then, as when left out.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(super) struct ReadProfile {
-    pub name: Option<String>,
-    pub providers: Option<Vec<String>>,
-    pub key_max: Option<u64>,
-    pub value_max: Option<u64>,
-    pub unit: Option<Unit>,
-    pub cap: Option<u64>,
-    pub key_characters: Option<RawKeyCharacters>,
-    pub value_characters: RawKeyCharacters,
-    pub reserved_prefixes: Vec<RawReservedPrefix>,
-    pub prefix: Option<String>,
+    pub(crate) name: Option<String>,
+    pub(crate) providers: Option<Vec<String>>,
+    pub(crate) key_max: Option<u64>,
+    pub(crate) value_max: Option<u64>,
+    pub(crate) unit: Option<Unit>,
+    pub(crate) cap: Option<u64>,
+    pub(crate) key_characters: Option<RawKeyCharacters>,
+    pub(crate) value_characters: RawKeyCharacters,
+    pub(crate) reserved_prefixes: Vec<RawReservedPrefix>,
+    pub(crate) prefix: Option<String>,
 }
 
 impl From<RawProfile> for ReadProfile {
