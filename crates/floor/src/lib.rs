@@ -16,7 +16,7 @@
 //!   build the JSONPatch (empty here).
 //! - The **look-up floor** (`--features lookup`) is the accept floor plus
 //!   the look-ups the policy makes for the request, through the policy's
-//!   own code ([`evaluate::look_up`]): the settings parsed, the object split
+//!   own code ([`metadata_propagation_core::evaluate::look_up`]): the settings parsed, the object split
 //!   as the policy splits it, the same parents with the same field masks,
 //!   each read once. It accepts, the cheapest answer there is, so any
 //!   policy making these look-ups costs at least this.

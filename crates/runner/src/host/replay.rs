@@ -167,7 +167,7 @@ impl Replay {
     /// Answers `request` from the next entry, consuming it whether or not it
     /// matches (as kwctl does). A match returns the recorded object, pruned
     /// by the request's field masks as policy-evaluator prunes a live
-    /// object ([`field_mask`](crate::host::field_mask)) and serialised again (a
+    /// object ([`crate::host::field_mask`]) and serialised again (a
     /// payload that is not JSON is returned as recorded), or the recorded
     /// error message.
     pub fn answer(&mut self, request: &GetResourceRequest) -> Result<Vec<u8>, ReplayError> {
