@@ -24,12 +24,16 @@ pub(crate) fn render(trace: Trace<'_>, object: &Value, explain: &mut Explanation
     let Resolved::Parent(rule, parent) = &trace.resolved else {
         return;
     };
-    for step in &trace.maps {
-        // Topology parents merge two objects: an explanation names the
-        // one each key comes from.
-        let sources = key_sources(parent, step.flow, object);
-        let from = key_from(&parent.reference, step.flow, sources.as_ref());
-        explain.paths.push(map(step, rule.upstream, &from));
+    // A flow's target maps are consecutive steps: where each key comes from
+    // is worked out once per flow. Topology parents merge two objects: an
+    // explanation names the one each key comes from.
+    for steps in trace.maps.chunk_by(|a, b| std::ptr::eq(a.flow, b.flow)) {
+        let flow = steps[0].flow;
+        let sources = key_sources(parent, flow, object);
+        let from = key_from(&parent.reference, flow, sources.as_ref());
+        explain
+            .paths
+            .extend(steps.iter().map(|step| map(step, rule.upstream, &from)));
     }
     fields(explain, &trace.fields, &|from| parent.source(from));
     explain.node_sync = trace.node_sync;
