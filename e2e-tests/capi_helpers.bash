@@ -101,7 +101,7 @@ evaluate() {
   local version=$1 scenario=$2
   shift 2
   REQUEST="$DATA/$version/$scenario.json"
-  local stderr_file="${BATS_TMPDIR:-/tmp}/$(basename "$BATS_TEST_FILENAME" .bats)-bats-stderr.$$"
+  local stderr_file="$BATS_TEST_TMPDIR/runner.stderr"
   local row lookups session answers=() parent recorded
   [[ -f "$REQUEST" ]] || { echo "missing fixture $REQUEST"; return 1; }
   row=$(scenario_row "$version" "$scenario") || { echo "$scenario has no row in $DATA/$version/lookups.tsv"; return 1; }

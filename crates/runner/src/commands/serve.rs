@@ -95,6 +95,9 @@ async fn run(args: &ServeArgs, state: Arc<State>, tls: Option<TlsAcceptor>) -> R
     let readiness = TcpListener::bind(readiness_addr)
         .await
         .with_context(|| format!("cannot listen on {readiness_addr}"))?;
+    // Port 0 asks the system for a free port; the line below names the one
+    // it gave, which is how a caller learns it without a race.
+    let (webhook_addr, readiness_addr) = (webhook.local_addr()?, readiness.local_addr()?);
     let scheme = if tls.is_some() { "https" } else { "http" };
     eprintln!(
         "INFO policy-runner: serving {} policies on {scheme}://{webhook_addr}/validate/<id>, \

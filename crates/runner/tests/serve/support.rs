@@ -5,7 +5,7 @@
 
 use std::convert::Infallible;
 use std::fs::File;
-use std::net::{SocketAddr, TcpListener as StdListener};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::Arc;
@@ -56,15 +56,6 @@ pub fn annotated_guest(dir: &Path) -> PathBuf {
     annotated
 }
 
-/// A loopback port nothing listens on (for a moment).
-pub fn free_port() -> u16 {
-    StdListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// A running `policy-runner serve`.
 pub struct Serve {
     child: Child,
@@ -75,18 +66,19 @@ pub struct Serve {
 
 impl Serve {
     /// Starts `serve` on `policies` (YAML text) with `extra` flags and the
-    /// kubeconfig at `kubeconfig`, on free ports.
+    /// kubeconfig at `kubeconfig`, on ports the system picks (port 0): a
+    /// port chosen here and bound later could be taken in between by any
+    /// outgoing connection. [`Serve::ready`] reads the ports it got.
     pub fn start(dir: &Path, policies: &str, kubeconfig: &Path, extra: &[&str]) -> Serve {
         let file = dir.join("policies.yml");
         std::fs::write(&file, policies).unwrap();
-        let (port, readiness_port) = (free_port(), free_port());
         let stderr = dir.join("serve.stderr");
         let child = Command::new(RUNNER)
             .arg("serve")
             .arg("--policies")
             .arg(&file)
-            .args(["--addr", "127.0.0.1", "--port", &port.to_string()])
-            .args(["--readiness-probe-port", &readiness_port.to_string()])
+            .args(["--addr", "127.0.0.1", "--port", "0"])
+            .args(["--readiness-probe-port", "0"])
             .args(extra)
             .env("KUBECONFIG", kubeconfig)
             .stdout(Stdio::null())
@@ -95,10 +87,26 @@ impl Serve {
             .unwrap();
         Serve {
             child,
-            port,
-            readiness_port,
+            port: 0,
+            readiness_port: 0,
             stderr,
         }
+    }
+
+    /// The webhook and readiness ports of serve's "serving …" line, once
+    /// it has printed it.
+    fn bound_ports(&self) -> Option<(u16, u16)> {
+        let stderr = self.stderr();
+        let line = stderr.lines().find(|l| l.contains(" policies on "))?;
+        let port_after = |marker: &str| -> Option<u16> {
+            let rest = &line[line.find(marker)? + marker.len()..];
+            let end = rest.find('/').unwrap_or(rest.len());
+            rest[..end].parse().ok()
+        };
+        Some((
+            port_after("://127.0.0.1:")?,
+            port_after("readiness on http://127.0.0.1:")?,
+        ))
     }
 
     /// What the server printed on stderr so far.
@@ -114,13 +122,9 @@ impl Serve {
             if let Some(status) = self.child.try_wait().unwrap() {
                 panic!("serve exited with {status}: {}", self.stderr());
             }
-            let url = ("127.0.0.1", self.readiness_port);
-            if let Ok(tcp) = TcpStream::connect(url).await {
-                let request = Request::get("/readiness")
-                    .header("host", "127.0.0.1")
-                    .body(Full::new(Bytes::new()))
-                    .unwrap();
-                if send(TokioIo::new(tcp), request).await.0 == StatusCode::OK {
+            if let Some((port, readiness_port)) = self.bound_ports() {
+                (self.port, self.readiness_port) = (port, readiness_port);
+                if answers_ok(readiness_port).await {
                     return;
                 }
             }
@@ -175,6 +179,18 @@ impl Drop for Serve {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Whether `/readiness` on `port` answers 200.
+async fn answers_ok(port: u16) -> bool {
+    let Ok(tcp) = TcpStream::connect(("127.0.0.1", port)).await else {
+        return false;
+    };
+    let request = Request::get("/readiness")
+        .header("host", "127.0.0.1")
+        .body(Full::new(Bytes::new()))
+        .unwrap();
+    send(TokioIo::new(tcp), request).await.0 == StatusCode::OK
 }
 
 /// Sends `request` on a new HTTP/1.1 connection over `io`.

@@ -104,5 +104,6 @@ mod tests {
             error(&data("serve.crt"), &data("serve.crt")),
             "Expected exactly one key in key file, found 0"
         );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
