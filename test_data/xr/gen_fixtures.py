@@ -518,6 +518,13 @@ def main():
         })},
     ), uid="e2e-xr-ibm-0011"))
 
+    # A provider value with a leading space: no profile may list it (the
+    # settings refuse " aws"), so the fix the warning names is the object's.
+    write("xdatabase_provider_typo.json", request(xdatabase(
+        labels={"platform/env": "staging", "platform/team": "data"},
+        provider=" aws",
+    ), uid="e2e-xr-provider-typo-0031"))
+
     # ------------------------------------------------------------- gcp
     # The built-in gcp profile: GCP label rules under plexsphere-; the
     # qualified keys need tag-key bodies, and an upper-case value is refused.

@@ -154,6 +154,33 @@ fn same_provider(a: &str, b: &str) -> bool {
     a.eq_ignore_ascii_case(b)
 }
 
+/// What keeps `provider` from being listed in any profile: empty, too
+/// long, or with whitespace or a control character (matched exactly, " aws"
+/// would never select a profile: it is a typo). The XR's fallback warning
+/// asks the same, to tell a value to correct on the object from one a
+/// profile can list.
+pub(crate) fn provider_value_problems(provider: &str) -> Vec<ProfileProblem> {
+    if provider.is_empty() {
+        return vec![ProfileProblem::EmptyProvider];
+    }
+    let mut found = Vec::new();
+    let length = provider.chars().count();
+    if length > PROVIDER_LEN_MAX {
+        found.push(ProfileProblem::ProviderTooLong(length));
+    }
+    if let Some(character) = provider
+        .chars()
+        .find(|c| c.is_whitespace() || c.is_control())
+    {
+        let provider = provider.to_owned();
+        found.push(ProfileProblem::ProviderCharacter {
+            provider,
+            character,
+        });
+    }
+    found
+}
+
 fn check_providers(
     field: &FieldPath,
     raw: &[ReadProfile],
@@ -172,25 +199,10 @@ fn check_providers(
     }
     for (j, provider) in providers.iter().enumerate() {
         let here = || list.index(j);
+        let value_problems = provider_value_problems(provider);
+        problems.extend(value_problems.into_iter().map(|kind| problem(here(), kind)));
         if provider.is_empty() {
-            problems.push(problem(here(), ProfileProblem::EmptyProvider));
             continue;
-        }
-        let length = provider.chars().count();
-        if length > PROVIDER_LEN_MAX {
-            problems.push(problem(here(), ProfileProblem::ProviderTooLong(length)));
-        }
-        // Matched exactly: " aws" never selects the profile, it is a typo.
-        if let Some(character) = provider
-            .chars()
-            .find(|c| c.is_whitespace() || c.is_control())
-        {
-            let provider = provider.clone();
-            let kind = ProfileProblem::ProviderCharacter {
-                provider,
-                character,
-            };
-            problems.push(problem(here(), kind));
         }
         // Earlier entries of this profile, then earlier profiles.
         let earlier = providers[..j]

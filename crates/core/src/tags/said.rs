@@ -7,6 +7,7 @@
 
 use crate::lookup::ObjectRef;
 use crate::quote::quoted;
+use crate::settings::user_profile::provider_value_problems;
 use std::borrow::Cow;
 
 /// `text` in at most `max` characters: its head and tail around an
@@ -25,6 +26,8 @@ pub(crate) fn clip(text: &str, max: usize) -> Cow<'_, str> {
 
 /// An XR whose provider value selects no profile, or that has none: the
 /// strict `generic` profile applies, which is rarely what the cloud takes.
+/// The fix is a profile listing the value, unless no profile may list it
+/// (empty, too long, with whitespace): then the object's value is wrong.
 pub(crate) fn fallback(provider: Option<&str>, path: &str) -> String {
     let path = clip(path, 60);
     let found = match provider {
@@ -34,10 +37,13 @@ pub(crate) fn fallback(provider: Option<&str>, path: &str) -> String {
         ),
         None => format!("no provider is set at {path}"),
     };
-    format!(
-        "cloud tags: {found}, so the strict generic profile applies; list the provider in a \
-         profile of cloudTags.profiles"
-    )
+    let fix = match provider {
+        Some(provider) if !provider_value_problems(provider).is_empty() => {
+            "no profile can list this value, correct it on the object"
+        }
+        _ => "list the provider in a profile of cloudTags.profiles",
+    };
+    format!("cloud tags: {found}, so the strict generic profile applies; {fix}")
 }
 
 /// An entry the policy removes from `field` (dotted) of the object: under
@@ -117,5 +123,16 @@ mod tests {
              the strict generic profile applies; list the provider in a profile of \
              cloudTags.profiles"
         );
+        // Values a profile would be refused for: the object's value is the typo.
+        for provider in ["", " aws", "aws\n", &"a".repeat(64)] {
+            assert!(
+                fallback(Some(provider), "spec.parameters.provider").ends_with(
+                    "so the strict generic profile applies; no profile can list this value, \
+                     correct it on the object"
+                ),
+                "{provider:?}"
+            );
+        }
+        assert!(fallback(None, "spec.parameters.provider").ends_with("cloudTags.profiles"));
     }
 }
