@@ -90,7 +90,7 @@ pub(crate) fn check(request: &AdmissionRequest) -> Result<&str, Error> {
 /// What the CAPI stage reports besides its plan.
 #[derive(Debug, Default)]
 pub(crate) struct Reported {
-    /// Warnings (labels a Node will never get).
+    /// Warnings (labels a Node will never get, a field removed).
     pub(crate) warnings: Vec<String>,
     /// A Machine's Node-sync audit annotations.
     pub(crate) audit_annotations: BTreeMap<String, String>,
@@ -135,6 +135,7 @@ fn decide<'r>(
     let object = &request.object;
     let (group, kind) = (request.kind.group.as_str(), request.kind.kind.as_str());
     let in_place = settings.in_place_fields();
+    let mut reported = Reported::default();
     if let Resolved::Parent(rule, parent) = &trace.resolved {
         let mut decisions = Vec::new();
         for flow in rule.flows() {
@@ -145,6 +146,8 @@ fn decide<'r>(
                 }
                 Flow::Field(field) if in_place => {
                     plan_field(rule, parent, field, request, &mut decisions, plan)?;
+                    let removals = decisions.iter().filter_map(FieldDecision::removal_warning);
+                    reported.warnings.extend(removals);
                     if traced {
                         trace.fields.append(&mut decisions);
                     }
@@ -154,7 +157,6 @@ fn decide<'r>(
         }
     }
 
-    let mut reported = Reported::default();
     // A Machine's own labels are both checked here and synced below: built
     // once.
     let mut own_labels = None;

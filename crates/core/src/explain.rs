@@ -7,6 +7,7 @@
 
 use crate::fields::quoted;
 use serde::Serialize;
+use serde_json::Value;
 use std::fmt;
 
 /// Everything the policy decided about one object, key by key.
@@ -262,6 +263,12 @@ impl fmt::Display for Explanation {
                 .as_ref()
                 .map_or("absent".to_owned(), ToString::to_string);
             match &field.value {
+                // The parent's 0 on a field whose version holds 0 as no field.
+                Some(Value::Null) => writeln!(
+                    f,
+                    "  {}: absent (0): flows from {} ({}; child had {found})",
+                    field.path, field.from, field.change
+                )?,
                 Some(value) => writeln!(
                     f,
                     "  {} = {value}: flows from {} ({}; child had {found})",

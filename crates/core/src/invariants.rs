@@ -281,7 +281,11 @@ fn check_field(
 ) -> Result<(), Violation> {
     let field = FieldPath::of(path);
     let Some(after) = after else {
-        return Err(Violation::Removed(field));
+        // Only a field whose absence is a value (0) may go.
+        return match units.any(|unit| unit == Unit::IntegerOmitZero) {
+            true => Ok(()),
+            false => Err(Violation::Removed(field)),
+        };
     };
     if units.any(|unit| holds(unit, before, after)) {
         Ok(())

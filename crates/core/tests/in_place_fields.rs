@@ -176,6 +176,61 @@ fn machine_deployment_fields_reach_its_machine_sets_in_both_versions() {
     }
 }
 
+/// A v1beta1 MachineSet holds `minReadySeconds: 0` as no field. A
+/// v1beta2 MachineDeployment's 0 (CAPI v1.11 and later apply it) removes the
+/// MachineSet's other value, with a warning; validate mode reports it; a
+/// v1beta1 MachineDeployment's 0 (v1.10 omits it from its apply) does not.
+#[test]
+fn a_v1beta2_parents_zero_min_ready_seconds_removes_a_v1beta1_machine_sets_value() {
+    let mut md = machine_deployment("v1beta2");
+    md["spec"]["template"]["spec"]["minReadySeconds"] = json!(0);
+    let lookup = MapLookup::new().with_object(md);
+    let mut ms = machine_set("v1beta1", "v1beta2");
+    ms["spec"]["minReadySeconds"] = json!(10);
+    let (outcome, mutated) = run("UPDATE", ms.clone(), &lookup);
+    assert_eq!(mutated["spec"].get("minReadySeconds"), None);
+    assert!(
+        outcome.warnings.contains(
+            &"spec.minReadySeconds removed (was 10): the parent's \
+              spec.template.spec.minReadySeconds is 0, which this apiVersion holds as the field's \
+              absence"
+                .to_owned()
+        ),
+        "{:?}",
+        outcome.warnings
+    );
+    let (outcome, _) = run_with("UPDATE", ms.clone(), &lookup, VALIDATE);
+    let Verdict::Reject { message, .. } = &outcome.verdict else {
+        panic!(
+            "validate mode allowed the MachineSet: {:?}",
+            outcome.verdict
+        );
+    };
+    assert!(
+        message.contains(
+            "spec.minReadySeconds: is 10 (expected absent: the parent's 0, held as no field, from \
+             MachineDeployment default/capi-quickstart-md-0 (cluster.x-k8s.io/v1beta2) \
+             spec.template.spec.minReadySeconds)"
+        ),
+        "{message}"
+    );
+    let request = AdmissionRequest::for_object("UPDATE", ms);
+    let (_, explanation) = explain(&request, &Settings::default(), &lookup);
+    let field = explanation
+        .fields
+        .iter()
+        .find(|f| f.path == "spec.minReadySeconds");
+    assert_eq!(field.map(|f| f.change.as_str()), Some("removed"));
+
+    let mut md = machine_deployment("v1beta1");
+    md["spec"]["minReadySeconds"] = json!(0);
+    let lookup = MapLookup::new().with_object(md);
+    let mut ms = machine_set("v1beta1", "v1beta1");
+    ms["spec"]["minReadySeconds"] = json!(10);
+    let (_, mutated) = run("UPDATE", ms, &lookup);
+    assert_eq!(mutated["spec"]["minReadySeconds"], 10);
+}
+
 #[test]
 fn the_rows_widen_the_look_up_masks_per_parent_version() {
     let lookup = MapLookup::new().with_object(machine_deployment("v1beta1"));

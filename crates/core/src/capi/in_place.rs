@@ -27,7 +27,9 @@ pub(crate) struct FieldDecision<'a> {
     /// For a keyed list, the entry.
     pub(crate) entry: Option<EntryKey>,
     /// The parent's value written as the child holds it; `None` when the
-    /// parent does not set the field (the child's value stays).
+    /// parent does not set the field (the child's value stays);
+    /// `Value::Null` when the child holds the parent's value as the field's
+    /// absence (a v1beta1 MachineSet's `minReadySeconds` of 0).
     pub(crate) expected: Option<Value>,
     /// The child's value as submitted.
     pub(crate) found: Option<&'a Value>,
@@ -40,23 +42,46 @@ impl FieldDecision<'_> {
     /// the value comes from.
     pub(crate) fn edit(&self, source: impl FnOnce(&Endpoint) -> String) -> Option<FieldEdit> {
         let value = self.expected.clone().filter(|_| self.differs)?;
+        let source = match value {
+            Value::Null => format!(
+                "the parent's 0, held as no field, from {}",
+                source(self.from)
+            ),
+            _ => source(self.from),
+        };
         Some(FieldEdit {
             path: self.path,
             entry: self.entry.clone(),
             value,
             was: self.found.cloned(),
-            source: source(self.from),
+            source,
         })
     }
 
-    /// `added`, `corrected`, `unchanged` or `not set by the parent`.
+    /// `added`, `corrected`, `removed`, `unchanged` or `not set by the
+    /// parent`.
     pub(crate) fn change(&self) -> &'static str {
         match (&self.expected, self.differs, &self.found) {
             (None, _, _) => "not set by the parent",
             (Some(_), false, _) => "unchanged",
+            (Some(Value::Null), true, _) => "removed",
             (Some(_), true, None) => "added",
             (Some(_), true, Some(_)) => "corrected",
         }
+    }
+
+    /// The warning a removal gives (nothing is removed silently): only a
+    /// parent value the child holds as the field's absence removes one.
+    pub(crate) fn removal_warning(&self) -> Option<String> {
+        let was = self.found.filter(|_| self.differs)?;
+        (self.expected == Some(Value::Null)).then(|| {
+            format!(
+                "{} removed (was {was}): the parent's {} is 0, which this apiVersion holds as \
+                 the field's absence",
+                self.target(),
+                self.from.path.join(".")
+            )
+        })
     }
 
     /// The child path with the entry key, as reports name it.
@@ -141,7 +166,26 @@ pub(crate) fn decide<'a>(
             };
             out.push(decision(Some(expected), differs));
         }
-        (Desired::Integer(0), Unit::IntegerOmitZero) => out.push(decision(None, false)),
+        // A v1beta1 MachineSet holds 0 as the field's absence (`omitempty`),
+        // so 0 is never written there. CAPI v1.10 and older (a v1beta1
+        // parent) omit a desired 0 from their apply: the child's value
+        // stays. v1.11 and later (a v1beta2 parent) store v1beta2 and apply
+        // the parent's 0, which this child then shows as no field: another
+        // value goes.
+        (Desired::Integer(0), Unit::IntegerOmitZero) if parent_version == "v1beta1" => {
+            out.push(decision(None, false));
+        }
+        (Desired::Integer(0), Unit::IntegerOmitZero) => {
+            let differs = match found {
+                None => false,
+                Some(held) => {
+                    held.as_i64()
+                        .ok_or_else(|| child_error(Problem::expected("an integer", held)))?
+                        != 0
+                }
+            };
+            out.push(decision(Some(Value::Null), differs));
+        }
         (Desired::Integer(value), Unit::Integer | Unit::IntegerOmitZero) => {
             let differs = match found {
                 None => true,
@@ -431,7 +475,7 @@ mod tests {
     }
 
     #[test]
-    fn a_v1beta1_machineset_never_gets_min_ready_seconds_zero() {
+    fn a_v1beta1_machineset_holds_min_ready_seconds_zero_as_absent() {
         let zero = run(
             "minReadySeconds",
             json!({"spec": {"minReadySeconds": 0}}),
@@ -448,6 +492,58 @@ mod tests {
             "v1beta2",
         );
         assert_eq!(v2[0].edit(source).unwrap().value, json!(0));
+        // A v1beta1 parent's 0 (CAPI v1.10 omits it from its apply): the
+        // child's value stays.
+        let held = json!({"spec": {"minReadySeconds": 10}});
+        let v1_parent = json!({"spec": {"minReadySeconds": 0}});
+        let kept = run(
+            "minReadySeconds",
+            v1_parent,
+            "v1beta1",
+            held.clone(),
+            "v1beta1",
+        );
+        assert_eq!(
+            (kept[0].edit(source), kept[0].change()),
+            (None, "not set by the parent")
+        );
+        // A v1beta2 parent's 0 (v1.11 and later apply it): asserted as the
+        // field's absence, with a warning; an absent or explicit 0 is the
+        // same value; an unset parent field leaves the child alone.
+        let v2_parent = |value: Value| json!({"spec": {"template": {"spec": value}}});
+        let zero = v2_parent(json!({"minReadySeconds": 0}));
+        let removed = run(
+            "minReadySeconds",
+            zero.clone(),
+            "v1beta2",
+            held.clone(),
+            "v1beta1",
+        );
+        assert_eq!(removed[0].change(), "removed");
+        let edit = removed[0].edit(source).unwrap();
+        assert_eq!((edit.value, edit.was), (Value::Null, Some(json!(10))));
+        assert_eq!(
+            removed[0].removal_warning().unwrap(),
+            "spec.minReadySeconds removed (was 10): the parent's \
+             spec.template.spec.minReadySeconds is 0, which this apiVersion holds as the \
+             field's absence"
+        );
+        for child in [json!({"spec": {"minReadySeconds": 0}}), json!({"spec": {}})] {
+            let same = run("minReadySeconds", zero.clone(), "v1beta2", child, "v1beta1");
+            assert_eq!(
+                (same[0].edit(source), same[0].change()),
+                (None, "unchanged")
+            );
+            assert_eq!(same[0].removal_warning(), None);
+        }
+        let unset = run(
+            "minReadySeconds",
+            v2_parent(json!({})),
+            "v1beta2",
+            held,
+            "v1beta1",
+        );
+        assert_eq!(unset[0].edit(source), None);
     }
 
     #[test]
