@@ -147,9 +147,13 @@ lint-workflows:
 # The core's (crates/core/tests: each capability through its public API),
 # the explain page's and the audit library's native tests run here, beside
 # the policy's (tests/ at the root: what needs the edge): all are dev builds
-# of the same dependencies, built once.
+# of the same dependencies, built once. Then Go's regexp, the parser of
+# CAPI's node-sync flags, judges the table of patterns the policy's own test
+# holds go_regex.rs to (scripts/go_regex_agree, the standard library only).
 unit-tests:
 	$(CARGO) test --locked -p metadata-propagation-policy -p metadata-propagation-core -p explain-web -p cluster-audit
+	cd scripts/go_regex_agree && GOTOOLCHAIN=local GOWORK=off GOFLAGS=-mod=readonly \
+	  go run . ../../crates/core/src/settings/go_regex_cases.tsv
 	$(CARGO) test --locked -p policy-runner --profile host
 
 test: fmt lint unit-tests

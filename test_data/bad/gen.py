@@ -182,8 +182,11 @@ for name, settings, message in [
      "capi.additionalSyncMachineLabels: invalid type: string"),
     ("settings_invalid_regex", {"capi": {"additionalSyncMachineLabels": ["(unclosed"]}},
      'capi.additionalSyncMachineLabels[0]: invalid regex "(unclosed"'),
-    ("settings_huge_regex", {"capi": {"additionalSyncMachineAnnotations": ["(\\w{1000}){1000}"]}},
+    ("settings_huge_regex", {"capi": {"additionalSyncMachineAnnotations": ["\\w{1000}" * 200]}},
      "exceeded size limit"),
+    ("settings_regex_go_refuses", {"capi": {"additionalSyncMachineLabels": ["^node\\.example\\.com/.**"]}},
+     'capi.additionalSyncMachineLabels[0]: invalid regex "^node\\\\.example\\\\.com/.**": Go refuses a '
+     "repetition operator after another (**)"),
     ("settings_seeded_key", {"cloudTags": {"propagatingLabels": ["platform/env", "platform/mesh-ip"]}},
      'cloudTags.propagatingLabels[1]: "platform/mesh-ip" is a seeded platform label'),
     ("settings_empty_provider_path", {"cloudTags": {"providerPath": ""}},

@@ -21,6 +21,7 @@ mod defaults;
 mod opted_in;
 pub use opted_in::OptedInKeys;
 mod every_problem;
+mod go_regex;
 pub(crate) mod members;
 pub(crate) mod problem;
 pub mod profile;
@@ -349,6 +350,16 @@ fn compile_all(field: &str, patterns: &[String]) -> Result<Vec<KeyPattern>, Sett
                 .size_limit(REGEX_SIZE_LIMIT)
                 .build()
         };
+        if let Some(reason) = go_regex::go_refuses(pattern) {
+            problems.push(SettingsProblem::new(
+                FieldPath::of(&[field]).index(i),
+                SettingsProblemKind::GoRefusesRegex {
+                    pattern: pattern.clone(),
+                    reason,
+                },
+            ));
+            continue;
+        }
         match KeyPattern::new(pattern, compile) {
             Ok(regex) => compiled.push(regex),
             Err(error) => problems.push(SettingsProblem::new(
@@ -770,13 +781,39 @@ mod tests {
     }
 
     #[test]
-    fn settings_pathologically_large_regex_is_refused() {
-        let p = problems(r#"{"capi":{"additionalSyncMachineLabels":["(\\w{1000}){1000}"]}}"#);
+    fn a_regex_go_refuses_is_refused_with_go_s_reason() {
+        let p = problems(
+            r#"{"capi":{"additionalSyncMachineLabels":["ok", "a**"],
+                "additionalSyncMachineAnnotations":["(a{2}){1000}"]}}"#,
+        );
         assert_eq!(
             p,
             [
-                r#"capi.additionalSyncMachineLabels[0]: invalid regex "(\\w{1000}){1000}": compiled regex exceeded size limit (1048576 bytes); simplify it, e.g. fewer counted repetitions"#
+                "capi.additionalSyncMachineLabels[1]: invalid regex \"a**\": Go refuses a \
+                 repetition operator after another (**); write one, or group the first: (x*)*; \
+                 Cluster API compiles these patterns with Go's regexp",
+                "capi.additionalSyncMachineAnnotations[0]: invalid regex \"(a{2}){1000}\": Go \
+                 allows at most 1000 copies through nested repeat counts, not 2000; Cluster API \
+                 compiles these patterns with Go's regexp",
             ]
+        );
+    }
+
+    #[test]
+    fn settings_pathologically_large_regex_is_refused() {
+        // 200,000 copies of `\w`, in repeat counts Go accepts.
+        let pattern = r"\w{1000}".repeat(200);
+        let p = problems(&format!(
+            r#"{{"capi":{{"additionalSyncMachineLabels":["{}"]}}}}"#,
+            pattern.replace('\\', r"\\")
+        ));
+        assert_eq!(
+            p,
+            [format!(
+                "capi.additionalSyncMachineLabels[0]: invalid regex \"{}\": compiled regex \
+                 exceeded size limit (1048576 bytes); simplify it, e.g. fewer counted repetitions",
+                pattern.replace('\\', r"\\")
+            )]
         );
     }
 

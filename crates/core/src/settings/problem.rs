@@ -104,6 +104,18 @@ pub(crate) enum SettingsProblemKind {
         /// regex-lite's reason.
         error: regex_lite::Error,
     },
+    /// A node-sync pattern Go's RE2 refuses although regex-lite accepts it:
+    /// Cluster API's flags would refuse it.
+    #[error(
+        "invalid regex {}: {reason}; Cluster API compiles these patterns with Go's regexp",
+        quoted(.pattern)
+    )]
+    GoRefusesRegex {
+        /// The pattern as written.
+        pattern: String,
+        /// What Go refuses, and the fix.
+        reason: String,
+    },
     /// A problem of one of `cloudTags.profiles`.
     #[error(transparent)]
     Profile(#[from] ProfileProblem),

@@ -1,0 +1,3 @@
+module go_regex_agree
+
+go 1.26
