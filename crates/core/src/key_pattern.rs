@@ -36,11 +36,11 @@ pub enum KeyPattern {
 
 impl KeyPattern {
     /// The pattern as a literal matcher when it is one, else compiled by
-    /// regex-lite (whose error names what is wrong).
-    pub(crate) fn new(
+    /// `compile` (regex-lite, whose error names what is wrong).
+    pub(crate) fn new<E>(
         pattern: &str,
-        compile: impl FnOnce(&str) -> Result<Regex, regex_lite::Error>,
-    ) -> Result<KeyPattern, regex_lite::Error> {
+        compile: impl FnOnce(&str) -> Result<Regex, E>,
+    ) -> Result<KeyPattern, E> {
         match literal(pattern) {
             Some((text, start, end)) => Ok(KeyPattern::Literal {
                 pattern: pattern.to_owned(),

@@ -345,30 +345,26 @@ fn compile_all(field: &str, patterns: &[String]) -> Result<Vec<KeyPattern>, Sett
     let mut compiled = Vec::with_capacity(patterns.len());
     let mut problems = Vec::new();
     for (i, pattern) in patterns.iter().enumerate() {
+        // A literal (the usual `^example\.com/`) is never compiled, and
+        // holds nothing Go refuses: only a pattern to compile is checked.
         let compile = |pattern: &str| {
+            if let Some(reason) = go_regex::go_refuses(pattern) {
+                let pattern = pattern.to_owned();
+                return Err(SettingsProblemKind::GoRefusesRegex { pattern, reason });
+            }
             RegexBuilder::new(pattern)
                 .size_limit(REGEX_SIZE_LIMIT)
                 .build()
+                .map_err(|error| SettingsProblemKind::InvalidRegex {
+                    pattern: pattern.to_owned(),
+                    error,
+                })
         };
-        if let Some(reason) = go_regex::go_refuses(pattern) {
-            problems.push(SettingsProblem::new(
-                FieldPath::of(&[field]).index(i),
-                SettingsProblemKind::GoRefusesRegex {
-                    pattern: pattern.clone(),
-                    reason,
-                },
-            ));
-            continue;
-        }
         match KeyPattern::new(pattern, compile) {
             Ok(regex) => compiled.push(regex),
-            Err(error) => problems.push(SettingsProblem::new(
-                FieldPath::of(&[field]).index(i),
-                SettingsProblemKind::InvalidRegex {
-                    pattern: pattern.clone(),
-                    error,
-                },
-            )),
+            Err(kind) => {
+                problems.push(SettingsProblem::new(FieldPath::of(&[field]).index(i), kind))
+            }
         }
     }
     if problems.is_empty() {
