@@ -100,9 +100,8 @@ pub(crate) fn go_refuses(pattern: &str) -> Option<String> {
                 let operator: String = chars[i..end].iter().collect();
                 if let Some(previous) = &last_repeat {
                     return Some(format!(
-                        "Go refuses a repetition operator after another ({}); write one, or \
-                         group the first: (x{previous}){operator}",
-                        format_args!("{previous}{operator}")
+                        "Go refuses a repetition operator after another ({previous}{operator}); \
+                         write one, or group the first: (x{previous}){operator}"
                     ));
                 }
                 last_repeat = Some(operator);
