@@ -263,17 +263,19 @@ impl fmt::Display for Explanation {
                 .as_ref()
                 .map_or("absent".to_owned(), ToString::to_string);
             match &field.value {
-                // The parent's 0 on a field whose version holds 0 as no field.
-                Some(Value::Null) => writeln!(
-                    f,
-                    "  {}: absent (0): flows from {} ({}; child had {found})",
-                    field.path, field.from, field.change
-                )?,
-                Some(value) => writeln!(
-                    f,
-                    "  {} = {value}: flows from {} ({}; child had {found})",
-                    field.path, field.from, field.change
-                )?,
+                Some(value) => {
+                    // Null: the parent's 0 on a field whose version holds 0
+                    // as no field.
+                    let value = match value {
+                        Value::Null => ": absent (0)".to_owned(),
+                        value => format!(" = {value}"),
+                    };
+                    writeln!(
+                        f,
+                        "  {}{value}: flows from {} ({}; child had {found})",
+                        field.path, field.from, field.change
+                    )?
+                }
                 None => writeln!(
                     f,
                     "  {}: the parent does not set it ({}); child value {found} kept",

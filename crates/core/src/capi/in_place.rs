@@ -175,27 +175,21 @@ pub(crate) fn decide<'a>(
         (Desired::Integer(0), Unit::IntegerOmitZero) if parent_version == "v1beta1" => {
             out.push(decision(None, false));
         }
-        (Desired::Integer(0), Unit::IntegerOmitZero) => {
-            let differs = match found {
-                None => false,
-                Some(held) => {
-                    held.as_i64()
-                        .ok_or_else(|| child_error(Problem::expected("an integer", held)))?
-                        != 0
-                }
-            };
-            out.push(decision(Some(Value::Null), differs));
-        }
         (Desired::Integer(value), Unit::Integer | Unit::IntegerOmitZero) => {
-            let differs = match found {
-                None => true,
-                Some(held) => {
+            let omits_zero = to.unit == Unit::IntegerOmitZero;
+            let held = match found {
+                None if omits_zero => Some(0),
+                None => None,
+                Some(held) => Some(
                     held.as_i64()
-                        .ok_or_else(|| child_error(Problem::expected("an integer", held)))?
-                        != value
-                }
+                        .ok_or_else(|| child_error(Problem::expected("an integer", held)))?,
+                ),
             };
-            out.push(decision(Some(Value::from(value)), differs));
+            let expected = match (omits_zero, value) {
+                (true, 0) => Value::Null,
+                _ => Value::from(value),
+            };
+            out.push(decision(Some(expected), held != Some(value)));
         }
         (Desired::Text(text), Unit::Enum) => {
             let differs = match found {
