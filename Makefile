@@ -125,9 +125,11 @@ fmt:
 # The core's modules import each other without a cycle (the script says
 # which imports close one). The look-up floor's code is behind a feature,
 # linted on its own. The core's public API documents itself without a link
-# to a private item.
+# to a private item. Every negated command in the bats suites can fail its
+# test (scripts/check_bats.py).
 lint: lint-workflows
 	python3 scripts/check_module_graph.py
+	python3 scripts/check_bats.py
 	$(CARGO) clippy --locked --all-targets -- -D warnings
 	$(CARGO) clippy --locked -p floor-policy -p explain-web -p cluster-audit -p metadata-propagation-core --all-targets -- -D warnings
 	$(CARGO) clippy --locked -p floor-policy --features lookup -- -D warnings
@@ -169,9 +171,9 @@ E2E_TMP := e2e-tests/.tmp
 e2e-tests: annotated-policy.wasm $(RUNNER) $(CARGO_CYCLONEDX)
 	rm -rf $(E2E_TMP) && mkdir -p $(E2E_TMP)
 	KWCTL=e2e-tests/record-kwctl KWCTL_REAL=$(KWCTL) KWCTL_RECORD=$(E2E_TMP)/invocations.jsonl \
-	  POLICY=annotated-policy.wasm bats e2e-tests/capi.bats e2e-tests/infra.bats e2e-tests/inplace.bats e2e-tests/xr.bats
+	  POLICY=annotated-policy.wasm scripts/bats_checked.sh e2e-tests/capi.bats e2e-tests/infra.bats e2e-tests/inplace.bats e2e-tests/xr.bats
 	KWCTL=$(KWCTL) RUNNER=$(RUNNER) POLICY=annotated-policy.wasm INVOCATIONS=$(E2E_TMP)/invocations.jsonl \
-	  bats e2e-tests/validate_mode.bats e2e-tests/robustness.bats e2e-tests/distribution.bats \
+	  scripts/bats_checked.sh e2e-tests/validate_mode.bats e2e-tests/robustness.bats e2e-tests/distribution.bats \
 	    e2e-tests/audit_scanner.bats
 	# The runner hosts like policy-server: a fresh instance per request,
 	# look-up answers pruned by their field masks. The mutate suites pass
@@ -180,15 +182,15 @@ e2e-tests: annotated-policy.wasm $(RUNNER) $(CARGO_CYCLONEDX)
 	# reads). The every-case tests hold every case.
 	if [ -n "$(RUNNER_DEP)" ]; then \
 	  POLICY_RUNNER_REUSE_INSTANCE=1 POLICY_RUNNER_IGNORE_FIELD_MASKS=1 \
-	    KWCTL=$(KWCTL) POLICY=annotated-policy.wasm bats -f '^every ' e2e-tests/capi.bats e2e-tests/infra.bats e2e-tests/xr.bats; \
+	    KWCTL=$(KWCTL) POLICY=annotated-policy.wasm scripts/bats_checked.sh -f '^every ' e2e-tests/capi.bats e2e-tests/infra.bats e2e-tests/xr.bats; \
 	fi
-	RUNNER=$(RUNNER) POLICY=annotated-policy.wasm bats e2e-tests/explain.bats e2e-tests/run_input.bats \
+	RUNNER=$(RUNNER) POLICY=annotated-policy.wasm scripts/bats_checked.sh e2e-tests/explain.bats e2e-tests/run_input.bats \
 	  e2e-tests/audit.bats e2e-tests/warm_memory.bats
 	# CHANGELOG.md's form and the version it must hold (scripts/changelog.py);
 	# make release's refusals and folder, and the folder's module pushed,
 	# signed with cosign, verified and pulled (docs/releasing.md).
-	bats e2e-tests/changelog.bats
-	RUNNER=$(RUNNER) bats e2e-tests/release.bats
+	scripts/bats_checked.sh e2e-tests/changelog.bats
+	RUNNER=$(RUNNER) scripts/bats_checked.sh e2e-tests/release.bats
 
 # A management cluster of real components on loopback (cluster/up.sh): etcd,
 # kube-apiserver, kubectl and CAPI's core manager built from their pinned Go

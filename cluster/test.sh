@@ -45,4 +45,4 @@ if ! cluster_running; then
   [[ "$again" == *"already running"* ]] || fail "a second cluster-up did not find the test bed running: $again"
   [ "$(pids)" = "$before" ] || fail "a second cluster-up restarted a component"
 fi
-PATH=$STATE/bin:$PATH KUBECONFIG=$STATE/kubeconfig bats ${CLUSTER_TESTS:-cluster/tests}
+PATH=$STATE/bin:$PATH KUBECONFIG=$STATE/kubeconfig scripts/bats_checked.sh ${CLUSTER_TESTS:-cluster/tests}

@@ -31,12 +31,12 @@ DIR=test_data/audit_scanner
 
 setup() {
   if [[ "$KWCTL" == */* ]]; then
-    [[ -x "$KWCTL" ]] || skip "'$KWCTL' not found: build it (make runner) or set KWCTL=kwctl"
+    [[ -x "$KWCTL" ]] || { echo "cannot run: '$KWCTL' not found: build it (make runner) or set KWCTL=kwctl" >&2; false; }
   else
-    command -v "$KWCTL" >/dev/null || skip "'$KWCTL' is not on the PATH"
+    command -v "$KWCTL" >/dev/null || { echo "cannot run: '$KWCTL' is not on the PATH" >&2; false; }
   fi
-  [[ -f "$POLICY" ]] || skip "'$POLICY' not found: run 'make annotated-policy.wasm'"
-  command -v jq >/dev/null || skip "jq is required"
+  [[ -f "$POLICY" ]] || { echo "cannot run: '$POLICY' not found: run 'make annotated-policy.wasm'" >&2; false; }
+  command -v jq >/dev/null || { echo "cannot run: jq is required" >&2; false; }
   SETTINGS=$(python3 -c 'import json, sys, yaml; print(json.dumps(yaml.safe_load(open(sys.argv[1]))["spec"]["settings"]))' \
     examples/validate-mode-policy.yaml)
 }
@@ -130,7 +130,7 @@ scan_all() {
 }
 
 @test "the compliant fixtures are what the mutating policy makes of the drifted ones, the sessions what it looks up (gen.py --check)" {
-  [[ -x "$RUNNER" ]] || skip "'$RUNNER' not found: build it (make runner)"
+  [[ -x "$RUNNER" ]] || { echo "cannot run: '$RUNNER' not found: build it (make runner)" >&2; false; }
   RUNNER="$RUNNER" POLICY="$POLICY" run python3 "$DIR/gen.py" --check
   echo "$output"
   [ "$status" -eq 0 ]
@@ -143,7 +143,7 @@ DRIFT_DUMP=test_data/dumps/quickstart_v1beta2_drift.yaml
 UNAVAILABLE=Machine/default/capi-quickstart-wqx5r-hb7xq
 
 @test "a drifted dump as the scanner scans it: planted drift fails, compliant objects pass, an unreadable parent is an error" {
-  [[ -x "$RUNNER" ]] || skip "'$RUNNER' not found: build it (make runner)"
+  [[ -x "$RUNNER" ]] || { echo "cannot run: '$RUNNER' not found: build it (make runner)" >&2; false; }
   RUNNER="$RUNNER" run --separate-stderr python3 e2e-tests/scanner_dump.py "$KWCTL" "$POLICY" "$DRIFT_DUMP" \
     examples/validate-mode-policy.yaml --unavailable "$UNAVAILABLE" --out "$BATS_TEST_TMPDIR/scan"
   echo "$output"

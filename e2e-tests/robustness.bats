@@ -14,8 +14,8 @@ POLICY=${POLICY:-annotated-policy.wasm}
 POLICY_RUNNER=${POLICY_RUNNER:-target/host/policy-runner}
 
 setup() {
-  command -v "$KWCTL" >/dev/null 2>&1 || [ -x "$KWCTL" ] || skip "no runner at $KWCTL (make target/host/policy-runner)"
-  [ -f "$POLICY" ] || skip "no policy module at $POLICY (make annotated-policy.wasm)"
+  command -v "$KWCTL" >/dev/null 2>&1 || [ -x "$KWCTL" ] || { echo "cannot run: no runner at $KWCTL (make target/host/policy-runner)" >&2; false; }
+  [ -f "$POLICY" ] || { echo "cannot run: no policy module at $POLICY (make annotated-policy.wasm)" >&2; false; }
 }
 
 # The look-ups of a session the project's runner recorded, as

@@ -13,9 +13,9 @@ setup() {
   cd "${BATS_TEST_DIRNAME}/.." || return 1
   RUNNER="${RUNNER:-target/host/policy-runner}"
   POLICY="${POLICY:-annotated-policy.wasm}"
-  [[ -x "$RUNNER" ]] || skip "runner '$RUNNER' not built: make runner"
-  [[ -f "$POLICY" ]] || skip "policy module '$POLICY' not found: make annotated-policy.wasm"
-  command -v jq >/dev/null || skip "jq is required"
+  [[ -x "$RUNNER" ]] || { echo "cannot run: runner '$RUNNER' not built: make runner" >&2; false; }
+  [[ -f "$POLICY" ]] || { echo "cannot run: policy module '$POLICY' not found: make annotated-policy.wasm" >&2; false; }
+  command -v jq >/dev/null || { echo "cannot run: jq is required" >&2; false; }
 }
 
 # The scenario's parents (test_data/bench/<scenario>.parents.yaml) answer its

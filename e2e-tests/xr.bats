@@ -33,17 +33,17 @@ load cases
 
 setup() {
   if ! command -v "$KWCTL" >/dev/null 2>&1; then
-    skip "policy runner '$KWCTL' not found: build it with 'cargo build -p policy-runner --profile host' or set KWCTL=kwctl"
+    { echo "cannot run: policy runner '$KWCTL' not found: build it with 'cargo build -p policy-runner --profile host' or set KWCTL=kwctl" >&2; false; }
   fi
   if [ ! -f "$POLICY" ]; then
-    skip "policy module '$POLICY' not found: build it with 'cargo build --target wasm32-wasip1 --release -p metadata-propagation-policy' and copy target/wasm32-wasip1/release/metadata_propagation_policy.wasm to $POLICY (or set POLICY=...)"
+    { echo "cannot run: policy module '$POLICY' not found: build it with 'cargo build --target wasm32-wasip1 --release -p metadata-propagation-policy' and copy target/wasm32-wasip1/release/metadata_propagation_policy.wasm to $POLICY (or set POLICY=...)" >&2; false; }
   fi
-  [ -x "$POLICY_RUNNER" ] || skip "'$POLICY_RUNNER' applies the patches: build it (make runner) or set POLICY_RUNNER=..."
+  [ -x "$POLICY_RUNNER" ] || { echo "cannot run: '$POLICY_RUNNER' applies the patches: build it (make runner) or set POLICY_RUNNER=..." >&2; false; }
   local tool
   for tool in jq base64; do
-    command -v "$tool" >/dev/null 2>&1 || skip "'$tool' is required by these tests"
+    command -v "$tool" >/dev/null 2>&1 || { echo "cannot run: '$tool' is required by these tests" >&2; false; }
   done
-  python3 -c 'import yaml' 2>/dev/null || skip "python3 with PyYAML is required (it reads the cases)"
+  python3 -c 'import yaml' 2>/dev/null || { echo "cannot run: python3 with PyYAML is required (it reads the cases)" >&2; false; }
 }
 
 # ---------------------------------------------------------------- helpers
