@@ -75,6 +75,12 @@ MEASURE=${MEASURE:-time}
 LARGE=${LARGE:-50}
 SMALL=${SMALL:-10}
 RESULTS=$OUT/results.json
+# Each floor that measures above its policy, one line per scenario and
+# floor (scripts/report.bash fails the run on any). Instructions are exact,
+# so any excess counts; a time is a median on a machine that may be busy,
+# so it counts past TIME_FLOOR_TOLERANCE (default 0.05: 5 %).
+FLOORS_ABOVE=$OUT/floors-above.txt
+TIME_FLOOR_TOLERANCE=${TIME_FLOOR_TOLERANCE:-0.05}
 # The Makefile's wasm-opt flags: the floors go through the same pass as
 # policy.wasm, so the ratios compare like with like.
 read -r -a WASM_OPT_FLAGS <<<"-O3 $(make -s --no-print-directory print-wasm-opt-features)"
@@ -100,7 +106,21 @@ done
     rm -f "$OUT/annotated-$floor-floor.wasm"
     "$RUNNER" annotate -m policy-metadata.yml -o "$OUT/annotated-$floor-floor.wasm" "$OUT/$floor-floor.wasm"
   done
+  : >"$FLOORS_ABOVE"
 } >&2
+
+# floors_above NAME POLICY [FLOOR_NAME COUNT]...: appends to FLOORS_ABOVE
+# each floor whose instruction count exceeds the policy's (– : not measured)
+floors_above() {
+  local name=$1 policy=$2
+  shift 2
+  while (($# >= 2)); do
+    if [[ "$2" != - ]] && (($2 > policy)); then
+      echo "$name: the $1 floor counts $2 instructions, the policy $policy ($(awk -v p="$policy" -v f="$2" 'BEGIN { printf "%.3f", p / f }') of it)" >>"$FLOORS_ABOVE"
+    fi
+    shift 2
+  done
+}
 
 # result_floor NAME REQUEST SETTINGS PARENTS: builds the result floor for a
 # scenario (the policy's reply to its request, saved by running the policy
@@ -166,6 +186,7 @@ count_scenario() {
   fi
   local which=accept
   [[ "$mutates" == true ]] && which=echo
+  floors_above "$name" "$policy" result "$result_floor" look-up "$lookup_floor" "$which" "$answer_floor"
   awk -v n="$name" -v p="$policy" -v e="$answer_floor" -v w="$which" -v l="$lookup_floor" -v r="$result_floor" '
     function num(f,   t, out) {
       if (f == "-") return "–"
@@ -242,6 +263,17 @@ while IFS=$'\t' read -r name request settings parents; do
       [[ -z "$problem" ]] || { echo "bench.sh: $name ($parents): $problem" >&2; exit 1; }
     done
   fi
+  # The floors this answer is held to: the result floor, the look-up floor
+  # and the echo floor where the policy mutates, the accept floor where not.
+  for report in "$fresh" "$warm"; do
+    jq -r --arg name "$name" --argjson tolerance "$TIME_FLOOR_TOLERANCE" '
+      . as $r | $r.policy.stats.median_us as $p
+      | [["result", $r.result_floor], ["look-up", $r.lookup_floor],
+         (if $r.mutates then ["echo", $r.echo_floor] else ["accept", $r.accept_floor] end)][]
+      | select(.[1] != null and .[1].stats.median_us > $p * (1 + $tolerance))
+      | "\($name) (\($r.instance)): the \(.[0]) floor median is \(.[1].stats.median_us) µs, the policy \($p) µs: above it by more than \($tolerance * 100) %"
+    ' <<<"$report" >>"$FLOORS_ABOVE"
+  done
   for report in "$fresh" "$warm"; do
     rows+=("$(jq -c --arg name "$name" '{
       scenario: $name, instance, mutates,
