@@ -236,7 +236,7 @@ patch:'* ]]
 
 @test "a kind without a composite resource's shape (a Certificate): allowed unchanged, one warning naming it" {
   local settings='{"cloudTags":{"propagatingLabels":["platform/team"]}}'
-  local warning="Certificate (cert-manager.io/v1) is not a Crossplane composite resource (no spec.crossplane, nor a cluster-scoped spec.compositionUpdatePolicy), so this policy leaves it unchanged; remove it from the policy's rules"
+  local warning="Certificate (cert-manager.io/v1) is not a Crossplane composite resource (no spec.crossplane, nor a cluster-scoped spec.compositionUpdatePolicy), so this policy leaves it unchanged; a v2 XR is tagged once Crossplane writes spec.crossplane, any other kind: remove it from the policy's rules"
   run "$RUNNER" explain -o json -r test_data/xr/certificate_opted_in_labels.yaml -s "$settings"
   echo "$output"
   [ "$status" -eq 0 ]

@@ -156,6 +156,44 @@ fn notes_say_why_nothing_flowed() {
     );
 }
 
+/// A kind the policy leaves alone with a warning is explained by that
+/// warning alone: the explanation is shown beside the warnings (explain,
+/// the audit, the web page), so a note repeating one would say it twice.
+/// A kind it leaves alone without a warning gets a note saying so.
+#[test]
+fn a_warning_is_never_repeated_as_a_note() {
+    let settings = r#"{"cloudTags":{"propagatingLabels":["team"]}}"#;
+    let labels = json!({"team": "payments"});
+    for object in [
+        json!({"apiVersion": "cert-manager.io/v1", "kind": "Certificate",
+               "metadata": {"name": "tls", "namespace": "default", "labels": labels},
+               "spec": {"secretName": "tls"}}),
+        json!({"apiVersion": "v1", "kind": "ConfigMap",
+               "metadata": {"name": "cm", "namespace": "default", "labels": labels}}),
+        json!({"apiVersion": "addons.cluster.x-k8s.io/v1beta2", "kind": "ClusterResourceSet",
+               "metadata": {"name": "crs", "namespace": "default", "labels": labels}}),
+    ] {
+        let settings = Settings::from_json(settings.as_bytes()).unwrap();
+        let request = AdmissionRequest::for_object("CREATE", object);
+        let (outcome, explanation) = explain(&request, &settings, &MapLookup::new());
+        assert_eq!(outcome.warnings.len(), 1, "{outcome:?}");
+        assert_eq!(explanation.notes, Vec::<String>::new(), "{outcome:?}");
+    }
+    let cluster_class = json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "ClusterClass",
+                               "metadata": {"name": "cc", "namespace": "default"}});
+    let request = AdmissionRequest::for_object("CREATE", cluster_class);
+    let (outcome, explanation) = explain(
+        &request,
+        &Settings::from_json(b"{}").unwrap(),
+        &MapLookup::new(),
+    );
+    assert_eq!(outcome.warnings, Vec::<String>::new());
+    assert_eq!(
+        explanation.notes,
+        ["no propagation rule applies to a ClusterClass: allowed unchanged"]
+    );
+}
+
 #[test]
 fn a_rejection_keeps_what_was_decided_before_it() {
     // The parent's template labels hold a number: the MachineSet is

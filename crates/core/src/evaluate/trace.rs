@@ -31,24 +31,23 @@ pub(super) enum Passed {
 
 impl Trace<'_> {
     /// The explanation of `outcome`, the decision on `request` this trace
-    /// records.
+    /// records. Every reader of an explanation shows the outcome's warnings
+    /// beside it, so a note never repeats one: a kind the policy warns of
+    /// gets its warning only.
     pub(super) fn render(self, request: &AdmissionRequest, outcome: &Outcome) -> Explanation {
         let mut explanation = Explanation::default();
-        if let Some(passed) = self.passed {
-            if let Passed::NotActedOn = passed {
-                if !request.is_write() {
-                    explanation.notes.push(format!(
-                        "{} requests are allowed unchanged",
-                        request.operation
-                    ));
-                } else if outcome.warnings.is_empty() {
-                    explanation.notes.push(format!(
-                        "no propagation rule applies to a {}: allowed unchanged",
-                        request.kind.kind
-                    ));
-                }
+        if let Some(Passed::NotActedOn) = self.passed {
+            if !request.is_write() {
+                explanation.notes.push(format!(
+                    "{} requests are allowed unchanged",
+                    request.operation
+                ));
+            } else if outcome.warnings.is_empty() {
+                explanation.notes.push(format!(
+                    "no propagation rule applies to a {}: allowed unchanged",
+                    request.kind.kind
+                ));
             }
-            explanation.notes.extend(outcome.warnings.iter().cloned());
         }
         if let Some(trace) = self.capi {
             capi::render(trace, &request.object, &mut explanation);

@@ -222,8 +222,9 @@ fn annotation_entries_win_over_labels() {
 fn not_a_composite_resource(kind: &str, api_version: &str) -> String {
     format!(
         "{kind} ({api_version}) is not a Crossplane composite resource (no spec.crossplane, nor a \
-         cluster-scoped spec.compositionUpdatePolicy), so this policy leaves it unchanged; remove \
-         it from the policy's rules"
+         cluster-scoped spec.compositionUpdatePolicy), so this policy leaves it unchanged; a v2 XR \
+         is tagged once Crossplane writes spec.crossplane, any other kind: remove it from the \
+         policy's rules"
     )
 }
 
