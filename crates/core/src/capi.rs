@@ -78,7 +78,7 @@ pub(crate) fn child_paths(group: &str, kind: &str) -> Vec<&'static [&'static str
 /// Checks what every path reads of a Cluster API object, before any look-up
 /// is spent, and returns its namespace: its own labels and annotations are
 /// read the same way whether or not a rule applies to them, and a
-/// non-string value is rejected (README, "Bad input").
+/// non-string value is rejected (docs/bad-input.md).
 pub(crate) fn check(request: &AdmissionRequest) -> Result<&str, Error> {
     let namespace = request.object_namespace()?;
     for path in [fields::LABELS, fields::ANNOTATIONS] {

@@ -762,7 +762,7 @@ mod tests {
 
     #[test]
     fn settings_profile_refusing_the_prefix_is_accepted() {
-        // The user's call (README, "User-defined tag profiles"): explained
+        // The user's call (docs/settings.md, "User-defined tag profiles"): explained
         // and summarised at evaluation, not refused.
         let s = Settings::from_json(
             br#"{"cloudTags":{"profiles":[{"name":"gcp-labels","providers":["gcp"],"keyMax":63,

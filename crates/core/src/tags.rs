@@ -1,7 +1,7 @@
 //! Cloud tags: opted-in labels become provider-correct tags in an object's
 //! tag field, for a Crossplane composite resource (`spec.cloudTags`;
-//! README, "Crossplane: cloud tags") and for a CAPI infrastructure object
-//! (its provider's field; "Cloud tags on CAPI infrastructure") alike.
+//! docs/cloud-tags.md) and for a CAPI infrastructure object (its provider's
+//! field; docs/infrastructure-tags.md) alike.
 //!
 //! One decision over one table ([`targets`]): `stamp` *resolves* the label
 //! set and the profile the row names (a malformed source rejects: "a

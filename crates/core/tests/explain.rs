@@ -367,7 +367,7 @@ fn skip_reasons_each_explained() {
     );
 }
 
-/// The README's example of a user-defined profile (GCP labels, which refuse
+/// The ready-made user-defined profile of GCP labels (which refuse
 /// `:`), after a profile of another provider.
 const GCP_LABELS_SECOND: &str = r#"{"cloudTags":{"propagatingLabels":["platform/env"],"profiles":[
     {"name":"azure","providers":["azure"],"keyMax":512,"valueMax":256,"unit":"runes","cap":50,

@@ -1,4 +1,5 @@
-//! CAPI in-place fields (README, "In-place fields"): what the conformance
+//! CAPI in-place fields (docs/capi.md, "In-place fields: timeouts,
+//! minReadySeconds, readiness gates, taints"): what the conformance
 //! rows (capi_conformance.rs) do not show on an edge, the look-up masks the
 //! rule table's rows give, validate mode's report, the explanation and
 //! malformed values. Every output is checked against the real CRD schemas.

@@ -1,5 +1,5 @@
-//! Cloud tags on CAPI infrastructure (README, "Cloud tags on CAPI
-//! infrastructure"): the target table's rows on realistic objects, valid
+//! Cloud tags on CAPI infrastructure (docs/infrastructure-tags.md): the
+//! target table's rows on realistic objects, valid
 //! against the providers' CRDs, through `evaluate`. The fixtures are the
 //! e2e suite's (test_data/capi-infra, written by its gen.py), so both judge
 //! the same objects; the expectations here are written from the contract.

@@ -1,7 +1,7 @@
 //! Which Machine labels and annotations Cluster API copies to the Node
 //! (Cluster API v1.14.0 util/labels/helpers.go `GetManagedLabels` and
-//! util/annotations/helpers.go `GetManagedAnnotations`; README, "Machine →
-//! Node").
+//! util/annotations/helpers.go `GetManagedAnnotations`; docs/capi.md,
+//! "Machine → Node").
 //!
 //! The domain of a key is the part before the first `/` (the whole key when
 //! there is none), exactly as CAPI's `strings.Split(key, "/")[0]`.

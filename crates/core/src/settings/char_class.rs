@@ -1,6 +1,6 @@
 //! Key character classes as data: a union of named character sets, plus
-//! extra characters, minus excluded ones (README, "User-defined tag
-//! profiles", `keyCharacters`).
+//! extra characters, minus excluded ones (docs/settings.md, "User-defined
+//! tag profiles", `keyCharacters`).
 //!
 //! Every provider rule we know is of that shape: AWS, Hetzner and generic are
 //! "letters, digits and a few symbols", OpenStack "anything but control
@@ -266,7 +266,7 @@ mod tests {
     static AZURE: KeyCharacters = KeyCharacters::new(&[CharSet::Printable], "", "<>%&\\?/");
     static GCP: KeyCharacters =
         KeyCharacters::new(&[CharSet::LowercaseLetters, CharSet::Digits], "_-", "");
-    // The classes README ("Ready-made profiles") gives for IBM Cloud ("A-Z,
+    // The classes docs/cloud-tags.md ("Ready-made profiles") gives for IBM Cloud ("A-Z,
     // 0-9, spaces, underscores, hyphens, periods and colons") and
     // DigitalOcean ("letters, numbers, colons, dashes, and underscores",
     // pattern `^[a-zA-Z0-9_-:]+$`).

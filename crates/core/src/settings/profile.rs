@@ -1,12 +1,13 @@
-//! Tag profiles: the built-ins' table in the README ("Crossplane: cloud
-//! tags") and the user-defined ones ("User-defined tag profiles").
+//! Tag profiles: the built-ins' table in docs/cloud-tags.md ("Built-in
+//! profiles") and the user-defined ones (docs/settings.md, "User-defined tag
+//! profiles").
 //!
 //! A profile is data: length ceilings and how they are measured, the count
 //! cap, the key and value character classes and the reserved prefixes. The
 //! built-in profiles and the ones users define in `cloudTags.profiles` are
 //! values of the same type, resolved by the same `Profiles::resolve` (XRs)
-//! or `Profiles::infrastructure` (the CAPI infrastructure kinds, README
-//! "Cloud tags on CAPI infrastructure") and applied by the same transformer,
+//! or `Profiles::infrastructure` (the CAPI infrastructure kinds,
+//! docs/infrastructure-tags.md) and applied by the same transformer,
 //! which knows nothing provider-specific.
 
 use super::char_class::{CharSet, KeyCharacters};
@@ -249,8 +250,8 @@ const GCP_CHARACTERS: KeyCharacters =
 const AZURE_KEY_CHARACTERS: KeyCharacters =
     KeyCharacters::new(&[CharSet::Printable], "", "<>%&\\?/");
 
-// The CAPI infrastructure providers' tag fields (README, "Cloud tags on CAPI
-// infrastructure"). Each cap is the cloud's per-resource limit less the tags
+// The CAPI infrastructure providers' tag fields
+// (docs/infrastructure-tags.md). Each cap is the cloud's per-resource limit less the tags
 // the provider adds itself; each class is what the provider's webhook or
 // the cloud accepts, whichever is stricter.
 

@@ -1,6 +1,6 @@
 //! The tag profiles in force ([`Profiles`]): which profile a composite
 //! resource's provider value selects, and which one a CAPI infrastructure
-//! row names, user profiles first (README, "Crossplane: cloud tags").
+//! row names, user profiles first (docs/cloud-tags.md, "Built-in profiles").
 
 use super::profile::{BUILT_IN, GENERIC, INFRASTRUCTURE, Origin, TagProfile};
 

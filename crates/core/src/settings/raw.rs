@@ -107,8 +107,8 @@ pub struct RawCloudTagSettings {
     /// `serde_json::Value`s: a profile is read straight into its fields,
     /// never built as a tree first.
     pub profiles: Vec<ProfileText>,
-    /// Also stamp tags on the CAPI infrastructure kinds (README, "Cloud tags
-    /// on CAPI infrastructure"). Off by default: no object changes on upgrade.
+    /// Also stamp tags on the CAPI infrastructure kinds
+    /// (docs/infrastructure-tags.md). Off by default: no object changes on upgrade.
     pub capi_infrastructure: bool,
     /// The tag-key prefix that marks the policy's own tags, where the
     /// applied profile has none of its own ([`super::tag_key::TagKeys`]); `None` when the

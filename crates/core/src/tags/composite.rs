@@ -1,5 +1,5 @@
 //! Which objects are Crossplane composite resources, told from the object
-//! alone (docs, "Which objects are composite resources").
+//! alone (docs/cloud-tags.md, "Which kinds are composite resources").
 //!
 //! The API server applies a CRD's structural defaults before mutating
 //! admission, and the XR CRDs Crossplane generates default

@@ -1,6 +1,6 @@
 //! The label set tags are computed from, for every tag target: up to four
 //! sources, each sorted by key, a later one winning a key both hold
-//! (README, "Cloud tags": a Cluster's labels and annotation, then the
+//! (docs/infrastructure-tags.md: a Cluster's labels and annotation, then the
 //! object's labels and annotation). A composite resource has the object's
 //! two; an infrastructure object of a "Cluster + object" row all four.
 //!

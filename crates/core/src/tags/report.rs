@@ -17,8 +17,8 @@ use std::collections::BTreeMap;
 
 /// One warning per skip, except under a profile that refuses every tag:
 /// then every label fails for the same reason, and one warning saying so
-/// tells the user more than fifty identical ones (README, "User-defined tag
-/// profiles"). The skip annotation still lists every label.
+/// tells the user more than fifty identical ones (docs/settings.md,
+/// "User-defined tag profiles"). The skip annotation still lists every label.
 pub(crate) fn warnings(
     profile: &TagProfile,
     keys: &TagKeys<'_>,

@@ -1,7 +1,7 @@
 //! Where each kind keeps its cloud tags, as one table ([`TARGETS`]): the
 //! Crossplane composite resource's row ([`COMPOSITE_RESOURCE`], told by
-//! the object's shape) and one row per CAPI infrastructure kind (README,
-//! "Cloud tags on CAPI infrastructure"). `row_for` picks a request's row,
+//! the object's shape) and one row per CAPI infrastructure kind
+//! (docs/infrastructure-tags.md). `row_for` picks a request's row,
 //! and every row goes through the one tag decision (`tags::stamp`); what
 //! differs between kinds is data here, never a question of which row it is.
 //!

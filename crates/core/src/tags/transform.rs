@@ -1,5 +1,5 @@
 //! The pure label → cloud-tag transformer: the tag key, the skip reasons in
-//! their order and the count cap of the README ("Crossplane: cloud tags").
+//! their order and the count cap of docs/cloud-tags.md ("Built-in profiles").
 //!
 //! Input: the opted-in labels, sorted by qualified key (a `BTreeMap`, whose
 //! byte-wise `str` order is Go's string order), and a profile. Output: the
@@ -265,7 +265,7 @@ pub fn transform_with<'a>(
     taken: usize,
 ) -> Transformed<'a> {
     // Byte-wise `str` order is Go's string order (`sort.Strings`): the
-    // count cap keeps the lowest qualified keys in byte order (README).
+    // count cap keeps the lowest qualified keys in byte order (docs/cloud-tags.md).
     // Labels that come sorted, each key once, are taken as they come;
     // others are sorted, the last of equal keys kept.
     let labels = crate::sorted_map::sorted_pairs(labels.into_iter().collect());

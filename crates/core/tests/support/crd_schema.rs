@@ -1,5 +1,5 @@
-//! The policy's outputs against the real CRDs (README, "Only real objects:
-//! the CRD schema check"): a mutation that turns an object a cluster would
+//! The policy's outputs against the real CRDs (docs/development.md, "Only
+//! real objects: the CRD schema check"): a mutation that turns an object a cluster would
 //! store into one it would refuse is a bug.
 //!
 //! The schemas are [`SCHEMAS`]`/<group>_<version>_<kind>.json`: the CAPI

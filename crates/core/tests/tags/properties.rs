@@ -24,7 +24,7 @@ use unicode_properties::{GeneralCategory as Gc, UnicodeGeneralCategory};
 
 use crate::support::ready_profiles;
 
-/// The oracle's name for each entry of [`PROFILES`] (the README's `aws`
+/// The oracle's name for each entry of [`PROFILES`] (the ready-made `aws`
 /// shares its name with the built-in it replaces).
 const ORACLE: [&str; 7] = [
     "aws",
@@ -57,9 +57,10 @@ static PROFILES: LazyLock<Vec<TagProfile>> = LazyLock::new(|| {
 // ---------------------------------------------------------------- the oracle
 //
 // Written from the documentation, not from the code: no `CharSet`, no
-// `KeyCharacters`, no `check`. Sources: the README's profile table
-// ("Crossplane: cloud tags") for the built-ins, and the provider documents
-// the README cites ("Ready-made profiles") for the ready-made profiles.
+// `KeyCharacters`, no `check`. Sources: the profile table of
+// docs/cloud-tags.md ("Built-in profiles") for the built-ins, and the
+// provider documents it cites ("Ready-made profiles") for the ready-made
+// profiles.
 
 struct Rules {
     key_max: usize,
@@ -132,7 +133,7 @@ fn rules(name: &str) -> Rules {
             key_char: |c| letter(c) || digit(c) || " +-=._:/@".contains(c),
             reserved: &["aws:"],
         },
-        // README, "Crossplane: cloud tags": Hetzner 63/63 runes, 64 tags, letters digits - _ . : /.
+        // docs/cloud-tags.md, "Built-in profiles": Hetzner 63/63 runes, 64 tags, letters digits - _ . : /.
         "hetzner" => Rules {
             key_max: 63,
             value_max: 63,
@@ -141,7 +142,7 @@ fn rules(name: &str) -> Rules {
             key_char: |c| letter(c) || digit(c) || "-_.:/".contains(c),
             reserved: &[],
         },
-        // README, "Crossplane: cloud tags": OpenStack 255/255 bytes, 50 tags, any non-control character.
+        // docs/cloud-tags.md, "Built-in profiles": OpenStack 255/255 bytes, 50 tags, any non-control character.
         "openstack" => Rules {
             key_max: 255,
             value_max: 255,
@@ -150,7 +151,7 @@ fn rules(name: &str) -> Rules {
             key_char: |c| !c.is_control(),
             reserved: &[],
         },
-        // README, "Crossplane: cloud tags": generic 63/255 runes, 32 tags, letters digits - _ . : /.
+        // docs/cloud-tags.md, "Built-in profiles": generic 63/255 runes, 32 tags, letters digits - _ . : /.
         "generic" => Rules {
             key_max: 63,
             value_max: 255,
@@ -421,11 +422,11 @@ fn the_generators_reach_every_outcome_on_every_profile() {
 
 // ------------------------------------------ built-ins restated as user profiles
 //
-// README ("User-defined tag profiles"): a profile is exactly what a built-in
+// docs/settings.md ("User-defined tag profiles"): a profile is exactly what a built-in
 // is, and the table of built-ins is them written as user profiles. Written
 // out here from that table, not from profile.rs.
 
-/// The README's table rows as `cloudTags.profiles` entries, with the
+/// The table's rows as `cloudTags.profiles` entries, with the
 /// built-in each restates; `azure` by the earlier ready-made profile, which
 /// states the built-in's rules. `generic` cannot be restated under its own
 /// name (it is the fallback's), so it is restated for provider `other`. (The

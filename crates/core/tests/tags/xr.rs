@@ -228,8 +228,8 @@ fn not_a_composite_resource(kind: &str, api_version: &str) -> String {
     )
 }
 
-/// Which objects are composite resources is told by their shape (docs,
-/// "Which objects are composite resources"): a v2 XR has `spec.crossplane`,
+/// Which objects are composite resources is told by their shape
+/// (docs/cloud-tags.md, "Which kinds are composite resources"): a v2 XR has `spec.crossplane`,
 /// a v1 or LegacyCluster XR is cluster-scoped with
 /// `spec.compositionUpdatePolicy`. Anything else outside the Cluster API
 /// and Kubernetes groups is allowed unchanged, with one warning naming it.

@@ -137,8 +137,8 @@ fn class_entry_path(entry: TopologyEntry) -> Vec<&'static str> {
 }
 
 /// The shape of the Cluster a child of API version `version` looks up: the
-/// Cluster is read at the child's own version (README, "Cluster API: what
-/// flows where").
+/// Cluster is read at the child's own version (docs/capi.md, "Cluster API:
+/// what flows where").
 pub(crate) fn shape_for_child_version(version: &str) -> Option<&'static ClusterShape> {
     SHAPES
         .iter()
