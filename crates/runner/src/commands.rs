@@ -9,10 +9,15 @@ pub mod bench;
 pub mod input;
 pub mod load;
 pub mod metadata;
+#[cfg(feature = "network")]
 pub mod pull;
+#[cfg(feature = "network")]
 pub mod push;
+#[cfg(feature = "network")]
 pub mod registry;
 pub mod run;
+#[cfg(feature = "network")]
 pub mod scaffold;
+#[cfg(feature = "network")]
 pub mod serve;
 pub mod wasm_sections;

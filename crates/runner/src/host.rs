@@ -6,6 +6,7 @@
 
 pub mod callback;
 pub mod capabilities;
+#[cfg(feature = "network")]
 pub mod cluster;
 pub mod engine;
 pub mod field_mask;

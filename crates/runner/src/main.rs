@@ -2,7 +2,7 @@
 //! (`run`, `bench`, `annotate`, `push`, `pull`, `scaffold artifacthub`), a
 //! policy-server-compatible webhook server (`serve`), and the runner's own
 //! tools (`profile`, `explain`, `audit`, `patch`), as the
-//! README's "The runner" section describes them. [`host`] is the engine,
+//! docs/runner.md describes them. [`host`] is the engine,
 //! WASI, the host calls, replay and the response; [`commands`] the kwctl
 //! commands; [`tools`] the runner's own.
 //!
@@ -10,6 +10,10 @@
 //! Exit code 1 is a tool error (bad input, invalid settings), never a
 //! rejected request; `audit` exits 0 (complies), 1 (deviates) or 2 (bad
 //! input).
+
+// Without `network` (the runner `make demo` builds) the host's pieces only
+// `serve` uses (capabilities, epochs, timeouts) stay compiled but unused.
+#![cfg_attr(not(feature = "network"), allow(dead_code))]
 
 mod cli;
 mod commands;
@@ -32,12 +36,24 @@ fn main() -> ExitCode {
         // Its own exit codes: 1 when something deviates, 2 on bad input.
         cli::Command::Audit(args) => return tools::audit::audit(args),
         cli::Command::Patch(args) => tools::patch::patch(args),
+        #[cfg(feature = "network")]
         cli::Command::Push(args) => commands::push::push(args),
+        #[cfg(feature = "network")]
         cli::Command::Pull(args) => commands::pull::pull(args),
+        #[cfg(feature = "network")]
         cli::Command::Scaffold(cli::ScaffoldCommand::Artifacthub(args)) => {
             commands::scaffold::artifacthub(args)
         }
+        #[cfg(feature = "network")]
         cli::Command::Serve(args) => commands::serve::serve(args),
+        #[cfg(not(feature = "network"))]
+        cli::Command::Push(_)
+        | cli::Command::Pull(_)
+        | cli::Command::Scaffold(_)
+        | cli::Command::Serve(_) => Err(anyhow::anyhow!(
+            "this policy-runner was built without its `network` feature (as `make demo` builds \
+             it), so it has no push, pull, scaffold or serve: `make runner` builds the whole runner"
+        )),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

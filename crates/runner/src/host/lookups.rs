@@ -3,6 +3,7 @@
 //! objects (`--parents`: whatever the policy asks for, found by name), or a
 //! real API server (`serve`).
 
+#[cfg(feature = "network")]
 use crate::host::cluster::Cluster;
 use crate::host::parents::Parents;
 use crate::host::replay::{GetResourceRequest, Replay, ReplayError};
@@ -23,6 +24,7 @@ pub enum Lookups {
     /// The objects of a cluster, found by name.
     Parents(Parents),
     /// A real API server, asked as policy-server asks it.
+    #[cfg(feature = "network")]
     Cluster(Cluster),
 }
 
@@ -65,6 +67,7 @@ impl Lookups {
                 Unanswered::Host(not_found)
             }),
             // whatever the API server says is the cluster's answer
+            #[cfg(feature = "network")]
             Lookups::Cluster(cluster) => cluster.answer(request).map_err(Unanswered::Host),
         }
     }
@@ -72,7 +75,9 @@ impl Lookups {
     /// How many look-ups were answered since the start (or the last rewind).
     pub fn answered(&self) -> usize {
         match self {
-            Lookups::None | Lookups::Cluster(_) => 0,
+            Lookups::None => 0,
+            #[cfg(feature = "network")]
+            Lookups::Cluster(_) => 0,
             Lookups::Replay(replay) => replay.replayed(),
             Lookups::Parents(parents) => parents.asked(),
         }
@@ -82,7 +87,9 @@ impl Lookups {
     /// left over, or the `--parents` objects no look-up named.
     pub fn leftovers(&self) -> Vec<String> {
         match self {
-            Lookups::None | Lookups::Cluster(_) => Vec::new(),
+            Lookups::None => Vec::new(),
+            #[cfg(feature = "network")]
+            Lookups::Cluster(_) => Vec::new(),
             Lookups::Replay(replay) => match replay.remaining() {
                 0 => Vec::new(),
                 n => vec![format!(
@@ -100,7 +107,9 @@ impl Lookups {
     /// How many of the answers on offer were not asked for.
     pub fn unasked(&self) -> usize {
         match self {
-            Lookups::None | Lookups::Cluster(_) => 0,
+            Lookups::None => 0,
+            #[cfg(feature = "network")]
+            Lookups::Cluster(_) => 0,
             Lookups::Replay(replay) => replay.remaining(),
             Lookups::Parents(parents) => parents.unasked().len(),
         }
@@ -109,7 +118,9 @@ impl Lookups {
     /// Starts over, so the next evaluation is answered as the first one was.
     pub fn rewind(&mut self) {
         match self {
-            Lookups::None | Lookups::Cluster(_) => {}
+            Lookups::None => {}
+            #[cfg(feature = "network")]
+            Lookups::Cluster(_) => {}
             Lookups::Replay(replay) => replay.rewind(),
             Lookups::Parents(parents) => parents.rewind(),
         }
