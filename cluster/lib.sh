@@ -76,8 +76,10 @@ cluster_running() {
 # The webhook server: `policy-runner serve`, or $POLICY_SERVER (a policy-server binary: the same flags and
 # policies.yml; the download and sigstore folders are for policy-server, which writes there, and the
 # runner ignores them), its look-ups made as the policy-server ServiceAccount. The tests stop and restart it.
+# policy-server logs JSON, which the scenarios read (cluster/tests/helpers.bash, `monitor_verdicts`).
 start_webhook_server() {
   local server=${POLICY_SERVER:-$PWD/target/host/policy-runner serve}
+  [ -z "${POLICY_SERVER:-}" ] || server="$server --log-fmt json"
   KUBECONFIG=$STATE/kubewarden/kubeconfig start webhook-server $server \
     --policies "$STATE/kubewarden/policies.yml" --addr 127.0.0.1 --port "$WEBHOOK_PORT" \
     --readiness-probe-port "$READINESS_PORT" --cert-file "$STATE/pki/webhook.crt" --key-file "$STATE/pki/webhook.key" \

@@ -63,3 +63,34 @@ apply_named() {
   shift 2
   named "$file" "$name" | kubectl apply -f - "$@"
 }
+
+# webhook_mutated CONFIGURATION RESOURCE NAME: the API server's audit log (cluster/audit-policy.yaml)
+# records that the mutating webhook of CONFIGURATION (a policy's webhook configuration,
+# `clusterwide-<policy>`) mutated the create of RESOURCE NAME: what the API server itself saw, whatever
+# webhook server hosts the module.
+webhook_mutated() {
+  jq -e -s --arg config "$1" --arg resource "$2" --arg name "$3" '
+    [.[] | select(.verb == "create" and .objectRef.resource == $resource and .objectRef.name == $name)
+     | .annotations // {} | to_entries[]
+     | select(.key | startswith("mutation.webhook.admission.k8s.io/")) | .value | fromjson
+     | select(.configuration == $config and .mutated == true)] | length > 0' "$STATE/audit.log" >/dev/null
+}
+
+# monitor_verdicts POLICY LOG FROM: one line, `allowed=true` or `allowed=false`, per request the
+# monitor-mode POLICY (its policies.yml key, `clusterwide-<name>`) evaluated after line FROM of the
+# webhook server's LOG: what the policy would have answered, which the API server never sees (monitor
+# mode allows every request). From `policy-runner serve`'s line (`policy=<id> … (monitor mode: the
+# policy answered allowed=…)`) or from policy-server's JSON log (cluster/lib.sh starts it with
+# `--log-fmt json`): its "policy evaluation (monitor mode)" event, whose `response` field prints the
+# policy's AdmissionResponse.
+monitor_verdicts() {
+  local policy=$1 log=$2 from=$3
+  if [ -n "${POLICY_SERVER:-}" ]; then
+    tail -n +"$((from + 1))" "$log" | jq -R -r --arg policy "$policy" '
+      fromjson? | .fields // {} | select(.message == "policy evaluation (monitor mode)" and .policy_id == $policy)
+      | .response | capture("allowed: (?<a>true|false)") | "allowed=\(.a)"'
+  else
+    tail -n +"$((from + 1))" "$log" | grep -F "policy=$policy " |
+      sed -n 's/.*(monitor mode: the policy answered \(allowed=[a-z]*\).*/\1/p'
+  fi
+}

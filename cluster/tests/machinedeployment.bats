@@ -133,13 +133,10 @@ YAML
   [ "$(count machinesets $SELECTOR)" = 1 ]
   audit_compliant
   # The deployed validate-mode policy (examples/validate-mode-policy.yaml, monitor mode) saw the
-  # controllers' writes of the MachineSet, Machines and KubeadmConfigs, and would have rejected none.
-  # Its verdicts are read from the runner's log, which names what a monitor-mode policy answered;
-  # policy-server logs another format.
-  if [ -z "${POLICY_SERVER:-}" ]; then
-    seen=$(tail -n +"$((from + 1))" "$log" | grep 'policy=clusterwide-metadata-propagation-audit ' || true)
-    echo "$seen"
-    [ "$(grep -c 'the policy answered allowed=true' <<<"$seen")" -ge 4 ]
-    [[ "$seen" != *'the policy answered allowed=false'* ]]
-  fi
+  # controllers' writes of the MachineSet, Machines and KubeadmConfigs, and would have rejected none:
+  # its verdicts, from the webhook server's log (the API server never sees them).
+  seen=$(monitor_verdicts clusterwide-metadata-propagation-audit "$log" "$from")
+  echo "$seen"
+  [ "$(grep -c '^allowed=true$' <<<"$seen")" -ge 4 ]
+  [[ "$seen" != *allowed=false* ]]
 }
