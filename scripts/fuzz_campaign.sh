@@ -19,8 +19,24 @@
 # processes together) and the time 10 M executions take at that rate, and
 # the findings kept. Exit status 1 when anything was found.
 #
+# With FUZZ_CAMPAIGN_RUNS, each target runs until its processes together
+# have made that many executions (each process RUNS/JOBS, rounded up), or
+# for FUZZ_CAMPAIGN_SECONDS (then 4 h by default), whichever comes first.
+#
+# Each target's result (commit, executions, seconds, findings and the
+# coverage libFuzzer reached: its `cov` edges and `ft` features, the
+# largest of the processes) replaces that target's row of the table in
+# docs/development.md's fuzz-campaign section (scripts/fuzz_table.py), so
+# the figures there are the ones a campaign printed; FUZZ_CAMPAIGN_WRITE=0
+# leaves it alone.
+#
 # Environment:
-#   FUZZ_CAMPAIGN_SECONDS  seconds per target (default 1800)
+#   FUZZ_CAMPAIGN_TABLE    the file whose table gets the results (default
+#                          docs/development.md)
+#   FUZZ_CAMPAIGN_RUNS     executions per target (default: none, run for
+#                          the time)
+#   FUZZ_CAMPAIGN_SECONDS  seconds per target (default 1800; 14400 with
+#                          FUZZ_CAMPAIGN_RUNS)
 #   FUZZ_CAMPAIGN_JOBS     fuzzing processes per target (default: nproc)
 #   FUZZ_CAMPAIGN_TIMEOUT  seconds one input may take before it is a
 #                          finding (default 10; libFuzzer's own is 1200)
@@ -33,7 +49,10 @@ set -euo pipefail
 cd "$(dirname "$0")/../fuzz"
 
 CARGO=${CARGO:-cargo}
-SECONDS_PER_TARGET=${FUZZ_CAMPAIGN_SECONDS:-1800}
+RUNS=${FUZZ_CAMPAIGN_RUNS:-}
+SECONDS_PER_TARGET=${FUZZ_CAMPAIGN_SECONDS:-$([[ -n "$RUNS" ]] && echo 14400 || echo 1800)}
+WRITE=${FUZZ_CAMPAIGN_WRITE:-1}
+TABLE=${FUZZ_CAMPAIGN_TABLE:-$PWD/../docs/development.md}
 JOBS=${FUZZ_CAMPAIGN_JOBS:-$(nproc)}
 TIMEOUT=${FUZZ_CAMPAIGN_TIMEOUT:-10}
 TARGETS=${FUZZ_TARGETS:-validate_bytes:address settings_bytes:address mutated_objects:none}
@@ -45,6 +64,13 @@ export RUSTC_BOOTSTRAP=1
   { echo "fuzz_campaign.sh: FUZZ_CAMPAIGN_SECONDS must be a positive number of seconds" >&2; exit 2; }
 [[ "$JOBS" =~ ^[0-9]+$ && "$JOBS" -gt 0 ]] ||
   { echo "fuzz_campaign.sh: FUZZ_CAMPAIGN_JOBS must be a positive number" >&2; exit 2; }
+[[ -z "$RUNS" || ( "$RUNS" =~ ^[0-9]+$ && "$RUNS" -gt 0 ) ]] ||
+  { echo "fuzz_campaign.sh: FUZZ_CAMPAIGN_RUNS must be a positive number of executions" >&2; exit 2; }
+runs_flag=()
+[[ -z "$RUNS" ]] || runs_flag=(-runs=$(( (RUNS + JOBS - 1) / JOBS )))
+# The commit fuzzed, marked when the core or the edge has uncommitted changes.
+commit=$(git rev-parse --short=7 HEAD)
+git diff --quiet HEAD -- ../crates/core ../src . || commit="$commit + uncommitted changes"
 
 triple=$(rustc -vV | sed -n 's/^host: //p')
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
@@ -71,6 +97,11 @@ executions_of() {
     n=$(grep -aoE '^#[0-9]+' "$log" | tail -n 1 | tr -d '#')
   fi
   echo "${n:-0}"
+}
+
+# The coverage of one process's log: its last status line's `cov: N ft: M`.
+coverage_of() {
+  grep -aoE 'cov: [0-9]+ ft: [0-9]+' "$1" | tail -n 1 | awk '{ print $2, $4 }'
 }
 
 # 1234567 as 1,234,567.
@@ -124,7 +155,7 @@ for entry in $TARGETS; do
   # The workers write fuzz-<n>.log in the working directory.
   (
     cd "$dir"
-    exec "$bin" -jobs="$JOBS" -workers="$JOBS" -max_total_time="$SECONDS_PER_TARGET" \
+    exec "$bin" -jobs="$JOBS" -workers="$JOBS" -max_total_time="$SECONDS_PER_TARGET" "${runs_flag[@]}" \
       -timeout="$TIMEOUT" -print_final_stats=1 -artifact_prefix="$dir/" \
       "$OLDPWD/corpus/$target" "${seeds[@]/#/$OLDPWD/}"
   ) >"$dir/libfuzzer.log" 2>&1 &
@@ -132,9 +163,13 @@ for entry in $TARGETS; do
   wait "$running" || true
   running=
   wall=$(( $(date +%s) - start ))
-  executions=0
+  executions=0 cov=0 ft=0
   for log in "$dir"/fuzz-*.log; do
-    [[ -f "$log" ]] && executions=$(( executions + $(executions_of "$log") ))
+    [[ -f "$log" ]] || continue
+    executions=$(( executions + $(executions_of "$log") ))
+    read -r c f < <(coverage_of "$log"; echo)
+    (( ${c:-0} > cov )) && cov=$c
+    (( ${f:-0} > ft )) && ft=$f
   done
   rate=$(( executions / (wall > 0 ? wall : 1) ))
   kept=()
@@ -149,13 +184,17 @@ for entry in $TARGETS; do
       grep -v '^--$' | sed 's/ ([0-9]*) panicked/ panicked/' | sort -u | head -n 6 >&2 || true
   fi
   hours_to_10m=$(awk -v r="$rate" 'BEGIN { if (r > 0) printf "%.1f h", 1e7 / r / 3600; else print "-" }')
-  summary+=("$(printf '%-16s %8s s %14s %10s %14s  %s' "$target" "$wall" \
-    "$(group "$executions")" "$(group "$rate")" "$hours_to_10m" \
+  summary+=("$(printf '%-16s %8s s %14s %10s %14s %14s  %s' "$target" "$wall" \
+    "$(group "$executions")" "$(group "$rate")" "$hours_to_10m" "$cov / $ft" \
     "${kept[*]:-none}")")
+  if [[ "$WRITE" != 0 ]]; then
+    python3 ../scripts/fuzz_table.py "$TABLE" "$target" "$sanitizer" "$commit" \
+      "$executions" "$wall" "$rate" "${kept[*]:-none}" "$cov" "$ft" "$JOBS"
+  fi
 done
 
 echo
-printf '%-16s %10s %14s %10s %14s  %s\n' target time executions exec/s "10 M takes" findings
+printf '%-16s %10s %14s %10s %14s %14s  %s\n' target time executions exec/s "10 M takes" "cov / ft" findings
 for line in "${summary[@]}"; do echo "$line"; done
 echo "logs: fuzz/artifacts/campaign-$stamp/"
 exit "$found"

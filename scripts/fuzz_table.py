@@ -1,0 +1,52 @@
+#!/usr/bin/env python3
+"""Writes one target's campaign result into the fuzz-campaign table.
+
+Usage: scripts/fuzz_table.py FILE TARGET SANITIZER COMMIT EXECUTIONS SECONDS
+                             RATE FINDINGS COV FT JOBS
+
+FILE holds the table between `<!-- fuzz-campaign:begin -->` and
+`<!-- fuzz-campaign:end -->`. scripts/fuzz_campaign.sh calls this once per
+target it ran: the target's row is replaced (or added), the other targets'
+rows stay, so the table always shows each target's latest campaign as the
+script measured it, never a figure copied by hand.
+"""
+
+import datetime
+import sys
+
+HEADER = [
+    "| target | sanitizer | commit | date | processes | executions | seconds | executions/s | coverage (cov / ft) | findings |",
+    "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |",
+]
+
+
+def grouped(n):
+    return f"{int(n):,}"
+
+
+def main():
+    if len(sys.argv) != 12:
+        sys.exit(__doc__.strip().split("\n\n")[1])
+    path, target, sanitizer, commit, executions, seconds, rate, findings, cov, ft, jobs = sys.argv[1:]
+    begin, end = "<!-- fuzz-campaign:begin -->", "<!-- fuzz-campaign:end -->"
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    try:
+        first = lines.index(begin)
+        last = lines.index(end, first)
+    except ValueError:
+        sys.exit(f"fuzz_table.py: {path} has no {begin} … {end} section")
+    rows = [line for line in lines[first + 1:last] if line.startswith("| `")]
+    findings = "none" if findings == "none" else ", ".join(f"`{f}`" for f in findings.split())
+    row = (f"| `{target}` | {sanitizer} | `{commit}` | {datetime.date.today().isoformat()} | {jobs} | "
+           f"{grouped(executions)} | {grouped(seconds)} | {grouped(rate)} | {cov} / {ft} | {findings} |")
+    rows = [r for r in rows if not r.startswith(f"| `{target}` |")] + [row]
+    order = ["validate_bytes", "settings_bytes", "mutated_objects"]
+    rows.sort(key=lambda r: order.index(r.split("`")[1]) if r.split("`")[1] in order else len(order))
+    lines[first + 1:last] = HEADER + rows
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
