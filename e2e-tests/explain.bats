@@ -250,3 +250,111 @@ patch:'* ]]
   [ "$(echo "$output" | jq -c '[.allowed, .patch, .warnings]')" = "$(jq -cn --arg w "$warning" '[true, null, [$w]]')" ]
   [[ "$stderr" != *'was treated as a Crossplane composite resource'* ]]
 }
+
+@test "explain prints a warning once: as a warning, never again as a note" {
+  local settings='{"cloudTags":{"propagatingLabels":["platform/team"]}}'
+  run "$RUNNER" explain -r test_data/xr/certificate_opted_in_labels.yaml -s "$settings"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(grep -c 'is not a Crossplane composite resource' <<<"$output")" -eq 1 ]
+  [ "$(grep -c '^warning: Certificate (cert-manager.io/v1) is not a Crossplane composite resource' <<<"$output")" -eq 1 ]
+  run ! grep -q '^note: ' <<<"$output"
+  printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: default, labels: {platform/team: a}}\n' \
+    >"$BATS_TEST_TMPDIR/configmap.yaml"
+  run "$RUNNER" explain -r "$BATS_TEST_TMPDIR/configmap.yaml" --operation CREATE -s "$settings"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(grep -c 'is a Kubernetes kind' <<<"$output")" -eq 1 ]
+  run "$RUNNER" explain -o json -r "$BATS_TEST_TMPDIR/configmap.yaml" --operation CREATE -s "$settings"
+  [ "$(echo "$output" | jq -c '[(.warnings | length), .explanation.notes]')" = '[1,[]]' ]
+}
+
+# A Machine owned by a control plane kind the shipped contextAwareResources do
+# not list (KubeadmControlPlane is the only one), with that control plane
+# given as a parent: the module is refused the look-up and rejects (500).
+rke2_machine() {
+  jq '.object.metadata.ownerReferences[0] |= (.kind = "RKE2ControlPlane" | .name = "rke2-cp")' \
+    test_data/capi/v1beta2/machine_create_from_kcp.json >"$BATS_TEST_TMPDIR/machine.json"
+  sed -e 's/^kind: KubeadmControlPlane$/kind: RKE2ControlPlane/' -e 's/^  name: capi-quickstart-wqx5r$/  name: rke2-cp/' \
+    test_data/capi/v1beta2/parents/kubeadmcontrolplane_capi-quickstart-wqx5r.yaml >"$BATS_TEST_TMPDIR/rke2.yaml"
+  grep -qx 'kind: RKE2ControlPlane' "$BATS_TEST_TMPDIR/rke2.yaml"
+}
+
+@test "a look-up the shipped contextAwareResources do not grant: explain rejects (500) as the module does, and names it" {
+  [ -f "$POLICY" ] || { echo "no compiled module (POLICY=annotated-policy.wasm)" >&2; false; }
+  rke2_machine
+  args=(-r "$BATS_TEST_TMPDIR/machine.json")
+  run --separate-stderr "$RUNNER" run --allow-context-aware "${args[@]}" --parents "$BATS_TEST_TMPDIR/rke2.yaml" "$POLICY"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  module=$output
+  [ "$(jq -c '[.allowed, .status.code]' <<<"$module")" = '[false,500]' ]
+  message=$(jq -r .status.message <<<"$module")
+  [[ "$message" == 'cannot read RKE2ControlPlane default/rke2-cp (controlplane.cluster.x-k8s.io/v1beta2), the parent of this Machine: Policy has not been granted access to Kubernetes controlplane.cluster.x-k8s.io/v1beta2/RKE2ControlPlane resources.'* ]]
+
+  run "$RUNNER" explain -o json "${args[@]}" -p "$BATS_TEST_TMPDIR/rke2.yaml"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(jq -c '[.allowed, .code, .patch]' <<<"$output")" = '[false,500,[]]' ]
+  [ "$(jq -r .message <<<"$output")" = "$message" ]
+  [ "$(jq -c '.refusedLookups | map([.apiVersion, .kind, .namespace, .name])' <<<"$output")" = \
+    '[["controlplane.cluster.x-k8s.io/v1beta2","RKE2ControlPlane","default","rke2-cp"]]' ]
+
+  run "$RUNNER" explain "${args[@]}" -p "$BATS_TEST_TMPDIR/rke2.yaml"
+  echo "$output"
+  [ "${lines[1]}" = "decision: rejected (500): $message" ]
+  [[ "$output" == *$'\nrefused look-up: RKE2ControlPlane default/rke2-cp (controlplane.cluster.x-k8s.io/v1beta2): controlplane.cluster.x-k8s.io/v1beta2/RKE2ControlPlane is not in the contextAwareResources of policy-metadata.yml: '*'(docs/deploying.md#adding-a-control-plane-kind)'$'\n'* ]]
+  [[ "$output" == *$'\npatch: none' ]]
+}
+
+@test "granted by the metadata (explain -m, the module annotated with it): explain and the module allow with the same patch" {
+  unannotated=${UNANNOTATED:-policy.wasm}
+  [ -f "$unannotated" ] || { echo "no module to annotate at $unannotated (make policy.wasm)" >&2; false; }
+  rke2_machine
+  python3 - "$BATS_TEST_TMPDIR/metadata.yml" <<'PY'
+import sys, yaml
+metadata = yaml.safe_load(open("policy-metadata.yml"))
+metadata["contextAwareResources"].append({"apiVersion": "controlplane.cluster.x-k8s.io/v1beta2", "kind": "RKE2ControlPlane"})
+yaml.safe_dump(metadata, open(sys.argv[1], "w"))
+PY
+  "$RUNNER" annotate -m "$BATS_TEST_TMPDIR/metadata.yml" -o "$BATS_TEST_TMPDIR/granted.wasm" "$unannotated"
+  run --separate-stderr "$RUNNER" run --allow-context-aware -r "$BATS_TEST_TMPDIR/machine.json" \
+    --parents "$BATS_TEST_TMPDIR/rke2.yaml" "$BATS_TEST_TMPDIR/granted.wasm"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(jq .allowed <<<"$output")" = true ]
+  module_patch=$(jq -c '.patch | @base64d | fromjson' <<<"$output")
+  [ "$module_patch" != '[]' ]
+  run "$RUNNER" explain -o json -m "$BATS_TEST_TMPDIR/metadata.yml" -r "$BATS_TEST_TMPDIR/machine.json" \
+    -p "$BATS_TEST_TMPDIR/rke2.yaml"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(jq -c '[.allowed, .refusedLookups]' <<<"$output")" = '[true,[]]' ]
+  [ "$(jq -c .patch <<<"$output")" = "$module_patch" ]
+}
+
+# README's Deploying and docs/deploying.md's Failure behaviour say that a
+# policy-server outage never blocks the controllers (failurePolicy: Ignore);
+# a failed look-up is no outage: the module answers, and rejects.
+@test "the docs say what the module does on a failed look-up: it rejects the write (500), retryable" {
+  [ -f "$POLICY" ] || { echo "no compiled module (POLICY=annotated-policy.wasm)" >&2; false; }
+  # No --allow-context-aware: the look-up of the MachineDeployment is refused.
+  run --separate-stderr "$RUNNER" run -r test_data/capi/v1beta2/machineset_update_drifted_from_md.json \
+    --parents test_data/capi/v1beta2/parents/machinedeployment_capi-quickstart-md-1.yaml "$POLICY"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(jq -c '[.allowed, .status.code]' <<<"$output")" = '[false,500]' ]
+  message=$(jq -r .status.message <<<"$output")
+  [[ "$message" == 'cannot read MachineDeployment default/capi-quickstart-md-1 (cluster.x-k8s.io/v1beta2), the parent of this MachineSet: '* ]]
+  retry=${message##*; }
+  [ "$retry" = "the request can be retried once the policy can read it" ]
+  section() { sed -n "/^## $2\$/,/^## /p" "$1" | tr '\n' ' ' | tr -s ' '; }
+  for doc in "README.md Deploying" "docs/deploying.md Failure behaviour"; do
+    text=$(section ${doc%% *} "${doc#* }")
+    echo "$doc: $text" | head -c 300; echo
+    [[ "$text" == *"outage never blocks"* || "$text" == *"cannot get an answer from the policy-server"* ]]
+    [[ "$text" == *"A failed look-up "*"block"* ]]
+    [[ "$text" == *"code 500"* ]]
+    [[ "$text" == *"cannot read <"*"; $retry"* ]]
+  done
+}

@@ -85,6 +85,14 @@ pub struct ExplainArgs {
     /// Also list the in-place fields neither parent nor child sets.
     #[arg(short = 'v', long)]
     pub verbose: bool,
+
+    /// The policy metadata whose `contextAwareResources` say what the
+    /// look-ups may read, as for a module annotated with it (`annotate -m`);
+    /// default: the policy-metadata.yml the module is shipped with. A
+    /// look-up it does not grant is refused, as a policy-server refuses the
+    /// module's, and the request is rejected (500).
+    #[arg(short = 'm', long, value_name = "FILE")]
+    pub metadata_path: Option<PathBuf>,
 }
 
 /// `policy-runner audit`.
