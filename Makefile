@@ -29,7 +29,9 @@ RUNNER_DEP := $(if $(filter $(RUNNER),$(KWCTL)),$(RUNNER),)
 
 # The module is the edge (src/) over the core (crates/core): both rebuild it.
 POLICY_SOURCES := $(shell find src crates/core/src -name '*.rs') Cargo.toml crates/core/Cargo.toml Cargo.lock
-RUNNER_SOURCES := $(shell find crates/runner/src crates/audit/src -name '*.rs') crates/runner/Cargo.toml crates/audit/Cargo.toml Cargo.lock
+# explain embeds policy-metadata.yml: its contextAwareResources are what the look-ups may read.
+RUNNER_SOURCES := $(shell find crates/runner/src crates/audit/src -name '*.rs') crates/runner/Cargo.toml crates/audit/Cargo.toml Cargo.lock \
+  policy-metadata.yml
 
 .PHONY: all demo check test fmt lint unit-tests e2e-tests fuzz clean runner module print-cargo-fuzz-version print-wasm-opt-features print-module cache-owner
 
