@@ -12,7 +12,7 @@
 # The expectations are data: test_data/capi-infra/cases/*.yaml, each a request
 # of test_data/capi-infra, its settings and what the policy must answer
 # (e2e-tests/cases.bash lists the keys), written by hand from the contract
-# (README, "Cloud tags on CAPI infrastructure"). The parents the policy may
+# (docs/infrastructure-tags.md). The parents the policy may
 # read are test_data/capi-infra/parents/*.yaml; lookups.tsv lists, per
 # scenario, the look-ups the policy must make, in order, and evaluate
 # (capi_helpers.bash) checks the session the runner records against it. See

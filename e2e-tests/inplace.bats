@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 #
-# End-to-end smoke tests of the CAPI in-place fields (README, "In-place
+# End-to-end smoke tests of the CAPI in-place fields (docs/capi.md, "In-place
 # fields: timeouts, minReadySeconds, readiness gates, taints"): node drain /
 # volume-detach / deletion timeouts, minReadySeconds, readinessGates, taints,
 # the deletion order and the machine naming flow from parents to children

@@ -6,8 +6,8 @@
 # measured after the first and after the last (policy-runner bench's
 # `memory_bytes`). A leak of what one request allocates grows md-ms from
 # 1.2 MB to 68 MB in 2,000 evaluations (measured on a per-request arena
-# that never rewound, before the allocator was settled: BENCHMARKS.md, "The
-# allocator").
+# that never rewound, before the allocator was settled: BENCHMARKS.md,
+# "History").
 
 setup() {
   cd "${BATS_TEST_DIRNAME}/.." || return 1

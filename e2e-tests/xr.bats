@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # End-to-end tests of the Crossplane capability: opted-in labels of a
 # composite resource become provider-correct cloud tags in spec.cloudTags
-# (README, "Crossplane: cloud tags").
+# (docs/cloud-tags.md).
 #
 # Run from the repository root:
 #   bats e2e-tests/xr.bats
@@ -258,8 +258,8 @@ assert_settings_refused() {
   assert_settings_refused '{"cloudTags":{"propagatingLabels":["platform/env"],"providerPath":""}}' 'cloudTags.providerPath'
 }
 
-# ------------------------------------ user-defined profiles (README, "User-defined tag profiles")
-# settings_ready_profiles.json holds the README's ready-made profiles
+# ------------------------ user-defined profiles (docs/settings.md, "User-defined tag profiles")
+# settings_ready_profiles.json holds the ready-made profiles (docs/cloud-tags.md)
 # (crates/core/tests/tags/ready_made_profiles.rs checks it against the README). This one stays
 # a test rather than a case: its settings are the README's aws profile over
 # the count-cap settings, taken from those files rather than copied.

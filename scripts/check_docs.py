@@ -4,6 +4,17 @@
 - README.md is at most 250 lines: a ten-minute read; the depth is in docs/.
 - Every relative link of README.md, docs/*.md and BENCHMARKS.md names a file
   that exists, and a heading that exists when it has an #anchor.
+- Every file git tracks (crds/ aside) cites only sections that exist: a
+  Markdown file followed by a quoted section title (`README, "Settings"`,
+  `docs/capi.md's "Machine → Node"`, `docs/settings.md ("User-defined tag
+  profiles")`, across comment line breaks) names one of its headings, or the
+  start of one up to a colon or a parenthesis; a `docs/….md#anchor` outside
+  a Markdown link names a heading's anchor.
+- The RBAC follows the grants: examples/capi-rbac.yaml's ClusterRole gives
+  `get`, and nothing else, on exactly the kinds in the contextAwareResources
+  of policy-metadata.yml and of the example policies; and every sentence of
+  the docs, the examples and the metadata that tells to add a kind to
+  `contextAwareResources` also names the ClusterRole.
 - The list of what `make check` runs, in docs/development.md's table and in
   README.md's sentence, is the Makefile's `check:` prerequisites, in order.
 - Every shell block of README.md and docs/*.md (info string `console`, `sh`,
@@ -29,6 +40,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
+
+import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 README = "README.md"
@@ -123,6 +136,147 @@ def check_links(paths, problems):
                     continue
                 if anchor and resolved.endswith(".md") and anchor not in anchors(resolved):
                     problems.append(f"{path}:{lineno}: {target}: {resolved} has no heading #{anchor}")
+
+
+# A Markdown file as prose and comments name it: README (the top-level one),
+# README.md, BENCHMARKS.md, docs/capi.md, … Not part of a longer path or URL
+# (`$source/blob/v1/docs/releasing.md`).
+CITED_FILE = r"(?<![\w$/.{}:-])(?P<file>README(?:\.md)?|[\w./-]*\.md)"
+# `FILE, "Title"`, `FILE's "Title"`, `FILE "Title"`, `FILE ("Title")`: a title
+# starts with a capital or a code span and holds no shell expansion.
+SECTION_REF = re.compile(CITED_FILE + r"(?:'s)?,?\s*\(?\s*[\"“](?P<title>[A-Z`][^\"”$]{0,119}?)[\"”]")
+ANCHOR_REF = re.compile(CITED_FILE + r"#(?P<anchor>[\w-]+)")
+# A line break and the comment marker that continues the text on the next
+# line (`#`, `//`, `///`, `//!`, ` *`, `--`), read as one space.
+CONTINUATION = re.compile(r"\n[ \t]*(?:#+|//[/!]?|\*|--)?[ \t]*")
+
+
+def tracked_text_files():
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, check=True, stdout=subprocess.PIPE).stdout
+    for path in listed.decode().split("\0"):
+        if not path or path.startswith("crds/") or not os.path.isfile(os.path.join(ROOT, path)):
+            continue
+        try:
+            yield path, read(path)
+        except UnicodeDecodeError:
+            continue
+
+
+def heading_texts(path):
+    """Every heading of the Markdown file at `path`, as plain lower-case text."""
+    out = []
+    for line in prose(read(path), code_spans=True).split("\n"):
+        m = re.match(r"^#{1,6}\s+(.*)$", line)
+        if m:
+            out.append(plain(m.group(1)))
+    return out
+
+
+def plain(title):
+    title = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", title)
+    return " ".join(title.replace("`", "").split()).rstrip(".").lower()
+
+
+def cited_file(source, name):
+    """The repository path a citation in `source` means, or None."""
+    name = "README.md" if name == "README" else name
+    for candidate in (name, os.path.normpath(os.path.join(os.path.dirname(source), name))):
+        if os.path.isfile(os.path.join(ROOT, candidate)):
+            return candidate
+    return None
+
+
+def check_section_references(problems):
+    headings = {}
+    for path, text in tracked_text_files():
+        joined = CONTINUATION.sub(" ", text)
+        for m in SECTION_REF.finditer(joined):
+            where = f"{path}:{text.count(chr(10), 0, _offset(text, m.start())) + 1}"
+            target = cited_file(path, m.group("file"))
+            title = " ".join(m.group("title").split())
+            if target is None:
+                problems.append(f"{where}: cites {m.group('file')}, \"{title}\": no such file")
+                continue
+            if target not in headings:
+                headings[target] = heading_texts(target)
+            wanted = plain(title)
+            if not any(h == wanted or h.startswith((wanted + ":", wanted + " (")) for h in headings[target]):
+                problems.append(f"{where}: cites {target}, \"{title}\": {target} has no such section")
+        if path.endswith(".md"):
+            continue  # its links are check_links'
+        for m in ANCHOR_REF.finditer(text):
+            target = cited_file(path, m.group("file"))
+            if target and m.group("anchor") not in anchors(target):
+                line = text.count("\n", 0, m.start()) + 1
+                problems.append(f"{path}:{line}: {m.group(0)}: {target} has no heading #{m.group('anchor')}")
+
+
+def _offset(text, at):
+    """The offset in `text` of offset `at` of CONTINUATION.sub(" ", text)."""
+    shift = 0
+    for m in CONTINUATION.finditer(text):
+        if m.start() - shift >= at:
+            break
+        shift += len(m.group(0)) - 1
+    return at + shift
+
+
+RBAC = "examples/capi-rbac.yaml"
+GRANTING = ["policy-metadata.yml", "examples/capi-policy.yaml", "examples/validate-mode-policy.yaml"]
+
+
+def plural(kind):
+    """The resource of a CAPI kind, as its CRD names it."""
+    kind = kind.lower()
+    return kind + ("es" if kind.endswith("s") else "s")
+
+
+def sentences(text):
+    """The sentences of `text`, each paragraph's lines (comment markers and
+    all) joined into one."""
+    for paragraph in re.split(r"\n[ \t]*(?:#+|//[/!]?)?[ \t]*\n", text):
+        joined = CONTINUATION.sub(" ", paragraph)
+        yield from re.split(r"(?<=[.!?])\s+(?=[A-Z\[`(*])", joined)
+
+
+def check_grants(problems):
+    """What the policy may read (contextAwareResources) and what its
+    ServiceAccount may read (the ClusterRole) are the same kinds, and the
+    docs that say how to add a kind to one say to add it to the other."""
+    needed = set()
+    for path in GRANTING:
+        for document in yaml.safe_load_all(read(path)):
+            resources = (document.get("spec") or document).get("contextAwareResources") or []
+            for resource in resources:
+                group = resource["apiVersion"].rpartition("/")[0]
+                needed.add((group, plural(resource["kind"])))
+    granted = set()
+    for document in yaml.safe_load_all(read(RBAC)):
+        if document.get("kind") != "ClusterRole":
+            continue
+        for rule in document.get("rules", []):
+            if rule.get("verbs") != ["get"]:
+                problems.append(f"{RBAC}: a rule grants {rule.get('verbs')}; the policy only uses get")
+            granted |= {(g, r) for g in rule.get("apiGroups", []) for r in rule.get("resources", [])}
+    for group, resource in sorted(needed - granted):
+        problems.append(f"{RBAC}: the ClusterRole does not grant get on {resource} ({group or 'core'}), "
+                        f"which the contextAwareResources of {', '.join(GRANTING)} list")
+    for group, resource in sorted(granted - needed):
+        problems.append(f"{RBAC}: the ClusterRole grants get on {resource} ({group or 'core'}), "
+                        "which no contextAwareResources list")
+    docs = [(path, prose(read(path), code_spans=True)) for path in doc_files()]
+    examples = sorted(os.path.relpath(os.path.join(d, f), ROOT)
+                      for d, _, files in os.walk(os.path.join(ROOT, "examples")) for f in files if f.endswith(".yaml"))
+    # In YAML, the comments: a line of YAML ends the paragraph of comments above it.
+    comments = [(path, "\n".join(line if line.lstrip().startswith("#") else "" for line in read(path).split("\n")))
+                for path in examples + ["policy-metadata.yml"]]
+    for path, text in docs + comments:
+        for sentence in sentences(text):
+            tells = re.search(r"\badd\b.*contextAwareResources", sentence, re.I | re.S)
+            if tells and not re.search(r"ClusterRole|capi-rbac", sentence):
+                problems.append(f"{path}: \"{' '.join(sentence.split())[:160]}\" says to add a kind to "
+                                "contextAwareResources, not that the ClusterRole (examples/capi-rbac.yaml) "
+                                "must grant `get` on it too")
 
 
 def makefile_check_targets():
@@ -242,6 +396,8 @@ def main():
         problems.append(f"README.md is {lines} lines, over {MAX_README_LINES}: move depth to docs/")
     paths = doc_files()
     check_links(paths + ["BENCHMARKS.md"], problems)
+    check_section_references(problems)
+    check_grants(problems)
     check_make_check_lists(problems)
     counts = None
     if "--no-run" not in sys.argv[1:]:

@@ -174,8 +174,8 @@ mod tests {
 
     /// The host error text policy-server 1.35 gives the guest when the API
     /// server answers 503 for a MachineDeployment, as the waPC guest
-    /// receives it (observed on a real policy-server; README, "Cluster API:
-    /// what flows where", on look-up failures). policy-evaluator writes
+    /// receives it (observed on a real policy-server; docs/capi.md, "Cluster
+    /// API: what flows where", on look-up failures). policy-evaluator writes
     /// `Callback evaluation failure: {e:?}` (`send_request_and_wait_for_response`
     /// in kubewarden-controller
     /// `crates/policy-evaluator/src/runtimes/wapc/callback.rs`), so the rest

@@ -45,7 +45,7 @@ Scenarios:
   beside the AWSCluster's own two.
 - unhandled-cluster: a CAPI Cluster UPDATE; no rule has Cluster as child,
   so no look-up and no change.
-- md-ms-fields: md-ms with in-place fields flowing (README, "In-place fields"): the
+- md-ms-fields: md-ms with in-place fields flowing (docs/capi.md, "In-place fields"): the
   MachineDeployment also sets the three node timeouts (drain 10m0s,
   volume-detach 2m0s, deletion 30s), minReadySeconds 30 and a readiness gate;
   the MachineSet has the MD's older values (drain 5m0s, deletion 10s, no

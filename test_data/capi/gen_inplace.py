@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the in-place field fixtures of the cases in <version>/cases/ and e2e-tests/inplace.bats (README, "In-place fields").
+"""Writes the in-place field fixtures of the cases in <version>/cases/ and e2e-tests/inplace.bats (docs/capi.md, "In-place fields").
 
 Run from anywhere: `python3 test_data/capi/gen_inplace.py` (needs PyYAML).
 Deterministic: rerunning reproduces the files byte for byte.

@@ -48,7 +48,7 @@ MachineSet's / KubeadmControlPlane's owner reference with its own controller
 reference once the Machine exists). The MachinePool's DockerMachinePool is
 not in the dump: CAPD's DockerMachinePool CRD is not among the reference CRDs.
 
-The in-place fields (README, "In-place fields"; crates/core/src/capi/rules/)
+The in-place fields (docs/capi.md, "In-place fields"; crates/core/src/capi/rules/)
 are there as CAPI v1.14 keeps them (seconds below; v1beta1 holds Go-format
 duration strings, "5m0s", at `node*Timeout`, v1beta2 integers at
 `deletion.node*TimeoutSeconds`):
@@ -243,8 +243,8 @@ def ref(version, group, kind, name):
 
 
 # ------------------------------------------------------------ in-place fields
-# The fields CAPI propagates in place besides metadata (README, "In-place
-# fields"; the tables in crates/core/src/capi/rules/). Values are held here in
+# The fields CAPI propagates in place besides metadata (docs/capi.md,
+# "In-place fields"; the tables in crates/core/src/capi/rules/). Values are held here in
 # whole seconds and written per version: v1beta1 `node*Timeout` duration
 # strings in Go's Duration.String() format (what metav1.Duration serializes,
 # and what a v1.14 API server serves from its v1beta2 storage), v1beta2
@@ -874,7 +874,7 @@ def read_json(path):
 # machinedeployments,machinesets,machines,awsclusters,awsmachines,
 # azureclusters,openstackmachines -A -o yaml` prints for three user-managed
 # workload clusters (no ClusterClass), their infrastructure objects carrying
-# the tags the policy writes (README, "Cloud tags on CAPI infrastructure"):
+# the tags the policy writes (docs/infrastructure-tags.md):
 #
 #   Cluster aws-prod          environment=prod cost-center=cc-4711 acme.io/team=payments
 #   ├── AWSCluster aws-prod                       the Cluster's labels as tags

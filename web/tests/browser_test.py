@@ -57,7 +57,8 @@ FALLBACK_WARNING = ('cloud tags: provider "ibm" at spec.parameters.provider sele
 DRIFTED_MD = "MachineDeployment default/capi-quickstart-md-0-p6hg9 (cluster.x-k8s.io/v1beta2)"
 DRIFTED_MS = "MachineSet default/capi-quickstart-md-1-x7k2p (cluster.x-k8s.io/v1beta2)"
 DRIFTED_MACHINE = "Machine default/capi-quickstart-md-1-x7k2p-6nbqt (cluster.x-k8s.io/v1beta2)"
-# In-place field drifts (README, "In-place fields"): a drain timeout, a missing readiness gate.
+# In-place field drifts (docs/capi.md, "In-place fields: timeouts, minReadySeconds, readiness gates,
+# taints"): a drain timeout, a missing readiness gate.
 DRIFTED_FIELD_MS = "MachineSet default/capi-quickstart-md-0-p6hg9-v7bqn (cluster.x-k8s.io/v1beta2)"
 DRIFTED_FIELD_MACHINE = "Machine default/capi-quickstart-md-1-x7k2p-9ttvz (cluster.x-k8s.io/v1beta2)"
 
@@ -418,7 +419,7 @@ class ExplainPage(unittest.TestCase):
         self.assertIn({"op": "add", "path": "/metadata/labels/nodepool", "value": "md-0"}, patch())
 
     def test_2b_xr_profile_origin_and_why(self):
-        # Which profile applied and why (tags.rs why_profile; the README's
+        # Which profile applied and why (tags.rs why_profile; docs/settings.md,
         # "User-defined tag profiles"): built-in, fallback, user-defined.
         expected = {
             "xr-aws": ("built-in", 'provider "aws" selects the built-in profile aws'),

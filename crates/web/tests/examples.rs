@@ -173,8 +173,8 @@ fn every_example_is_allowed_with_a_patch_and_explained() {
                 .count();
             assert!(skipped > 0, "{id}: no label is skipped");
             // Under a profile that refuses every tag (xr-gcp-labels), one
-            // summary warning instead of one per label (README, "User-defined
-            // tag profiles").
+            // summary warning instead of one per label (docs/settings.md,
+            // "User-defined tag profiles").
             let skips = if tags.no_tag_can_propagate.is_some() {
                 1
             } else {

@@ -3,8 +3,8 @@
 //! valid: …`, exit 1; otherwise the AdmissionResponse is one JSON line on
 //! stdout, exit 0 whether allowed or not. `validate` runs on a fresh
 //! instance, as in policy-server, or with `--reuse-instance` on the one that
-//! validated the settings, as in kwctl (README, "A fresh instance per
-//! request"). Look-ups are answered from a replay session or from
+//! validated the settings, as in kwctl (docs/runner.md, "Hosted as
+//! policy-server hosts"). Look-ups are answered from a replay session or from
 //! `--parents` objects, and with `--record-session` written as the kwctl
 //! session that replays them.
 

@@ -1,7 +1,7 @@
 //! The waPC host half, as `wasmtime-provider` 2.25 (policy-evaluator's
 //! engine; `provider.rs`, `callbacks.rs`) implements it, on a wasmtime with
-//! only cranelift, the runtime and parallel compilation (README, "A trimmed
-//! host"). A module is compiled and linked once ([`EnginePre`]); every
+//! only cranelift, the runtime and parallel compilation (docs/runner.md). A
+//! module is compiled and linked once ([`EnginePre`]); every
 //! [`WapcEngine`] is a new store and instance whose start functions
 //! (`_start`, `wapc_init`) run before the first call, and a trap in
 //! `__guest_call` becomes the guest error. Unlike `wasmtime-provider`, a

@@ -1,6 +1,6 @@
 //! `get_resource` field masks, applied as policy-evaluator applies them
 //! (`callback_handler/kubernetes/field_mask.rs`, kubewarden-controller
-//! v1.35; README, "Field masks are matched and applied"): dot paths prune
+//! v1.35; docs/runner.md, "Hosted as policy-server hosts"): dot paths prune
 //! everything but `apiVersion`, `kind` and `metadata`; the end of a mask
 //! keeps its subtree, arrays are transparent, and a node that ends one mask
 //! but continues in another (`a` with `a.b`) is pruned to the longer one.
