@@ -4,7 +4,9 @@
 # version), the version Cargo.toml and policy-metadata.yml carry is one of its
 # released versions, and the checker refuses each kind of malformed changelog
 # (so a pass means something). `notes` gives a version's section, which
-# `make release` ships as the release notes.
+# `make release` ships as the release notes; `release` refuses notes that
+# would not describe the module built (entries left under [Unreleased],
+# another commit named), which `make release` asks first.
 #
 #   bats e2e-tests/changelog.bats     (from the repository root; python3 only)
 
@@ -120,4 +122,57 @@ refused() {
   run --separate-stderr python3 "$CHANGELOG" notes 2.0.0 "$BATS_TEST_TMPDIR/c.md"
   [ "$status" -eq 3 ]
   [[ "$stderr" == *"has no section \`## [2.0.0] - YYYY-MM-DD\`"* ]]
+}
+
+# release VERSION COMMIT: whether VERSION's notes describe the module built
+# from COMMIT, which `make release` asks before it builds anything.
+HEAD_COMMIT=0123456789abcdef0123456789abcdef01234567
+
+@test "CHANGELOG.md can be released from HEAD: nothing under [Unreleased], no other commit named" {
+  version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n1)
+  run --separate-stderr python3 "$CHANGELOG" release "$version" "$(git rev-parse HEAD)"
+  echo "stdout: $output"
+  echo "stderr: $stderr"
+  [ "$status" -eq 0 ]
+  [ "$output" = "changelog: the notes of $version describe the module built from $(git rev-parse HEAD | cut -c1-12)" ]
+}
+
+@test "release refuses entries left under [Unreleased]: they would ship without being in the notes" {
+  good
+  run --separate-stderr python3 "$CHANGELOG" release 1.10.0 "$HEAD_COMMIT" "$BATS_TEST_TMPDIR/c.md"
+  echo "stderr: $stderr"
+  [ "$status" -eq 1 ]
+  [[ "$stderr" == *"[Unreleased] holds 1 line(s) (first: '- Something new.')"* ]]
+  [[ "$stderr" == *"move them under \`## [1.10.0]\`"* ]]
+  # An empty [Unreleased], or none, is released.
+  sed -i '/^- Something new\.$/d' "$BATS_TEST_TMPDIR/c.md"
+  run python3 "$CHANGELOG" release 1.10.0 "$HEAD_COMMIT" "$BATS_TEST_TMPDIR/c.md"
+  [ "$status" -eq 0 ]
+  sed -i '/^## \[Unreleased\]$/,/^## \[1\.10\.0\]/{/^## \[1\.10\.0\]/!d}' "$BATS_TEST_TMPDIR/c.md"
+  run ! grep -q Unreleased "$BATS_TEST_TMPDIR/c.md"
+  run python3 "$CHANGELOG" release 1.10.0 "$HEAD_COMMIT" "$BATS_TEST_TMPDIR/c.md"
+  [ "$status" -eq 0 ]
+}
+
+@test "release refuses notes that name another commit than the one built" {
+  good
+  sed -i '/^- Something new\.$/d; s/^- A fix\.$/- A fix.\n\nThe policy as it stood at commit `b5acbbd`./' "$BATS_TEST_TMPDIR/c.md"
+  run --separate-stderr python3 "$CHANGELOG" release 1.10.0 "$HEAD_COMMIT" "$BATS_TEST_TMPDIR/c.md"
+  echo "stderr: $stderr"
+  [ "$status" -eq 1 ]
+  [[ "$stderr" == *"the notes of 1.10.0 name commit b5acbbd, but the module is built from 0123456789ab"* ]]
+  # The commit built may be named; another version's notes are not this one's.
+  run python3 "$CHANGELOG" release 1.10.0 "b5acbbd${HEAD_COMMIT:7}" "$BATS_TEST_TMPDIR/c.md"
+  [ "$status" -eq 0 ]
+  run python3 "$CHANGELOG" release 0.1.0 "$HEAD_COMMIT" "$BATS_TEST_TMPDIR/c.md"
+  [ "$status" -eq 0 ]
+}
+
+@test "release refuses a version the changelog lacks and a commit that is not a full hash" {
+  good
+  run --separate-stderr python3 "$CHANGELOG" release 2.0.0 "$HEAD_COMMIT" "$BATS_TEST_TMPDIR/c.md"
+  [ "$status" -eq 3 ]
+  run --separate-stderr python3 "$CHANGELOG" release 1.10.0 b5acbbd "$BATS_TEST_TMPDIR/c.md"
+  [ "$status" -eq 64 ]
+  [[ "$stderr" == *"'b5acbbd' is not a full commit hash"* ]]
 }

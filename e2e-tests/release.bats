@@ -1,8 +1,9 @@
 #!/usr/bin/env bats
 # Releases end to end (docs/releasing.md):
 # - `make release` refuses, before building anything, a version the changelog
-#   lacks or the project does not carry, and a working tree with uncommitted
-#   changes;
+#   lacks or the project does not carry, notes that would not describe the
+#   module built (entries left under [Unreleased], another commit named), and
+#   a working tree with uncommitted changes;
 # - the folder it makes holds the annotated module, policy.wasm, the SBOM,
 #   Artifact Hub's package, SHA256SUMS, the release notes and the build
 #   information, each checked against its source;
@@ -13,12 +14,17 @@
 #   a signed attestation (cosign's classic .sig and .att, which kwctl and
 #   policy-server read); `cosign verify --key` accepts it, the pulled module
 #   answers a bundled request as the local one does, and verification fails
-#   for an altered module, a signature moved to it, and another key.
+#   for an altered module, a signature moved to it, and another key. The key
+#   pair is made, and the signature and attestation verified, by the lines of
+#   docs/releasing.md's "Publishing a build of your own", run as written.
 #
 # Run from the repository root after `make policy.wasm runner` (make
 # e2e-tests does): `make release` runs in a clone of HEAD that gets this
 # checkout's module and runner (scripts/release_clone.sh), so nothing is
-# rebuilt; make check-reproducible checks that clean builds agree.
+# rebuilt; make check-reproducible checks that clean builds agree. What the
+# tests need and the project builds (the module, the runner, the pinned
+# tools, the release folder) or installs (`make check-tools` names each tool)
+# fails every test when it is missing: nothing here is skipped.
 
 bats_require_minimum_version 1.5.0
 
@@ -26,16 +32,16 @@ RUNNER=${RUNNER:-target/host/policy-runner}
 REPO=policies/metadata-propagation
 
 setup_file() {
-  export SKIP_REASON=""
+  export FAILURE=""
   local tool
   for tool in git jq curl python3 sha256sum base64 docker-registry strings; do
     if ! command -v "$tool" >/dev/null 2>&1; then
-      SKIP_REASON="'$tool' is required by these tests"
+      FAILURE="'$tool' is required by these tests (make check-tools names what is missing)"
       return 0
     fi
   done
   if [ ! -x "$RUNNER" ] || [ ! -f policy.wasm ]; then
-    SKIP_REASON="run 'make policy.wasm runner' first"
+    FAILURE="no runner at $RUNNER or no policy.wasm: run 'make policy.wasm runner' first"
     return 0
   fi
   export ROOT=$PWD
@@ -45,11 +51,14 @@ setup_file() {
   WASM_OPT=$(make -s --no-print-directory print-wasm-opt)
   CARGO_CYCLONEDX=$(make -s --no-print-directory print-cargo-cyclonedx)
   if [ ! -x "$WASM_OPT" ] || [ ! -x "$CARGO_CYCLONEDX" ]; then
-    SKIP_REASON="the pinned wasm-opt and cargo-cyclonedx are not built: make release-tools"
+    FAILURE="the pinned wasm-opt and cargo-cyclonedx are not built: make release-tools"
     return 0
   fi
   # cosign from its pinned Go module, built once per machine.
-  COSIGN=$(cluster/components/build.sh cosign)/cosign
+  if ! COSIGN=$(cluster/components/build.sh cosign)/cosign || [ ! -x "$COSIGN" ]; then
+    FAILURE="cosign could not be built from cluster/components/cosign"
+    return 0
+  fi
 
   # The release folder, made once by `make release` in a clone of HEAD.
   export CLONE=$BATS_FILE_TMPDIR/clone
@@ -57,7 +66,7 @@ setup_file() {
   CLONE_CACHE=$(scripts/release_clone.sh "$CLONE")
   (cd "$CLONE" && make -s --no-print-directory release VERSION="$VERSION" CACHE_DIR="$CLONE_CACHE" \
     WASM_OPT="$WASM_OPT" CARGO_CYCLONEDX="$CARGO_CYCLONEDX") >"$BATS_FILE_TMPDIR/release.log" 2>&1 || {
-    SKIP_REASON="make release failed in the clone: $(tail -n 5 "$BATS_FILE_TMPDIR/release.log")"
+    FAILURE="make release failed in the clone: $(tail -n 5 "$BATS_FILE_TMPDIR/release.log")"
     return 0
   }
   export DIR=$CLONE/target/release-$VERSION
@@ -65,16 +74,24 @@ setup_file() {
   export REGISTRY_DIR="$BATS_FILE_TMPDIR/registry"
   REGISTRY=$(scripts/registry.sh start "$REGISTRY_DIR")
   export REGISTRY
-  # cosign keeps Sigstore's TUF metadata here, not in the home directory; the
-  # key pair's password.
+  # cosign keeps Sigstore's TUF metadata here, not in the home directory. The
+  # key pair as docs/releasing.md makes it (its password exported there too),
+  # and another one.
   export TUF_ROOT=$BATS_FILE_TMPDIR/tuf COSIGN_PASSWORD=release-test
-  (cd "$BATS_FILE_TMPDIR" && "$COSIGN" generate-key-pair >/dev/null 2>&1 &&
-    "$COSIGN" generate-key-pair --output-key-prefix other >/dev/null 2>&1)
+  local keygen
+  keygen=$(documented 'cosign generate-key-pair') || { FAILURE="$keygen"; return 0; }
+  if ! (cd "$BATS_FILE_TMPDIR" && cosign() { "$COSIGN" "$@"; } && eval "$keygen" >/dev/null 2>&1 &&
+    "$COSIGN" generate-key-pair --output-key-prefix other >/dev/null 2>&1) ||
+    [ ! -f "$BATS_FILE_TMPDIR/cosign.key" ] || [ ! -f "$BATS_FILE_TMPDIR/cosign.pub" ]; then
+    FAILURE="the documented '$keygen' made no cosign.key and cosign.pub"
+    return 0
+  fi
 }
 
 setup() {
-  if [ -n "${SKIP_REASON:-}" ]; then
-    skip "$SKIP_REASON"
+  if [ -n "${FAILURE:-}" ]; then
+    echo "cannot run: $FAILURE" >&2
+    return 1
   fi
 }
 
@@ -140,7 +157,28 @@ EOF
 }
 
 pushed_ref() { cat "$BATS_FILE_TMPDIR/immutable_ref"; }
-cosign_verify() { "$COSIGN" verify --insecure-ignore-tlog --allow-http-registry "$@"; }
+
+# documented PREFIX: the line of docs/releasing.md's "Publishing a build of
+# your own" that starts with PREFIX (a command and its first words).
+documented() {
+  local line
+  line=$(sed -n '/^## Publishing a build of your own$/,/^## /p' docs/releasing.md | grep -m1 -E "^$1( |$)") || {
+    echo "docs/releasing.md, \"Publishing a build of your own\": no line starting '$1'"
+    return 1
+  }
+  echo "$line"
+}
+
+# run_documented PREFIX REF [PUBLIC_KEY]: the documented line PREFIX, as
+# written, with `ref` set to REF and cosign.pub the given public key
+# (default: the release test's).
+run_documented() {
+  local line dir=$BATS_TEST_TMPDIR/documented
+  line=$(documented "$1") || { echo "$line" >&2; return 2; }
+  mkdir -p "$dir"
+  cp "${3:-$BATS_FILE_TMPDIR/cosign.pub}" "$dir/cosign.pub"
+  (cd "$dir" && ref=$2 && cosign() { "$COSIGN" "$@"; } && eval "$line")
+}
 
 # ---------------------------------------------------------------- refusals
 
@@ -175,6 +213,30 @@ cosign_verify() { "$COSIGN" verify --insecure-ignore-tlog --allow-http-registry 
   echo "stderr: $stderr"
   [ "$status" -ne 0 ]
   [[ "$stderr" == *"VERSION=9.0.0, but Cargo.toml says $VERSION and policy-metadata.yml"* ]]
+  [ ! -e "$r/target" ]
+}
+
+@test "make release refuses entries left under [Unreleased]: the module would hold them, the notes would not" {
+  r=$(refusal_clone)
+  sed -i "s/^## \[$VERSION\] - /## [Unreleased]\n\n### Added\n\n- A change made after the version's notes were written.\n\n&/" \
+    "$r/CHANGELOG.md"
+  git -C "$r" -c user.name=t -c user.email=t@example.org commit -qam "an Unreleased entry"
+  run --separate-stderr release_in "$r" "$VERSION"
+  echo "stderr: $stderr"
+  [ "$status" -ne 0 ]
+  [[ "$stderr" == *"[Unreleased] holds 1 line(s)"* ]]
+  [[ "$stderr" == *"the release notes of $VERSION would not describe the module built from $(git -C "$r" rev-parse --short HEAD)"* ]]
+  [ ! -e "$r/target" ]
+}
+
+@test "make release refuses notes that describe the policy at another commit" {
+  r=$(refusal_clone)
+  sed -i "/^## \[$VERSION\] - /a\\\nThe policy as it stood at commit \`b5acbbd\`." "$r/CHANGELOG.md"
+  git -C "$r" -c user.name=t -c user.email=t@example.org commit -qam "notes pinned to another commit"
+  run --separate-stderr release_in "$r" "$VERSION"
+  echo "stderr: $stderr"
+  [ "$status" -ne 0 ]
+  [[ "$stderr" == *"the notes of $VERSION name commit b5acbbd, but the module is built from $(git -C "$r" rev-parse HEAD | cut -c1-12)"* ]]
   [ ! -e "$r/target" ]
 }
 
@@ -253,9 +315,9 @@ cosign_verify() { "$COSIGN" verify --insecure-ignore-tlog --allow-http-registry 
   [ "$extra" = "anyhow log " ]
   grep -qx "kubewarden-policy-sdk $(sed -n '/^name = "kubewarden-policy-sdk"$/{n;s/^version = "\(.*\)"$/\1/p}' Cargo.lock)" \
     "$BATS_TEST_TMPDIR/sbom.txt"
-  ! grep -Eq '^(rstest|jsonschema|serde_norway|wasmtime|oci-client) ' "$BATS_TEST_TMPDIR/sbom.txt"
+  run ! grep -Eq '^(rstest|jsonschema|serde_norway|wasmtime|oci-client) ' "$BATS_TEST_TMPDIR/sbom.txt"
   # No path of the machine that made it.
-  ! grep -q -e "$CLONE" -e "$HOME/" "$sbom"
+  run ! grep -q -e "$CLONE" -e "$HOME/" "$sbom"
 }
 
 @test "the release notes are the changelog's section for VERSION, with the digest to pin" {
@@ -272,6 +334,16 @@ cosign_verify() { "$COSIGN" verify --insecure-ignore-tlog --allow-http-registry 
   digest=$(python3 scripts/oci_manifest.py "$DIR/annotated-policy.wasm")
   grep -qF "registry://ghcr.io/plexsphere/policies/metadata-propagation@$digest" "$notes"
   grep -qF "$(sha256sum "$DIR/annotated-policy.wasm" | cut -d' ' -f1)" "$notes"
+  # They describe the module built: nothing of it left under [Unreleased],
+  # and no commit named but the one built.
+  unreleased=$(sed -n '/^## \[Unreleased\]$/,/^## \[/{/^## /d;/^### /d;/^ *$/d;p}' "$CLONE/CHANGELOG.md")
+  echo "under [Unreleased]: $unreleased"
+  [ -z "$unreleased" ]
+  head=$(git -C "$CLONE" rev-parse HEAD)
+  while read -r named; do
+    echo "the notes name commit $named; the module is built from $head"
+    [[ "$head" == "$named"* ]]
+  done < <(grep -oiE '\bcommits?\s+`?[0-9a-f]{7,40}' "$notes" | grep -oE '[0-9a-f]{7,40}$' || true)
 }
 
 @test "build-info.txt names the commit and the pinned tools that made the bytes" {
@@ -312,10 +384,10 @@ cosign_verify() { "$COSIGN" verify --insecure-ignore-tlog --allow-http-registry 
   [ "$tags" = "$(printf '%s\n' "sha256-${digest#sha256:}.att" "sha256-${digest#sha256:}.sig" "v$VERSION")" ]
 }
 
-@test "cosign verify --key accepts the pushed digest and the tag, and names the digest it signed" {
+@test "cosign verify, as docs/releasing.md writes it, accepts the pushed digest and the tag, and names the digest it signed" {
   ref=$(pushed_ref)
   for uri in "$ref" "$REGISTRY/$REPO:v$VERSION"; do
-    run --separate-stderr cosign_verify --key "$BATS_FILE_TMPDIR/cosign.pub" "$uri"
+    run --separate-stderr run_documented 'cosign verify' "$uri"
     echo "stdout: $output"
     echo "stderr: $stderr"
     [ "$status" -eq 0 ]
@@ -325,10 +397,9 @@ cosign_verify() { "$COSIGN" verify --insecure-ignore-tlog --allow-http-registry 
   done
 }
 
-@test "cosign verify-attestation gives back the release's SBOM, signed for the pushed digest" {
+@test "cosign verify-attestation, as docs/releasing.md writes it, gives back the release's SBOM, signed for the pushed digest" {
   ref=$(pushed_ref)
-  run --separate-stderr "$COSIGN" verify-attestation --insecure-ignore-tlog --allow-http-registry \
-    --key "$BATS_FILE_TMPDIR/cosign.pub" --type cyclonedx "$ref"
+  run --separate-stderr run_documented 'cosign verify-attestation' "$ref"
   echo "stderr: $stderr"
   [ "$status" -eq 0 ]
   statement=$(jq -r .payload <<<"$output" | base64 -d)
@@ -365,7 +436,7 @@ EOF
   altered=$("$RUNNER" push --insecure-http -o json "$BATS_TEST_TMPDIR/altered.wasm" \
     "$REGISTRY/$REPO:v$VERSION" 2>/dev/null | jq -r .immutable_ref)
   [ "${altered#*@}" != "$digest" ]
-  run --separate-stderr cosign_verify --key "$BATS_FILE_TMPDIR/cosign.pub" "$REGISTRY/$REPO:v$VERSION"
+  run --separate-stderr run_documented 'cosign verify' "$REGISTRY/$REPO:v$VERSION"
   echo "stderr: $stderr"
   [ "$status" -ne 0 ]
   [[ "$stderr" == *"no signatures found"* ]]
@@ -377,19 +448,19 @@ EOF
   curl -fsS -X PUT -H 'Content-Type: application/vnd.oci.image.manifest.v1+json' \
     --data-binary @"$BATS_TEST_TMPDIR/sig.json" \
     "http://$REGISTRY/v2/$REPO/manifests/sha256-$(cut -d: -f2 <<<"${altered#*@}").sig"
-  run --separate-stderr cosign_verify --key "$BATS_FILE_TMPDIR/cosign.pub" "$altered"
+  run --separate-stderr run_documented 'cosign verify' "$altered"
   echo "stderr: $stderr"
   [ "$status" -ne 0 ]
   [[ "$stderr" == *"no matching signatures"* ]]
 
   # Another key does not verify the release either.
-  run --separate-stderr cosign_verify --key "$BATS_FILE_TMPDIR/other.pub" "$ref"
+  run --separate-stderr run_documented 'cosign verify' "$ref" "$BATS_FILE_TMPDIR/other.pub"
   echo "stderr: $stderr"
   [ "$status" -ne 0 ]
   [[ "$stderr" == *"no matching signatures"* ]]
 
   # The release's digest still verifies with its key.
-  cosign_verify --key "$BATS_FILE_TMPDIR/cosign.pub" "$ref" >/dev/null
+  run_documented 'cosign verify' "$ref" >/dev/null
 }
 
 @test "a module altered in the registry's storage fails the pull by digest" {

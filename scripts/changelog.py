@@ -6,6 +6,17 @@
                                    (they must agree) a released version in it
   changelog.py notes VERSION [FILE]  the body of VERSION's section; exit 3 when
                                    the changelog has no such version
+  changelog.py release VERSION COMMIT [FILE]
+                                   whether VERSION's notes describe the module
+                                   built from COMMIT (a full hash); exit 1
+                                   naming why not
+
+What `release` holds a release to (`make release` runs it first): the notes
+are VERSION's section, so everything the module holds must be in it.
+- `[Unreleased]` holds no entries: a change under it is in the module built
+  from the commit, and would ship without being in the notes;
+- VERSION's section names no commit but COMMIT (`at commit abc1234`): notes
+  describing the policy as it stood at another commit describe another module.
 
 What `check` holds a changelog to:
 - it starts with `# Changelog`;
@@ -124,6 +135,29 @@ def notes(version, path):
     return None
 
 
+# A commit named in prose: `commit abc1234`, `commit \`abc1234\``.
+NAMED_COMMIT = re.compile(r"\bcommits?\s+`?([0-9a-f]{7,40})\b`?", re.I)
+
+
+def release_problems(version, commit, path):
+    """Why VERSION's notes would not describe the module built from COMMIT."""
+    problems = []
+    for _, _, v, _, body in sections(open(path, encoding="utf-8").read()):
+        if v == "Unreleased":
+            entries = [line for line in body if line.strip() and not line.startswith("### ")]
+            if entries:
+                problems.append(f"[Unreleased] holds {len(entries)} line(s) (first: {entries[0].strip()!r}): the "
+                                f"module built from {commit[:12]} has them, the notes of {version} would not; move "
+                                f"them under `## [{version}]` (and leave `## [Unreleased]` empty or remove it)")
+        if v == version:
+            for named in sorted({m.group(1) for m in NAMED_COMMIT.finditer("\n".join(body))}):
+                if not commit.startswith(named.lower()):
+                    problems.append(f"the notes of {version} name commit {named}, but the module is built from "
+                                    f"{commit[:12]}: they would describe another module; say what the version "
+                                    "holds, not at which commit")
+    return problems
+
+
 def main(argv):
     if len(argv) >= 1 and argv[0] == "check" and len(argv) <= 2:
         path = argv[1] if len(argv) == 2 else os.path.join(ROOT, "CHANGELOG.md")
@@ -149,6 +183,23 @@ def main(argv):
             print(f"changelog: {os.path.basename(path)} has no section `## [{argv[1]}] - YYYY-MM-DD`", file=sys.stderr)
             return 3
         sys.stdout.write(body)
+        return 0
+    if len(argv) in (3, 4) and argv[0] == "release":
+        path = argv[3] if len(argv) == 4 else os.path.join(ROOT, "CHANGELOG.md")
+        if notes(argv[1], path) is None:
+            print(f"changelog: {os.path.basename(path)} has no section `## [{argv[1]}] - YYYY-MM-DD`", file=sys.stderr)
+            return 3
+        if not re.fullmatch(r"[0-9a-f]{40}", argv[2]):
+            print(f"changelog: release: {argv[2]!r} is not a full commit hash", file=sys.stderr)
+            return 64
+        problems = release_problems(argv[1], argv[2], path)
+        if problems:
+            print(f"changelog: {path}: the notes of {argv[1]} do not describe the module built from {argv[2][:12]}:",
+                  file=sys.stderr)
+            for p in problems:
+                print(f"  - {p}", file=sys.stderr)
+            return 1
+        print(f"changelog: the notes of {argv[1]} describe the module built from {argv[2][:12]}")
         return 0
     print(__doc__.split("\n\n")[1], file=sys.stderr)
     return 64

@@ -6,8 +6,12 @@
 #                                  VERSION that is not x.y.z[-pre], that
 #                                  CHANGELOG.md has no section for, that is
 #                                  not the version of Cargo.toml and
-#                                  policy-metadata.yml, or a working tree
-#                                  with uncommitted changes
+#                                  policy-metadata.yml, whose notes would not
+#                                  describe the module built from HEAD
+#                                  (entries left under [Unreleased], another
+#                                  commit named: scripts/changelog.py
+#                                  release), or a working tree with
+#                                  uncommitted changes
 #   release.sh assemble VERSION DIR  writes the release folder DIR
 #
 # The folder holds everything a release publishes, each file a function of
@@ -53,6 +57,10 @@ preflight() {
     die "CHANGELOG.md has no section '## [$version] - YYYY-MM-DD': a release is a version the changelog describes; add its section (with its upgrade notes) and commit it"
   if [ "$(cargo_version)" != "$version" ] || [ "$(metadata_version)" != "$version" ]; then
     die "VERSION=$version, but Cargo.toml says $(cargo_version) and policy-metadata.yml (io.kubewarden.policy.version) $(metadata_version): set both to $version, run 'make artifacthub-pkg.yml', and commit"
+  fi
+  if ! problems=$(python3 scripts/changelog.py release "$version" "$(git rev-parse HEAD)" 2>&1 >/dev/null); then
+    echo "$problems" >&2
+    die "the release notes of $version would not describe the module built from $(git rev-parse --short HEAD) (above): fix CHANGELOG.md and commit"
   fi
   dirty=$(git status --porcelain --untracked-files=normal)
   if [ -n "$dirty" ]; then
