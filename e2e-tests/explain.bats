@@ -4,10 +4,16 @@
 # always uses the runner.
 
 RUNNER=${RUNNER:-target/host/policy-runner}
+POLICY=${POLICY:-annotated-policy.wasm}
 bats_require_minimum_version 1.5.0
 
+# The tests that compare explain with the compiled module need it.
+need_module() {
+  [ -f "$POLICY" ] || { echo "cannot run: no compiled module at $POLICY (make annotated-policy.wasm)" >&2; false; }
+}
+
 setup() {
-  [ -x "$RUNNER" ] || skip "no runner at $RUNNER (make target/host/policy-runner)"
+  [ -x "$RUNNER" ] || { echo "cannot run: no runner at $RUNNER (make runner)" >&2; false; }
 }
 
 @test "explain a drifted MachineSet from its MachineDeployment file, as text" {
@@ -197,9 +203,9 @@ patch:'* ]]
   [ "$status" -eq 0 ]
   [[ "$output" == *'(parent of this MachineSet) not found: allowed unchanged'* ]]
   [ "$stderr" = "$warning" ]
-  [ -f "${POLICY:-annotated-policy.wasm}" ] || return 0
+  need_module
   run --separate-stderr "$RUNNER" run --allow-context-aware -r test_data/capi/v1beta2/machineset_update_drifted_from_md.json \
-    --parents "$BATS_TEST_TMPDIR/md-1.yaml" "${POLICY:-annotated-policy.wasm}"
+    --parents "$BATS_TEST_TMPDIR/md-1.yaml" "$POLICY"
   [[ "$stderr" == *"$warning"* ]]
 }
 
@@ -243,6 +249,7 @@ patch:'* ]]
   [ "$(echo "$output" | jq -c .warnings)" = "$(jq -cn --arg w "$warning" '[$w]')" ]
   [ "$(echo "$output" | jq -c .patch)" = '[]' ]
   [ "$(echo "$output" | jq -r '.explanation | has("cloudTags")')" = false ]
+  need_module
   run --separate-stderr "$RUNNER" run --operation CREATE --request-path test_data/xr/certificate_opted_in_labels.yaml \
     --settings-json "$settings" "$POLICY"
   echo "$output"
@@ -281,7 +288,7 @@ rke2_machine() {
 }
 
 @test "a look-up the shipped contextAwareResources do not grant: explain rejects (500) as the module does, and names it" {
-  [ -f "$POLICY" ] || { echo "no compiled module (POLICY=annotated-policy.wasm)" >&2; false; }
+  need_module
   rke2_machine
   args=(-r "$BATS_TEST_TMPDIR/machine.json")
   run --separate-stderr "$RUNNER" run --allow-context-aware "${args[@]}" --parents "$BATS_TEST_TMPDIR/rke2.yaml" "$POLICY"
@@ -337,7 +344,7 @@ PY
 # policy-server outage never blocks the controllers (failurePolicy: Ignore);
 # a failed look-up is no outage: the module answers, and rejects.
 @test "the docs say what the module does on a failed look-up: it rejects the write (500), retryable" {
-  [ -f "$POLICY" ] || { echo "no compiled module (POLICY=annotated-policy.wasm)" >&2; false; }
+  need_module
   # No --allow-context-aware: the look-up of the MachineDeployment is refused.
   run --separate-stderr "$RUNNER" run -r test_data/capi/v1beta2/machineset_update_drifted_from_md.json \
     --parents test_data/capi/v1beta2/parents/machinedeployment_capi-quickstart-md-1.yaml "$POLICY"
