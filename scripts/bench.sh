@@ -76,10 +76,14 @@ LARGE=${LARGE:-50}
 SMALL=${SMALL:-10}
 RESULTS=$OUT/results.json
 # Each floor that measures above its policy, one line per scenario and
-# floor (scripts/report.bash fails the run on any). Instructions are exact,
-# so any excess counts; a time is a median on a machine that may be busy,
-# so it counts past TIME_FLOOR_TOLERANCE (default 0.05: 5 %).
+# floor (scripts/report.bash fails the run on any). Two counts of one module
+# differ by up to 0.1 % (215,505 and 215,719 instructions for the accept
+# floor on unhandled-cluster), so a count counts past
+# INSTRUCTION_FLOOR_TOLERANCE (default 0.002: 0.2 %); a time is a median on
+# a machine that may be busy, so it counts past TIME_FLOOR_TOLERANCE
+# (default 0.05: 5 %).
 FLOORS_ABOVE=$OUT/floors-above.txt
+INSTRUCTION_FLOOR_TOLERANCE=${INSTRUCTION_FLOOR_TOLERANCE:-0.002}
 TIME_FLOOR_TOLERANCE=${TIME_FLOOR_TOLERANCE:-0.05}
 # The Makefile's wasm-opt flags: the floors go through the same pass as
 # policy.wasm, so the ratios compare like with like.
@@ -110,12 +114,13 @@ done
 } >&2
 
 # floors_above NAME POLICY [FLOOR_NAME COUNT]...: appends to FLOORS_ABOVE
-# each floor whose instruction count exceeds the policy's (– : not measured)
+# each floor whose instruction count exceeds the policy's by more than
+# INSTRUCTION_FLOOR_TOLERANCE (– : not measured)
 floors_above() {
   local name=$1 policy=$2
   shift 2
   while (($# >= 2)); do
-    if [[ "$2" != - ]] && (($2 > policy)); then
+    if [[ "$2" != - ]] && awk -v f="$2" -v p="$policy" -v t="$INSTRUCTION_FLOOR_TOLERANCE" 'BEGIN { exit !(f > p * (1 + t)) }'; then
       echo "$name: the $1 floor counts $2 instructions, the policy $policy ($(awk -v p="$policy" -v f="$2" 'BEGIN { printf "%.3f", p / f }') of it)" >>"$FLOORS_ABOVE"
     fi
     shift 2
@@ -263,12 +268,17 @@ while IFS=$'\t' read -r name request settings parents; do
       [[ -z "$problem" ]] || { echo "bench.sh: $name ($parents): $problem" >&2; exit 1; }
     done
   fi
-  # The floors this answer is held to: the result floor, the look-up floor
-  # and the echo floor where the policy mutates, the accept floor where not.
+  # The floors this answer is held to: on fresh instances (policy-server's
+  # shape, the headline) the result floor, the look-up floor and the echo
+  # floor where the policy mutates, the accept floor where not; on a warm
+  # instance the last one, which the warm ratio reports. Warm, an
+  # unhandled kind's evaluation takes about 8 µs, and a result floor's
+  # compiled-in reply costs about as much again, so the result and look-up
+  # floors are floors of the fresh shape only.
   for report in "$fresh" "$warm"; do
     jq -r --arg name "$name" --argjson tolerance "$TIME_FLOOR_TOLERANCE" '
       . as $r | $r.policy.stats.median_us as $p
-      | [["result", $r.result_floor], ["look-up", $r.lookup_floor],
+      | [(if $r.instance == "fresh" then ["result", $r.result_floor], ["look-up", $r.lookup_floor] else empty end),
          (if $r.mutates then ["echo", $r.echo_floor] else ["accept", $r.accept_floor] end)][]
       | select(.[1] != null and .[1].stats.median_us > $p * (1 + $tolerance))
       | "\($name) (\($r.instance)): the \(.[0]) floor median is \(.[1].stats.median_us) µs, the policy \($p) µs: above it by more than \($tolerance * 100) %"
