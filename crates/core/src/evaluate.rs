@@ -176,7 +176,8 @@ struct Needs<'r> {
 /// a composite resource, which reads nothing from the cluster) reads: the
 /// parent (or Cluster topology) the CAPI rule reads first, at the version
 /// the rule reads it, and the Cluster the tags of `target` start from, at
-/// an ownerReference's version or `v1beta2` (DESIGN §3).
+/// an ownerReference's version, else `v1beta2`, the newest version CAPI
+/// serves, which every Cluster CRD of CAPI v1.11 and later converts to.
 fn resolve<'r>(
     request: &'r AdmissionRequest,
     namespace: Option<&'r str>,

@@ -22,8 +22,8 @@
 //! (`rules::contract_targets_for`: the rules for the request's kind whose
 //! parent link the object has, each field at the request's API version),
 //! never listed a second time. On CAPI objects the label-set annotation is
-//! an annotation like any other (DESIGN §3: CAPI's rules propagate it as
-//! CAPI's controllers would); on a composite resource, which the policy
+//! an annotation like any other (CAPI's rules propagate it as CAPI's
+//! controllers would); on a composite resource, which the policy
 //! only tags, it never changes.
 
 use crate::capi::owners;
@@ -613,8 +613,8 @@ mod tests {
     // the MachineDeployment → MachineSet rule (mdutil
     // MachineSetAnnotationsFromMachineDeployment) copied it to the
     // MachineSet as CAPI's controllers do, and the check forbade any change
-    // to it on any kind. On CAPI objects it is an annotation like any other
-    // (DESIGN §3); on a composite resource it never changes.
+    // to it on any kind. On CAPI objects it is an annotation like any other,
+    // as CAPI's controllers copy it; on a composite resource it never changes.
     #[test]
     fn capi_propagates_the_label_set_annotation_like_any_other_annotation() {
         let ms = kind("cluster.x-k8s.io", "v1beta1", "MachineSet");

@@ -22,9 +22,9 @@ use serde_json::{Value, json};
 /// arbitrary keys), and its MachineSet created. The MachineDeployment →
 /// MachineSet rule (mdutil `MachineSetAnnotationsFromMachineDeployment`)
 /// copied the annotation to the MachineSet, as CAPI's controllers do; the
-/// oracle forbade any change to that annotation on any kind. DESIGN §3
-/// (turn 6): on CAPI objects it is an annotation like any other. The
-/// oracle was wrong, not the policy.
+/// oracle forbade any change to that annotation on any kind. On CAPI
+/// objects it is an annotation like any other, as CAPI's controllers copy
+/// it. The oracle was wrong, not the policy.
 #[test]
 fn mutated_objects_the_label_set_annotation_flows_to_a_machine_set_as_any_annotation() {
     let document: Value = serde_json::from_str(&support::read_repo_file(

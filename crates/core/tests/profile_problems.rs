@@ -1,5 +1,5 @@
 //! Every problem of every user tag profile (`cloudTags.profiles`) at once,
-//! as for the rest of the settings (issue 48, item 6): every type error,
+//! as for the rest of the settings: every type error,
 //! unknown field and missing field of every profile, each named by its
 //! path, with what the checks find in the members that are valid, in the
 //! one message `validate_settings` answers. A user with four mistakes in a
