@@ -14,6 +14,8 @@ script measured it, never a figure copied by hand.
 import datetime
 import sys
 
+from write_section import read_section, replace_section
+
 HEADER = [
     "| target | sanitizer | commit | date | processes | executions | seconds | executions/s | coverage (cov / ft) | findings |",
     "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |",
@@ -28,14 +30,7 @@ def main():
     if len(sys.argv) != 12:
         sys.exit(__doc__.strip().split("\n\n")[1])
     path, target, sanitizer, commit, executions, seconds, rate, findings, cov, ft, jobs = sys.argv[1:]
-    begin, end = "<!-- fuzz-campaign:begin -->", "<!-- fuzz-campaign:end -->"
-    with open(path, encoding="utf-8") as f:
-        lines = f.read().split("\n")
-    try:
-        first = lines.index(begin)
-        last = lines.index(end, first)
-    except ValueError:
-        sys.exit(f"fuzz_table.py: {path} has no {begin} … {end} section")
+    lines, first, last = read_section(path, "fuzz-campaign")
     rows = [line for line in lines[first + 1:last] if line.startswith("| `")]
     findings = "none" if findings == "none" else ", ".join(f"`{f}`" for f in findings.split())
     row = (f"| `{target}` | {sanitizer} | `{commit}` | {datetime.date.today().isoformat()} | {jobs} | "
@@ -43,9 +38,7 @@ def main():
     rows = [r for r in rows if not r.startswith(f"| `{target}` |")] + [row]
     order = ["validate_bytes", "settings_bytes", "mutated_objects"]
     rows.sort(key=lambda r: order.index(r.split("`")[1]) if r.split("`")[1] in order else len(order))
-    lines[first + 1:last] = HEADER + rows
-    with open(path, "w", encoding="utf-8") as f:
-        f.write("\n".join(lines))
+    replace_section(path, "fuzz-campaign", HEADER + rows)
 
 
 if __name__ == "__main__":

@@ -12,22 +12,30 @@ numbers there are the ones the named command printed, never copied by hand.
 import sys
 
 
-def main():
-    if len(sys.argv) != 3:
-        sys.exit(__doc__.strip().splitlines()[2])
-    path, name = sys.argv[1], sys.argv[2]
+def read_section(path, name):
+    """(the file's lines, the index of its begin marker, of its end marker)."""
     begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
     with open(path, encoding="utf-8") as f:
         lines = f.read().split("\n")
     try:
         first = lines.index(begin)
-        last = lines.index(end, first)
+        return lines, first, lines.index(end, first)
     except ValueError:
-        sys.exit(f"write_section.py: {path} has no {begin} … {end} section")
-    body = sys.stdin.read().strip("\n").split("\n")
+        sys.exit(f"{path} has no {begin} … {end} section")
+
+
+def replace_section(path, name, body):
+    """Writes `body` (a list of lines) between the markers of section `name`."""
+    lines, first, last = read_section(path, name)
     lines[first + 1 : last] = body
     with open(path, "w", encoding="utf-8") as f:
         f.write("\n".join(lines))
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit(__doc__.strip().splitlines()[2])
+    replace_section(sys.argv[1], sys.argv[2], sys.stdin.read().strip("\n").split("\n"))
 
 
 if __name__ == "__main__":
