@@ -2,8 +2,8 @@
 """Checks that the core's modules import each other without a cycle, and
 that its folders import only downwards, layer by layer.
 
-Each file under crates/core/src is a module (`capi/owners.rs` is
-`capi::owners`, `lib.rs` the crate root). A module depends on another when
+Each file under crates/core/src is a module (`capi/owner_link.rs` is
+`capi::owner_link`, `lib.rs` the crate root). A module depends on another when
 its non-test code names it in a path: `use crate::…`, `use super::…`,
 `use self::…`, a child module by its bare name, or such a path inside an
 expression; `use` trees with braces are expanded. A path names the longest
@@ -25,7 +25,9 @@ below; a top-level module in no layer is reported too.
 Usage: scripts/check_module_graph.py [SRC_DIR] [--print]
 Exit 0 with no cycle and no import upwards; 1 and each cycle's modules,
 with the imports that close it, and each import that points up,
-otherwise. `--print` lists every module's imports.
+otherwise. Also fails when two files share a name (`trace.rs` in two
+folders): each file's name says what it holds, once. `--print` lists every
+module's imports.
 """
 
 import os
@@ -83,6 +85,15 @@ def layer_breaches(graph):
                     f"{module} imports {imported}: the {LAYERS[la][0]} sit side by side"
                 )
     return breaches
+
+
+def shared_names(files):
+    """Each file name two or more core files share, with their paths: a
+    name is how a reader finds a file, so each says what it holds once."""
+    by_name = {}
+    for path in files:
+        by_name.setdefault(os.path.basename(path), []).append(path)
+    return {name: sorted(paths) for name, paths in sorted(by_name.items()) if len(paths) > 1}
 
 
 def modules(src):
@@ -232,8 +243,12 @@ def main(argv):
             print(module, "->", ", ".join(sorted(graph[module])) or "-")
     found = cycles(graph)
     breaches = layer_breaches(graph)
-    if not found and not breaches:
-        print(f"{len(known)} modules in {src}, no import cycle, every import down a layer")
+    shared = shared_names(known.values())
+    if not found and not breaches and not shared:
+        print(
+            f"{len(known)} modules in {src}, no import cycle, every import down a layer, "
+            "no file name twice"
+        )
         return 0
     for component in found:
         print("import cycle:", " ".join(component), file=sys.stderr)
@@ -242,6 +257,9 @@ def main(argv):
             print(f"  {module} imports {', '.join(inside)}", file=sys.stderr)
     for breach in breaches:
         print("layer:", breach, file=sys.stderr)
+    for name, paths in shared.items():
+        print(f"file name {name} is shared by {', '.join(paths)}: rename each after what it holds",
+              file=sys.stderr)
     return 1
 
 

@@ -24,9 +24,9 @@ use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
 use metadata_propagation_core::api_version;
-use metadata_propagation_core::capi::owners;
 use metadata_propagation_core::capi::topology::{self, CLUSTER_NAME_LABEL, TOPOLOGY_OWNED_LABEL};
 use metadata_propagation_core::lookup::ObjectRef;
+use metadata_propagation_core::owners;
 use serde_json::Value;
 
 const CORE: &str = "cluster.x-k8s.io";

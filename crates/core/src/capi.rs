@@ -9,16 +9,15 @@
 //! will sync to their Node, and Machine templates warn about Kubernetes
 //! labels that will never reach a Node.
 
-mod error;
-mod explain;
 pub(crate) mod in_place;
 pub(crate) mod node_sync;
-pub mod owners;
+pub(crate) mod owner_link;
 mod parent;
+mod propagation_trace;
+mod propagation_why;
 mod resolve;
 pub mod rules;
 pub mod topology;
-mod trace;
 
 use crate::error::Error;
 use crate::fields;
@@ -26,17 +25,17 @@ use crate::plan::{MapEdit, Plan};
 use crate::reads::Reads;
 use crate::request::AdmissionRequest;
 use crate::settings::Settings;
-use error::malformed;
-pub(crate) use explain::render;
 use in_place::{FieldDecision, MalformedIn};
 use parent::Parent;
+use parent::malformed;
+use propagation_trace::MapStep;
+pub(crate) use propagation_trace::Trace;
+pub(crate) use propagation_why::render;
 pub(crate) use resolve::{Located, locate};
 use resolve::{Resolved, resolve_parent};
 use rules::{CAPI_RULES, FieldFlow, Flow, KeyRule, MACHINE, MapFlow, NODE_BOUND_LABELS, Rule};
 use serde_json::Value;
 use std::collections::BTreeMap;
-use trace::MapStep;
-pub(crate) use trace::Trace;
 
 pub use crate::kinds::is_capi_group;
 
@@ -185,8 +184,9 @@ fn decide<'r>(
         );
         reported.audit_annotations =
             node_sync::audit_annotations(&labels, &annotations, label_regexes, annotation_regexes);
-        trace.node_sync = traced
-            .then(|| explain::node_sync(&labels, &annotations, label_regexes, annotation_regexes));
+        trace.node_sync = traced.then(|| {
+            propagation_why::node_sync(&labels, &annotations, label_regexes, annotation_regexes)
+        });
     }
     Ok(reported)
 }

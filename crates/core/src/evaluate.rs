@@ -1,8 +1,8 @@
 //! Dispatch: which capability handles a request.
 
+mod decision_trace;
 mod object_projection;
 mod route;
-mod trace;
 
 pub(crate) use object_projection::default_object_projection;
 pub use object_projection::{default_projection_covers, object_projection};
@@ -20,7 +20,7 @@ use crate::request::AdmissionRequest;
 use crate::settings::Settings;
 use crate::tags::targets::Target;
 use crate::{capi, deviations, tags};
-use trace::{Passed, Trace};
+use decision_trace::{Passed, Trace};
 
 /// Decides one admission request. Pure apart from `lookup`.
 ///
@@ -49,7 +49,7 @@ pub fn evaluate_routed(
 
 /// [`evaluate`], plus why each label, annotation and tag did or did not
 /// flow. Same decision, same outcome: the stages return what they decided
-/// (`evaluate/trace.rs`), and the explanation renders it; it costs only here.
+/// (`evaluate/decision_trace.rs`), and the explanation renders it; it costs only here.
 pub fn explain(
     request: &AdmissionRequest,
     settings: &Settings,

@@ -26,12 +26,13 @@
 //! controllers would); on a composite resource, which the policy
 //! only tags, it never changes.
 
-use crate::capi::owners;
+use crate::capi::owner_link;
 use crate::capi::rules::{self, Endpoint, ParentLink, Unit};
 use crate::duration;
 use crate::evaluate::{is_kubernetes_group, is_sig_group};
 use crate::fields::{ANNOTATIONS, FieldPath};
 use crate::keyed_list;
+use crate::owners;
 use crate::request::{AdmissionRequest, GroupVersionKind, is_write};
 use crate::settings::Settings;
 use crate::settings::tag_key::DEFAULT_PREFIX;
@@ -144,7 +145,7 @@ impl<'a> Capability<'a> {
                 rules::contract_targets_for(&kind.group, &kind.kind, &kind.version, |rule| {
                     match &rule.parent {
                         ParentLink::Topology(_) => true,
-                        owned => owners::find(&refs, owned).is_some(),
+                        owned => owner_link::find(&refs, owned).is_some(),
                     }
                 })
             }

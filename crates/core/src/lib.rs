@@ -52,7 +52,7 @@ mod kinds;
 mod labels_annotation;
 pub mod lookup;
 pub mod outcome;
-mod owners;
+pub mod owners;
 pub mod plan;
 pub mod projection;
 mod quote;

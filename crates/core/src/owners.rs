@@ -1,6 +1,6 @@
 //! Reading `metadata.ownerReferences`: the CAPI rules follow an owner to a
-//! parent ([`crate::capi::owners`]), and the tags find an object's Cluster
-//! through one ([`crate::tags::cluster`]).
+//! parent, and the tags find an object's Cluster through one; the audit's
+//! ownership tree reads them too.
 
 use crate::api_version;
 use crate::fields::{self, FieldError, FieldPath, Problem};

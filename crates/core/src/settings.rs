@@ -29,8 +29,8 @@ pub(crate) mod profiles;
 pub(crate) mod provider_refuses;
 pub(crate) mod raw;
 pub mod tag_key;
+pub(crate) mod tag_key_checks;
 mod tag_key_problem;
-pub(crate) mod tag_keys;
 pub mod user_profile;
 pub use defaults::DEFAULT_PROVIDER_PATH;
 pub(crate) use defaults::{DEFAULT_PROVIDER_SEGMENTS, REGEX_SIZE_LIMIT, SEEDED_LABELS};
@@ -319,13 +319,13 @@ impl RawCloudTagSettings {
 
         let profiles = user_profile::prepare_profiles(&self.profiles, &mut problems);
         if let Some(prefix) = &self.prefix {
-            tag_keys::check_prefix(
+            tag_key_checks::check_prefix(
                 FieldPath::of(&["cloudTags", "prefix"]),
                 prefix,
                 &mut problems,
             );
         }
-        tag_keys::check_bodies(&self.tag_keys, &propagating_labels, &mut problems);
+        tag_key_checks::check_bodies(&self.tag_keys, &propagating_labels, &mut problems);
 
         if problems.is_empty() {
             Ok(CloudTagSettings {

@@ -12,14 +12,14 @@
 
 pub(crate) mod cluster;
 pub(crate) mod composite;
-mod contract;
 mod decision;
 pub(crate) mod field;
 pub(crate) mod label_set;
 mod report;
 pub(crate) mod said;
+mod tag_annotations;
+mod tagging_trace;
 pub mod targets;
-mod trace;
 pub mod transform;
 mod why;
 
@@ -37,13 +37,13 @@ use decision::Inputs;
 use field::{Current, Owned};
 use label_set::{LabelSet, Layer, Source};
 use serde_json::{Map, Value};
+use tagging_trace::Tagged;
+pub(crate) use tagging_trace::Trace;
 use targets::{LabelSource, ProfileChoice, Target};
-use trace::Tagged;
-pub(crate) use trace::Trace;
 pub(crate) use why::render;
 
-pub(crate) use contract::{ANNOTATIONS, LABELS, ORIGIN_LABEL};
-pub use contract::{LABELS_ANNOTATION, SKIPPED_ANNOTATION};
+pub(crate) use tag_annotations::{ANNOTATIONS, LABELS, ORIGIN_LABEL};
+pub use tag_annotations::{LABELS_ANNOTATION, SKIPPED_ANNOTATION};
 
 /// The row of the tag table that covers `request` ([`targets::row_for`]),
 /// with the infrastructure rows in force when `cloudTags.capiInfrastructure`

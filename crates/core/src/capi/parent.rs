@@ -3,7 +3,6 @@
 //! ClusterClass, with where each of its fields comes from, so reports and
 //! errors name the object a value was read in.
 
-use super::error::malformed;
 use super::rules::{self, Endpoint, Rule};
 use super::topology;
 use crate::api_version;
@@ -11,6 +10,15 @@ use crate::error::Error;
 use crate::fields::{FieldError, FieldPath};
 use crate::lookup::ObjectRef;
 use serde_json::Value;
+
+/// The error for a parent `rule` reads that is malformed at `error`'s field.
+pub(super) fn malformed(rule: &Rule, parent: &ObjectRef, error: FieldError) -> Error {
+    Error::Parent {
+        family: rule.family,
+        parent: Box::new(parent.clone()),
+        error,
+    }
+}
 
 /// A parent read from the cluster (or synthesised from topology).
 pub(super) struct Parent {

@@ -3,15 +3,15 @@
 //! masks of exactly the paths the rule reads ([`locate`]), then taken from
 //! what the request read ([`crate::reads`]).
 
-use super::error::malformed;
-use super::owners;
-use super::parent::{FieldSource, Parent, Topology};
+use super::owner_link;
+use super::parent::{FieldSource, Parent, Topology, malformed};
 use super::rules::{self, CAPI_RULES, Flow, ParentLink, Rule};
 use super::topology::{self, FieldOrigin};
 use crate::api_version;
 use crate::error::{Error, Reader};
 use crate::fields::{self, FieldError, StringMap};
 use crate::lookup::{LookupError, ObjectRef};
+use crate::owners;
 use crate::projection::Projection;
 use crate::reads::{Need, Reads};
 use crate::request::AdmissionRequest;
@@ -103,7 +103,7 @@ pub(crate) fn locate<'r>(
                     Some(refs) => refs,
                     None => owners.insert(owners::owner_refs(object)?),
                 };
-                let Some(owner) = owners::find(refs, &rule.parent) else {
+                let Some(owner) = owner_link::find(refs, &rule.parent) else {
                     continue;
                 };
                 let reference = ObjectRef {

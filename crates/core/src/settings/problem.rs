@@ -5,7 +5,7 @@ use super::defaults::{DEFAULT_PROVIDER_PATH, REGEX_SIZE_LIMIT};
 use super::tag_key_problem::TagKeyProblem;
 use crate::fields::FieldPath;
 use crate::quote::quoted;
-use crate::settings::user_profile::problem::ProfileProblem;
+use crate::settings::user_profile::profile_problem::ProfileProblem;
 use std::fmt;
 
 /// Everything wrong with a settings document, each problem naming its field.

@@ -8,11 +8,11 @@
 //! checks find in the members that are valid.
 
 mod characters;
-mod raw;
+mod raw_profile;
 mod read;
 pub(crate) use characters::RawKeyCharacters;
-pub use raw::RawProfile;
-pub(crate) use raw::RawReservedPrefix;
+pub use raw_profile::RawProfile;
+pub(crate) use raw_profile::RawReservedPrefix;
 
 use super::profile::DEFAULT_PREFIX;
 use super::profile::{BUILT_IN, GENERIC, INFRASTRUCTURE, ReservedPrefix, TagProfile};
@@ -24,9 +24,9 @@ use serde_json::Value;
 use std::borrow::Cow;
 use std::ops::RangeInclusive;
 
-pub(crate) mod problem;
-pub(crate) use problem::ProfileProblem;
-use problem::{
+pub(crate) mod profile_problem;
+pub(crate) use profile_problem::ProfileProblem;
+use profile_problem::{
     CAP, KEY_MAX, NAME_LEN_MAX, PREFIX_LEN_MAX, PREFIXES_MAX, PROFILES_MAX, PROVIDER_LEN_MAX,
     PROVIDERS_MAX, VALUE_MAX,
 };
@@ -253,7 +253,7 @@ fn build(
         .then(|| characters::check(field, "valueCharacters", &raw.value_characters, problems));
     let reserved_prefixes = reserved_prefixes(field, &raw.reserved_prefixes, problems);
     let prefix = raw.prefix.as_ref().map(|prefix| {
-        crate::settings::tag_keys::check_prefix(field.member("prefix"), prefix, problems);
+        crate::settings::tag_key_checks::check_prefix(field.member("prefix"), prefix, problems);
         Cow::Owned(prefix.clone())
     });
     Some(TagProfile {

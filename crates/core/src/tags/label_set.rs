@@ -8,7 +8,7 @@
 //! own: the opted-in labels (a handful) are found in them, and only an
 //! explanation lists every label.
 
-use super::contract::LABELS_ANNOTATION;
+use super::tag_annotations::LABELS_ANNOTATION;
 use crate::fields::StringMap;
 use crate::labels_annotation::Entries;
 use crate::settings::OptedInKeys;

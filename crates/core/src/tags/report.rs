@@ -3,8 +3,8 @@
 //! records, each label's fate and why an entry goes. Shared by composite
 //! resources and CAPI infrastructure.
 
-use super::contract::{ANNOTATIONS, SKIPPED_ANNOTATION};
 use super::label_set::{LabelSet, OptedIn};
+use super::tag_annotations::{ANNOTATIONS, SKIPPED_ANNOTATION};
 use super::transform::{self, Skip, SkipReason, Transformed};
 use crate::explain::{LabelFate, TagFate};
 use crate::fields::StringMap;

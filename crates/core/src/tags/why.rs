@@ -3,9 +3,9 @@
 //! [`ProfileChoice`], and why an object's tags were left alone.
 
 use super::cluster::ClusterFound;
-use super::contract::ORIGIN_LABEL;
+use super::tag_annotations::ORIGIN_LABEL;
+use super::tagging_trace::{Tagged, Trace};
 use super::targets::{ProfileChoice, Target};
-use super::trace::{Tagged, Trace};
 use crate::explain::{CloudTags, Explanation};
 use crate::quote::quoted;
 use crate::request::AdmissionRequest;

@@ -1,7 +1,7 @@
 //! A user profile's character classes, `keyCharacters` and `valueCharacters`:
 //! `sets` ∪ `extra` ∖ `except`, checked as the profile is prepared.
 
-use super::problem::{CHARACTERS_LEN_MAX, ProfileProblem};
+use super::profile_problem::{CHARACTERS_LEN_MAX, ProfileProblem};
 use crate::fields::FieldPath;
 use crate::settings::char_class::CharSet;
 use crate::settings::char_class::KeyCharacters;

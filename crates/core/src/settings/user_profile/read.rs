@@ -12,7 +12,7 @@
 //! derive; a key written twice is refused, naming it.
 
 use super::characters::RawKeyCharacters;
-use super::raw::{RawProfile, RawReservedPrefix};
+use super::raw_profile::{RawProfile, RawReservedPrefix};
 use crate::fields::FieldPath;
 use crate::settings::members::{self, Member, alone, first_of_key};
 use crate::settings::problem::{SettingsProblem, SettingsProblemKind};

@@ -1,5 +1,5 @@
 //! What the CAPI stage decided for one object, returned to the caller when
-//! it asks for it, for [`super::explain::render`] to put in words. The
+//! it asks for it, for [`super::propagation_why::render`] to put in words. The
 //! decision records facts (which rule each offered key fell under, what
 //! the edit did, each field decision); it words nothing.
 

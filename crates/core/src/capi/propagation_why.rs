@@ -5,10 +5,10 @@
 use super::in_place::FieldDecision;
 use super::node_sync;
 use super::parent::Parent;
+use super::propagation_trace::{MapStep, Trace};
 use super::resolve::Resolved;
 use super::rules::{Endpoint, KeyRule, LABELS, MapFlow};
 use super::topology::KeySources;
-use super::trace::{MapStep, Trace};
 use crate::explain::{
     Explanation, Fate, FieldExplanation, KeyFate, NodeKey, NodeSync, PathExplanation, RuleUsed,
 };
