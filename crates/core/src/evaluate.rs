@@ -69,7 +69,10 @@ fn decide<'r>(
     lookup: &dyn Lookup,
     traced: bool,
 ) -> (Outcome, Trace<'r>) {
-    let mut trace = Trace::default();
+    let mut trace = Trace {
+        wanted: traced,
+        ..Trace::default()
+    };
     if route == Route::NotActedOn || !request.object.is_object() {
         trace.passed = traced.then_some(Passed::NotActedOn);
         return (not_acted_on(&request.kind, &request.operation), trace);
@@ -84,7 +87,7 @@ fn decide<'r>(
         };
         return (outcome, trace);
     }
-    let outcome = decide_write(request, route, target, settings, lookup, traced, &mut trace)
+    let outcome = decide_write(request, route, target, settings, lookup, &mut trace)
         .unwrap_or_else(Error::into_outcome);
     (deviations::enforce(outcome, settings.mode), trace)
 }
@@ -94,7 +97,7 @@ fn decide<'r>(
 /// metadata and in-place fields its parents give it, then the cloud tags
 /// its row of the tag table gives it, over the metadata as the plan leaves
 /// it. What the decision reads of the object itself is checked before any
-/// look-up is spent. Each stage returns its trace when `traced` asks; it
+/// look-up is spent. Each stage returns its trace when `trace` wants one; it
 /// goes into `trace` as soon as the stage returns, so a later stage's
 /// rejection keeps what came before.
 fn decide_write<'r>(
@@ -103,9 +106,9 @@ fn decide_write<'r>(
     target: Option<&'static Target>,
     settings: &'r Settings,
     lookup: &dyn Lookup,
-    traced: bool,
     trace: &mut Trace<'r>,
 ) -> Result<Outcome, Error> {
+    let traced = trace.wanted;
     let namespace = match route {
         Route::Capi => Some(capi::check(request)?),
         _ => None,
@@ -139,16 +142,13 @@ fn decide_write<'r>(
     };
     let mut warnings = match target {
         Some(target) => {
-            let (warnings, tags_trace) = tags::stamp(
+            let tagging = tags::Tagging {
                 target,
-                request,
                 field,
-                needs.cluster,
-                settings,
-                &mut reads,
-                &mut plan,
-                traced,
-            )?;
+                cluster: needs.cluster,
+            };
+            let (warnings, tags_trace) =
+                tags::stamp(tagging, request, settings, &mut reads, &mut plan, traced)?;
             trace.tags = tags_trace;
             warnings
         }

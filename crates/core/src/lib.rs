@@ -30,6 +30,7 @@
 //! fields name; everything else is `pub(crate)` or narrower.
 
 #![deny(missing_docs)]
+#![warn(unreachable_pub)]
 // Pure code over `serde_json::Value`: nothing here needs unsafe, and
 // nothing may add it.
 #![forbid(unsafe_code)]

@@ -100,23 +100,36 @@ pub(crate) fn read_field<'o>(
         .map_err(|error| Error::tags(own_reference(target, request), error))
 }
 
-/// Adds the tags decision of `request`'s object, of row `target`, to
-/// `plan` (which holds its CAPI metadata edits, if any) and returns the
-/// skip warnings. `field` is what [`read_field`] read (`None`: the request
-/// does not stamp the field), `cluster` the Cluster [`cluster_reference`]
-/// named for it, read into `reads`. Returns, when `trace` asks for it,
-/// what it decided ([`Trace`]).
-#[allow(clippy::too_many_arguments)]
+/// What the tags of one request start from, named before any look-up:
+/// its row of the tag table, its tag field as submitted ([`read_field`];
+/// `None` when the request does not stamp it) and the Cluster its labels
+/// start from ([`cluster_reference`]).
+pub(crate) struct Tagging<'o> {
+    /// The row.
+    pub(crate) target: &'static Target,
+    /// The tag field as submitted.
+    pub(crate) field: Option<Current<'o>>,
+    /// The Cluster, read into the request's reads.
+    pub(crate) cluster: Option<ObjectRef>,
+}
+
+/// Adds the tags decision of `request`'s object to `plan` (which holds its
+/// CAPI metadata edits, if any) and returns the skip warnings, from what
+/// `tagging` names, the Cluster taken from `reads`. Returns, when `trace`
+/// asks for it, what it decided ([`Trace`]).
 pub(crate) fn stamp<'s>(
-    target: &'static Target,
+    tagging: Tagging<'_>,
     request: &AdmissionRequest,
-    field: Option<Current<'_>>,
-    cluster: Option<ObjectRef>,
     settings: &'s Settings,
     reads: &mut Reads,
     plan: &mut Plan,
     trace: bool,
 ) -> Result<(Vec<String>, Option<Trace<'s>>), Error> {
+    let Tagging {
+        target,
+        field,
+        cluster,
+    } = tagging;
     let object = &request.object;
     let Some(current) = field else {
         return Ok((Vec::new(), trace.then_some(Trace::CreateOnly(target))));

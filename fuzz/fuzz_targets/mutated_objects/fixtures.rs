@@ -211,8 +211,8 @@ pub const ALL_PARENTS: usize = PARENTS.len() + FIELDS_PARENTS.len();
 /// The request for `object`. The API server derives kind from the request
 /// path, not the body: take it as a string whatever the mutations did to
 /// the body. The namespace too: a CAPI object's request is in `default`
-/// (as every input saved before turn 6 meant); any other kind's is the one
-/// its object names, empty for a cluster-scoped one (turn 6 tells a
+/// (as the saved corpus inputs mean); any other kind's is the one its
+/// object names, empty for a cluster-scoped one (the policy tells a
 /// Crossplane v1 composite resource by its having none).
 pub fn request(object: Value, create: bool) -> AdmissionRequest {
     let api_version = object["apiVersion"].as_str().unwrap_or("x/v1");

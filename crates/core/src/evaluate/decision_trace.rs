@@ -10,6 +10,9 @@ use crate::{capi, tags};
 /// The decision's record.
 #[derive(Default)]
 pub(super) struct Trace<'r> {
+    /// Whether the caller asked for the record: the stages keep theirs
+    /// only then.
+    pub(super) wanted: bool,
     /// Set when the request was allowed before any stage ran.
     pub(super) passed: Option<Passed>,
     /// The CAPI stage's decisions.

@@ -1,6 +1,6 @@
 //! Which objects the policy may tag, and under which prefix: the
-//! contract's rules (DESIGN, "Which objects are composite resources" and
-//! "Tag key = prefix + body"), stated here apart from the code that
+//! contract's rules (docs/cloud-tags.md, "Which kinds are composite
+//! resources" and "Tag keys"), stated here apart from the code that
 //! implements them (`tags::composite`, `settings::tag_key::TagKeys`), so that
 //! the property tests and the fuzz targets hold that code to them rather
 //! than to itself.
