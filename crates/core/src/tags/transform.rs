@@ -295,7 +295,7 @@ fn transform_sorted<'a>(
     taken: usize,
 ) -> Transformed<'a> {
     let mut skipped = Vec::new();
-    let mut tags = BTreeMap::new();
+    let mut tags = Vec::new();
     let room = profile.cap.saturating_sub(taken);
     let prefix_refused = profile.key_characters.first_disallowed(keys.prefix);
     // Each tag key is composed here, then copied into the map or, for a
@@ -318,9 +318,7 @@ fn transform_sorted<'a>(
             })
         });
         match reason {
-            None => {
-                tags.insert(tag_key.clone(), value.to_owned());
-            }
+            None => tags.push((tag_key.clone(), value.to_owned())),
             Some(reason) => skipped.push(Skip {
                 qualified_key,
                 tag_key: tag_key.clone(),
@@ -329,5 +327,12 @@ fn transform_sorted<'a>(
             }),
         }
     }
-    Transformed { tags, skipped }
+    // Collected, then made a map in one pass: inserted one by one, each tag
+    // key (all opening with the same prefix) was compared with a dozen
+    // others. Tag keys are unique (the settings refuse two labels with one
+    // body), and with no chosen body they come in qualified-key order.
+    Transformed {
+        tags: crate::sorted_map::map_of(tags),
+        skipped,
+    }
 }
