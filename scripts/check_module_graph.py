@@ -45,7 +45,7 @@ LAYERS = [
         },
     ),
     ("settings", {"settings"}),
-    ("errors and the explanation's record", {"error", "explain"}),
+    ("errors, the explanation's record and the stages' report", {"error", "explain", "stage_report"}),
     ("stages", {"capi", "tags"}),
     ("decision", {"evaluate", "deviations"}),
     ("wire", {"wire"}),

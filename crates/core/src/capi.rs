@@ -25,17 +25,18 @@ use crate::plan::{MapEdit, Plan};
 use crate::reads::Reads;
 use crate::request::AdmissionRequest;
 use crate::settings::Settings;
+use crate::stage_report::{Reported, StageReport};
 use in_place::{FieldDecision, MalformedIn};
 use parent::Parent;
 use parent::malformed;
 use propagation_trace::MapStep;
 pub(crate) use propagation_trace::Trace;
 pub(crate) use propagation_why::render;
-pub(crate) use resolve::{Located, locate};
+pub(crate) use resolve::Located;
+use resolve::locate;
 use resolve::{Resolved, resolve_parent};
 use rules::{CAPI_RULES, FieldFlow, Flow, KeyRule, MACHINE, MapFlow, NODE_BOUND_LABELS, Rule};
 use serde_json::Value;
-use std::collections::BTreeMap;
 
 pub use crate::kinds::is_capi_group;
 
@@ -74,11 +75,24 @@ pub(crate) fn child_paths(group: &str, kind: &str) -> Vec<&'static [&'static str
     paths
 }
 
+/// What the CAPI stage reads of the cluster for `request`, named before
+/// any look-up: the rule that applies and the parent (or Cluster topology)
+/// it reads first, at the version it reads it. Checks first what every
+/// path reads of the object itself ([`check`]), so that an object at fault
+/// is refused with 400 before any look-up could fail retryably (500).
+pub(crate) fn needs<'r>(
+    request: &'r AdmissionRequest,
+    settings: &Settings,
+) -> Result<Located<'r>, Error> {
+    let namespace = check(request)?;
+    locate(request, namespace, settings.in_place_fields())
+}
+
 /// Checks what every path reads of a Cluster API object, before any look-up
 /// is spent, and returns its namespace: its own labels and annotations are
 /// read the same way whether or not a rule applies to them, and a
 /// non-string value is rejected (docs/bad-input.md).
-pub(crate) fn check(request: &AdmissionRequest) -> Result<&str, Error> {
+fn check(request: &AdmissionRequest) -> Result<&str, Error> {
     let namespace = request.object_namespace()?;
     for path in [fields::LABELS, fields::ANNOTATIONS] {
         fields::check_string_map(&request.object, path)?;
@@ -86,20 +100,10 @@ pub(crate) fn check(request: &AdmissionRequest) -> Result<&str, Error> {
     Ok(namespace)
 }
 
-/// What the CAPI stage reports besides its plan.
-#[derive(Debug, Default)]
-pub(crate) struct Reported {
-    /// Warnings (labels a Node will never get, a field removed).
-    pub(crate) warnings: Vec<String>,
-    /// A Machine's Node-sync audit annotations.
-    pub(crate) audit_annotations: BTreeMap<String, String>,
-}
-
-/// Plans the metadata and in-place fields of one Cluster API object
-/// ([`check`]ed, its parent [`locate`]d and read into `reads`) into
-/// `plan`, and returns what it reports, or why it rejects the object; with
-/// it, when `traced` asks, what it decided ([`Trace`]), up to the
-/// rejection if there is one.
+/// Plans the metadata and in-place fields of one Cluster API object (its
+/// [`needs`] read into `reads`) into `plan`, and returns what it reports,
+/// or why it rejects the object; with it, when `traced` asks, what it
+/// decided ([`Trace`]), up to the rejection if there is one.
 pub(crate) fn propagate<'r>(
     request: &'r AdmissionRequest,
     located: Located<'_>,
@@ -107,10 +111,15 @@ pub(crate) fn propagate<'r>(
     reads: &mut Reads,
     plan: &mut Plan,
     traced: bool,
-) -> (Result<Reported, Error>, Option<Trace<'r>>) {
+) -> StageReport<Trace<'r>> {
     let resolved = match resolve_parent(request, located, reads) {
         Ok(resolved) => resolved,
-        Err(error) => return (Err(error), None),
+        Err(error) => {
+            return StageReport {
+                reported: Err(error),
+                trace: None,
+            };
+        }
     };
     let mut trace = Trace {
         resolved,
@@ -119,7 +128,10 @@ pub(crate) fn propagate<'r>(
         node_sync: None,
     };
     let reported = decide(request, settings, plan, &mut trace, traced);
-    (reported, traced.then_some(trace))
+    StageReport {
+        reported,
+        trace: traced.then_some(trace),
+    }
 }
 
 /// [`propagate`] once the parent is resolved (`trace.resolved`): records

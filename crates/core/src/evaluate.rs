@@ -1,4 +1,7 @@
-//! Dispatch: which capability handles a request.
+//! The decision on one request, top to bottom: route it, let each stage
+//! name what it reads, read each object once, let each stage decide over
+//! what was read, and in validate mode turn the plan into the deviations
+//! it refuses.
 
 mod decision_trace;
 mod object_projection;
@@ -12,12 +15,13 @@ pub(crate) use route::{is_kubernetes_group, is_sig_group};
 
 use crate::error::Error;
 use crate::explain::Explanation;
-use crate::lookup::{Lookup, ObjectRef};
+use crate::lookup::Lookup;
 use crate::outcome::Outcome;
 use crate::plan::Plan;
 use crate::reads::Reads;
 use crate::request::AdmissionRequest;
 use crate::settings::Settings;
+use crate::stage_report::Reported;
 use crate::tags::targets::Target;
 use crate::{capi, deviations, tags};
 use decision_trace::{Passed, Trace};
@@ -92,14 +96,14 @@ fn decide<'r>(
     (deviations::enforce(outcome, settings.mode), trace)
 }
 
-/// The decision on a write the policy acts on, over one plan: what it
-/// reads is named ([`resolve`]) and read ([`read`]) first, then the CAPI
-/// metadata and in-place fields its parents give it, then the cloud tags
-/// its row of the tag table gives it, over the metadata as the plan leaves
-/// it. What the decision reads of the object itself is checked before any
-/// look-up is spent. Each stage returns its trace when `trace` wants one; it
-/// goes into `trace` as soon as the stage returns, so a later stage's
-/// rejection keeps what came before.
+/// The decision on a write the policy acts on, over one plan, top to
+/// bottom: each stage names what it reads (`needs`: first what it reads of
+/// the object itself, so an object at fault is refused before any look-up
+/// is spent), everything is read ([`read`]), then the CAPI stage plans the
+/// metadata and in-place fields the parents give, then the tags stage the
+/// cloud tags the object's row gives, over the metadata as the plan leaves
+/// it. A stage's record goes into `trace` as soon as it returns, so a
+/// later stage's rejection keeps what came before.
 fn decide_write<'r>(
     request: &'r AdmissionRequest,
     route: Route,
@@ -108,119 +112,71 @@ fn decide_write<'r>(
     lookup: &dyn Lookup,
     trace: &mut Trace<'r>,
 ) -> Result<Outcome, Error> {
-    let traced = trace.wanted;
-    let namespace = match route {
-        Route::Capi => Some(capi::check(request)?),
-        _ => None,
-    };
-    let mut target = target;
-    let field = match target {
-        Some(row) => match tags::read_field(row, request) {
-            Ok(field) => field,
-            // Whatever its tag field holds, an adopted object is left as
-            // submitted (on the usual path, `tags::stamp` says so).
-            Err(_) if tags::left_as_submitted(row, request)? => {
-                trace.tags = traced.then_some(tags::Trace::Adopted);
-                target = None;
-                None
-            }
-            Err(error) => return Err(error),
-        },
-        None => None,
-    };
-    let mut needs = resolve(request, namespace, target, settings)?;
-    let mut reads = read(lookup, &mut needs);
+    let (mut capi_needs, tag_needs) = needs(request, route, target, settings)?;
+    let mut reads = read(lookup, capi_needs.as_mut(), &tag_needs);
     let mut plan = Plan::default();
-    let mut reported = match needs.located {
-        Some(located) => {
-            let (reported, capi_trace) =
-                capi::propagate(request, located, settings, &mut reads, &mut plan, traced);
-            trace.capi = capi_trace;
-            reported?
-        }
-        None => capi::Reported::default(),
-    };
-    let mut warnings = match target {
-        Some(target) => {
-            let tagging = tags::Tagging {
-                target,
-                field,
-                cluster: needs.cluster,
-            };
-            let (warnings, tags_trace) =
-                tags::stamp(tagging, request, settings, &mut reads, &mut plan, traced)?;
-            trace.tags = tags_trace;
-            warnings
-        }
-        None => Vec::new(),
-    };
-    warnings.append(&mut reported.warnings);
+    let traced = trace.wanted;
+    let mut capi = Reported::default();
+    if let Some(needs) = capi_needs {
+        let report = capi::propagate(request, needs, settings, &mut reads, &mut plan, traced);
+        trace.capi = report.trace;
+        capi = report.reported?;
+    }
+    let mut warnings = Vec::new();
+    if let Some(needs) = tag_needs {
+        let report = tags::stamp(needs, request, settings, &mut reads, &mut plan, traced);
+        trace.tags = report.trace;
+        warnings = report.reported?.warnings;
+    }
+    warnings.append(&mut capi.warnings);
     Ok(Outcome {
         warnings,
-        audit_annotations: reported.audit_annotations,
+        audit_annotations: capi.audit_annotations,
         ..Outcome::with_plan(plan)
     })
 }
 
-/// What a request reads of the cluster, named before the first look-up.
-struct Needs<'r> {
-    /// Where the CAPI rule's parent is (a Cluster API object only).
-    located: Option<capi::Located<'r>>,
-    /// The object's namespace (a Cluster API object only).
-    namespace: &'r str,
-    /// The Cluster the tags start from, at the version they read it.
-    cluster: Option<ObjectRef>,
-}
-
-/// Names what `request` (in `namespace`, a Cluster API object; `None` for
-/// a composite resource, which reads nothing from the cluster) reads: the
-/// parent (or Cluster topology) the CAPI rule reads first, at the version
-/// the rule reads it, and the Cluster the tags of `target` start from, at
-/// an ownerReference's version, else `v1beta2`, the newest version CAPI
-/// serves, which every Cluster CRD of CAPI v1.11 and later converts to.
-fn resolve<'r>(
+/// What each stage reads, named before the first look-up: the CAPI rules
+/// for a Cluster API object, the tags for an object of a tag row.
+fn needs<'r>(
     request: &'r AdmissionRequest,
-    namespace: Option<&'r str>,
-    target: Option<&Target>,
+    route: Route,
+    target: Option<&'static Target>,
     settings: &Settings,
-) -> Result<Needs<'r>, Error> {
-    let Some(namespace) = namespace else {
-        return Ok(Needs {
-            located: None,
-            namespace: "",
-            cluster: None,
-        });
+) -> Result<(Option<capi::Located<'r>>, Option<tags::TagNeeds<'r>>), Error> {
+    let capi = match route {
+        Route::Capi => Some(capi::needs(request, settings)?),
+        _ => None,
     };
-    let located = capi::locate(request, namespace, settings.in_place_fields())?;
-    let cluster = match target {
-        Some(target) => tags::cluster_reference(target, request)?,
+    let tags = match target {
+        Some(target) => Some(tags::needs(target, request)?),
         None => None,
     };
-    Ok(Needs {
-        located: Some(located),
-        namespace,
-        cluster,
-    })
+    Ok((capi, tags))
 }
 
-/// Reads what `needs` names, each object once, through the union of the
+/// Reads what the stages need, each object once, through the union of the
 /// masks of the readers that name it ([`Reads`]), in the order the stages
 /// use them: the parent (or Cluster) the CAPI rule reads first, the
 /// ClusterClass that Cluster names, then the Cluster the tags start from,
 /// unless it was read with the first. Nothing after this calls the host.
-fn read(lookup: &dyn Lookup, needs: &mut Needs<'_>) -> Reads {
+fn read(
+    lookup: &dyn Lookup,
+    capi: Option<&mut capi::Located<'_>>,
+    tags: &Option<tags::TagNeeds<'_>>,
+) -> Reads {
     let mut reads = Reads::default();
     let cluster_projection = tags::cluster::projection();
-    let tags_cluster = (needs.cluster.as_ref()).map(|cluster| (cluster, &cluster_projection));
-    let first = needs.located.as_ref().and_then(capi::Located::first_read);
+    let tags_cluster = (tags.as_ref().and_then(tags::TagNeeds::cluster))
+        .map(|cluster| (cluster, &cluster_projection));
+    let first = capi.as_deref().and_then(capi::Located::first_read);
     let shared = first.zip(tags_cluster).is_some_and(|(a, b)| a.0 == b.0);
     let first: Vec<_> = [first, tags_cluster.filter(|_| shared)]
         .into_iter()
         .flatten()
         .collect();
     reads.read(lookup, &first);
-    let namespace = needs.namespace;
-    let class = (needs.located.as_mut()).and_then(|l| l.second_read(&reads, namespace));
+    let class = capi.and_then(|l| l.second_read(&reads));
     let second: Vec<_> = [class, tags_cluster.filter(|_| !shared)]
         .into_iter()
         .flatten()
@@ -240,12 +196,12 @@ pub fn look_up(
     settings: &Settings,
     lookup: &dyn Lookup,
 ) -> Result<(), Error> {
-    if route(&request.kind, &request.operation) != Route::Capi {
+    let route = route(&request.kind, &request.operation);
+    if route != Route::Capi {
         return Ok(());
     }
-    let namespace = capi::check(request)?;
     let target = tags::row_for(request, settings);
-    let mut needs = resolve(request, Some(namespace), target, settings)?;
-    read(lookup, &mut needs);
+    let (mut capi, tags) = needs(request, route, target, settings)?;
+    read(lookup, capi.as_mut(), &tags);
     Ok(())
 }

@@ -61,5 +61,6 @@ mod reads;
 pub mod request;
 pub mod settings;
 mod sorted_map;
+mod stage_report;
 pub mod tags;
 pub mod wire;

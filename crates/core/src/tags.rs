@@ -32,6 +32,7 @@ use crate::reads::Reads;
 use crate::request::AdmissionRequest;
 use crate::settings::profile::{GENERIC, Origin};
 use crate::settings::{CloudTagSettings, Mode, Settings};
+use crate::stage_report::{Reported, StageReport};
 use cluster::ClusterFound;
 use decision::Inputs;
 use field::{Current, Owned};
@@ -52,16 +53,55 @@ pub(crate) fn row_for(request: &AdmissionRequest, settings: &Settings) -> Option
     targets::row_for(request, settings.capi_infrastructure())
 }
 
+/// What the tags stage needs of a request, named before any look-up.
+pub(crate) enum TagNeeds<'o> {
+    /// Left as submitted: an adopted object whose tag field cannot be read
+    /// ([`left_as_submitted`]).
+    Adopted,
+    /// Tagged from what this names.
+    Tagging(Tagging<'o>),
+}
+
+impl TagNeeds<'_> {
+    /// The Cluster the tags start from, when they read one.
+    pub(crate) fn cluster(&self) -> Option<&ObjectRef> {
+        match self {
+            TagNeeds::Tagging(tagging) => tagging.cluster.as_ref(),
+            TagNeeds::Adopted => None,
+        }
+    }
+}
+
+/// The first half of the stage's door: what the tags of `request`, of row
+/// `target`, read of the object and of the cluster. The tag field is read
+/// here, before any look-up: a field of the wrong shape, the object's
+/// fault, is refused with 400 rather than after a look-up that may fail
+/// retryably (500). Whatever its tag field holds, an adopted object is
+/// left as submitted.
+pub(crate) fn needs<'o>(
+    target: &'static Target,
+    request: &'o AdmissionRequest,
+) -> Result<TagNeeds<'o>, Error> {
+    let field = match read_field(target, request) {
+        Ok(field) => field,
+        Err(_) if left_as_submitted(target, request)? => return Ok(TagNeeds::Adopted),
+        Err(error) => return Err(error),
+    };
+    let cluster = cluster_reference(target, request)?;
+    Ok(TagNeeds::Tagging(Tagging {
+        target,
+        field,
+        cluster,
+    }))
+}
+
 /// Whether `request`'s object is left exactly as submitted: its row honours
 /// `platform/origin: adopted` and the object's own label set (its labels,
 /// under its label-set annotation) says so (`adopted`). `stamp` asks
 /// the same of the label set it builds; this is asked only when the tag
 /// field cannot be read, so that an adopted object is never refused for
 /// its tags.
-pub(crate) fn left_as_submitted(
-    target: &Target,
-    request: &AdmissionRequest,
-) -> Result<bool, Error> {
+fn left_as_submitted(target: &Target, request: &AdmissionRequest) -> Result<bool, Error> {
     if !target.adopted_left_alone {
         return Ok(false);
     }
@@ -85,10 +125,8 @@ fn adopted(set: &LabelSet<'_>) -> bool {
 }
 
 /// The tag field, read when this request stamps it (`None` otherwise), for
-/// every row in one place and before any look-up: a field of the wrong
-/// shape, the object's fault, is refused with 400 rather than after a
-/// look-up that may fail retryably (500).
-pub(crate) fn read_field<'o>(
+/// every row in one place.
+fn read_field<'o>(
     target: &Target,
     request: &'o AdmissionRequest,
 ) -> Result<Option<Current<'o>>, Error> {
@@ -100,24 +138,49 @@ pub(crate) fn read_field<'o>(
         .map_err(|error| Error::tags(own_reference(target, request), error))
 }
 
-/// What the tags of one request start from, named before any look-up:
-/// its row of the tag table, its tag field as submitted ([`read_field`];
-/// `None` when the request does not stamp it) and the Cluster its labels
-/// start from ([`cluster_reference`]).
+/// What the tags of one request start from: its row of the tag table, its
+/// tag field as submitted ([`read_field`]; `None` when the request does not
+/// stamp it) and the Cluster its labels start from ([`cluster_reference`]).
 pub(crate) struct Tagging<'o> {
-    /// The row.
-    pub(crate) target: &'static Target,
-    /// The tag field as submitted.
-    pub(crate) field: Option<Current<'o>>,
-    /// The Cluster, read into the request's reads.
-    pub(crate) cluster: Option<ObjectRef>,
+    target: &'static Target,
+    field: Option<Current<'o>>,
+    cluster: Option<ObjectRef>,
 }
 
-/// Adds the tags decision of `request`'s object to `plan` (which holds its
-/// CAPI metadata edits, if any) and returns the skip warnings, from what
-/// `tagging` names, the Cluster taken from `reads`. Returns, when `trace`
-/// asks for it, what it decided ([`Trace`]).
+/// The second half of the stage's door: adds the tags decision of
+/// `request`'s object to `plan` (which holds its CAPI metadata edits, if
+/// any), from what `needs` names, the Cluster taken from `reads`, and
+/// returns the skip warnings, or why it rejects the object; with them,
+/// when `trace` asks for it, what it decided ([`Trace`]).
 pub(crate) fn stamp<'s>(
+    needs: TagNeeds<'_>,
+    request: &AdmissionRequest,
+    settings: &'s Settings,
+    reads: &mut Reads,
+    plan: &mut Plan,
+    trace: bool,
+) -> StageReport<Trace<'s>> {
+    let decided = match needs {
+        TagNeeds::Adopted => Ok((Vec::new(), trace.then_some(Trace::Adopted))),
+        TagNeeds::Tagging(tagging) => decide(tagging, request, settings, reads, plan, trace),
+    };
+    match decided {
+        Ok((warnings, trace)) => StageReport {
+            reported: Ok(Reported {
+                warnings,
+                ..Reported::default()
+            }),
+            trace,
+        },
+        Err(error) => StageReport {
+            reported: Err(error),
+            trace: None,
+        },
+    }
+}
+
+/// [`stamp`] for an object it tags.
+fn decide<'s>(
     tagging: Tagging<'_>,
     request: &AdmissionRequest,
     settings: &'s Settings,
@@ -277,7 +340,7 @@ impl<'a> OwnLabels<'a> {
 /// read with the CAPI stage. Named from the object's labels as submitted:
 /// the label naming the Cluster is CAPI bookkeeping, which the metadata
 /// edits never change.
-pub(crate) fn cluster_reference(
+fn cluster_reference(
     target: &Target,
     request: &AdmissionRequest,
 ) -> Result<Option<ObjectRef>, Error> {

@@ -67,14 +67,16 @@ impl Located<'_> {
     }
 
     /// The look-up the rule makes once `reads` holds its first: the
-    /// ClusterClass a topology-owned child's Cluster (in `namespace`) names,
-    /// if the Cluster was found and names one. What the Cluster says is
-    /// kept, a malformed class reference too, for the rule to report.
-    pub(crate) fn second_read(&mut self, reads: &Reads, namespace: &str) -> Option<Need<'_>> {
+    /// ClusterClass a topology-owned child's Cluster (in the child's
+    /// namespace) names, if the Cluster was found and names one. What the
+    /// Cluster says is kept, a malformed class reference too, for the rule
+    /// to report.
+    pub(crate) fn second_read(&mut self, reads: &Reads) -> Option<Need<'_>> {
         let Located::Topology(read) = self else {
             return None;
         };
         let cluster = reads.peek(&read.cluster)?;
+        let namespace = read.cluster.namespace.as_deref().unwrap_or_default();
         let class = read
             .class
             .insert(class_reference(read.shape, cluster, namespace));

@@ -1,0 +1,25 @@
+//! What a stage hands back through its door: one shape for the CAPI rules
+//! and the cloud tags, so that the decision joins the two without knowing
+//! either.
+
+use crate::error::Error;
+use std::collections::BTreeMap;
+
+/// What a stage reports besides the edits it adds to the plan.
+#[derive(Debug, Default)]
+pub(crate) struct Reported {
+    /// Admission warnings, in the stage's order.
+    pub(crate) warnings: Vec<String>,
+    /// Audit annotations (a Machine's Node sync).
+    pub(crate) audit_annotations: BTreeMap<String, String>,
+}
+
+/// A stage's answer: what it reports, or why it rejects the object, and,
+/// when the caller asked, its record of what it decided (`T`, which the
+/// explanation renders), kept up to a rejection.
+pub(crate) struct StageReport<T> {
+    /// The report, or the rejection.
+    pub(crate) reported: Result<Reported, Error>,
+    /// The record, when asked for.
+    pub(crate) trace: Option<T>,
+}
