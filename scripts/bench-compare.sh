@@ -15,7 +15,9 @@
 #
 # Environment: BASE (required: a commit, tag or branch), ROUNDS (default 5),
 # ITERATIONS (default 400) and WARMUP (default 50) per round and module.
-# ONLY="md-ms kcp-machine" limits the run to those scenarios.
+# ONLY="md-ms kcp-machine" limits the run to those scenarios. The last
+# column says whether the two modules' replies are byte for byte the same
+# (a change meant to keep behaviour must keep them).
 # The base's module goes through this checkout's wasm-opt pass (the pinned
 # binaryen, the Makefile's flags), as this checkout's policy.wasm does, so
 # the comparison shows what the code changed, not the build.
@@ -121,6 +123,38 @@ time_one() {
   fi
 }
 
+# reply ROOT MODULE REQUEST SETTINGS LOOKUPS OUT: the module's reply to the
+# scenario, saved to OUT (one evaluation)
+reply() {
+  local root=$1 module=$2 request=$3 settings=$4 lookups=$5 out=$6
+  local args=(bench --output json --iterations 1 --warmup 0 --request-path "$root/$request"
+    --settings-path "$root/$settings" --allow-context-aware --save-reply "$out")
+  local extra
+  mapfile -t extra < <(lookup_args "$root" "$lookups")
+  "$RUNNER" "${args[@]}" "${extra[@]}" "$module" >/dev/null
+}
+
+# same_reply NAME BASE_FILES... HEAD_FILES...: "identical" when both
+# revisions answer the scenario with the same bytes, "differs" when not,
+# "–" when the scenario's files changed between them (request, settings,
+# look-up answers), so the replies answer different questions
+same_reply() {
+  local name=$1 b_req=$2 b_set=$3 b_look=$4 h_req=$5 h_set=$6 h_look=$7
+  local pair
+  for pair in "$b_req:$h_req" "$b_set:$h_set" "$b_look:$h_look"; do
+    local b=${pair%%:*} h=${pair#*:}
+    [[ "$b" == - && "$h" == - ]] && continue
+    [[ "$b" != - && "$h" != - ]] && cmp -s "$WORKTREE/$b" "$h" || { echo "–"; return; }
+  done
+  reply "$WORKTREE" "$OUT/base-annotated.wasm" "$b_req" "$b_set" "$b_look" "$OUT/$name.base-reply.json"
+  reply . annotated-policy.wasm "$h_req" "$h_set" "$h_look" "$OUT/$name.head-reply.json"
+  if cmp -s "$OUT/$name.base-reply.json" "$OUT/$name.head-reply.json"; then
+    echo identical
+  else
+    echo differs
+  fi
+}
+
 # shellcheck source=scripts/report.bash
 source scripts/report.bash
 
@@ -128,8 +162,8 @@ compare_report() {
 echo "\`MEASURE=$MEASURE BASE=$BASE make bench-compare\` on commit \`$(git rev-parse --short=7 HEAD)\` ($(date -u +%F)):"
 echo
 unit=$([[ "$MEASURE" == instructions ]] && echo "instructions / evaluation" || echo "median µs")
-echo "| scenario | base $base_rev $unit | head $unit | head / base |"
-echo "|---|---:|---:|---:|"
+echo "| scenario | base $base_rev $unit | head $unit | head / base | reply |"
+echo "|---|---:|---:|---:|---|"
 while IFS=$'\t' read -r name request settings lookups; do
   [[ -z "$name" || "$name" == \#* ]] && continue
   if [[ "$MEASURE" == instructions ]]; then
@@ -147,8 +181,9 @@ while IFS=$'\t' read -r name request settings lookups; do
   done
   base_median=$(printf '%s\n' "${base_times[@]}" | median)
   head_median=$(printf '%s\n' "${head_times[@]}" | median)
-  awk -v n="$name" -v b="$base_median" -v h="$head_median" \
-    'BEGIN { printf "| %s | %.1f | %.1f | %.3f |\n", n, b, h, h / b }'
+  same=$(same_reply "$name" "$request" "$settings" "$lookups" "$head_request" "$head_settings" "$head_lookups")
+  awk -v n="$name" -v b="$base_median" -v h="$head_median" -v s="$same" \
+    'BEGIN { printf "| %s | %.1f | %.1f | %.3f | %s |\n", n, b, h, h / b, s }'
 done <"$WORKTREE/test_data/bench/scenarios.tsv"
 echo
 if [[ "$MEASURE" == instructions ]]; then
@@ -158,6 +193,8 @@ else
   echo "$shape; $ROUNDS rounds of $ITERATIONS timed evaluations (after $WARMUP"
   echo "warm-up) per scenario and module, the two modules taking turns; medians of the round medians."
 fi
+echo "reply: whether the two modules answer the scenario with the same bytes (– where its files"
+echo "changed between the revisions)."
 echo "Sizes: base policy.wasm $(wc -c <"$OUT/base-policy.wasm") bytes, head policy.wasm $(wc -c <policy.wasm) bytes."
 }
 
