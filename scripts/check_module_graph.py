@@ -10,7 +10,7 @@ expression; `use` trees with braces are expanded. A path names the longest
 module it starts with (`crate::capi::rules::KindMatch` is `capi::rules`).
 Comments and `#[cfg(test)]` modules are left out: tests may reach anywhere.
 
-A parent file declaring its children (`mod owners;`) is not an import, and
+A parent file declaring its children (`mod tags;`) is not an import, and
 neither is a child naming its parent's items through `super::` when the
 parent does not import the child back: a cycle is two modules that each
 need the other, whatever the path between them.

@@ -186,8 +186,9 @@ fn read(
 }
 
 /// Makes the look-ups [`evaluate`] makes for `request` (its parents, and
-/// the Cluster its tags start from), through the same `resolve` and
-/// `read`, with the same field masks, deciding nothing. The benchmark's
+/// the Cluster its tags start from), through the same `needs` and `read`,
+/// with the same field masks, deciding nothing (an object `needs` refuses
+/// is looked up for nothing, as by the policy). The benchmark's
 /// look-up floor (`crates/floor`) runs only this, so the policy over that
 /// floor is what the policy itself costs beyond the look-ups it must make
 /// (BENCHMARKS.md). A missing or unreadable object is not an error here.

@@ -16,7 +16,8 @@ pub(crate) struct Reported {
 
 /// A stage's answer: what it reports, or why it rejects the object, and,
 /// when the caller asked, its record of what it decided (`T`, which the
-/// explanation renders), kept up to a rejection.
+/// explanation renders): on a rejection, what the stage had decided before
+/// it (the CAPI rules' flows up to a malformed parent field), or nothing.
 pub(crate) struct StageReport<T> {
     /// The report, or the rejection.
     pub(crate) reported: Result<Reported, Error>,

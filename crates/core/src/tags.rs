@@ -30,7 +30,7 @@ use crate::lookup::ObjectRef;
 use crate::plan::Plan;
 use crate::reads::Reads;
 use crate::request::AdmissionRequest;
-use crate::settings::profile::{GENERIC, Origin};
+use crate::settings::profile::{GENERIC, Origin, TagProfile};
 use crate::settings::{CloudTagSettings, Mode, Settings};
 use crate::stage_report::{Reported, StageReport};
 use cluster::ClusterFound;
@@ -97,8 +97,8 @@ pub(crate) fn needs<'o>(
 
 /// Whether `request`'s object is left exactly as submitted: its row honours
 /// `platform/origin: adopted` and the object's own label set (its labels,
-/// under its label-set annotation) says so (`adopted`). `stamp` asks
-/// the same of the label set it builds; this is asked only when the tag
+/// under its label-set annotation) says so (`adopted`). [`stamp`] asks
+/// the same of the whole label set it builds; this is asked only when the tag
 /// field cannot be read, so that an adopted object is never refused for
 /// its tags.
 fn left_as_submitted(target: &Target, request: &AdmissionRequest) -> Result<bool, Error> {
@@ -209,28 +209,17 @@ fn decide<'s>(
     let own_extra = parse_labels_annotation(&annotations).map_err(own)?;
     let labels = OwnLabels::read(plan, object).map_err(own)?;
     let found = cluster::read(cluster, reads)?;
-    let (cluster_labels, cluster_annotations) = match &found {
-        ClusterFound::Read(reference, cluster) => {
-            let of_cluster = |error| Error::tags(Some(reference.clone()), error);
-            (
-                fields::string_object(cluster, LABELS).map_err(of_cluster)?,
-                fields::string_map(cluster, ANNOTATIONS).map_err(of_cluster)?,
-            )
-        }
-        _ => (None, StringMap::new()),
-    };
-    let cluster_extra = match &found {
-        ClusterFound::Read(reference, _) => parse_labels_annotation(&cluster_annotations)
-            .map_err(|error| Error::tags(Some(reference.clone()), error))?,
-        _ => labels_annotation::Entries::default(),
-    };
+    let of_cluster = ClusterLayers::read(&found)?;
     // Later sources win: the Cluster's labels, its annotation, the
     // object's labels, its annotation.
     let mut set = LabelSet::default();
-    if let Some(cluster_labels) = cluster_labels {
+    if let Some(cluster_labels) = of_cluster.labels {
         set = set.with(Source::ClusterLabels, Layer::Object(cluster_labels));
     }
-    set = set.with(Source::ClusterAnnotation, Layer::Annotation(&cluster_extra));
+    set = set.with(
+        Source::ClusterAnnotation,
+        Layer::Annotation(&of_cluster.extra),
+    );
     if let Some(layer) = labels.layer() {
         set = set.with(Source::OwnLabels, layer);
     }
@@ -239,28 +228,12 @@ fn decide<'s>(
         return Ok((Vec::new(), trace.then_some(Trace::Adopted)));
     }
 
-    // The profile, and the prefix the entries of the object's previous
-    // profile carry (an UPDATE that moves a composite resource to a profile
-    // with another prefix: the entries under the old one were the
-    // policy's, and go too).
-    let provider_path: Vec<&str> = settings.provider_path.iter().map(String::as_str).collect();
-    let (provider, (profile, origin), old_prefix) = match target.profile {
-        ProfileChoice::Provider => {
-            let provider = fields::string(object, &provider_path).map_err(own)?;
-            let chosen = settings.profiles.resolve(provider);
-            let old = (!request.old_object.is_null()).then(|| {
-                let old_provider = fields::string(&request.old_object, &provider_path);
-                let old_profile = settings.profiles.resolve(old_provider.ok().flatten()).0;
-                settings.tag_keys(old_profile).prefix
-            });
-            (provider, chosen, old)
-        }
-        ProfileChoice::Named(name) => {
-            let chosen =
-                (settings.profiles.infrastructure(name)).unwrap_or((&GENERIC, Origin::Fallback));
-            (None, chosen, None)
-        }
-    };
+    let Chosen {
+        provider,
+        profile,
+        origin,
+        old_prefix,
+    } = choose_profile(target, request, settings).map_err(own)?;
     let keys = settings.tag_keys(profile);
     let fallback = (target.profile == ProfileChoice::Provider && origin == Origin::Fallback)
         .then(|| said::fallback(provider, &settings.provider_path.join(".")));
@@ -308,6 +281,78 @@ fn decide<'s>(
         }))
     });
     Ok((warnings, trace))
+}
+
+/// The Cluster's layers of a label set: its labels and its label-set
+/// annotation's entries (none when no Cluster was read).
+#[derive(Default)]
+struct ClusterLayers<'c> {
+    labels: Option<&'c Map<String, Value>>,
+    extra: labels_annotation::Entries<'c>,
+}
+
+impl<'c> ClusterLayers<'c> {
+    fn read(found: &'c ClusterFound) -> Result<Self, Error> {
+        let ClusterFound::Read(reference, cluster) = found else {
+            return Ok(Self::default());
+        };
+        let of_cluster = |error| Error::tags(Some(reference.clone()), error);
+        let labels = fields::string_object(cluster, LABELS).map_err(of_cluster)?;
+        let annotations = fields::string_map(cluster, ANNOTATIONS).map_err(of_cluster)?;
+        let extra = parse_labels_annotation(&annotations).map_err(of_cluster)?;
+        Ok(Self { labels, extra })
+    }
+}
+
+/// The profile an object is tagged under.
+struct Chosen<'o, 's> {
+    /// The provider that selected it (a composite resource's), if any.
+    provider: Option<&'o str>,
+    /// The profile.
+    profile: &'s TagProfile,
+    /// What chose it.
+    origin: Origin,
+    /// The prefix the entries of the object's previous profile carry: an
+    /// UPDATE that moves a composite resource to a profile with another
+    /// prefix (the entries under the old one were the policy's, and go
+    /// too).
+    old_prefix: Option<&'s str>,
+}
+
+/// The profile `target`'s row chooses for `request`'s object: by the
+/// object's provider (and its old object's), or by the row's name.
+fn choose_profile<'o, 's>(
+    target: &Target,
+    request: &'o AdmissionRequest,
+    settings: &'s CloudTagSettings,
+) -> Result<Chosen<'o, 's>, FieldError> {
+    let name = match target.profile {
+        ProfileChoice::Named(name) => name,
+        ProfileChoice::Provider => {
+            let path: Vec<&str> = settings.provider_path.iter().map(String::as_str).collect();
+            let provider = fields::string(&request.object, &path)?;
+            let (profile, origin) = settings.profiles.resolve(provider);
+            let old_prefix = (!request.old_object.is_null()).then(|| {
+                let old_provider = fields::string(&request.old_object, &path);
+                let old_profile = settings.profiles.resolve(old_provider.ok().flatten()).0;
+                settings.tag_keys(old_profile).prefix
+            });
+            return Ok(Chosen {
+                provider,
+                profile,
+                origin,
+                old_prefix,
+            });
+        }
+    };
+    let (profile, origin) =
+        (settings.profiles.infrastructure(name)).unwrap_or((&GENERIC, Origin::Fallback));
+    Ok(Chosen {
+        provider: None,
+        profile,
+        origin,
+        old_prefix: None,
+    })
 }
 
 /// An object's `metadata.labels` as the plan will leave them: read in

@@ -1014,6 +1014,23 @@ fn a_malformed_tag_field_is_refused_before_any_look_up() {
     assert_eq!(lookup.requests(), Vec::<ObjectRef>::new());
 }
 
+/// The CAPI rules name what they read before the tags do: an InfraMachine
+/// whose ownerReferences and tag field are both malformed is refused for
+/// its ownerReferences, with 400, before any look-up.
+#[test]
+fn malformed_owner_references_are_named_before_a_malformed_tag_field() {
+    let mut object = row_object("AWSMachine", &json!({}), Some(json!(["not", "a", "map"])));
+    object["metadata"]["ownerReferences"] = json!("not a list");
+    let request = AdmissionRequest::for_object("CREATE", object);
+    let lookup = MapLookup::new();
+    let outcome = evaluate(&request, &settings(ON), &lookup);
+    let (message, code) = rejection(&outcome);
+    assert_eq!(code, 400, "{message}");
+    assert!(message.contains("metadata.ownerReferences"), "{message}");
+    assert!(!message.contains("additionalTags"), "{message}");
+    assert_eq!(lookup.requests(), Vec::<ObjectRef>::new());
+}
+
 /// A list-shaped tag field that held only the policy's tags goes with the
 /// last of them, as a map does; one with a user entry keeps it.
 #[test]

@@ -257,7 +257,8 @@ pub fn transform<'a>(
 /// [`transform`] under `keys`, into a tag field that already holds `taken`
 /// entries of the user's, which count against the profile's cap (the CAPI
 /// infrastructure kinds: the cloud limits the tags of a resource, whoever
-/// wrote them).
+/// wrote them). The labels are opted-in ones, as the settings check them:
+/// no two end with one tag key.
 pub fn transform_with<'a>(
     labels: impl IntoIterator<Item = (&'a str, &'a str)>,
     profile: &'a TagProfile,
@@ -331,6 +332,14 @@ fn transform_sorted<'a>(
     // key (all opening with the same prefix) was compared with a dozen
     // others. Tag keys are unique (the settings refuse two labels with one
     // body), and with no chosen body they come in qualified-key order.
+    debug_assert!(
+        {
+            let mut keys: Vec<&String> = tags.iter().map(|(key, _)| key).collect();
+            keys.sort();
+            keys.windows(2).all(|pair| pair[0] != pair[1])
+        },
+        "two labels with one tag key"
+    );
     Transformed {
         tags: crate::sorted_map::map_of(tags),
         skipped,
