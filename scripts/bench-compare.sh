@@ -134,21 +134,27 @@ reply() {
   "$RUNNER" "${args[@]}" "${extra[@]}" "$module" >/dev/null
 }
 
-# same_reply NAME BASE_FILES... HEAD_FILES...: "identical" when both
-# revisions answer the scenario with the same bytes, "differs" when not,
-# "–" when the scenario's files changed between them (request, settings,
-# look-up answers), so the replies answer different questions
+# same_file BASE_FILE HEAD_FILE: true when both are - or hold the same bytes
+same_file() {
+  [[ "$1" == - && "$2" == - ]] || { [[ "$1" != - && "$2" != - ]] && cmp -s "$WORKTREE/$1" "$2"; }
+}
+
+# same_reply NAME BASE_REQUEST BASE_SETTINGS BASE_LOOKUPS HEAD_REQUEST
+# HEAD_SETTINGS HEAD_LOOKUPS: "identical" when both revisions answer the
+# scenario with the same bytes, "differs" when not, "–" when the scenario's
+# files changed between them (request, settings, look-up answers), so the
+# replies answer different questions. A module that fails to answer stops
+# the run (in a command substitution `set -e` does not).
 same_reply() {
-  local name=$1 b_req=$2 b_set=$3 b_look=$4 h_req=$5 h_set=$6 h_look=$7
-  local pair
-  for pair in "$b_req:$h_req" "$b_set:$h_set" "$b_look:$h_look"; do
-    local b=${pair%%:*} h=${pair#*:}
-    [[ "$b" == - && "$h" == - ]] && continue
-    [[ "$b" != - && "$h" != - ]] && cmp -s "$WORKTREE/$b" "$h" || { echo "–"; return; }
-  done
-  reply "$WORKTREE" "$OUT/base-annotated.wasm" "$b_req" "$b_set" "$b_look" "$OUT/$name.base-reply.json"
-  reply . annotated-policy.wasm "$h_req" "$h_set" "$h_look" "$OUT/$name.head-reply.json"
-  if cmp -s "$OUT/$name.base-reply.json" "$OUT/$name.head-reply.json"; then
+  local name=$1 base_reply="$OUT/$1.base-reply.json" head_reply="$OUT/$1.head-reply.json"
+  if ! same_file "$2" "$5" || ! same_file "$3" "$6" || ! same_file "$4" "$7"; then
+    echo "–"
+    return
+  fi
+  rm -f "$base_reply" "$head_reply"
+  reply "$WORKTREE" "$OUT/base-annotated.wasm" "$2" "$3" "$4" "$base_reply" || return 1
+  reply . annotated-policy.wasm "$5" "$6" "$7" "$head_reply" || return 1
+  if cmp -s "$base_reply" "$head_reply"; then
     echo identical
   else
     echo differs
@@ -181,7 +187,8 @@ while IFS=$'\t' read -r name request settings lookups; do
   done
   base_median=$(printf '%s\n' "${base_times[@]}" | median)
   head_median=$(printf '%s\n' "${head_times[@]}" | median)
-  same=$(same_reply "$name" "$request" "$settings" "$lookups" "$head_request" "$head_settings" "$head_lookups")
+  same=$(same_reply "$name" "$request" "$settings" "$lookups" "$head_request" "$head_settings" "$head_lookups") ||
+    { echo "bench-compare.sh: $name: a module failed to answer (see above)" >&2; exit 1; }
   awk -v n="$name" -v b="$base_median" -v h="$head_median" -v s="$same" \
     'BEGIN { printf "| %s | %.1f | %.1f | %.3f | %s |\n", n, b, h, h / b, s }'
 done <"$WORKTREE/test_data/bench/scenarios.tsv"
