@@ -61,7 +61,7 @@ fn the_metadata_and_the_example_policy_send_and_read_what_every_row_needs() {
             );
             if row.labels == LabelSource::ClusterAndObject {
                 // The Cluster is read at an ownerReference's version, else
-                // at v1beta2 (docs/infrastructure-tags.md, "Finding the Cluster").
+                // at v1beta2, as docs/infrastructure-tags.md says of finding the Cluster.
                 for api_version in ["cluster.x-k8s.io/v1beta1", "cluster.x-k8s.io/v1beta2"] {
                     assert!(
                         readable(&policy["contextAwareResources"], api_version, "Cluster"),
