@@ -31,9 +31,9 @@ use decision_trace::{Passed, Trace};
 /// Cluster API groups go to the CAPI propagation rules; Kubernetes' own
 /// kinds are allowed unchanged with a warning naming the kind; every other
 /// kind is tagged when it has a Crossplane composite resource's shape, and
-/// allowed unchanged with a warning naming the kind otherwise. DELETE, CONNECT and requests without an object are allowed
-/// unchanged. In validate mode, a change becomes a rejection listing every
-/// deviation.
+/// allowed unchanged with a warning naming the kind otherwise. DELETE,
+/// CONNECT and requests without an object are allowed unchanged. In
+/// validate mode, a change becomes a rejection listing every deviation.
 pub fn evaluate(request: &AdmissionRequest, settings: &Settings, lookup: &dyn Lookup) -> Outcome {
     let route = route(&request.kind, &request.operation);
     evaluate_routed(request, route, settings, lookup)
@@ -96,14 +96,12 @@ fn decide<'r>(
     (deviations::enforce(outcome, settings.mode), trace)
 }
 
-/// The decision on a write the policy acts on, over one plan, top to
-/// bottom: each stage names what it reads (`needs`: first what it reads of
-/// the object itself, so an object at fault is refused before any look-up
-/// is spent), everything is read ([`read`]), then the CAPI stage plans the
-/// metadata and in-place fields the parents give, then the tags stage the
-/// cloud tags the object's row gives, over the metadata as the plan leaves
-/// it. A stage's record goes into `trace` as soon as it returns, so a
-/// later stage's rejection keeps what came before.
+/// The decision on a write the policy acts on, over one plan: each stage
+/// names what it reads ([`needs`]), everything is read ([`read`]), the
+/// CAPI stage plans the parents' metadata and in-place fields, then the
+/// tags stage the object's cloud tags over the metadata as planned. Each
+/// stage's record goes into `trace` as it returns, so a later stage's
+/// rejection keeps what came before.
 fn decide_write<'r>(
     request: &'r AdmissionRequest,
     route: Route,
@@ -136,23 +134,17 @@ fn decide_write<'r>(
     })
 }
 
-/// What each stage reads, named before the first look-up: the CAPI rules
-/// for a Cluster API object, the tags for an object of a tag row.
+/// What each stage reads, named before any look-up, after what it reads
+/// of the object itself (an object at fault is refused before a look-up).
 fn needs<'r>(
     request: &'r AdmissionRequest,
     route: Route,
     target: Option<&'static Target>,
     settings: &Settings,
 ) -> Result<(Option<capi::Located<'r>>, Option<tags::TagNeeds<'r>>), Error> {
-    let capi = match route {
-        Route::Capi => Some(capi::needs(request, settings)?),
-        _ => None,
-    };
-    let tags = match target {
-        Some(target) => Some(tags::needs(target, request)?),
-        None => None,
-    };
-    Ok((capi, tags))
+    let capi = (route == Route::Capi).then(|| capi::needs(request, settings));
+    let tags = target.map(|target| tags::needs(target, request));
+    Ok((capi.transpose()?, tags.transpose()?))
 }
 
 /// Reads what the stages need, each object once, through the union of the

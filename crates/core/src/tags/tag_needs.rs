@@ -1,0 +1,172 @@
+//! The first half of the tags stage's door: what the tags of a request
+//! read of the object and of the cluster, named before any look-up, and
+//! how messages name the object.
+
+use super::cluster;
+use super::field::{self, Current};
+use super::label_set::{LabelSet, Layer, Source};
+use super::tag_annotations::{ANNOTATIONS, LABELS, LABELS_ANNOTATION, ORIGIN_LABEL};
+use super::targets::{LabelSource, Target};
+use crate::error::Error;
+use crate::fields::{self, FieldError, FieldPath, StringMap};
+use crate::labels_annotation;
+use crate::lookup::ObjectRef;
+use crate::request::AdmissionRequest;
+
+/// What the tags stage needs of a request, named before any look-up.
+pub(crate) enum TagNeeds<'o> {
+    /// Left as submitted: an adopted object whose tag field cannot be read
+    /// ([`left_as_submitted`]).
+    Adopted,
+    /// Tagged from what this names.
+    Tagging(Tagging<'o>),
+}
+
+impl TagNeeds<'_> {
+    /// The Cluster the tags start from, when they read one.
+    pub(crate) fn cluster(&self) -> Option<&ObjectRef> {
+        match self {
+            TagNeeds::Tagging(tagging) => tagging.cluster.as_ref(),
+            TagNeeds::Adopted => None,
+        }
+    }
+}
+
+/// The first half of the stage's door: what the tags of `request`, of row
+/// `target`, read of the object and of the cluster. The tag field is read
+/// here, before any look-up: a field of the wrong shape, the object's
+/// fault, is refused with 400 rather than after a look-up that may fail
+/// retryably (500). Whatever its tag field holds, an adopted object is
+/// left as submitted.
+pub(crate) fn needs<'o>(
+    target: &'static Target,
+    request: &'o AdmissionRequest,
+) -> Result<TagNeeds<'o>, Error> {
+    let field = match read_field(target, request) {
+        Ok(field) => field,
+        Err(_) if left_as_submitted(target, request)? => return Ok(TagNeeds::Adopted),
+        Err(error) => return Err(error),
+    };
+    let cluster = cluster_reference(target, request)?;
+    Ok(TagNeeds::Tagging(Tagging {
+        target,
+        field,
+        cluster,
+    }))
+}
+
+/// Whether `request`'s object is left exactly as submitted: its row honours
+/// `platform/origin: adopted` and the object's own label set (its labels,
+/// under its label-set annotation) says so (`adopted`). [`super::stamp`] asks
+/// the same of the whole label set it builds; this is asked only when the tag
+/// field cannot be read, so that an adopted object is never refused for
+/// its tags.
+fn left_as_submitted(target: &Target, request: &AdmissionRequest) -> Result<bool, Error> {
+    if !target.adopted_left_alone {
+        return Ok(false);
+    }
+    let object = &request.object;
+    let own = |error| Error::tags(own_reference(target, request), error);
+    let annotations = fields::string_map(object, ANNOTATIONS).map_err(own)?;
+    let own_extra = parse_labels_annotation(&annotations).map_err(own)?;
+    let labels = fields::string_object(object, LABELS).map_err(own)?;
+    let mut set = LabelSet::default();
+    if let Some(labels) = labels {
+        set = set.with(Source::OwnLabels, Layer::Object(labels));
+    }
+    let set = set.with(Source::OwnAnnotation, Layer::Annotation(&own_extra));
+    Ok(adopted(&set))
+}
+
+/// Whether a label set marks its object adopted: an adopted resource's
+/// tags belong to whoever created it.
+pub(super) fn adopted(set: &LabelSet<'_>) -> bool {
+    set.get(ORIGIN_LABEL).is_some_and(|(v, _)| v == "adopted")
+}
+
+/// The tag field, read when this request stamps it (`None` otherwise), for
+/// every row in one place.
+fn read_field<'o>(
+    target: &Target,
+    request: &'o AdmissionRequest,
+) -> Result<Option<Current<'o>>, Error> {
+    if !target.stamps(&request.operation) {
+        return Ok(None);
+    }
+    field::read(&request.object, target.tag_field())
+        .map(Some)
+        .map_err(|error| Error::tags(own_reference(target, request), error))
+}
+
+/// What the tags of one request start from: its row of the tag table, its
+/// tag field as submitted ([`read_field`]; `None` when the request does not
+/// stamp it) and the Cluster its labels start from ([`cluster_reference`]).
+pub(crate) struct Tagging<'o> {
+    pub(super) target: &'static Target,
+    pub(super) field: Option<Current<'o>>,
+    pub(super) cluster: Option<ObjectRef>,
+}
+
+/// The Cluster `stamp` reads for `request` (`None`: it reads none),
+/// named once, before any look-up, so that one read of it can serve the
+/// read with the CAPI stage. Named from the object's labels as submitted:
+/// the label naming the Cluster is CAPI bookkeeping, which the metadata
+/// edits never change.
+fn cluster_reference(
+    target: &Target,
+    request: &AdmissionRequest,
+) -> Result<Option<ObjectRef>, Error> {
+    if !target.stamps(&request.operation) || target.labels == LabelSource::Object {
+        return Ok(None);
+    }
+    let own = |error| Error::tags(own_reference(target, request), error);
+    let name = fields::string_object(&request.object, LABELS)
+        .map_err(own)?
+        .and_then(|labels| labels.get(cluster::CLUSTER_NAME_LABEL)?.as_str());
+    cluster::reference(&request.object, name, own_namespace(request)).map_err(own)
+}
+
+/// The namespace of an infrastructure object (checked by the CAPI stage).
+fn own_namespace(request: &AdmissionRequest) -> &str {
+    request.object_namespace().unwrap_or(&request.namespace)
+}
+
+/// The object of the request as messages name it, when its row names it
+/// ([`Target::named_in_messages`]).
+pub(super) fn own_reference(target: &Target, request: &AdmissionRequest) -> Option<ObjectRef> {
+    if !target.named_in_messages {
+        return None;
+    }
+    let kind = &request.kind;
+    let name = ["name", "generateName"]
+        .into_iter()
+        .find_map(|field| fields::string(&request.object, &["metadata", field]).ok()?)
+        .unwrap_or_default();
+    Some(ObjectRef {
+        api_version: format!("{}/{}", kind.group, kind.version),
+        kind: kind.kind.clone(),
+        name: name.to_owned(),
+        namespace: Some(own_namespace(request).to_owned()),
+    })
+}
+
+fn labels_annotation_field() -> FieldPath {
+    FieldPath::of(ANNOTATIONS).key(LABELS_ANNOTATION)
+}
+
+/// The label-set annotation's entries (none when it is absent).
+pub(super) fn parse_labels_annotation<'o>(
+    annotations: &StringMap<'o>,
+) -> Result<labels_annotation::Entries<'o>, FieldError> {
+    use crate::labels_annotation::Malformed;
+    let Some(text) = annotations.get(LABELS_ANNOTATION) else {
+        return Ok(labels_annotation::Entries::default());
+    };
+    labels_annotation::decode(text).map_err(|malformed| {
+        let field = match &malformed {
+            Malformed::NotAString { key, .. } => labels_annotation_field().key(key),
+            Malformed::NotJson(_) | Malformed::NotAnObject(_) => labels_annotation_field(),
+        };
+        FieldError::new(field, malformed)
+    })
+}
