@@ -175,7 +175,7 @@ lint-workflows:
 unit-tests:
 	$(CARGO) test --locked -p metadata-propagation-policy -p metadata-propagation-core -p explain-web -p cluster-audit
 	cd scripts/go_regex_agree && GOTOOLCHAIN=local GOWORK=off GOFLAGS=-mod=readonly \
-	  go run . ../../crates/core/src/settings/go_regex_cases.tsv
+	  go run . ../../crates/core/src/capi/go_regex_cases.tsv
 	$(CARGO) test --locked -p policy-runner --profile host
 
 test: fmt lint unit-tests

@@ -16,10 +16,12 @@ parent does not import the child back: a cycle is two modules that each
 need the other, whatever the path between them.
 
 The layers (LAYERS) are the core's top-level modules from the bottom up:
-the base (fields, projection, plan, owners, kind matching, ...), the
-settings, the errors and the explanation's record, the two stages (CAPI
-and tags, side by side: neither imports the other), the decision, the
-wire, and the test oracle. A module may import its own layer and those
+the base (fields, projection, plan, owners, kind matching, the settings'
+problem type, ...), the errors and the explanation's record, the two
+stages (CAPI and tags, side by side: neither imports the other; each owns
+its settings section and its domain), the settings (which read the
+user's text into the stages' sections), the decision, the wire, and the
+test oracle. A module may import its own layer and those
 below; a top-level module in no layer is reported too.
 
 Usage: scripts/check_module_graph.py [SRC_DIR] [--print]
@@ -39,14 +41,14 @@ LAYERS = [
     (
         "base",
         {
-            "api_version", "duration", "fields", "key_pattern", "keyed_list", "kinds",
-            "labels_annotation", "lookup", "outcome", "owners", "plan", "projection", "quote",
-            "reads", "request", "sorted_map",
+            "api_version", "duration", "fields", "json_members", "key_pattern", "keyed_list",
+            "kinds", "labels_annotation", "lookup", "mode", "outcome", "owners", "plan",
+            "projection", "quote", "reads", "request", "settings_problem", "sorted_map",
         },
     ),
-    ("settings", {"settings"}),
     ("errors, the explanation's record and the stages' report", {"error", "explain", "stage_report"}),
     ("stages", {"capi", "tags"}),
+    ("settings", {"settings"}),
     ("decision", {"evaluate", "deviations"}),
     ("wire", {"wire"}),
     ("test oracle", {"invariants"}),

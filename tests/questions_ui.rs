@@ -11,16 +11,16 @@
 //! `cloudTags.profiles` is a list of objects the settings struct keeps as
 //! JSON; each entry is a [`RawProfile`], probed the same way (list elements
 //! included) under `cloudTags.profiles[]`, so a profile field added to
-//! `crates/core/src/settings/user_profile.rs` fails this test until the
+//! `crates/core/src/tags/user_profile.rs` fails this test until the
 //! `sequence_questions` ask for it and the "User-defined tag profiles"
 //! table of docs/settings.md has its row.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
-use metadata_propagation_core::settings::profile::{GENERIC, TagProfile};
-use metadata_propagation_core::settings::user_profile::{self, RawProfile};
 use metadata_propagation_core::settings::{RawSettings, Settings};
+use metadata_propagation_core::tags::profile::{GENERIC, TagProfile};
+use metadata_propagation_core::tags::user_profile::{self, RawProfile};
 use serde::de::value::{Error, StrDeserializer};
 use serde::de::{
     self, Deserialize, DeserializeSeed, IntoDeserializer, MapAccess, SeqAccess, Visitor,

@@ -50,11 +50,7 @@ use metadata_propagation_core::invariants::{
 };
 use metadata_propagation_core::outcome::Verdict;
 use metadata_propagation_core::request::AdmissionRequest;
-use metadata_propagation_core::settings::tag_key::Bodies;
-use metadata_propagation_core::settings::{
-    DEFAULT_PROVIDER_PATH, Mode, ProfileText, RawCapiSettings, RawCloudTagSettings, RawSettings,
-    Settings,
-};
+use metadata_propagation_core::settings::Settings;
 use metadata_propagation_core::tags::targets::{COMPOSITE_RESOURCE, target_for};
 
 use fixtures::{ALL_PARENTS, FIXTURES, PARENTS, child_index, request};
@@ -198,46 +194,41 @@ fuzz_target!(|input: Input| {
         }
         let chosen = (fixtures.ready_profiles.iter().take(8).enumerate())
             .filter(|(n, _)| ready.profiles >> n & 1 == 1)
-            .map(|(_, profile)| ProfileText::of(profile));
+            .map(|(_, profile)| profile.clone());
         profiles.extend(chosen);
     }
     let mut prefix = None;
-    let mut tag_keys = Bodies::new();
+    let mut tag_keys = serde_json::Map::new();
     if let Some(choice) = input.tag_keys {
         prefix = choice.prefix;
         for (label, body) in choice.bodies.into_iter().take(4) {
             if let Some(label) = propagating.get(usize::from(label) % propagating.len().max(1)) {
-                tag_keys.insert(label.clone(), body);
+                tag_keys.insert(label.clone(), body.into());
             }
         }
     }
-    let settings = Settings::from(RawSettings {
-        mode: if input.validate_mode {
-            Mode::Validate
-        } else {
-            Mode::Mutate
-        },
-        capi: RawCapiSettings {
-            in_place_fields,
-            ..RawCapiSettings::default()
-        },
-        cloud_tags: RawCloudTagSettings {
-            propagating_labels: propagating,
-            provider_path: input
-                .provider_path
-                .unwrap_or_else(|| DEFAULT_PROVIDER_PATH.to_owned()),
-            profiles,
-            capi_infrastructure,
-            prefix,
-            tag_keys,
-        },
+    // The settings as a user writes them, prepared whole: a document the
+    // policy refuses is not one it evaluates with.
+    let mut cloud_tags = serde_json::json!({
+        "propagatingLabels": propagating,
+        "profiles": profiles,
+        "capiInfrastructure": capi_infrastructure,
+        "tagKeys": tag_keys,
     });
-    if settings.sync_machine_labels().is_err()
-        || settings.sync_machine_annotations().is_err()
-        || settings.cloud_tags().is_err()
-    {
-        return;
+    if let Some(path) = input.provider_path {
+        cloud_tags["providerPath"] = path.into();
     }
+    if let Some(prefix) = prefix {
+        cloud_tags["prefix"] = prefix.into();
+    }
+    let document = serde_json::json!({
+        "mode": if input.validate_mode { "validate" } else { "mutate" },
+        "capi": {"inPlaceFields": in_place_fields},
+        "cloudTags": cloud_tags,
+    });
+    let Ok(settings) = Settings::from_json(document.to_string().as_bytes()) else {
+        return;
+    };
     let mut lookup = Parents::new(parents);
     if cluster_answer != Answer::Found {
         // The Cluster the child named before the other mutations; the
@@ -287,8 +278,7 @@ fuzz_target!(|input: Input| {
     if let (Capability::Capi(_), Some(row)) = (capability, infra_row) {
         // The tag field, when the policy stamps it on this request, and the
         // skip annotation, then the CAPI metadata as for any CAPI kind.
-        let stamped =
-            settings.capi_infrastructure() && !(row.create_only && request.operation != "CREATE");
+        let stamped = capi_infrastructure && !(row.create_only && request.operation != "CREATE");
         let target = stamped.then_some(row);
         // The prefix in force on the row's profile, in the contract's order.
         let cloud_tags = settings.cloud_tags().expect("checked above");

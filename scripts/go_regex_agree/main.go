@@ -1,7 +1,7 @@
 // Command go_regex_agree checks a table of node-sync patterns against Go's
 // regexp.Compile, the parser Cluster API's --additional-sync-machine-labels
 // and -annotations flags use: each row says "ok" or "refused", and the
-// policy's own test (crates/core/src/settings/go_regex.rs) holds the policy
+// policy's own test (crates/core/src/capi/go_regex.rs) holds the policy
 // to the same rows. Usage: go run . <table.tsv>
 package main
 

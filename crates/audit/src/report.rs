@@ -40,9 +40,9 @@ impl AuditSettings {
     /// Prepares the policy's settings (JSON, as `validate_settings` gets
     /// them) in validate mode; the `mode` they name is ignored.
     pub fn from_json(raw: &[u8]) -> Result<AuditSettings, AuditError> {
-        let mut validate =
-            Settings::from_json(raw).map_err(|e| AuditError::Settings(e.to_string()))?;
-        validate.mode = Mode::Validate;
+        let validate = Settings::from_json(raw)
+            .map_err(|e| AuditError::Settings(e.to_string()))?
+            .in_mode(Mode::Validate);
         Ok(AuditSettings { validate })
     }
 }
@@ -612,7 +612,7 @@ mod tests {
     #[test]
     fn audit_settings_ignore_the_mode_and_refuse_what_the_policy_refuses() {
         let settings = AuditSettings::from_json(br#"{"mode": "mutate"}"#).unwrap();
-        assert_eq!(settings.validate.mode, Mode::Validate);
+        assert_eq!(settings.validate.mode(), Mode::Validate);
         let err = AuditSettings::from_json(
             br#"{"cloudTags": {"propagatingLabels": ["platform/origin"]}}"#,
         )

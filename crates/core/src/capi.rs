@@ -9,6 +9,8 @@
 //! will sync to their Node, and Machine templates warn about Kubernetes
 //! labels that will never reach a Node.
 
+mod capi_settings;
+mod go_regex;
 pub(crate) mod in_place;
 pub(crate) mod node_sync;
 pub(crate) mod owner_link;
@@ -24,7 +26,6 @@ use crate::fields;
 use crate::plan::{MapEdit, Plan};
 use crate::reads::Reads;
 use crate::request::AdmissionRequest;
-use crate::settings::Settings;
 use crate::stage_report::{Reported, StageReport};
 use in_place::{FieldDecision, MalformedIn};
 use parent::Parent;
@@ -39,6 +40,7 @@ use rules::{CAPI_RULES, FieldFlow, Flow, KeyRule, MACHINE, MapFlow, NODE_BOUND_L
 use serde_json::Value;
 
 pub use crate::kinds::is_capi_group;
+pub(crate) use capi_settings::{CapiSettings, RawCapiSettings};
 
 /// Whether the policy does anything for objects of this CAPI kind: a rule
 /// propagates to it, or CAPI syncs its (template) labels to Nodes. For every
@@ -82,7 +84,7 @@ pub(crate) fn child_paths(group: &str, kind: &str) -> Vec<&'static [&'static str
 /// is refused with 400 before any look-up could fail retryably (500).
 pub(crate) fn needs<'r>(
     request: &'r AdmissionRequest,
-    settings: &Settings,
+    settings: &CapiSettings,
 ) -> Result<Located<'r>, Error> {
     let namespace = check(request)?;
     locate(request, namespace, settings.in_place_fields())
@@ -107,7 +109,7 @@ fn check(request: &AdmissionRequest) -> Result<&str, Error> {
 pub(crate) fn propagate<'r>(
     request: &'r AdmissionRequest,
     located: Located<'_>,
-    settings: &Settings,
+    settings: &CapiSettings,
     reads: &mut Reads,
     plan: &mut Plan,
     traced: bool,
@@ -138,7 +140,7 @@ pub(crate) fn propagate<'r>(
 /// into `trace` what it decides when `traced` asks.
 fn decide<'r>(
     request: &'r AdmissionRequest,
-    settings: &Settings,
+    settings: &CapiSettings,
     plan: &mut Plan,
     trace: &mut Trace<'r>,
     traced: bool,

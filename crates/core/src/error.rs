@@ -4,7 +4,7 @@
 use crate::fields::FieldError;
 use crate::lookup::ObjectRef;
 use crate::outcome::Outcome;
-use crate::settings::SettingsError;
+use crate::settings_problem::SettingsError;
 use std::fmt;
 
 /// Why a request cannot be decided: what failed, and where.

@@ -81,7 +81,7 @@ fn decide<'r>(
         trace.passed = traced.then_some(Passed::NotActedOn);
         return (not_acted_on(&request.kind, &request.operation), trace);
     }
-    let target = tags::row_for(request, settings);
+    let target = tags::row_for(request, &settings.tags);
     if route == Route::CloudTags && target.is_none() {
         trace.passed = traced.then_some(Passed::NotAComposite);
         let warning = tags::composite::not_a_composite_resource(&request.kind);
@@ -93,7 +93,7 @@ fn decide<'r>(
     }
     let outcome = decide_write(request, route, target, settings, lookup, &mut trace)
         .unwrap_or_else(Error::into_outcome);
-    (deviations::enforce(outcome, settings.mode), trace)
+    (deviations::enforce(outcome, settings.mode()), trace)
 }
 
 /// The decision on a write the policy acts on, over one plan: each stage
@@ -116,13 +116,27 @@ fn decide_write<'r>(
     let traced = trace.wanted;
     let mut capi = Reported::default();
     if let Some(needs) = capi_needs {
-        let report = capi::propagate(request, needs, settings, &mut reads, &mut plan, traced);
+        let report = capi::propagate(
+            request,
+            needs,
+            &settings.capi,
+            &mut reads,
+            &mut plan,
+            traced,
+        );
         trace.capi = report.trace;
         capi = report.reported?;
     }
     let mut warnings = Vec::new();
     if let Some(needs) = tag_needs {
-        let report = tags::stamp(needs, request, settings, &mut reads, &mut plan, traced);
+        let report = tags::stamp(
+            needs,
+            request,
+            &settings.tags,
+            &mut reads,
+            &mut plan,
+            traced,
+        );
         trace.tags = report.trace;
         warnings = report.reported?.warnings;
     }
@@ -142,7 +156,7 @@ fn needs<'r>(
     target: Option<&'static Target>,
     settings: &Settings,
 ) -> Result<(Option<capi::Located<'r>>, Option<tags::TagNeeds<'r>>), Error> {
-    let capi = (route == Route::Capi).then(|| capi::needs(request, settings));
+    let capi = (route == Route::Capi).then(|| capi::needs(request, &settings.capi));
     let tags = target.map(|target| tags::needs(target, request));
     Ok((capi.transpose()?, tags.transpose()?))
 }
@@ -193,7 +207,7 @@ pub fn look_up(
     if route != Route::Capi {
         return Ok(());
     }
-    let target = tags::row_for(request, settings);
+    let target = tags::row_for(request, &settings.tags);
     let (mut capi, tags) = needs(request, route, target, settings)?;
     read(lookup, capi.as_mut(), &tags);
     Ok(())

@@ -159,6 +159,10 @@ pub struct CloudTags {
     pub(crate) prefix: String,
     /// Where the prefix comes from: the profile's own, or `cloudTags.prefix`.
     pub(crate) prefix_from: String,
+    /// Whether the prefix is worth a line: not the default one, which goes
+    /// unsaid, as it did before prefixes could be chosen.
+    #[serde(skip)]
+    pub(crate) prefix_said: bool,
     /// Set when the profile refuses every tag (its key class or ceiling
     /// cannot admit the prefix in force): why.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -302,9 +306,7 @@ impl fmt::Display for Explanation {
                 tags.profile, tags.provider
             )?;
             writeln!(f, "  profile {}: {}", tags.origin, tags.why)?;
-            // The default prefix goes unsaid, as it did before prefixes
-            // could be chosen.
-            if tags.prefix != crate::settings::tag_key::DEFAULT_PREFIX {
+            if tags.prefix_said {
                 let prefix = quoted(&tags.prefix);
                 writeln!(f, "  tag-key prefix {prefix}: {}", tags.prefix_from)?;
             }

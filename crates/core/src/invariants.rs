@@ -35,7 +35,7 @@ use crate::keyed_list;
 use crate::owners;
 use crate::request::{AdmissionRequest, GroupVersionKind, is_write};
 use crate::settings::Settings;
-use crate::settings::tag_key::DEFAULT_PREFIX;
+use crate::tags::tag_key::DEFAULT_PREFIX;
 use crate::tags::targets::COMPOSITE_RESOURCE;
 use crate::tags::{LABELS_ANNOTATION, SKIPPED_ANNOTATION};
 use serde_json::{Map, Value};

@@ -18,7 +18,7 @@ const LITERAL_MAX: usize = 512;
 
 /// One compiled key pattern.
 #[derive(Debug, Clone)]
-pub enum KeyPattern {
+pub(crate) enum KeyPattern {
     /// A literal, anchored at the start and/or the end or neither.
     Literal {
         /// The pattern as the user wrote it.

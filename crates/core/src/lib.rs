@@ -15,12 +15,14 @@
 //! 1. the base: [`fields`], [`projection`], [`plan`], [`outcome`],
 //!    [`request`], [`lookup`] and what a request reads of the cluster,
 //!    ownerReferences, Cluster API's groups and kinds, durations, the
-//!    label-set annotation's format;
-//! 2. [`settings`], which owns the tag profiles and tag-key types its
-//!    checks need;
-//! 3. [`error`] and the [`explain`] record;
-//! 4. the two stages, [`capi`] and [`tags`], side by side: neither imports
-//!    the other;
+//!    label-set annotation's format, the settings' problem type;
+//! 2. [`error`] and the [`explain`] record;
+//! 3. the two stages, [`capi`] and [`tags`], side by side: neither imports
+//!    the other; each owns its section of the settings and its domain
+//!    (the node-sync patterns; the tag profiles, character classes and tag
+//!    keys);
+//! 4. [`settings`], which reads the user's text into those sections and
+//!    reports every problem in it;
 //! 5. the decision, [`evaluate`] and [`deviations`];
 //! 6. the [`wire`].
 //!
@@ -47,11 +49,13 @@ pub mod fields;
 // (the core's tests, the policy's and the fuzz targets turn it on).
 #[cfg(feature = "invariants")]
 pub mod invariants;
+mod json_members;
 mod key_pattern;
 pub mod keyed_list;
 mod kinds;
 mod labels_annotation;
 pub mod lookup;
+mod mode;
 pub mod outcome;
 pub mod owners;
 pub mod plan;
@@ -60,6 +64,7 @@ mod quote;
 mod reads;
 pub mod request;
 pub mod settings;
+mod settings_problem;
 mod sorted_map;
 mod stage_report;
 pub mod tags;

@@ -41,7 +41,7 @@ pub struct AdmissionRequest {
     /// The object as stored before an UPDATE (`null` otherwise). The
     /// policy reads only which profile applied to it, and the waPC edge
     /// decodes it only when the settings let that matter
-    /// (`crate::settings::CloudTagSettings::prefixes_vary`).
+    /// (`crate::tags::CloudTagSettings::prefixes_vary`).
     pub old_object: Value,
 }
 

@@ -1,46 +1,26 @@
-//! Policy settings: what users write in the ClusterAdmissionPolicy, and the
-//! prepared form the evaluation uses.
+//! Policy settings: what users write in the ClusterAdmissionPolicy, read
+//! into each stage's section.
 //!
 //! Settings are parsed strictly (unknown fields and wrong types are refused,
-//! with the path of the offending field) and then *prepared*: regexes are
-//! compiled and the opt-in list is checked. `validate_settings` prepares
-//! everything and collects every problem, so a user fixes all of them in one
-//! round trip instead of one per `kubectl apply`; an evaluation prepares only
-//! what its request reads ([`Settings`]).
+//! with the path of the offending field); each section is then *prepared*
+//! by its stage when a request first reads it (the CAPI patterns compiled,
+//! the cloud-tag profiles and keys checked). `validate_settings` prepares
+//! every section and collects every problem, so a user fixes all of them in
+//! one round trip instead of one per `kubectl apply`.
 
+use crate::capi::CapiSettings;
 use crate::fields::{self, FieldPath};
-use crate::key_pattern::KeyPattern;
-use profile::TagProfile;
-use profiles::Profiles;
-use regex_lite::RegexBuilder;
-use std::cell::OnceCell;
-use tag_key::{Bodies, TagKeys};
+use crate::settings_problem::SettingsProblemKind;
+use crate::tags::{CloudTagSettings, TagSettings};
 
-pub(crate) mod char_class;
-mod defaults;
-mod opted_in;
-pub use opted_in::OptedInKeys;
 mod every_problem;
-mod go_regex;
-pub(crate) mod members;
-pub(crate) mod problem;
-pub mod profile;
-pub(crate) mod profiles;
-pub(crate) mod provider_refuses;
-pub(crate) mod raw;
-pub mod tag_key;
-pub(crate) mod tag_key_checks;
-mod tag_key_problem;
-pub mod user_profile;
-pub use defaults::DEFAULT_PROVIDER_PATH;
-pub(crate) use defaults::{DEFAULT_PROVIDER_SEGMENTS, REGEX_SIZE_LIMIT, SEEDED_LABELS};
-pub use problem::SettingsError;
-pub use problem::SettingsProblem;
-pub(crate) use problem::SettingsProblemKind;
+mod raw;
+pub use crate::mode::Mode;
+pub use crate::settings_problem::{SettingsError, SettingsProblem};
+pub use raw::RawSettings;
 pub(crate) use raw::StrictSettings;
-pub use raw::{Mode, ProfileText, RawCapiSettings, RawCloudTagSettings, RawSettings};
 
-/// Settings ready for evaluation.
+/// Settings ready for evaluation: each stage's section.
 ///
 /// Parsing is strict and cheap; what costs (compiling the node-sync regexes,
 /// building the opt-in set) is prepared the first time an evaluation asks
@@ -53,46 +33,11 @@ pub use raw::{Mode, ProfileText, RawCapiSettings, RawCloudTagSettings, RawSettin
 #[derive(Debug, Default)]
 pub struct Settings {
     /// `mutate` or `validate`.
-    pub mode: Mode,
-    capi: RawCapiSettings,
-    cloud_tags: RawCloudTagSettings,
-    sync_machine_labels: OnceCell<Result<Vec<KeyPattern>, SettingsError>>,
-    sync_machine_annotations: OnceCell<Result<Vec<KeyPattern>, SettingsError>>,
-    prepared_cloud_tags: OnceCell<Result<CloudTagSettings, SettingsError>>,
-}
-
-/// The cloud-tag settings, checked and prepared.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CloudTagSettings {
-    /// Qualified label keys opted into cloud-tag propagation, sorted, each
-    /// once.
-    pub propagating_labels: OptedInKeys,
-    /// Segments of `cloudTags.providerPath`.
-    pub(crate) provider_path: Vec<String>,
-    /// The tag profiles in force: `cloudTags.profiles`, then the built-ins
-    /// they do not replace, then the fallback.
-    pub profiles: Profiles,
-    /// `cloudTags.prefix`, when the settings set it.
-    pub(crate) prefix: Option<String>,
-    /// `cloudTags.tagKeys`.
-    pub(crate) tag_keys: Bodies,
-}
-
-impl CloudTagSettings {
-    /// The tag keys of an object under `profile` ([`TagKeys`]).
-    pub fn tag_keys<'s>(&'s self, profile: &'s TagProfile) -> TagKeys<'s> {
-        TagKeys::new(profile, self.prefix.as_deref(), &self.tag_keys)
-    }
-
-    /// Whether two composite resources can have different prefixes in
-    /// force (a user profile's own, or a built-in default, differs from
-    /// another's). Only then does an UPDATE's old object say anything
-    /// about which entries are the policy's.
-    pub(crate) fn prefixes_vary(&self) -> bool {
-        let mut prefixes = self.profiles.selectable().map(|p| self.tag_keys(p).prefix);
-        let first = prefixes.next();
-        prefixes.any(|prefix| Some(prefix) != first)
-    }
+    mode: Mode,
+    /// `capi.*`, the CAPI stage's.
+    pub(crate) capi: CapiSettings,
+    /// `cloudTags.*`, the tag stage's.
+    pub(crate) tags: TagSettings,
 }
 
 impl Settings {
@@ -107,15 +52,14 @@ impl Settings {
             Err(Refused::Members(raw, problems)) => (Self::from(*raw), problems),
             Err(Refused::Document(error)) => return Err(error),
         };
+        problems.extend(settings.capi.problems());
         problems.extend(
-            [
-                settings.sync_machine_labels().err(),
-                settings.sync_machine_annotations().err(),
-                settings.cloud_tags().err(),
-            ]
-            .into_iter()
-            .flatten()
-            .flat_map(|e| e.problems),
+            settings
+                .tags
+                .prepared()
+                .err()
+                .into_iter()
+                .flat_map(|e| e.problems),
         );
         if problems.is_empty() {
             Ok(settings)
@@ -137,6 +81,26 @@ impl Settings {
     /// as a whole already.
     pub(crate) fn parse_text(raw: &str) -> Result<Self, SettingsError> {
         Self::read_text(raw).map_err(Refused::into_error)
+    }
+
+    /// `mode`: whether the policy makes the changes or reports them.
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// The same settings applied in `mode` (the audit runs any policy's
+    /// settings in `validate` mode).
+    pub fn in_mode(self, mode: Mode) -> Self {
+        Self {
+            mode,
+            tags: self.tags.in_mode(mode),
+            ..self
+        }
+    }
+
+    /// `cloudTags.*`, checked and prepared on first use.
+    pub fn cloud_tags(&self) -> Result<&CloudTagSettings, SettingsError> {
+        self.tags.prepared()
     }
 
     fn read(raw: &[u8]) -> Result<Self, Refused> {
@@ -182,53 +146,6 @@ impl Settings {
             )),
         }
     }
-
-    /// `capi.inPlaceFields`: whether the in-place fields flow.
-    pub fn in_place_fields(&self) -> bool {
-        self.capi.in_place_fields
-    }
-
-    /// `cloudTags.capiInfrastructure`: whether the CAPI infrastructure kinds
-    /// get cloud tags. Read without preparing anything, so a CAPI request
-    /// with the feature off pays nothing for it.
-    pub fn capi_infrastructure(&self) -> bool {
-        self.cloud_tags.capi_infrastructure
-    }
-
-    /// `cloudTags.providerPath`, split into its segments as written (an
-    /// empty segment is [`Settings::cloud_tags`]' to report).
-    pub(crate) fn provider_path(&self) -> Vec<&str> {
-        self.cloud_tags.provider_path.split('.').collect()
-    }
-
-    /// Whether `cloudTags.providerPath` is the default one
-    /// ([`DEFAULT_PROVIDER_PATH`]).
-    pub(crate) fn provider_path_is_default(&self) -> bool {
-        self.cloud_tags.provider_path == DEFAULT_PROVIDER_PATH
-    }
-
-    /// `capi.additionalSyncMachineLabels`, compiled on first use.
-    pub fn sync_machine_labels(&self) -> Result<&[KeyPattern], SettingsError> {
-        patterns(
-            &self.sync_machine_labels,
-            "capi.additionalSyncMachineLabels",
-            &self.capi.additional_sync_machine_labels,
-        )
-    }
-
-    /// `capi.additionalSyncMachineAnnotations`, compiled on first use.
-    pub fn sync_machine_annotations(&self) -> Result<&[KeyPattern], SettingsError> {
-        patterns(
-            &self.sync_machine_annotations,
-            "capi.additionalSyncMachineAnnotations",
-            &self.capi.additional_sync_machine_annotations,
-        )
-    }
-
-    /// `cloudTags.*`, checked and prepared on first use.
-    pub fn cloud_tags(&self) -> Result<&CloudTagSettings, SettingsError> {
-        prepared(&self.prepared_cloud_tags, || self.cloud_tags.prepare())
-    }
 }
 
 /// Why [`Settings::read`] refused a document.
@@ -260,124 +177,17 @@ impl From<RawSettings> for Settings {
     fn from(raw: RawSettings) -> Self {
         Self {
             mode: raw.mode,
-            capi: raw.capi,
-            cloud_tags: raw.cloud_tags,
-            ..Self::default()
+            capi: raw.capi.into(),
+            tags: TagSettings::new(raw.cloud_tags, raw.mode),
         }
-    }
-}
-
-/// The key patterns of setting `field`, compiled into `cell` the first time.
-fn patterns<'s>(
-    cell: &'s OnceCell<Result<Vec<KeyPattern>, SettingsError>>,
-    field: &str,
-    sources: &[String],
-) -> Result<&'s [KeyPattern], SettingsError> {
-    prepared(cell, || compile_all(field, sources)).map(Vec::as_slice)
-}
-
-/// The value in `cell`, prepared by `prepare` the first time.
-fn prepared<T>(
-    cell: &OnceCell<Result<T, SettingsError>>,
-    prepare: impl FnOnce() -> Result<T, SettingsError>,
-) -> Result<&T, SettingsError> {
-    cell.get_or_init(prepare).as_ref().map_err(Clone::clone)
-}
-
-impl RawCloudTagSettings {
-    /// Checks every field, collecting all problems rather than stopping at
-    /// the first.
-    fn prepare(&self) -> Result<CloudTagSettings, SettingsError> {
-        let mut problems = Vec::new();
-        // Gathered, then sorted (nearly free on the sorted lists settings
-        // usually hold) and deduplicated.
-        let mut propagating_labels = Vec::with_capacity(self.propagating_labels.len());
-        let labels = FieldPath::of(&["cloudTags", "propagatingLabels"]);
-        for (i, key) in self.propagating_labels.iter().enumerate() {
-            let field = || labels.index(i);
-            if key.is_empty() {
-                problems.push(SettingsProblem::new(
-                    field(),
-                    SettingsProblemKind::EmptyLabelKey,
-                ));
-            } else if SEEDED_LABELS.contains(&key.as_str()) {
-                let kind = SettingsProblemKind::SeededLabel(key.clone());
-                problems.push(SettingsProblem::new(field(), kind));
-            } else {
-                propagating_labels.push(key.clone());
-            }
-        }
-
-        let path = &self.provider_path;
-        let provider_path: Vec<String> = path.split('.').map(str::to_owned).collect();
-        if provider_path.iter().any(String::is_empty) {
-            problems.push(SettingsProblem::new(
-                FieldPath::of(&["cloudTags", "providerPath"]),
-                SettingsProblemKind::ProviderPath(path.clone()),
-            ));
-        }
-
-        let profiles = user_profile::prepare_profiles(&self.profiles, &mut problems);
-        if let Some(prefix) = &self.prefix {
-            tag_key_checks::check_prefix(
-                FieldPath::of(&["cloudTags", "prefix"]),
-                prefix,
-                &mut problems,
-            );
-        }
-        tag_key_checks::check_bodies(&self.tag_keys, &propagating_labels, &mut problems);
-
-        if problems.is_empty() {
-            Ok(CloudTagSettings {
-                propagating_labels: OptedInKeys::new(propagating_labels),
-                provider_path,
-                profiles: Profiles::new(profiles),
-                prefix: self.prefix.clone(),
-                tag_keys: self.tag_keys.clone(),
-            })
-        } else {
-            Err(SettingsError { problems })
-        }
-    }
-}
-
-fn compile_all(field: &str, patterns: &[String]) -> Result<Vec<KeyPattern>, SettingsError> {
-    let mut compiled = Vec::with_capacity(patterns.len());
-    let mut problems = Vec::new();
-    for (i, pattern) in patterns.iter().enumerate() {
-        // A literal (the usual `^example\.com/`) is never compiled, and
-        // holds nothing Go refuses: only a pattern to compile is checked.
-        let compile = |pattern: &str| {
-            if let Some(reason) = go_regex::go_refuses(pattern) {
-                let pattern = pattern.to_owned();
-                return Err(SettingsProblemKind::GoRefusesRegex { pattern, reason });
-            }
-            RegexBuilder::new(pattern)
-                .size_limit(REGEX_SIZE_LIMIT)
-                .build()
-                .map_err(|error| SettingsProblemKind::InvalidRegex {
-                    pattern: pattern.to_owned(),
-                    error,
-                })
-        };
-        match KeyPattern::new(pattern, compile) {
-            Ok(regex) => compiled.push(regex),
-            Err(kind) => {
-                problems.push(SettingsProblem::new(FieldPath::of(&[field]).index(i), kind))
-            }
-        }
-    }
-    if problems.is_empty() {
-        Ok(compiled)
-    } else {
-        Err(SettingsError { problems })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::settings::profile::Origin;
+    use crate::tags::DEFAULT_PROVIDER_SEGMENTS;
+    use crate::tags::profile::Origin;
     use rstest::rstest;
 
     fn problems(json: &str) -> Vec<String> {
@@ -400,7 +210,7 @@ mod tests {
         let s = Settings::from_json(json.as_bytes()).unwrap();
         let tags = s.cloud_tags().unwrap();
         assert!(tags.propagating_labels.is_empty());
-        assert!(s.sync_machine_labels().unwrap().is_empty());
+        assert!(s.capi.sync_machine_labels().unwrap().is_empty());
         assert_eq!(tags.provider_path, ["spec", "parameters", "provider"]);
         assert_eq!(tags.provider_path, DEFAULT_PROVIDER_SEGMENTS);
     }
@@ -414,8 +224,8 @@ mod tests {
                  "providerPath":"spec.provider.name"}}"#,
         )
         .unwrap();
-        assert!(s.sync_machine_labels().unwrap()[0].is_match("example.com/zone"));
-        assert!(s.sync_machine_annotations().unwrap()[0].is_match("my-team-name"));
+        assert!(s.capi.sync_machine_labels().unwrap()[0].is_match("example.com/zone"));
+        assert!(s.capi.sync_machine_annotations().unwrap()[0].is_match("my-team-name"));
         let tags = s.cloud_tags().unwrap();
         assert_eq!(
             tags.propagating_labels.iter().collect::<Vec<_>>(),
@@ -589,9 +399,14 @@ mod tests {
 
     #[test]
     fn settings_capi_infrastructure_is_off_by_default_and_a_boolean() {
-        assert!(!Settings::from_json(b"{}").unwrap().capi_infrastructure());
+        assert!(
+            !Settings::from_json(b"{}")
+                .unwrap()
+                .tags
+                .capi_infrastructure()
+        );
         let on = Settings::from_json(br#"{"cloudTags":{"capiInfrastructure":true}}"#).unwrap();
-        assert!(on.capi_infrastructure());
+        assert!(on.tags.capi_infrastructure());
         assert_eq!(
             problems(r#"{"cloudTags":{"capiInfrastructure":"yes"}}"#),
             ["cloudTags.capiInfrastructure: invalid type: string \"yes\", expected a boolean"]
@@ -623,16 +438,16 @@ mod tests {
                  "cloudTags":{"propagatingLabels":["platform/origin"]}}"#,
         )
         .unwrap();
-        assert!(s.sync_machine_labels.get().is_none());
-        assert!(s.prepared_cloud_tags.get().is_none());
+        assert!(!s.capi.labels_compiled());
+        assert!(!s.tags.is_prepared());
         assert_eq!(
-            rendered(s.sync_machine_labels().unwrap_err()),
+            rendered(s.capi.sync_machine_labels().unwrap_err()),
             [
                 "capi.additionalSyncMachineLabels[0]: invalid regex \"(\": found open group without closing ')'"
             ]
         );
-        assert!(s.prepared_cloud_tags.get().is_none());
-        assert!(s.sync_machine_annotations().unwrap().is_empty());
+        assert!(!s.tags.is_prepared());
+        assert!(s.capi.sync_machine_annotations().unwrap().is_empty());
         assert_eq!(s.cloud_tags().unwrap_err().problems.len(), 1);
     }
 

@@ -10,18 +10,28 @@
 //! annotation into the request's plan, over the metadata the CAPI rules
 //! have planned, and *reports* each skip as a warning.
 
+mod char_class;
 pub(crate) mod cluster;
 pub(crate) mod composite;
 mod decision;
 pub(crate) mod field;
 pub(crate) mod label_set;
+mod opted_in;
+pub mod profile;
+pub mod profiles;
+mod provider_refuses;
 mod report;
 pub(crate) mod said;
 mod tag_annotations;
+pub mod tag_key;
+mod tag_key_checks;
+mod tag_key_problem;
 mod tag_needs;
+mod tag_settings;
 mod tagging_trace;
 pub mod targets;
 pub mod transform;
+pub mod user_profile;
 mod why;
 
 use crate::error::Error;
@@ -30,13 +40,12 @@ use crate::labels_annotation;
 use crate::plan::Plan;
 use crate::reads::Reads;
 use crate::request::AdmissionRequest;
-use crate::settings::profile::{GENERIC, Origin, TagProfile};
-use crate::settings::{CloudTagSettings, Mode, Settings};
 use crate::stage_report::{Reported, StageReport};
 use cluster::ClusterFound;
 use decision::Inputs;
 use field::Owned;
 use label_set::{LabelSet, Layer, Source};
+use profile::{GENERIC, Origin, TagProfile};
 use serde_json::{Map, Value};
 pub(crate) use tag_needs::{TagNeeds, Tagging, needs};
 use tag_needs::{adopted, own_reference, parse_labels_annotation};
@@ -45,13 +54,19 @@ pub(crate) use tagging_trace::Trace;
 use targets::{ProfileChoice, Target};
 pub(crate) use why::render;
 
+pub use opted_in::OptedInKeys;
 pub(crate) use tag_annotations::{ANNOTATIONS, LABELS};
 pub use tag_annotations::{LABELS_ANNOTATION, SKIPPED_ANNOTATION};
+pub use tag_settings::CloudTagSettings;
+pub(crate) use tag_settings::{DEFAULT_PROVIDER_SEGMENTS, RawCloudTagSettings, TagSettings};
 
 /// The row of the tag table that covers `request` ([`targets::row_for`]),
 /// with the infrastructure rows in force when `cloudTags.capiInfrastructure`
 /// is on.
-pub(crate) fn row_for(request: &AdmissionRequest, settings: &Settings) -> Option<&'static Target> {
+pub(crate) fn row_for(
+    request: &AdmissionRequest,
+    settings: &TagSettings,
+) -> Option<&'static Target> {
     targets::row_for(request, settings.capi_infrastructure())
 }
 
@@ -63,7 +78,7 @@ pub(crate) fn row_for(request: &AdmissionRequest, settings: &Settings) -> Option
 pub(crate) fn stamp<'s>(
     needs: TagNeeds<'_>,
     request: &AdmissionRequest,
-    settings: &'s Settings,
+    settings: &'s TagSettings,
     reads: &mut Reads,
     plan: &mut Plan,
     trace: bool,
@@ -91,7 +106,7 @@ pub(crate) fn stamp<'s>(
 fn decide<'s>(
     tagging: Tagging<'_>,
     request: &AdmissionRequest,
-    settings: &'s Settings,
+    settings: &'s TagSettings,
     reads: &mut Reads,
     plan: &mut Plan,
     trace: bool,
@@ -105,8 +120,8 @@ fn decide<'s>(
     let Some(current) = field else {
         return Ok((Vec::new(), trace.then_some(Trace::CreateOnly(target))));
     };
-    let mode = settings.mode;
-    let settings = settings.cloud_tags()?;
+    let warn_removals = settings.mutates();
+    let settings = settings.prepared()?;
     let own = |error| Error::tags(own_reference(target, request), error);
 
     // The label set: the object's labels and annotations as they will be
@@ -165,7 +180,7 @@ fn decide<'s>(
             annotations: &annotations,
             cluster: &cluster,
             fallback,
-            warn_removals: mode == Mode::Mutate,
+            warn_removals,
         },
         trace,
         || why::labels_source(&found, profile),

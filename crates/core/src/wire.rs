@@ -124,7 +124,7 @@ fn old_provider(old_object: &RawValue, settings: &Settings) -> Value {
     if !varies {
         return Value::Null;
     }
-    let provider = settings.provider_path();
+    let provider = settings.tags.provider_path();
     Projection::of(&[&provider[..]])
         .split(old_object.get().as_bytes())
         .map_or(Value::Null, |(value, _)| value)

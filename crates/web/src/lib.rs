@@ -414,11 +414,13 @@ spec:
         let yaml = parse_settings("cloudTags:\n  propagatingLabels: [platform/env]\n").unwrap();
         let json =
             parse_settings(r#"{"cloudTags":{"propagatingLabels":["platform/env"]}}"#).unwrap();
-        let opted_in = |s: &Settings| s.cloud_tags().unwrap().propagating_labels.to_vec();
-        assert_eq!(opted_in(&yaml), ["platform/env"]);
-        assert_eq!(opted_in(&yaml), opted_in(&json));
-        assert!(opted_in(&parse_settings("").unwrap()).is_empty());
-        assert!(opted_in(&parse_settings("# defaults\n").unwrap()).is_empty());
+        // Settings read alike print alike.
+        let read = |s: &Settings| format!("{s:?}");
+        assert!(read(&yaml).contains(r#"propagating_labels: ["platform/env"]"#));
+        assert_eq!(read(&yaml), read(&json));
+        let defaults = read(&parse_settings("{}").unwrap());
+        assert_eq!(read(&parse_settings("").unwrap()), defaults);
+        assert_eq!(read(&parse_settings("# defaults\n").unwrap()), defaults);
     }
 
     #[test]

@@ -4,7 +4,8 @@
 use super::route::Route;
 use crate::projection::Projection;
 use crate::request::GroupVersionKind;
-use crate::settings::{DEFAULT_PROVIDER_SEGMENTS, Settings};
+use crate::settings::Settings;
+use crate::tags::DEFAULT_PROVIDER_SEGMENTS;
 use crate::tags::{
     self,
     targets::{self, ProfileChoice},
@@ -34,10 +35,10 @@ pub fn object_projection<'s>(
     settings: &'s Settings,
 ) -> Projection<'s> {
     let provider = match route {
-        Route::CloudTags => settings.provider_path(),
+        Route::CloudTags => settings.tags.provider_path(),
         _ => Vec::new(),
     };
-    projection_with(kind, route, settings.capi_infrastructure(), &provider)
+    projection_with(kind, route, settings.tags.capi_infrastructure(), &provider)
 }
 
 /// Whether `default_object_projection` keeps everything
@@ -48,7 +49,7 @@ pub fn object_projection<'s>(
 /// builds every projection again on every request, so [`crate::wire`]
 /// builds the settings' one only when this says it might differ.
 pub fn default_projection_covers(route: Route, settings: &Settings) -> bool {
-    route != Route::CloudTags || settings.provider_path_is_default()
+    route != Route::CloudTags || settings.tags.provider_path_is_default()
 }
 
 /// What [`crate::wire`] splits the object through while it reads the

@@ -1,14 +1,14 @@
 //! Which objects the policy may tag, and under which prefix: the
 //! contract's rules (docs/cloud-tags.md, "Which kinds are composite
 //! resources" and "Tag keys"), stated here apart from the code that
-//! implements them (`tags::composite`, `settings::tag_key::TagKeys`), so that
+//! implements them (`tags::composite`, `tags::tag_key::TagKeys`), so that
 //! the property tests and the fuzz targets hold that code to them rather
 //! than to itself.
 
 use crate::fields;
-use crate::settings::CloudTagSettings;
-use crate::settings::profile::{GENERIC, Origin, TagProfile};
-use crate::settings::tag_key::DEFAULT_PREFIX;
+use crate::tags::CloudTagSettings;
+use crate::tags::profile::{GENERIC, Origin, TagProfile};
+use crate::tags::tag_key::DEFAULT_PREFIX;
 use crate::tags::targets::Target;
 use serde_json::Value;
 

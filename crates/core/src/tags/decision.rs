@@ -7,6 +7,7 @@
 
 use super::field::{Current, Owned};
 use super::label_set::{LabelSet, OptedIn};
+use super::opted_in::OptedInKeys;
 use super::report::{blocked, label_fates, removal_note, skipped_edit, warnings};
 use super::said;
 use super::targets::Target;
@@ -14,10 +15,9 @@ use super::transform;
 use crate::explain::CloudTags;
 use crate::fields::StringMap;
 use crate::plan::{Edit, MapEdit};
-use crate::settings::OptedInKeys;
-use crate::settings::profile::{Origin, TagProfile};
-use crate::settings::tag_key::TagKeys;
 use crate::sorted_map::map_of;
+use crate::tags::profile::{Origin, TagProfile};
+use crate::tags::tag_key::TagKeys;
 
 /// What one target's tags are decided from.
 pub(crate) struct Inputs<'a, 's> {
@@ -105,6 +105,7 @@ pub(crate) fn decide(
         no_tag_can_propagate: blocked(profile, &keys),
         prefix: keys.prefix.to_owned(),
         prefix_from: keys.prefix_from(profile),
+        prefix_said: keys.prefix != super::tag_key::DEFAULT_PREFIX,
         labels: label_fates(set, &opted_in, &transformed, &keys, profile, cluster),
         removed: removed
             .iter()

@@ -8,10 +8,10 @@
 //! own: the opted-in labels (a handful) are found in them, and only an
 //! explanation lists every label.
 
+use super::opted_in::OptedInKeys;
 use super::tag_annotations::LABELS_ANNOTATION;
 use crate::fields::StringMap;
 use crate::labels_annotation::Entries;
-use crate::settings::OptedInKeys;
 use serde_json::{Map, Value};
 use std::cmp::Ordering;
 use std::collections::BTreeMap;

@@ -10,8 +10,8 @@ use crate::explain::{LabelFate, TagFate};
 use crate::fields::StringMap;
 use crate::plan::MapEdit;
 use crate::quote::quoted;
-use crate::settings::profile::TagProfile;
-use crate::settings::tag_key::TagKeys;
+use crate::tags::profile::TagProfile;
+use crate::tags::tag_key::TagKeys;
 use serde::Serialize;
 use std::collections::BTreeMap;
 

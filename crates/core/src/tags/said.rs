@@ -7,7 +7,7 @@
 
 use crate::lookup::ObjectRef;
 use crate::quote::quoted;
-use crate::settings::user_profile::provider_value_problems;
+use crate::tags::user_profile::provider_value_problems;
 use std::borrow::Cow;
 
 /// `text` in at most `max` characters: its head and tail around an

@@ -4,7 +4,7 @@
 use super::cluster::ClusterFound;
 use super::targets::Target;
 use crate::explain::CloudTags;
-use crate::settings::profile::{Origin, TagProfile};
+use crate::tags::profile::{Origin, TagProfile};
 
 /// How the stage ended for one object.
 pub(crate) enum Trace<'s> {

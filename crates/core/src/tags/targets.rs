@@ -379,7 +379,7 @@ pub fn target_for(group: &str, kind: &str, version: &str) -> Option<&'static Tar
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::settings::profiles::Profiles;
+    use crate::tags::profiles::Profiles;
 
     #[test]
     fn every_named_profile_is_a_built_in_one() {

@@ -7,8 +7,8 @@
 //! Every input label ends as exactly one tag or one skip.
 
 use super::label_set::OptedIn;
-use crate::settings::profile::{TagProfile, Unit};
-use crate::settings::tag_key::{Bodies, TagKeys};
+use crate::tags::profile::{TagProfile, Unit};
+use crate::tags::tag_key::{Bodies, TagKeys};
 use std::collections::BTreeMap;
 use std::fmt;
 

@@ -9,7 +9,7 @@ use super::targets::{ProfileChoice, Target};
 use crate::explain::{CloudTags, Explanation};
 use crate::quote::quoted;
 use crate::request::AdmissionRequest;
-use crate::settings::profile::{Origin, TagProfile};
+use crate::tags::profile::{Origin, TagProfile};
 
 /// Puts `trace`, the stage's decisions for `request`'s object, into
 /// `explain`.

@@ -9,11 +9,11 @@ use metadata_propagation_core::evaluate::evaluate;
 use metadata_propagation_core::lookup::MapLookup;
 use metadata_propagation_core::request::AdmissionRequest;
 use metadata_propagation_core::settings::Settings;
-use metadata_propagation_core::settings::profile::Origin;
-use metadata_propagation_core::settings::profile::{
+use metadata_propagation_core::tags::profile::Origin;
+use metadata_propagation_core::tags::profile::{
     AWS, AZURE, GENERIC, HETZNER, OPENSTACK, TagProfile,
 };
-use metadata_propagation_core::settings::tag_key::DEFAULT_PREFIX;
+use metadata_propagation_core::tags::tag_key::DEFAULT_PREFIX;
 use metadata_propagation_core::tags::transform::transform;
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;

@@ -2,8 +2,8 @@
 //! and one past its limit, rune vs byte counting, each skip reason and their
 //! precedence, the count cap, provider matching.
 
-use metadata_propagation_core::settings::profile::{AWS, GENERIC, HETZNER, OPENSTACK, TagProfile};
-use metadata_propagation_core::settings::tag_key::DEFAULT_PREFIX as TAG_PREFIX;
+use metadata_propagation_core::tags::profile::{AWS, GENERIC, HETZNER, OPENSTACK, TagProfile};
+use metadata_propagation_core::tags::tag_key::DEFAULT_PREFIX as TAG_PREFIX;
 use metadata_propagation_core::tags::transform::{SkipReason, transform};
 use rstest::rstest;
 use std::collections::BTreeMap;

@@ -14,9 +14,9 @@
 use super::characters::RawKeyCharacters;
 use super::raw_profile::{RawProfile, RawReservedPrefix};
 use crate::fields::FieldPath;
-use crate::settings::members::{self, Member, alone, first_of_key};
-use crate::settings::problem::{SettingsProblem, SettingsProblemKind};
-use crate::settings::profile::Unit;
+use crate::json_members::{self, Member, alone, first_of_key};
+use crate::settings_problem::{SettingsProblem, SettingsProblemKind};
+use crate::tags::profile::Unit;
 use serde::de::{Deserialize, Error as _};
 
 /// A profile as read, what the checks run on. A required member is `None`
@@ -77,12 +77,12 @@ pub(super) fn read(
         return profile.into();
     }
     // Refused: read again, to name every setting at fault.
-    match members::members(text) {
+    match json_members::members(text) {
         Some(members) => by_member(&members, field, problems),
         // Not an object: read whole. serde's message says what a profile
         // is; or it is one written as the list of its fields, which the
         // derive reads too.
-        None => match members::read::<RawProfile>(text, field) {
+        None => match json_members::read::<RawProfile>(text, field) {
             Ok(profile) => profile.into(),
             Err(problem) => {
                 problems.push(problem);
@@ -121,7 +121,7 @@ fn by_member(
             "prefix" => decode(text, &at).map(|v| read.prefix = v),
             // Alone, a profile always misses a required member: serde stops
             // at the unknown key first and names it.
-            _ => members::read::<RawProfile>(&alone(key, value), field).map(drop),
+            _ => json_members::read::<RawProfile>(&alone(key, value), field).map(drop),
         };
         if let Err(problem) = result {
             problems.push(problem);
@@ -142,7 +142,7 @@ fn by_member(
 
 /// The member at `at`, read as [`RawProfile`]'s derive reads it.
 fn decode<'t, T: Deserialize<'t>>(text: &'t str, at: &FieldPath) -> Result<T, SettingsProblem> {
-    members::read(text, at)
+    json_members::read(text, at)
 }
 
 #[cfg(test)]
@@ -172,7 +172,7 @@ mod tests {
     fn by_members(members: &Map<String, Value>) -> (ReadProfile, Vec<String>) {
         let mut problems = Vec::new();
         let text = Value::Object(members.clone()).to_string();
-        let members = members::members(&text).unwrap();
+        let members = json_members::members(&text).unwrap();
         let read = by_member(&members, &field(), &mut problems);
         (read, problems.iter().map(ToString::to_string).collect())
     }
@@ -180,7 +180,7 @@ mod tests {
     /// serde's problem with the whole profile, as the settings name it.
     fn serde_says(members: &Map<String, Value>) -> Option<String> {
         let text = Value::Object(members.clone()).to_string();
-        members::read::<RawProfile>(&text, &field())
+        json_members::read::<RawProfile>(&text, &field())
             .err()
             .map(|problem| problem.to_string())
     }

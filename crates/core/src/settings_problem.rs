@@ -1,11 +1,11 @@
 //! What can be wrong with a settings document: each problem names the
-//! setting at fault and its kind, and each kind is worded here once.
+//! setting at fault and what is wrong with it. The document's own problems
+//! (not an object, a member serde refuses) are worded here; each stage
+//! words the problems of its own section where it checks them
+//! (`capi::capi_settings`, `tags::tag_settings`, the tag profiles and tag
+//! keys), and hands them over as [`SettingsProblemKind::Checked`].
 
-use super::defaults::{DEFAULT_PROVIDER_PATH, REGEX_SIZE_LIMIT};
-use super::tag_key_problem::TagKeyProblem;
 use crate::fields::FieldPath;
-use crate::quote::quoted;
-use crate::settings::user_profile::profile_problem::ProfileProblem;
 use std::fmt;
 
 /// Everything wrong with a settings document, each problem naming its field.
@@ -79,57 +79,8 @@ pub(crate) enum SettingsProblemKind {
     /// serde refused the setting: serde's message.
     #[error("{0}")]
     Refused(String),
-    /// An empty key in `cloudTags.propagatingLabels`.
-    #[error("empty label key; list exact qualified keys such as \"platform/env\"")]
-    EmptyLabelKey,
-    /// A seeded platform label in `cloudTags.propagatingLabels`.
-    #[error(
-        "{} is a seeded platform label and can never be opted into cloud-tag propagation; \
-         remove it from the list",
-        quoted(.0)
-    )]
-    SeededLabel(String),
-    /// `cloudTags.providerPath`, as written, has an empty segment.
-    #[error(
-        "{} is not a dotted field path; use e.g. {} (the default) or omit the field",
-        quoted(.0),
-        quoted(DEFAULT_PROVIDER_PATH)
-    )]
-    ProviderPath(String),
-    /// A node-sync pattern regex-lite refuses.
-    #[error("invalid regex {}: {error}{}", quoted(.pattern), size_limit_hint(.error))]
-    InvalidRegex {
-        /// The pattern as written.
-        pattern: String,
-        /// regex-lite's reason.
-        error: regex_lite::Error,
-    },
-    /// A node-sync pattern Go's RE2 refuses although regex-lite accepts it:
-    /// Cluster API's flags would refuse it.
-    #[error(
-        "invalid regex {}: {reason}; Cluster API compiles these patterns with Go's regexp",
-        quoted(.pattern)
-    )]
-    GoRefusesRegex {
-        /// The pattern as written.
-        pattern: String,
-        /// What Go refuses, and the fix.
-        reason: String,
-    },
-    /// A problem of one of `cloudTags.profiles`.
-    #[error(transparent)]
-    Profile(#[from] ProfileProblem),
-    /// A problem of a tag-key prefix or of `cloudTags.tagKeys`.
-    #[error(transparent)]
-    TagKey(#[from] TagKeyProblem),
-}
-
-/// What to do about a pattern over [`REGEX_SIZE_LIMIT`], which regex-lite's
-/// message leaves out.
-fn size_limit_hint(error: &regex_lite::Error) -> String {
-    if error.to_string().contains("size limit") {
-        format!(" ({REGEX_SIZE_LIMIT} bytes); simplify it, e.g. fewer counted repetitions")
-    } else {
-        String::new()
-    }
+    /// A problem a stage's check found in its own section, as the stage
+    /// words it.
+    #[error("{0}")]
+    Checked(String),
 }

@@ -3,9 +3,9 @@
 
 use super::profile_problem::{CHARACTERS_LEN_MAX, ProfileProblem};
 use crate::fields::FieldPath;
-use crate::settings::char_class::CharSet;
-use crate::settings::char_class::KeyCharacters;
-use crate::settings::problem::SettingsProblem;
+use crate::settings_problem::SettingsProblem;
+use crate::tags::char_class::CharSet;
+use crate::tags::char_class::KeyCharacters;
 
 /// `keyCharacters` and `valueCharacters`: `sets` ∪ `extra` ∖ `except`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]

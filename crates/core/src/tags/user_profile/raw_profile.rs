@@ -3,7 +3,7 @@
 //! member by member when that parse refuses it.
 
 use super::characters::RawKeyCharacters;
-use crate::settings::profile::Unit;
+use crate::tags::profile::Unit;
 
 /// One entry of `cloudTags.profiles` as written.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]

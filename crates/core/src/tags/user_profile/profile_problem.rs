@@ -2,11 +2,11 @@
 //! here once. The setting at fault is the [`SettingsProblem`]'s field
 //! (`cloudTags.profiles[0].name`).
 //!
-//! [`SettingsProblem`]: crate::settings::SettingsProblem
+//! [`SettingsProblem`]: crate::settings_problem::SettingsProblem
 
 use crate::fields::FieldPath;
 use crate::quote::quoted;
-use crate::settings::profile::GENERIC;
+use crate::tags::profile::GENERIC;
 use std::ops::RangeInclusive;
 
 /// Bounds. Wide enough for every provider we know (Azure's 512-character
@@ -200,5 +200,11 @@ fn ignoring_case_note(ignoring_case: &bool) -> &'static str {
         " (ignoring case, as one of them does)"
     } else {
         ""
+    }
+}
+
+impl From<ProfileProblem> for crate::settings_problem::SettingsProblemKind {
+    fn from(problem: ProfileProblem) -> Self {
+        Self::Checked(problem.to_string())
     }
 }

@@ -17,10 +17,11 @@ pub(crate) use raw_profile::RawReservedPrefix;
 use super::profile::DEFAULT_PREFIX;
 use super::profile::{BUILT_IN, GENERIC, INFRASTRUCTURE, ReservedPrefix, TagProfile};
 use crate::fields::FieldPath;
-use crate::settings::problem::SettingsProblem;
-use crate::settings::raw::ProfileText;
+use crate::settings_problem::SettingsProblem;
 use read::ReadProfile;
+use serde::Deserialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 use std::borrow::Cow;
 use std::ops::RangeInclusive;
 
@@ -253,7 +254,7 @@ fn build(
         .then(|| characters::check(field, "valueCharacters", &raw.value_characters, problems));
     let reserved_prefixes = reserved_prefixes(field, &raw.reserved_prefixes, problems);
     let prefix = raw.prefix.as_ref().map(|prefix| {
-        crate::settings::tag_key_checks::check_prefix(field.member("prefix"), prefix, problems);
+        super::tag_key_checks::check_prefix(field.member("prefix"), prefix, problems);
         Cow::Owned(prefix.clone())
     });
     Some(TagProfile {
@@ -317,6 +318,25 @@ fn reserved_prefixes(
 fn same_prefix(a: &RawReservedPrefix, b: &RawReservedPrefix) -> bool {
     a.prefix == b.prefix
         || ((a.ignore_case || b.ignore_case) && a.prefix.eq_ignore_ascii_case(&b.prefix))
+}
+
+/// One of `cloudTags.profiles`, as its JSON text.
+#[derive(Debug, Deserialize)]
+#[serde(transparent)]
+pub(crate) struct ProfileText(pub(crate) Box<RawValue>);
+
+impl ProfileText {
+    /// The text of a profile given as a JSON value (tools and tests).
+    pub(crate) fn of(value: &serde_json::Value) -> Self {
+        Self(serde_json::value::to_raw_value(value).expect("JSON values always serialise"))
+    }
+}
+
+/// Equal when written alike (the text, not what it means).
+impl PartialEq for ProfileText {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.get() == other.0.get()
+    }
 }
 
 #[cfg(test)]

@@ -2,10 +2,10 @@
 //! `prefix`, and `cloudTags.tagKeys` (docs, "Tag keys"). Each problem names
 //! its field, and both labels of a shared body are named.
 
-use super::problem::SettingsProblem;
 pub(crate) use super::tag_key_problem::{PREFIX_MAX, TagKeyProblem};
 use crate::fields::FieldPath;
-use crate::settings::tag_key::Bodies;
+use crate::settings_problem::SettingsProblem;
+use crate::tags::tag_key::Bodies;
 
 /// Checks a prefix (`cloudTags.prefix`, or a profile's `prefix`) at `field`.
 pub(crate) fn check_prefix(field: FieldPath, prefix: &str, problems: &mut Vec<SettingsProblem>) {

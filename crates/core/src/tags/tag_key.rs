@@ -120,7 +120,7 @@ impl<'s> TagKeys<'s> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::settings::profile::{AWS, CAPG, GCP};
+    use crate::tags::profile::{AWS, CAPG, GCP};
 
     fn bodies() -> Bodies {
         Bodies::from([(

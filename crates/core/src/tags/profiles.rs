@@ -82,7 +82,7 @@ impl Profiles {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::settings::profile::AWS;
+    use crate::tags::profile::AWS;
     use rstest::rstest;
     use std::borrow::Cow;
 

@@ -78,3 +78,9 @@ fn own_key_note(first: &str, second: &str, body: &str) -> String {
         })
         .unwrap_or_default()
 }
+
+impl From<TagKeyProblem> for crate::settings_problem::SettingsProblemKind {
+    fn from(problem: TagKeyProblem) -> Self {
+        Self::Checked(problem.to_string())
+    }
+}

@@ -8,8 +8,8 @@
 //! setting serde refused under the member's own path. Only refused
 //! documents come here; accepted ones are parsed once, strictly.
 
-use super::problem::{SettingsProblem, SettingsProblemKind};
 use crate::fields::FieldPath;
+use crate::settings_problem::{SettingsProblem, SettingsProblemKind};
 use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use std::fmt;
