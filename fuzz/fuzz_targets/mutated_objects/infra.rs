@@ -16,8 +16,8 @@ use metadata_propagation_core::invariants::{
     Capability, Violation, check_mutation, check_tag_field, take,
 };
 use metadata_propagation_core::request::GroupVersionKind;
-use metadata_propagation_core::settings::tag_key::DEFAULT_PREFIX as TAG_PREFIX;
 use metadata_propagation_core::tags::SKIPPED_ANNOTATION;
+use metadata_propagation_core::tags::tag_key::DEFAULT_PREFIX as TAG_PREFIX;
 use metadata_propagation_core::tags::targets::{TARGETS, Target, target_for};
 use serde_json::{Map, Value, json};
 
