@@ -166,7 +166,7 @@ lint-workflows:
 	  "$$actionlint" -shellcheck= -pyflakes= .github/workflows/*.yml && \
 	  echo "lint-workflows: $$(ls .github/workflows/*.yml | wc -l) workflows pass actionlint $$("$$actionlint" --version | head -n1)"
 
-# The core's (crates/core/tests: each capability through its public API),
+# The core's (its own tests, white-box, with crates/core/tests as their modules),
 # the explain page's and the audit library's native tests run here, beside
 # the policy's (tests/ at the root: what needs the edge): all are dev builds
 # of the same dependencies, built once. Then Go's regexp, the parser of

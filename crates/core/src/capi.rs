@@ -1,6 +1,6 @@
 //! Cluster API metadata propagation at admission time.
 //!
-//! For a child object, find the first [rule](rules::CAPI_RULES) whose parent
+//! For a child object, find the first rule (`rules::CAPI_RULES`) whose parent
 //! link applies, read the parent through [`crate::lookup::Lookup`] (at most one look-up per
 //! parent object; none when no rule applies), and plan the flows: parent keys
 //! are added or corrected on the child, nothing is removed, and the child's

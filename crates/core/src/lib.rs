@@ -26,10 +26,11 @@
 //! 5. the decision, [`evaluate`] and [`deviations`];
 //! 6. the [`wire`].
 //!
-//! What the policy, the runner, the audit, the web page, the floors, the
-//! fuzz targets and the core's own tests (`tests/`, which see only the
-//! public API) use is public, with the types those items' signatures and
-//! fields name; everything else is `pub(crate)` or narrower.
+//! What the policy, the runner, the audit, the web page, the floors and
+//! the fuzz targets use is public, with the types those items' signatures
+//! and fields name; everything else is `pub(crate)` or narrower. The
+//! core's own tests are modules of the crate (`behaviour`, from `tests/`),
+//! so nothing is public for a test's sake.
 
 #![deny(missing_docs)]
 #![warn(unreachable_pub)]
@@ -69,3 +70,34 @@ mod sorted_map;
 mod stage_report;
 pub mod tags;
 pub mod wire;
+
+// The core's tests name its paths as a user of the crate would
+// (`metadata_propagation_core::evaluate::evaluate`), from inside it.
+#[cfg(test)]
+extern crate self as metadata_propagation_core;
+
+/// The core's behaviour tests (tests/): white-box, so that a table, a
+/// profile or a skip reason is tested where it stands without being made
+/// public for it. Only `tests/list_scaling.rs`, which installs a counting
+/// global allocator, builds as a test of its own.
+#[cfg(test)]
+#[path = "../tests"]
+mod behaviour {
+    mod capi_conformance;
+    mod capi_metadata;
+    mod explain;
+    mod fuzz_findings;
+    mod in_place_fields;
+    mod infra_tags;
+    mod invariants;
+    mod lookup_masks;
+    mod node_sync;
+    mod profile_problems;
+    mod settings;
+    mod support;
+    mod tag_keys;
+    #[path = "tags/main.rs"]
+    mod tag_stage;
+    mod tag_table_ties;
+    mod validate_mode;
+}

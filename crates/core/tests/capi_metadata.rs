@@ -4,7 +4,7 @@
 //! gets from its parents is CAPI's own tables, ported in
 //! capi_conformance.rs; the tests here say what those rows cannot.
 
-mod support;
+use super::support;
 
 use metadata_propagation_core::lookup::{LookupError, MapLookup, ObjectRef};
 use metadata_propagation_core::outcome::{Outcome, Verdict};

@@ -3,7 +3,7 @@
 //! with what it turned out to be: the rule that was wrong, and the rule that
 //! holds now.
 
-mod support;
+use super::support;
 
 use metadata_propagation_core::evaluate::evaluate;
 use metadata_propagation_core::invariants::{Capability, Violation, check_mutation, prefix_for};

@@ -4,7 +4,7 @@
 //! rule table's rows give, validate mode's report, the explanation and
 //! malformed values. Every output is checked against the real CRD schemas.
 
-mod support;
+use super::support;
 
 use metadata_propagation_core::evaluate::{evaluate, explain};
 use metadata_propagation_core::lookup::MapLookup;

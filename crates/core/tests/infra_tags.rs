@@ -4,7 +4,7 @@
 //! e2e suite's (test_data/capi-infra, written by its gen.py), so both judge
 //! the same objects; the expectations here are written from the contract.
 
-mod support;
+use super::support;
 
 use metadata_propagation_core::evaluate::{evaluate, explain};
 use metadata_propagation_core::invariants::check_tag_field;

@@ -15,7 +15,7 @@
 //!   added or corrected are exactly the plan's, and every label it calls a
 //!   tag is one in the mutated object.
 
-mod support;
+use super::support;
 
 use metadata_propagation_core::capi::rules::{CAPI_RULES, Flow, ParentLink, Unit};
 use metadata_propagation_core::evaluate::{evaluate, explain};

@@ -5,7 +5,7 @@
 //! (TestGetManagedLabels, TestGetManagedAnnotations) are rows in
 //! capi_conformance.rs; these add the warnings, which rows cannot check.
 
-mod support;
+use super::support;
 
 use metadata_propagation_core::lookup::MapLookup;
 use serde_json::json;

@@ -3,7 +3,7 @@
 //! crates/core/src/settings.rs; the policy's tests/questions_ui.rs checks
 //! the Rancher form and the README's table against them.
 
-mod support;
+use super::support;
 
 use metadata_propagation_core::evaluate::evaluate;
 use metadata_propagation_core::lookup::MapLookup;

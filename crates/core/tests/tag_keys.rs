@@ -4,7 +4,7 @@
 //! The objects are the suites' CRD-valid fixtures; every mutation is checked
 //! against its CRD and the ownership invariants.
 
-mod support;
+use super::support;
 
 use metadata_propagation_core::evaluate::{Route, evaluate, not_acted_on, route};
 use metadata_propagation_core::invariants::{Capability, check_mutation};

@@ -4,7 +4,7 @@
 //! check must hold a schema for every row. A row added to the table and
 //! missed in any of these fails here, naming the file.
 
-mod support;
+use super::support;
 
 use metadata_propagation_core::tags::targets::{LabelSource, Match, TARGETS};
 use serde_json::Value;

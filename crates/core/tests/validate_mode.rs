@@ -1,7 +1,7 @@
 //! Validate mode: a rejection that lists exactly the changes mutate mode
 //! would make; compliant objects are accepted; skips stay warnings.
 
-mod support;
+use super::support;
 
 use metadata_propagation_core::deviations;
 use metadata_propagation_core::evaluate::evaluate;

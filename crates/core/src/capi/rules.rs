@@ -27,6 +27,6 @@ mod topology_fields;
 pub use contract::*;
 #[cfg(test)]
 pub(crate) use machine_fields::MACHINE_SET_FIELDS;
-pub use table::CAPI_RULES;
+pub(crate) use table::CAPI_RULES;
 #[cfg(feature = "invariants")]
 pub(crate) use table::contract_targets_for;

@@ -140,7 +140,7 @@ pub static AWS: TagProfile = TagProfile {
 };
 
 /// Hetzner Cloud labels.
-pub static HETZNER: TagProfile = TagProfile {
+pub(crate) static HETZNER: TagProfile = TagProfile {
     name: Cow::Borrowed("hetzner"),
     providers: Cow::Borrowed(&[Cow::Borrowed("hetzner")]),
     key_max: 63,
@@ -156,7 +156,7 @@ pub static HETZNER: TagProfile = TagProfile {
 };
 
 /// OpenStack server metadata (byte ceilings).
-pub static OPENSTACK: TagProfile = TagProfile {
+pub(crate) static OPENSTACK: TagProfile = TagProfile {
     name: Cow::Borrowed("openstack"),
     providers: Cow::Borrowed(&[Cow::Borrowed("openstack")]),
     key_max: 255,
@@ -209,7 +209,7 @@ pub(crate) static GCP: TagProfile = TagProfile {
 /// Azure tags (Crossplane's Azure provider adds none): 50 per resource;
 /// names printable but for `< > % & \ ? /`, values anything; names
 /// starting `microsoft`, `azure` or `windows` are Azure's own.
-pub static AZURE: TagProfile = TagProfile {
+pub(crate) static AZURE: TagProfile = TagProfile {
     name: Cow::Borrowed("azure"),
     providers: Cow::Borrowed(&[Cow::Borrowed("azure")]),
     key_max: 512,

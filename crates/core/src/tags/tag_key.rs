@@ -15,7 +15,7 @@ use super::profile::TagProfile;
 use std::collections::BTreeMap;
 
 /// `cloudTags.tagKeys`: qualified label key → the body of its tag key.
-pub type Bodies = BTreeMap<String, String>;
+pub(crate) type Bodies = BTreeMap<String, String>;
 
 /// Which rule gave the prefix in force.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -320,7 +320,7 @@ impl Target {
     }
 
     /// The built-in infrastructure profile a row names.
-    pub fn profile_name(&self) -> Option<&'static str> {
+    pub(crate) fn profile_name(&self) -> Option<&'static str> {
         match self.profile {
             ProfileChoice::Named(name) => Some(name),
             ProfileChoice::Provider => None,

@@ -42,7 +42,7 @@ static VALIDATORS: LazyLock<BTreeMap<String, jsonschema::Validator>> = LazyLock:
 /// kind, as sorted "json-pointer: message" lines; None when [`SCHEMAS`] has
 /// no schema for the kind (built-in kinds, XRs without an XRD here, CAPI
 /// kinds the policy never mutates).
-pub fn failures(object: &Value) -> Option<Vec<String>> {
+pub(crate) fn failures(object: &Value) -> Option<Vec<String>> {
     let key = format!(
         "{} {}",
         object["apiVersion"].as_str()?,
@@ -58,13 +58,13 @@ pub fn failures(object: &Value) -> Option<Vec<String>> {
 }
 
 /// Whether `object` has a schema here and satisfies it.
-pub fn is_valid(object: &Value) -> bool {
+pub(crate) fn is_valid(object: &Value) -> bool {
     failures(object).is_some_and(|f| f.is_empty())
 }
 
 /// Checks that `after` (the policy's output) validates whenever `before`
 /// (its input) did. Inputs no cluster would store prove nothing either way.
-pub fn check_output(before: &Value, after: &Value) -> Result<(), String> {
+pub(crate) fn check_output(before: &Value, after: &Value) -> Result<(), String> {
     if !is_valid(before) {
         return Ok(());
     }

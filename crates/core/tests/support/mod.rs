@@ -5,9 +5,9 @@
 // Each test crate that includes this module uses only part of it.
 #![allow(dead_code)]
 
-pub mod crd_schema;
-pub mod quick_start;
-pub mod ready_profiles;
+pub(crate) mod crd_schema;
+pub(crate) mod quick_start;
+pub(crate) mod ready_profiles;
 
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
@@ -26,19 +26,19 @@ static REPO_ROOT: LazyLock<PathBuf> = LazyLock::new(|| {
 });
 
 /// A repository-relative path, as the README and the scripts name files.
-pub fn repo_path(relative: &str) -> PathBuf {
+pub(crate) fn repo_path(relative: &str) -> PathBuf {
     REPO_ROOT.join(relative)
 }
 
 /// The text of a repository file; panics naming the file.
-pub fn read_repo_file(relative: &str) -> String {
+pub(crate) fn read_repo_file(relative: &str) -> String {
     let path = repo_path(relative);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 /// Every object of a folder of YAML objects (the suites' parents/), for
 /// the look-ups to find.
-pub fn lookup_of_folder(relative: &str) -> metadata_propagation_core::lookup::MapLookup {
+pub(crate) fn lookup_of_folder(relative: &str) -> metadata_propagation_core::lookup::MapLookup {
     let mut files: Vec<_> = std::fs::read_dir(repo_path(relative))
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -58,7 +58,7 @@ pub fn lookup_of_folder(relative: &str) -> metadata_propagation_core::lookup::Ma
 /// name it lists), one in another case, and two the fallback gets (an
 /// unlisted name and the empty string): what the property tests draw from,
 /// so a built-in profile added later is covered without a test change.
-pub static PROVIDERS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
+pub(crate) static PROVIDERS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
     use metadata_propagation_core::tags::profile::BUILT_IN;
     let mut providers: Vec<&'static str> = BUILT_IN
         .iter()

@@ -10,13 +10,13 @@ use metadata_propagation_core::settings::Settings;
 use serde_json::{Value, json};
 
 /// Evaluates `object` under the default settings: see [`run_with`].
-pub fn run(operation: &str, object: Value, lookup: &MapLookup) -> (Outcome, Value) {
+pub(crate) fn run(operation: &str, object: Value, lookup: &MapLookup) -> (Outcome, Value) {
     run_with(operation, object, lookup, "{}")
 }
 
 /// Evaluates `object` under `settings`, applies the plan when allowed, and
 /// checks the output against the object's CRD: (outcome, mutated object).
-pub fn run_with(
+pub(crate) fn run_with(
     operation: &str,
     object: Value,
     lookup: &MapLookup,
@@ -40,7 +40,11 @@ pub fn run_with(
 /// references name an apiVersion, v1beta2 ones an apiGroup). The children
 /// built here are objects their CRD accepts, so [`run_with`]'s schema check
 /// on the output means something.
-pub fn machine_spec(version: &str, bootstrap_kind: &str, infrastructure_kind: &str) -> Value {
+pub(crate) fn machine_spec(
+    version: &str,
+    bootstrap_kind: &str,
+    infrastructure_kind: &str,
+) -> Value {
     let reference = |group: &str, kind: &str| {
         if version == "v1beta1" {
             json!({"apiVersion": format!("{group}/v1beta1"), "kind": kind, "name": "capi-quickstart-md-0"})
@@ -54,14 +58,14 @@ pub fn machine_spec(version: &str, bootstrap_kind: &str, infrastructure_kind: &s
 }
 
 /// A MachineDeployment's or MachineSet's `spec.template.spec`.
-pub fn template_spec(version: &str) -> Value {
+pub(crate) fn template_spec(version: &str) -> Value {
     machine_spec(version, "KubeadmConfigTemplate", "DockerMachineTemplate")
 }
 
 /// The quick-start's worker MachineDeployment: template labels (one CAPI
 /// syncs to the Node), a top-level label that never flows, and annotations
 /// of which CAPI copies only some.
-pub fn machine_deployment(version: &str) -> Value {
+pub(crate) fn machine_deployment(version: &str) -> Value {
     json!({
         "apiVersion": format!("cluster.x-k8s.io/{version}"),
         "kind": "MachineDeployment",
@@ -91,7 +95,7 @@ pub fn machine_deployment(version: &str) -> Value {
 
 /// A MachineSet of [`machine_deployment`], owned by it, as CAPI created it
 /// before the MachineDeployment changed: a stale `env`, a label of its own.
-pub fn machine_set(version: &str) -> Value {
+pub(crate) fn machine_set(version: &str) -> Value {
     json!({
         "apiVersion": format!("cluster.x-k8s.io/{version}"),
         "kind": "MachineSet",

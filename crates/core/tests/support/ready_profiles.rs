@@ -18,7 +18,7 @@ const DOC: &str = "docs/cloud-tags.md";
 
 /// Profile name → the profile's settings entry, sorted by name: the page's
 /// ready-made profiles, then the earlier ones ([`EARLIER`]).
-pub static READY: LazyLock<BTreeMap<String, Value>> = LazyLock::new(|| {
+pub(crate) static READY: LazyLock<BTreeMap<String, Value>> = LazyLock::new(|| {
     let doc = super::read_repo_file(DOC);
     let mut profiles = BTreeMap::new();
     for block in doc.split("```yaml\n").skip(1) {
@@ -49,13 +49,13 @@ pub static READY: LazyLock<BTreeMap<String, Value>> = LazyLock::new(|| {
 });
 
 /// A profile's name and its settings entry.
-pub type Earlier = (&'static str, fn() -> Value);
+pub(crate) type Earlier = (&'static str, fn() -> Value);
 
 /// The ready-made profiles docs/cloud-tags.md gave before Azure and GCP had
 /// built-in profiles, word for word: `azure` states the built-in `azure`'s
 /// rules; `gcp-labels` refuses the `:` of a user profile's default prefix
 /// `plexsphere:`, so no tag can ever propagate under it.
-pub const EARLIER: [Earlier; 2] = [
+pub(crate) const EARLIER: [Earlier; 2] = [
     ("azure", || {
         json!({"name": "azure", "providers": ["azure"], "keyMax": 512, "valueMax": 256,
                "unit": "runes", "cap": 50,
@@ -73,7 +73,7 @@ pub const EARLIER: [Earlier; 2] = [
 
 /// A settings document with `propagating` opted in and the named
 /// ready-made profiles.
-pub fn settings(propagating: &[&str], profiles: &[&str]) -> String {
+pub(crate) fn settings(propagating: &[&str], profiles: &[&str]) -> String {
     let profiles: Vec<&Value> = profiles.iter().map(|name| &READY[*name]).collect();
     serde_json::json!({"cloudTags": {"propagatingLabels": propagating, "profiles": profiles}})
         .to_string()

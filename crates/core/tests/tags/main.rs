@@ -9,8 +9,7 @@
 //!   XRs;
 //! - `xr`: whole XRs through `evaluate`, Crossplane v1 and v2.
 
-#[path = "../support/mod.rs"]
-mod support;
+use super::support;
 
 mod properties;
 mod ready_made_profiles;

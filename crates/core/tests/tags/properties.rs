@@ -22,7 +22,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::LazyLock;
 use unicode_properties::{GeneralCategory as Gc, UnicodeGeneralCategory};
 
-use crate::support::ready_profiles;
+use super::support::ready_profiles;
 
 /// The oracle's name for each entry of [`PROFILES`] (the ready-made `aws`
 /// shares its name with the built-in it replaces).

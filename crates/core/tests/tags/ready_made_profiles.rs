@@ -13,7 +13,7 @@ use metadata_propagation_core::request::AdmissionRequest;
 use metadata_propagation_core::settings::Settings;
 use serde_json::{Value, json};
 
-use crate::support::{crd_schema, read_repo_file, ready_profiles};
+use super::support::{crd_schema, read_repo_file, ready_profiles};
 
 const SKIPPED: &str = "cloud-tags.plexsphere.io/skipped";
 

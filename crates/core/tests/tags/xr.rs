@@ -237,7 +237,7 @@ fn not_a_composite_resource(kind: &str, api_version: &str) -> String {
 fn only_objects_shaped_as_composite_resources_are_tagged() {
     let settings = r#"{"cloudTags":{"propagatingLabels":["platform/env","platform/team"]}}"#;
     let settings = Settings::from_json(settings.as_bytes()).unwrap();
-    let certificate: Value = serde_norway::from_str(&crate::support::read_repo_file(
+    let certificate: Value = serde_norway::from_str(&super::support::read_repo_file(
         "test_data/xr/certificate_opted_in_labels.yaml",
     ))
     .unwrap();

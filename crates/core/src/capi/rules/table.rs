@@ -64,7 +64,7 @@ const FROM_CONTROL_PLANE: &[Flow] = &[
 ];
 
 /// The contract. The first row whose child and parent link both apply wins.
-pub const CAPI_RULES: &[Rule] = &[
+pub(crate) const CAPI_RULES: &[Rule] = &[
     Rule {
         family: "MachineSet",
         child: MACHINE_SET,
