@@ -24,7 +24,7 @@ pub use host_lookup::HostLookup;
 /// waPC `validate`: evaluates one request against the host's cluster, its
 /// parents read through [`HostLookup`].
 pub fn validate(payload: &[u8]) -> Vec<u8> {
-    metadata_propagation_core::wire::validate_with(payload, &HostLookup, &mut |_| {})
+    metadata_propagation_core::wire::validate_with(payload, &HostLookup)
 }
 
 /// waPC entry point: registers the functions the Kubewarden host calls.

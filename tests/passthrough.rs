@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 /// decoded, evaluated, and re-encoded.
 fn whole_object_answer(payload: &[u8], lookup: &MapLookup) -> Vec<u8> {
     let Ok(payload) = serde_json::from_slice::<Value>(payload) else {
-        return wire::validate_with(payload, lookup, &mut |_| {});
+        return wire::validate_with(payload, lookup);
     };
     let request: AdmissionRequest = match serde_json::from_value(payload["request"].clone()) {
         Ok(request) => request,
@@ -172,7 +172,7 @@ fn settings(request: &str) -> Vec<Value> {
 }
 
 fn compare(name: &str, payload: &[u8], lookup: &MapLookup, reference: &MapLookup) {
-    let split = wire::validate_with(payload, lookup, &mut |_| {});
+    let split = wire::validate_with(payload, lookup);
     let whole = whole_object_answer(payload, reference);
     let (split_value, whole_value): (Value, Value) = (
         serde_json::from_slice(&split).unwrap_or_else(|e| panic!("{name}: {e}")),
@@ -235,8 +235,7 @@ fn splitting_the_object_answers_as_decoding_it_whole_on_every_fixture() {
                 &host_reference,
             );
             let answer: Value =
-                serde_json::from_slice(&wire::validate_with(&payload, &lookup, &mut |_| {}))
-                    .unwrap();
+                serde_json::from_slice(&wire::validate_with(&payload, &lookup)).unwrap();
             mutated += usize::from(!answer["mutated_object"].is_null());
         }
     }
@@ -273,7 +272,7 @@ fn untouched_members_keep_their_place_and_their_bytes() {
         r#"{{"request":{{"uid":"1","kind":{{"group":"cluster.x-k8s.io","version":"v1beta1","kind":"MachineSet"}},"operation":"CREATE","namespace":"default","object":{object}}},"settings":{{}}}}"#
     );
     let lookup = MapLookup::new().with_object(parent);
-    let answer = wire::validate_with(payload.as_bytes(), &lookup, &mut |_| {});
+    let answer = wire::validate_with(payload.as_bytes(), &lookup);
     let text = String::from_utf8(answer).unwrap();
     for untouched in [
         r#""managedFields":[{"manager":"caf\u00e9","time":"2026-11-23T10:00:00Z"}]"#,
@@ -316,7 +315,7 @@ fn a_provider_path_of_the_settings_is_read_though_the_payload_pass_did_not_proje
             &MapLookup::new(),
             &MapLookup::new(),
         );
-        let answer = wire::validate_with(&payload, &MapLookup::new(), &mut |_| {});
+        let answer = wire::validate_with(&payload, &MapLookup::new());
         serde_json::from_slice::<Value>(&answer).unwrap()
     };
     // A profile selected only by the composition's name, refusing '/'.

@@ -198,6 +198,8 @@ fn read(
 /// look-up floor (`crates/floor`) runs only this, so the policy over that
 /// floor is what the policy itself costs beyond the look-ups it must make
 /// (BENCHMARKS.md). A missing or unreadable object is not an error here.
+/// Only with the `floor` feature (and in the core's tests).
+#[cfg(any(feature = "floor", test))]
 pub fn look_up(
     request: &AdmissionRequest,
     settings: &Settings,

@@ -134,12 +134,9 @@ fn an_update_to_another_profile_removes_the_old_prefixes_entries() {
     request["object"]["spec"]["parameters"]["provider"] = json!("hetzner");
     request["oldObject"]["spec"]["parameters"]["provider"] = json!("aws");
     let payload = json!({"request": request, "settings": settings_json}).to_string();
-    let answer: Value = serde_json::from_slice(&wire::validate_with(
-        payload.as_bytes(),
-        &MapLookup::new(),
-        &mut |_| {},
-    ))
-    .unwrap();
+    let answer: Value =
+        serde_json::from_slice(&wire::validate_with(payload.as_bytes(), &MapLookup::new()))
+            .unwrap();
     assert_eq!(answer["accepted"], true, "{answer}");
     let tags = &answer["mutated_object"]["spec"]["cloudTags"];
     assert_eq!(
@@ -153,12 +150,9 @@ fn an_update_to_another_profile_removes_the_old_prefixes_entries() {
     request["operation"] = json!("CREATE");
     request.as_object_mut().unwrap().remove("oldObject");
     let payload = json!({"request": request, "settings": settings_json}).to_string();
-    let answer: Value = serde_json::from_slice(&wire::validate_with(
-        payload.as_bytes(),
-        &MapLookup::new(),
-        &mut |_| {},
-    ))
-    .unwrap();
+    let answer: Value =
+        serde_json::from_slice(&wire::validate_with(payload.as_bytes(), &MapLookup::new()))
+            .unwrap();
     assert_eq!(
         answer["mutated_object"]["spec"]["cloudTags"]["plexsphere:platform/retired"],
         "yes"

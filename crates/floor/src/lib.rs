@@ -16,8 +16,9 @@
 //!   build the JSONPatch (empty here).
 //! - The **look-up floor** (`--features lookup`) is the accept floor plus
 //!   the look-ups the policy makes for the request, through the policy's
-//!   own code ([`metadata_propagation_core::evaluate::look_up`]): the settings parsed, the object split
-//!   as the policy splits it, the same parents with the same field masks,
+//!   own code (`metadata_propagation_core::evaluate::look_up`, the core's
+//!   `floor` feature): the settings parsed, the object split as the policy
+//!   splits it, the same parents with the same field masks,
 //!   each read once. It accepts, the cheapest answer there is, so any
 //!   policy making these look-ups costs at least this.
 //! - The **result floor** (`--features result`, with `lookup` too for a

@@ -1,8 +1,9 @@
 //! `policy-runner profile`: where one evaluation's time goes, phase by
 //! phase. The runner's wasmtime has no profiling feature (it would double
 //! the build), so the module's own `validate` runs natively
-//! (`edge::validate_with` reports each step as it ends), its look-ups
-//! answered as the host answers them (from the replay session or the
+//! (`edge::validate_stepped`, the core's `steps` feature, reports each
+//! step as it ends), its look-ups answered as the host answers them (from
+//! the replay session or the
 //! `--parents` objects, the host's own [`Lookups`]) and timed on both sides
 //! of the call. A second pass decides with settings prepared
 //! beforehand; the difference is what preparing them costs. Native code is
@@ -48,7 +49,7 @@ const PHASES: [&str; 9] = [
     "decide with settings prepared beforehand",
 ];
 
-/// The steps `edge::validate_with` reports, each ending one of the first
+/// The steps `edge::validate_stepped` reports, each ending one of the first
 /// [`PHASES`] (the look-ups are carved out of deciding).
 const STEPS: [(Step, usize); 5] = [
     (Step::Payload, 0),
@@ -167,7 +168,7 @@ impl TimedLookup {
         self.rewind();
         let mut ends = Vec::with_capacity(STEPS.len());
         let start = Instant::now();
-        let reply = edge::validate_with(payload, self, &mut |step| {
+        let reply = edge::validate_stepped(payload, self, &mut |step| {
             ends.push((step, Instant::now()));
         });
         let encoded_at = Instant::now();
@@ -378,7 +379,7 @@ mod tests {
         lookup
             .evaluate_once(&payload, &request, &core_settings(&settings).unwrap())
             .unwrap();
-        let reply = edge::validate_with(&payload, &lookup, &mut |_| {});
+        let reply = edge::validate_with(&payload, &lookup);
 
         // the Cluster and its ClusterClass, both found: the topology's
         // metadata reaches the KubeadmControlPlane
