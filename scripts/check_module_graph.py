@@ -51,6 +51,7 @@ LAYERS = [
     ("settings", {"settings"}),
     ("decision", {"evaluate", "deviations"}),
     ("wire", {"wire"}),
+    ("the floors' entry", {"floor"}),
     ("test oracle", {"invariants"}),
 ]
 # Layers whose modules sit side by side and may not import each other.

@@ -9,7 +9,7 @@ use std::fmt;
 
 /// Why a request cannot be decided: what failed, and where.
 #[derive(Debug, thiserror::Error)]
-pub enum Error {
+pub(crate) enum Error {
     /// The request's object is malformed where the CAPI rules read it.
     #[error("cannot propagate Cluster API metadata: {0}")]
     Child(#[from] FieldError),
@@ -59,7 +59,7 @@ pub enum Error {
 
 /// Who asked for an object that could not be read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reader {
+pub(crate) enum Reader {
     /// A CAPI rule, for the parent of a child of this family.
     Parent {
         /// The child's family (`MachineSet`, ...).
@@ -119,7 +119,7 @@ impl Error {
 
     /// The answer: an object at fault is a 400 naming what is wrong; the
     /// cluster's or the configuration's fault a 500.
-    pub fn into_outcome(self) -> Outcome {
+    pub(crate) fn into_outcome(self) -> Outcome {
         match self.fault() {
             Fault::Object => Outcome::reject(self.to_string()),
             Fault::Cluster | Fault::Configuration => {

@@ -8,7 +8,7 @@ mod object_projection;
 mod route;
 
 pub(crate) use object_projection::default_object_projection;
-pub use object_projection::{default_projection_covers, object_projection};
+pub(crate) use object_projection::{default_projection_covers, object_projection};
 pub use route::{Route, acts_on, not_acted_on, route};
 #[cfg(feature = "invariants")]
 pub(crate) use route::{is_kubernetes_group, is_sig_group};
@@ -42,7 +42,7 @@ pub fn evaluate(request: &AdmissionRequest, settings: &Settings, lookup: &dyn Lo
 /// [`evaluate`] for a request whose [`route`] the caller has already taken:
 /// [`crate::wire`] takes it before decoding the object, to decode only what
 /// that route reads.
-pub fn evaluate_routed(
+pub(crate) fn evaluate_routed(
     request: &AdmissionRequest,
     route: Route,
     settings: &Settings,
@@ -200,7 +200,7 @@ fn read(
 /// (BENCHMARKS.md). A missing or unreadable object is not an error here.
 /// Only with the `floor` feature (and in the core's tests).
 #[cfg(any(feature = "floor", test))]
-pub fn look_up(
+pub(crate) fn look_up(
     request: &AdmissionRequest,
     settings: &Settings,
     lookup: &dyn Lookup,

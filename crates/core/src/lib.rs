@@ -16,7 +16,7 @@
 //!    [`request`], [`lookup`] and what a request reads of the cluster,
 //!    ownerReferences, Cluster API's groups and kinds, durations, the
 //!    label-set annotation's format, the settings' problem type;
-//! 2. [`error`] and the [`explain`] record;
+//! 2. `error` and the [`explain`] record;
 //! 3. the two stages, [`capi`] and [`tags`], side by side: neither imports
 //!    the other; each owns its section of the settings and its domain
 //!    (the node-sync patterns; the tag profiles, character classes and tag
@@ -42,10 +42,13 @@ pub mod api_version;
 pub mod capi;
 pub mod deviations;
 mod duration;
-pub mod error;
+pub(crate) mod error;
 pub mod evaluate;
 pub mod explain;
 pub mod fields;
+// What the benchmark's floors do with a payload (crates/floor).
+#[cfg(feature = "floor")]
+pub mod floor;
 // A test oracle, not part of the policy: only with the `invariants` feature
 // (the core's tests, the policy's and the fuzz targets turn it on).
 #[cfg(feature = "invariants")]

@@ -17,8 +17,10 @@ use crate::outcome::{Outcome, Verdict};
 use crate::plan::{Edit, Plan};
 use crate::projection::Projection;
 use crate::settings::Settings;
-use payload::decode_error;
-pub use payload::{Object, Payload, PayloadSettings, Request};
+pub(crate) use payload::decode_error;
+pub(crate) use payload::{Payload, Request};
+#[cfg(feature = "floor")]
+pub(crate) use payload::Object;
 use serde::Serialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -224,6 +226,7 @@ pub fn validate_settings(payload: &[u8]) -> Vec<u8> {
 
 #[cfg(test)]
 mod tests {
+    use super::payload::PayloadSettings;
     use super::*;
 
     const CREATE: &str = include_str!("../../../test_data/bench/xr-aws-5.request.json");

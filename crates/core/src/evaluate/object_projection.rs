@@ -29,7 +29,7 @@ const METADATA: [&[&str]; 5] = [
 /// written to: its labels and annotations, the tag field and the provider
 /// path (a setting, so the projection borrows from the settings); its name,
 /// `apiVersion` and the rest of its `spec` pass through as text.
-pub fn object_projection<'s>(
+pub(crate) fn object_projection<'s>(
     kind: &GroupVersionKind,
     route: Route,
     settings: &'s Settings,
@@ -48,7 +48,7 @@ pub fn object_projection<'s>(
 /// (`cloudTags.capiInfrastructure` off keeps less). A fresh instance
 /// builds every projection again on every request, so [`crate::wire`]
 /// builds the settings' one only when this says it might differ.
-pub fn default_projection_covers(route: Route, settings: &Settings) -> bool {
+pub(crate) fn default_projection_covers(route: Route, settings: &Settings) -> bool {
     route != Route::CloudTags || settings.tags.provider_path_is_default()
 }
 

@@ -26,7 +26,7 @@ pub enum Route {
 /// request: CREATE and UPDATE of a Cluster API kind it propagates to or
 /// checks, or of a composite resource. Asked once per request: by
 /// [`crate::wire`] before it decodes the object (and handed to
-/// [`super::evaluate_routed`]), by [`super::evaluate`] and [`super::explain`] otherwise.
+/// `evaluate_routed`), by [`super::evaluate`] and [`super::explain`] otherwise.
 pub fn route(kind: &GroupVersionKind, operation: &str) -> Route {
     if !is_write(operation) || is_kubernetes_group(&kind.group) || is_sig_group(&kind.group) {
         Route::NotActedOn

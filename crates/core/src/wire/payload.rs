@@ -14,19 +14,19 @@ use std::fmt;
 
 /// The `validate` payload: `{"request": …, "settings": …}`, read in one
 /// pass ([`Payload::decode`]).
-pub struct Payload<'a> {
+pub(crate) struct Payload<'a> {
     /// The settings, read as the payload was when they are valid and the
     /// request is one the policy may act on.
-    pub settings: PayloadSettings<'a>,
+    pub(crate) settings: PayloadSettings<'a>,
     /// The admission request, its object left as text.
-    pub request: Request<'a>,
+    pub(crate) request: Request<'a>,
 }
 
 /// The settings of a `validate` payload, as its one pass left them.
 // One per request, moved once: boxing the large variant would only add an
 // allocation to every request.
 #[allow(clippy::large_enum_variant)]
-pub enum PayloadSettings<'a> {
+pub(crate) enum PayloadSettings<'a> {
     /// Read: valid settings of a request the policy may act on.
     Read(Settings),
     /// Kept as text (`None`: the payload has none): settings of a request
@@ -37,7 +37,7 @@ pub enum PayloadSettings<'a> {
 
 impl<'a> PayloadSettings<'a> {
     /// The settings, parsed now if the payload's pass kept them as text.
-    pub fn parse(self) -> Result<Settings, SettingsError> {
+    pub(crate) fn parse(self) -> Result<Settings, SettingsError> {
         match self {
             PayloadSettings::Read(settings) => Ok(settings),
             PayloadSettings::Text(text) => Settings::parse_text(text.map_or("{}", RawValue::get)),
@@ -113,18 +113,18 @@ impl<'de> Visitor<'de> for PayloadVisitor {
 /// operation came before it (as every host writes them), and kept as text
 /// otherwise.
 #[derive(Default)]
-pub struct Request<'a> {
+pub(crate) struct Request<'a> {
     /// The request with a `null` object.
-    pub request: AdmissionRequest,
+    pub(crate) request: AdmissionRequest,
     /// The object, when the request has one.
-    pub object: Option<Object<'a>>,
+    pub(crate) object: Option<Object<'a>>,
     /// The old object, as text: scanned, as skipping it would be, and
     /// decoded only on a composite resource's UPDATE whose settings say its
     /// profile may matter (`old_provider`).
     pub(crate) old_object: Option<&'a RawValue>,
     /// The request's [`route`], taken once, as soon as its kind and
     /// operation are read.
-    pub route: Route,
+    pub(crate) route: Route,
 }
 
 impl Request<'_> {
@@ -137,7 +137,7 @@ impl Request<'_> {
 }
 
 /// A request's object as the payload's one pass left it.
-pub enum Object<'a> {
+pub(crate) enum Object<'a> {
     /// Its text, borrowed from the payload: its kind or operation came
     /// after it, or the policy does not act on it.
     Text(&'a RawValue),
@@ -163,7 +163,7 @@ impl<'a> Object<'a> {
     /// projection it was split through keeps everything `projection` does
     /// ([`crate::evaluate::default_projection_covers`]); `projection` is built only when it
     /// is needed.
-    pub fn split<'t, 'p>(
+    pub(crate) fn split<'t, 'p>(
         self,
         covered: bool,
         projection: impl FnOnce() -> Projection<'p>,
@@ -289,7 +289,7 @@ impl<'a> Payload<'a> {
     /// `Settings::parse_text` to name every field at fault, as it would
     /// have on its own. Only a payload with refused settings, or one that
     /// cannot be read at all, pays for that second reading.
-    pub fn decode(payload: &'a [u8]) -> Result<Self, String> {
+    pub(crate) fn decode(payload: &'a [u8]) -> Result<Self, String> {
         let text = crate::projection::text(payload).map_err(decode_error)?;
         let read = |read_settings| {
             let mut de = serde_json::Deserializer::from_str(text);
@@ -300,6 +300,6 @@ impl<'a> Payload<'a> {
     }
 }
 
-pub(super) fn decode_error(e: serde_json::Error) -> String {
+pub(crate) fn decode_error(e: serde_json::Error) -> String {
     format!("cannot decode the admission request: {e}")
 }

@@ -13,14 +13,12 @@
 use std::cell::{Cell, RefCell};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, anyhow};
-use metadata_propagation_core::evaluate::{
-    Route, default_projection_covers, evaluate_routed, object_projection, route,
-};
+use anyhow::{Context, Result};
+use metadata_propagation_core::evaluate::evaluate;
 use metadata_propagation_core::lookup::{Lookup, LookupError, ObjectRef};
 use metadata_propagation_core::projection::Projection;
 use metadata_propagation_core::settings::Settings;
-use metadata_propagation_core::wire::{self as edge, Payload, Request, Step};
+use metadata_propagation_core::wire::{self as edge, Step};
 use metadata_propagation_policy::host_lookup::{classify_host_error, get_resource_request};
 use serde_json::Value;
 
@@ -194,27 +192,16 @@ impl TimedLookup {
     /// The decision alone, with every setting prepared up front, for a
     /// request the policy acts on: nanoseconds, look-ups excluded.
     fn decide_prepared(&self, payload: &[u8], prepared: &Settings) -> Result<u64> {
-        let Payload {
-            request:
-                Request {
-                    mut request,
-                    object,
-                    ..
-                },
-            ..
-        } = Payload::decode(payload).map_err(|e| anyhow!(e))?;
-        let route = route(&request.kind, &request.operation);
-        if route == Route::NotActedOn {
-            return Ok(0);
+        /// The payload's request, decoded whole: the decision reads the
+        /// same fields of it as of the policy's projection.
+        #[derive(serde::Deserialize)]
+        struct Validate {
+            request: metadata_propagation_core::request::AdmissionRequest,
         }
-        if let Some(object) = object {
-            let covered = default_projection_covers(route, prepared);
-            let projection = || object_projection(&request.kind, route, prepared);
-            request.object = object.split(covered, projection, &mut Vec::new())?.0;
-        }
+        let Validate { request } = serde_json::from_slice(payload)?;
         self.rewind();
         let start = Instant::now();
-        std::hint::black_box(evaluate_routed(&request, route, prepared, self));
+        std::hint::black_box(evaluate(&request, prepared, self));
         Ok(nanos(
             start
                 .elapsed()
