@@ -18,7 +18,7 @@ mod parent;
 mod propagation_trace;
 mod propagation_why;
 mod resolve;
-pub mod rules;
+pub(crate) mod rules;
 pub mod topology;
 
 use crate::error::Error;

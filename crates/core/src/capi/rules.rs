@@ -24,7 +24,7 @@ mod node_timeouts;
 mod table;
 mod topology_fields;
 
-pub use contract::*;
+pub(crate) use contract::*;
 #[cfg(test)]
 pub(crate) use machine_fields::MACHINE_SET_FIELDS;
 pub(crate) use table::CAPI_RULES;

@@ -1,6 +1,6 @@
 //! The contract's types, and the paths and helpers its tables share.
 
-pub use crate::kinds::KindMatch;
+pub(crate) use crate::kinds::KindMatch;
 pub(crate) use crate::kinds::{
     ANY_BOOTSTRAP, ANY_CONTROL_PLANE, ANY_INFRASTRUCTURE, MACHINE, MACHINE_DEPLOYMENT,
     MACHINE_POOL, MACHINE_SET,
@@ -8,7 +8,7 @@ pub(crate) use crate::kinds::{
 
 /// How the parent of a child is found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ParentLink {
+pub(crate) enum ParentLink {
     /// The ownerReference with `controller: true` whose kind matches.
     ControllerOwner(KindMatch),
     /// An ownerReference without `controller: true` whose kind matches: CAPI
@@ -24,7 +24,7 @@ pub enum ParentLink {
 
 /// Which part of the Cluster topology a topology-owned child comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TopologyEntry {
+pub(crate) enum TopologyEntry {
     /// `spec.topology.controlPlane` + `ClusterClass.spec.controlPlane`.
     ControlPlane,
     /// `spec.topology.workers.machineDeployments[name]` + the class entry.
@@ -36,7 +36,7 @@ pub enum TopologyEntry {
 /// What flows along a rule: a string map (labels, annotations) or one
 /// typed field (a timeout, `minReadySeconds`, a keyed list, ...).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Flow {
+pub(crate) enum Flow {
     /// A parent string map flowing into child string maps.
     Map(MapFlow),
     /// One parent field flowing into one child field (CAPI's in-place
@@ -46,7 +46,7 @@ pub enum Flow {
 
 /// One parent map flowing into child maps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MapFlow {
+pub(crate) struct MapFlow {
     /// Path of the string map in the parent.
     pub(crate) from: &'static [&'static str],
     /// Paths of the string maps in the child that receive it.
@@ -84,7 +84,7 @@ impl MapFlow {
 /// How a field's value is written at one API version, and so how it is
 /// compared and converted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Unit {
+pub(crate) enum Unit {
     /// v1beta1 `metav1.Duration`: Go duration text, compared by value.
     Duration,
     /// v1beta2 whole seconds (`*int32`), the same quantity as [`Unit::Duration`].
@@ -105,7 +105,7 @@ pub enum Unit {
 
 /// Where a field lives in one API version of an object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Endpoint {
+pub(crate) struct Endpoint {
     /// Path of the field.
     pub path: &'static [&'static str],
     /// How its value is written.
@@ -115,7 +115,7 @@ pub struct Endpoint {
 /// A field's place in each API version; `None`: the version has no such
 /// field, and a flow needing it does not apply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ByVersion {
+pub(crate) struct ByVersion {
     /// `*.cluster.x-k8s.io/v1beta1`.
     pub(crate) v1beta1: Option<Endpoint>,
     /// `*.cluster.x-k8s.io/v1beta2`.
@@ -124,7 +124,7 @@ pub struct ByVersion {
 
 impl ByVersion {
     /// The field at API version `version` (`v1beta1`, `v1beta2`).
-    pub fn at(&self, version: &str) -> Option<&Endpoint> {
+    pub(crate) fn at(&self, version: &str) -> Option<&Endpoint> {
         match version {
             "v1beta1" => self.v1beta1.as_ref(),
             "v1beta2" => self.v1beta2.as_ref(),
@@ -142,7 +142,7 @@ impl ByVersion {
 /// chosen by the parent's API version and the child's by the child's, so
 /// a v1beta1 child of a v1beta2 parent converts seconds into a duration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FieldFlow {
+pub(crate) struct FieldFlow {
     /// The field's name in messages (`nodeDrainTimeout`).
     pub(crate) field: &'static str,
     /// Where the parent holds it. For topology children: relative to the
@@ -165,7 +165,7 @@ pub(crate) struct Bookkeeping {
 
 /// One propagation path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Rule {
+pub(crate) struct Rule {
     /// Family name used in messages ("MachineSet", "InfraMachine", ...).
     pub family: &'static str,
     /// Which children the rule applies to.
@@ -268,7 +268,7 @@ impl Bookkeeping {
 
 impl Rule {
     /// Every flow of the rule, maps first.
-    pub fn flows(&self) -> impl Iterator<Item = &'static Flow> + use<> {
+    pub(crate) fn flows(&self) -> impl Iterator<Item = &'static Flow> + use<> {
         self.flows.iter().flat_map(|group| group.iter())
     }
 }
