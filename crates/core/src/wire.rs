@@ -17,10 +17,10 @@ use crate::outcome::{Outcome, Verdict};
 use crate::plan::{Edit, Plan};
 use crate::projection::Projection;
 use crate::settings::Settings;
-pub(crate) use payload::decode_error;
-pub(crate) use payload::{Payload, Request};
 #[cfg(feature = "floor")]
 pub(crate) use payload::Object;
+pub(crate) use payload::decode_error;
+pub(crate) use payload::{Payload, Request};
 use serde::Serialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
