@@ -277,63 +277,63 @@ patch:'* ]]
 }
 
 # A Machine owned by a control plane kind the shipped contextAwareResources do
-# not list (KubeadmControlPlane is the only one), with that control plane
+# not list (cluster-api-k3s's KThreesControlPlane), with that control plane
 # given as a parent: the module is refused the look-up and rejects (500).
-rke2_machine() {
-  jq '.object.metadata.ownerReferences[0] |= (.kind = "RKE2ControlPlane" | .name = "rke2-cp")' \
+k3s_machine() {
+  jq '.object.metadata.ownerReferences[0] |= (.kind = "KThreesControlPlane" | .name = "k3s-cp")' \
     test_data/capi/v1beta2/machine_create_from_kcp.json >"$BATS_TEST_TMPDIR/machine.json"
-  sed -e 's/^kind: KubeadmControlPlane$/kind: RKE2ControlPlane/' -e 's/^  name: capi-quickstart-wqx5r$/  name: rke2-cp/' \
-    test_data/capi/v1beta2/parents/kubeadmcontrolplane_capi-quickstart-wqx5r.yaml >"$BATS_TEST_TMPDIR/rke2.yaml"
-  grep -qx 'kind: RKE2ControlPlane' "$BATS_TEST_TMPDIR/rke2.yaml"
+  sed -e 's/^kind: KubeadmControlPlane$/kind: KThreesControlPlane/' -e 's/^  name: capi-quickstart-wqx5r$/  name: k3s-cp/' \
+    test_data/capi/v1beta2/parents/kubeadmcontrolplane_capi-quickstart-wqx5r.yaml >"$BATS_TEST_TMPDIR/k3s.yaml"
+  grep -qx 'kind: KThreesControlPlane' "$BATS_TEST_TMPDIR/k3s.yaml"
 }
 
 @test "a look-up the shipped contextAwareResources do not grant: explain rejects (500) as the module does, and names it" {
   need_module
-  rke2_machine
+  k3s_machine
   args=(-r "$BATS_TEST_TMPDIR/machine.json")
-  run --separate-stderr "$RUNNER" run --allow-context-aware "${args[@]}" --parents "$BATS_TEST_TMPDIR/rke2.yaml" "$POLICY"
+  run --separate-stderr "$RUNNER" run --allow-context-aware "${args[@]}" --parents "$BATS_TEST_TMPDIR/k3s.yaml" "$POLICY"
   echo "$output"
   [ "$status" -eq 0 ]
   module=$output
   [ "$(jq -c '[.allowed, .status.code]' <<<"$module")" = '[false,500]' ]
   message=$(jq -r .status.message <<<"$module")
-  [[ "$message" == 'cannot read RKE2ControlPlane default/rke2-cp (controlplane.cluster.x-k8s.io/v1beta2), the parent of this Machine: Policy has not been granted access to Kubernetes controlplane.cluster.x-k8s.io/v1beta2/RKE2ControlPlane resources.'* ]]
+  [[ "$message" == 'cannot read KThreesControlPlane default/k3s-cp (controlplane.cluster.x-k8s.io/v1beta2), the parent of this Machine: Policy has not been granted access to Kubernetes controlplane.cluster.x-k8s.io/v1beta2/KThreesControlPlane resources.'* ]]
 
-  run "$RUNNER" explain -o json "${args[@]}" -p "$BATS_TEST_TMPDIR/rke2.yaml"
+  run "$RUNNER" explain -o json "${args[@]}" -p "$BATS_TEST_TMPDIR/k3s.yaml"
   echo "$output"
   [ "$status" -eq 0 ]
   [ "$(jq -c '[.allowed, .code, .patch]' <<<"$output")" = '[false,500,[]]' ]
   [ "$(jq -r .message <<<"$output")" = "$message" ]
   [ "$(jq -c '.refusedLookups | map([.apiVersion, .kind, .namespace, .name])' <<<"$output")" = \
-    '[["controlplane.cluster.x-k8s.io/v1beta2","RKE2ControlPlane","default","rke2-cp"]]' ]
+    '[["controlplane.cluster.x-k8s.io/v1beta2","KThreesControlPlane","default","k3s-cp"]]' ]
 
-  run "$RUNNER" explain "${args[@]}" -p "$BATS_TEST_TMPDIR/rke2.yaml"
+  run "$RUNNER" explain "${args[@]}" -p "$BATS_TEST_TMPDIR/k3s.yaml"
   echo "$output"
   [ "${lines[1]}" = "decision: rejected (500): $message" ]
-  [[ "$output" == *$'\nrefused look-up: RKE2ControlPlane default/rke2-cp (controlplane.cluster.x-k8s.io/v1beta2): controlplane.cluster.x-k8s.io/v1beta2/RKE2ControlPlane is not in the contextAwareResources of policy-metadata.yml: '*'(docs/deploying.md#adding-a-control-plane-kind)'$'\n'* ]]
+  [[ "$output" == *$'\nrefused look-up: KThreesControlPlane default/k3s-cp (controlplane.cluster.x-k8s.io/v1beta2): controlplane.cluster.x-k8s.io/v1beta2/KThreesControlPlane is not in the contextAwareResources of policy-metadata.yml: '*'(docs/deploying.md#adding-a-control-plane-kind)'$'\n'* ]]
   [[ "$output" == *$'\npatch: none' ]]
 }
 
 @test "granted by the metadata (explain -m, the module annotated with it): explain and the module allow with the same patch" {
   unannotated=${UNANNOTATED:-policy.wasm}
   [ -f "$unannotated" ] || { echo "no module to annotate at $unannotated (make policy.wasm)" >&2; false; }
-  rke2_machine
+  k3s_machine
   python3 - "$BATS_TEST_TMPDIR/metadata.yml" <<'PY'
 import sys, yaml
 metadata = yaml.safe_load(open("policy-metadata.yml"))
-metadata["contextAwareResources"].append({"apiVersion": "controlplane.cluster.x-k8s.io/v1beta2", "kind": "RKE2ControlPlane"})
+metadata["contextAwareResources"].append({"apiVersion": "controlplane.cluster.x-k8s.io/v1beta2", "kind": "KThreesControlPlane"})
 yaml.safe_dump(metadata, open(sys.argv[1], "w"))
 PY
   "$RUNNER" annotate -m "$BATS_TEST_TMPDIR/metadata.yml" -o "$BATS_TEST_TMPDIR/granted.wasm" "$unannotated"
   run --separate-stderr "$RUNNER" run --allow-context-aware -r "$BATS_TEST_TMPDIR/machine.json" \
-    --parents "$BATS_TEST_TMPDIR/rke2.yaml" "$BATS_TEST_TMPDIR/granted.wasm"
+    --parents "$BATS_TEST_TMPDIR/k3s.yaml" "$BATS_TEST_TMPDIR/granted.wasm"
   echo "$output"
   [ "$status" -eq 0 ]
   [ "$(jq .allowed <<<"$output")" = true ]
   module_patch=$(jq -c '.patch | @base64d | fromjson' <<<"$output")
   [ "$module_patch" != '[]' ]
   run "$RUNNER" explain -o json -m "$BATS_TEST_TMPDIR/metadata.yml" -r "$BATS_TEST_TMPDIR/machine.json" \
-    -p "$BATS_TEST_TMPDIR/rke2.yaml"
+    -p "$BATS_TEST_TMPDIR/k3s.yaml"
   echo "$output"
   [ "$status" -eq 0 ]
   [ "$(jq -c '[.allowed, .refusedLookups]' <<<"$output")" = '[true,[]]' ]

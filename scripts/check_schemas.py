@@ -78,6 +78,16 @@ RUST_SCHEMA_KINDS = [
     ("controlplane.cluster.x-k8s.io", "KubeadmControlPlane"),
     ("bootstrap.cluster.x-k8s.io", "KubeadmConfig"),
     ("infrastructure.cluster.x-k8s.io", "DockerMachine"),
+    # the control planes of every provider (children of a Cluster topology)
+    # and the BootstrapConfigs they create
+    ("controlplane.cluster.x-k8s.io", "RKE2ControlPlane"),
+    ("controlplane.cluster.x-k8s.io", "K0sControlPlane"),
+    ("controlplane.cluster.x-k8s.io", "KairosControlPlane"),
+    ("controlplane.cluster.x-k8s.io", "TalosControlPlane"),
+    ("controlplane.cluster.x-k8s.io", "MicroK8sControlPlane"),
+    ("bootstrap.cluster.x-k8s.io", "RKE2Config"),
+    ("bootstrap.cluster.x-k8s.io", "K0sControllerConfig"),
+    ("bootstrap.cluster.x-k8s.io", "KairosConfig"),
     # the rows of the cloud-tag target table (crates/core/src/tags/targets.rs)
     # whose CRD is vendored in crds/
     ("infrastructure.cluster.x-k8s.io", "AWSCluster"),

@@ -88,6 +88,7 @@ extern crate self as metadata_propagation_core;
 mod behaviour {
     mod capi_conformance;
     mod capi_metadata;
+    mod control_planes;
     mod explain;
     mod fuzz_findings;
     mod in_place_fields;

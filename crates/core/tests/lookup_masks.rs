@@ -193,7 +193,9 @@ fn makes(rule_index: usize, asked: &Asked) -> bool {
         .child
         .matches(group(&asked.child_api_version), &asked.child_kind);
     let parent = match rule.parent {
-        ParentLink::ControllerOwner(kind) | ParentLink::NonControllerOwner(kind) => {
+        ParentLink::ControllerOwner(kind)
+        | ParentLink::NonControllerOwner(kind)
+        | ParentLink::AnyOwner(kind) => {
             kind.matches(group(&asked.parent_api_version), &asked.parent_kind)
         }
         ParentLink::Topology(_) => {

@@ -5,14 +5,15 @@ use crate::owners::OwnerRef;
 
 /// The ownerReference `link` follows, if any.
 pub(crate) fn find<'a>(refs: &[OwnerRef<'a>], link: &ParentLink) -> Option<OwnerRef<'a>> {
-    let (want, controller): (&KindMatch, bool) = match link {
-        ParentLink::ControllerOwner(kind) => (kind, true),
-        ParentLink::NonControllerOwner(kind) => (kind, false),
+    let (want, controller): (&KindMatch, Option<bool>) = match link {
+        ParentLink::ControllerOwner(kind) => (kind, Some(true)),
+        ParentLink::NonControllerOwner(kind) => (kind, Some(false)),
+        ParentLink::AnyOwner(kind) => (kind, None),
         ParentLink::Topology(_) => return None,
     };
     refs.iter()
         .copied()
-        .find(|r| r.controller == controller && want.matches(r.group(), r.kind))
+        .find(|r| controller.is_none_or(|c| r.controller == c) && want.matches(r.group(), r.kind))
 }
 
 #[cfg(test)]
@@ -43,6 +44,15 @@ mod tests {
             Some("cp")
         );
         assert_eq!(find(&refs, &ParentLink::ControllerOwner(MACHINE_SET)), None);
+        // Either flag: the control plane as controller, the MachineSet not.
+        assert_eq!(
+            find(&refs, &ParentLink::AnyOwner(ANY_CONTROL_PLANE)).map(|r| r.name),
+            Some("cp")
+        );
+        assert_eq!(
+            find(&refs, &ParentLink::AnyOwner(MACHINE_SET)).map(|r| r.name),
+            Some("ms-1")
+        );
     }
 
     #[test]

@@ -5,7 +5,7 @@
 
 use super::owner_link;
 use super::parent::{FieldSource, Parent, Topology, malformed};
-use super::rules::{self, CAPI_RULES, Flow, ParentLink, Rule};
+use super::rules::{self, CAPI_RULES, Flow, ParentLink, ReadAt, Rule};
 use super::topology::{self, FieldOrigin};
 use crate::api_version;
 use crate::error::{Error, Reader};
@@ -100,7 +100,9 @@ pub(crate) fn locate<'r>(
     let mut owners = None;
     for rule in candidates {
         match rule.parent {
-            ParentLink::ControllerOwner(_) | ParentLink::NonControllerOwner(_) => {
+            ParentLink::ControllerOwner(_)
+            | ParentLink::NonControllerOwner(_)
+            | ParentLink::AnyOwner(_) => {
                 let refs = match &owners {
                     Some(refs) => refs,
                     None => owners.insert(owners::owner_refs(object)?),
@@ -328,7 +330,9 @@ pub(super) fn entry_name<'a>(
 /// The parent paths `rule` reads at the parent's API version `version`:
 /// every map flow's source, and with `in_place` every field flow's source
 /// there. They are the look-up's field masks, so a new field flow widens
-/// the mask by itself.
+/// the mask by itself. A parent read by its shape ([`ReadAt::Shape`]) is
+/// read at both versions' paths and at the path that tells them apart:
+/// its shape is known only once it is read.
 pub(super) fn read_paths(
     rule: &Rule,
     version: &str,
@@ -338,7 +342,25 @@ pub(super) fn read_paths(
         Flow::Map(map) => Some(map.from),
         Flow::Field(_) => None,
     });
-    maps.chain(field_sources(rule, version, in_place)).collect()
+    let mut paths: Vec<_> = maps.collect();
+    match rule.read_at {
+        ReadAt::Version => paths.extend(field_sources(rule, version, in_place)),
+        ReadAt::Shape { probe } => {
+            let fields: Vec<_> = ["v1beta1", "v1beta2"]
+                .into_iter()
+                .flat_map(|version| field_sources(rule, version, in_place))
+                .collect();
+            if !fields.is_empty() {
+                paths.push(probe);
+            }
+            for path in fields {
+                if !paths.contains(&path) {
+                    paths.push(path);
+                }
+            }
+        }
+    }
+    paths
 }
 
 /// The field flows' sources of `rule` at `version` (none without `in_place`).
@@ -363,7 +385,12 @@ pub(super) fn read(
     reference: ObjectRef,
 ) -> Result<Option<Parent>, Error> {
     match reads.take(&reference) {
-        Ok(object) => Ok(Some(Parent::read(reference, object))),
+        Ok(object) => {
+            let mut parent = Parent::read(reference, object);
+            let version = rule.read_at.version_of(&parent.version, &parent.object);
+            parent.version = version.to_owned();
+            Ok(Some(parent))
+        }
         Err(LookupError::NotFound) => Ok(None),
         Err(LookupError::Failed(message)) => Err(Error::Lookup {
             object: Box::new(reference),

@@ -294,11 +294,12 @@ mod tests {
                 assert!(granted.contains(&resource), "{resource:?}");
             }
         }
-        let rke2 = ContextAwareResource {
+        // A provider the shipped metadata does not list (cluster-api-k3s).
+        let k3s = ContextAwareResource {
             api_version: "controlplane.cluster.x-k8s.io/v1beta2".to_owned(),
-            kind: "RKE2ControlPlane".to_owned(),
+            kind: "KThreesControlPlane".to_owned(),
         };
-        assert!(!granted.contains(&rke2));
+        assert!(!granted.contains(&k3s));
     }
 
     /// A look-up outside the grant fails as the module's does, with the
@@ -313,12 +314,15 @@ mod tests {
             refused: RefCell::default(),
         };
         let projection = Projection::of(&[&["metadata"]]);
-        let rke2 = object("controlplane.cluster.x-k8s.io/v1beta2", "RKE2ControlPlane");
+        let k3s = object(
+            "controlplane.cluster.x-k8s.io/v1beta2",
+            "KThreesControlPlane",
+        );
         assert_eq!(
-            guarded.get(&rke2, &projection),
+            guarded.get(&k3s, &projection),
             Err(LookupError::Failed(
                 "Policy has not been granted access to Kubernetes \
-                 controlplane.cluster.x-k8s.io/v1beta2/RKE2ControlPlane resources. The violation \
+                 controlplane.cluster.x-k8s.io/v1beta2/KThreesControlPlane resources. The violation \
                  has been reported."
                     .to_owned()
             ))
@@ -328,7 +332,7 @@ mod tests {
             "KubeadmControlPlane",
         );
         assert_eq!(guarded.get(&kcp, &projection), Err(LookupError::NotFound));
-        assert_eq!(guarded.refused.into_inner(), [rke2]);
+        assert_eq!(guarded.refused.into_inner(), [k3s]);
         assert_eq!(lookup.requests(), [kcp]);
     }
 

@@ -15,6 +15,12 @@ pub(crate) enum ParentLink {
     /// creates InfraMachines and BootstrapConfigs owned by the MachineSet or
     /// control plane and only later makes the Machine their controller.
     NonControllerOwner(KindMatch),
+    /// An ownerReference whose kind matches, with or without
+    /// `controller: true`: a control plane creates its InfraMachines and
+    /// BootstrapConfigs owned either way (Kairos sets the flag, the others
+    /// do not), and CAPI's adoption removes the reference either way
+    /// (`removeOnCreateOwnerRefs`, machine_controller_phases.go).
+    AnyOwner(KindMatch),
     /// No ownerReference exists at create time: the Cluster named by the
     /// `cluster.x-k8s.io/cluster-name` label and its ClusterClass, for
     /// objects carrying `topology.cluster.x-k8s.io/owned`. The parent is the
@@ -163,6 +169,36 @@ pub(crate) struct Bookkeeping {
     pub(crate) annotations: &'static [&'static str],
 }
 
+/// At which API version a parent's field paths are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ReadAt {
+    /// At the version the parent is read at.
+    Version,
+    /// By the parent's shape: at `v1beta2` when the parent has `probe`, at
+    /// `v1beta1` otherwise. A control plane's API version says nothing of
+    /// its machine template's shape (k0smotron and Kairos keep the
+    /// v1beta1-contract shape under a v1beta2 name), so its in-place
+    /// fields are read where its object holds them.
+    Shape {
+        /// The path only the v1beta2-contract shape has.
+        probe: &'static [&'static str],
+    },
+}
+
+impl ReadAt {
+    /// The version whose paths hold the fields of `object`, read at
+    /// `version`.
+    pub(crate) fn version_of<'v>(&self, version: &'v str, object: &serde_json::Value) -> &'v str {
+        match self {
+            ReadAt::Version => version,
+            ReadAt::Shape { probe } if matches!(crate::fields::get(object, probe), Ok(Some(_))) => {
+                "v1beta2"
+            }
+            ReadAt::Shape { .. } => "v1beta1",
+        }
+    }
+}
+
 /// One propagation path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Rule {
@@ -176,6 +212,8 @@ pub(crate) struct Rule {
     pub(crate) flows: &'static [&'static [Flow]],
     /// What the child keeps.
     pub(crate) bookkeeping: Bookkeeping,
+    /// At which API version the parent's field paths are read.
+    pub(crate) read_at: ReadAt,
     /// The CAPI function this row mirrors.
     pub(crate) upstream: &'static str,
 }
@@ -189,6 +227,13 @@ pub(super) const MACHINE_TEMPLATE_LABELS: &[&str] =
     &["spec", "machineTemplate", "metadata", "labels"];
 pub(super) const MACHINE_TEMPLATE_ANNOTATIONS: &[&str] =
     &["spec", "machineTemplate", "metadata", "annotations"];
+/// A control plane's machine template in the v1beta2-contract shape:
+/// `spec.machineTemplate.spec.infrastructureRef`, which that contract
+/// requires of every control plane whose machines CAPI manages (the Cluster
+/// API v1.14 book's control-plane contract, "ControlPlane: machines"); the
+/// v1beta1 shape holds `spec.machineTemplate.infrastructureRef`.
+pub(super) const MACHINE_TEMPLATE_SPEC_PROBE: &[&str] =
+    &["spec", "machineTemplate", "spec", "infrastructureRef"];
 
 /// MachineDeployment annotations never copied to MachineSets
 /// (mdutil `annotationsToSkip`, identical in v1.6 and v1.14).

@@ -20,21 +20,53 @@ const FROM_TOPOLOGY_WORKER: &[Flow] = &[
     }),
 ];
 
+/// The keys a Machine, InfraMachine or BootstrapConfig keeps, whoever
+/// created it: one table for the MachineSet and for every control-plane
+/// provider, each key with the source that sets it after copying the
+/// template (so the creator's value wins, and the policy never writes it).
 const MACHINE_BOOKKEEPING: Bookkeeping = Bookkeeping {
     labels: &[
+        // CAPI: machineset computeDesiredMachine; every control plane.
         "cluster.x-k8s.io/cluster-name",
+        // CAPI: machineset computeDesiredMachine.
         "cluster.x-k8s.io/set-name",
+        // CAPI: machineset computeDesiredMachine.
         "cluster.x-k8s.io/deployment-name",
+        // Every control plane; k0smotron sets "true", not "" (its
+        // internal/controller/controlplane/util.go), which CAPI's
+        // IsControlPlaneMachine accepts.
         "cluster.x-k8s.io/control-plane",
+        // KCP, CAPRKE2 (controlplane/internal/controllers/scale.go), k0smotron.
         "cluster.x-k8s.io/control-plane-name",
+        // k0smotron with --enable-worker (internal/controller/controlplane/helper.go).
+        "k0smotron.io/control-plane-worker-enabled",
     ],
     annotations: &[
+        // CAPI: external.CreateFromTemplate.
         "cluster.x-k8s.io/cloned-from-name",
+        // CAPI: external.CreateFromTemplate.
         "cluster.x-k8s.io/cloned-from-groupkind",
+        // KCP remediation.
         "controlplane.cluster.x-k8s.io/remediation-for",
+        // KCP up to v1.11.
         "controlplane.cluster.x-k8s.io/kubeadm-cluster-configuration",
+        // KCP, and k0smotron (api/controlplane/v1beta2/k0s_types.go).
         "pre-terminate.delete.hook.machine.cluster.x-k8s.io/kcp-cleanup",
+        // CAPRKE2 (controlplane/api/v1beta2/rke2controlplane_types.go).
+        "controlplane.cluster.x-k8s.io/rke2-server-configuration",
+        // CAPRKE2 (controlplane/internal/controllers/scale.go).
+        "pre-terminate.delete.hook.machine.cluster.x-k8s.io/rke2-cleanup",
+        // CAPRKE2 (pkg/rke2/lifecycle_hook.go).
+        "pre-drain.delete.hook.machine.cluster.x-k8s.io/rke2-lb-exclusion",
+        // k0smotron (api/controlplane/v1beta2/k0s_types.go).
+        "k0s.controlplane.cluster.x-k8s.io/k0s-config",
     ],
+};
+
+/// A control plane of any provider is read by its machine template's
+/// shape, not by its API version's name.
+const SHAPE_OF_CONTROL_PLANE: ReadAt = ReadAt::Shape {
+    probe: MACHINE_TEMPLATE_SPEC_PROBE,
 };
 
 const FROM_MACHINE_SET: &[Flow] = &[
@@ -103,6 +135,7 @@ pub(crate) const CAPI_RULES: &[Rule] = &[
                 "cluster.x-k8s.io/disable-machine-create",
             ],
         },
+        read_at: ReadAt::Version,
         upstream: "machinedeployment computeDesiredMS + mdutil MachineSetAnnotationsFromMachineDeployment",
     },
     Rule {
@@ -111,6 +144,7 @@ pub(crate) const CAPI_RULES: &[Rule] = &[
         parent: ParentLink::ControllerOwner(MACHINE_SET),
         flows: &[FROM_MACHINE_SET, &MACHINE_FROM_MACHINE_SET_FIELDS],
         bookkeeping: MACHINE_BOOKKEEPING,
+        read_at: ReadAt::Version,
         upstream: "machineset computeDesiredMachine",
     },
     Rule {
@@ -119,7 +153,8 @@ pub(crate) const CAPI_RULES: &[Rule] = &[
         parent: ParentLink::ControllerOwner(ANY_CONTROL_PLANE),
         flows: &[FROM_CONTROL_PLANE, &MACHINE_FROM_CONTROL_PLANE_FIELDS],
         bookkeeping: MACHINE_BOOKKEEPING,
-        upstream: "kubeadm desiredstate ComputeDesiredMachine",
+        read_at: SHAPE_OF_CONTROL_PLANE,
+        upstream: "kubeadm desiredstate ComputeDesiredMachine; rke2 generateMachine, syncMachines; k0smotron controlplane/util.go",
     },
     Rule {
         family: "InfraMachine",
@@ -127,15 +162,17 @@ pub(crate) const CAPI_RULES: &[Rule] = &[
         parent: ParentLink::NonControllerOwner(MACHINE_SET),
         flows: &[FROM_MACHINE_SET],
         bookkeeping: MACHINE_BOOKKEEPING,
+        read_at: ReadAt::Version,
         upstream: "machineset computeDesiredInfraMachine",
     },
     Rule {
         family: "InfraMachine",
         child: ANY_INFRASTRUCTURE,
-        parent: ParentLink::NonControllerOwner(ANY_CONTROL_PLANE),
+        parent: ParentLink::AnyOwner(ANY_CONTROL_PLANE),
         flows: &[FROM_CONTROL_PLANE],
         bookkeeping: MACHINE_BOOKKEEPING,
-        upstream: "kubeadm desiredstate ComputeDesiredInfraMachine",
+        read_at: SHAPE_OF_CONTROL_PLANE,
+        upstream: "kubeadm desiredstate ComputeDesiredInfraMachine; rke2 syncMachines (UpdateExternalObject); k0smotron controlplane/helper.go",
     },
     Rule {
         family: "BootstrapConfig",
@@ -143,15 +180,17 @@ pub(crate) const CAPI_RULES: &[Rule] = &[
         parent: ParentLink::NonControllerOwner(MACHINE_SET),
         flows: &[FROM_MACHINE_SET],
         bookkeeping: MACHINE_BOOKKEEPING,
+        read_at: ReadAt::Version,
         upstream: "machineset computeDesiredBootstrapConfig",
     },
     Rule {
         family: "BootstrapConfig",
         child: ANY_BOOTSTRAP,
-        parent: ParentLink::NonControllerOwner(ANY_CONTROL_PLANE),
+        parent: ParentLink::AnyOwner(ANY_CONTROL_PLANE),
         flows: &[FROM_CONTROL_PLANE],
         bookkeeping: MACHINE_BOOKKEEPING,
-        upstream: "kubeadm desiredstate ComputeDesiredKubeadmConfig",
+        read_at: SHAPE_OF_CONTROL_PLANE,
+        upstream: "kubeadm desiredstate ComputeDesiredKubeadmConfig; rke2 syncMachines (UpdateExternalObject); k0smotron k0s_controlplane_controller.go",
     },
     Rule {
         family: "ControlPlane",
@@ -192,6 +231,7 @@ pub(crate) const CAPI_RULES: &[Rule] = &[
                 "cluster.x-k8s.io/cloned-from-groupkind",
             ],
         },
+        read_at: ReadAt::Version,
         upstream: "topology desiredstate computeControlPlane",
     },
     Rule {
@@ -207,6 +247,7 @@ pub(crate) const CAPI_RULES: &[Rule] = &[
             ],
             annotations: &[],
         },
+        read_at: ReadAt::Version,
         upstream: "topology desiredstate computeMachineDeployment",
     },
     Rule {
@@ -222,6 +263,7 @@ pub(crate) const CAPI_RULES: &[Rule] = &[
             ],
             annotations: &[],
         },
+        read_at: ReadAt::Version,
         upstream: "topology desiredstate computeMachinePool",
     },
 ];
