@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Renders what the test bed applies, from pinned upstream files and the repository's examples.
 
-    render.py crds CA CONVERT_URL XCRD          the CRDs of cluster/crds.tsv, the XR CRDs Crossplane generates
+    render.py crds CA CONVERT_URL XCRD          the CRDs of cluster/crds.tsv and cluster/vendored-crds.tsv, the
+                                                XR CRDs Crossplane generates
                                                 for the XRDs of examples/crossplane and cluster/objects, and the
                                                 Kubewarden ClusterAdmissionPolicy CRD
     render.py capi-webhooks CA BASE_URL         CAPI's admission webhook configurations, pointed at the manager
@@ -156,6 +157,30 @@ def kubewarden_crd():
                                "listKind": vendored["kind"] + "List"}}}
 
 
+def vendored_crds():
+    """The CRDs of cluster/vendored-crds.tsv, rebuilt from the schemas vendored in crds/ (as
+    `kubewarden_crd` is): their providers' Go modules are not served at the tags crds/ pins, or not at
+    all. Each is the upstream CRD but for the `description` keywords vendor_crds.py removed: every served
+    version with its schema, the row's storage version, and the row's contract labels (the ones the
+    provider's kustomization gives it, which CAPI reads to map a version to a contract)."""
+    crds = []
+    for row in read_tsv(os.path.join(ROOT, "cluster", "vendored-crds.tsv")):
+        vendored = json.load(open(os.path.join(ROOT, "crds", row["file"])))
+        if row["storage"] not in vendored["versions"]:
+            sys.exit(f"render.py: {row['file']} serves no version {row['storage']}")
+        versions = [{"name": name, "served": True, "storage": name == row["storage"],
+                     "subresources": {"status": {}}, "schema": {"openAPIV3Schema": schema}}
+                    for name, schema in sorted(vendored["versions"].items())]
+        labels = dict(pair.split("=", 1) for pair in row["labels"].split(",")) if row["labels"] != "-" else {}
+        singular = vendored["kind"].lower()
+        crds.append({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+                     "metadata": {"name": f"{vendored['plural']}.{vendored['group']}", "labels": labels},
+                     "spec": {"group": vendored["group"], "scope": vendored["scope"], "versions": versions,
+                              "names": {"kind": vendored["kind"], "plural": vendored["plural"],
+                                        "singular": singular, "listKind": vendored["kind"] + "List"}}})
+    return crds
+
+
 def capi_webhooks(ca_pem, base_url):
     """CAPI's webhook manifests as its kustomize install names them (the `capi-` prefix, so they sort, and
     run, before the Kubewarden configurations), each service replaced by the manager's URL (envtest's
@@ -222,7 +247,7 @@ def main(argv):
     command, args = argv[1], argv[2:]
     if command == "crds" and len(args) == 3:
         ca = base64.b64encode(open(args[0], "rb").read()).decode()
-        print(as_list(pinned_crds(ca, args[1]) + xr_crds(args[2]) + [kubewarden_crd()]))
+        print(as_list(pinned_crds(ca, args[1]) + vendored_crds() + xr_crds(args[2]) + [kubewarden_crd()]))
     elif command == "capi-webhooks" and len(args) == 2:
         ca = base64.b64encode(open(args[0], "rb").read()).decode()
         print(as_list(capi_webhooks(ca, args[1])))

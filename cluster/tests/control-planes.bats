@@ -1,0 +1,100 @@
+#!/usr/bin/env bats
+# Control planes of other providers (docs/capi.md, "Control planes of every provider"), with
+# examples/capi-policy.yaml in front of the API server: kubectl creates an RKE2ControlPlane, a K0sControlPlane
+# and a TalosControlPlane, then the Machine, InfraMachine and BootstrapConfig each provider's controller
+# creates, shaped and owned as that controller makes them (no provider controller runs here), and the tests
+# check what the API server stored.
+
+setup_file() {
+  load helpers
+  kubectl apply -f "$ROOT/cluster/objects/control-planes.yaml"
+}
+
+setup() { load helpers; }
+
+# owner KIND NAME CONTROLLER: the ownerReference a provider writes to its control plane NAME.
+owner() {
+  local resource uid api_version
+  resource=$(tr '[:upper:]' '[:lower:]' <<<"$1")s
+  uid=$(field "$resource" "$2" .metadata.uid)
+  api_version=$(field "$resource" "$2" .apiVersion)
+  jq -cn --arg v "$api_version" --arg k "$1" --arg n "$2" --arg u "$uid" --argjson c "$3" \
+    '{apiVersion: $v, kind: $k, name: $n, uid: $u, controller: $c, blockOwnerDeletion: true}'
+}
+
+# create JSON: `kubectl create` of the object, printing what the API server stored.
+create() { kubectl create -f - -o json <<<"$1"; }
+
+# machine NAME OWNER LABELS ANNOTATIONS: a v1beta2 Machine of Cluster cp-demo with those metadata.
+machine() {
+  jq -cn --arg n "$1" --argjson o "$2" --argjson l "$3" --argjson a "$4" '
+    {apiVersion: "cluster.x-k8s.io/v1beta2", kind: "Machine",
+     metadata: {name: $n, namespace: "default", labels: $l, annotations: $a, ownerReferences: [$o]},
+     spec: {clusterName: "cp-demo", version: "v1.31.4",
+            bootstrap: {configRef: {apiGroup: "bootstrap.cluster.x-k8s.io", kind: "RKE2Config", name: $n}},
+            infrastructureRef: {apiGroup: "infrastructure.cluster.x-k8s.io", kind: "AWSMachine", name: $n}}}'
+}
+
+@test "an RKE2ControlPlane's Machine gets the machine template's metadata and drain timeout; RKE2's annotations stay" {
+  # As CAPRKE2 up to v0.13 created it: CAPI's two labels, its server-configuration and cleanup annotations.
+  m=$(create "$(machine rke2-demo-m1 "$(owner RKE2ControlPlane rke2-demo true)" \
+    '{"cluster.x-k8s.io/cluster-name":"cp-demo","cluster.x-k8s.io/control-plane":""}' \
+    '{"controlplane.cluster.x-k8s.io/rke2-server-configuration":"{\"cni\":\"calico\"}","pre-terminate.delete.hook.machine.cluster.x-k8s.io/rke2-cleanup":""}')")
+  expect "$m" '.metadata.labels."platform.example.com/team"' payments
+  expect "$m" '.metadata.labels."node-role.kubernetes.io/etcd"' true
+  expect "$m" '.metadata.labels."cluster.x-k8s.io/control-plane"' ''
+  expect "$m" '.metadata.annotations."platform.example.com/owner"' team-payments
+  expect "$m" '.metadata.annotations."controlplane.cluster.x-k8s.io/rke2-server-configuration"' '{"cni":"calico"}'
+  expect "$m" '.spec.deletion.nodeDrainTimeoutSeconds' 300
+}
+
+@test "an RKE2ControlPlane's AWSMachine and RKE2Config get the template's metadata at create" {
+  # As CAPRKE2 v0.25 creates them: CAPI's two labels only, a non-controller owner.
+  labels='{"cluster.x-k8s.io/cluster-name":"cp-demo","cluster.x-k8s.io/control-plane":""}'
+  o=$(owner RKE2ControlPlane rke2-demo false)
+  a=$(create "$(jq -cn --argjson o "$o" --argjson l "$labels" '{apiVersion: "infrastructure.cluster.x-k8s.io/v1beta2",
+    kind: "AWSMachine", metadata: {name: "rke2-demo-m2", namespace: "default", labels: $l, ownerReferences: [$o]},
+    spec: {instanceType: "t3.large"}}')")
+  expect "$a" '.metadata.labels."platform.example.com/team"' payments
+  expect "$a" '.metadata.annotations."platform.example.com/owner"' team-payments
+  c=$(create "$(jq -cn --argjson o "$o" --argjson l "$labels" '{apiVersion: "bootstrap.cluster.x-k8s.io/v1beta2",
+    kind: "RKE2Config", metadata: {name: "rke2-demo-m2", namespace: "default", labels: $l, ownerReferences: [$o]},
+    spec: {}}')")
+  expect "$c" '.metadata.labels."platform.example.com/team"' payments
+  expect "$c" '.metadata.labels."node-role.kubernetes.io/etcd"' true
+  expect "$c" '.metadata.annotations."platform.example.com/owner"' team-payments
+}
+
+@test "a K0sControlPlane's Machine and K0sControllerConfig get the template's metadata; k0smotron's keys stay" {
+  # As k0smotron v2.1 creates them: control-plane "true", its worker and k0s-config keys.
+  m=$(create "$(machine k0s-demo-m1 "$(owner K0sControlPlane k0s-demo true)" \
+    '{"cluster.x-k8s.io/cluster-name":"cp-demo","cluster.x-k8s.io/control-plane":"true","k0smotron.io/control-plane-worker-enabled":"true"}' \
+    '{"k0s.controlplane.cluster.x-k8s.io/k0s-config":"{}"}')")
+  expect "$m" '.metadata.labels."platform.example.com/team"' checkout
+  expect "$m" '.metadata.labels."cluster.x-k8s.io/control-plane"' true
+  expect "$m" '.metadata.labels."k0smotron.io/control-plane-worker-enabled"' true
+  expect "$m" '.metadata.annotations."platform.example.com/owner"' team-checkout
+  expect "$m" '.metadata.annotations."k0s.controlplane.cluster.x-k8s.io/k0s-config"' '{}'
+  c=$(create "$(jq -cn --argjson o "$(owner K0sControlPlane k0s-demo false)" '{apiVersion: "bootstrap.cluster.x-k8s.io/v1beta2",
+    kind: "K0sControllerConfig", metadata: {name: "k0s-demo-m1", namespace: "default",
+    labels: {"cluster.x-k8s.io/cluster-name": "cp-demo", "cluster.x-k8s.io/control-plane": "true"}, ownerReferences: [$o]},
+    spec: {}}')")
+  expect "$c" '.metadata.labels."platform.example.com/team"' checkout
+  expect "$c" '.metadata.annotations."platform.example.com/owner"' team-checkout
+}
+
+@test "a TalosControlPlane's Machine, which has no machine-template metadata to follow, is stored as submitted" {
+  labels='{"cluster.x-k8s.io/cluster-name":"cp-demo","cluster.x-k8s.io/control-plane":""}'
+  submitted=$(machine talos-demo-m1 "$(owner TalosControlPlane talos-demo true)" "$labels" '{}')
+  run --separate-stderr kubectl create -f - -o json <<<"$submitted"
+  [ "$status" -eq 0 ]
+  # No warning reached kubectl; the metadata is as submitted, and the API server's audit log records that
+  # the policy's webhook did not mutate the create (CAPI's own defaulting webhook fills spec.deletion).
+  [ -z "$stderr" ]
+  expect "$output" '.metadata.labels' "$(jq . <<<"$labels")"
+  expect "$output" '.metadata.annotations // {}' '{}'
+  run webhook_mutated clusterwide-capi-metadata-propagation machines talos-demo-m1
+  [ "$status" -eq 1 ]
+  # The same check finds the RKE2 Machine's create mutated.
+  webhook_mutated clusterwide-capi-metadata-propagation machines rke2-demo-m1
+}
