@@ -73,10 +73,7 @@ fn decide<'r>(
     lookup: &dyn Lookup,
     traced: bool,
 ) -> (Outcome, Trace<'r>) {
-    let mut trace = Trace {
-        wanted: traced,
-        ..Trace::default()
-    };
+    let mut trace = Trace::new(traced);
     if route == Route::NotActedOn || !request.object.is_object() {
         trace.passed = traced.then_some(Passed::NotActedOn);
         return (not_acted_on(&request.kind, &request.operation), trace);
@@ -114,29 +111,16 @@ fn decide_write<'r>(
     let mut reads = read(lookup, capi_needs.as_mut(), &tag_needs);
     let mut plan = Plan::default();
     let traced = trace.wanted;
+    let (capi_section, tag_section) = (&settings.capi, &settings.tags);
     let mut capi = Reported::default();
     if let Some(needs) = capi_needs {
-        let report = capi::propagate(
-            request,
-            needs,
-            &settings.capi,
-            &mut reads,
-            &mut plan,
-            traced,
-        );
+        let report = capi::propagate(request, needs, capi_section, &mut reads, &mut plan, traced);
         trace.capi = report.trace;
         capi = report.reported?;
     }
     let mut warnings = Vec::new();
     if let Some(needs) = tag_needs {
-        let report = tags::stamp(
-            needs,
-            request,
-            &settings.tags,
-            &mut reads,
-            &mut plan,
-            traced,
-        );
+        let report = tags::stamp(needs, request, tag_section, &mut reads, &mut plan, traced);
         trace.tags = report.trace;
         warnings = report.reported?.warnings;
     }
@@ -194,11 +178,10 @@ fn read(
 /// Makes the look-ups [`evaluate`] makes for `request` (its parents, and
 /// the Cluster its tags start from), through the same `needs` and `read`,
 /// with the same field masks, deciding nothing (an object `needs` refuses
-/// is looked up for nothing, as by the policy). The benchmark's
-/// look-up floor (`crates/floor`) runs only this, so the policy over that
-/// floor is what the policy itself costs beyond the look-ups it must make
-/// (BENCHMARKS.md). A missing or unreadable object is not an error here.
-/// Only with the `floor` feature (and in the core's tests).
+/// is looked up for nothing, as by the policy). The look-up floor (the
+/// `floor` feature) runs only this, so the policy over that floor is what
+/// the policy itself costs beyond the look-ups it must make (BENCHMARKS.md).
+/// A missing or unreadable object is not an error here.
 #[cfg(any(feature = "floor", test))]
 pub(crate) fn look_up(
     request: &AdmissionRequest,

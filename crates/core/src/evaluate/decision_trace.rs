@@ -33,6 +33,14 @@ pub(super) enum Passed {
 }
 
 impl Trace<'_> {
+    /// An empty record, kept only when `wanted`.
+    pub(super) fn new(wanted: bool) -> Self {
+        Self {
+            wanted,
+            ..Self::default()
+        }
+    }
+
     /// The explanation of `outcome`, the decision on `request` this trace
     /// records. Every reader of an explanation shows the outcome's warnings
     /// beside it, so a note never repeats one: a kind the policy warns of
