@@ -47,9 +47,9 @@ fn rke2(version: &str, in_place: Value) -> Value {
 }
 
 /// A K0sControlPlane as k0smotron v2.1.0 serves it: the v1beta1-contract
-/// machine template under a `v1beta2` name.
-fn k0s() -> Value {
-    json!({"apiVersion": format!("{GROUP}/v1beta2"), "kind": "K0sControlPlane",
+/// machine template under both its names, `v1beta1` and `v1beta2`.
+fn k0s(version: &str) -> Value {
+    json!({"apiVersion": format!("{GROUP}/{version}"), "kind": "K0sControlPlane",
            "metadata": {"name": "k0s-cp", "namespace": "default"},
            "spec": {"version": "v1.31.2+k0s.0", "k0sConfigSpec": {},
                     "machineTemplate": {"metadata": template_metadata(),
@@ -132,12 +132,14 @@ fn expected_labels(extra: Value) -> Value {
 
 #[test]
 fn every_provider_s_machines_get_the_machine_template_metadata() {
-    for parent in [
+    let parents = [
         rke2("v1beta2", Value::Null),
         rke2("v1beta1", Value::Null),
-        k0s(),
+        k0s("v1beta2"),
+        k0s("v1beta1"),
         kairos(),
-    ] {
+    ];
+    for parent in parents {
         assert_valid(&parent);
         let lookup = MapLookup::new().with_object(parent.clone());
         for version in ["v1beta1", "v1beta2"] {
@@ -158,6 +160,19 @@ fn every_provider_s_machines_get_the_machine_template_metadata() {
             assert_eq!(
                 stored["metadata"]["annotations"],
                 json!({"platform.example.com/owner": "team-payments"}),
+                "{kind} {version}"
+            );
+            // An UPDATE that drifted a label and dropped the annotation is
+            // made what the template says again.
+            let mut drifted = stored.clone();
+            drifted["metadata"]["labels"]["platform.example.com/team"] = json!("checkout");
+            drifted["metadata"]
+                .as_object_mut()
+                .unwrap()
+                .remove("annotations");
+            let (_, corrected) = run("UPDATE", drifted, &lookup);
+            assert_eq!(
+                corrected["metadata"], stored["metadata"],
                 "{kind} {version}"
             );
         }
