@@ -308,13 +308,25 @@ fn in_place_fields_are_read_where_the_parent_s_shape_holds_them() {
             &lookup,
         );
         assert_eq!(stored["spec"]["deletion"], deletion, "{}", parent["kind"]);
-        // The look-up asks for both shapes' paths and the path that tells
-        // them apart.
-        let masks = lookup.field_masks();
-        assert!(
-            masks[0].contains("spec.machineTemplate.spec.infrastructureRef")
-                && masks[0].contains("spec.machineTemplate.nodeDrainTimeout")
-                && masks[0].contains("spec.machineTemplate.spec.deletion.nodeDrainTimeoutSeconds"),
+        // A kind whose version names its shape (RKE2ControlPlane) is asked
+        // for that shape's paths; another (KairosControlPlane, a v1beta1
+        // shape under v1beta2) for both and the path that tells them apart.
+        let masks = &lookup.field_masks()[0];
+        let probed = parent["kind"] == "KairosControlPlane";
+        let v1beta2 = parent["apiVersion"].as_str().unwrap().ends_with("v1beta2");
+        assert_eq!(
+            masks.contains("spec.machineTemplate.spec.infrastructureRef"),
+            probed,
+            "{masks:?}"
+        );
+        assert_eq!(
+            masks.contains("spec.machineTemplate.nodeDrainTimeout"),
+            probed || !v1beta2,
+            "{masks:?}"
+        );
+        assert_eq!(
+            masks.contains("spec.machineTemplate.spec.deletion.nodeDrainTimeoutSeconds"),
+            probed || v1beta2,
             "{masks:?}"
         );
     }

@@ -5,7 +5,7 @@
 
 use super::owner_link;
 use super::parent::{FieldSource, Parent, Topology, malformed};
-use super::rules::{self, CAPI_RULES, Flow, ParentLink, ReadAt, Rule};
+use super::rules::{self, CAPI_RULES, Flow, ParentLink, Rule};
 use super::topology::{self, FieldOrigin};
 use crate::api_version;
 use crate::error::{Error, Reader};
@@ -117,7 +117,7 @@ pub(crate) fn locate<'r>(
                     namespace: Some(namespace.to_owned()),
                 };
                 let version = api_version::version(owner.api_version);
-                let projection = Projection::of(&read_paths(rule, version, in_place));
+                let projection = Projection::of(&read_paths(rule, owner.kind, version, in_place));
                 return Ok(Located::Owner {
                     rule,
                     reference,
@@ -327,14 +327,16 @@ pub(super) fn entry_name<'a>(
     }
 }
 
-/// The parent paths `rule` reads at the parent's API version `version`:
-/// every map flow's source, and with `in_place` every field flow's source
-/// there. They are the look-up's field masks, so a new field flow widens
-/// the mask by itself. A parent read by its shape ([`ReadAt::Shape`]) is
-/// read at both versions' paths and at the path that tells them apart:
-/// its shape is known only once it is read.
+/// The parent paths `rule` reads of a `kind` parent at the API version
+/// `version`: every map flow's source, and with `in_place` every field
+/// flow's source there. They are the look-up's field masks, so a new field
+/// flow widens the mask by itself. A parent read by a shape its kind and
+/// version do not name ([`rules::ReadAt::Shape`]) is read at both versions' paths
+/// and at the path that tells them apart: its shape is known only once it
+/// is read.
 pub(super) fn read_paths(
     rule: &Rule,
+    kind: &str,
     version: &str,
     in_place: bool,
 ) -> Vec<&'static [&'static str]> {
@@ -343,15 +345,15 @@ pub(super) fn read_paths(
         Flow::Field(_) => None,
     });
     let mut paths: Vec<_> = maps.collect();
-    match rule.read_at {
-        ReadAt::Version => paths.extend(field_sources(rule, version, in_place)),
-        ReadAt::Shape { probe } => {
+    match rule.read_at.known_version(kind, version) {
+        Some(version) => paths.extend(field_sources(rule, version, in_place)),
+        None => {
             let fields: Vec<_> = ["v1beta1", "v1beta2"]
                 .into_iter()
                 .flat_map(|version| field_sources(rule, version, in_place))
                 .collect();
             if !fields.is_empty() {
-                paths.push(probe);
+                paths.extend(rule.read_at.probe());
             }
             for path in fields {
                 if !paths.contains(&path) {
@@ -387,7 +389,10 @@ pub(super) fn read(
     match reads.take(&reference) {
         Ok(object) => {
             let mut parent = Parent::read(reference, object);
-            let version = rule.read_at.version_of(&parent.version, &parent.object);
+            let kind = &parent.reference.kind;
+            let version = rule
+                .read_at
+                .version_of(kind, &parent.version, &parent.object);
             parent.version = version.to_owned();
             Ok(Some(parent))
         }

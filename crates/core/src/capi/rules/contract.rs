@@ -174,28 +174,57 @@ pub(crate) struct Bookkeeping {
 pub(crate) enum ReadAt {
     /// At the version the parent is read at.
     Version,
-    /// By the parent's shape: at `v1beta2` when the parent has `probe`, at
-    /// `v1beta1` otherwise. A control plane's API version says nothing of
+    /// By the parent's shape. A control plane's API version says nothing of
     /// its machine template's shape (k0smotron and Kairos keep the
-    /// v1beta1-contract shape under a v1beta2 name), so its in-place
-    /// fields are read where its object holds them.
+    /// v1beta1-contract shape under a v1beta2 name), so its in-place fields
+    /// are read where its object holds them: at the shape `known` gives
+    /// its kind and version, else at `v1beta2` when the object has
+    /// `probe`, at `v1beta1` otherwise.
     Shape {
+        /// (kind, API version, the contract shape that version has), for
+        /// the kinds whose versions name their shape: their look-ups ask
+        /// for one shape's paths only.
+        known: &'static [(&'static str, &'static str, &'static str)],
         /// The path only the v1beta2-contract shape has.
         probe: &'static [&'static str],
     },
 }
 
 impl ReadAt {
-    /// The version whose paths hold the fields of `object`, read at
-    /// `version`.
-    pub(crate) fn version_of<'v>(&self, version: &'v str, object: &serde_json::Value) -> &'v str {
+    /// The version whose paths a parent of `kind` read at `version` holds
+    /// its fields at, when that is known before reading it.
+    pub(crate) fn known_version<'v>(&self, kind: &str, version: &'v str) -> Option<&'v str> {
         match self {
-            ReadAt::Version => version,
-            ReadAt::Shape { probe } if matches!(crate::fields::get(object, probe), Ok(Some(_))) => {
-                "v1beta2"
-            }
-            ReadAt::Shape { .. } => "v1beta1",
+            ReadAt::Version => Some(version),
+            ReadAt::Shape { known, .. } => known
+                .iter()
+                .find(|(k, v, _)| *k == kind && *v == version)
+                .map(|(_, _, shape)| *shape),
         }
+    }
+
+    /// The path that tells the two shapes apart, for a parent read by its
+    /// shape.
+    pub(crate) fn probe(&self) -> Option<&'static [&'static str]> {
+        match self {
+            ReadAt::Version => None,
+            ReadAt::Shape { probe, .. } => Some(probe),
+        }
+    }
+
+    /// The version whose paths hold the fields of `object`, a parent of
+    /// `kind` read at `version`.
+    pub(crate) fn version_of<'v>(
+        &self,
+        kind: &str,
+        version: &'v str,
+        object: &serde_json::Value,
+    ) -> &'v str {
+        let probed = || match self.probe() {
+            Some(probe) if matches!(crate::fields::get(object, probe), Ok(Some(_))) => "v1beta2",
+            _ => "v1beta1",
+        };
+        self.known_version(kind, version).unwrap_or_else(probed)
     }
 }
 

@@ -66,6 +66,15 @@ const MACHINE_BOOKKEEPING: Bookkeeping = Bookkeeping {
 /// A control plane of any provider is read by its machine template's
 /// shape, not by its API version's name.
 const SHAPE_OF_CONTROL_PLANE: ReadAt = ReadAt::Shape {
+    // The kinds whose API versions name their shape, so a look-up asks for
+    // one shape's paths: KubeadmControlPlane (CAPI v1.14) and
+    // RKE2ControlPlane (CAPRKE2 v0.25, controlplane/api/v1beta{1,2}).
+    known: &[
+        ("KubeadmControlPlane", "v1beta1", "v1beta1"),
+        ("KubeadmControlPlane", "v1beta2", "v1beta2"),
+        ("RKE2ControlPlane", "v1beta1", "v1beta1"),
+        ("RKE2ControlPlane", "v1beta2", "v1beta2"),
+    ],
     probe: MACHINE_TEMPLATE_SPEC_PROBE,
 };
 
