@@ -5,7 +5,8 @@
 
 use super::owner_link;
 use super::parent::{FieldSource, Parent, Topology, malformed};
-use super::rules::{self, CAPI_RULES, Flow, ParentLink, Rule};
+use super::parent_paths::{field_sources, read_paths};
+use super::rules::{self, CAPI_RULES, ParentLink, Rule};
 use super::topology::{self, FieldOrigin};
 use crate::api_version;
 use crate::error::{Error, Reader};
@@ -325,58 +326,6 @@ pub(super) fn entry_name<'a>(
         None => Some(""),
         Some(workers) => labels.get(workers.name_label).copied(),
     }
-}
-
-/// The parent paths `rule` reads of a `kind` parent at the API version
-/// `version`: every map flow's source, and with `in_place` every field
-/// flow's source there. They are the look-up's field masks, so a new field
-/// flow widens the mask by itself. A parent read by a shape its kind and
-/// version do not name ([`rules::ReadAt::Shape`]) is read at both versions' paths
-/// and at the path that tells them apart: its shape is known only once it
-/// is read.
-pub(super) fn read_paths(
-    rule: &Rule,
-    kind: &str,
-    version: &str,
-    in_place: bool,
-) -> Vec<&'static [&'static str]> {
-    let maps = rule.flows().filter_map(|flow| match flow {
-        Flow::Map(map) => Some(map.from),
-        Flow::Field(_) => None,
-    });
-    let mut paths: Vec<_> = maps.collect();
-    match rule.read_at.known_version(kind, version) {
-        Some(version) => paths.extend(field_sources(rule, version, in_place)),
-        None => {
-            let fields: Vec<_> = ["v1beta1", "v1beta2"]
-                .into_iter()
-                .flat_map(|version| field_sources(rule, version, in_place))
-                .collect();
-            if !fields.is_empty() {
-                paths.extend(rule.read_at.probe());
-            }
-            for path in fields {
-                if !paths.contains(&path) {
-                    paths.push(path);
-                }
-            }
-        }
-    }
-    paths
-}
-
-/// The field flows' sources of `rule` at `version` (none without `in_place`).
-pub(super) fn field_sources(
-    rule: &Rule,
-    version: &str,
-    in_place: bool,
-) -> Vec<&'static [&'static str]> {
-    rule.flows()
-        .filter_map(|flow| match flow {
-            Flow::Field(field) if in_place => field.from.at(version).map(|from| from.path),
-            _ => None,
-        })
-        .collect()
 }
 
 /// One object read: NotFound is `None` (allowed unchanged), anything else
