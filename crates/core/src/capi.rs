@@ -15,6 +15,7 @@ pub(crate) mod in_place;
 pub(crate) mod node_sync;
 pub(crate) mod owner_link;
 mod parent;
+mod parent_paths;
 mod propagation_trace;
 mod propagation_why;
 mod resolve;

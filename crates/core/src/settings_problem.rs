@@ -67,6 +67,15 @@ impl SettingsProblem {
     }
 }
 
+/// The value in `cell`, prepared by `prepare` the first time: a section of
+/// the settings is checked and prepared once, when a request first reads it.
+pub(crate) fn prepared<T>(
+    cell: &std::cell::OnceCell<Result<T, SettingsError>>,
+    prepare: impl FnOnce() -> Result<T, SettingsError>,
+) -> Result<&T, SettingsError> {
+    cell.get_or_init(prepare).as_ref().map_err(Clone::clone)
+}
+
 /// What is wrong with a setting.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum SettingsProblemKind {

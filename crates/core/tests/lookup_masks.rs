@@ -151,8 +151,7 @@ type Masks = (BTreeSet<String>, BTreeSet<String>);
 static LOOK_UPS: LazyLock<BTreeMap<Asked, Masks>> = LazyLock::new(|| {
     let on = Settings::from_json(b"{}").unwrap();
     let off = Settings::from_json(br#"{"capi": {"inPlaceFields": false}}"#).unwrap();
-    let in_place = |s: &Settings| !format!("{s:?}").contains("in_place_fields: false");
-    assert!(in_place(&on) && !in_place(&off));
+    assert!(on.capi.in_place_fields() && !off.capi.in_place_fields());
     let mut found: BTreeMap<Asked, Masks> = BTreeMap::new();
     for (name, request) in scenarios() {
         let with = look_ups(&request, &on);

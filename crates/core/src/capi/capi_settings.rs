@@ -8,7 +8,7 @@ use super::go_regex;
 use crate::fields::FieldPath;
 use crate::key_pattern::KeyPattern;
 use crate::quote::quoted;
-use crate::settings_problem::{SettingsError, SettingsProblem, SettingsProblemKind};
+use crate::settings_problem::{SettingsError, SettingsProblem, SettingsProblemKind, prepared};
 use regex_lite::RegexBuilder;
 use serde::Deserialize;
 use std::cell::OnceCell;
@@ -108,10 +108,7 @@ fn patterns<'s>(
     field: &str,
     sources: &[String],
 ) -> Result<&'s [KeyPattern], SettingsError> {
-    cell.get_or_init(|| compile_all(field, sources))
-        .as_ref()
-        .map(Vec::as_slice)
-        .map_err(Clone::clone)
+    prepared(cell, || compile_all(field, sources)).map(Vec::as_slice)
 }
 
 fn compile_all(field: &str, patterns: &[String]) -> Result<Vec<KeyPattern>, SettingsError> {

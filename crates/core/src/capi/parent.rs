@@ -3,7 +3,7 @@
 //! ClusterClass, with where each of its fields comes from, so reports and
 //! errors name the object a value was read in.
 
-use super::rules::{self, Endpoint, Rule};
+use super::rules::{self, Endpoint, ReadAt, Rule};
 use super::topology;
 use crate::api_version;
 use crate::error::Error;
@@ -54,8 +54,13 @@ pub(super) enum FieldSource {
 }
 
 impl Parent {
-    pub(super) fn read(reference: ObjectRef, object: Value) -> Self {
-        let version = api_version::version(&reference.api_version).to_owned();
+    /// The parent `object`, read at `reference`; its fields are read at the
+    /// version `read_at` finds for it.
+    pub(super) fn read(reference: ObjectRef, object: Value, read_at: ReadAt) -> Self {
+        let version = api_version::version(&reference.api_version);
+        let version = read_at
+            .version_of(&reference.kind, version, &object)
+            .to_owned();
         Self {
             reference,
             version,

@@ -6,7 +6,7 @@
 use super::owner_link;
 use super::parent::{FieldSource, Parent, Topology, malformed};
 use super::parent_paths::{field_sources, read_paths};
-use super::rules::{self, CAPI_RULES, ParentLink, Rule};
+use super::rules::{self, CAPI_RULES, ParentLink, ReadAt, Rule};
 use super::topology::{self, FieldOrigin};
 use crate::api_version;
 use crate::error::{Error, Reader};
@@ -292,7 +292,7 @@ fn resolve_topology(
                         cluster: cluster.object,
                         class: class.object,
                     }),
-                    ..Parent::read(cluster.reference, merged.object)
+                    ..Parent::read(cluster.reference, merged.object, ReadAt::Version)
                 },
             )
         }
@@ -336,15 +336,7 @@ pub(super) fn read(
     reference: ObjectRef,
 ) -> Result<Option<Parent>, Error> {
     match reads.take(&reference) {
-        Ok(object) => {
-            let mut parent = Parent::read(reference, object);
-            let kind = &parent.reference.kind;
-            let version = rule
-                .read_at
-                .version_of(kind, &parent.version, &parent.object);
-            parent.version = version.to_owned();
-            Ok(Some(parent))
-        }
+        Ok(object) => Ok(Some(Parent::read(reference, object, rule.read_at))),
         Err(LookupError::NotFound) => Ok(None),
         Err(LookupError::Failed(message)) => Err(Error::Lookup {
             object: Box::new(reference),

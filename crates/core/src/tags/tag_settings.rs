@@ -14,7 +14,7 @@ use super::user_profile::{self, ProfileText};
 use crate::fields::FieldPath;
 use crate::mode::Mode;
 use crate::quote::quoted;
-use crate::settings_problem::{SettingsError, SettingsProblem, SettingsProblemKind};
+use crate::settings_problem::{self, SettingsError, SettingsProblem, SettingsProblemKind};
 use serde::Deserialize;
 use std::cell::OnceCell;
 
@@ -128,10 +128,7 @@ impl TagSettings {
 
     /// `cloudTags.*`, checked and prepared on first use.
     pub(crate) fn prepared(&self) -> Result<&CloudTagSettings, SettingsError> {
-        self.prepared
-            .get_or_init(|| self.raw.prepare())
-            .as_ref()
-            .map_err(Clone::clone)
+        settings_problem::prepared(&self.prepared, || self.raw.prepare())
     }
 }
 
