@@ -101,7 +101,7 @@ fn describe_field(edit: &FieldEdit) -> String {
 /// `remove "k" (why)`: keys and values quoted as JSON strings.
 fn describe(edit: &MapEdit) -> String {
     let mut items: Vec<String> = Vec::new();
-    for (key, expected) in &edit.set {
+    for (key, expected) in edit.entries() {
         let (expected, quoted_key) = (quoted(expected), quoted(key));
         items.push(match edit.change_of(key) {
             Change::Added => format!("missing {quoted_key} (expected {expected})"),

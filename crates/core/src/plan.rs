@@ -13,7 +13,7 @@
 
 use crate::fields::StringMap;
 pub(crate) use crate::keyed_list::EntryKey;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
 mod apply;
@@ -110,8 +110,11 @@ pub(crate) fn field_target(path: &[&str], entry: Option<&EntryKey>) -> String {
 pub struct MapEdit {
     /// Where the map lives, e.g. `["spec", "template", "metadata", "labels"]`.
     pub path: &'static [&'static str],
-    /// Keys to add or correct, with the value they must have.
-    pub set: BTreeMap<String, String>,
+    /// Keys to add or correct, with the value they must have: always a
+    /// string. Held as the object holds a map, so that a map the object
+    /// lacks (a new tag field) moves into it whole rather than being built
+    /// a second time; [`MapEdit::entries`] reads it as strings.
+    pub set: Map<String, Value>,
     /// For each key of `set` the map already holds, the value it replaces
     /// (a correction); a key of `set` missing here is added. Recorded when
     /// the decision is made, so the renderers (explanations, validate-mode
@@ -140,11 +143,16 @@ impl MapEdit {
         let mut set = Vec::new();
         for (key, value) in desired {
             if edit.must_set(current, key.as_ref(), value) {
-                set.push((key.as_ref().to_owned(), value.to_owned()));
+                set.push((key.as_ref().to_owned(), Value::from(value)));
             }
         }
         edit.set = set.into_iter().collect();
         edit
+    }
+
+    /// The keys `set` sets, with their values.
+    pub(crate) fn entries(&self) -> impl Iterator<Item = (&str, &str)> {
+        (self.set.iter()).map(|(key, value)| (key.as_str(), value.as_str().unwrap_or_default()))
     }
 
     /// Whether `current` must get `value` at `key`: it holds another value
@@ -160,20 +168,21 @@ impl MapEdit {
         }
     }
 
-    /// [`MapEdit::upsert`] for a desired map already built: the entries
-    /// `current` holds with the same value leave it, the others become the
-    /// edit's `set` as they are, so the map is not built a second time
-    /// (the tags of a composite resource, built once by the transform).
-    pub(crate) fn upsert_map(
+    /// [`MapEdit::upsert`] for desired entries that come sorted by key,
+    /// each key once, as owned strings (the transform's tags): moved into
+    /// the map they become, built once.
+    pub(crate) fn upsert_sorted(
         path: &'static [&'static str],
         current: &StringMap<'_>,
-        mut desired: BTreeMap<String, String>,
+        desired: Vec<(String, String)>,
     ) -> Self {
         let mut edit = Self::new(path);
-        if !current.is_empty() {
-            desired.retain(|key, value| edit.must_set(current, key, value));
-        }
-        edit.set = desired;
+        let set = desired
+            .into_iter()
+            .filter(|(key, value)| current.is_empty() || edit.must_set(current, key, value));
+        edit.set = set
+            .map(|(key, value)| (key, Value::String(value)))
+            .collect();
         edit
     }
 
@@ -188,7 +197,7 @@ impl MapEdit {
         Self {
             set: set
                 .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .map(|(k, v)| (k.to_string(), Value::from(*v)))
                 .collect(),
             remove: remove
                 .iter()
@@ -202,7 +211,7 @@ impl MapEdit {
     pub(crate) fn new(path: &'static [&'static str]) -> Self {
         Self {
             path,
-            set: BTreeMap::new(),
+            set: Map::new(),
             replaced: BTreeMap::new(),
             remove: BTreeMap::new(),
             drop_when_empty: false,
@@ -300,7 +309,7 @@ mod tests {
         assert_eq!(e, expected);
         assert_eq!(e.change_of("b"), Change::Corrected { was: "2" });
         assert_eq!(e.change_of("c"), Change::Added);
-        // The same edit from a map built already, against a map that holds
+        // The same edit from sorted owned entries, against a map that holds
         // some of its keys and against an empty one.
         let owned = || {
             desired
@@ -308,10 +317,10 @@ mod tests {
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect()
         };
-        assert_eq!(MapEdit::upsert_map(LABELS, &current, owned()), expected);
+        assert_eq!(MapEdit::upsert_sorted(LABELS, &current, owned()), expected);
         let empty = StringMap::new();
         assert_eq!(
-            MapEdit::upsert_map(LABELS, &empty, owned()),
+            MapEdit::upsert_sorted(LABELS, &empty, owned()),
             MapEdit::upsert(LABELS, &empty, desired.iter().map(|(k, v)| (*k, *v)))
         );
     }

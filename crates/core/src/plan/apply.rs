@@ -135,19 +135,19 @@ fn apply_map_edit(object: &mut Value, edit: MapEdit) {
         for key in edit.remove.keys() {
             map.remove(key);
         }
-        let set = (edit.set.iter()).map(|(k, v)| (k.to_owned(), Value::String(v.to_owned())));
-        if map.len() <= edit_len {
-            // As many keys set as the map holds, or more (a tag field
-            // filled by the policy): the map is rebuilt in one pass from the
-            // two sorted runs, the set's last so its values win, as inserts
-            // would, instead of searched once per key.
+        if map.is_empty() {
+            // A map the object lacks, or held only what was removed (a tag
+            // field the policy fills): the edit's map moves in, built once.
+            *map = edit.set;
+        } else if map.len() <= edit_len {
+            // As many keys set as the map holds, or more: the map is rebuilt
+            // in one pass from the two sorted runs, the set's last so its
+            // values win, as inserts would, instead of searched once per key.
             let mut members: Vec<(String, Value)> = std::mem::take(map).into_iter().collect();
-            members.extend(set);
+            members.extend(edit.set);
             *map = members.into_iter().collect();
         } else {
-            for (key, value) in set {
-                map.insert(key, value);
-            }
+            map.extend(edit.set);
         }
         if edit.drop_when_empty && map.is_empty() {
             parent.remove(*last);

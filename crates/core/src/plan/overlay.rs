@@ -30,17 +30,17 @@ impl Plan {
                 existing.remove.insert(key, why);
             }
         }
-        for (key, value) in &edit.set {
+        for (key, value) in edit.set {
             // `edit` compared with the map as the earlier edit leaves it:
             // what it replaces is the object's only where that edit did
             // not set the key.
-            if !existing.set.contains_key(key)
-                && let Some(was) = edit.replaced.get(key)
+            if !existing.set.contains_key(&key)
+                && let Some(was) = edit.replaced.get(&key)
             {
-                existing.replaced.insert(key.to_owned(), was.clone());
+                existing.replaced.insert(key.clone(), was.clone());
             }
-            existing.remove.remove(key);
-            existing.set.insert(key.clone(), value.clone());
+            existing.remove.remove(&key);
+            existing.set.insert(key, value);
         }
         existing.drop_when_empty |= edit.drop_when_empty;
     }
@@ -57,9 +57,7 @@ impl Plan {
             for key in edit.remove.keys() {
                 map.remove(key.as_str());
             }
-            for (key, value) in &edit.set {
-                map.insert(key, value);
-            }
+            map.extend(edit.entries());
         }
         Ok(map)
     }
@@ -80,7 +78,9 @@ mod tests {
                 .collect()
         }
         MapEdit {
-            set: owned(set),
+            set: (set.iter())
+                .map(|(k, v)| (k.to_string(), Value::from(*v)))
+                .collect(),
             replaced: owned(replaced),
             remove: remove
                 .iter()

@@ -93,7 +93,7 @@ pub(crate) fn decide(
     let removed = map_of(
         current
             .policy_entries(owned)
-            .filter(|(key, _)| !transformed.tags.contains_key(*key))
+            .filter(|(key, _)| !transformed.tagged(key))
             .map(|(key, value)| {
                 let why = removal_note(key, value, &transformed, profile, &keys);
                 (key.to_owned(), why)

@@ -196,7 +196,7 @@ pub(crate) fn edit(
             let edit = MapEdit {
                 remove,
                 drop_when_empty,
-                ..MapEdit::upsert_map(field.path, &held, tags)
+                ..MapEdit::upsert_sorted(field.path, &held, tags)
             };
             (!edit.is_empty()).then_some(Edit::Map(edit))
         }

@@ -81,6 +81,12 @@ impl<'s> TagKeys<'s> {
             .map_or(qualified_key, String::as_str)
     }
 
+    /// Whether `cloudTags.tagKeys` chooses a body for some label: only then
+    /// can two labels' tag keys sort unlike their qualified keys.
+    pub(crate) fn chooses_bodies(&self) -> bool {
+        !self.bodies.is_empty()
+    }
+
     /// Writes `qualified_key`'s tag key into `key`, replacing what it held.
     pub(crate) fn write(&self, qualified_key: &str, key: &mut String) {
         key.clear();

@@ -9,7 +9,6 @@
 use super::label_set::OptedIn;
 use crate::tags::profile::{TagProfile, Unit};
 use crate::tags::tag_key::{Bodies, TagKeys};
-use std::collections::BTreeMap;
 use std::fmt;
 
 /// Why a label did not become a tag. The set is closed; the variants are
@@ -137,9 +136,10 @@ pub struct Skip<'a> {
 /// The result of transforming one label set.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Transformed<'a> {
-    /// Tag key → value, sorted. The map moves whole into the edit that
-    /// writes it (`crate::plan::MapEdit::upsert_map`), built once.
-    pub tags: BTreeMap<String, String>,
+    /// Tag key → value, sorted by tag key, each key once. They move into
+    /// the edit that writes them (`crate::plan::MapEdit::upsert_sorted`),
+    /// where the one map they make is built.
+    pub tags: Vec<(String, String)>,
     /// Refused labels, sorted by qualified key.
     pub skipped: Vec<Skip<'a>>,
 }
@@ -328,20 +328,26 @@ fn transform_sorted<'a>(
             }),
         }
     }
-    // Collected, then made a map in one pass: inserted one by one, each tag
-    // key (all opening with the same prefix) was compared with a dozen
-    // others. Tag keys are unique (the settings refuse two labels with one
-    // body), and with no chosen body they come in qualified-key order.
+    // With no chosen bodies every tag key is the prefix then the qualified
+    // key, so the tags come in the labels' order; chosen bodies can reorder
+    // them, and they are sorted once. Tag keys are unique either way: the
+    // settings refuse two labels with one body.
+    if keys.chooses_bodies() {
+        tags.sort_unstable_by(|(a, _), (b, _)| a.cmp(b));
+    }
     debug_assert!(
-        {
-            let mut keys: Vec<&String> = tags.iter().map(|(key, _)| key).collect();
-            keys.sort();
-            keys.windows(2).all(|pair| pair[0] != pair[1])
-        },
-        "two labels with one tag key"
+        tags.windows(2).all(|pair| pair[0].0 < pair[1].0),
+        "tags out of order, or two labels with one tag key"
     );
-    Transformed {
-        tags: crate::sorted_map::map_of(tags),
-        skipped,
+    Transformed { tags, skipped }
+}
+
+impl Transformed<'_> {
+    /// Whether `tag_key` became a tag.
+    pub(crate) fn tagged(&self, tag_key: &str) -> bool {
+        (self
+            .tags
+            .binary_search_by(|(key, _)| key.as_str().cmp(tag_key)))
+        .is_ok()
     }
 }

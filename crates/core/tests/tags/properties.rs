@@ -304,8 +304,9 @@ proptest! {
         prop_assert_eq!(out.tags.len() + out.skipped.len(), labels.len());
         // Every tag key is the prefix in force, then the qualified key.
         let prefix = PROFILES[p].prefix.as_deref().unwrap_or(DEFAULT_PREFIX);
-        prop_assert!(out.tags.keys().all(|k| k.starts_with(prefix)));
-        let tagged: BTreeSet<String> = out.tags.keys().map(|k| k[prefix.len()..].to_owned()).collect();
+        prop_assert!(out.tags.iter().all(|(k, _)| k.starts_with(prefix)));
+        prop_assert!(out.tags.windows(2).all(|pair| pair[0].0 < pair[1].0), "tags sorted, each key once");
+        let tagged: BTreeSet<String> = out.tags.iter().map(|(k, _)| k[prefix.len()..].to_owned()).collect();
         let skipped: BTreeSet<String> = out.skipped.iter().map(|s| s.qualified_key.to_owned()).collect();
         prop_assert!(tagged.is_disjoint(&skipped));
         let all: BTreeSet<String> = tagged.union(&skipped).cloned().collect();

@@ -172,11 +172,11 @@ fn count_cap_keeps_the_lowest_keys_in_byte_order() {
     let out = transform(labels.clone(), &AWS);
     assert_eq!(out.tags.len(), 50);
     assert_eq!(
-        out.tags.keys().next().map(String::as_str),
+        out.tags.first().map(|(key, _)| key.as_str()),
         Some("plexsphere:team/label-000")
     );
     assert_eq!(
-        out.tags.keys().last().map(String::as_str),
+        out.tags.last().map(|(key, _)| key.as_str()),
         Some("plexsphere:team/label-049")
     );
     let capped: Vec<&str> = out.skipped.iter().map(|s| s.qualified_key).collect();
@@ -255,7 +255,7 @@ fn byte_order_puts_uppercase_before_lowercase() {
         .map(|(k, v)| (k.as_str(), v.as_str()))
         .collect();
     let out = transform(labels.clone(), &GENERIC);
-    assert!(out.tags.contains_key("plexsphere:Z/upper"));
+    assert!(out.tags.iter().any(|(key, _)| key == "plexsphere:Z/upper"));
     let capped: Vec<&str> = out.skipped.iter().map(|s| s.qualified_key).collect();
     assert_eq!(capped, ["b/31", "c/last"]);
 }
@@ -265,10 +265,10 @@ fn every_skip_names_key_tag_key_and_profile() {
     let labels = BTreeMap::from([("acme:checkout/owner", "team payments"), ("aws:x", "1")]);
     let out = transform(labels.clone(), &AWS);
     assert_eq!(
-        out.tags.iter().collect::<Vec<_>>(),
+        out.tags,
         [(
-            &"plexsphere:acme:checkout/owner".to_owned(),
-            &"team payments".to_owned()
+            "plexsphere:acme:checkout/owner".to_owned(),
+            "team payments".to_owned()
         )]
     );
     assert_eq!(out.skipped.len(), 1);
@@ -283,4 +283,29 @@ fn every_skip_names_key_tag_key_and_profile() {
 fn empty_label_set_gives_no_tags_and_no_skips() {
     let out = transform(BTreeMap::new(), &AWS);
     assert!(out.tags.is_empty() && out.skipped.is_empty());
+}
+
+/// Chosen bodies can sort unlike their labels (`a/x` becomes `z`, `b/y`
+/// becomes `c`): the tags still come sorted by tag key, each once.
+#[test]
+fn tags_come_sorted_by_tag_key_when_bodies_reorder_them() {
+    use metadata_propagation_core::tags::tag_key::TagKeys;
+    use metadata_propagation_core::tags::transform::transform_with;
+    let bodies = BTreeMap::from([
+        ("a/x".to_owned(), "z".to_owned()),
+        ("b/y".to_owned(), "c".to_owned()),
+    ]);
+    let keys = TagKeys::new(&AWS, None, &bodies);
+    let out = transform_with([("a/x", "1"), ("b/y", "2"), ("m/n", "3")], &AWS, &keys, 0);
+    let tags: Vec<(&str, &str)> = (out.tags.iter())
+        .map(|(key, value)| (key.as_str(), value.as_str()))
+        .collect();
+    assert_eq!(
+        tags,
+        [
+            ("plexsphere:c", "2"),
+            ("plexsphere:m/n", "3"),
+            ("plexsphere:z", "1")
+        ]
+    );
 }
