@@ -36,49 +36,95 @@ fn in_domain(domain: &str, root: &str) -> bool {
             .is_some_and(|head| head.ends_with('.'))
 }
 
-/// Why CAPI syncs a Machine label with this key to the Node, or `None`.
-/// `node-role.kubernetes.io` matches exactly (no subdomains), unlike the
-/// other two domains.
-pub(crate) fn label_sync_criterion(key: &str, additional: &[KeyPattern]) -> Option<String> {
+/// The rule under which CAPI syncs a key to the Node. Worded only for an
+/// explanation: a check that only asks whether a key is synced builds no
+/// text.
+enum SyncRule<'p> {
+    /// Exactly this domain.
+    Domain(&'static str),
+    /// This domain or a subdomain.
+    Subdomain(&'static str),
+    /// A pattern of a setting, by index.
+    Setting {
+        setting: &'static str,
+        index: usize,
+        pattern: &'p KeyPattern,
+    },
+}
+
+impl SyncRule<'_> {
+    fn words(&self) -> String {
+        match self {
+            SyncRule::Domain(domain) => format!("domain {domain}"),
+            SyncRule::Subdomain(domain) => format!("domain {domain} or a subdomain"),
+            SyncRule::Setting {
+                setting,
+                index,
+                pattern,
+            } => format!("{setting}[{index}] {}", quoted(pattern.as_str())),
+        }
+    }
+}
+
+/// The rule under which CAPI syncs a Machine label with this key to the
+/// Node. `node-role.kubernetes.io` matches exactly (no subdomains), unlike
+/// the other two domains.
+fn label_sync_rule<'p>(key: &str, additional: &'p [KeyPattern]) -> Option<SyncRule<'p>> {
     let d = domain(key);
     if d == "node-role.kubernetes.io" {
-        return Some("domain node-role.kubernetes.io".to_owned());
+        return Some(SyncRule::Domain("node-role.kubernetes.io"));
     }
     for root in ["node-restriction.kubernetes.io", "node.cluster.x-k8s.io"] {
         if in_domain(d, root) {
-            return Some(format!("domain {root} or a subdomain"));
+            return Some(SyncRule::Subdomain(root));
         }
     }
-    regex_criterion(key, additional, "capi.additionalSyncMachineLabels")
+    setting_rule(key, additional, "capi.additionalSyncMachineLabels")
 }
 
-/// Why CAPI syncs a Machine annotation with this key to the Node, or `None`.
-pub(crate) fn annotation_sync_criterion(key: &str, additional: &[KeyPattern]) -> Option<String> {
+/// The rule under which CAPI syncs a Machine annotation with this key to
+/// the Node.
+fn annotation_sync_rule<'p>(key: &str, additional: &'p [KeyPattern]) -> Option<SyncRule<'p>> {
     if COMPUTED_NODE_ANNOTATIONS.contains(&key) {
         return None;
     }
     if in_domain(domain(key), "node.cluster.x-k8s.io") {
-        return Some("domain node.cluster.x-k8s.io or a subdomain".to_owned());
+        return Some(SyncRule::Subdomain("node.cluster.x-k8s.io"));
     }
-    regex_criterion(key, additional, "capi.additionalSyncMachineAnnotations")
+    setting_rule(key, additional, "capi.additionalSyncMachineAnnotations")
 }
 
-fn regex_criterion(key: &str, regexes: &[KeyPattern], setting: &str) -> Option<String> {
-    regexes
-        .iter()
-        .enumerate()
-        .find(|(_, re)| re.is_match(key))
-        .map(|(i, re)| format!("{setting}[{i}] {}", quoted(re.as_str())))
+fn setting_rule<'p>(
+    key: &str,
+    patterns: &'p [KeyPattern],
+    setting: &'static str,
+) -> Option<SyncRule<'p>> {
+    let (index, pattern) = (patterns.iter().enumerate()).find(|(_, re)| re.is_match(key))?;
+    Some(SyncRule::Setting {
+        setting,
+        index,
+        pattern,
+    })
+}
+
+/// Why CAPI syncs a Machine label with this key to the Node, or `None`.
+pub(crate) fn label_sync_criterion(key: &str, additional: &[KeyPattern]) -> Option<String> {
+    label_sync_rule(key, additional).map(|rule| rule.words())
+}
+
+/// Why CAPI syncs a Machine annotation with this key to the Node, or `None`.
+pub(crate) fn annotation_sync_criterion(key: &str, additional: &[KeyPattern]) -> Option<String> {
+    annotation_sync_rule(key, additional).map(|rule| rule.words())
 }
 
 /// Whether CAPI syncs a Machine label with this key to the Node.
 pub(crate) fn label_is_synced(key: &str, additional: &[KeyPattern]) -> bool {
-    label_sync_criterion(key, additional).is_some()
+    label_sync_rule(key, additional).is_some()
 }
 
 /// Whether CAPI syncs a Machine annotation with this key to the Node.
 pub(crate) fn annotation_is_synced(key: &str, additional: &[KeyPattern]) -> bool {
-    annotation_sync_criterion(key, additional).is_some()
+    annotation_sync_rule(key, additional).is_some()
 }
 
 /// The `node-labels` / `node-annotations` audit annotations for a Machine
