@@ -505,6 +505,76 @@ mod tests {
         assert_eq!(report.tree.parent, [None, None, Some(1), None]);
     }
 
+    /// A control plane's Machine, for every provider: the RKE2 one lacks
+    /// its machine template's label and deviates; a Talos control plane
+    /// has no machine template, so its Machine is compliant as it is.
+    #[test]
+    fn audit_judges_machines_of_any_control_plane_provider() {
+        let machine = |name: &str, owner_api: &str, owner_kind: &str, owner: &str| {
+            json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Machine",
+                "metadata": {"name": name, "namespace": "default",
+                    "labels": {"cluster.x-k8s.io/cluster-name": "c1",
+                               "cluster.x-k8s.io/control-plane": ""},
+                    "ownerReferences": [{"apiVersion": owner_api, "kind": owner_kind,
+                        "name": owner, "uid": format!("{owner}-uid"), "controller": true}]},
+                "spec": {"clusterName": "c1", "version": "v1.31.0",
+                    "bootstrap": {"configRef": {"apiGroup": "bootstrap.cluster.x-k8s.io",
+                        "kind": "RKE2Config", "name": name}},
+                    "infrastructureRef": {"apiGroup": "infrastructure.cluster.x-k8s.io",
+                        "kind": "DockerMachine", "name": name}}})
+        };
+        let rke2 = json!({"apiVersion": "controlplane.cluster.x-k8s.io/v1beta2",
+            "kind": "RKE2ControlPlane",
+            "metadata": {"name": "rke2-cp", "namespace": "default", "uid": "rke2-cp-uid"},
+            "spec": {"version": "v1.31.4+rke2r1", "rolloutStrategy": {"type": "RollingUpdate"},
+                "machineTemplate": {
+                    "metadata": {"labels": {"platform.example.com/team": "payments"}},
+                    "spec": {"infrastructureRef": {"apiGroup": "infrastructure.cluster.x-k8s.io",
+                        "kind": "DockerMachineTemplate", "name": "cp"}}}}});
+        let talos = json!({"apiVersion": "controlplane.cluster.x-k8s.io/v1alpha3",
+            "kind": "TalosControlPlane",
+            "metadata": {"name": "talos-cp", "namespace": "default", "uid": "talos-cp-uid"},
+            "spec": {"version": "v1.31.0",
+                "controlPlaneConfig": {"controlplane": {"generateType": "controlplane"}},
+                "infrastructureTemplate": {"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1",
+                    "kind": "DockerMachineTemplate", "name": "cp"}}});
+        let report = audit(vec![
+            rke2,
+            talos,
+            machine(
+                "rke2-cp-x7k2p",
+                "controlplane.cluster.x-k8s.io/v1beta2",
+                "RKE2ControlPlane",
+                "rke2-cp",
+            ),
+            machine(
+                "talos-cp-9q4zt",
+                "controlplane.cluster.x-k8s.io/v1alpha3",
+                "TalosControlPlane",
+                "talos-cp",
+            ),
+        ])
+        .unwrap();
+        let statuses: Vec<Status> = report.objects.iter().map(Audited::status).collect();
+        assert_eq!(
+            statuses,
+            // The control planes are judged too (against a topology
+            // Cluster they do not have).
+            [
+                Status::Compliant,
+                Status::Compliant,
+                Status::Deviates,
+                Status::Compliant
+            ]
+        );
+        let deviating = report.objects[2].evaluation.as_ref().unwrap();
+        assert_eq!(
+            deviating.deviations,
+            [r#"metadata.labels: missing "platform.example.com/team" (expected "payments")"#]
+        );
+        assert_eq!(report.tree.parent, [None, None, Some(0), Some(1)]);
+    }
+
     #[test]
     fn audit_lookup_at_another_version_says_where_the_dump_has_it() {
         let report = audit(vec![
