@@ -6,6 +6,7 @@
                                                 for the XRDs of examples/crossplane and cluster/objects, and the
                                                 Kubewarden ClusterAdmissionPolicy CRD
     render.py capi-webhooks CA BASE_URL         CAPI's admission webhook configurations, pointed at the manager
+    render.py rke2-webhooks CA BASE_URL         the RKE2 control-plane manager's, pointed at that manager
     render.py kubewarden CA BASE_URL MODULE POLICIES_OUT WEBHOOKS_OUT POLICY_FILE...
                                                 policies.yml and the webhook configurations the Kubewarden
                                                 controller generates for the files' ClusterAdmissionPolicies
@@ -90,7 +91,7 @@ def pinned_crds(ca_pem, convert_url):
         for path in files:
             name = os.path.basename(path)
             digest = hashlib.sha256(open(path, "rb").read()).hexdigest()
-            if name in recorded and recorded[name] != digest:
+            if row["vendored"] == "same" and name in recorded and recorded[name] != digest:
                 sys.exit(f"render.py: {row['module']} {name} has sha256 {digest}, crds/sources.tsv records "
                          f"{recorded[name]}: the pins disagree")
             crd = yaml.safe_load(open(path))
@@ -181,16 +182,16 @@ def vendored_crds():
     return crds
 
 
-def capi_webhooks(ca_pem, base_url):
-    """CAPI's webhook manifests as its kustomize install names them (the `capi-` prefix, so they sort, and
-    run, before the Kubewarden configurations), each service replaced by the manager's URL (envtest's
-    updateClientConfig, with one slash)."""
-    root = module_dir("capi", "sigs.k8s.io/cluster-api")
+def webhooks(component, module, manifests, prefix, ca_pem, base_url):
+    """A manager's webhook manifests as its kustomize install names them (its namePrefix), each service
+    replaced by the manager's URL (envtest's updateClientConfig, with one slash). CAPI's `capi-` prefix sorts,
+    and runs, before the Kubewarden configurations; the RKE2 control plane's `rke2-control-plane-` after."""
+    root = module_dir(component, module)
     out = []
-    for config in yaml.safe_load_all(open(os.path.join(root, "core", "config", "webhook", "manifests.yaml"))):
+    for config in yaml.safe_load_all(open(os.path.join(root, manifests))):
         if not config:
             continue
-        config["metadata"]["name"] = "capi-" + config["metadata"]["name"]
+        config["metadata"]["name"] = prefix + config["metadata"]["name"]
         for webhook in config["webhooks"]:
             path = webhook["clientConfig"].pop("service")["path"]
             webhook["clientConfig"] = {"url": base_url + path, "caBundle": ca_pem}
@@ -250,7 +251,12 @@ def main(argv):
         print(as_list(pinned_crds(ca, args[1]) + vendored_crds() + xr_crds(args[2]) + [kubewarden_crd()]))
     elif command == "capi-webhooks" and len(args) == 2:
         ca = base64.b64encode(open(args[0], "rb").read()).decode()
-        print(as_list(capi_webhooks(ca, args[1])))
+        print(as_list(webhooks("capi", "sigs.k8s.io/cluster-api", "core/config/webhook/manifests.yaml", "capi-",
+                               ca, args[1])))
+    elif command == "rke2-webhooks" and len(args) == 2:
+        ca = base64.b64encode(open(args[0], "rb").read()).decode()
+        print(as_list(webhooks("rke2", "github.com/rancher/cluster-api-provider-rke2",
+                               "controlplane/config/webhook/manifests.yaml", "rke2-control-plane-", ca, args[1])))
     elif command == "kubewarden" and len(args) >= 5:
         # kubewarden CA BASE_URL MODULE POLICIES_OUT WEBHOOKS_OUT POLICY...
         ca = base64.b64encode(open(args[0], "rb").read()).decode()

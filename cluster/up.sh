@@ -7,6 +7,9 @@
 #                            XRDs; Kubewarden's ClusterAdmissionPolicy (cluster/render.py)
 #   capi-manager             CAPI's core manager, out of cluster, ClusterTopology and MachinePool on, with its
 #                            admission and conversion webhooks
+#   rke2-controlplane        the RKE2 control-plane manager (CAPRKE2 v0.21.0, the newest the Go module proxy
+#                            serves), out of cluster, with its admission webhooks: it creates the Machines,
+#                            AWSMachines and RKE2Configs of an RKE2ControlPlane itself
 #   the webhook server       `policy-runner serve` (or $POLICY_SERVER, a real policy-server: same flags and
 #                            policies.yml) with the ClusterAdmissionPolicies of examples/ and cluster/policies/,
 #                            wired by the webhook configurations the Kubewarden controller generates; its
@@ -30,7 +33,7 @@ clash=$(ports_in_ephemeral_range | tr '\n' ' ')
 [ -z "$clash" ] || echo "cluster-up: warning: ports $clash lie in this machine's ephemeral range" \
   "($(cat /proc/sys/net/ipv4/ip_local_port_range)); an outgoing connection may take one before its component binds it" >&2
 
-mkdir -p "$STATE"/{pki,etcd,capi-certs,kubewarden}
+mkdir -p "$STATE"/{pki,etcd,capi-certs,rke2-certs,kubewarden}
 BIN=$(cluster/components/build.sh)
 ln -sfn "$BIN" "$STATE/bin"   # target/cluster/bin/kubectl: the pinned kubectl
 export PATH=$BIN:$PATH
@@ -39,6 +42,8 @@ step "certificates"
 cluster/pki.sh "$STATE/pki"
 cp "$STATE/pki/capi-webhook.crt" "$STATE/capi-certs/tls.crt"
 cp "$STATE/pki/capi-webhook.key" "$STATE/capi-certs/tls.key"
+cp "$STATE/pki/rke2-webhook.crt" "$STATE/rke2-certs/tls.crt"
+cp "$STATE/pki/rke2-webhook.key" "$STATE/rke2-certs/tls.key"
 
 step "etcd"
 start etcd etcd --data-dir="$STATE/etcd" --name=testbed \
@@ -79,6 +84,14 @@ start capi capi-manager --kubeconfig="$STATE/kubeconfig" --leader-elect=false \
 wait_for capi-manager 120 curl -sf "http://127.0.0.1:$CAPI_HEALTH_PORT/readyz"
 python3 cluster/render.py capi-webhooks "$P/ca.crt" "https://127.0.0.1:$CAPI_WEBHOOK_PORT" >"$STATE/capi-webhooks.json"
 kubectl apply -f "$STATE/capi-webhooks.json" >/dev/null
+
+step "rke2-controlplane"
+start rke2 rke2-controlplane --kubeconfig="$STATE/kubeconfig" --leader-elect=false \
+  --webhook-port="$RKE2_WEBHOOK_PORT" --webhook-cert-dir="$STATE/rke2-certs" \
+  --health-addr="127.0.0.1:$RKE2_HEALTH_PORT" --diagnostics-address=0
+wait_for rke2-controlplane 120 curl -sf "http://127.0.0.1:$RKE2_HEALTH_PORT/readyz"
+python3 cluster/render.py rke2-webhooks "$P/ca.crt" "https://127.0.0.1:$RKE2_WEBHOOK_PORT" >"$STATE/rke2-webhooks.json"
+kubectl apply -f "$STATE/rke2-webhooks.json" >/dev/null
 
 step "the policy's ServiceAccount and RBAC (examples/capi-rbac.yaml)"
 kubectl apply -f cluster/objects/kubewarden-namespace.yaml -f examples/capi-rbac.yaml >/dev/null

@@ -1,13 +1,18 @@
 #!/usr/bin/env bats
 # Control planes of other providers (docs/capi.md, "Control planes of every provider"), with
-# examples/capi-policy.yaml in front of the API server: kubectl creates an RKE2ControlPlane, a K0sControlPlane
-# and a TalosControlPlane, then the Machine, InfraMachine and BootstrapConfig each provider's controller
-# creates, shaped and owned as that controller makes them (no provider controller runs here), and the tests
-# check what the API server stored.
+# examples/capi-policy.yaml in front of the API server, and the tests check what the API server stored.
+# RKE2: the test bed runs the RKE2 control-plane manager (CAPRKE2 v0.21.0, cluster/up.sh), which creates the
+# Machine, AWSMachine and RKE2Config of an RKE2ControlPlane itself. k0smotron and Talos: their controllers
+# cannot run here (docs/test-bed.md), so kubectl creates a K0sControlPlane and a TalosControlPlane, then the
+# Machine, InfraMachine and BootstrapConfig each provider's controller creates, shaped and owned as that
+# controller makes them.
 
 setup_file() {
   load helpers
   kubectl apply -f "$ROOT/cluster/objects/control-planes.yaml"
+  # No CAPA controller runs: the AWSCluster is marked ready as it would, and CAPI's manager then marks the
+  # Cluster's infrastructure provisioned, which the RKE2 manager waits for before it creates a Machine.
+  kubectl patch awscluster rke2-demo -n default --subresource=status --type=merge -p '{"status":{"ready":true}}'
 }
 
 setup() { load helpers; }
@@ -35,34 +40,42 @@ machine() {
             infrastructureRef: {apiGroup: "infrastructure.cluster.x-k8s.io", kind: "AWSMachine", name: $n}}}'
 }
 
-@test "an RKE2ControlPlane's Machine gets the machine template's metadata and drain timeout; RKE2's annotations stay" {
-  # As CAPRKE2 up to v0.13 created it: CAPI's two labels, its server-configuration and cleanup annotations.
-  m=$(create "$(machine rke2-demo-m1 "$(owner RKE2ControlPlane rke2-demo true)" \
-    '{"cluster.x-k8s.io/cluster-name":"cp-demo","cluster.x-k8s.io/control-plane":""}' \
-    '{"controlplane.cluster.x-k8s.io/rke2-server-configuration":"{\"cni\":\"calico\"}","pre-terminate.delete.hook.machine.cluster.x-k8s.io/rke2-cleanup":""}')")
+# rke2_created: the Machine the RKE2 manager created for Cluster rke2-demo, once there is one.
+rke2_created() {
+  eventually 120 '[ "$(count machines cluster.x-k8s.io/cluster-name=rke2-demo)" = 1 ]' >&2 || return 1
+  kubectl get machines -n default -l cluster.x-k8s.io/cluster-name=rke2-demo -o json | jq -c '.items[0]'
+}
+
+@test "the RKE2 manager's Machine carries the machine template's metadata and drain timeout; RKE2's annotations stay" {
+  # CAPRKE2 v0.21.0 writes the template's labels and annotations, and its drain timeout, on the Machine itself.
+  m=$(rke2_created)
+  expect "$m" '.metadata.ownerReferences[0].kind + " " + .metadata.ownerReferences[0].name' 'RKE2ControlPlane rke2-demo'
   expect "$m" '.metadata.labels."platform.example.com/team"' payments
   expect "$m" '.metadata.labels."node-role.kubernetes.io/etcd"' true
   expect "$m" '.metadata.labels."cluster.x-k8s.io/control-plane"' ''
   expect "$m" '.metadata.annotations."platform.example.com/owner"' team-payments
-  expect "$m" '.metadata.annotations."controlplane.cluster.x-k8s.io/rke2-server-configuration"' '{"cni":"calico"}'
+  expect "$m" '.metadata.annotations."controlplane.cluster.x-k8s.io/rke2-server-configuration" | fromjson | .cni' calico
+  expect "$m" '.metadata.annotations | has("pre-terminate.delete.hook.machine.cluster.x-k8s.io/rke2-cleanup")' true
   expect "$m" '.spec.deletion.nodeDrainTimeoutSeconds' 300
 }
 
-@test "an RKE2ControlPlane's AWSMachine and RKE2Config get the template's metadata at create" {
-  # As CAPRKE2 v0.25 creates them: CAPI's two labels only, a non-controller owner.
-  labels='{"cluster.x-k8s.io/cluster-name":"cp-demo","cluster.x-k8s.io/control-plane":""}'
-  o=$(owner RKE2ControlPlane rke2-demo false)
-  a=$(create "$(jq -cn --argjson o "$o" --argjson l "$labels" '{apiVersion: "infrastructure.cluster.x-k8s.io/v1beta2",
-    kind: "AWSMachine", metadata: {name: "rke2-demo-m2", namespace: "default", labels: $l, ownerReferences: [$o]},
-    spec: {instanceType: "t3.large"}}')")
+@test "the RKE2 manager's AWSMachine and RKE2Config are created with the template's metadata, which the policy adds" {
+  # CAPRKE2 v0.21.0 creates them with CAPI's cluster-name and control-plane labels only, owned by the
+  # RKE2ControlPlane without `controller`, and writes the template's metadata on them only on a later
+  # reconcile (syncMachines): the audit log shows the policy's webhook mutated each create.
+  m=$(rke2_created)
+  a=$(get awsmachines "$(jq -r .spec.infrastructureRef.name <<<"$m")")
+  expect "$a" '.metadata.labels."cluster.x-k8s.io/cluster-name"' rke2-demo
   expect "$a" '.metadata.labels."platform.example.com/team"' payments
+  expect "$a" '.metadata.labels."node-role.kubernetes.io/etcd"' true
   expect "$a" '.metadata.annotations."platform.example.com/owner"' team-payments
-  c=$(create "$(jq -cn --argjson o "$o" --argjson l "$labels" '{apiVersion: "bootstrap.cluster.x-k8s.io/v1beta2",
-    kind: "RKE2Config", metadata: {name: "rke2-demo-m2", namespace: "default", labels: $l, ownerReferences: [$o]},
-    spec: {}}')")
+  webhook_mutated clusterwide-capi-metadata-propagation awsmachines "$(jq -r .metadata.name <<<"$a")"
+  c=$(get rke2configs "$(jq -r .spec.bootstrap.configRef.name <<<"$m")")
+  expect "$c" '.metadata.labels."cluster.x-k8s.io/cluster-name"' rke2-demo
   expect "$c" '.metadata.labels."platform.example.com/team"' payments
   expect "$c" '.metadata.labels."node-role.kubernetes.io/etcd"' true
   expect "$c" '.metadata.annotations."platform.example.com/owner"' team-payments
+  webhook_mutated clusterwide-capi-metadata-propagation rke2configs "$(jq -r .metadata.name <<<"$c")"
 }
 
 @test "a K0sControlPlane's Machine and K0sControllerConfig get the template's metadata; k0smotron's keys stay" {
@@ -95,6 +108,6 @@ machine() {
   expect "$output" '.metadata.annotations // {}' '{}'
   run webhook_mutated clusterwide-capi-metadata-propagation machines talos-demo-m1
   [ "$status" -eq 1 ]
-  # The same check finds the RKE2 Machine's create mutated.
-  webhook_mutated clusterwide-capi-metadata-propagation machines rke2-demo-m1
+  # The same check finds the K0sControlPlane Machine's create mutated.
+  webhook_mutated clusterwide-capi-metadata-propagation machines k0s-demo-m1
 }
