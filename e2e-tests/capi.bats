@@ -38,7 +38,8 @@ load capi_helpers
 
 @test "fixtures: every scenario in lookups.tsv has a request, every request a row and a case, every session a file" {
   local version problems=0 scenario lookups session extra request case_file
-  local lookup='[A-Za-z]+/[a-z0-9.-]*/[a-z0-9.-]+'
+  # A Kind may hold digits (RKE2ControlPlane, K0sControlPlane, MicroK8sControlPlane).
+  local lookup='[A-Z][A-Za-z0-9]*/[a-z0-9.-]*/[a-z0-9.-]+'
   local lookups_re="^(-|$lookup( $lookup)*)$"
   for version in v1beta1 v1beta2; do
     [ -f "$DATA/$version/lookups.tsv" ] || { echo "$DATA/$version/lookups.tsv is missing"; problems=$((problems + 1)); continue; }
@@ -110,9 +111,11 @@ load capi_helpers
 
 # ---------------------------------------------------------------------------
 # one case per route (v1beta2): MachineDeployment -> MachineSet -> Machine,
-# InfraMachine and BootstrapConfig; KubeadmControlPlane -> Machine; Cluster
-# topology / ClusterClass -> control plane, MachineDeployment, MachinePool;
-# Machine -> Node; a parent that cannot be read
+# InfraMachine and BootstrapConfig; KubeadmControlPlane -> Machine; the other
+# providers' control planes (RKE2, k0smotron, Kairos, Talos) -> Machine,
+# InfraMachine and BootstrapConfig; Cluster topology / ClusterClass -> control
+# plane, MachineDeployment, MachinePool; Machine -> Node; a parent that cannot
+# be read
 # ---------------------------------------------------------------------------
 
 @test "route MachineDeployment -> MachineSet: labels and annotations flow, controller keys stay" {
@@ -133,6 +136,27 @@ load capi_helpers
 
 @test "route KubeadmControlPlane -> Machine: machineTemplate metadata" {
   run_case "$DATA/v1beta2/cases/machine_create_from_kcp.yaml"
+}
+
+@test "route RKE2ControlPlane -> Machine: machineTemplate metadata and drain timeout, bookkeeping kept" {
+  run_case "$DATA/v1beta2/cases/machine_create_from_rke2controlplane.yaml"
+}
+
+@test "route RKE2ControlPlane -> BootstrapConfig (RKE2Config), non-controller owner: machineTemplate metadata" {
+  run_case "$DATA/v1beta2/cases/rke2config_create_from_rke2controlplane.yaml"
+}
+
+@test "route KairosControlPlane -> InfraMachine (DockerMachine), controller owner: machineTemplate metadata" {
+  run_case "$DATA/v1beta2/cases/dockermachine_create_from_kairoscontrolplane.yaml"
+}
+
+@test "route K0sControlPlane UPDATE: a drifted Machine is restored, and rejected in validate mode" {
+  run_cases "$DATA/v1beta2/cases/machine_update_from_k0scontrolplane_drifted.yaml" \
+    "$DATA/v1beta2/cases/machine_update_from_k0scontrolplane_drifted.validate.yaml"
+}
+
+@test "route TalosControlPlane -> Machine: no machine template, allowed unchanged without a warning" {
+  run_case "$DATA/v1beta2/cases/machine_create_from_taloscontrolplane.yaml"
 }
 
 @test "route Cluster topology + ClusterClass -> KubeadmControlPlane, also on machineTemplate" {
