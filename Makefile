@@ -237,7 +237,7 @@ cluster-test: $(CLUSTER_DEP)
 
 # Everything CI runs: the README's test command. The tools it needs are
 # checked first, each missing one named with the command that installs it.
-check: check-tools check-standalone check-schemas test e2e-tests cluster-test check-artifacthub check-size check-docs
+check: check-tools check-standalone check-schemas check-mr-catalogue test e2e-tests cluster-test check-artifacthub check-size check-docs
 
 .PHONY: check-tools
 check-tools:
