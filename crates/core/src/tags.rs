@@ -16,7 +16,7 @@ pub(crate) mod composite;
 mod decision;
 pub(crate) mod field;
 pub(crate) mod label_set;
-#[allow(dead_code)] // the MR stage's catalogue (issue 59): generated, not yet looked up
+#[allow(dead_code)] // generated for the managed-resource row family; no stage looks it up yet
 pub(crate) mod mr_catalogue;
 mod opted_in;
 pub mod profile;
