@@ -113,7 +113,7 @@ pub struct MapEdit {
     /// Keys to add or correct, with the value they must have: always a
     /// string. Held as the object holds a map, so that a map the object
     /// lacks (a new tag field) moves into it whole rather than being built
-    /// a second time; [`MapEdit::entries`] reads it as strings.
+    /// a second time.
     pub set: Map<String, Value>,
     /// For each key of `set` the map already holds, the value it replaces
     /// (a correction); a key of `set` missing here is added. Recorded when
