@@ -12,11 +12,10 @@ use metadata_propagation_core::settings::Settings;
 use metadata_propagation_core::wire;
 use metadata_propagation_policy::validate;
 use serde_json::Value;
-use support::crd_schema;
 
 // The core's test helpers: the CRD schema check is the one its tests use.
-#[path = "../crates/core/tests/support/mod.rs"]
-mod support;
+#[path = "../crates/core/tests/support/crd_schema.rs"]
+mod crd_schema;
 
 struct Case {
     name: String,

@@ -96,7 +96,9 @@ mod behaviour {
     mod invariants;
     mod lookup_masks;
     mod node_sync;
+    mod passthrough;
     mod profile_problems;
+    mod questions_ui;
     mod settings;
     mod support;
     mod tag_keys;

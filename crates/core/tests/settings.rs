@@ -1,6 +1,6 @@
 //! Settings as a request uses them: prepared lazily, per capability. Their
 //! parsing and its error messages are unit tests of
-//! crates/core/src/settings.rs; the policy's tests/questions_ui.rs checks
+//! crates/core/src/settings.rs; crates/core/tests/questions_ui.rs checks
 //! the Rancher form and the README's table against them.
 
 use super::support;
