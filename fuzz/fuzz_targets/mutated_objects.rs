@@ -281,8 +281,7 @@ fuzz_target!(|input: Input| {
         let stamped = capi_infrastructure && !(row.create_only && request.operation != "CREATE");
         let target = stamped.then_some(row);
         // The prefix in force on the row's profile, in the contract's order.
-        let cloud_tags = settings.cloud_tags().expect("checked above");
-        let prefix = infrastructure_prefix(row, cloud_tags);
+        let prefix = infrastructure_prefix(row, &settings);
         if let Err(e) = infra::check(kind, target, prefix, &request.object, &after.object) {
             panic!("invariant violated (cloud tags on infrastructure): {e}");
         }

@@ -40,13 +40,16 @@ use crate::tags::targets::COMPOSITE_RESOURCE;
 use crate::tags::{LABELS_ANNOTATION, SKIPPED_ANNOTATION};
 use serde_json::{Map, Value};
 
+mod profile_transform;
 mod tag_field;
 mod tagged;
 mod violation;
+pub use profile_transform::check_profile_transform;
 pub(crate) use tag_field::check_owned_field;
 pub use tag_field::{Owned, check_removals_said, check_tag_field};
+pub use tagged::infrastructure_prefix;
+pub(crate) use tagged::prefix_for;
 pub(crate) use tagged::{composite_prefix, is_composite_resource};
-pub use tagged::{infrastructure_prefix, prefix_for};
 pub use violation::Violation;
 
 /// Which capability produced the mutation.
@@ -892,7 +895,7 @@ mod tests {
                 );
             }
             for row in &capg_rows {
-                assert_eq!(infrastructure_prefix(row, cloud_tags), *capg, "{text}");
+                assert_eq!(infrastructure_prefix(row, &parsed), *capg, "{text}");
                 let (profile, _) = cloud_tags.profiles.infrastructure("capg").unwrap();
                 assert_eq!(cloud_tags.tag_keys(profile).prefix, *capg, "{text}");
             }

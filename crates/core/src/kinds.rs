@@ -27,7 +27,7 @@ pub struct KindMatch {
 
 impl KindMatch {
     /// True when (`group`, `kind`) is in the set.
-    pub fn matches(&self, group: &str, kind: &str) -> bool {
+    pub(crate) fn matches(&self, group: &str, kind: &str) -> bool {
         self.group == group && self.kind.is_none_or(|k| k == kind)
     }
 }

@@ -96,8 +96,9 @@ impl MapLookup {
         self
     }
 
+    #[cfg(test)]
     /// Makes the look-up of `object` fail with `error`.
-    pub fn with_error(mut self, object: ObjectRef, error: LookupError) -> Self {
+    pub(crate) fn with_error(mut self, object: ObjectRef, error: LookupError) -> Self {
         self.answers.insert(object, Err(error));
         self
     }
@@ -111,9 +112,10 @@ impl MapLookup {
             .collect()
     }
 
+    #[cfg(test)]
     /// The field masks of every request made so far, in order: what
     /// the wasm module's host look-up would send.
-    pub fn field_masks(&self) -> Vec<BTreeSet<String>> {
+    pub(crate) fn field_masks(&self) -> Vec<BTreeSet<String>> {
         self.requests
             .borrow()
             .iter()

@@ -50,12 +50,12 @@ impl Outcome {
     }
 
     /// Rejected: the object itself is wrong (400).
-    pub fn reject(message: impl Into<String>) -> Self {
+    pub(crate) fn reject(message: impl Into<String>) -> Self {
         Self::reject_with_code(message, 400)
     }
 
     /// Rejected with an explicit code.
-    pub fn reject_with_code(message: impl Into<String>, code: u16) -> Self {
+    pub(crate) fn reject_with_code(message: impl Into<String>, code: u16) -> Self {
         Self {
             verdict: Verdict::Reject {
                 message: message.into(),

@@ -16,8 +16,9 @@ use crate::tags::{CloudTagSettings, TagSettings};
 mod every_problem;
 mod raw;
 pub use crate::mode::Mode;
-pub use crate::settings_problem::{SettingsError, SettingsProblem};
-pub use raw::RawSettings;
+pub use crate::settings_problem::SettingsError;
+pub(crate) use crate::settings_problem::SettingsProblem;
+pub(crate) use raw::RawSettings;
 pub(crate) use raw::StrictSettings;
 
 /// Settings ready for evaluation: each stage's section.
@@ -68,11 +69,12 @@ impl Settings {
         }
     }
 
+    #[cfg(test)]
     /// Parses a settings document strictly (unknown fields and wrong types
     /// are refused, naming the field) and prepares nothing: each part is
     /// prepared when an evaluation first reads it. What `validate` uses, for
     /// settings `validate_settings` has already accepted.
-    pub fn parse(raw: &[u8]) -> Result<Self, SettingsError> {
+    pub(crate) fn parse(raw: &[u8]) -> Result<Self, SettingsError> {
         Self::read(raw).map_err(Refused::into_error)
     }
 
@@ -99,7 +101,7 @@ impl Settings {
     }
 
     /// `cloudTags.*`, checked and prepared on first use.
-    pub fn cloud_tags(&self) -> Result<&CloudTagSettings, SettingsError> {
+    pub(crate) fn cloud_tags(&self) -> Result<&CloudTagSettings, SettingsError> {
         self.tags.prepared()
     }
 

@@ -54,10 +54,11 @@ pub(crate) use tagging_trace::Trace;
 use targets::{ProfileChoice, Target};
 pub(crate) use why::render;
 
-pub use opted_in::OptedInKeys;
+#[cfg(any(test, feature = "invariants"))]
+pub(crate) use tag_annotations::LABELS_ANNOTATION;
+pub use tag_annotations::SKIPPED_ANNOTATION;
 pub(crate) use tag_annotations::{ANNOTATIONS, LABELS};
-pub use tag_annotations::{LABELS_ANNOTATION, SKIPPED_ANNOTATION};
-pub use tag_settings::CloudTagSettings;
+pub(crate) use tag_settings::CloudTagSettings;
 pub(crate) use tag_settings::{DEFAULT_PROVIDER_SEGMENTS, RawCloudTagSettings, TagSettings};
 
 /// The row of the tag table that covers `request` ([`targets::row_for`]),
@@ -303,6 +304,7 @@ impl<'a> OwnLabels<'a> {
     }
 }
 
+#[cfg(test)]
 /// The tag-key prefix in force on a composite resource, in the
 /// contract's order (`TagKeys::new`): the selected user profile's own `prefix`, else
 /// `cloudTags.prefix` when the settings set it (for every profile, `gcp`
@@ -310,7 +312,7 @@ impl<'a> OwnLabels<'a> {
 /// `plexsphere:` otherwise). A provider that is not a string gives the
 /// fallback's (the policy rejects such an object). The oracles state the
 /// order apart (`invariants::prefix_for`) and test that the two agree.
-pub fn prefix_in_force<'s>(object: &Value, settings: &'s CloudTagSettings) -> &'s str {
+pub(crate) fn prefix_in_force<'s>(object: &Value, settings: &'s CloudTagSettings) -> &'s str {
     let path: Vec<&str> = settings.provider_path.iter().map(String::as_str).collect();
     let provider = fields::string(object, &path).ok().flatten();
     let (profile, _) = settings.profiles.resolve(provider);

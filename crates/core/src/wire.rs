@@ -143,7 +143,7 @@ fn old_provider(old_object: &RawValue, settings: &Settings) -> Value {
 }
 
 /// Encodes an outcome; a non-empty plan is applied to the owned object.
-pub fn encode(outcome: Outcome, object: Option<Value>) -> Vec<u8> {
+pub(crate) fn encode(outcome: Outcome, object: Option<Value>) -> Vec<u8> {
     respond(outcome, 0, |plan, out| match object {
         Some(mut object) => {
             plan.apply_owned(&mut object);

@@ -21,12 +21,12 @@
 use crate::kinds::{self, KindMatch};
 use crate::request::{AdmissionRequest, GroupVersionKind};
 use crate::tags::composite;
-pub use crate::tags::field::Layout;
+pub(crate) use crate::tags::field::Layout;
 use crate::tags::field::{TagField, WhenEmpty};
 
 /// Whose labels become the object's tags.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LabelSource {
+pub(crate) enum LabelSource {
     /// The object's own label set.
     Object,
     /// The owning Cluster's label set, with the object's on top.
@@ -35,7 +35,7 @@ pub enum LabelSource {
 
 /// Which objects a row covers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Match {
+pub(crate) enum Match {
     /// A CAPI infrastructure kind at the API version its provider serves
     /// (the only one a request can arrive in: the others are
     /// `served: false`).
@@ -100,15 +100,15 @@ pub(crate) enum ProfileChoice {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Target {
     /// The objects it covers.
-    pub matches: Match,
+    pub(crate) matches: Match,
     /// Path of the tag field.
     pub field: &'static [&'static str],
     /// How the field holds its entries.
-    pub layout: Layout,
+    pub(crate) layout: Layout,
     /// What the field becomes when left with no entry.
     pub(crate) when_empty: WhenEmpty,
     /// Whose labels count.
-    pub labels: LabelSource,
+    pub(crate) labels: LabelSource,
     /// How the profile is chosen.
     pub(crate) profile: ProfileChoice,
     /// Stamped on CREATE only: the provider makes the field immutable, so a
