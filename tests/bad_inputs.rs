@@ -4,7 +4,7 @@
 //! built module.
 
 use metadata_propagation_core::evaluate::evaluate;
-use metadata_propagation_core::invariants::{Capability, check_mutation};
+use metadata_propagation_core::invariants::check_allowed;
 use metadata_propagation_core::lookup::MapLookup;
 use metadata_propagation_core::outcome::Verdict;
 use metadata_propagation_core::request::AdmissionRequest;
@@ -88,12 +88,7 @@ fn run_case(case: &Case) -> Result<(), String> {
         (Verdict::Allow(plan), "allowed-mutated") if !plan.is_empty() => {
             let mut after = request.object.clone();
             plan.apply(&mut after);
-            check_mutation(
-                Capability::for_request(&request.kind, &request.object, &settings),
-                &request.object,
-                &after,
-            )
-            .map_err(|violation| violation.to_string())?;
+            check_allowed(&request, &settings, &after, &outcome.warnings)?;
             crd_schema::check_output(&request.object, &after)?;
             contains(&outcome.warnings.join("\n"))
         }

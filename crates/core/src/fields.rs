@@ -20,7 +20,7 @@ use std::fmt;
 /// A field inside an object, rendered the way users read it:
 /// `metadata.annotations["cloud-tags.plexsphere.io/labels"]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FieldPath(String);
+pub(crate) struct FieldPath(String);
 
 impl FieldPath {
     /// The path of a chain of object members.

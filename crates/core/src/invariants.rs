@@ -35,26 +35,31 @@ use crate::keyed_list;
 use crate::owners;
 use crate::request::{AdmissionRequest, GroupVersionKind, is_write};
 use crate::settings::Settings;
-use crate::tags::tag_key::DEFAULT_PREFIX;
 use crate::tags::targets::COMPOSITE_RESOURCE;
 use crate::tags::{LABELS_ANNOTATION, SKIPPED_ANNOTATION};
 use serde_json::{Map, Value};
 
+mod allowed_request;
 mod profile_transform;
 mod tag_field;
 mod tagged;
 mod violation;
+pub use allowed_request::{check_allowed, infrastructure_kinds, tag_field};
 pub use profile_transform::check_profile_transform;
 pub(crate) use tag_field::check_owned_field;
-pub use tag_field::{Owned, check_removals_said, check_tag_field};
-pub use tagged::infrastructure_prefix;
+pub(crate) use tag_field::{Owned, check_removals_said, check_tag_field};
+pub(crate) use tagged::infrastructure_prefix;
 pub(crate) use tagged::prefix_for;
 pub(crate) use tagged::{composite_prefix, is_composite_resource};
-pub use violation::Violation;
+pub(crate) use violation::Violation;
+
+/// The tag-key prefix the built-in profiles put in force by default
+/// (`plexsphere:`), for inputs that write tags the policy owns.
+pub const DEFAULT_PREFIX: &str = crate::tags::profile::DEFAULT_PREFIX;
 
 /// Which capability produced the mutation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Capability<'a> {
+pub(crate) enum Capability<'a> {
     /// Cluster API propagation on an object of this kind and API version:
     /// adds and corrects keys, never removes.
     Capi(&'a GroupVersionKind),
@@ -84,7 +89,7 @@ impl<'a> Capability<'a> {
     /// (`is_composite_resource`, with the request's namespace); on a
     /// composite resource, owning the tags under the prefix `settings` put
     /// in force there (`composite_prefix`).
-    pub fn of(request: &'a AdmissionRequest, settings: &'a Settings) -> Self {
+    pub(crate) fn of(request: &'a AdmissionRequest, settings: &'a Settings) -> Self {
         if !is_write(&request.operation) {
             return Capability::Unchanged;
         }
@@ -98,10 +103,15 @@ impl<'a> Capability<'a> {
         )
     }
 
+    #[cfg(test)]
     /// [`Capability::of`] a write of `object` as `kind`, in the namespace
     /// the object names (as `AdmissionRequest::for_object` builds the
     /// request), with no old object.
-    pub fn for_request(kind: &'a GroupVersionKind, object: &Value, settings: &'a Settings) -> Self {
+    pub(crate) fn for_request(
+        kind: &'a GroupVersionKind,
+        object: &Value,
+        settings: &'a Settings,
+    ) -> Self {
         let namespace = object["metadata"]["namespace"].as_str().unwrap_or_default();
         Self::classify(kind, object, namespace, None, settings)
     }
@@ -173,7 +183,7 @@ impl<'a> Capability<'a> {
 }
 
 /// Checks that `after` is `before` changed only as `capability` may change it.
-pub fn check_mutation(
+pub(crate) fn check_mutation(
     capability: Capability<'_>,
     before: &Value,
     after: &Value,
@@ -336,7 +346,7 @@ fn get<'v>(root: &'v Value, path: &[&str]) -> Option<&'v Value> {
 
 /// Removes and returns the value at `path` (also for the fuzz target's own
 /// check of the fields it takes out before this module's).
-pub fn take(root: &mut Value, path: &[&str]) -> Option<Value> {
+pub(crate) fn take(root: &mut Value, path: &[&str]) -> Option<Value> {
     let (last, parents) = path.split_last()?;
     let mut current = root;
     for segment in parents {

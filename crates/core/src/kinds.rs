@@ -18,7 +18,7 @@ pub fn is_capi_group(group: &str) -> bool {
 
 /// A set of kinds: one kind of a group, or every kind of a group.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct KindMatch {
+pub(crate) struct KindMatch {
     /// API group.
     pub group: &'static str,
     /// Kind, or `None` for any kind of the group.

@@ -17,21 +17,21 @@ mod decision;
 pub(crate) mod field;
 pub(crate) mod label_set;
 mod opted_in;
-pub mod profile;
-pub mod profiles;
+pub(crate) mod profile;
+pub(crate) mod profiles;
 mod provider_refuses;
 mod report;
 pub(crate) mod said;
 mod tag_annotations;
-pub mod tag_key;
+pub(crate) mod tag_key;
 mod tag_key_checks;
 mod tag_key_problem;
 mod tag_needs;
 mod tag_settings;
 mod tagging_trace;
-pub mod targets;
-pub mod transform;
-pub mod user_profile;
+pub(crate) mod targets;
+pub(crate) mod transform;
+pub(crate) mod user_profile;
 mod why;
 
 use crate::error::Error;
@@ -56,7 +56,7 @@ pub(crate) use why::render;
 
 #[cfg(any(test, feature = "invariants"))]
 pub(crate) use tag_annotations::LABELS_ANNOTATION;
-pub use tag_annotations::SKIPPED_ANNOTATION;
+pub(crate) use tag_annotations::SKIPPED_ANNOTATION;
 pub(crate) use tag_annotations::{ANNOTATIONS, LABELS};
 pub(crate) use tag_settings::CloudTagSettings;
 pub(crate) use tag_settings::{DEFAULT_PROVIDER_SEGMENTS, RawCloudTagSettings, TagSettings};

@@ -80,7 +80,7 @@ pub(crate) fn composite_prefix<'s>(object: &Value, settings: &'s CloudTagSetting
 /// the built-in; a name no profile has gives the `generic` fallback's).
 /// Panics when `settings` cannot prepare their `cloudTags` section (the
 /// oracle judges requests the policy evaluated under them).
-pub fn infrastructure_prefix<'s>(target: &Target, settings: &'s Settings) -> &'s str {
+pub(crate) fn infrastructure_prefix<'s>(target: &Target, settings: &'s Settings) -> &'s str {
     let settings = settings.cloud_tags().expect("the settings prepare");
     let name = target.profile_name().unwrap_or_default();
     let (profile, origin) =

@@ -113,7 +113,7 @@ impl TagProfile {
 
 /// The seed's prefix: the built-in default of every profile whose keys
 /// admit `:`, so `{}` settings keep every tag key as it was.
-pub const DEFAULT_PREFIX: &str = "plexsphere:";
+pub(crate) const DEFAULT_PREFIX: &str = "plexsphere:";
 
 /// The default prefix of the profiles whose keys refuse `:` (GCP labels).
 pub(crate) const DASH_PREFIX: &str = "plexsphere-";

@@ -10,7 +10,7 @@
 //! `gcp`, whose keys refuse `:`, else `plexsphere:`). Entries whose key
 //! starts with it are the policy's; every other entry is the user's.
 
-pub use super::profile::DEFAULT_PREFIX;
+pub(crate) use super::profile::DEFAULT_PREFIX;
 use super::profile::TagProfile;
 use std::collections::BTreeMap;
 

@@ -98,7 +98,7 @@ pub(crate) enum ProfileChoice {
 
 /// One row of the target table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Target {
+pub(crate) struct Target {
     /// The objects it covers.
     pub(crate) matches: Match,
     /// Path of the tag field.
@@ -136,7 +136,7 @@ pub struct Target {
 /// The composite resource's row: its own labels become tags in
 /// `spec.cloudTags`, a map that is absent when it holds no tag, under the
 /// profile its provider value selects; its user entries take no room.
-pub const COMPOSITE_RESOURCE: Target = Target {
+pub(crate) const COMPOSITE_RESOURCE: Target = Target {
     matches: Match::CompositeResource,
     field: &["spec", "cloudTags"],
     layout: Layout::Map,
@@ -191,7 +191,7 @@ const fn map_row(
 use LabelSource::{ClusterAndObject, Object};
 
 /// The table. A request is covered by at most one row.
-pub const TARGETS: &[Target] = &[
+pub(crate) const TARGETS: &[Target] = &[
     COMPOSITE_RESOURCE,
     map_row(
         kind(INFRASTRUCTURE, "AWSCluster"),
@@ -327,8 +327,9 @@ impl Target {
         }
     }
 
+    #[cfg(any(test, feature = "invariants"))]
     /// The group and kind a kind row covers, and the served version.
-    pub fn kind(&self) -> Option<(KindMatch, &'static str)> {
+    pub(crate) fn kind(&self) -> Option<(KindMatch, &'static str)> {
         match self.matches {
             Match::Kind { kind, version } => Some((kind, version)),
             Match::CompositeResource => None,
@@ -368,8 +369,9 @@ pub(crate) fn rows_for_kind(
     in_force(capi_infrastructure).filter(move |t| t.matches.may_cover(kind))
 }
 
+#[cfg(any(test, feature = "invariants"))]
 /// The kind row for an object of `group`/`kind` at API `version`, if any.
-pub fn target_for(group: &str, kind: &str, version: &str) -> Option<&'static Target> {
+pub(crate) fn target_for(group: &str, kind: &str, version: &str) -> Option<&'static Target> {
     TARGETS.iter().find(|t| {
         t.kind()
             .is_some_and(|(k, v)| v == version && k.matches(group, kind))

@@ -1,0 +1,147 @@
+//! The whole oracle on a request the policy allowed, as the mutated-objects
+//! fuzz target holds it: which capability acted, the properties of its
+//! mutation ([`check_mutation`]), the tag field and the skip annotation of
+//! an infrastructure object, and the warning for every removed tag.
+
+use super::{Capability, Owned, check_mutation, check_removals_said, check_tag_field};
+use super::{get, infrastructure_prefix, take};
+use crate::request::{AdmissionRequest, GroupVersionKind};
+use crate::settings::Settings;
+use crate::tags::SKIPPED_ANNOTATION;
+use crate::tags::targets::{COMPOSITE_RESOURCE, TARGETS, Target, target_for};
+use serde_json::{Map, Value};
+
+/// Checks what the policy did to `request`, allowed under `settings` with
+/// `after` (the request's object with the plan applied) and `warnings`:
+/// on an infrastructure object of a row of the tag-target table, the tag
+/// field (stamped when `cloudTags.capiInfrastructure` is on, on CREATE only
+/// for a create-only row) and the skip annotation, then its CAPI metadata as
+/// for any CAPI kind; on any other object the mutation of the capability
+/// that acted ([`Capability::of`]); and on either, a warning for every
+/// tag removed. Errs saying which property does not hold.
+pub fn check_allowed(
+    request: &AdmissionRequest,
+    settings: &Settings,
+    after: &Value,
+    warnings: &[String],
+) -> Result<(), String> {
+    let kind = &request.kind;
+    let capability = Capability::of(request, settings);
+    let infra_row = target_for(&kind.group, &kind.kind, &kind.version);
+    if let (Capability::Capi(_), Some(row)) = (capability, infra_row) {
+        let stamped = settings.tags.capi_infrastructure()
+            && !(row.create_only && request.operation != "CREATE");
+        let target = stamped.then_some(row);
+        // The prefix in force on the row's profile, in the contract's order.
+        let prefix = infrastructure_prefix(row, settings);
+        check_infrastructure(kind, target, prefix, &request.object, after)
+            .map_err(|e| format!("cloud tags on infrastructure: {e}"))?;
+        let owned = Owned {
+            prefix,
+            old_prefix: None,
+        };
+        let (old, new) = (get(&request.object, row.field), get(after, row.field));
+        check_removals_said(row, owned, old, new, warnings)
+            .map_err(|e| format!("cloud tags on infrastructure: {e}"))?;
+    } else {
+        check_mutation(capability, &request.object, after).map_err(|e| e.to_string())?;
+        if let Capability::CloudTags { prefix, old_prefix } = capability {
+            let owned = Owned { prefix, old_prefix };
+            let field = COMPOSITE_RESOURCE.field;
+            let (old, new) = (get(&request.object, field), get(after, field));
+            check_removals_said(&COMPOSITE_RESOURCE, owned, old, new, warnings)
+                .map_err(|e| e.to_string())?;
+        }
+    }
+    Ok(())
+}
+
+/// The group, the kind (`None`: every kind of the group) and the served
+/// version of each kind row of the tag-target table, in table order: the
+/// infrastructure kinds a fuzz input may turn an object into.
+pub fn infrastructure_kinds() -> Vec<(&'static str, Option<&'static str>, &'static str)> {
+    (TARGETS.iter().filter_map(Target::kind))
+        .map(|(kind, version)| (kind.group, kind.kind, version))
+        .collect()
+}
+
+/// The tag field of the row of the tag-target table that covers `group`,
+/// `kind` and `version`, if one does.
+pub fn tag_field(group: &str, kind: &str, version: &str) -> Option<&'static [&'static str]> {
+    target_for(group, kind, version).map(|target| target.field)
+}
+
+/// Checks that `after` is `before` changed only in the tag field of the
+/// row `target` (`None`: the feature is off, the kind has no row, or the
+/// field is stamped on CREATE only and this is an UPDATE), the skip
+/// annotation, and the CAPI metadata the rule table gives the kind. In the
+/// tag field, the policy adds, corrects and removes the tags under the
+/// prefix in force (`prefix`) only, writing strings; every other entry
+/// stays as it was.
+fn check_infrastructure(
+    kind: &GroupVersionKind,
+    target: Option<&Target>,
+    prefix: &str,
+    before: &Value,
+    after: &Value,
+) -> Result<(), String> {
+    let (mut before, mut after) = (before.clone(), after.clone());
+    if let Some(target) = target {
+        let old = take(&mut before, target.field);
+        let new = take(&mut after, target.field);
+        if old != new {
+            check_tag_field(target, prefix, old.as_ref(), new.as_ref()).map_err(|problem| {
+                format!(
+                    "{problem}\n before: {}\n after:  {}",
+                    old.unwrap_or_default(),
+                    new.unwrap_or_default()
+                )
+            })?;
+        }
+        restore_created(&mut after, &before, target.field);
+        let skipped = ["metadata", "annotations", SKIPPED_ANNOTATION];
+        let old = take(&mut before, &skipped);
+        let new = take(&mut after, &skipped);
+        if old != new && new.as_ref().is_some_and(|v| !v.is_string()) {
+            return Err(format!("{SKIPPED_ANNOTATION} written as {new:?}"));
+        }
+        restore_created(&mut after, &before, &skipped);
+    }
+    check_mutation(Capability::Capi(kind), &before, &after).map_err(|e| e.to_string())
+}
+
+/// The maps on the way to `path` the policy created to write there (empty
+/// in `after` once the field is taken out, absent or `null` in `before`)
+/// are put back as `before` has them.
+fn restore_created(after: &mut Value, before: &Value, path: &[&str]) {
+    for depth in (1..path.len()).rev() {
+        let (last, parents) = (path[depth - 1], &path[..depth - 1]);
+        let old = get(before, &path[..depth]);
+        if old.is_some_and(|v| !v.is_null()) {
+            continue;
+        }
+        let Some(parent) = get_mut(after, parents) else {
+            continue;
+        };
+        if parent
+            .get(last)
+            .is_some_and(|v| v.as_object().is_some_and(Map::is_empty))
+        {
+            match old {
+                Some(old) => {
+                    parent.insert(last.to_owned(), old.clone());
+                }
+                None => {
+                    parent.remove(last);
+                }
+            }
+        }
+    }
+}
+
+/// The map at `path` of `root`, if there is one.
+fn get_mut<'v>(root: &'v mut Value, path: &[&str]) -> Option<&'v mut Map<String, Value>> {
+    path.iter()
+        .try_fold(root, |value, key| value.get_mut(*key))?
+        .as_object_mut()
+}
