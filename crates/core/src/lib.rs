@@ -71,7 +71,7 @@ pub mod settings;
 mod settings_problem;
 mod sorted_map;
 mod stage_report;
-pub mod tags;
+pub(crate) mod tags;
 pub mod wire;
 
 // The core's tests name its paths as a user of the crate would
@@ -106,4 +106,5 @@ mod behaviour {
     mod tag_stage;
     mod tag_table_ties;
     mod validate_mode;
+    mod whole_payloads;
 }

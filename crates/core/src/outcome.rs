@@ -35,7 +35,7 @@ pub struct Outcome {
 
 impl Outcome {
     /// Allowed, unchanged, nothing to report.
-    pub fn allow() -> Self {
+    pub(crate) fn allow() -> Self {
         Self::with_plan(Plan::default())
     }
 

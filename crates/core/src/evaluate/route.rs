@@ -8,7 +8,7 @@ use crate::request::{GroupVersionKind, is_write};
 /// Which part of the policy answers a request; decided from the kind and
 /// the operation alone, before the object is decoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Route {
+pub(crate) enum Route {
     /// Not acted on: answered by [`not_acted_on`] without reading the
     /// object, the settings or the cluster (also a request with no kind or
     /// operation).
@@ -27,7 +27,7 @@ pub enum Route {
 /// checks, or of a composite resource. Asked once per request: by
 /// [`crate::wire`] before it decodes the object (and handed to
 /// `evaluate_routed`), by [`super::evaluate`] and [`super::explain`] otherwise.
-pub fn route(kind: &GroupVersionKind, operation: &str) -> Route {
+pub(crate) fn route(kind: &GroupVersionKind, operation: &str) -> Route {
     if !is_write(operation) || is_kubernetes_group(&kind.group) || is_sig_group(&kind.group) {
         Route::NotActedOn
     } else if !capi::is_capi_group(&kind.group) {
@@ -49,7 +49,7 @@ pub fn acts_on(kind: &GroupVersionKind, operation: &str) -> bool {
 /// with a warning when a write of a Kubernetes kind reached the policy (its
 /// rules select a kind it cannot handle; a composite-resource treatment
 /// would give such an object a `spec.cloudTags` it does not have).
-pub fn not_acted_on(kind: &GroupVersionKind, operation: &str) -> Outcome {
+pub(crate) fn not_acted_on(kind: &GroupVersionKind, operation: &str) -> Outcome {
     let mut outcome = Outcome::allow();
     let what = if is_kubernetes_group(&kind.group) {
         "a Kubernetes kind"

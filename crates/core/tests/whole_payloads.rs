@@ -1,16 +1,24 @@
-//! The waPC edge on whole payloads, natively: it decodes an object only for
-//! requests the policy acts on, and that shortcut never changes an answer.
+//! The wire on whole payloads, as the waPC edge hands them over: it decodes
+//! an object only for requests the policy acts on, and that shortcut never
+//! changes an answer.
 
+use super::support;
 use metadata_propagation_core::evaluate::{acts_on, evaluate};
 use metadata_propagation_core::lookup::MapLookup;
 use metadata_propagation_core::outcome::Outcome;
 use metadata_propagation_core::request::AdmissionRequest;
 use metadata_propagation_core::settings::Settings;
-use metadata_propagation_policy::validate;
+use metadata_propagation_core::wire;
 use serde_json::{Map, Value, json};
 
 fn read(path: &str) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    serde_json::from_str(&support::read_repo_file(path)).unwrap()
+}
+
+/// The policy's `validate` on requests that read no parent: the edge's
+/// look-up is never called, so none answers here.
+fn validate(payload: &[u8]) -> Vec<u8> {
+    wire::validate_with(payload, &MapLookup::new())
 }
 
 /// `{"request": …, "settings": …}` as the host sends it.
