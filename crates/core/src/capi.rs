@@ -20,7 +20,7 @@ mod propagation_trace;
 mod propagation_why;
 mod resolve;
 pub(crate) mod rules;
-pub mod topology;
+pub(crate) mod topology;
 
 use crate::error::Error;
 use crate::fields;
@@ -41,6 +41,32 @@ use rules::{CAPI_RULES, FieldFlow, Flow, KeyRule, MACHINE, MapFlow, NODE_BOUND_L
 use serde_json::Value;
 
 pub use crate::kinds::is_capi_group;
+
+/// The ClusterClass (name, namespace) a Cluster's topology names, read as
+/// the Cluster's own API version keeps it (`spec.topology.class` and
+/// `classNamespace` in v1beta1, `spec.topology.classRef` in v1beta2); the
+/// namespace defaults to the Cluster's. `None` when the Cluster names no
+/// class, at an API version the policy does not read, or malformed.
+pub fn cluster_class(cluster: &Value) -> Option<(&str, &str)> {
+    let api_version = cluster["apiVersion"].as_str()?;
+    let shape = (topology::SHAPES.iter()).find(|s| s.api_version == api_version)?;
+    let namespace = cluster["metadata"]["namespace"]
+        .as_str()
+        .unwrap_or_default();
+    topology::class_ref(shape, cluster, namespace).ok()?
+}
+
+/// The Cluster an object names by its `cluster.x-k8s.io/cluster-name`
+/// label, which CAPI sets on the objects it creates for a Cluster.
+pub fn cluster_label(object: &Value) -> Option<&str> {
+    object["metadata"]["labels"][topology::CLUSTER_NAME_LABEL].as_str()
+}
+
+/// Whether the Cluster's topology controller owns the object (it carries
+/// `topology.cluster.x-k8s.io/owned`).
+pub fn topology_owned(object: &Value) -> bool {
+    (object["metadata"]["labels"].get(topology::TOPOLOGY_OWNED_LABEL)).is_some()
+}
 pub(crate) use capi_settings::{CapiSettings, RawCapiSettings};
 
 /// Whether the policy does anything for objects of this CAPI kind: a rule

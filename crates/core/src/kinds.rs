@@ -75,4 +75,4 @@ pub(crate) const ANY_BOOTSTRAP: KindMatch = KindMatch {
 
 /// Label naming an object's Cluster, which CAPI sets on the objects it
 /// creates for one.
-pub const CLUSTER_NAME_LABEL: &str = "cluster.x-k8s.io/cluster-name";
+pub(crate) const CLUSTER_NAME_LABEL: &str = "cluster.x-k8s.io/cluster-name";

@@ -38,7 +38,7 @@
 // nothing may add it.
 #![forbid(unsafe_code)]
 
-pub mod api_version;
+pub(crate) mod api_version;
 pub mod capi;
 pub mod deviations;
 mod duration;

@@ -6,6 +6,7 @@
 //! host), in tests and tools by an in-memory map ([`MapLookup`]). No global
 //! test doubles, no `#[cfg(test)]` swaps.
 
+use crate::api_version;
 use crate::projection::Projection;
 use serde_json::Value;
 use std::cell::RefCell;
@@ -37,6 +38,11 @@ impl ObjectRef {
             name: text(&object["metadata"]["name"]),
             namespace: object["metadata"]["namespace"].as_str().map(str::to_owned),
         }
+    }
+
+    /// The API group of the object ("" for the core group).
+    pub fn group(&self) -> &str {
+        api_version::group(&self.api_version)
     }
 }
 
