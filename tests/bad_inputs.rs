@@ -77,9 +77,9 @@ fn run_case(case: &Case) -> Result<(), String> {
     let settings = Settings::from_json(case.settings.as_bytes()).map_err(|e| e.to_string())?;
     let request: AdmissionRequest = serde_json::from_slice(&raw).map_err(|e| e.to_string())?;
     let lookup = match &case.parent {
-        Some(p) => MapLookup::new()
+        Some(p) => MapLookup::default()
             .with_object(serde_json::from_str(&std::fs::read_to_string(path(p)).unwrap()).unwrap()),
-        None => MapLookup::new(),
+        None => MapLookup::default(),
     };
     let outcome = evaluate(&request, &settings, &lookup);
     match (&outcome.verdict, case.outcome.as_str()) {

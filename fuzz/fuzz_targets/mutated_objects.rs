@@ -256,7 +256,7 @@ fuzz_target!(|input: Input| {
         request
     } else {
         let mut object = request.object.clone();
-        plan.apply_owned(&mut object);
+        plan.apply(&mut object);
         mutated = AdmissionRequest {
             uid: request.uid.clone(),
             kind: request.kind.clone(),

@@ -83,7 +83,8 @@ pub trait Lookup {
 /// [`Lookup`] answered from memory; records every request so tests can
 /// assert how many look-ups an evaluation made. Answers go through the
 /// projection like the host's, so a rule reading a path it did not project
-/// fails in tests too.
+/// fails in tests too. `MapLookup::default()` is an empty one: every
+/// object is NotFound.
 #[derive(Debug, Default)]
 pub struct MapLookup {
     answers: BTreeMap<ObjectRef, Result<Value, LookupError>>,
@@ -91,11 +92,6 @@ pub struct MapLookup {
 }
 
 impl MapLookup {
-    /// An empty lookup: every object is NotFound.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
     /// Adds an object, keyed by its own apiVersion, kind, name and namespace.
     pub fn with_object(mut self, object: Value) -> Self {
         self.answers.insert(ObjectRef::of(&object), Ok(object));
@@ -154,7 +150,7 @@ mod tests {
 
     #[test]
     fn map_lookup_records_requests_and_answers_not_found() {
-        let lookup = MapLookup::new().with_object(serde_json::json!({
+        let lookup = MapLookup::default().with_object(serde_json::json!({
             "apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "MachineSet",
             "metadata": {"name": "ms", "namespace": "default"}}));
         let hit = ObjectRef {

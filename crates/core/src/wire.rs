@@ -6,7 +6,6 @@
 //! in-memory one.
 
 mod payload;
-mod steps;
 
 use crate::error::Error;
 use crate::evaluate::{
@@ -24,10 +23,23 @@ pub(crate) use payload::{Payload, Request};
 use serde::Serialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
-#[cfg(feature = "steps")]
-pub use steps::Step;
-#[cfg(not(feature = "steps"))]
-use steps::Step;
+
+/// The steps of one `validate` call, reported as each ends
+/// (`wire::validate_stepped`, with the `steps` feature).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(feature = "steps"), allow(unreachable_pub))]
+pub enum Step {
+    /// The payload is read (the object only scanned).
+    Payload,
+    /// The settings are parsed.
+    Settings,
+    /// The object's projection is decoded.
+    Object,
+    /// The request is decided (look-ups included).
+    Decided,
+    /// The answer is written.
+    Encoded,
+}
 
 /// The SDK's `SettingsValidationResponse`.
 #[derive(Serialize)]

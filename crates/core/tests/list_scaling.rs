@@ -154,7 +154,7 @@ fn topology_kcp(operation: &str, fields: Value, template: Value, settings: Value
     });
     Case {
         payload: serde_json::to_vec(&json!({"request": request, "settings": settings})).unwrap(),
-        lookup: MapLookup::new().with_object(cluster).with_object(class),
+        lookup: MapLookup::default().with_object(cluster).with_object(class),
     }
 }
 

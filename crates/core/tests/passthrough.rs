@@ -99,7 +99,7 @@ fn parents(root: &Path) -> Vec<Value> {
 }
 
 fn lookup(objects: &[Value]) -> MapLookup {
-    objects.iter().fold(MapLookup::new(), |lookup, object| {
+    objects.iter().fold(MapLookup::default(), |lookup, object| {
         lookup.with_object(object.clone())
     })
 }
@@ -257,7 +257,12 @@ fn the_fuzz_corpus_answers_the_same_when_present() {
         let path = entry.unwrap().path();
         let payload = fs::read(&path).unwrap();
         let name = path.to_string_lossy();
-        compare(&name, &payload, &MapLookup::new(), &MapLookup::new());
+        compare(
+            &name,
+            &payload,
+            &MapLookup::default(),
+            &MapLookup::default(),
+        );
     }
 }
 
@@ -272,7 +277,7 @@ fn untouched_members_keep_their_place_and_their_bytes() {
     let payload = format!(
         r#"{{"request":{{"uid":"1","kind":{{"group":"cluster.x-k8s.io","version":"v1beta1","kind":"MachineSet"}},"operation":"CREATE","namespace":"default","object":{object}}},"settings":{{}}}}"#
     );
-    let lookup = MapLookup::new().with_object(parent);
+    let lookup = MapLookup::default().with_object(parent);
     let answer = wire::validate_with(payload.as_bytes(), &lookup);
     let text = String::from_utf8(answer).unwrap();
     for untouched in [
@@ -313,10 +318,10 @@ fn a_provider_path_of_the_settings_is_read_though_the_payload_pass_did_not_proje
         compare(
             "xr-aws-5 (host order)",
             &payload,
-            &MapLookup::new(),
-            &MapLookup::new(),
+            &MapLookup::default(),
+            &MapLookup::default(),
         );
-        let answer = wire::validate_with(&payload, &MapLookup::new());
+        let answer = wire::validate_with(&payload, &MapLookup::default());
         serde_json::from_slice::<Value>(&answer).unwrap()
     };
     // A profile selected only by the composition's name, refusing '/'.

@@ -18,7 +18,7 @@ fn read(path: &str) -> Value {
 /// The policy's `validate` on requests that read no parent: the edge's
 /// look-up is never called, so none answers here.
 fn validate(payload: &[u8]) -> Vec<u8> {
-    wire::validate_with(payload, &MapLookup::new())
+    wire::validate_with(payload, &MapLookup::default())
 }
 
 /// `{"request": …, "settings": …}` as the host sends it.
@@ -47,7 +47,7 @@ fn kinds_the_policy_does_not_act_on_are_allowed_unchanged_without_reading_anythi
     let request: AdmissionRequest = serde_json::from_value(cluster.clone()).unwrap();
     assert!(!acts_on(&request.kind, &request.operation));
     // evaluate, which reads the object, agrees with the shortcut
-    let lookup = MapLookup::new();
+    let lookup = MapLookup::default();
     assert_eq!(
         evaluate(&request, &Settings::default(), &lookup),
         Outcome::allow()
@@ -160,7 +160,10 @@ fn kubernetes_kinds_are_allowed_unchanged_with_a_warning_naming_the_kind() {
     };
     let text = settings.to_string();
     let prepared = Settings::from_json(text.as_bytes()).unwrap();
-    assert_eq!(evaluate(&request, &prepared, &MapLookup::new()), expected);
+    assert_eq!(
+        evaluate(&request, &prepared, &MapLookup::default()),
+        expected
+    );
     let reply: Value = serde_json::from_slice(&validate(&payload(&config_map, &settings))).unwrap();
     assert_eq!(
         reply,

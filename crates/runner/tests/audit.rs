@@ -253,9 +253,9 @@ fn check_case(case: &Case) {
     let objects = read_dump(&dump_path);
     let audited = report["objects"].as_array().unwrap();
     assert_eq!(audited.len(), objects.len(), "{}", case.dump);
-    let lookup = objects
-        .iter()
-        .fold(MapLookup::new(), |lookup, o| lookup.with_object(o.clone()));
+    let lookup = objects.iter().fold(MapLookup::default(), |lookup, o| {
+        lookup.with_object(o.clone())
+    });
     let validate = settings(case.settings, "validate");
     let mutate = settings(case.settings, "mutate");
 

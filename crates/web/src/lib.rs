@@ -122,7 +122,7 @@ pub fn run(object: &str, parents: &str, settings: &str, operation: &str) -> Resu
     let request = admission_request(object, operation)?;
     let lookup = parents
         .into_iter()
-        .fold(MapLookup::new(), MapLookup::with_object);
+        .fold(MapLookup::default(), MapLookup::with_object);
 
     let (outcome, explanation) = evaluate::explain(&request, &settings, &lookup);
     let mut report = Report {

@@ -45,7 +45,7 @@ pub fn explain(args: &ExplainArgs) -> Result<()> {
         let objects = read_kubernetes_objects(path)?.into_iter();
         given.extend(objects.map(|(origin, object)| (origin.to_string(), object)));
     }
-    let lookup = (given.iter()).fold(MapLookup::new(), |l, (_, o)| l.with_object(o.clone()));
+    let lookup = (given.iter()).fold(MapLookup::default(), |l, (_, o)| l.with_object(o.clone()));
     let parents = Parents::new(given).context("invalid --parent objects")?;
     let settings = core_settings(&read_settings(&args.settings)?)?;
     let (granted, metadata) = granted(args.metadata_path.as_deref())?;
@@ -307,7 +307,7 @@ mod tests {
     #[test]
     fn a_look_up_outside_the_grant_is_refused_with_the_hosts_text() {
         let (granted, _) = granted(None).unwrap();
-        let lookup = MapLookup::new();
+        let lookup = MapLookup::default();
         let guarded = Granted {
             lookup: &lookup,
             granted: &granted,
