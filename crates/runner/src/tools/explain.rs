@@ -13,7 +13,6 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use metadata_propagation_core::evaluate;
-use metadata_propagation_core::explain::Explanation;
 use metadata_propagation_core::lookup::{Lookup, LookupError, MapLookup, ObjectRef};
 use metadata_propagation_core::outcome::Verdict;
 use metadata_propagation_core::projection::Projection;
@@ -115,7 +114,7 @@ pub fn explain(args: &ExplainArgs) -> Result<()> {
                 println!("audit annotation {key}: {value:?}");
             }
             let kind = &request.kind.kind;
-            print!("{}", text(&explanation, kind, &requests, args.verbose));
+            print!("{}", explanation.text(kind, &requests, args.verbose));
             let ops = patch.as_array().map_or(0, Vec::len);
             if ops == 0 {
                 println!("patch: none");
@@ -220,48 +219,6 @@ fn read_request(path: &Path, operation: Option<&str>) -> Result<(AdmissionReques
         ),
     };
     Ok((request, from))
-}
-
-/// The explanation as text: unless `verbose`, without empty target maps and
-/// with the in-place fields neither side sets counted. The core's note that
-/// no parent was looked up for the metadata of this `kind` is said again
-/// with the Cluster `requests` read for the cloud tags, which it contradicts.
-fn text(explanation: &Explanation, kind: &str, requests: &[ObjectRef], verbose: bool) -> String {
-    let mut head = explanation.clone();
-    let infra = (explanation.cloud_tags.as_ref()).is_some_and(|tags| tags.field.is_some());
-    let clusters: Vec<String> = (requests.iter())
-        .filter(|r| infra && r.kind == "Cluster")
-        .map(ToString::to_string)
-        .collect();
-    let contradicted = |note: &&mut String| {
-        !clusters.is_empty() && note.ends_with("no parent looked up for its metadata")
-    };
-    for note in head.notes.iter_mut().filter(contradicted) {
-        *note = format!(
-            "no propagation rule gives this {kind} its labels and annotations: they are left as \
-             they are; {} is read for the cloud tags only",
-            clusters.join(", ")
-        );
-    }
-    if verbose {
-        return head.to_string();
-    }
-    head.paths.retain(|path| !path.keys.is_empty());
-    let (shown, unset): (Vec<_>, Vec<_>) = (std::mem::take(&mut head.fields).into_iter())
-        .partition(|field| field.value.is_some() || field.found.is_some());
-    head.fields = shown;
-    let tail = Explanation {
-        node_sync: head.node_sync.take(),
-        cloud_tags: head.cloud_tags.take(),
-        ..Explanation::default()
-    };
-    let more = " (--verbose lists them)\n";
-    let unset = match (unset.len(), head.fields.is_empty()) {
-        (0, _) => String::new(),
-        (n, true) => format!("fields: none of {n} is set by the parent or the child{more}"),
-        (n, false) => format!("  and {n} more that neither the parent nor the child sets{more}"),
-    };
-    format!("{head}{unset}{tail}")
 }
 
 const ASSUMED: &str = "assumed for a bare object; --operation CREATE explains a CREATE";
