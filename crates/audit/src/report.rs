@@ -12,7 +12,6 @@
 use std::cell::{OnceCell, RefCell};
 use std::collections::{BTreeMap, BTreeSet};
 
-use metadata_propagation_core::deviations;
 use metadata_propagation_core::evaluate;
 use metadata_propagation_core::explain::Explanation;
 use metadata_propagation_core::lookup::{Lookup, LookupError, ObjectRef};
@@ -375,7 +374,7 @@ fn evaluate_object(
     // Validate mode keeps the plan its report was rendered from: the
     // deviations and the patch come from that one decision.
     let (deviations, patch) = match &outcome.refused_plan {
-        Some(plan) => (deviations::lines(plan), patch(&request.object, plan)),
+        Some(plan) => (plan.deviations(), patch(&request.object, plan)),
         None => (Vec::new(), json!([])),
     };
     Evaluation {

@@ -40,7 +40,7 @@
 
 pub(crate) mod api_version;
 pub mod capi;
-pub mod deviations;
+pub(crate) mod deviations;
 mod duration;
 pub(crate) mod error;
 pub mod evaluate;

@@ -68,7 +68,8 @@ impl Outcome {
     }
 
     /// The plan, when allowed.
-    pub fn plan(&self) -> Option<&Plan> {
+    #[cfg(test)]
+    pub(crate) fn plan(&self) -> Option<&Plan> {
         match &self.verdict {
             Verdict::Allow(plan) => Some(plan),
             Verdict::Reject { .. } => None,
