@@ -25,7 +25,6 @@ use std::collections::BTreeMap;
 
 use metadata_propagation_core::capi;
 use metadata_propagation_core::lookup::ObjectRef;
-use metadata_propagation_core::owners;
 use serde_json::Value;
 
 const CORE: &str = "cluster.x-k8s.io";
@@ -178,16 +177,19 @@ fn parent_of(
     }
     // Malformed ownerReferences give no parent here; the policy's
     // evaluation of the object reports them.
-    let refs = owners::owner_refs(object).unwrap_or_default();
-    let find = |owner: &owners::OwnerRef<'_>| {
+    let refs = capi::owners(object);
+    let find = |(owner, _): &(ObjectRef, bool)| {
         // Owners are in the object's namespace, or cluster-scoped.
         [namespace, None].into_iter().find_map(|ns| {
             index
-                .get(&Identity::new(owner.group(), owner.kind, ns, owner.name))
+                .get(&Identity::new(owner.group(), &owner.kind, ns, &owner.name))
                 .copied()
         })
     };
-    let controller = refs.iter().filter(|r| r.controller).find_map(find);
+    let controller = refs
+        .iter()
+        .filter(|(_, controller)| *controller)
+        .find_map(find);
     let any = || refs.iter().find_map(find);
     controller.or_else(any).or_else(|| {
         if identity.group != INFRASTRUCTURE && !capi::topology_owned(object) {

@@ -24,6 +24,8 @@ pub(crate) mod topology;
 
 use crate::error::Error;
 use crate::fields;
+use crate::lookup::ObjectRef;
+use crate::owners::owner_refs;
 use crate::plan::{MapEdit, Plan};
 use crate::reads::Reads;
 use crate::request::AdmissionRequest;
@@ -60,6 +62,26 @@ pub fn cluster_class(cluster: &Value) -> Option<(&str, &str)> {
 /// label, which CAPI sets on the objects it creates for a Cluster.
 pub fn cluster_label(object: &Value) -> Option<&str> {
     object["metadata"]["labels"][topology::CLUSTER_NAME_LABEL].as_str()
+}
+
+/// Each owner the object's `metadata.ownerReferences` name, as the object
+/// to read (in the object's namespace, where CAPI's owners are), and
+/// whether it is the controller. None when the references are malformed:
+/// the policy refuses such an object, naming the entry.
+pub fn owners(object: &Value) -> Vec<(ObjectRef, bool)> {
+    let namespace = object["metadata"]["namespace"].as_str();
+    let owners = owner_refs(object).unwrap_or_default();
+    (owners.into_iter())
+        .map(|owner| {
+            let reference = ObjectRef {
+                api_version: owner.api_version.to_owned(),
+                kind: owner.kind.to_owned(),
+                name: owner.name.to_owned(),
+                namespace: namespace.map(str::to_owned),
+            };
+            (reference, owner.controller)
+        })
+        .collect()
 }
 
 /// Whether the Cluster's topology controller owns the object (it carries

@@ -64,7 +64,7 @@ impl fmt::Display for FieldPath {
 /// A field of the object has a shape the policy cannot work with.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{field}: {problem}")]
-pub struct FieldError {
+pub(crate) struct FieldError {
     /// The offending field.
     pub(crate) field: FieldPath,
     /// What is wrong and, where possible, what would be right.

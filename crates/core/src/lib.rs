@@ -61,7 +61,7 @@ mod labels_annotation;
 pub mod lookup;
 mod mode;
 pub mod outcome;
-pub mod owners;
+pub(crate) mod owners;
 pub mod plan;
 pub mod projection;
 mod quote;
