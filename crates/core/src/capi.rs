@@ -42,7 +42,7 @@ use resolve::{Resolved, resolve_parent};
 use rules::{CAPI_RULES, FieldFlow, Flow, KeyRule, MACHINE, MapFlow, NODE_BOUND_LABELS, Rule};
 use serde_json::Value;
 
-pub use crate::kinds::is_capi_group;
+pub(crate) use crate::kinds::is_capi_group;
 
 /// The ClusterClass (name, namespace) a Cluster's topology names, read as
 /// the Cluster's own API version keeps it (`spec.topology.class` and

@@ -12,7 +12,7 @@ pub(crate) const CAPI_GROUPS: [&str; 4] = [
 ];
 
 /// True for the Cluster API groups.
-pub fn is_capi_group(group: &str) -> bool {
+pub(crate) fn is_capi_group(group: &str) -> bool {
     CAPI_GROUPS.contains(&group)
 }
 
