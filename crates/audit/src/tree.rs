@@ -192,10 +192,7 @@ fn parent_of(
         .find_map(find);
     let any = || refs.iter().find_map(find);
     controller.or_else(any).or_else(|| {
-        if identity.group != INFRASTRUCTURE && !capi::topology_owned(object) {
-            return None;
-        }
-        let cluster = capi::cluster_label(object)?;
+        let cluster = capi::labelled_cluster(object)?;
         index
             .get(&Identity::new(CORE, "Cluster", namespace, cluster))
             .copied()

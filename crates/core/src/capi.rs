@@ -58,10 +58,19 @@ pub fn cluster_class(cluster: &Value) -> Option<(&str, &str)> {
     topology::class_ref(shape, cluster, namespace).ok()?
 }
 
-/// The Cluster an object names by its `cluster.x-k8s.io/cluster-name`
-/// label, which CAPI sets on the objects it creates for a Cluster.
-pub fn cluster_label(object: &Value) -> Option<&str> {
-    object["metadata"]["labels"][topology::CLUSTER_NAME_LABEL].as_str()
+/// The Cluster an object belongs to by its `cluster.x-k8s.io/cluster-name`
+/// label, for the objects CAPI ties to their Cluster that way: those the
+/// Cluster's topology controller owns (`topology.cluster.x-k8s.io/owned`)
+/// and infrastructure objects (`infrastructure.cluster.x-k8s.io`).
+pub fn labelled_cluster(object: &Value) -> Option<&str> {
+    let labels = &object["metadata"]["labels"];
+    let api_version = object["apiVersion"].as_str().unwrap_or_default();
+    let infrastructure =
+        crate::api_version::group(api_version) == "infrastructure.cluster.x-k8s.io";
+    if !infrastructure && labels.get(topology::TOPOLOGY_OWNED_LABEL).is_none() {
+        return None;
+    }
+    labels[topology::CLUSTER_NAME_LABEL].as_str()
 }
 
 /// Each owner the object's `metadata.ownerReferences` name, as the object
@@ -82,12 +91,6 @@ pub fn owners(object: &Value) -> Vec<(ObjectRef, bool)> {
             (reference, owner.controller)
         })
         .collect()
-}
-
-/// Whether the Cluster's topology controller owns the object (it carries
-/// `topology.cluster.x-k8s.io/owned`).
-pub fn topology_owned(object: &Value) -> bool {
-    (object["metadata"]["labels"].get(topology::TOPOLOGY_OWNED_LABEL)).is_some()
 }
 pub(crate) use capi_settings::{CapiSettings, RawCapiSettings};
 

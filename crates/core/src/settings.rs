@@ -15,7 +15,7 @@ use crate::tags::{CloudTagSettings, TagSettings};
 
 mod every_problem;
 mod raw;
-pub use crate::mode::Mode;
+pub(crate) use crate::mode::Mode;
 pub use crate::settings_problem::SettingsError;
 pub(crate) use crate::settings_problem::SettingsProblem;
 pub(crate) use raw::RawSettings;
@@ -86,13 +86,18 @@ impl Settings {
     }
 
     /// `mode`: whether the policy makes the changes or reports them.
-    pub fn mode(&self) -> Mode {
+    pub(crate) fn mode(&self) -> Mode {
         self.mode
     }
 
-    /// The same settings applied in `mode` (the audit runs any policy's
-    /// settings in `validate` mode).
-    pub fn in_mode(self, mode: Mode) -> Self {
+    /// The same settings in `validate` mode, whatever `mode` they name:
+    /// the audit judges every object as validate mode would.
+    pub fn validating(self) -> Self {
+        self.in_mode(Mode::Validate)
+    }
+
+    /// The same settings applied in `mode`.
+    fn in_mode(self, mode: Mode) -> Self {
         Self {
             mode,
             tags: self.tags.in_mode(mode),
