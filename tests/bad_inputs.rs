@@ -4,7 +4,7 @@
 //! built module.
 
 use metadata_propagation_core::evaluate::evaluate;
-use metadata_propagation_core::invariants::check_allowed;
+use metadata_propagation_core::invariants::fuzz_oracles::check_allowed;
 use metadata_propagation_core::lookup::MapLookup;
 use metadata_propagation_core::outcome::Verdict;
 use metadata_propagation_core::request::AdmissionRequest;

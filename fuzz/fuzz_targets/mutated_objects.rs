@@ -7,7 +7,7 @@
 //! their Clusters) with labels, label sets and tag fields rewritten, under
 //! `cloudTags.capiInfrastructure` on or off, the Cluster found or not.
 //! Whatever the input: no panic; an allowed mutation satisfies the core's
-//! oracle, `invariants::check_allowed` (`invariants::check_mutation`; on an
+//! oracle, `invariants::fuzz_oracles::check_allowed` (`invariants::check_mutation`; on an
 //! infrastructure object, once the tag field and the skip annotation are
 //! checked and taken out), and is idempotent.
 //!
@@ -45,7 +45,7 @@ mod parents;
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use metadata_propagation_core::evaluate::evaluate;
-use metadata_propagation_core::invariants::check_allowed;
+use metadata_propagation_core::invariants::fuzz_oracles::check_allowed;
 use metadata_propagation_core::outcome::Verdict;
 use metadata_propagation_core::request::AdmissionRequest;
 use metadata_propagation_core::settings::Settings;

@@ -17,7 +17,7 @@
 #![no_main]
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use metadata_propagation_core::invariants::check_profile_transform;
+use metadata_propagation_core::invariants::fuzz_oracles::check_profile_transform;
 use metadata_propagation_core::settings::Settings;
 use serde_json::json;
 use std::collections::BTreeMap;

@@ -39,11 +39,10 @@ use crate::tags::targets::COMPOSITE_RESOURCE;
 use crate::tags::{LABELS_ANNOTATION, SKIPPED_ANNOTATION};
 use serde_json::{Map, Value};
 
-mod fuzz_oracles;
+pub mod fuzz_oracles;
 mod tag_field;
 mod tagged;
 mod violation;
-pub use fuzz_oracles::{check_allowed, check_profile_transform, infrastructure_kinds, tag_field};
 pub(crate) use tag_field::check_owned_field;
 pub(crate) use tag_field::{Owned, check_removals_said, check_tag_field};
 pub(crate) use tagged::infrastructure_prefix;

@@ -1,10 +1,10 @@
 //! Cloud tags on CAPI infrastructure (`cloudTags.capiInfrastructure`): what
 //! an input's trailing [`Infra`] does to an infrastructure child and its
 //! Cluster. What the policy may change on such an object is the core's
-//! oracle's to check (`invariants::check_allowed`).
+//! oracle's to check (`invariants::fuzz_oracles::check_allowed`).
 //!
 //! The child is one of `fixtures::INFRA_CHILDREN`, optionally turned into
-//! any kind row of the target table (`invariants::infrastructure_kinds`: group, kind and the version the
+//! any kind row of the target table (`invariants::fuzz_oracles::infrastructure_kinds`: group, kind and the version the
 //! provider serves, or another version, which has no row). Its labels and
 //! label-set annotation, the Cluster's labels and the tag field are
 //! rewritten with keys drawn as often from the opted-in ones as not, the
@@ -13,8 +13,9 @@
 //! failed.
 
 use arbitrary::Arbitrary;
-use metadata_propagation_core::invariants::{
-    DEFAULT_PREFIX as TAG_PREFIX, infrastructure_kinds, tag_field as row_field,
+use metadata_propagation_core::invariants::DEFAULT_PREFIX as TAG_PREFIX;
+use metadata_propagation_core::invariants::fuzz_oracles::{
+    infrastructure_kinds, tag_field as row_field,
 };
 use serde_json::{Map, Value, json};
 
