@@ -81,7 +81,8 @@ pub fn audit_objects(
     let evaluations: Vec<Option<Evaluation>> = requests
         .iter()
         .map(|request| {
-            evaluate::acts_on(&request.kind, &request.operation)
+            request
+                .acted_on()
                 .then(|| evaluate_object(request, settings, &dump))
         })
         .collect();

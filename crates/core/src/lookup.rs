@@ -106,7 +106,8 @@ impl MapLookup {
     }
 
     /// Every request made so far, in order.
-    pub fn requests(&self) -> Vec<ObjectRef> {
+    #[cfg(test)]
+    pub(crate) fn requests(&self) -> Vec<ObjectRef> {
         self.requests
             .borrow()
             .iter()

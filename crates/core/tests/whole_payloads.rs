@@ -3,16 +3,22 @@
 //! changes an answer.
 
 use super::support;
-use metadata_propagation_core::evaluate::{acts_on, evaluate};
+use metadata_propagation_core::evaluate::{Route, evaluate, route};
 use metadata_propagation_core::lookup::MapLookup;
 use metadata_propagation_core::outcome::Outcome;
-use metadata_propagation_core::request::AdmissionRequest;
+use metadata_propagation_core::request::{AdmissionRequest, GroupVersionKind};
 use metadata_propagation_core::settings::Settings;
 use metadata_propagation_core::wire;
 use serde_json::{Map, Value, json};
 
 fn read(path: &str) -> Value {
     serde_json::from_str(&support::read_repo_file(path)).unwrap()
+}
+
+/// Whether the policy acts on a request of this kind and operation at all
+/// (what `AdmissionRequest::acted_on` answers).
+fn acts_on(kind: &GroupVersionKind, operation: &str) -> bool {
+    route(kind, operation) != Route::NotActedOn
 }
 
 /// The policy's `validate` on requests that read no parent: the edge's

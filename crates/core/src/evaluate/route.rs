@@ -3,7 +3,7 @@
 
 use crate::capi;
 use crate::outcome::Outcome;
-use crate::request::{GroupVersionKind, is_write};
+use crate::request::{AdmissionRequest, GroupVersionKind, is_write};
 
 /// Which part of the policy answers a request; decided from the kind and
 /// the operation alone, before the object is decoded.
@@ -39,10 +39,12 @@ pub(crate) fn route(kind: &GroupVersionKind, operation: &str) -> Route {
     }
 }
 
-/// Whether the policy acts on a request of this kind and operation at all
-/// ([`route`] is not [`Route::NotActedOn`]).
-pub fn acts_on(kind: &GroupVersionKind, operation: &str) -> bool {
-    route(kind, operation) != Route::NotActedOn
+impl AdmissionRequest {
+    /// Whether the policy acts on this request at all, by its kind and
+    /// operation ([`route`] is not [`Route::NotActedOn`]).
+    pub fn acted_on(&self) -> bool {
+        route(&self.kind, &self.operation) != Route::NotActedOn
+    }
 }
 
 /// The answer to a request the policy does not act on: allowed unchanged,

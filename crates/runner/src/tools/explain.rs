@@ -52,13 +52,14 @@ pub fn explain(args: &ExplainArgs) -> Result<()> {
         lookup: &lookup,
         granted: &granted,
         refused: RefCell::default(),
+        asked: RefCell::default(),
     };
 
     let (outcome, explanation) = evaluate::explain(&request, &settings, &guarded);
-    let refused = guarded.refused.into_inner();
+    let (refused, requests) = (guarded.refused.into_inner(), guarded.asked.into_inner());
     // Asked again of the parents as `run --parents` asks them, a look-up
     // that found nothing warns of a parent in another namespace or version.
-    let (mut parents, requests) = (Lookups::Parents(parents), lookup.requests());
+    let mut parents = Lookups::Parents(parents);
     for wanted in &requests {
         let (version, kind, name) = (&wanted.api_version, &wanted.kind, &wanted.name);
         let asked = json!({"api_version": version, "kind": kind, "name": name,
@@ -164,11 +165,13 @@ const DEPLOYING: &str = "docs/deploying.md#adding-a-control-plane-kind";
 
 /// [`Lookup`] over the parents given, refusing what the metadata does not
 /// grant with the host's refusal as the module reads it
-/// (`classify_host_error`), and recording each refusal.
+/// (`classify_host_error`), and recording each refusal and each look-up
+/// it passes on, in order.
 struct Granted<'a> {
     lookup: &'a MapLookup,
     granted: &'a BTreeSet<ContextAwareResource>,
     refused: RefCell<Vec<ObjectRef>>,
+    asked: RefCell<Vec<ObjectRef>>,
 }
 
 impl Lookup for Granted<'_> {
@@ -182,6 +185,7 @@ impl Lookup for Granted<'_> {
             kind: object.kind.clone(),
         };
         if self.granted.contains(&resource) {
+            self.asked.borrow_mut().push(object.clone());
             return self.lookup.get(object, projection);
         }
         self.refused.borrow_mut().push(object.clone());
@@ -269,6 +273,7 @@ mod tests {
             lookup: &lookup,
             granted: &granted,
             refused: RefCell::default(),
+            asked: RefCell::default(),
         };
         let projection = Projection::of(&[&["metadata"]]);
         let k3s = object(
@@ -290,7 +295,7 @@ mod tests {
         );
         assert_eq!(guarded.get(&kcp, &projection), Err(LookupError::NotFound));
         assert_eq!(guarded.refused.into_inner(), [k3s]);
-        assert_eq!(lookup.requests(), [kcp]);
+        assert_eq!(guarded.asked.into_inner(), [kcp]);
     }
 
     /// The refusal points at a section the docs have.
