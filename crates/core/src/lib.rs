@@ -55,7 +55,7 @@ pub mod floor;
 pub mod invariants;
 mod json_members;
 mod key_pattern;
-pub mod keyed_list;
+pub(crate) mod keyed_list;
 mod kinds;
 mod labels_annotation;
 pub mod lookup;

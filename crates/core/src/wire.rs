@@ -219,6 +219,15 @@ fn respond(
     }
 }
 
+/// The keyed-list key operations (list keys hashed, pairs of list keys
+/// compared) this thread's evaluations have made so far, `validate` calls
+/// included: what a quadratic merge of long lists shows in. Only with the
+/// `count-key-operations` feature, which the core's tests turn on.
+#[cfg(feature = "count-key-operations")]
+pub fn key_operations() -> u64 {
+    crate::keyed_list::key_operations()
+}
+
 /// waPC `validate_settings`: `{"valid": bool, "message": …}`, with every
 /// problem named by its field (the SDK wrapper would surface serde errors as
 /// a waPC error rendered with Debug formatting).

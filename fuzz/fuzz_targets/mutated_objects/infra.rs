@@ -4,7 +4,7 @@
 //! oracle's to check (`invariants::fuzz_oracles::check_allowed`).
 //!
 //! The child is one of `fixtures::INFRA_CHILDREN`, optionally turned into
-//! any kind row of the target table (`invariants::fuzz_oracles::infrastructure_kinds`: group, kind and the version the
+//! any kind row of the target table (`invariants::fuzz_oracles::infrastructure_rows`: group, kind and the version the
 //! provider serves, or another version, which has no row). Its labels and
 //! label-set annotation, the Cluster's labels and the tag field are
 //! rewritten with keys drawn as often from the opted-in ones as not, the
@@ -14,9 +14,7 @@
 
 use arbitrary::Arbitrary;
 use metadata_propagation_core::invariants::DEFAULT_PREFIX as TAG_PREFIX;
-use metadata_propagation_core::invariants::fuzz_oracles::{
-    infrastructure_kinds, tag_field as row_field,
-};
+use metadata_propagation_core::invariants::fuzz_oracles::infrastructure_rows;
 use serde_json::{Map, Value, json};
 
 use crate::mutation::{IntoValue, Small, set};
@@ -198,8 +196,8 @@ impl Infra {
         cluster_key: impl Fn(&Node) -> bool,
     ) -> Answer {
         if let Some((row, other_version)) = self.row {
-            let kinds = infrastructure_kinds();
-            let (group, kind, served) = kinds[usize::from(row) % kinds.len()];
+            let rows = infrastructure_rows();
+            let (group, kind, served, _) = rows[usize::from(row) % rows.len()];
             let version = if other_version { "v1alpha1" } else { served };
             let kind = kind.unwrap_or("AWSCluster");
             set(child, &["kind"], Value::String(kind.to_owned()));
@@ -252,7 +250,10 @@ fn tag_field(child: &Node) -> &'static [&'static str] {
     let api_version = child.text(&["apiVersion"]).unwrap_or_default();
     let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
     let kind = child.text(&["kind"]).unwrap_or_default();
-    row_field(group, kind, version).unwrap_or(&["spec", "additionalTags"])
+    let covers = |&&(g, k, v, _): &&(&str, Option<&str>, &str, _)| {
+        g == group && k.is_none_or(|k| k == kind) && v == version
+    };
+    (infrastructure_rows().iter().find(covers)).map_or(&["spec", "additionalTags"], |row| row.3)
 }
 
 /// Removes the node at `path` of `target`, if there is one.

@@ -61,19 +61,23 @@ pub fn check_allowed(
     Ok(())
 }
 
-/// The group, the kind (`None`: every kind of the group) and the served
-/// version of each kind row of the tag-target table, in table order: the
-/// infrastructure kinds a fuzz input may turn an object into.
-pub fn infrastructure_kinds() -> Vec<(&'static str, Option<&'static str>, &'static str)> {
-    (TARGETS.iter().filter_map(Target::kind))
-        .map(|(kind, version)| (kind.group, kind.kind, version))
-        .collect()
-}
-
-/// The tag field of the row of the tag-target table that covers `group`,
-/// `kind` and `version`, if one does.
-pub fn tag_field(group: &str, kind: &str, version: &str) -> Option<&'static [&'static str]> {
-    target_for(group, kind, version).map(|target| target.field)
+/// Each kind row of the tag-target table, in table order, as (group, kind,
+/// served version, tag field), the kind `None` for every kind of the
+/// group: the infrastructure kinds a fuzz input may turn an object into,
+/// and the tag field the policy stamps on an object of one (the first row
+/// whose group, kind and version it has).
+#[allow(clippy::type_complexity)]
+pub fn infrastructure_rows() -> Vec<(
+    &'static str,
+    Option<&'static str>,
+    &'static str,
+    &'static [&'static str],
+)> {
+    (TARGETS
+        .iter()
+        .filter_map(|row| Some((row.kind()?, row.field))))
+    .map(|((kind, version), field)| (kind.group, kind.kind, version, field))
+    .collect()
 }
 
 /// Checks, under accepted `settings` whose `cloudTags.propagatingLabels`
