@@ -14,9 +14,9 @@
 //!   one by its shape (`is_composite_resource`) never gains
 //!   `spec.cloudTags`; outside CAPI's groups it is left as submitted;
 //! - *nothing removed silently*: every entry removed from a tag
-//!   field comes with its warning ([`check_removals_said`]);
+//!   field comes with its warning (`check_removals_said`);
 //! - *ownership follows the prefix in force*, in the contract's
-//!   order ([`prefix_for`]).
+//!   order (`prefix_for`).
 //!
 //! The CAPI maps and fields are read from the rule table
 //! (`rules::contract_targets_for`: the rules for the request's kind whose

@@ -1,7 +1,7 @@
 //! The policy's pure core: Cluster API metadata propagation and Crossplane
 //! XR cloud tags, decided over `serde_json::Value`.
 //!
-//! [`evaluate`] dispatches a request to [`capi`] or [`tags`], which return
+//! [`evaluate`] dispatches a request to [`capi`] or `tags`, which return
 //! an [`outcome::Outcome`] holding a [`plan::Plan`]; parent objects are read
 //! through the [`lookup::Lookup`] trait, and [`wire`] decodes and encodes
 //! the JSON the Kubewarden host and the guest exchange. Nothing here knows
@@ -17,20 +17,36 @@
 //!    ownerReferences, Cluster API's groups and kinds, durations, the
 //!    label-set annotation's format, the settings' problem type;
 //! 2. `error` and the [`explain`] record;
-//! 3. the two stages, [`capi`] and [`tags`], side by side: neither imports
+//! 3. the two stages, [`capi`] and `tags`, side by side: neither imports
 //!    the other; each owns its section of the settings and its domain
 //!    (the node-sync patterns; the tag profiles, character classes and tag
 //!    keys);
 //! 4. [`settings`], which reads the user's text into those sections and
 //!    reports every problem in it;
-//! 5. the decision, [`evaluate`] and [`deviations`];
+//! 5. the decision, [`evaluate`] and `deviations`;
 //! 6. the [`wire`].
 //!
-//! What the policy, the runner, the audit, the web page, the floors and
-//! the fuzz targets use is public, with the types those items' signatures
-//! and fields name; everything else is `pub(crate)` or narrower. The
-//! core's own tests are modules of the crate (`behaviour`, from `tests/`),
-//! so nothing is public for a test's sake.
+//! The public API is what the policy, the runner, the audit, the web page,
+//! the floors and the fuzz targets call, and the types it names:
+//!
+//! - the module's two calls, [`wire::validate_with`] and
+//!   [`wire::validate_settings`] (and `wire::validate_stepped`, with the
+//!   `steps` feature, for the runner's profile);
+//! - the decision, [`evaluate::evaluate`], and the same with its reasons,
+//!   [`evaluate::explain`] (an [`explain::Explanation`], read as text or
+//!   JSON), over an [`request::AdmissionRequest`] and the
+//!   [`settings::Settings`], giving an [`outcome::Outcome`] whose
+//!   [`plan::Plan`] applies to the object;
+//! - the parents, read through the [`lookup::Lookup`] trait by
+//!   [`lookup::ObjectRef`] and a [`projection::Projection`];
+//!   [`lookup::MapLookup`] answers from memory;
+//! - three questions the audit's ownership tree asks of the [`capi`] stage;
+//! - behind features, the floors' `floor::answer` and the oracle the fuzz
+//!   targets and the policy's bad-input test judge with (`invariants`).
+//!
+//! Everything else is `pub(crate)` or narrower, and no struct of the wire
+//! is public. The core's own tests are modules of the crate (`behaviour`,
+//! from `tests/`), so nothing is public for a test's sake.
 
 #![deny(missing_docs)]
 #![warn(unreachable_pub)]

@@ -6,10 +6,10 @@
 //! differences, so an empty plan means "the object already complies", and the
 //! same plan can later be rendered as a list of deviations instead of applied.
 //!
-//! A plan is a list of typed [`Edit`]s: a change to a string map
-//! ([`MapEdit`]: labels, annotations, tags) or to one field
-//! ([`FieldEdit`]: a CAPI in-place field, or one entry of a keyed list).
-//! Each kind is applied here and rendered in [`crate::deviations`], once.
+//! A plan is a list of typed `Edit`s: a change to a string map
+//! (`MapEdit`: labels, annotations, tags) or to one field
+//! (`FieldEdit`: a CAPI in-place field, or one entry of a keyed list).
+//! Each kind is applied here and rendered in `deviations`, once.
 
 use crate::fields::StringMap;
 pub(crate) use crate::keyed_list::EntryKey;

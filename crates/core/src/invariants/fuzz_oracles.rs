@@ -1,6 +1,6 @@
 //! The oracles of the fuzz targets, each whole: on a request the policy
 //! allowed (`mutated_objects`: which capability acted, the properties of
-//! its mutation, [`check_mutation`], the tag field and the skip annotation
+//! its mutation, `check_mutation`, the tag field and the skip annotation
 //! of an infrastructure object, and the warning for every removed tag),
 //! and on the transform under a prepared tag profile (`settings_bytes`:
 //! labels reach it only through accepted settings, as they reach it at
@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 /// field (stamped when `cloudTags.capiInfrastructure` is on, on CREATE only
 /// for a create-only row) and the skip annotation, then its CAPI metadata as
 /// for any CAPI kind; on any other object the mutation of the capability
-/// that acted ([`Capability::of`]); and on either, a warning for every
+/// that acted (`Capability::of`); and on either, a warning for every
 /// tag removed. Errs saying which property does not hold.
 pub fn check_allowed(
     request: &AdmissionRequest,
@@ -84,7 +84,7 @@ pub fn infrastructure_rows() -> Vec<(
 /// are the keys of `labels`, that the profile `provider` selects
 /// transforms `labels` without panicking: every label ends as one tag or
 /// one skip, no more tags than the profile's cap, every tag the prefix in
-/// force (in the contract's order: [`prefix_for`]) and its label's key with
+/// force (in the contract's order: `prefix_for`) and its label's key with
 /// its label's value, and no tag at all when the profile can never admit
 /// that prefix. Panics naming the property that does not hold.
 pub fn check_profile_transform(
