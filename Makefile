@@ -308,7 +308,7 @@ check-standalone:
 # Each target names its sanitizer. The byte-level targets hand arbitrary
 # bytes to serde_json and the settings parser, where AddressSanitizer
 # watches the dependencies' unsafe code. mutated_objects checks the policy's
-# logic (invariants::check_mutation, idempotence) on well-formed JSON; the
+# logic (invariants::fuzz_oracles::check_allowed, idempotence) on well-formed JSON; the
 # policy's own code is safe Rust (`unsafe_code = "deny"`), and ASan's
 # bookkeeping of every allocation makes that target 4.6x slower
 # (fuzz/README.md has the profile).

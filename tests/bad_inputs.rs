@@ -4,7 +4,7 @@
 //! built module.
 
 use metadata_propagation_core::evaluate::evaluate;
-use metadata_propagation_core::invariants::{Capability, check_mutation};
+use metadata_propagation_core::invariants::fuzz_oracles::check_allowed;
 use metadata_propagation_core::lookup::MapLookup;
 use metadata_propagation_core::outcome::Verdict;
 use metadata_propagation_core::request::AdmissionRequest;
@@ -12,11 +12,10 @@ use metadata_propagation_core::settings::Settings;
 use metadata_propagation_core::wire;
 use metadata_propagation_policy::validate;
 use serde_json::Value;
-use support::crd_schema;
 
 // The core's test helpers: the CRD schema check is the one its tests use.
-#[path = "../crates/core/tests/support/mod.rs"]
-mod support;
+#[path = "../crates/core/tests/support/crd_schema.rs"]
+mod crd_schema;
 
 struct Case {
     name: String,
@@ -78,9 +77,9 @@ fn run_case(case: &Case) -> Result<(), String> {
     let settings = Settings::from_json(case.settings.as_bytes()).map_err(|e| e.to_string())?;
     let request: AdmissionRequest = serde_json::from_slice(&raw).map_err(|e| e.to_string())?;
     let lookup = match &case.parent {
-        Some(p) => MapLookup::new()
+        Some(p) => MapLookup::default()
             .with_object(serde_json::from_str(&std::fs::read_to_string(path(p)).unwrap()).unwrap()),
-        None => MapLookup::new(),
+        None => MapLookup::default(),
     };
     let outcome = evaluate(&request, &settings, &lookup);
     match (&outcome.verdict, case.outcome.as_str()) {
@@ -89,12 +88,7 @@ fn run_case(case: &Case) -> Result<(), String> {
         (Verdict::Allow(plan), "allowed-mutated") if !plan.is_empty() => {
             let mut after = request.object.clone();
             plan.apply(&mut after);
-            check_mutation(
-                Capability::for_request(&request.kind, &request.object, &settings),
-                &request.object,
-                &after,
-            )
-            .map_err(|violation| violation.to_string())?;
+            check_allowed(&request, &settings, &after, &outcome.warnings)?;
             crd_schema::check_output(&request.object, &after)?;
             contains(&outcome.warnings.join("\n"))
         }

@@ -6,10 +6,10 @@
 //! infrastructure objects of every row of the cloud-tag target table (and
 //! their Clusters) with labels, label sets and tag fields rewritten, under
 //! `cloudTags.capiInfrastructure` on or off, the Cluster found or not.
-//! Whatever the input: no panic; an allowed mutation satisfies
-//! `invariants::check_mutation` (on an infrastructure object, once the tag
-//! field and the skip annotation, checked by [`infra::check`], are taken
-//! out) and is idempotent.
+//! Whatever the input: no panic; an allowed mutation satisfies the core's
+//! oracle, `invariants::fuzz_oracles::check_allowed` (`invariants::check_mutation`; on an
+//! infrastructure object, once the tag field and the skip annotation are
+//! checked and taken out), and is idempotent.
 //!
 //! Built for speed: under the address sanitizer every allocation is costly,
 //! so an execution copies only what its input changes (profile and numbers
@@ -27,7 +27,7 @@
 //! the copy-on-edit object, [`mutation`] what an input does to it,
 //! [`fixtures`] what every execution starts from, [`parents`] the
 //! look-ups answered from the (possibly edited) parents, and [`infra`] the
-//! infrastructure inputs and their check. This file is the
+//! infrastructure inputs. This file is the
 //! input and the checks.
 #![no_main]
 
@@ -45,20 +45,16 @@ mod parents;
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use metadata_propagation_core::evaluate::evaluate;
-use metadata_propagation_core::invariants::{
-    Capability, Owned, check_mutation, check_removals_said, infrastructure_prefix,
-};
+use metadata_propagation_core::invariants::fuzz_oracles::check_allowed;
 use metadata_propagation_core::outcome::Verdict;
 use metadata_propagation_core::request::AdmissionRequest;
 use metadata_propagation_core::settings::Settings;
-use metadata_propagation_core::tags::targets::{COMPOSITE_RESOURCE, target_for};
 
 use fixtures::{ALL_PARENTS, FIXTURES, PARENTS, child_index, request};
 use infra::Infra;
 use mutation::{FieldMutation, Mutation, apply, apply_field};
 use node::Node;
 use parents::{Answer, Parents};
-use serde_json::Value;
 
 #[derive(Arbitrary, Debug)]
 struct Input {
@@ -260,7 +256,7 @@ fuzz_target!(|input: Input| {
         request
     } else {
         let mut object = request.object.clone();
-        plan.apply_owned(&mut object);
+        plan.apply(&mut object);
         mutated = AdmissionRequest {
             uid: request.uid.clone(),
             kind: request.kind.clone(),
@@ -271,54 +267,13 @@ fuzz_target!(|input: Input| {
         };
         &mutated
     };
-    let kind = &request.kind;
-    let capability = Capability::of(request, &settings);
-    let infra_row = target_for(&kind.group, &kind.kind, &kind.version);
-    let warnings = &outcome.warnings;
-    if let (Capability::Capi(_), Some(row)) = (capability, infra_row) {
-        // The tag field, when the policy stamps it on this request, and the
-        // skip annotation, then the CAPI metadata as for any CAPI kind.
-        let stamped = capi_infrastructure && !(row.create_only && request.operation != "CREATE");
-        let target = stamped.then_some(row);
-        // The prefix in force on the row's profile, in the contract's order.
-        let cloud_tags = settings.cloud_tags().expect("checked above");
-        let prefix = infrastructure_prefix(row, cloud_tags);
-        if let Err(e) = infra::check(kind, target, prefix, &request.object, &after.object) {
-            panic!("invariant violated (cloud tags on infrastructure): {e}");
-        }
-        let owned = Owned {
-            prefix,
-            old_prefix: None,
-        };
-        let (old, new) = (
-            get(&request.object, row.field),
-            get(&after.object, row.field),
-        );
-        if let Err(e) = check_removals_said(row, owned, old, new, warnings) {
-            panic!("invariant violated (cloud tags on infrastructure): {e}");
-        }
-    } else {
-        if let Err(e) = check_mutation(capability, &request.object, &after.object) {
-            panic!("invariant violated: {e}");
-        }
-        if let Capability::CloudTags { prefix, old_prefix } = capability {
-            let owned = Owned { prefix, old_prefix };
-            let field = COMPOSITE_RESOURCE.field;
-            let (old, new) = (get(&request.object, field), get(&after.object, field));
-            if let Err(e) = check_removals_said(&COMPOSITE_RESOURCE, owned, old, new, warnings) {
-                panic!("invariant violated: {e}");
-            }
-        }
+    if let Err(e) = check_allowed(request, &settings, &after.object, &outcome.warnings) {
+        panic!("invariant violated: {e}");
     }
     let second = evaluate(after, &settings, &lookup);
     assert!(
-        second.plan().is_some_and(|p| p.is_empty()),
+        matches!(&second.verdict, Verdict::Allow(p) if p.is_empty()),
         "not idempotent: {:?}",
         second.verdict
     );
 });
-
-/// The value at `path` of `object`, if any.
-fn get<'v>(object: &'v Value, path: &[&str]) -> Option<&'v Value> {
-    path.iter().try_fold(object, |value, key| value.get(*key))
-}

@@ -17,9 +17,8 @@
 #![no_main]
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use metadata_propagation_core::invariants::prefix_for;
+use metadata_propagation_core::invariants::fuzz_oracles::check_profile_transform;
 use metadata_propagation_core::settings::Settings;
-use metadata_propagation_core::tags::transform;
 use serde_json::json;
 use std::collections::BTreeMap;
 
@@ -122,33 +121,5 @@ fuzz_target!(|input: Input<'_>| {
         "validate_settings and from_json agree"
     );
     let Ok(settings) = settings else { return };
-    let cloud_tags = settings.cloud_tags().expect("accepted settings prepare");
-    let (profile, origin) = cloud_tags.profiles.resolve(Some(&provider));
-    let keys = cloud_tags.tag_keys(profile);
-    // The prefix in force: the profile's own, else `cloudTags.prefix` when
-    // set, else the profile's default.
-    assert_eq!(keys.prefix, prefix_for(profile, origin, cloud_tags));
-    // Every label is opted in: its key is one the settings accepted.
-    let opted_in = &cloud_tags.propagating_labels;
-    assert!(labels.keys().all(|key| opted_in.iter().any(|k| k == key)));
-    let out = transform::transform_with(
-        labels.iter().map(|(k, v)| (k.as_str(), v.as_str())),
-        profile,
-        &keys,
-        0,
-    );
-    assert_eq!(out.tags.len() + out.skipped.len(), labels.len());
-    assert!(out.tags.len() <= profile.cap);
-    for (tag, value) in &out.tags {
-        // Every tag is the prefix in force and its label's key.
-        let label = keys
-            .qualified_key_of(tag)
-            .expect("a tag starts with the prefix in force");
-        assert_eq!(labels.get(label).map(String::as_str), Some(value.as_str()));
-        assert_eq!(transform::check(profile, &keys, label, tag, value), None);
-    }
-    // A profile that refuses the prefix refuses everything.
-    if profile.blocks_every_tag(keys.prefix).is_some() {
-        assert!(out.tags.is_empty());
-    }
+    check_profile_transform(&settings, &provider, &labels);
 });

@@ -11,7 +11,6 @@
 
 use std::fmt::Write as _;
 
-use metadata_propagation_core::explain::{Explanation, NodeKey};
 use metadata_propagation_core::outcome::Verdict;
 use serde_json::{Map, Value, json};
 
@@ -96,7 +95,7 @@ fn headline(object: &Audited) -> String {
     if let Some((labels, annotations)) = object
         .evaluation
         .as_ref()
-        .and_then(|e| node_keys(&e.explanation))
+        .and_then(|e| e.explanation.synced_to_node())
     {
         let list = |keys: Vec<&str>| {
             if keys.is_empty() {
@@ -113,19 +112,6 @@ fn headline(object: &Audited) -> String {
         );
     }
     line
-}
-
-/// The label and annotation keys CAPI syncs to a Machine's Node.
-fn node_keys(explanation: &Explanation) -> Option<(Vec<&str>, Vec<&str>)> {
-    let node = explanation.node_sync.as_ref()?;
-    Some((synced(&node.labels), synced(&node.annotations)))
-}
-
-fn synced(keys: &[NodeKey]) -> Vec<&str> {
-    keys.iter()
-        .filter(|k| k.synced_by.is_some())
-        .map(|k| k.key.as_str())
-        .collect()
 }
 
 fn details_text(object: &Audited, evaluation: &Evaluation, out: &mut String) {
@@ -251,7 +237,7 @@ fn object_json(object: &Audited, id: &str, parent: Option<String>, depth: usize)
     out.insert("deviations".into(), json!(evaluation.deviations));
     out.insert("warnings".into(), json!(outcome.warnings));
     out.insert("auditAnnotations".into(), json!(outcome.audit_annotations));
-    if let Some((labels, annotations)) = node_keys(&evaluation.explanation) {
+    if let Some((labels, annotations)) = evaluation.explanation.synced_to_node() {
         out.insert(
             "nodeKeys".into(),
             json!({"labels": labels, "annotations": annotations}),

@@ -12,7 +12,6 @@
 use std::cell::{OnceCell, RefCell};
 use std::collections::{BTreeMap, BTreeSet};
 
-use metadata_propagation_core::deviations;
 use metadata_propagation_core::evaluate;
 use metadata_propagation_core::explain::Explanation;
 use metadata_propagation_core::lookup::{Lookup, LookupError, ObjectRef};
@@ -20,7 +19,7 @@ use metadata_propagation_core::outcome::{Outcome, Verdict};
 use metadata_propagation_core::plan::Plan;
 use metadata_propagation_core::projection::Projection;
 use metadata_propagation_core::request::AdmissionRequest;
-use metadata_propagation_core::settings::{Mode, Settings};
+use metadata_propagation_core::settings::Settings;
 use serde_json::{Value, json};
 
 use crate::AuditError;
@@ -42,7 +41,7 @@ impl AuditSettings {
     pub fn from_json(raw: &[u8]) -> Result<AuditSettings, AuditError> {
         let validate = Settings::from_json(raw)
             .map_err(|e| AuditError::Settings(e.to_string()))?
-            .in_mode(Mode::Validate);
+            .validating();
         Ok(AuditSettings { validate })
     }
 }
@@ -82,7 +81,8 @@ pub fn audit_objects(
     let evaluations: Vec<Option<Evaluation>> = requests
         .iter()
         .map(|request| {
-            evaluate::acts_on(&request.kind, &request.operation)
+            request
+                .acted_on()
                 .then(|| evaluate_object(request, settings, &dump))
         })
         .collect();
@@ -375,7 +375,7 @@ fn evaluate_object(
     // Validate mode keeps the plan its report was rendered from: the
     // deviations and the patch come from that one decision.
     let (deviations, patch) = match &outcome.refused_plan {
-        Some(plan) => (deviations::lines(plan), patch(&request.object, plan)),
+        Some(plan) => (plan.deviations(), patch(&request.object, plan)),
         None => (Vec::new(), json!([])),
     };
     Evaluation {
@@ -682,7 +682,8 @@ mod tests {
     #[test]
     fn audit_settings_ignore_the_mode_and_refuse_what_the_policy_refuses() {
         let settings = AuditSettings::from_json(br#"{"mode": "mutate"}"#).unwrap();
-        assert_eq!(settings.validate.mode(), Mode::Validate);
+        let debug = format!("{:?}", settings.validate);
+        assert!(debug.starts_with("Settings { mode: Validate,"), "{debug}");
         let err = AuditSettings::from_json(
             br#"{"cloudTags": {"propagatingLabels": ["platform/origin"]}}"#,
         )

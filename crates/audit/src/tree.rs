@@ -5,7 +5,7 @@
 //! An object's parent is, in this order: for a Cluster, its ClusterClass
 //! (v1beta1 `spec.topology.class` / `classNamespace`, v1beta2
 //! `spec.topology.classRef`, read with the policy's own
-//! [`topology::class_ref`]); the owner named by its controller
+//! [`capi::cluster_class`]); the owner named by its controller
 //! ownerReference; any other owner named by an ownerReference (a freshly
 //! created InfraMachine is owned by its MachineSet without the controller
 //! flag, a user-managed MachineDeployment by its Cluster; an InfraCluster
@@ -23,10 +23,8 @@
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
-use metadata_propagation_core::api_version;
-use metadata_propagation_core::capi::topology::{self, CLUSTER_NAME_LABEL, TOPOLOGY_OWNED_LABEL};
+use metadata_propagation_core::capi;
 use metadata_propagation_core::lookup::ObjectRef;
-use metadata_propagation_core::owners;
 use serde_json::Value;
 
 const CORE: &str = "cluster.x-k8s.io";
@@ -51,22 +49,13 @@ impl Identity {
     /// The identity of a checked Kubernetes object (see
     /// [`crate::dump::kubernetes_objects`]).
     pub fn of(object: &Value) -> Identity {
-        let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
-        Identity {
-            group: api_version::group(object["apiVersion"].as_str().unwrap_or_default()).to_owned(),
-            kind: text(&object["kind"]),
-            namespace: object["metadata"]["namespace"]
-                .as_str()
-                .filter(|ns| !ns.is_empty())
-                .map(str::to_owned),
-            name: text(&object["metadata"]["name"]),
-        }
+        Identity::of_ref(&ObjectRef::of(object))
     }
 
     /// The identity of the object a look-up asks for.
     pub fn of_ref(reference: &ObjectRef) -> Identity {
         Identity {
-            group: api_version::group(&reference.api_version).to_owned(),
+            group: reference.group().to_owned(),
             kind: reference.kind.clone(),
             namespace: reference.namespace.clone().filter(|ns| !ns.is_empty()),
             name: reference.name.clone(),
@@ -182,46 +171,36 @@ fn parent_of(
 ) -> Option<usize> {
     let namespace = identity.namespace.as_deref();
     if (identity.group.as_str(), identity.kind.as_str()) == (CORE, "Cluster")
-        && let Some(class) = cluster_class(object, identity, index)
+        && let Some(class) = cluster_class(object, index)
     {
         return Some(class);
     }
     // Malformed ownerReferences give no parent here; the policy's
     // evaluation of the object reports them.
-    let refs = owners::owner_refs(object).unwrap_or_default();
-    let find = |owner: &owners::OwnerRef<'_>| {
+    let refs = capi::owners(object);
+    let find = |(owner, _): &(ObjectRef, bool)| {
         // Owners are in the object's namespace, or cluster-scoped.
         [namespace, None].into_iter().find_map(|ns| {
             index
-                .get(&Identity::new(owner.group(), owner.kind, ns, owner.name))
+                .get(&Identity::new(owner.group(), &owner.kind, ns, &owner.name))
                 .copied()
         })
     };
-    let controller = refs.iter().filter(|r| r.controller).find_map(find);
+    let controller = refs
+        .iter()
+        .filter(|(_, controller)| *controller)
+        .find_map(find);
     let any = || refs.iter().find_map(find);
     controller.or_else(any).or_else(|| {
-        let labels = &object["metadata"]["labels"];
-        if identity.group != INFRASTRUCTURE {
-            labels.get(TOPOLOGY_OWNED_LABEL)?;
-        }
-        let cluster = labels[CLUSTER_NAME_LABEL].as_str()?;
+        let cluster = capi::labelled_cluster(object)?;
         index
             .get(&Identity::new(CORE, "Cluster", namespace, cluster))
             .copied()
     })
 }
 
-fn cluster_class(
-    cluster: &Value,
-    identity: &Identity,
-    index: &BTreeMap<&Identity, usize>,
-) -> Option<usize> {
-    let api_version = cluster["apiVersion"].as_str()?;
-    let shape = topology::SHAPES
-        .iter()
-        .find(|s| s.api_version == api_version)?;
-    let namespace = identity.namespace.as_deref().unwrap_or_default();
-    let (name, class_namespace) = topology::class_ref(shape, cluster, namespace).ok()??;
+fn cluster_class(cluster: &Value, index: &BTreeMap<&Identity, usize>) -> Option<usize> {
+    let (name, class_namespace) = capi::cluster_class(cluster)?;
     index
         .get(&Identity::new(
             CORE,

@@ -8,7 +8,7 @@ pub(crate) fn split(api_version: &str) -> (&str, &str) {
 }
 
 /// The API group of `api_version` (`""` for the core group).
-pub fn group(api_version: &str) -> &str {
+pub(crate) fn group(api_version: &str) -> &str {
     split(api_version).0
 }
 

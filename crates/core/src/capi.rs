@@ -20,10 +20,12 @@ mod propagation_trace;
 mod propagation_why;
 mod resolve;
 pub(crate) mod rules;
-pub mod topology;
+pub(crate) mod topology;
 
 use crate::error::Error;
 use crate::fields;
+use crate::lookup::ObjectRef;
+use crate::owners::owner_refs;
 use crate::plan::{MapEdit, Plan};
 use crate::reads::Reads;
 use crate::request::AdmissionRequest;
@@ -40,7 +42,56 @@ use resolve::{Resolved, resolve_parent};
 use rules::{CAPI_RULES, FieldFlow, Flow, KeyRule, MACHINE, MapFlow, NODE_BOUND_LABELS, Rule};
 use serde_json::Value;
 
-pub use crate::kinds::is_capi_group;
+pub(crate) use crate::kinds::is_capi_group;
+
+/// The ClusterClass (name, namespace) a Cluster's topology names, read as
+/// the Cluster's own API version keeps it (`spec.topology.class` and
+/// `classNamespace` in v1beta1, `spec.topology.classRef` in v1beta2); the
+/// namespace defaults to the Cluster's. `None` when the Cluster names no
+/// class, at an API version the policy does not read, or malformed.
+pub fn cluster_class(cluster: &Value) -> Option<(&str, &str)> {
+    let api_version = cluster["apiVersion"].as_str()?;
+    let shape = (topology::SHAPES.iter()).find(|s| s.api_version == api_version)?;
+    let namespace = cluster["metadata"]["namespace"]
+        .as_str()
+        .unwrap_or_default();
+    topology::class_ref(shape, cluster, namespace).ok()?
+}
+
+/// The Cluster an object belongs to by its `cluster.x-k8s.io/cluster-name`
+/// label, for the objects CAPI ties to their Cluster that way: those the
+/// Cluster's topology controller owns (`topology.cluster.x-k8s.io/owned`)
+/// and infrastructure objects (`infrastructure.cluster.x-k8s.io`).
+pub fn labelled_cluster(object: &Value) -> Option<&str> {
+    let labels = &object["metadata"]["labels"];
+    let api_version = object["apiVersion"].as_str().unwrap_or_default();
+    let infrastructure =
+        crate::api_version::group(api_version) == "infrastructure.cluster.x-k8s.io";
+    if !infrastructure && labels.get(topology::TOPOLOGY_OWNED_LABEL).is_none() {
+        return None;
+    }
+    labels[topology::CLUSTER_NAME_LABEL].as_str()
+}
+
+/// Each owner the object's `metadata.ownerReferences` name, as the object
+/// to read (in the object's namespace, where CAPI's owners are), and
+/// whether it is the controller. None when the references are malformed:
+/// the policy refuses such an object, naming the entry.
+pub fn owners(object: &Value) -> Vec<(ObjectRef, bool)> {
+    let namespace = object["metadata"]["namespace"].as_str();
+    let owners = owner_refs(object).unwrap_or_default();
+    (owners.into_iter())
+        .map(|owner| {
+            let reference = ObjectRef {
+                api_version: owner.api_version.to_owned(),
+                kind: owner.kind.to_owned(),
+                name: owner.name.to_owned(),
+                namespace: namespace.map(str::to_owned),
+            };
+            (reference, owner.controller)
+        })
+        .collect()
+}
 pub(crate) use capi_settings::{CapiSettings, RawCapiSettings};
 
 /// Whether the policy does anything for objects of this CAPI kind: a rule

@@ -11,7 +11,7 @@ use crate::settings::Mode;
 use crate::tags::{ANNOTATIONS, SKIPPED_ANNOTATION};
 
 /// Start of every validate-mode rejection.
-pub const REPORT_PREFIX: &str =
+pub(crate) const REPORT_PREFIX: &str =
     "the object deviates from the metadata propagation contract (validate mode): ";
 
 /// Applies the mode to an outcome: in validate mode a plan that changes
@@ -42,7 +42,7 @@ pub(crate) fn enforce(outcome: Outcome, mode: Mode) -> Outcome {
 /// What validate mode and the audit judge of a plan: what the policy
 /// writes, not what it reports. The skip annotation reports what mutate
 /// mode skipped, so a missing or different one is never a deviation.
-pub fn judged(mut plan: Plan) -> Plan {
+pub(crate) fn judged(mut plan: Plan) -> Plan {
     for edit in &mut plan.edits {
         if let Edit::Map(edit) = edit
             && edit.path == ANNOTATIONS
@@ -61,9 +61,16 @@ pub(crate) fn report(plan: &Plan) -> String {
     format!("{REPORT_PREFIX}{}", lines(plan).join("; "))
 }
 
-/// The parts of `report`, one per target map or field, sorted by path:
-/// what the audit lists line by line.
-pub fn lines(plan: &Plan) -> Vec<String> {
+impl Plan {
+    /// The deviations validate mode reports for this plan, one per target
+    /// map or field, sorted by path: what the audit lists line by line.
+    pub fn deviations(&self) -> Vec<String> {
+        lines(self)
+    }
+}
+
+/// The parts of `report`, one per target map or field, sorted by path.
+fn lines(plan: &Plan) -> Vec<String> {
     let mut lines: Vec<(String, String)> = plan
         .edits
         .iter()

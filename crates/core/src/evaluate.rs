@@ -9,7 +9,7 @@ mod route;
 
 pub(crate) use object_projection::default_object_projection;
 pub(crate) use object_projection::{default_projection_covers, object_projection};
-pub use route::{Route, acts_on, not_acted_on, route};
+pub(crate) use route::{Route, not_acted_on, route};
 #[cfg(feature = "invariants")]
 pub(crate) use route::{is_kubernetes_group, is_sig_group};
 

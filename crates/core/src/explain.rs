@@ -6,6 +6,7 @@
 //! web page all call the same functions: there is one core, no fork.
 
 use crate::fields::quoted;
+use crate::lookup::ObjectRef;
 use serde::Serialize;
 use serde_json::Value;
 use std::fmt;
@@ -16,32 +17,32 @@ use std::fmt;
 pub struct Explanation {
     /// The propagation rule applied, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub rule: Option<RuleUsed>,
+    pub(crate) rule: Option<RuleUsed>,
     /// One entry per target map, in rule order.
-    pub paths: Vec<PathExplanation>,
+    pub(crate) paths: Vec<PathExplanation>,
     /// CAPI in-place fields: one entry per field (or keyed-list entry) the
     /// rule offers, in rule order.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub fields: Vec<FieldExplanation>,
+    pub(crate) fields: Vec<FieldExplanation>,
     /// Machines: which keys CAPI will sync to the Node, and why.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub node_sync: Option<NodeSync>,
+    pub(crate) node_sync: Option<NodeSync>,
     /// XRs: the fate of every label.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub cloud_tags: Option<CloudTags>,
+    pub(crate) cloud_tags: Option<CloudTags>,
     /// Decisions that concern the whole object (no rule, parent not found,
     /// adopted, ...), in the order they were made.
-    pub notes: Vec<String>,
+    pub(crate) notes: Vec<String>,
 }
 
 /// The rule that applied.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct RuleUsed {
+pub(crate) struct RuleUsed {
     /// Child family (MachineSet, Machine, ...).
-    pub family: String,
+    pub(crate) family: String,
     /// The parent read (or the Cluster, for topology children).
-    pub parent: String,
+    pub(crate) parent: String,
     /// The CAPI function the rule mirrors.
     pub(crate) upstream: String,
 }
@@ -49,22 +50,22 @@ pub struct RuleUsed {
 /// The keys of one target map.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct PathExplanation {
+pub(crate) struct PathExplanation {
     /// Target map, e.g. `spec.template.metadata.labels`.
-    pub path: String,
+    pub(crate) path: String,
     /// Every key the parent offered for this map, sorted.
-    pub keys: Vec<KeyFate>,
+    pub(crate) keys: Vec<KeyFate>,
 }
 
 /// What happened to one key offered by the parent.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct KeyFate {
+pub(crate) struct KeyFate {
     /// The key.
-    pub key: String,
+    pub(crate) key: String,
     /// What happened to it.
     #[serde(flatten)]
-    pub fate: Fate,
+    pub(crate) fate: Fate,
 }
 
 /// The closed set of fates of a parent key.
@@ -74,7 +75,7 @@ pub struct KeyFate {
     rename_all = "kebab-case",
     rename_all_fields = "camelCase"
 )]
-pub enum Fate {
+pub(crate) enum Fate {
     /// The key flows with the parent's value.
     Flows {
         /// The value the child gets.
@@ -101,10 +102,10 @@ pub enum Fate {
 /// What happened to one in-place field of a CAPI child.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct FieldExplanation {
+pub(crate) struct FieldExplanation {
     /// The child's field, with the entry key for a keyed list, e.g.
     /// `spec.readinessGates[conditionType="X"]`.
-    pub path: String,
+    pub(crate) path: String,
     /// The field's name (`nodeDrainTimeout`).
     pub(crate) field: String,
     /// Where the parent holds the value (topology: the Cluster or the
@@ -113,47 +114,47 @@ pub struct FieldExplanation {
     /// The value the child must hold; absent when the parent does not set
     /// the field.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub value: Option<serde_json::Value>,
+    pub(crate) value: Option<serde_json::Value>,
     /// The child's value as submitted, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub found: Option<serde_json::Value>,
+    pub(crate) found: Option<serde_json::Value>,
     /// `added`, `corrected`, `unchanged` or `not set by the parent`.
-    pub change: String,
+    pub(crate) change: String,
 }
 
 /// Node-sync explanation for a Machine.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct NodeSync {
+pub(crate) struct NodeSync {
     /// Every label of the Machine as stored.
-    pub labels: Vec<NodeKey>,
+    pub(crate) labels: Vec<NodeKey>,
     /// Every annotation of the Machine as stored.
-    pub annotations: Vec<NodeKey>,
+    pub(crate) annotations: Vec<NodeKey>,
 }
 
 /// One Machine key and whether CAPI syncs it to the Node.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct NodeKey {
+pub(crate) struct NodeKey {
     /// The key.
-    pub key: String,
+    pub(crate) key: String,
     /// The criterion or regex that matched; `None`: not synced.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub synced_by: Option<String>,
+    pub(crate) synced_by: Option<String>,
 }
 
 /// Cloud-tag explanation for an XR or a CAPI infrastructure object.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct CloudTags {
+pub(crate) struct CloudTags {
     /// The profile applied.
-    pub profile: String,
+    pub(crate) profile: String,
     /// Where the provider came from.
-    pub provider: String,
+    pub(crate) provider: String,
     /// Why the profile applied: `built-in`, `user-defined` or `fallback`.
-    pub origin: String,
+    pub(crate) origin: String,
     /// The same in words, naming the setting that selected it.
-    pub why: String,
+    pub(crate) why: String,
     /// The tag-key prefix in force: the entries of the field that start
     /// with it are the policy's.
     pub(crate) prefix: String,
@@ -166,28 +167,28 @@ pub struct CloudTags {
     /// Set when the profile refuses every tag (its key class or ceiling
     /// cannot admit the prefix in force): why.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub no_tag_can_propagate: Option<String>,
+    pub(crate) no_tag_can_propagate: Option<String>,
     /// Every label of the label set, sorted by qualified key.
-    pub labels: Vec<LabelFate>,
+    pub(crate) labels: Vec<LabelFate>,
     /// Prefixed entries of the tag field that go, and why.
-    pub removed: Vec<(String, String)>,
+    pub(crate) removed: Vec<(String, String)>,
     /// CAPI infrastructure kinds: the tag field (`spec.additionalTags`);
     /// absent for XRs, whose field is always `spec.cloudTags`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub field: Option<String>,
+    pub(crate) field: Option<String>,
 }
 
 /// One label of an XR and what became of it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct LabelFate {
+pub(crate) struct LabelFate {
     /// Qualified key.
-    pub qualified_key: String,
+    pub(crate) qualified_key: String,
     /// `metadata.labels` or the label-set annotation.
-    pub source: String,
+    pub(crate) source: String,
     /// What became of it.
     #[serde(flatten)]
-    pub fate: TagFate,
+    pub(crate) fate: TagFate,
 }
 
 /// The closed set of fates of an XR label.
@@ -197,7 +198,7 @@ pub struct LabelFate {
     rename_all = "kebab-case",
     rename_all_fields = "camelCase"
 )]
-pub enum TagFate {
+pub(crate) enum TagFate {
     /// It became a tag.
     Tag {
         /// The tag key.
@@ -216,6 +217,66 @@ pub enum TagFate {
     },
     /// Not in `cloudTags.propagatingLabels`.
     NotOptedIn,
+}
+
+impl Explanation {
+    /// The label and annotation keys CAPI syncs from a Machine to its
+    /// Node, as the Machine is stored; `None` for any other object.
+    pub fn synced_to_node(&self) -> Option<(Vec<&str>, Vec<&str>)> {
+        fn synced(keys: &[NodeKey]) -> Vec<&str> {
+            (keys.iter().filter(|k| k.synced_by.is_some()))
+                .map(|k| k.key.as_str())
+                .collect()
+        }
+        let node = self.node_sync.as_ref()?;
+        Some((synced(&node.labels), synced(&node.annotations)))
+    }
+
+    /// The explanation as text for one request of `kind` whose evaluation
+    /// made `requests`: unless `verbose`, without empty target maps and
+    /// with the in-place fields neither side sets counted. The note that no
+    /// parent was looked up for the metadata of this `kind` is said again
+    /// with the Cluster `requests` read for the cloud tags, which it
+    /// contradicts.
+    pub fn text(&self, kind: &str, requests: &[ObjectRef], verbose: bool) -> String {
+        let mut head = self.clone();
+        let infra = (self.cloud_tags.as_ref()).is_some_and(|tags| tags.field.is_some());
+        let clusters: Vec<String> = (requests.iter())
+            .filter(|r| infra && r.kind == "Cluster")
+            .map(ToString::to_string)
+            .collect();
+        let contradicted = |note: &&mut String| {
+            !clusters.is_empty() && note.ends_with("no parent looked up for its metadata")
+        };
+        for note in head.notes.iter_mut().filter(contradicted) {
+            *note = format!(
+                "no propagation rule gives this {kind} its labels and annotations: they are left as \
+                 they are; {} is read for the cloud tags only",
+                clusters.join(", ")
+            );
+        }
+        if verbose {
+            return head.to_string();
+        }
+        head.paths.retain(|path| !path.keys.is_empty());
+        let (shown, unset): (Vec<_>, Vec<_>) = (std::mem::take(&mut head.fields).into_iter())
+            .partition(|field| field.value.is_some() || field.found.is_some());
+        head.fields = shown;
+        let tail = Explanation {
+            node_sync: head.node_sync.take(),
+            cloud_tags: head.cloud_tags.take(),
+            ..Explanation::default()
+        };
+        let more = " (--verbose lists them)\n";
+        let unset = match (unset.len(), head.fields.is_empty()) {
+            (0, _) => String::new(),
+            (n, true) => format!("fields: none of {n} is set by the parent or the child{more}"),
+            (n, false) => {
+                format!("  and {n} more that neither the parent nor the child sets{more}")
+            }
+        };
+        format!("{head}{unset}{tail}")
+    }
 }
 
 impl fmt::Display for Explanation {

@@ -20,7 +20,7 @@ use std::fmt;
 /// A field inside an object, rendered the way users read it:
 /// `metadata.annotations["cloud-tags.plexsphere.io/labels"]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FieldPath(String);
+pub(crate) struct FieldPath(String);
 
 impl FieldPath {
     /// The path of a chain of object members.
@@ -64,7 +64,7 @@ impl fmt::Display for FieldPath {
 /// A field of the object has a shape the policy cannot work with.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{field}: {problem}")]
-pub struct FieldError {
+pub(crate) struct FieldError {
     /// The offending field.
     pub(crate) field: FieldPath,
     /// What is wrong and, where possible, what would be right.

@@ -14,9 +14,9 @@
 //!   one by its shape (`is_composite_resource`) never gains
 //!   `spec.cloudTags`; outside CAPI's groups it is left as submitted;
 //! - *nothing removed silently*: every entry removed from a tag
-//!   field comes with its warning ([`check_removals_said`]);
+//!   field comes with its warning (`check_removals_said`);
 //! - *ownership follows the prefix in force*, in the contract's
-//!   order ([`prefix_for`]).
+//!   order (`prefix_for`).
 //!
 //! The CAPI maps and fields are read from the rule table
 //! (`rules::contract_targets_for`: the rules for the request's kind whose
@@ -35,23 +35,28 @@ use crate::keyed_list;
 use crate::owners;
 use crate::request::{AdmissionRequest, GroupVersionKind, is_write};
 use crate::settings::Settings;
-use crate::tags::tag_key::DEFAULT_PREFIX;
 use crate::tags::targets::COMPOSITE_RESOURCE;
 use crate::tags::{LABELS_ANNOTATION, SKIPPED_ANNOTATION};
 use serde_json::{Map, Value};
 
+pub mod fuzz_oracles;
 mod tag_field;
 mod tagged;
 mod violation;
 pub(crate) use tag_field::check_owned_field;
-pub use tag_field::{Owned, check_removals_said, check_tag_field};
+pub(crate) use tag_field::{Owned, check_removals_said, check_tag_field};
+pub(crate) use tagged::infrastructure_prefix;
+pub(crate) use tagged::prefix_for;
 pub(crate) use tagged::{composite_prefix, is_composite_resource};
-pub use tagged::{infrastructure_prefix, prefix_for};
-pub use violation::Violation;
+pub(crate) use violation::Violation;
+
+/// The tag-key prefix the built-in profiles put in force by default
+/// (`plexsphere:`), for inputs that write tags the policy owns.
+pub const DEFAULT_PREFIX: &str = crate::tags::profile::DEFAULT_PREFIX;
 
 /// Which capability produced the mutation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Capability<'a> {
+pub(crate) enum Capability<'a> {
     /// Cluster API propagation on an object of this kind and API version:
     /// adds and corrects keys, never removes.
     Capi(&'a GroupVersionKind),
@@ -81,7 +86,7 @@ impl<'a> Capability<'a> {
     /// (`is_composite_resource`, with the request's namespace); on a
     /// composite resource, owning the tags under the prefix `settings` put
     /// in force there (`composite_prefix`).
-    pub fn of(request: &'a AdmissionRequest, settings: &'a Settings) -> Self {
+    pub(crate) fn of(request: &'a AdmissionRequest, settings: &'a Settings) -> Self {
         if !is_write(&request.operation) {
             return Capability::Unchanged;
         }
@@ -95,10 +100,15 @@ impl<'a> Capability<'a> {
         )
     }
 
+    #[cfg(test)]
     /// [`Capability::of`] a write of `object` as `kind`, in the namespace
     /// the object names (as `AdmissionRequest::for_object` builds the
     /// request), with no old object.
-    pub fn for_request(kind: &'a GroupVersionKind, object: &Value, settings: &'a Settings) -> Self {
+    pub(crate) fn for_request(
+        kind: &'a GroupVersionKind,
+        object: &Value,
+        settings: &'a Settings,
+    ) -> Self {
         let namespace = object["metadata"]["namespace"].as_str().unwrap_or_default();
         Self::classify(kind, object, namespace, None, settings)
     }
@@ -170,7 +180,7 @@ impl<'a> Capability<'a> {
 }
 
 /// Checks that `after` is `before` changed only as `capability` may change it.
-pub fn check_mutation(
+pub(crate) fn check_mutation(
     capability: Capability<'_>,
     before: &Value,
     after: &Value,
@@ -333,7 +343,7 @@ fn get<'v>(root: &'v Value, path: &[&str]) -> Option<&'v Value> {
 
 /// Removes and returns the value at `path` (also for the fuzz target's own
 /// check of the fields it takes out before this module's).
-pub fn take(root: &mut Value, path: &[&str]) -> Option<Value> {
+pub(crate) fn take(root: &mut Value, path: &[&str]) -> Option<Value> {
     let (last, parents) = path.split_last()?;
     let mut current = root;
     for segment in parents {
@@ -892,7 +902,7 @@ mod tests {
                 );
             }
             for row in &capg_rows {
-                assert_eq!(infrastructure_prefix(row, cloud_tags), *capg, "{text}");
+                assert_eq!(infrastructure_prefix(row, &parsed), *capg, "{text}");
                 let (profile, _) = cloud_tags.profiles.infrastructure("capg").unwrap();
                 assert_eq!(cloud_tags.tag_keys(profile).prefix, *capg, "{text}");
             }

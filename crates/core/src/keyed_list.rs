@@ -222,7 +222,7 @@ thread_local! {
 /// The key operations (keys hashed, pairs of keys compared) this thread has
 /// made so far.
 #[cfg(feature = "count-key-operations")]
-pub fn key_operations() -> u64 {
+pub(crate) fn key_operations() -> u64 {
     KEY_OPERATIONS.with(std::cell::Cell::get)
 }
 

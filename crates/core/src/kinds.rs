@@ -12,13 +12,13 @@ pub(crate) const CAPI_GROUPS: [&str; 4] = [
 ];
 
 /// True for the Cluster API groups.
-pub fn is_capi_group(group: &str) -> bool {
+pub(crate) fn is_capi_group(group: &str) -> bool {
     CAPI_GROUPS.contains(&group)
 }
 
 /// A set of kinds: one kind of a group, or every kind of a group.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct KindMatch {
+pub(crate) struct KindMatch {
     /// API group.
     pub group: &'static str,
     /// Kind, or `None` for any kind of the group.
@@ -27,7 +27,7 @@ pub struct KindMatch {
 
 impl KindMatch {
     /// True when (`group`, `kind`) is in the set.
-    pub fn matches(&self, group: &str, kind: &str) -> bool {
+    pub(crate) fn matches(&self, group: &str, kind: &str) -> bool {
         self.group == group && self.kind.is_none_or(|k| k == kind)
     }
 }
@@ -75,4 +75,4 @@ pub(crate) const ANY_BOOTSTRAP: KindMatch = KindMatch {
 
 /// Label naming an object's Cluster, which CAPI sets on the objects it
 /// creates for one.
-pub const CLUSTER_NAME_LABEL: &str = "cluster.x-k8s.io/cluster-name";
+pub(crate) const CLUSTER_NAME_LABEL: &str = "cluster.x-k8s.io/cluster-name";

@@ -1,7 +1,7 @@
 //! The policy's pure core: Cluster API metadata propagation and Crossplane
 //! XR cloud tags, decided over `serde_json::Value`.
 //!
-//! [`evaluate`] dispatches a request to [`capi`] or [`tags`], which return
+//! [`evaluate`] dispatches a request to [`capi`] or `tags`, which return
 //! an [`outcome::Outcome`] holding a [`plan::Plan`]; parent objects are read
 //! through the [`lookup::Lookup`] trait, and [`wire`] decodes and encodes
 //! the JSON the Kubewarden host and the guest exchange. Nothing here knows
@@ -17,20 +17,36 @@
 //!    ownerReferences, Cluster API's groups and kinds, durations, the
 //!    label-set annotation's format, the settings' problem type;
 //! 2. `error` and the [`explain`] record;
-//! 3. the two stages, [`capi`] and [`tags`], side by side: neither imports
+//! 3. the two stages, [`capi`] and `tags`, side by side: neither imports
 //!    the other; each owns its section of the settings and its domain
 //!    (the node-sync patterns; the tag profiles, character classes and tag
 //!    keys);
 //! 4. [`settings`], which reads the user's text into those sections and
 //!    reports every problem in it;
-//! 5. the decision, [`evaluate`] and [`deviations`];
+//! 5. the decision, [`evaluate`] and `deviations`;
 //! 6. the [`wire`].
 //!
-//! What the policy, the runner, the audit, the web page, the floors and
-//! the fuzz targets use is public, with the types those items' signatures
-//! and fields name; everything else is `pub(crate)` or narrower. The
-//! core's own tests are modules of the crate (`behaviour`, from `tests/`),
-//! so nothing is public for a test's sake.
+//! The public API is what the policy, the runner, the audit, the web page,
+//! the floors and the fuzz targets call, and the types it names:
+//!
+//! - the module's two calls, [`wire::validate_with`] and
+//!   [`wire::validate_settings`] (and `wire::validate_stepped`, with the
+//!   `steps` feature, for the runner's profile);
+//! - the decision, [`evaluate::evaluate`], and the same with its reasons,
+//!   [`evaluate::explain`] (an [`explain::Explanation`], read as text or
+//!   JSON), over an [`request::AdmissionRequest`] and the
+//!   [`settings::Settings`], giving an [`outcome::Outcome`] whose
+//!   [`plan::Plan`] applies to the object;
+//! - the parents, read through the [`lookup::Lookup`] trait by
+//!   [`lookup::ObjectRef`] and a [`projection::Projection`];
+//!   [`lookup::MapLookup`] answers from memory;
+//! - three questions the audit's ownership tree asks of the [`capi`] stage;
+//! - behind features, the floors' `floor::answer` and the oracle the fuzz
+//!   targets and the policy's bad-input test judge with (`invariants`).
+//!
+//! Everything else is `pub(crate)` or narrower, and no struct of the wire
+//! is public. The core's own tests are modules of the crate (`behaviour`,
+//! from `tests/`), so nothing is public for a test's sake.
 
 #![deny(missing_docs)]
 #![warn(unreachable_pub)]
@@ -38,9 +54,9 @@
 // nothing may add it.
 #![forbid(unsafe_code)]
 
-pub mod api_version;
+pub(crate) mod api_version;
 pub mod capi;
-pub mod deviations;
+pub(crate) mod deviations;
 mod duration;
 pub(crate) mod error;
 pub mod evaluate;
@@ -55,13 +71,13 @@ pub mod floor;
 pub mod invariants;
 mod json_members;
 mod key_pattern;
-pub mod keyed_list;
+pub(crate) mod keyed_list;
 mod kinds;
 mod labels_annotation;
 pub mod lookup;
 mod mode;
 pub mod outcome;
-pub mod owners;
+pub(crate) mod owners;
 pub mod plan;
 pub mod projection;
 mod quote;
@@ -71,7 +87,7 @@ pub mod settings;
 mod settings_problem;
 mod sorted_map;
 mod stage_report;
-pub mod tags;
+pub(crate) mod tags;
 pub mod wire;
 
 // The core's tests name its paths as a user of the crate would
@@ -96,7 +112,9 @@ mod behaviour {
     mod invariants;
     mod lookup_masks;
     mod node_sync;
+    mod passthrough;
     mod profile_problems;
+    mod questions_ui;
     mod settings;
     mod support;
     mod tag_keys;
@@ -104,4 +122,5 @@ mod behaviour {
     mod tag_stage;
     mod tag_table_ties;
     mod validate_mode;
+    mod whole_payloads;
 }

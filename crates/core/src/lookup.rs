@@ -6,6 +6,7 @@
 //! host), in tests and tools by an in-memory map ([`MapLookup`]). No global
 //! test doubles, no `#[cfg(test)]` swaps.
 
+use crate::api_version;
 use crate::projection::Projection;
 use serde_json::Value;
 use std::cell::RefCell;
@@ -37,6 +38,11 @@ impl ObjectRef {
             name: text(&object["metadata"]["name"]),
             namespace: object["metadata"]["namespace"].as_str().map(str::to_owned),
         }
+    }
+
+    /// The API group of the object ("" for the core group).
+    pub fn group(&self) -> &str {
+        api_version::group(&self.api_version)
     }
 }
 
@@ -77,7 +83,8 @@ pub trait Lookup {
 /// [`Lookup`] answered from memory; records every request so tests can
 /// assert how many look-ups an evaluation made. Answers go through the
 /// projection like the host's, so a rule reading a path it did not project
-/// fails in tests too.
+/// fails in tests too. `MapLookup::default()` is an empty one: every
+/// object is NotFound.
 #[derive(Debug, Default)]
 pub struct MapLookup {
     answers: BTreeMap<ObjectRef, Result<Value, LookupError>>,
@@ -85,25 +92,22 @@ pub struct MapLookup {
 }
 
 impl MapLookup {
-    /// An empty lookup: every object is NotFound.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
     /// Adds an object, keyed by its own apiVersion, kind, name and namespace.
     pub fn with_object(mut self, object: Value) -> Self {
         self.answers.insert(ObjectRef::of(&object), Ok(object));
         self
     }
 
+    #[cfg(test)]
     /// Makes the look-up of `object` fail with `error`.
-    pub fn with_error(mut self, object: ObjectRef, error: LookupError) -> Self {
+    pub(crate) fn with_error(mut self, object: ObjectRef, error: LookupError) -> Self {
         self.answers.insert(object, Err(error));
         self
     }
 
     /// Every request made so far, in order.
-    pub fn requests(&self) -> Vec<ObjectRef> {
+    #[cfg(test)]
+    pub(crate) fn requests(&self) -> Vec<ObjectRef> {
         self.requests
             .borrow()
             .iter()
@@ -111,9 +115,10 @@ impl MapLookup {
             .collect()
     }
 
+    #[cfg(test)]
     /// The field masks of every request made so far, in order: what
     /// the wasm module's host look-up would send.
-    pub fn field_masks(&self) -> Vec<BTreeSet<String>> {
+    pub(crate) fn field_masks(&self) -> Vec<BTreeSet<String>> {
         self.requests
             .borrow()
             .iter()
@@ -146,7 +151,7 @@ mod tests {
 
     #[test]
     fn map_lookup_records_requests_and_answers_not_found() {
-        let lookup = MapLookup::new().with_object(serde_json::json!({
+        let lookup = MapLookup::default().with_object(serde_json::json!({
             "apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "MachineSet",
             "metadata": {"name": "ms", "namespace": "default"}}));
         let hit = ObjectRef {

@@ -6,7 +6,7 @@ use serde::Deserialize;
 /// What the policy does with the changes the contract asks for.
 #[derive(Debug, Default, Clone, Copy, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
-pub enum Mode {
+pub(crate) enum Mode {
     /// Make the changes (return a mutated object).
     #[default]
     Mutate,

@@ -35,7 +35,7 @@ pub struct Outcome {
 
 impl Outcome {
     /// Allowed, unchanged, nothing to report.
-    pub fn allow() -> Self {
+    pub(crate) fn allow() -> Self {
         Self::with_plan(Plan::default())
     }
 
@@ -50,12 +50,12 @@ impl Outcome {
     }
 
     /// Rejected: the object itself is wrong (400).
-    pub fn reject(message: impl Into<String>) -> Self {
+    pub(crate) fn reject(message: impl Into<String>) -> Self {
         Self::reject_with_code(message, 400)
     }
 
     /// Rejected with an explicit code.
-    pub fn reject_with_code(message: impl Into<String>, code: u16) -> Self {
+    pub(crate) fn reject_with_code(message: impl Into<String>, code: u16) -> Self {
         Self {
             verdict: Verdict::Reject {
                 message: message.into(),
@@ -68,7 +68,8 @@ impl Outcome {
     }
 
     /// The plan, when allowed.
-    pub fn plan(&self) -> Option<&Plan> {
+    #[cfg(test)]
+    pub(crate) fn plan(&self) -> Option<&Plan> {
         match &self.verdict {
             Verdict::Allow(plan) => Some(plan),
             Verdict::Reject { .. } => None,

@@ -8,20 +8,20 @@ use serde_json::Value;
 
 /// One ownerReference, borrowed from the object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct OwnerRef<'a> {
+pub(crate) struct OwnerRef<'a> {
     /// `group/version` of the owner.
     pub(crate) api_version: &'a str,
     /// Kind of the owner.
-    pub kind: &'a str,
+    pub(crate) kind: &'a str,
     /// Name of the owner (same namespace as the object).
-    pub name: &'a str,
+    pub(crate) name: &'a str,
     /// `controller: true`.
-    pub controller: bool,
+    pub(crate) controller: bool,
 }
 
 impl OwnerRef<'_> {
     /// The API group of the owner ("" for the core group).
-    pub fn group(&self) -> &str {
+    pub(crate) fn group(&self) -> &str {
         api_version::group(self.api_version)
     }
 }
@@ -29,7 +29,7 @@ impl OwnerRef<'_> {
 /// Every ownerReference of the object. Entries missing `apiVersion`, `kind`
 /// or `name` are reported by index: the API server would refuse them, and a
 /// policy guessing the parent would be worse than one naming the problem.
-pub fn owner_refs(object: &Value) -> Result<Vec<OwnerRef<'_>>, FieldError> {
+pub(crate) fn owner_refs(object: &Value) -> Result<Vec<OwnerRef<'_>>, FieldError> {
     const PATH: &[&str] = &["metadata", "ownerReferences"];
     let entries = match fields::get(object, PATH)? {
         None => return Ok(Vec::new()),

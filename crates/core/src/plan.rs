@@ -6,10 +6,10 @@
 //! differences, so an empty plan means "the object already complies", and the
 //! same plan can later be rendered as a list of deviations instead of applied.
 //!
-//! A plan is a list of typed [`Edit`]s: a change to a string map
-//! ([`MapEdit`]: labels, annotations, tags) or to one field
-//! ([`FieldEdit`]: a CAPI in-place field, or one entry of a keyed list).
-//! Each kind is applied here and rendered in [`crate::deviations`], once.
+//! A plan is a list of typed `Edit`s: a change to a string map
+//! (`MapEdit`: labels, annotations, tags) or to one field
+//! (`FieldEdit`: a CAPI in-place field, or one entry of a keyed list).
+//! Each kind is applied here and rendered in `deviations`, once.
 
 use crate::fields::StringMap;
 pub(crate) use crate::keyed_list::EntryKey;
@@ -21,7 +21,7 @@ mod overlay;
 
 /// One change of a plan.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Edit {
+pub(crate) enum Edit {
     /// Keys of a string map added, corrected or removed.
     Map(MapEdit),
     /// One field (or one keyed-list entry) set to a value.
@@ -43,7 +43,7 @@ impl From<FieldEdit> for Edit {
 impl Edit {
     /// Where the edit writes, e.g. `spec.template.metadata.labels` or
     /// `spec.readinessGates[conditionType="X"]`; the order of reports.
-    pub fn target(&self) -> String {
+    pub(crate) fn target(&self) -> String {
         match self {
             Edit::Map(edit) => edit.path.join("."),
             Edit::Field(edit) => edit.target(),
@@ -71,7 +71,7 @@ impl Edit {
 /// One field set to a value: the whole field, or, for a keyed list
 /// (`readinessGates`, `taints`), the one entry with the given key.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FieldEdit {
+pub(crate) struct FieldEdit {
     /// Where the field lives, e.g. `["spec", "deletion", "nodeDrainTimeoutSeconds"]`.
     pub(crate) path: &'static [&'static str],
     /// For a keyed list: the key of the entry; the edit replaces that entry,
@@ -107,7 +107,7 @@ pub(crate) fn field_target(path: &[&str], entry: Option<&EntryKey>) -> String {
 
 /// Changes to one string map of the object (labels, annotations, tags).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MapEdit {
+pub(crate) struct MapEdit {
     /// Where the map lives, e.g. `["spec", "template", "metadata", "labels"]`.
     pub path: &'static [&'static str],
     /// Keys to add or correct, with the value they must have: always a
@@ -259,7 +259,7 @@ impl Change<'_> {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Plan {
     /// Edits: at most one per map path, one per field or list entry.
-    pub edits: Vec<Edit>,
+    pub(crate) edits: Vec<Edit>,
 }
 
 impl Plan {
@@ -272,7 +272,7 @@ impl Plan {
     }
 
     /// The map edits, in plan order.
-    pub fn map_edits(&self) -> impl Iterator<Item = &MapEdit> {
+    pub(crate) fn map_edits(&self) -> impl Iterator<Item = &MapEdit> {
         self.edits.iter().filter_map(|edit| match edit {
             Edit::Map(edit) => Some(edit),
             Edit::Field(_) => None,

@@ -179,7 +179,7 @@ pub(crate) fn text(json: &[u8]) -> Result<&str, serde_json::Error> {
 /// Where a projected decode left parts of the text undecoded, so they can be
 /// written back byte for byte around the decoded (and maybe edited) parts.
 #[derive(Debug, Clone)]
-pub enum Shape<'j> {
+pub(crate) enum Shape<'j> {
     /// Decoded whole: the value is written.
     Decoded,
     /// A member decoded whole from this text: written back as the text
@@ -197,7 +197,7 @@ pub enum Shape<'j> {
 
 /// One member of a [`Shape::Object`].
 #[derive(Debug, Clone)]
-pub enum Member<'j> {
+pub(crate) enum Member<'j> {
     /// Outside the projection: the text as it came.
     Kept(&'j RawValue),
     /// Inside it: decoded into the value under the same key.

@@ -119,7 +119,7 @@ mod tests {
 
     #[test]
     fn two_readers_of_one_object_share_one_look_up() {
-        let lookup = MapLookup::new().with_object(cluster());
+        let lookup = MapLookup::default().with_object(cluster());
         let reference = ObjectRef::of(&cluster());
         let mut reads = Reads::default();
         reads.read(
@@ -153,7 +153,7 @@ mod tests {
     fn a_failure_answers_every_reader() {
         let reference = ObjectRef::of(&cluster());
         let failed = LookupError::Failed("forbidden".into());
-        let lookup = MapLookup::new().with_error(reference.clone(), failed.clone());
+        let lookup = MapLookup::default().with_error(reference.clone(), failed.clone());
         let mut reads = Reads::default();
         reads.read(
             &lookup,
@@ -167,7 +167,7 @@ mod tests {
 
     #[test]
     fn another_version_is_another_object_and_a_later_read_is_its_own() {
-        let lookup = MapLookup::new().with_object(cluster());
+        let lookup = MapLookup::default().with_object(cluster());
         let reference = ObjectRef::of(&cluster());
         let older = ObjectRef {
             api_version: "cluster.x-k8s.io/v1beta1".into(),

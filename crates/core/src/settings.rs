@@ -15,9 +15,10 @@ use crate::tags::{CloudTagSettings, TagSettings};
 
 mod every_problem;
 mod raw;
-pub use crate::mode::Mode;
-pub use crate::settings_problem::{SettingsError, SettingsProblem};
-pub use raw::RawSettings;
+pub(crate) use crate::mode::Mode;
+pub use crate::settings_problem::SettingsError;
+pub(crate) use crate::settings_problem::SettingsProblem;
+pub(crate) use raw::RawSettings;
 pub(crate) use raw::StrictSettings;
 
 /// Settings ready for evaluation: each stage's section.
@@ -68,11 +69,12 @@ impl Settings {
         }
     }
 
+    #[cfg(test)]
     /// Parses a settings document strictly (unknown fields and wrong types
     /// are refused, naming the field) and prepares nothing: each part is
     /// prepared when an evaluation first reads it. What `validate` uses, for
     /// settings `validate_settings` has already accepted.
-    pub fn parse(raw: &[u8]) -> Result<Self, SettingsError> {
+    pub(crate) fn parse(raw: &[u8]) -> Result<Self, SettingsError> {
         Self::read(raw).map_err(Refused::into_error)
     }
 
@@ -84,13 +86,18 @@ impl Settings {
     }
 
     /// `mode`: whether the policy makes the changes or reports them.
-    pub fn mode(&self) -> Mode {
+    pub(crate) fn mode(&self) -> Mode {
         self.mode
     }
 
-    /// The same settings applied in `mode` (the audit runs any policy's
-    /// settings in `validate` mode).
-    pub fn in_mode(self, mode: Mode) -> Self {
+    /// The same settings in `validate` mode, whatever `mode` they name:
+    /// the audit judges every object as validate mode would.
+    pub fn validating(self) -> Self {
+        self.in_mode(Mode::Validate)
+    }
+
+    /// The same settings applied in `mode`.
+    fn in_mode(self, mode: Mode) -> Self {
         Self {
             mode,
             tags: self.tags.in_mode(mode),
@@ -99,7 +106,7 @@ impl Settings {
     }
 
     /// `cloudTags.*`, checked and prepared on first use.
-    pub fn cloud_tags(&self) -> Result<&CloudTagSettings, SettingsError> {
+    pub(crate) fn cloud_tags(&self) -> Result<&CloudTagSettings, SettingsError> {
         self.tags.prepared()
     }
 

@@ -12,7 +12,7 @@ use std::fmt;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SettingsError {
     /// The problems, in field order.
-    pub problems: Vec<SettingsProblem>,
+    pub(crate) problems: Vec<SettingsProblem>,
 }
 
 impl fmt::Display for SettingsError {
@@ -42,7 +42,7 @@ impl From<SettingsProblem> for SettingsError {
 /// document itself), and what is wrong with it. Rendered `field: kind`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{field}: {kind}")]
-pub struct SettingsProblem {
+pub(crate) struct SettingsProblem {
     /// The setting at fault.
     pub field: FieldPath,
     /// What is wrong with it.

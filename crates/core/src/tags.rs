@@ -19,21 +19,21 @@ pub(crate) mod label_set;
 #[allow(dead_code)] // generated for the managed-resource row family; no stage looks it up yet
 pub(crate) mod mr_catalogue;
 mod opted_in;
-pub mod profile;
-pub mod profiles;
+pub(crate) mod profile;
+pub(crate) mod profiles;
 mod provider_refuses;
 mod report;
 pub(crate) mod said;
 mod tag_annotations;
-pub mod tag_key;
+pub(crate) mod tag_key;
 mod tag_key_checks;
 mod tag_key_problem;
 mod tag_needs;
 mod tag_settings;
 mod tagging_trace;
-pub mod targets;
-pub mod transform;
-pub mod user_profile;
+pub(crate) mod targets;
+pub(crate) mod transform;
+pub(crate) mod user_profile;
 mod why;
 
 use crate::error::Error;
@@ -56,10 +56,11 @@ pub(crate) use tagging_trace::Trace;
 use targets::{ProfileChoice, Target};
 pub(crate) use why::render;
 
-pub use opted_in::OptedInKeys;
+#[cfg(any(test, feature = "invariants"))]
+pub(crate) use tag_annotations::LABELS_ANNOTATION;
+pub(crate) use tag_annotations::SKIPPED_ANNOTATION;
 pub(crate) use tag_annotations::{ANNOTATIONS, LABELS};
-pub use tag_annotations::{LABELS_ANNOTATION, SKIPPED_ANNOTATION};
-pub use tag_settings::CloudTagSettings;
+pub(crate) use tag_settings::CloudTagSettings;
 pub(crate) use tag_settings::{DEFAULT_PROVIDER_SEGMENTS, RawCloudTagSettings, TagSettings};
 
 /// The row of the tag table that covers `request` ([`targets::row_for`]),
@@ -305,6 +306,7 @@ impl<'a> OwnLabels<'a> {
     }
 }
 
+#[cfg(test)]
 /// The tag-key prefix in force on a composite resource, in the
 /// contract's order (`TagKeys::new`): the selected user profile's own `prefix`, else
 /// `cloudTags.prefix` when the settings set it (for every profile, `gcp`
@@ -312,7 +314,7 @@ impl<'a> OwnLabels<'a> {
 /// `plexsphere:` otherwise). A provider that is not a string gives the
 /// fallback's (the policy rejects such an object). The oracles state the
 /// order apart (`invariants::prefix_for`) and test that the two agree.
-pub fn prefix_in_force<'s>(object: &Value, settings: &'s CloudTagSettings) -> &'s str {
+pub(crate) fn prefix_in_force<'s>(object: &Value, settings: &'s CloudTagSettings) -> &'s str {
     let path: Vec<&str> = settings.provider_path.iter().map(String::as_str).collect();
     let provider = fields::string(object, &path).ok().flatten();
     let (profile, _) = settings.profiles.resolve(provider);

@@ -6,7 +6,6 @@
 //! in-memory one.
 
 mod payload;
-mod steps;
 
 use crate::error::Error;
 use crate::evaluate::{
@@ -24,10 +23,23 @@ pub(crate) use payload::{Payload, Request};
 use serde::Serialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
-#[cfg(feature = "steps")]
-pub use steps::Step;
-#[cfg(not(feature = "steps"))]
-use steps::Step;
+
+/// The steps of one `validate` call, reported as each ends
+/// (`wire::validate_stepped`, with the `steps` feature).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(feature = "steps"), allow(unreachable_pub))]
+pub enum Step {
+    /// The payload is read (the object only scanned).
+    Payload,
+    /// The settings are parsed.
+    Settings,
+    /// The object's projection is decoded.
+    Object,
+    /// The request is decided (look-ups included).
+    Decided,
+    /// The answer is written.
+    Encoded,
+}
 
 /// The SDK's `SettingsValidationResponse`.
 #[derive(Serialize)]
@@ -143,7 +155,7 @@ fn old_provider(old_object: &RawValue, settings: &Settings) -> Value {
 }
 
 /// Encodes an outcome; a non-empty plan is applied to the owned object.
-pub fn encode(outcome: Outcome, object: Option<Value>) -> Vec<u8> {
+pub(crate) fn encode(outcome: Outcome, object: Option<Value>) -> Vec<u8> {
     respond(outcome, 0, |plan, out| match object {
         Some(mut object) => {
             plan.apply_owned(&mut object);
@@ -205,6 +217,15 @@ fn respond(
             format!(r#"{{"accepted":false,"message":{message},"code":500}}"#).into_bytes()
         }
     }
+}
+
+/// The keyed-list key operations (list keys hashed, pairs of list keys
+/// compared) this thread's evaluations have made so far, `validate` calls
+/// included: what a quadratic merge of long lists shows in. Only with the
+/// `count-key-operations` feature, which the core's tests turn on.
+#[cfg(feature = "count-key-operations")]
+pub fn key_operations() -> u64 {
+    crate::keyed_list::key_operations()
 }
 
 /// waPC `validate_settings`: `{"valid": bool, "message": …}`, with every

@@ -53,7 +53,7 @@ fn run_row(file: &str, index: usize, row: &Row) -> Result<(), String> {
     let lookup = row
         .parents
         .iter()
-        .fold(MapLookup::new(), |l, p| l.with_object(p.clone()));
+        .fold(MapLookup::default(), |l, p| l.with_object(p.clone()));
     let request = AdmissionRequest::for_object(&row.operation, row.object.clone());
     let outcome = evaluate(&request, &settings, &lookup);
     let Verdict::Allow(plan) = &outcome.verdict else {

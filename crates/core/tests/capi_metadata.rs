@@ -39,7 +39,7 @@ fn md_ref(version: &str, name: &str) -> ObjectRef {
 #[test]
 fn machine_set_update_corrects_and_adds_but_never_removes() {
     for version in ["v1beta1", "v1beta2"] {
-        let lookup = MapLookup::new().with_object(machine_deployment(version));
+        let lookup = MapLookup::default().with_object(machine_deployment(version));
         let (outcome, ms) = run_with("UPDATE", machine_set(version), &lookup, METADATA_ONLY);
         assert_eq!(lookup.requests(), [md_ref(version, "capi-quickstart-md-0")]);
         assert_eq!(
@@ -82,7 +82,7 @@ fn machine_set_update_corrects_and_adds_but_never_removes() {
 
 #[test]
 fn parent_not_found_allows_unchanged() {
-    let lookup = MapLookup::new();
+    let lookup = MapLookup::default();
     let (outcome, _) = run("CREATE", machine_set("v1beta1"), &lookup);
     assert_eq!(outcome, Outcome::allow());
     assert_eq!(lookup.requests().len(), 1);
@@ -90,7 +90,7 @@ fn parent_not_found_allows_unchanged() {
 
 #[test]
 fn lookup_failure_rejects_naming_parent_and_retry() {
-    let lookup = MapLookup::new().with_error(
+    let lookup = MapLookup::default().with_error(
         md_ref("v1beta2", "capi-quickstart-md-0"),
         LookupError::Failed("machinedeployments.cluster.x-k8s.io is forbidden".into()),
     );
@@ -112,7 +112,7 @@ fn lookup_failure_rejects_naming_parent_and_retry() {
 fn malformed_parent_rejects_naming_parent_and_field() {
     let mut md = machine_deployment("v1beta1");
     md["spec"]["template"]["metadata"]["labels"] = json!(["env=prod"]);
-    let lookup = MapLookup::new().with_object(md);
+    let lookup = MapLookup::default().with_object(md);
     let (outcome, _) = run("CREATE", machine_set("v1beta1"), &lookup);
     assert_eq!(
         outcome.verdict,
@@ -130,7 +130,7 @@ fn malformed_parent_rejects_naming_parent_and_field() {
 fn parent_without_spec_propagates_annotations_only() {
     let mut md = machine_deployment("v1beta1");
     md.as_object_mut().unwrap().remove("spec");
-    let lookup = MapLookup::new().with_object(md);
+    let lookup = MapLookup::default().with_object(md);
     let (_, ms) = run("CREATE", machine_set("v1beta1"), &lookup);
     assert_eq!(
         ms["metadata"]["annotations"],
@@ -142,7 +142,7 @@ fn parent_without_spec_propagates_annotations_only() {
 
 #[test]
 fn objects_without_a_rule_or_owner_make_no_lookup() {
-    let lookup = MapLookup::new();
+    let lookup = MapLookup::default();
     let mut orphan = machine_set("v1beta1");
     orphan["metadata"]
         .as_object_mut()
@@ -176,7 +176,7 @@ fn infra_machine_follows_only_a_non_controller_owner() {
                     "metadata": {"name": "ms", "namespace": "default"},
                     "spec": {"template": {"metadata": {"labels": {"env": "prod"},
                                                        "annotations": {"team": "a"}}}}});
-    let lookup = MapLookup::new().with_object(ms);
+    let lookup = MapLookup::default().with_object(ms);
     let docker_machine = |controller: bool| {
         json!({"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "DockerMachine",
                "metadata": {"name": "dm", "namespace": "default",
@@ -200,7 +200,7 @@ fn infra_machine_follows_only_a_non_controller_owner() {
 fn malformed_child_is_rejected_naming_the_field() {
     let mut ms = machine_set("v1beta1");
     ms["metadata"]["labels"]["replicas"] = json!(3);
-    let lookup = MapLookup::new().with_object(machine_deployment("v1beta1"));
+    let lookup = MapLookup::default().with_object(machine_deployment("v1beta1"));
     let (outcome, _) = run("CREATE", ms, &lookup);
     assert_eq!(
         outcome.verdict,
@@ -219,7 +219,7 @@ fn malformed_child_is_rejected_naming_the_field() {
 /// not a rule applies, and before any look-up is spent.
 #[test]
 fn a_non_string_label_or_annotation_is_rejected_on_every_path() {
-    let lookup = MapLookup::new().with_object(machine_deployment("v1beta1"));
+    let lookup = MapLookup::default().with_object(machine_deployment("v1beta1"));
     let mut orphan = machine_set("v1beta1");
     orphan["metadata"]
         .as_object_mut()
@@ -328,7 +328,7 @@ fn quick_start_class(version: &str, machine_infrastructure: bool) -> Value {
 fn topology_control_plane_merges_topology_over_class() {
     for version in ["v1beta1", "v1beta2"] {
         for infra in [true, false] {
-            let lookup = MapLookup::new()
+            let lookup = MapLookup::default()
                 .with_object(topology_cluster(version))
                 .with_object(quick_start_class(version, infra));
             let kcp = json!({"apiVersion": format!("controlplane.cluster.x-k8s.io/{version}"),
@@ -394,7 +394,7 @@ fn topology_control_plane_merges_topology_over_class() {
 #[test]
 fn topology_machine_deployment_uses_its_entry_and_class_metadata_path() {
     for version in ["v1beta1", "v1beta2"] {
-        let lookup = MapLookup::new()
+        let lookup = MapLookup::default()
             .with_object(topology_cluster(version))
             .with_object(quick_start_class(version, true));
         let md = json!({"apiVersion": format!("cluster.x-k8s.io/{version}"), "kind": "MachineDeployment",
@@ -465,7 +465,7 @@ fn topology_machine_deployment_uses_its_entry_and_class_metadata_path() {
 #[test]
 fn topology_machine_pool_uses_its_pool_entry_and_drops_the_upgrade_annotations() {
     for version in ["v1beta1", "v1beta2"] {
-        let lookup = MapLookup::new()
+        let lookup = MapLookup::default()
             .with_object(topology_cluster(version))
             .with_object(quick_start_class(version, true));
         let bookkeeping = json!({"cluster.x-k8s.io/cluster-name": "capi-quickstart",
@@ -521,7 +521,7 @@ fn topology_machine_pool_uses_its_pool_entry_and_drops_the_upgrade_annotations()
         let (outcome, _) = run("CREATE", unknown.clone(), &lookup);
         assert_eq!(outcome, Outcome::allow());
         // Without a pool-name, no rule applies and nothing is read.
-        let lookup = MapLookup::new();
+        let lookup = MapLookup::default();
         unknown["metadata"]["labels"]
             .as_object_mut()
             .unwrap()
@@ -533,7 +533,7 @@ fn topology_machine_pool_uses_its_pool_entry_and_drops_the_upgrade_annotations()
 
 #[test]
 fn topology_cluster_not_found_stops_after_one_lookup() {
-    let lookup = MapLookup::new();
+    let lookup = MapLookup::default();
     let md = json!({"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "MachineDeployment",
                     "metadata": {"name": "md", "namespace": "default",
                                  "labels": {"cluster.x-k8s.io/cluster-name": "gone",
@@ -549,7 +549,7 @@ fn topology_cluster_not_found_stops_after_one_lookup() {
 fn topology_malformed_class_is_blamed_on_the_class() {
     let mut class = quick_start_class("v1beta2", false);
     class["spec"]["workers"]["machineDeployments"][0]["metadata"]["labels"] = json!("pool=class");
-    let lookup = MapLookup::new()
+    let lookup = MapLookup::default()
         .with_object(topology_cluster("v1beta2"))
         .with_object(class);
     let md = json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineDeployment",

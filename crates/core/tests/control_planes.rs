@@ -141,7 +141,7 @@ fn every_provider_s_machines_get_the_machine_template_metadata() {
     ];
     for parent in parents {
         assert_valid(&parent);
-        let lookup = MapLookup::new().with_object(parent.clone());
+        let lookup = MapLookup::default().with_object(parent.clone());
         for version in ["v1beta1", "v1beta2"] {
             let child = machine(version, &parent, json!({}), json!({}));
             assert_valid(&child);
@@ -182,7 +182,7 @@ fn every_provider_s_machines_get_the_machine_template_metadata() {
 #[test]
 fn a_drifted_machine_is_corrected_on_update_and_rejected_in_validate_mode() {
     let parent = rke2("v1beta2", Value::Null);
-    let lookup = MapLookup::new().with_object(parent.clone());
+    let lookup = MapLookup::default().with_object(parent.clone());
     let drifted = machine(
         "v1beta2",
         &parent,
@@ -220,7 +220,7 @@ fn each_provider_s_bookkeeping_keys_keep_the_child_s_value() {
                         "k0s.controlplane.cluster.x-k8s.io/k0s-config": "other",
                         "platform.example.com/owner": "team-payments"}});
     assert_valid(&parent);
-    let lookup = MapLookup::new().with_object(parent.clone());
+    let lookup = MapLookup::default().with_object(parent.clone());
     let own_annotations = json!({
         "controlplane.cluster.x-k8s.io/rke2-server-configuration": "{\"cni\":\"calico\"}",
         "pre-terminate.delete.hook.machine.cluster.x-k8s.io/rke2-cleanup": "",
@@ -255,7 +255,7 @@ fn infra_machines_and_bootstrap_configs_follow_a_control_plane_owner_either_way(
     };
     // Kairos creates both with `controller: true`, CAPRKE2 and KCP without.
     for (parent, controller) in [(kairos(), true), (rke2("v1beta2", Value::Null), false)] {
-        let lookup = MapLookup::new().with_object(parent.clone());
+        let lookup = MapLookup::default().with_object(parent.clone());
         let child = docker_machine(&parent, controller);
         assert_valid(&child);
         let (_, stored) = run("CREATE", child, &lookup);
@@ -274,7 +274,11 @@ fn infra_machines_and_bootstrap_configs_follow_a_control_plane_owner_either_way(
                                           "ownerReferences": [owner(&parent, false)]},
                              "spec": {}});
     assert_valid(&rke2_config);
-    let (_, stored) = run("CREATE", rke2_config, &MapLookup::new().with_object(parent));
+    let (_, stored) = run(
+        "CREATE",
+        rke2_config,
+        &MapLookup::default().with_object(parent),
+    );
     assert_eq!(stored["metadata"]["labels"], expected_labels(json!({})));
     assert_eq!(
         stored["metadata"]["annotations"],
@@ -301,7 +305,7 @@ fn in_place_fields_are_read_where_the_parent_s_shape_holds_them() {
     ];
     for (parent, deletion) in cases {
         assert_valid(&parent);
-        let lookup = MapLookup::new().with_object(parent.clone());
+        let lookup = MapLookup::default().with_object(parent.clone());
         let (_, stored) = run(
             "CREATE",
             machine("v1beta2", &parent, json!({}), json!({})),
@@ -336,7 +340,7 @@ fn in_place_fields_are_read_where_the_parent_s_shape_holds_them() {
 fn control_planes_without_the_contract_path_leave_their_objects_alone() {
     for parent in [talos(), microk8s()] {
         assert_valid(&parent);
-        let lookup = MapLookup::new().with_object(parent.clone());
+        let lookup = MapLookup::default().with_object(parent.clone());
         for version in ["v1beta1", "v1beta2"] {
             let child = machine(version, &parent, json!({}), json!({}));
             let (outcome, stored) = run("CREATE", child.clone(), &lookup);

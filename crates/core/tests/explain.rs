@@ -38,7 +38,7 @@ fn machine_set() -> Value {
 
 #[test]
 fn machine_set_keys_flow_are_kept_or_are_not_propagated() {
-    let lookup = MapLookup::new().with_object(machine_deployment());
+    let lookup = MapLookup::default().with_object(machine_deployment());
     let e = explained(machine_set(), &lookup, "{}");
     let rule = e.rule.unwrap();
     assert_eq!(rule.family, "MachineSet");
@@ -109,7 +109,7 @@ fn machine_node_sync_names_the_criterion_or_regex() {
                                                            "name": "ms", "uid": "1", "controller": true}]}});
     let e = explained(
         machine,
-        &MapLookup::new().with_object(ms),
+        &MapLookup::default().with_object(ms),
         r#"{"capi":{"additionalSyncMachineLabels":["^zone$"]}}"#,
     );
     let node = e.node_sync.unwrap();
@@ -143,13 +143,13 @@ fn notes_say_why_nothing_flowed() {
         .unwrap()
         .remove("ownerReferences");
     assert_eq!(
-        explained(orphan, &MapLookup::new(), "{}").notes,
+        explained(orphan, &MapLookup::default(), "{}").notes,
         [
             "no propagation rule applies: no matching owner reference and not topology-owned; no parent looked up for its metadata"
         ]
     );
     assert_eq!(
-        explained(machine_set(), &MapLookup::new(), "{}").notes,
+        explained(machine_set(), &MapLookup::default(), "{}").notes,
         [
             "MachineDeployment default/md-0 (cluster.x-k8s.io/v1beta2) (parent of this MachineSet) not found: allowed unchanged"
         ]
@@ -175,7 +175,7 @@ fn a_warning_is_never_repeated_as_a_note() {
     ] {
         let settings = Settings::from_json(settings.as_bytes()).unwrap();
         let request = AdmissionRequest::for_object("CREATE", object);
-        let (outcome, explanation) = explain(&request, &settings, &MapLookup::new());
+        let (outcome, explanation) = explain(&request, &settings, &MapLookup::default());
         assert_eq!(outcome.warnings.len(), 1, "{outcome:?}");
         assert_eq!(explanation.notes, Vec::<String>::new(), "{outcome:?}");
     }
@@ -185,7 +185,7 @@ fn a_warning_is_never_repeated_as_a_note() {
     let (outcome, explanation) = explain(
         &request,
         &Settings::from_json(b"{}").unwrap(),
-        &MapLookup::new(),
+        &MapLookup::default(),
     );
     assert_eq!(outcome.warnings, Vec::<String>::new());
     assert_eq!(
@@ -201,7 +201,7 @@ fn a_rejection_keeps_what_was_decided_before_it() {
     // and its annotations' flow decided. The explanation keeps both.
     let mut parent = machine_deployment();
     parent["spec"]["template"]["metadata"]["labels"]["tier"] = json!(3);
-    let lookup = MapLookup::new().with_object(parent);
+    let lookup = MapLookup::default().with_object(parent);
     let settings = Settings::from_json(b"{}").unwrap();
     let req = AdmissionRequest::for_object("UPDATE", machine_set());
     let (outcome, e) = explain(&req, &settings, &lookup);
@@ -245,7 +245,7 @@ fn xr_every_label_has_a_fate_with_measurements() {
     let annotation = r#"{"acme:checkout/owner":"payments"}"#;
     let settings = r#"{"cloudTags":{"propagatingLabels":
         ["platform/env","team/cost center","team/long","acme:checkout/owner"]}}"#;
-    let e = explained(xr(labels, annotation), &MapLookup::new(), settings);
+    let e = explained(xr(labels, annotation), &MapLookup::default(), settings);
     let tags = e.cloud_tags.unwrap();
     assert_eq!(tags.profile, "hetzner");
     assert_eq!(tags.provider, "spec.parameters.provider = \"Hetzner\"");
@@ -305,7 +305,7 @@ fn xr_every_label_has_a_fate_with_measurements() {
 fn xr_explanation_renders_as_text() {
     let e = explained(
         xr(json!({"aws:x": "1", "platform/env": "prod"}), "{}"),
-        &MapLookup::new(),
+        &MapLookup::default(),
         r#"{"cloudTags":{"propagatingLabels":["aws:x","platform/env"]}}"#,
     );
     assert_eq!(
@@ -328,7 +328,7 @@ fn xr_explanation_renders_as_text() {
 fn xr_adopted_is_noted() {
     let e = explained(
         xr(json!({"platform/origin": "adopted"}), "{}"),
-        &MapLookup::new(),
+        &MapLookup::default(),
         "{}",
     );
     assert_eq!(
@@ -346,7 +346,7 @@ fn skip_reasons_each_explained() {
         json!({"cloudTags": {"propagatingLabels": ["aws:billing", key_128, "team/a,b"]}});
     let mut object = xr(labels, "{}");
     object["spec"]["parameters"]["provider"] = json!("aws");
-    let e = explained(object, &MapLookup::new(), &settings.to_string());
+    let e = explained(object, &MapLookup::default(), &settings.to_string());
     let details: Vec<String> = e
         .cloud_tags
         .unwrap()
@@ -387,7 +387,7 @@ fn xr_on(provider: Option<&str>) -> Value {
 
 #[test]
 fn xr_user_defined_profile_names_its_setting_and_why_no_tag_can_propagate() {
-    let e = explained(xr_on(Some("GCP")), &MapLookup::new(), GCP_LABELS_SECOND);
+    let e = explained(xr_on(Some("GCP")), &MapLookup::default(), GCP_LABELS_SECOND);
     assert_eq!(
         e.to_string(),
         "cloud tags: profile gcp-labels (spec.parameters.provider = \"GCP\")\n\
@@ -417,7 +417,7 @@ fn xr_key_ceiling_shorter_than_the_prefix_is_why_no_tag_can_propagate() {
     let settings = r#"{"cloudTags":{"propagatingLabels":["platform/env"],"profiles":[
         {"name":"tiny","providers":["tiny"],"keyMax":11,"valueMax":63,"unit":"bytes","cap":5,
          "keyCharacters":{"sets":["non-control"]}}]}}"#;
-    let tags = explained(xr_on(Some("tiny")), &MapLookup::new(), settings)
+    let tags = explained(xr_on(Some("tiny")), &MapLookup::default(), settings)
         .cloud_tags
         .unwrap();
     assert_eq!(
@@ -446,7 +446,7 @@ fn xr_fallback_profile_says_why(
     #[case] settings: &str,
     #[case] why: &str,
 ) {
-    let e = explained(xr_on(provider), &MapLookup::new(), settings);
+    let e = explained(xr_on(provider), &MapLookup::default(), settings);
     let text = e.to_string();
     let mut lines = text.lines().skip(1);
     assert_eq!(
@@ -507,7 +507,7 @@ fn topology_keys_name_the_cluster_or_the_cluster_class(
                                 "topology.cluster.x-k8s.io/deployment-name": "md-0",
                                 "team": "platform"}},
         "spec": {"template": {"metadata": {}}}});
-    let lookup = MapLookup::new().with_object(cluster).with_object(class);
+    let lookup = MapLookup::default().with_object(cluster).with_object(class);
     let e = explained(md, &lookup, "{}");
 
     let in_cluster = format!(

@@ -40,7 +40,11 @@ fn mutated_objects_the_label_set_annotation_flows_to_a_machine_set_as_any_annota
     // a map holding the label-set annotation.
     parent["metadata"]["annotations"] = json!({LABELS_ANNOTATION: "", "]": ""});
     let settings = Settings::from_json(b"{}").unwrap();
-    let outcome = evaluate(&request, &settings, &MapLookup::new().with_object(parent));
+    let outcome = evaluate(
+        &request,
+        &settings,
+        &MapLookup::default().with_object(parent),
+    );
     let Verdict::Allow(plan) = &outcome.verdict else {
         panic!("{outcome:?}");
     };

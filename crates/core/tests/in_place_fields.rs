@@ -142,7 +142,7 @@ fn machine_set(version: &str, md_version: &str) -> Value {
 #[test]
 fn machine_deployment_fields_reach_its_machine_sets_in_both_versions() {
     for version in ["v1beta1", "v1beta2"] {
-        let lookup = MapLookup::new().with_object(machine_deployment(version));
+        let lookup = MapLookup::default().with_object(machine_deployment(version));
         let (_, ms) = run("UPDATE", machine_set(version, version), &lookup);
         let template = &ms["spec"]["template"]["spec"];
         assert_eq!(
@@ -185,7 +185,7 @@ fn machine_deployment_fields_reach_its_machine_sets_in_both_versions() {
 fn a_v1beta2_parents_zero_min_ready_seconds_removes_a_v1beta1_machine_sets_value() {
     let mut md = machine_deployment("v1beta2");
     md["spec"]["template"]["spec"]["minReadySeconds"] = json!(0);
-    let lookup = MapLookup::new().with_object(md);
+    let lookup = MapLookup::default().with_object(md);
     let mut ms = machine_set("v1beta1", "v1beta2");
     ms["spec"]["minReadySeconds"] = json!(10);
     let (outcome, mutated) = run("UPDATE", ms.clone(), &lookup);
@@ -225,7 +225,7 @@ fn a_v1beta2_parents_zero_min_ready_seconds_removes_a_v1beta1_machine_sets_value
 
     let mut md = machine_deployment("v1beta1");
     md["spec"]["minReadySeconds"] = json!(0);
-    let lookup = MapLookup::new().with_object(md);
+    let lookup = MapLookup::default().with_object(md);
     let mut ms = machine_set("v1beta1", "v1beta1");
     ms["spec"]["minReadySeconds"] = json!(10);
     let (_, mutated) = run("UPDATE", ms, &lookup);
@@ -234,7 +234,7 @@ fn a_v1beta2_parents_zero_min_ready_seconds_removes_a_v1beta1_machine_sets_value
 
 #[test]
 fn the_rows_widen_the_look_up_masks_per_parent_version() {
-    let lookup = MapLookup::new().with_object(machine_deployment("v1beta1"));
+    let lookup = MapLookup::default().with_object(machine_deployment("v1beta1"));
     run("UPDATE", machine_set("v1beta1", "v1beta1"), &lookup);
     // The first look-up is the evaluation's; `run` evaluates twice.
     assert_eq!(
@@ -253,7 +253,7 @@ fn the_rows_widen_the_look_up_masks_per_parent_version() {
             "spec.template.spec.taints",
         ]
     );
-    let lookup = MapLookup::new().with_object(machine_deployment("v1beta2"));
+    let lookup = MapLookup::default().with_object(machine_deployment("v1beta2"));
     run("UPDATE", machine_set("v1beta2", "v1beta2"), &lookup);
     assert_eq!(
         masks(&lookup)[0],
@@ -271,7 +271,7 @@ fn the_rows_widen_the_look_up_masks_per_parent_version() {
             "spec.template.spec.taints",
         ]
     );
-    let lookup = MapLookup::new().with_object(machine_deployment("v1beta2"));
+    let lookup = MapLookup::default().with_object(machine_deployment("v1beta2"));
     run_with(
         "UPDATE",
         machine_set("v1beta2", "v1beta2"),
@@ -293,7 +293,7 @@ fn the_rows_widen_the_look_up_masks_per_parent_version() {
 /// row has the equal durations).
 #[test]
 fn values_equal_by_meaning_are_never_rewritten() {
-    let lookup = MapLookup::new().with_object(machine_deployment("v1beta2"));
+    let lookup = MapLookup::default().with_object(machine_deployment("v1beta2"));
     let mut ms = machine_set("v1beta1", "v1beta2");
     let spec = &mut ms["spec"];
     spec["template"]["spec"]["nodeDrainTimeout"] = json!("5m");
@@ -311,7 +311,7 @@ fn values_equal_by_meaning_are_never_rewritten() {
 
 #[test]
 fn validate_mode_names_each_field_deviation_with_its_source() {
-    let lookup = MapLookup::new().with_object(machine_deployment("v1beta2"));
+    let lookup = MapLookup::default().with_object(machine_deployment("v1beta2"));
     let (outcome, _) = run_with(
         "UPDATE",
         machine_set("v1beta2", "v1beta2"),
@@ -362,7 +362,7 @@ fn validate_mode_names_each_field_deviation_with_its_source() {
 
 #[test]
 fn the_explanation_shows_each_field_next_to_the_labels() {
-    let lookup = MapLookup::new().with_object(machine_deployment("v1beta2"));
+    let lookup = MapLookup::default().with_object(machine_deployment("v1beta2"));
     let request = AdmissionRequest::for_object("UPDATE", machine_set("v1beta2", "v1beta2"));
     let (_, explanation) = explain(&request, &Settings::default(), &lookup);
     let fields: Vec<(&str, &str)> = explanation
@@ -434,7 +434,7 @@ fn machine_set_fields_reach_a_new_machine() {
         if version == "v1beta2" {
             ms["spec"]["template"]["spec"]["minReadySeconds"] = json!(15);
         }
-        let lookup = MapLookup::new().with_object(ms);
+        let lookup = MapLookup::default().with_object(ms);
         let deletion_default = if version == "v1beta1" {
             json!({"nodeDeletionTimeout": "10s"})
         } else {
@@ -498,7 +498,7 @@ fn kubeadm_control_plane(version: &str) -> Value {
 #[test]
 fn control_plane_machines_keep_the_gates_kcp_always_adds() {
     for version in ["v1beta1", "v1beta2"] {
-        let lookup = MapLookup::new().with_object(kubeadm_control_plane(version));
+        let lookup = MapLookup::default().with_object(kubeadm_control_plane(version));
         let mandatory = json!([{"conditionType": "APIServerPodHealthy"},
                                {"conditionType": "ControllerManagerPodHealthy"},
                                {"conditionType": "SchedulerPodHealthy"},
@@ -610,7 +610,7 @@ fn topology_machine_deployment(version: &str) -> Value {
 #[test]
 fn topology_wins_over_the_class_field_by_field_and_a_list_comes_whole_from_one_side() {
     for version in ["v1beta1", "v1beta2"] {
-        let lookup = MapLookup::new()
+        let lookup = MapLookup::default()
             .with_object(topology_cluster(version))
             .with_object(quick_start_class(version));
         let (_, md) = run("UPDATE", topology_machine_deployment(version), &lookup);
@@ -647,7 +647,7 @@ fn topology_wins_over_the_class_field_by_field_and_a_list_comes_whole_from_one_s
 
 #[test]
 fn topology_field_sources_name_the_cluster_or_the_class() {
-    let lookup = MapLookup::new()
+    let lookup = MapLookup::default()
         .with_object(topology_cluster("v1beta2"))
         .with_object(quick_start_class("v1beta2"));
     let (outcome, _) = run_with(
@@ -695,7 +695,7 @@ fn topology_field_sources_name_the_cluster_or_the_class() {
 #[test]
 fn topology_control_plane_gets_the_timeouts_at_its_contract_path() {
     for version in ["v1beta1", "v1beta2"] {
-        let lookup = MapLookup::new()
+        let lookup = MapLookup::default()
             .with_object(topology_cluster(version))
             .with_object(quick_start_class(version));
         let mut kcp = kubeadm_control_plane(version);
@@ -719,7 +719,7 @@ fn topology_control_plane_gets_the_timeouts_at_its_contract_path() {
 fn malformed_field_values_are_rejected_naming_the_object_and_field() {
     let mut md = machine_deployment("v1beta1");
     md["spec"]["template"]["spec"]["nodeDrainTimeout"] = json!("five minutes");
-    let lookup = MapLookup::new().with_object(md);
+    let lookup = MapLookup::default().with_object(md);
     let (outcome, _) = run("UPDATE", machine_set("v1beta1", "v1beta1"), &lookup);
     assert_eq!(
         outcome.verdict,
@@ -735,7 +735,7 @@ fn malformed_field_values_are_rejected_naming_the_object_and_field() {
 
     let mut class = quick_start_class("v1beta2");
     class["spec"]["workers"]["machineDeployments"][0]["deletion"]["order"] = json!(3);
-    let lookup = MapLookup::new()
+    let lookup = MapLookup::default()
         .with_object(topology_cluster("v1beta2"))
         .with_object(class);
     let (outcome, _) = run("UPDATE", topology_machine_deployment("v1beta2"), &lookup);
@@ -751,7 +751,7 @@ fn malformed_field_values_are_rejected_naming_the_object_and_field() {
 
     let mut ms = machine_set("v1beta2", "v1beta2");
     ms["spec"]["template"]["spec"]["readinessGates"] = json!({"conditionType": "x"});
-    let lookup = MapLookup::new().with_object(machine_deployment("v1beta2"));
+    let lookup = MapLookup::default().with_object(machine_deployment("v1beta2"));
     let (outcome, _) = run("UPDATE", ms, &lookup);
     assert_eq!(
         outcome.verdict,

@@ -602,7 +602,7 @@ fn each_profile_skips_what_its_provider_refuses(
 ) {
     let request =
         AdmissionRequest::for_object("CREATE", row_object(kind, &json!({key: value}), None));
-    let (_, object) = run(&request, &settings_for(&[key]), &MapLookup::new());
+    let (_, object) = run(&request, &settings_for(&[key]), &MapLookup::default());
     let records = skipped(&object);
     if reason.is_empty() {
         assert_eq!(records, Value::Null);
@@ -622,7 +622,7 @@ fn each_profile_caps_the_tags_it_writes(#[case] kind: &str, #[case] cap: usize) 
     let request =
         AdmissionRequest::for_object("CREATE", row_object(kind, &Value::Object(labels), None));
     let key_refs: Vec<&str> = keys.iter().map(String::as_str).collect();
-    let (_, object) = run(&request, &settings_for(&key_refs), &MapLookup::new());
+    let (_, object) = run(&request, &settings_for(&key_refs), &MapLookup::default());
     assert_eq!(
         skipped(&object),
         json!([{"qualifiedKey": keys[cap], "tagKey": format!("plexsphere:{}", keys[cap]),
@@ -711,7 +711,7 @@ fn every_row_is_stamped_on_create_and_restamped_on_update() {
             }
         };
 
-        let lookup = MapLookup::new().with_object(cluster_with_label("cc-1"));
+        let lookup = MapLookup::default().with_object(cluster_with_label("cc-1"));
         let create = AdmissionRequest::for_object("CREATE", minimal(kind, &api_version));
         let (outcome, created) = run(&create, &settings_json, &lookup);
         assert!(
@@ -727,7 +727,7 @@ fn every_row_is_stamped_on_create_and_restamped_on_update() {
         assert_eq!(lookup.requests().len(), usize::from(from_cluster), "{kind}");
 
         // The Cluster's label changes; the object is updated.
-        let lookup = MapLookup::new().with_object(cluster_with_label("cc-2"));
+        let lookup = MapLookup::default().with_object(cluster_with_label("cc-2"));
         let update = AdmissionRequest::for_object("UPDATE", created.clone());
         let (_, updated) = run(&update, &settings_json, &lookup);
         let want = match (stamps, target.create_only) {
@@ -743,7 +743,7 @@ fn every_row_is_stamped_on_create_and_restamped_on_update() {
 fn an_absent_field_stays_absent_when_there_is_nothing_to_write() {
     let request =
         AdmissionRequest::for_object("CREATE", row_object("AWSMachine", &json!({}), None));
-    let (outcome, object) = run(&request, ON, &MapLookup::new());
+    let (outcome, object) = run(&request, ON, &MapLookup::default());
     assert_eq!(object, request.object);
     assert_eq!(outcome.plan().map(|p| p.edits.len()), Some(0));
 }
@@ -758,14 +758,14 @@ fn a_field_holding_only_stale_tags_goes_and_a_users_empty_field_stays() {
     let (_, object) = run(
         &AdmissionRequest::for_object("UPDATE", stale),
         ON,
-        &MapLookup::new(),
+        &MapLookup::default(),
     );
     assert_eq!(object["spec"].get("additionalTags"), None);
     let empty = row_object("AWSMachine", &json!({}), Some(json!({})));
     let (_, object) = run(
         &AdmissionRequest::for_object("UPDATE", empty),
         ON,
-        &MapLookup::new(),
+        &MapLookup::default(),
     );
     assert_eq!(object["spec"]["additionalTags"], json!({}));
 }
@@ -782,7 +782,7 @@ fn a_list_keeps_the_users_order_and_puts_the_tags_after_it_sorted() {
     let (_, object) = run(
         &AdmissionRequest::for_object("CREATE", object),
         &settings_for(&["environment", "cost-center"]),
-        &MapLookup::new(),
+        &MapLookup::default(),
     );
     assert_eq!(
         object["spec"]["serverMetadata"],
@@ -831,7 +831,7 @@ fn tag_fields_of_the_wrong_shape_are_rejected(
     #[case] problem: &str,
 ) {
     let request = AdmissionRequest::for_object("CREATE", row_object(kind, &json!({}), Some(tags)));
-    let outcome = evaluate(&request, &settings(ON), &MapLookup::new());
+    let outcome = evaluate(&request, &settings(ON), &MapLookup::default());
     let (message, code) = rejection(&outcome);
     assert!(message.ends_with(problem), "{message}");
     assert_eq!(code, 400);
@@ -844,7 +844,7 @@ fn a_malformed_label_set_annotation_is_rejected_naming_the_object() {
     let outcome = evaluate(
         &AdmissionRequest::for_object("CREATE", object),
         &settings(ON),
-        &MapLookup::new(),
+        &MapLookup::default(),
     );
     assert_eq!(
         rejection(&outcome).0,
@@ -862,7 +862,7 @@ fn a_malformed_label_set_annotation_on_the_cluster_is_rejected_naming_the_cluste
     let outcome = evaluate(
         &fixture("awscluster_create_topology"),
         &settings(ON),
-        &MapLookup::new().with_object(cluster),
+        &MapLookup::default().with_object(cluster),
     );
     assert_eq!(
         rejection(&outcome),
@@ -943,7 +943,7 @@ fn value_characters_are_checked_after_key_characters_and_before_the_cap() {
     let (_, object) = run(
         &request,
         &settings_for(&["a#", "b", "c"]),
-        &MapLookup::new(),
+        &MapLookup::default(),
     );
     let reasons: Vec<Value> = skipped(&object)
         .as_array()
@@ -1003,7 +1003,7 @@ fn a_cluster_name_that_is_no_object_name_is_not_looked_up(#[case] name: &str) {
 fn a_malformed_tag_field_is_refused_before_any_look_up() {
     let mut request = fixture("awscluster_create_topology");
     request.object["spec"]["additionalTags"] = json!(["not", "a", "map"]);
-    let lookup = MapLookup::new().with_error(
+    let lookup = MapLookup::default().with_error(
         cluster_ref("aws-prod"),
         LookupError::Failed("503 Service Unavailable".to_owned()),
     );
@@ -1022,7 +1022,7 @@ fn malformed_owner_references_are_named_before_a_malformed_tag_field() {
     let mut object = row_object("AWSMachine", &json!({}), Some(json!(["not", "a", "map"])));
     object["metadata"]["ownerReferences"] = json!("not a list");
     let request = AdmissionRequest::for_object("CREATE", object);
-    let lookup = MapLookup::new();
+    let lookup = MapLookup::default();
     let outcome = evaluate(&request, &settings(ON), &lookup);
     let (message, code) = rejection(&outcome);
     assert_eq!(code, 400, "{message}");
@@ -1038,7 +1038,7 @@ fn a_list_left_with_only_stale_policy_entries_goes() {
     let stale = json!([{"key": "plexsphere:retired", "value": "x"}]);
     let object = row_object("OpenStackMachine", &json!({}), Some(stale));
     let request = AdmissionRequest::for_object("CREATE", object);
-    let (outcome, after) = run(&request, ON, &MapLookup::new());
+    let (outcome, after) = run(&request, ON, &MapLookup::default());
     assert!(matches!(outcome.verdict, Verdict::Allow(_)), "{outcome:?}");
     assert_eq!(after["spec"].get("serverMetadata"), None, "{after}");
 
@@ -1046,7 +1046,7 @@ fn a_list_left_with_only_stale_policy_entries_goes() {
         json!([{"key": "role", "value": "gpu"}, {"key": "plexsphere:retired", "value": "x"}]);
     let object = row_object("OpenStackMachine", &json!({}), Some(kept));
     let request = AdmissionRequest::for_object("CREATE", object);
-    let (_, after) = run(&request, ON, &MapLookup::new());
+    let (_, after) = run(&request, ON, &MapLookup::default());
     assert_eq!(
         after["spec"]["serverMetadata"],
         json!([{"key": "role", "value": "gpu"}])
@@ -1153,7 +1153,7 @@ proptest::proptest! {
         let mut entries: Vec<(String, String)> = user.into_iter().collect();
         entries.extend(stale.into_iter().map(|(k, v)| (format!("{prefix}{k}"), v)));
         let object = row_with(target, &labels, &entries, provider);
-        let lookup = MapLookup::new().with_object(cluster_with_label("cc-1"));
+        let lookup = MapLookup::default().with_object(cluster_with_label("cc-1"));
         let request = AdmissionRequest::for_object(operation, object.clone());
         let (outcome, mutated) = run(&request, &settings_json, &lookup);
         proptest::prop_assert!(matches!(outcome.verdict, Verdict::Allow(_)), "{outcome:?}");

@@ -437,7 +437,7 @@ proptest! {
     ) {
         let (requests, parents) = &CAPI[version];
         let object = with_fields(pick.get(requests).clone(), &child_seeds);
-        let lookup = parents.iter().fold(MapLookup::new(), |lookup, parent| {
+        let lookup = parents.iter().fold(MapLookup::default(), |lookup, parent| {
             lookup.with_object(with_fields(parent.clone(), &parent_seeds))
         });
         check_properties(object, &Settings::default(), &lookup)?;
@@ -455,7 +455,7 @@ proptest! {
         for (path, entries) in CAPI_PATHS.iter().zip(&child_maps) {
             splice(&mut object, path, entries);
         }
-        let lookup = parents.iter().fold(MapLookup::new(), |lookup, parent| {
+        let lookup = parents.iter().fold(MapLookup::default(), |lookup, parent| {
             let mut parent = parent.clone();
             for (path, entries) in CAPI_PATHS.iter().zip(&parent_maps) {
                 splice(&mut parent, path, entries);
@@ -489,6 +489,6 @@ proptest! {
         let keys: Vec<&str> = opted_in.into_iter().filter(|k| !seeded.contains(k)).collect();
         let settings = json!({"cloudTags": {"propagatingLabels": keys}}).to_string();
         let settings = Settings::from_json(settings.as_bytes()).unwrap();
-        check_properties(object, &settings, &MapLookup::new())?;
+        check_properties(object, &settings, &MapLookup::default())?;
     }
 }

@@ -7,7 +7,7 @@
 //! path (decode, decide, apply, encode, as the wasm module does) and counts
 //! its heap allocations (this binary's allocator) and its key operations:
 //! list keys hashed, and pairs of list keys compared
-//! (`keyed_list::key_operations`, which the core counts when its
+//! (`wire::key_operations`, which the core counts when its
 //! `count-key-operations` feature is on, as for its own tests). A scan per
 //! entry costs no allocation but a comparison per entry scanned, so the key
 //! operations are what a quadratic merge shows in; the allocations catch a
@@ -18,9 +18,9 @@
 //! BENCHMARKS.md, "Cost per entry, 1,000 to 10,000", gives the same
 //! dimensions and the others in instructions.
 
-use metadata_propagation_core::keyed_list::key_operations;
 use metadata_propagation_core::lookup::MapLookup;
 use metadata_propagation_core::wire;
+use metadata_propagation_core::wire::key_operations;
 use serde_json::{Value, json};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -154,7 +154,7 @@ fn topology_kcp(operation: &str, fields: Value, template: Value, settings: Value
     });
     Case {
         payload: serde_json::to_vec(&json!({"request": request, "settings": settings})).unwrap(),
-        lookup: MapLookup::new().with_object(cluster).with_object(class),
+        lookup: MapLookup::default().with_object(cluster).with_object(class),
     }
 }
 

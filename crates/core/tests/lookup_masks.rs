@@ -82,7 +82,7 @@ static PARENTS: LazyLock<Vec<Value>> = LazyLock::new(|| {
 });
 
 fn parents() -> MapLookup {
-    PARENTS.iter().fold(MapLookup::new(), |lookup, parent| {
+    PARENTS.iter().fold(MapLookup::default(), |lookup, parent| {
         lookup.with_object(parent.clone())
     })
 }

@@ -16,7 +16,7 @@ fn machine_deployment_template_warns_about_labels_that_never_reach_the_node() {
     let mut md = machine_deployment("v1beta2");
     md["spec"]["template"]["metadata"]["labels"]["node.kubernetes.io/exclude-from-external-load-balancers"] =
         json!("true");
-    let lookup = MapLookup::new();
+    let lookup = MapLookup::default();
     let (outcome, _) = run("CREATE", md.clone(), &lookup);
     assert_eq!(outcome.warnings.len(), 1);
     assert!(outcome.warnings[0].starts_with(
@@ -53,7 +53,7 @@ fn machine_node_sync_is_computed_after_propagation() {
                                                            "kind": "KubeadmControlPlane", "name": "capi-quickstart-cp",
                                                            "uid": "k", "controller": true}]},
                          "spec": machine_spec("v1beta2", "KubeadmConfig", "DockerMachine")});
-    let lookup = MapLookup::new().with_object(kcp);
+    let lookup = MapLookup::default().with_object(kcp);
     let (outcome, m) = run("CREATE", machine, &lookup);
     assert_eq!(
         m["metadata"]["labels"]["node-role.kubernetes.io/control-plane"],

@@ -1,6 +1,6 @@
 //! Settings as a request uses them: prepared lazily, per capability. Their
 //! parsing and its error messages are unit tests of
-//! crates/core/src/settings.rs; the policy's tests/questions_ui.rs checks
+//! crates/core/src/settings.rs; crates/core/tests/questions_ui.rs checks
 //! the Rancher form and the README's table against them.
 
 use super::support;
@@ -36,7 +36,7 @@ fn each_request_prepares_only_the_settings_it_reads() {
     // settings.
     let mut ms = machine_set("v1beta2");
     ms["spec"]["template"]["metadata"]["labels"] = json!({"machine-template-hash": "1"});
-    let lookup = MapLookup::new().with_object(machine_deployment("v1beta2"));
+    let lookup = MapLookup::default().with_object(machine_deployment("v1beta2"));
     let outcome = evaluate_with(ms.clone(), &lookup);
     assert!(matches!(outcome.verdict, Verdict::Allow(_)), "{outcome:?}");
 
@@ -45,7 +45,7 @@ fn each_request_prepares_only_the_settings_it_reads() {
     let mut md = machine_deployment("v1beta2");
     md["spec"]["template"]["metadata"]["labels"] =
         json!({"node.kubernetes.io/exclude-from-external-load-balancers": "true"});
-    let outcome = evaluate_with(ms, &MapLookup::new().with_object(md));
+    let outcome = evaluate_with(ms, &MapLookup::default().with_object(md));
     assert_eq!(
         outcome.verdict,
         Verdict::Reject {

@@ -68,7 +68,7 @@ fn old_prefix_entries_are_kept_as_the_users() {
     let (_, after) = mutated(
         &request(XR),
         &settings(&xr_settings(json!({"prefix": "corp:"}))),
-        &MapLookup::new(),
+        &MapLookup::default(),
     );
     assert_eq!(
         cloud_tags(&after),
@@ -90,7 +90,7 @@ fn a_profiles_own_prefix_wins_and_tag_keys_name_the_tag() {
     let settings = settings(&xr_settings(json!({
         "prefix": "corp:", "profiles": [profile],
         "tagKeys": {"acme:checkout/owner": "owner"}})));
-    let (outcome, after) = mutated(&request(XR), &settings, &MapLookup::new());
+    let (outcome, after) = mutated(&request(XR), &settings, &MapLookup::default());
     assert_eq!(outcome.warnings, Vec::<String>::new());
     assert_eq!(
         cloud_tags(&after),
@@ -109,7 +109,7 @@ fn tag_keys_on_a_composite_resource() {
     let settings = settings(&xr_settings(
         json!({"tagKeys": {"acme:checkout/owner": "Owner"}}),
     ));
-    let (_, after) = mutated(&request(XR), &settings, &MapLookup::new());
+    let (_, after) = mutated(&request(XR), &settings, &MapLookup::default());
     let tags = cloud_tags(&after);
     assert_eq!(tags["plexsphere:Owner"], "team-payments");
     assert_eq!(tags.get("plexsphere:acme:checkout/owner"), None);
@@ -134,9 +134,11 @@ fn an_update_to_another_profile_removes_the_old_prefixes_entries() {
     request["object"]["spec"]["parameters"]["provider"] = json!("hetzner");
     request["oldObject"]["spec"]["parameters"]["provider"] = json!("aws");
     let payload = json!({"request": request, "settings": settings_json}).to_string();
-    let answer: Value =
-        serde_json::from_slice(&wire::validate_with(payload.as_bytes(), &MapLookup::new()))
-            .unwrap();
+    let answer: Value = serde_json::from_slice(&wire::validate_with(
+        payload.as_bytes(),
+        &MapLookup::default(),
+    ))
+    .unwrap();
     assert_eq!(answer["accepted"], true, "{answer}");
     let tags = &answer["mutated_object"]["spec"]["cloudTags"];
     assert_eq!(
@@ -150,9 +152,11 @@ fn an_update_to_another_profile_removes_the_old_prefixes_entries() {
     request["operation"] = json!("CREATE");
     request.as_object_mut().unwrap().remove("oldObject");
     let payload = json!({"request": request, "settings": settings_json}).to_string();
-    let answer: Value =
-        serde_json::from_slice(&wire::validate_with(payload.as_bytes(), &MapLookup::new()))
-            .unwrap();
+    let answer: Value = serde_json::from_slice(&wire::validate_with(
+        payload.as_bytes(),
+        &MapLookup::default(),
+    ))
+    .unwrap();
     assert_eq!(
         answer["mutated_object"]["spec"]["cloudTags"]["plexsphere:platform/retired"],
         "yes"

@@ -131,7 +131,7 @@ fn xr_deviations_name_missing_differing_stale_and_invalid_tags() {
     xr["spec"]["cloudTags"]["plexsphere:aws:cost"] = json!("1");
     let (outcome, _) = both_modes(
         &xr,
-        &MapLookup::new(),
+        &MapLookup::default(),
         &settings("test_data/xr/settings_propagating.json"),
     );
     assert_eq!(
@@ -149,7 +149,7 @@ fn xr_deviations_name_missing_differing_stale_and_invalid_tags() {
     let mutated = evaluate(
         &AdmissionRequest::for_object("UPDATE", xr),
         &settings,
-        &MapLookup::new(),
+        &MapLookup::default(),
     );
     assert_eq!(
         mutated.warnings,
@@ -166,8 +166,8 @@ fn xr_deviations_name_missing_differing_stale_and_invalid_tags() {
 fn xr_compliant_object_is_accepted_with_skip_warnings() {
     let xr = fixture("test_data/xr/examples/xdatabase_hetzner.json");
     let settings = settings("test_data/xr/examples/settings.json");
-    let (_, mutated) = both_modes(&xr, &MapLookup::new(), &settings);
-    let (outcome, _) = both_modes(&mutated, &MapLookup::new(), &settings);
+    let (_, mutated) = both_modes(&xr, &MapLookup::default(), &settings);
+    let (outcome, _) = both_modes(&mutated, &MapLookup::default(), &settings);
     assert!(matches!(outcome.verdict, Verdict::Allow(ref p) if p.is_empty()));
     assert!(
         !outcome.warnings.is_empty(),
@@ -179,7 +179,7 @@ fn xr_compliant_object_is_accepted_with_skip_warnings() {
         .as_object_mut()
         .unwrap();
     assert!(annotations.remove(SKIPPED_ANNOTATION).is_some());
-    let (without, _) = both_modes(&unannotated, &MapLookup::new(), &settings);
+    let (without, _) = both_modes(&unannotated, &MapLookup::default(), &settings);
     assert!(matches!(without.verdict, Verdict::Allow(ref p) if p.is_empty()));
     assert_eq!(without.warnings, outcome.warnings);
 }
@@ -188,7 +188,7 @@ fn xr_compliant_object_is_accepted_with_skip_warnings() {
 fn xr_empty_tag_map_must_be_absent() {
     let mut xr = fixture("test_data/xr/xnetwork_v1_aws.json");
     xr["spec"]["cloudTags"] = json!({});
-    let (outcome, _) = both_modes(&xr, &MapLookup::new(), "{}");
+    let (outcome, _) = both_modes(&xr, &MapLookup::default(), "{}");
     assert_eq!(
         message(&outcome),
         "the object deviates from the metadata propagation contract (validate mode): \
@@ -204,7 +204,7 @@ fn capi_parents(version: &str) -> MapLookup {
         .map(|e| e.unwrap().path())
         .collect();
     paths.sort();
-    paths.iter().fold(MapLookup::new(), |lookup, path| {
+    paths.iter().fold(MapLookup::default(), |lookup, path| {
         let text = std::fs::read_to_string(path).unwrap();
         lookup.with_object(serde_norway::from_str(&text).unwrap())
     })

@@ -16,7 +16,6 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use metadata_propagation_core::deviations::{self, REPORT_PREFIX};
 use metadata_propagation_core::evaluate;
 use metadata_propagation_core::lookup::MapLookup;
 use metadata_propagation_core::outcome::{Outcome, Verdict};
@@ -253,11 +252,10 @@ fn check_case(case: &Case) {
     let objects = read_dump(&dump_path);
     let audited = report["objects"].as_array().unwrap();
     assert_eq!(audited.len(), objects.len(), "{}", case.dump);
-    let lookup = objects
-        .iter()
-        .fold(MapLookup::new(), |lookup, o| lookup.with_object(o.clone()));
+    let lookup = objects.iter().fold(MapLookup::default(), |lookup, o| {
+        lookup.with_object(o.clone())
+    });
     let validate = settings(case.settings, "validate");
-    let mutate = settings(case.settings, "mutate");
 
     let mut deviating = BTreeSet::new();
     for object in &objects {
@@ -272,7 +270,7 @@ fn check_case(case: &Case) {
         let at = format!("{}: {name}", case.dump);
         let entry = find(audited, object).unwrap_or_else(|| panic!("{at}: not in the audit"));
         let request = update_request(object);
-        if !evaluate::acts_on(&request.kind, &request.operation) {
+        if !request.acted_on() {
             assert_eq!(entry["status"], "not-evaluated", "{at}");
             continue;
         }
@@ -290,9 +288,8 @@ fn check_case(case: &Case) {
             json!(outcome.audit_annotations),
             "{at}"
         );
-        let deviates = message
-            .as_str()
-            .is_some_and(|m| m.starts_with(REPORT_PREFIX));
+        // Validate mode rejects a deviation keeping the plan it refused.
+        let deviates = outcome.refused_plan.is_some();
         let expected_status = match (allowed, deviates) {
             (true, _) => "compliant",
             (false, true) => "deviates",
@@ -305,7 +302,7 @@ fn check_case(case: &Case) {
         if deviates {
             deviating.insert(name);
         }
-        check_patch(&at, entry, &request, &mutate, &validate, &lookup);
+        check_patch(&at, entry, &request, &validate, &lookup);
     }
     let expected: BTreeSet<String> = case.deviating.iter().map(|s| (*s).to_owned()).collect();
     assert_eq!(deviating, expected, "{}", case.dump);
@@ -327,15 +324,16 @@ fn check_patch(
     at: &str,
     entry: &Value,
     request: &AdmissionRequest,
-    mutate: &Settings,
     validate: &Settings,
     lookup: &MapLookup,
 ) {
-    let fix = evaluate::evaluate(request, mutate, lookup);
-    let expected = match fix.plan() {
+    // What mutate mode would change, as validate mode judges it: the plan
+    // validate mode refuses.
+    let judged = evaluate::evaluate(request, validate, lookup).refused_plan;
+    let expected = match judged {
         Some(plan) if entry["status"] == "deviates" => {
             let mut mutated = request.object.clone();
-            deviations::judged(plan.clone()).apply(&mut mutated);
+            plan.apply(&mut mutated);
             serde_json::to_value(json_patch::diff(&request.object, &mutated)).unwrap()
         }
         _ => json!([]),

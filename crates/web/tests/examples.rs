@@ -154,42 +154,35 @@ fn every_example_is_allowed_with_a_patch_and_explained() {
             !report.patch.unwrap().as_array().unwrap().is_empty(),
             "{id}: patch"
         );
-        let explanation = report.explanation.unwrap();
+        let explanation = serde_json::to_value(report.explanation.unwrap()).unwrap();
         if id == "infra-openstackmachine" {
             // Also a CAPI child: its MachineSet's rule, in the same answer.
-            assert!(explanation.rule.is_some(), "{id}: rule");
+            assert!(explanation.get("rule").is_some(), "{id}: rule");
         }
         if id.starts_with("xr-") || id.starts_with("infra-") {
-            let tags = explanation.cloud_tags.expect("cloud tags");
-            let skipped = tags
-                .labels
-                .iter()
-                .filter(|l| {
-                    matches!(
-                        l.fate,
-                        metadata_propagation_core::explain::TagFate::Skipped { .. }
-                    )
-                })
+            let tags = explanation.get("cloudTags").expect("cloud tags");
+            let skipped = (tags["labels"].as_array().expect("labels").iter())
+                .filter(|l| l["fate"] == "skipped")
                 .count();
             assert!(skipped > 0, "{id}: no label is skipped");
             // Under a profile that refuses every tag (xr-gcp-labels), one
             // summary warning instead of one per label (docs/settings.md,
             // "User-defined tag profiles").
-            let skips = if tags.no_tag_can_propagate.is_some() {
+            let skips = if tags.get("noTagCanPropagate").is_some() {
                 1
             } else {
                 skipped
             };
             // An XR whose provider no profile lists (xr-generic) is told so
             // first, once.
-            let fallback = usize::from(tags.origin == "fallback");
+            let fallback = usize::from(tags["origin"] == "fallback");
             assert_eq!(
                 report.warnings.len(),
                 skips + fallback,
                 "{id}: one warning per skipped label, or one summary warning, and the fallback's"
             );
         } else {
-            assert!(explanation.rule.is_some(), "{id}: rule");
+            assert!(explanation.get("rule").is_some(), "{id}: rule");
         }
     }
 }

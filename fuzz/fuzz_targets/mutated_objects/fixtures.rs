@@ -3,7 +3,6 @@
 //! parsed once, with what can be computed from them once (the unedited
 //! children's requests and label keys, the parents' keys, JSON and answers).
 
-use metadata_propagation_core::capi::is_capi_group;
 use metadata_propagation_core::lookup::ObjectRef;
 use metadata_propagation_core::request::AdmissionRequest;
 use serde_json::Value;
@@ -217,7 +216,8 @@ pub const ALL_PARENTS: usize = PARENTS.len() + FIELDS_PARENTS.len();
 pub fn request(object: Value, create: bool) -> AdmissionRequest {
     let api_version = object["apiVersion"].as_str().unwrap_or("x/v1");
     let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
-    let namespace = if is_capi_group(group) {
+    // Cluster API's groups: `cluster.x-k8s.io` and its subdomains.
+    let namespace = if group == "cluster.x-k8s.io" || group.ends_with(".cluster.x-k8s.io") {
         "default"
     } else {
         object["metadata"]["namespace"].as_str().unwrap_or_default()

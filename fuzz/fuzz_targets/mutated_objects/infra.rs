@@ -1,9 +1,10 @@
 //! Cloud tags on CAPI infrastructure (`cloudTags.capiInfrastructure`): what
 //! an input's trailing [`Infra`] does to an infrastructure child and its
-//! Cluster, and the check of what the policy may change on such an object.
+//! Cluster. What the policy may change on such an object is the core's
+//! oracle's to check (`invariants::fuzz_oracles::check_allowed`).
 //!
 //! The child is one of `fixtures::INFRA_CHILDREN`, optionally turned into
-//! any row of the target table (`TARGETS`: group, kind and the version the
+//! any kind row of the target table (`invariants::fuzz_oracles::infrastructure_rows`: group, kind and the version the
 //! provider serves, or another version, which has no row). Its labels and
 //! label-set annotation, the Cluster's labels and the tag field are
 //! rewritten with keys drawn as often from the opted-in ones as not, the
@@ -12,13 +13,8 @@
 //! failed.
 
 use arbitrary::Arbitrary;
-use metadata_propagation_core::invariants::{
-    Capability, Violation, check_mutation, check_tag_field, take,
-};
-use metadata_propagation_core::request::GroupVersionKind;
-use metadata_propagation_core::tags::SKIPPED_ANNOTATION;
-use metadata_propagation_core::tags::tag_key::DEFAULT_PREFIX as TAG_PREFIX;
-use metadata_propagation_core::tags::targets::{TARGETS, Target, target_for};
+use metadata_propagation_core::invariants::DEFAULT_PREFIX as TAG_PREFIX;
+use metadata_propagation_core::invariants::fuzz_oracles::infrastructure_rows;
 use serde_json::{Map, Value, json};
 
 use crate::mutation::{IntoValue, Small, set};
@@ -200,12 +196,12 @@ impl Infra {
         cluster_key: impl Fn(&Node) -> bool,
     ) -> Answer {
         if let Some((row, other_version)) = self.row {
-            let kinds: Vec<_> = TARGETS.iter().filter_map(Target::kind).collect();
-            let (kind_match, served) = kinds[usize::from(row) % kinds.len()];
+            let rows = infrastructure_rows();
+            let (group, kind, served, _) = rows[usize::from(row) % rows.len()];
             let version = if other_version { "v1alpha1" } else { served };
-            let kind = kind_match.kind.unwrap_or("AWSCluster");
+            let kind = kind.unwrap_or("AWSCluster");
             set(child, &["kind"], Value::String(kind.to_owned()));
-            let api_version = format!("{}/{version}", kind_match.group);
+            let api_version = format!("{group}/{version}");
             set(child, &["apiVersion"], Value::String(api_version));
         }
         set_labels(child, self.labels);
@@ -254,7 +250,10 @@ fn tag_field(child: &Node) -> &'static [&'static str] {
     let api_version = child.text(&["apiVersion"]).unwrap_or_default();
     let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
     let kind = child.text(&["kind"]).unwrap_or_default();
-    target_for(group, kind, version).map_or(&["spec", "additionalTags"], |t| t.field)
+    let covers = |&&(g, k, v, _): &&(&str, Option<&str>, &str, _)| {
+        g == group && k.is_none_or(|k| k == kind) && v == version
+    };
+    (infrastructure_rows().iter().find(covers)).map_or(&["spec", "additionalTags"], |row| row.3)
 }
 
 /// Removes the node at `path` of `target`, if there is one.
@@ -279,66 +278,6 @@ fn remove(target: &mut Node, path: &[&str]) {
     }
 }
 
-/// How the policy broke what it may change on an infrastructure object.
-#[derive(Debug)]
-pub enum InfraViolation {
-    /// The tag field or the skip annotation changed as the policy may not
-    /// change it.
-    Tags(String),
-    /// Outside them, what the CAPI capability may not change.
-    Capi(Violation),
-}
-
-impl std::fmt::Display for InfraViolation {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            InfraViolation::Tags(problem) => write!(f, "cloud tags: {problem}"),
-            InfraViolation::Capi(violation) => write!(f, "{violation}"),
-        }
-    }
-}
-
-/// Checks that `after` is `before` changed only in the tag field of the
-/// row `target` (`None`: the feature is off, the kind has no row, or the
-/// field is stamped on CREATE only and this is an UPDATE), the skip
-/// annotation, and the CAPI metadata the rule table gives the kind. In the
-/// tag field, the policy adds, corrects and removes the tags under the
-/// prefix in force (`prefix`) only, writing strings; every other entry
-/// stays as it was.
-pub fn check(
-    kind: &GroupVersionKind,
-    target: Option<&Target>,
-    prefix: &str,
-    before: &Value,
-    after: &Value,
-) -> Result<(), InfraViolation> {
-    let (mut before, mut after) = (before.clone(), after.clone());
-    if let Some(target) = target {
-        let old = take(&mut before, target.field);
-        let new = take(&mut after, target.field);
-        if old != new {
-            check_tag_field(target, prefix, old.as_ref(), new.as_ref()).map_err(|problem| {
-                InfraViolation::Tags(format!(
-                    "{problem}\n before: {}\n after:  {}",
-                    old.unwrap_or_default(),
-                    new.unwrap_or_default()
-                ))
-            })?;
-        }
-        restore_created(&mut after, &before, target.field);
-        let skipped = ["metadata", "annotations", SKIPPED_ANNOTATION];
-        let old = take(&mut before, &skipped);
-        let new = take(&mut after, &skipped);
-        if old != new && new.as_ref().is_some_and(|v| !v.is_string()) {
-            return Err(InfraViolation::Tags(format!(
-                "{SKIPPED_ANNOTATION} written as {new:?}"
-            )));
-        }
-        restore_created(&mut after, &before, &skipped);
-    }
-    check_mutation(Capability::Capi(kind), &before, &after).map_err(InfraViolation::Capi)
-}
-
 /// Sets each of `labels` in `node`'s `metadata.labels`.
 fn set_labels(node: &mut Node, labels: Vec<(Label, Text)>) {
     for (key, value) in labels {
@@ -349,43 +288,4 @@ fn set_labels(node: &mut Node, labels: Vec<(Label, Text)>) {
             value.into_value(),
         );
     }
-}
-
-/// The maps on the way to `path` the policy created to write there (empty
-/// in `after` once the field is taken out, absent or `null` in `before`)
-/// are put back as `before` has them.
-fn restore_created(after: &mut Value, before: &Value, path: &[&str]) {
-    for depth in (1..path.len()).rev() {
-        let (last, parents) = (path[depth - 1], &path[..depth - 1]);
-        let old = get(before, &path[..depth]);
-        if old.is_some_and(|v| !v.is_null()) {
-            continue;
-        }
-        let Some(parent) = get_mut(after, parents) else {
-            continue;
-        };
-        if parent
-            .get(last)
-            .is_some_and(|v| v.as_object().is_some_and(Map::is_empty))
-        {
-            match old {
-                Some(old) => {
-                    parent.insert(last.to_owned(), old.clone());
-                }
-                None => {
-                    parent.remove(last);
-                }
-            }
-        }
-    }
-}
-
-fn get<'v>(root: &'v Value, path: &[&str]) -> Option<&'v Value> {
-    path.iter().try_fold(root, |value, key| value.get(*key))
-}
-
-fn get_mut<'v>(root: &'v mut Value, path: &[&str]) -> Option<&'v mut Map<String, Value>> {
-    path.iter()
-        .try_fold(root, |value, key| value.get_mut(*key))?
-        .as_object_mut()
 }

@@ -3,12 +3,12 @@
 
 use crate::capi;
 use crate::outcome::Outcome;
-use crate::request::{GroupVersionKind, is_write};
+use crate::request::{AdmissionRequest, GroupVersionKind, is_write};
 
 /// Which part of the policy answers a request; decided from the kind and
 /// the operation alone, before the object is decoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Route {
+pub(crate) enum Route {
     /// Not acted on: answered by [`not_acted_on`] without reading the
     /// object, the settings or the cluster (also a request with no kind or
     /// operation).
@@ -27,7 +27,7 @@ pub enum Route {
 /// checks, or of a composite resource. Asked once per request: by
 /// [`crate::wire`] before it decodes the object (and handed to
 /// `evaluate_routed`), by [`super::evaluate`] and [`super::explain`] otherwise.
-pub fn route(kind: &GroupVersionKind, operation: &str) -> Route {
+pub(crate) fn route(kind: &GroupVersionKind, operation: &str) -> Route {
     if !is_write(operation) || is_kubernetes_group(&kind.group) || is_sig_group(&kind.group) {
         Route::NotActedOn
     } else if !capi::is_capi_group(&kind.group) {
@@ -39,17 +39,19 @@ pub fn route(kind: &GroupVersionKind, operation: &str) -> Route {
     }
 }
 
-/// Whether the policy acts on a request of this kind and operation at all
-/// ([`route`] is not [`Route::NotActedOn`]).
-pub fn acts_on(kind: &GroupVersionKind, operation: &str) -> bool {
-    route(kind, operation) != Route::NotActedOn
+impl AdmissionRequest {
+    /// Whether the policy acts on this request at all, by its kind and
+    /// operation: any other request is allowed unchanged.
+    pub fn acted_on(&self) -> bool {
+        route(&self.kind, &self.operation) != Route::NotActedOn
+    }
 }
 
 /// The answer to a request the policy does not act on: allowed unchanged,
 /// with a warning when a write of a Kubernetes kind reached the policy (its
 /// rules select a kind it cannot handle; a composite-resource treatment
 /// would give such an object a `spec.cloudTags` it does not have).
-pub fn not_acted_on(kind: &GroupVersionKind, operation: &str) -> Outcome {
+pub(crate) fn not_acted_on(kind: &GroupVersionKind, operation: &str) -> Outcome {
     let mut outcome = Outcome::allow();
     let what = if is_kubernetes_group(&kind.group) {
         "a Kubernetes kind"

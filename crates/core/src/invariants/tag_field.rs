@@ -8,7 +8,7 @@ use serde_json::Value;
 
 /// The prefixes whose entries in a tag field are the policy's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Owned<'a> {
+pub(crate) struct Owned<'a> {
     /// The prefix in force: the policy writes its tags under it, and
     /// removes the entries under it that no opted-in label gives.
     pub prefix: &'a str,
@@ -40,7 +40,7 @@ impl Owned<'_> {
 /// entry that changed is the policy's, under `prefix`, and a string; a
 /// field that was not a map or a list is never rewritten. The field may go
 /// (the policy removed its last entry, or an XR's `{}`).
-pub fn check_tag_field(
+pub(crate) fn check_tag_field(
     target: &Target,
     prefix: &str,
     old: Option<&Value>,
@@ -133,7 +133,7 @@ fn entries(layout: Layout, field: Option<&Value>) -> Vec<(String, Value, Value)>
 /// no removal warning for the field names anything else. Validate mode
 /// removes nothing (it rejects), so an allowed request there carries no
 /// removal warning at all.
-pub fn check_removals_said(
+pub(crate) fn check_removals_said(
     target: &Target,
     owned: Owned<'_>,
     old: Option<&Value>,

@@ -6,6 +6,7 @@
 //! than to itself.
 
 use crate::fields;
+use crate::settings::Settings;
 use crate::tags::CloudTagSettings;
 use crate::tags::profile::{GENERIC, Origin, TagProfile};
 use crate::tags::tag_key::DEFAULT_PREFIX;
@@ -47,7 +48,7 @@ pub(crate) fn is_composite_resource(object: &Value, namespace: &str) -> bool {
 /// one); else `cloudTags.prefix` when the settings set it, for every
 /// profile; else the profile's built-in default, `plexsphere-` for the
 /// built-in `capg` and `gcp`, `plexsphere:` for every other.
-pub fn prefix_for<'s>(
+pub(crate) fn prefix_for<'s>(
     profile: &'s TagProfile,
     origin: Origin,
     settings: &'s CloudTagSettings,
@@ -77,7 +78,10 @@ pub(crate) fn composite_prefix<'s>(object: &Value, settings: &'s CloudTagSetting
 /// The prefix in force on an infrastructure object of row `target`: under
 /// the profile the row names (a user profile listing that name replaces
 /// the built-in; a name no profile has gives the `generic` fallback's).
-pub fn infrastructure_prefix<'s>(target: &Target, settings: &'s CloudTagSettings) -> &'s str {
+/// Panics when `settings` cannot prepare their `cloudTags` section (the
+/// oracle judges requests the policy evaluated under them).
+pub(crate) fn infrastructure_prefix<'s>(target: &Target, settings: &'s Settings) -> &'s str {
+    let settings = settings.cloud_tags().expect("the settings prepare");
     let name = target.profile_name().unwrap_or_default();
     let (profile, origin) =
         (settings.profiles.infrastructure(name)).unwrap_or((&GENERIC, Origin::Fallback));

@@ -6,7 +6,7 @@ use serde_json::Value;
 /// How a mutation broke the properties: the first violation found, naming
 /// the field or key.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum Violation {
+pub(crate) enum Violation {
     /// Something outside the maps and fields the capability owns changed;
     /// both sides are shown with the owned parts taken out.
     #[error("a field outside the contract's maps changed:\n before: {before}\n after:  {after}")]

@@ -18,7 +18,7 @@ impl Plan {
 
     /// [`Plan::apply`], consuming the plan: its field values move into the
     /// object instead of being cloned.
-    pub fn apply_owned(self, object: &mut Value) {
+    pub(crate) fn apply_owned(self, object: &mut Value) {
         let mut edits = self.edits.into_iter().peekable();
         while let Some(edit) = edits.next() {
             match edit {

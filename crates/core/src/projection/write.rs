@@ -17,7 +17,7 @@ impl Shape<'_> {
     /// the way): a member decoded whole from its text ([`Shape::Text`])
     /// at a path that is neither on nor below one of them holds what it
     /// held, and is written back as its text.
-    pub fn write(
+    pub(crate) fn write(
         &self,
         value: &Value,
         edited: &[&[&str]],

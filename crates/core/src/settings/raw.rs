@@ -13,7 +13,7 @@ use std::fmt;
 /// The settings as written by the user (camelCase, all optional).
 #[derive(Debug, Default, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
-pub struct RawSettings {
+pub(crate) struct RawSettings {
     /// `mutate` (default) or `validate`.
     pub(crate) mode: Mode,
     /// Cluster API propagation settings.

@@ -116,7 +116,7 @@ impl CharSet {
 
 /// Which characters a tag key may carry: `sets` ∪ `extra` ∖ `except`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KeyCharacters {
+pub(crate) struct KeyCharacters {
     /// Bit set over [`CharSet`] (bit n: the set with discriminant n).
     sets: u8,
     /// Characters admitted besides the sets.

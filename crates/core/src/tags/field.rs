@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 
 /// How the tag field holds its entries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Layout {
+pub(crate) enum Layout {
     /// A map of tag key to value (`additionalTags: {k: v}`).
     Map,
     /// A list of `{key, value}` objects (CAPO `serverMetadata`, a list map

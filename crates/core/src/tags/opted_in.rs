@@ -4,7 +4,7 @@
 /// which sorts them, so whatever reads them in order (the opted-in labels
 /// of a label set, and the transform's count cap after them) can rely on it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct OptedInKeys(Vec<String>);
+pub(crate) struct OptedInKeys(Vec<String>);
 
 impl OptedInKeys {
     /// `keys` sorted, each once (one pass over a list that is sorted

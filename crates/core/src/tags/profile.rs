@@ -18,7 +18,7 @@ use std::borrow::Cow;
 /// How a length ceiling is measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Unit {
+pub(crate) enum Unit {
     /// Unicode scalar values ("characters" in AWS, Hetzner and generic docs).
     Runes,
     /// UTF-8 bytes (OpenStack server metadata limits).
@@ -45,7 +45,7 @@ impl Unit {
 
 /// A qualified-key prefix the provider reserves.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ReservedPrefix {
+pub(crate) struct ReservedPrefix {
     /// The prefix.
     pub(crate) prefix: Cow<'static, str>,
     /// Whether it matches in any combination of ASCII upper and lower case,
@@ -71,7 +71,7 @@ impl ReservedPrefix {
 
 /// The constraints one provider puts on tags.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TagProfile {
+pub(crate) struct TagProfile {
     /// Profile name, as reported in skip records (`aws`, `hetzner`, ...).
     pub name: Cow<'static, str>,
     /// Provider values that select this profile, matched ignoring case.
@@ -113,7 +113,7 @@ impl TagProfile {
 
 /// The seed's prefix: the built-in default of every profile whose keys
 /// admit `:`, so `{}` settings keep every tag key as it was.
-pub const DEFAULT_PREFIX: &str = "plexsphere:";
+pub(crate) const DEFAULT_PREFIX: &str = "plexsphere:";
 
 /// The default prefix of the profiles whose keys refuse `:` (GCP labels).
 pub(crate) const DASH_PREFIX: &str = "plexsphere-";
@@ -121,7 +121,7 @@ pub(crate) const DASH_PREFIX: &str = "plexsphere-";
 const LETTERS_DIGITS: &[CharSet] = &[CharSet::Letters, CharSet::Digits];
 
 /// AWS: tagging guide limits.
-pub static AWS: TagProfile = TagProfile {
+pub(crate) static AWS: TagProfile = TagProfile {
     name: Cow::Borrowed("aws"),
     providers: Cow::Borrowed(&[Cow::Borrowed("aws")]),
     key_max: 128,
@@ -173,7 +173,7 @@ pub(crate) static OPENSTACK: TagProfile = TagProfile {
 
 /// The strict fallback for any other provider: an unknown provider's real
 /// constraints are unknown, so it gets a small, conservatively shaped set.
-pub static GENERIC: TagProfile = TagProfile {
+pub(crate) static GENERIC: TagProfile = TagProfile {
     name: Cow::Borrowed("generic"),
     providers: Cow::Borrowed(&[]),
     key_max: 63,
@@ -239,7 +239,7 @@ pub(crate) static AZURE: TagProfile = TagProfile {
 
 /// The built-in profiles selected by a provider value; anything else falls
 /// back to [`GENERIC`].
-pub static BUILT_IN: [&TagProfile; 5] = [&AWS, &HETZNER, &OPENSTACK, &GCP, &AZURE];
+pub(crate) static BUILT_IN: [&TagProfile; 5] = [&AWS, &HETZNER, &OPENSTACK, &GCP, &AZURE];
 
 /// GCP label characters, for keys and values alike: lowercase letters,
 /// digits, `_` and `-` (CAPG's too, which lowercases instance labels).
@@ -343,7 +343,7 @@ pub(crate) static INFRASTRUCTURE: [&TagProfile; 4] = [&CAPA, &CAPZ, &CAPG, &CAPO
 
 /// Why a profile applied to an XR.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Origin {
+pub(crate) enum Origin {
     /// A built-in profile lists the provider.
     BuiltIn,
     /// `cloudTags.profiles[index]` lists the provider.

@@ -7,7 +7,7 @@ use super::profile::{BUILT_IN, GENERIC, INFRASTRUCTURE, Origin, TagProfile};
 /// The profiles in force: the user's first, then the built-ins whose
 /// providers no user profile took over, then the fallback.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Profiles {
+pub(crate) struct Profiles {
     user: Vec<TagProfile>,
     built_in: Vec<&'static TagProfile>,
 }
@@ -38,7 +38,7 @@ impl Profiles {
     }
 
     /// The profile for a provider value, matched ignoring case, and why.
-    pub fn resolve(&self, provider: Option<&str>) -> (&TagProfile, Origin) {
+    pub(crate) fn resolve(&self, provider: Option<&str>) -> (&TagProfile, Origin) {
         let Some(provider) = provider else {
             return (&GENERIC, Origin::Fallback);
         };
@@ -55,7 +55,7 @@ impl Profiles {
     /// built-in `name` (`capa`, ...), and why: the first user profile listing
     /// `name` among its providers replaces the built-in. `None` for a name
     /// no built-in infrastructure profile has.
-    pub fn infrastructure(&self, name: &str) -> Option<(&TagProfile, Origin)> {
+    pub(crate) fn infrastructure(&self, name: &str) -> Option<(&TagProfile, Origin)> {
         if let Some(index) = self.user.iter().position(|p| p.selected_by(name)) {
             return Some((&self.user[index], Origin::UserDefined { index }));
         }
@@ -73,8 +73,9 @@ impl Profiles {
             .chain([&GENERIC])
     }
 
+    #[cfg(test)]
     /// The user-defined profiles, in settings order.
-    pub fn user(&self) -> &[TagProfile] {
+    pub(crate) fn user(&self) -> &[TagProfile] {
         &self.user
     }
 }

@@ -7,7 +7,7 @@ use crate::quote::quoted;
 
 /// A provider's own rule on tag keys, stricter than its profile's.
 #[derive(Debug, Clone, Copy)]
-pub struct ProviderRefuses {
+pub(crate) struct ProviderRefuses {
     /// The byte offset and character of the first refused character of a
     /// tag key, if any.
     pub(crate) finds: fn(&str) -> Option<(usize, char)>,

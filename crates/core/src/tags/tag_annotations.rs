@@ -4,9 +4,9 @@
 
 /// Annotation holding extra labels as a JSON object (qualified keys may
 /// contain `:`, which Kubernetes label keys cannot).
-pub const LABELS_ANNOTATION: &str = "cloud-tags.plexsphere.io/labels";
+pub(crate) const LABELS_ANNOTATION: &str = "cloud-tags.plexsphere.io/labels";
 /// Annotation listing every skipped label as a JSON array.
-pub const SKIPPED_ANNOTATION: &str = "cloud-tags.plexsphere.io/skipped";
+pub(crate) const SKIPPED_ANNOTATION: &str = "cloud-tags.plexsphere.io/skipped";
 /// Label marking where a resource came from; `adopted` ones never propagate.
 pub(crate) const ORIGIN_LABEL: &str = "platform/origin";
 

@@ -10,7 +10,7 @@
 //! `gcp`, whose keys refuse `:`, else `plexsphere:`). Entries whose key
 //! starts with it are the policy's; every other entry is the user's.
 
-pub use super::profile::DEFAULT_PREFIX;
+pub(crate) use super::profile::DEFAULT_PREFIX;
 use super::profile::TagProfile;
 use std::collections::BTreeMap;
 
@@ -30,7 +30,7 @@ pub(crate) enum PrefixFrom {
 
 /// The tag keys of one object under one profile.
 #[derive(Debug, Clone, Copy)]
-pub struct TagKeys<'s> {
+pub(crate) struct TagKeys<'s> {
     /// The prefix in force.
     pub prefix: &'s str,
     /// Where it comes from.
@@ -109,7 +109,7 @@ impl<'s> TagKeys<'s> {
     /// The qualified label key a policy entry's key is written for: the
     /// label whose chosen body it carries, else the body itself. `None`
     /// for a key the policy does not own.
-    pub fn qualified_key_of<'k>(&self, tag_key: &'k str) -> Option<&'k str>
+    pub(crate) fn qualified_key_of<'k>(&self, tag_key: &'k str) -> Option<&'k str>
     where
         's: 'k,
     {

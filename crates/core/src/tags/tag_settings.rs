@@ -134,7 +134,7 @@ impl TagSettings {
 
 /// The cloud-tag settings, checked and prepared.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CloudTagSettings {
+pub(crate) struct CloudTagSettings {
     /// Qualified label keys opted into cloud-tag propagation, sorted, each
     /// once.
     pub propagating_labels: OptedInKeys,
@@ -151,7 +151,7 @@ pub struct CloudTagSettings {
 
 impl CloudTagSettings {
     /// The tag keys of an object under `profile` ([`TagKeys`]).
-    pub fn tag_keys<'s>(&'s self, profile: &'s TagProfile) -> TagKeys<'s> {
+    pub(crate) fn tag_keys<'s>(&'s self, profile: &'s TagProfile) -> TagKeys<'s> {
         TagKeys::new(profile, self.prefix.as_deref(), &self.tag_keys)
     }
 

@@ -21,12 +21,12 @@
 use crate::kinds::{self, KindMatch};
 use crate::request::{AdmissionRequest, GroupVersionKind};
 use crate::tags::composite;
-pub use crate::tags::field::Layout;
+pub(crate) use crate::tags::field::Layout;
 use crate::tags::field::{TagField, WhenEmpty};
 
 /// Whose labels become the object's tags.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LabelSource {
+pub(crate) enum LabelSource {
     /// The object's own label set.
     Object,
     /// The owning Cluster's label set, with the object's on top.
@@ -35,7 +35,7 @@ pub enum LabelSource {
 
 /// Which objects a row covers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Match {
+pub(crate) enum Match {
     /// A CAPI infrastructure kind at the API version its provider serves
     /// (the only one a request can arrive in: the others are
     /// `served: false`).
@@ -98,17 +98,17 @@ pub(crate) enum ProfileChoice {
 
 /// One row of the target table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Target {
+pub(crate) struct Target {
     /// The objects it covers.
-    pub matches: Match,
+    pub(crate) matches: Match,
     /// Path of the tag field.
     pub field: &'static [&'static str],
     /// How the field holds its entries.
-    pub layout: Layout,
+    pub(crate) layout: Layout,
     /// What the field becomes when left with no entry.
     pub(crate) when_empty: WhenEmpty,
     /// Whose labels count.
-    pub labels: LabelSource,
+    pub(crate) labels: LabelSource,
     /// How the profile is chosen.
     pub(crate) profile: ProfileChoice,
     /// Stamped on CREATE only: the provider makes the field immutable, so a
@@ -136,7 +136,7 @@ pub struct Target {
 /// The composite resource's row: its own labels become tags in
 /// `spec.cloudTags`, a map that is absent when it holds no tag, under the
 /// profile its provider value selects; its user entries take no room.
-pub const COMPOSITE_RESOURCE: Target = Target {
+pub(crate) const COMPOSITE_RESOURCE: Target = Target {
     matches: Match::CompositeResource,
     field: &["spec", "cloudTags"],
     layout: Layout::Map,
@@ -191,7 +191,7 @@ const fn map_row(
 use LabelSource::{ClusterAndObject, Object};
 
 /// The table. A request is covered by at most one row.
-pub const TARGETS: &[Target] = &[
+pub(crate) const TARGETS: &[Target] = &[
     COMPOSITE_RESOURCE,
     map_row(
         kind(INFRASTRUCTURE, "AWSCluster"),
@@ -327,8 +327,9 @@ impl Target {
         }
     }
 
+    #[cfg(any(test, feature = "invariants"))]
     /// The group and kind a kind row covers, and the served version.
-    pub fn kind(&self) -> Option<(KindMatch, &'static str)> {
+    pub(crate) fn kind(&self) -> Option<(KindMatch, &'static str)> {
         match self.matches {
             Match::Kind { kind, version } => Some((kind, version)),
             Match::CompositeResource => None,
@@ -368,8 +369,9 @@ pub(crate) fn rows_for_kind(
     in_force(capi_infrastructure).filter(move |t| t.matches.may_cover(kind))
 }
 
+#[cfg(any(test, feature = "invariants"))]
 /// The kind row for an object of `group`/`kind` at API `version`, if any.
-pub fn target_for(group: &str, kind: &str, version: &str) -> Option<&'static Target> {
+pub(crate) fn target_for(group: &str, kind: &str, version: &str) -> Option<&'static Target> {
     TARGETS.iter().find(|t| {
         t.kind()
             .is_some_and(|(k, v)| v == version && k.matches(group, kind))

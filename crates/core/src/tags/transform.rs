@@ -8,13 +8,15 @@
 
 use super::label_set::OptedIn;
 use crate::tags::profile::{TagProfile, Unit};
-use crate::tags::tag_key::{Bodies, TagKeys};
+#[cfg(test)]
+use crate::tags::tag_key::Bodies;
+use crate::tags::tag_key::TagKeys;
 use std::fmt;
 
 /// Why a label did not become a tag. The set is closed; the variants are
 /// checked in declaration order and the first that applies wins.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SkipReason<'a> {
+pub(crate) enum SkipReason<'a> {
     /// The qualified key opens with a provider-reserved namespace.
     ReservedPrefix {
         /// The reserved prefix that matched.
@@ -60,7 +62,7 @@ pub enum SkipReason<'a> {
 
 impl SkipReason<'_> {
     /// The stable, machine-readable reason (the skip annotation's `reason`).
-    pub fn code(&self) -> &'static str {
+    pub(crate) fn code(&self) -> &'static str {
         match self {
             SkipReason::ReservedPrefix { .. } => "reserved-prefix",
             SkipReason::KeyTooLong { .. } => "key-too-long",
@@ -122,7 +124,7 @@ impl fmt::Display for SkipReason<'_> {
 
 /// One label that did not become a tag.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Skip<'a> {
+pub(crate) struct Skip<'a> {
     /// The label's qualified key.
     pub qualified_key: &'a str,
     /// The tag key it would have had.
@@ -135,7 +137,7 @@ pub struct Skip<'a> {
 
 /// The result of transforming one label set.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Transformed<'a> {
+pub(crate) struct Transformed<'a> {
     /// Tag key → value, sorted by tag key, each key once. They move into
     /// the edit that writes them (`crate::plan::MapEdit::upsert_sorted`),
     /// where the one map they make is built.
@@ -152,7 +154,7 @@ impl TagProfile {
     /// refuses one of its characters, or a key ceiling too short for the
     /// prefix and one more character, leaves nothing to propagate (GCP
     /// label keys refuse the `:` of `plexsphere:`).
-    pub fn blocks_every_tag(&self, prefix: &str) -> Option<SkipReason<'static>> {
+    pub(crate) fn blocks_every_tag(&self, prefix: &str) -> Option<SkipReason<'static>> {
         let shortest = self.unit.measure(prefix) + 1;
         if shortest > self.key_max {
             return Some(SkipReason::KeyTooLong {
@@ -169,7 +171,7 @@ impl TagProfile {
 
 /// The first reason `profile` refuses this label, ignoring the count cap.
 /// `tag_key` is the label's (`TagKeys::tag_key`).
-pub fn check<'p>(
+pub(crate) fn check<'p>(
     profile: &'p TagProfile,
     keys: &TagKeys<'_>,
     qualified_key: &str,
@@ -237,9 +239,11 @@ fn check_after_prefix<'p>(
         .map(|character| SkipReason::ValueCharacterClass { character })
 }
 
+#[cfg(test)]
 /// No `cloudTags.tagKeys`: every body is its qualified key.
 static NO_BODIES: Bodies = Bodies::new();
 
+#[cfg(test)]
 /// Maps opted-in labels (qualified key, value) to tags under `profile`,
 /// with the default tag keys (the profile's own prefix, else its default;
 /// no chosen bodies). Labels are visited in
@@ -247,19 +251,20 @@ static NO_BODIES: Bodies = Bodies::new();
 /// the lowest-sorting valid keys and the result is a pure function of the
 /// label set. Should a key repeat, its last pair wins, as in a map built
 /// from the pairs.
-pub fn transform<'a>(
+pub(crate) fn transform<'a>(
     labels: impl IntoIterator<Item = (&'a str, &'a str)>,
     profile: &'a TagProfile,
 ) -> Transformed<'a> {
     transform_with(labels, profile, &TagKeys::new(profile, None, &NO_BODIES), 0)
 }
 
+#[cfg(any(test, feature = "invariants"))]
 /// [`transform`] under `keys`, into a tag field that already holds `taken`
 /// entries of the user's, which count against the profile's cap (the CAPI
 /// infrastructure kinds: the cloud limits the tags of a resource, whoever
 /// wrote them). The labels are opted-in ones, as the settings check them:
 /// no two end with one tag key.
-pub fn transform_with<'a>(
+pub(crate) fn transform_with<'a>(
     labels: impl IntoIterator<Item = (&'a str, &'a str)>,
     profile: &'a TagProfile,
     keys: &TagKeys<'_>,

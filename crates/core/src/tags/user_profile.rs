@@ -11,7 +11,8 @@ mod characters;
 mod raw_profile;
 mod read;
 pub(crate) use characters::RawKeyCharacters;
-pub use raw_profile::RawProfile;
+#[cfg(test)]
+pub(crate) use raw_profile::RawProfile;
 pub(crate) use raw_profile::RawReservedPrefix;
 
 use super::profile::DEFAULT_PREFIX;
@@ -20,6 +21,7 @@ use crate::fields::FieldPath;
 use crate::settings_problem::SettingsProblem;
 use read::ReadProfile;
 use serde::Deserialize;
+#[cfg(test)]
 use serde_json::Value;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
@@ -42,10 +44,11 @@ fn problem(field: FieldPath, kind: ProfileProblem) -> SettingsProblem {
     SettingsProblem::new(field, kind)
 }
 
+#[cfg(test)]
 /// `prepare_profiles` of profiles given as JSON values, each problem
 /// rendered as the line `validate_settings` shows (for tools and tests that
 /// compare text).
-pub fn prepare(raw: &[Value], problems: &mut Vec<String>) -> Vec<TagProfile> {
+pub(crate) fn prepare(raw: &[Value], problems: &mut Vec<String>) -> Vec<TagProfile> {
     let raw: Vec<ProfileText> = raw.iter().map(ProfileText::of).collect();
     let mut found = Vec::new();
     let profiles = prepare_profiles(&raw, &mut found);
@@ -326,6 +329,7 @@ fn same_prefix(a: &RawReservedPrefix, b: &RawReservedPrefix) -> bool {
 pub(crate) struct ProfileText(pub(crate) Box<RawValue>);
 
 impl ProfileText {
+    #[cfg(test)]
     /// The text of a profile given as a JSON value (tools and tests).
     pub(crate) fn of(value: &serde_json::Value) -> Self {
         Self(serde_json::value::to_raw_value(value).expect("JSON values always serialise"))

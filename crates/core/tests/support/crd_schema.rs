@@ -12,14 +12,28 @@
 
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
+
+/// The repository's root: the nearest directory above the including
+/// package's manifest that holds the core. The fixtures (test_data/,
+/// README.md) belong to the repository, not to a package, and this module
+/// is compiled from crates/core and from the root alike.
+pub(crate) static REPO_ROOT: LazyLock<PathBuf> = LazyLock::new(|| {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest
+        .ancestors()
+        .find(|dir| dir.join("crates/core/Cargo.toml").is_file())
+        .unwrap_or_else(|| panic!("no repository root above {}", manifest.display()))
+        .to_path_buf()
+});
 
 /// Where `scripts/check_schemas.py --write-rust-schemas` writes them.
 const SCHEMAS: &str = "crates/core/tests/schemas";
 
 /// One compiled validator per "apiVersion kind", from [`SCHEMAS`].
 static VALIDATORS: LazyLock<BTreeMap<String, jsonschema::Validator>> = LazyLock::new(|| {
-    let dir = super::repo_path(SCHEMAS);
+    let dir = REPO_ROOT.join(SCHEMAS);
     let mut validators = BTreeMap::new();
     for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
         let path = entry.unwrap().path();

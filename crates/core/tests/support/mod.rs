@@ -1,6 +1,6 @@
 //! Helpers the core's integration tests share: `mod support;` in each test
-//! crate. The policy's tests/bad_inputs.rs includes this module too, by
-//! path, for the CRD schema check.
+//! crate. The policy's tests/bad_inputs.rs includes `crd_schema` by path,
+//! for the CRD schema check.
 
 // Each test crate that includes this module uses only part of it.
 #![allow(dead_code)]
@@ -9,25 +9,12 @@ pub(crate) mod crd_schema;
 pub(crate) mod quick_start;
 pub(crate) mod ready_profiles;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::LazyLock;
-
-/// The repository's root: the nearest directory above the including
-/// package's manifest that holds the core. The fixtures (test_data/,
-/// README.md) belong to the repository, not to a package, and this module
-/// is compiled from crates/core and from the root alike.
-static REPO_ROOT: LazyLock<PathBuf> = LazyLock::new(|| {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    manifest
-        .ancestors()
-        .find(|dir| dir.join("crates/core/Cargo.toml").is_file())
-        .unwrap_or_else(|| panic!("no repository root above {}", manifest.display()))
-        .to_path_buf()
-});
 
 /// A repository-relative path, as the README and the scripts name files.
 pub(crate) fn repo_path(relative: &str) -> PathBuf {
-    REPO_ROOT.join(relative)
+    crd_schema::REPO_ROOT.join(relative)
 }
 
 /// The text of a repository file; panics naming the file.

@@ -525,7 +525,7 @@ proptest! {
         let (built_in, entry) = &restated()[b];
         let keys: Vec<&str> = pairs.iter().map(|(k, _)| k.as_str()).collect();
         let request = xr(&built_in.providers[0].to_uppercase(), &pairs);
-        let lookup = MapLookup::new();
+        let lookup = MapLookup::default();
         let restated = evaluate(&request, &settings_with(&keys, &[entry]), &lookup);
         let built = evaluate(&request, &settings_with(&keys, &[]), &lookup);
         prop_assert_eq!(restated, built, "{}", built_in.name);

@@ -23,7 +23,7 @@ fn request(fixture: &str) -> AdmissionRequest {
 
 fn run(request: &AdmissionRequest, settings: &str) -> (Outcome, Value) {
     let settings = Settings::from_json(settings.as_bytes()).unwrap();
-    let outcome = evaluate(request, &settings, &MapLookup::new());
+    let outcome = evaluate(request, &settings, &MapLookup::default());
     let mut mutated = request.object.clone();
     if let Verdict::Allow(plan) = &outcome.verdict {
         plan.apply(&mut mutated);
@@ -140,7 +140,7 @@ fn gcp_labels_give_one_summary_warning_and_complete_skip_records() {
     );
     let settings = all_ready();
     let settings = Settings::from_json(settings.as_bytes()).unwrap();
-    let (_, explanation) = explain(&request, &settings, &MapLookup::new());
+    let (_, explanation) = explain(&request, &settings, &MapLookup::default());
     let tags = explanation.cloud_tags.unwrap();
     assert_eq!(
         (
@@ -191,7 +191,7 @@ fn gcp_without_the_profile_gets_the_built_in_gcp_profile() {
          on provider profile gcp: key-character-class (the tag key contains '/' (U+002F))"
     );
     let parsed = Settings::from_json(settings.as_bytes()).unwrap();
-    let tags = explain(&request, &parsed, &MapLookup::new())
+    let tags = explain(&request, &parsed, &MapLookup::default())
         .1
         .cloud_tags
         .unwrap();
@@ -247,7 +247,7 @@ fn an_unlisted_provider_falls_back_to_generic_and_explains_why() {
         ]
     );
     let settings = Settings::from_json(settings.as_bytes()).unwrap();
-    let tags = explain(&request, &settings, &MapLookup::new())
+    let tags = explain(&request, &settings, &MapLookup::default())
         .1
         .cloud_tags
         .unwrap();

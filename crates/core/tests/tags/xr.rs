@@ -45,7 +45,7 @@ fn run(object: Value, settings: &str) -> (Outcome, Value) {
         "object": object,
     }))
     .unwrap();
-    let outcome = evaluate(&request, &settings, &MapLookup::new());
+    let outcome = evaluate(&request, &settings, &MapLookup::default());
     let mut mutated = request.object.clone();
     if let Verdict::Allow(plan) = &outcome.verdict {
         plan.apply(&mut mutated);
@@ -267,7 +267,7 @@ fn only_objects_shaped_as_composite_resources_are_tagged() {
     ] {
         for operation in ["CREATE", "UPDATE"] {
             let request = AdmissionRequest::for_object(operation, object.clone());
-            let outcome = evaluate(&request, &settings, &MapLookup::new());
+            let outcome = evaluate(&request, &settings, &MapLookup::default());
             assert_eq!(
                 outcome,
                 Outcome {
@@ -285,7 +285,7 @@ fn only_objects_shaped_as_composite_resources_are_tagged() {
     let v1 = legacy_network();
     for object in [v2, v1] {
         let request = AdmissionRequest::for_object("CREATE", object);
-        let outcome = evaluate(&request, &settings, &MapLookup::new());
+        let outcome = evaluate(&request, &settings, &MapLookup::default());
         let Verdict::Allow(plan) = &outcome.verdict else {
             panic!("{outcome:?}");
         };

@@ -13,7 +13,6 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use metadata_propagation_core::evaluate;
-use metadata_propagation_core::explain::Explanation;
 use metadata_propagation_core::lookup::{Lookup, LookupError, MapLookup, ObjectRef};
 use metadata_propagation_core::outcome::Verdict;
 use metadata_propagation_core::projection::Projection;
@@ -45,7 +44,7 @@ pub fn explain(args: &ExplainArgs) -> Result<()> {
         let objects = read_kubernetes_objects(path)?.into_iter();
         given.extend(objects.map(|(origin, object)| (origin.to_string(), object)));
     }
-    let lookup = (given.iter()).fold(MapLookup::new(), |l, (_, o)| l.with_object(o.clone()));
+    let lookup = (given.iter()).fold(MapLookup::default(), |l, (_, o)| l.with_object(o.clone()));
     let parents = Parents::new(given).context("invalid --parent objects")?;
     let settings = core_settings(&read_settings(&args.settings)?)?;
     let (granted, metadata) = granted(args.metadata_path.as_deref())?;
@@ -53,13 +52,14 @@ pub fn explain(args: &ExplainArgs) -> Result<()> {
         lookup: &lookup,
         granted: &granted,
         refused: RefCell::default(),
+        asked: RefCell::default(),
     };
 
     let (outcome, explanation) = evaluate::explain(&request, &settings, &guarded);
-    let refused = guarded.refused.into_inner();
+    let (refused, requests) = (guarded.refused.into_inner(), guarded.asked.into_inner());
     // Asked again of the parents as `run --parents` asks them, a look-up
     // that found nothing warns of a parent in another namespace or version.
-    let (mut parents, requests) = (Lookups::Parents(parents), lookup.requests());
+    let mut parents = Lookups::Parents(parents);
     for wanted in &requests {
         let (version, kind, name) = (&wanted.api_version, &wanted.kind, &wanted.name);
         let asked = json!({"api_version": version, "kind": kind, "name": name,
@@ -115,7 +115,7 @@ pub fn explain(args: &ExplainArgs) -> Result<()> {
                 println!("audit annotation {key}: {value:?}");
             }
             let kind = &request.kind.kind;
-            print!("{}", text(&explanation, kind, &requests, args.verbose));
+            print!("{}", explanation.text(kind, &requests, args.verbose));
             let ops = patch.as_array().map_or(0, Vec::len);
             if ops == 0 {
                 println!("patch: none");
@@ -165,11 +165,13 @@ const DEPLOYING: &str = "docs/deploying.md#adding-a-control-plane-kind";
 
 /// [`Lookup`] over the parents given, refusing what the metadata does not
 /// grant with the host's refusal as the module reads it
-/// (`classify_host_error`), and recording each refusal.
+/// (`classify_host_error`), and recording each refusal and each look-up
+/// it passes on, in order.
 struct Granted<'a> {
     lookup: &'a MapLookup,
     granted: &'a BTreeSet<ContextAwareResource>,
     refused: RefCell<Vec<ObjectRef>>,
+    asked: RefCell<Vec<ObjectRef>>,
 }
 
 impl Lookup for Granted<'_> {
@@ -183,6 +185,7 @@ impl Lookup for Granted<'_> {
             kind: object.kind.clone(),
         };
         if self.granted.contains(&resource) {
+            self.asked.borrow_mut().push(object.clone());
             return self.lookup.get(object, projection);
         }
         self.refused.borrow_mut().push(object.clone());
@@ -220,48 +223,6 @@ fn read_request(path: &Path, operation: Option<&str>) -> Result<(AdmissionReques
         ),
     };
     Ok((request, from))
-}
-
-/// The explanation as text: unless `verbose`, without empty target maps and
-/// with the in-place fields neither side sets counted. The core's note that
-/// no parent was looked up for the metadata of this `kind` is said again
-/// with the Cluster `requests` read for the cloud tags, which it contradicts.
-fn text(explanation: &Explanation, kind: &str, requests: &[ObjectRef], verbose: bool) -> String {
-    let mut head = explanation.clone();
-    let infra = (explanation.cloud_tags.as_ref()).is_some_and(|tags| tags.field.is_some());
-    let clusters: Vec<String> = (requests.iter())
-        .filter(|r| infra && r.kind == "Cluster")
-        .map(ToString::to_string)
-        .collect();
-    let contradicted = |note: &&mut String| {
-        !clusters.is_empty() && note.ends_with("no parent looked up for its metadata")
-    };
-    for note in head.notes.iter_mut().filter(contradicted) {
-        *note = format!(
-            "no propagation rule gives this {kind} its labels and annotations: they are left as \
-             they are; {} is read for the cloud tags only",
-            clusters.join(", ")
-        );
-    }
-    if verbose {
-        return head.to_string();
-    }
-    head.paths.retain(|path| !path.keys.is_empty());
-    let (shown, unset): (Vec<_>, Vec<_>) = (std::mem::take(&mut head.fields).into_iter())
-        .partition(|field| field.value.is_some() || field.found.is_some());
-    head.fields = shown;
-    let tail = Explanation {
-        node_sync: head.node_sync.take(),
-        cloud_tags: head.cloud_tags.take(),
-        ..Explanation::default()
-    };
-    let more = " (--verbose lists them)\n";
-    let unset = match (unset.len(), head.fields.is_empty()) {
-        (0, _) => String::new(),
-        (n, true) => format!("fields: none of {n} is set by the parent or the child{more}"),
-        (n, false) => format!("  and {n} more that neither the parent nor the child sets{more}"),
-    };
-    format!("{head}{unset}{tail}")
 }
 
 const ASSUMED: &str = "assumed for a bare object; --operation CREATE explains a CREATE";
@@ -307,11 +268,12 @@ mod tests {
     #[test]
     fn a_look_up_outside_the_grant_is_refused_with_the_hosts_text() {
         let (granted, _) = granted(None).unwrap();
-        let lookup = MapLookup::new();
+        let lookup = MapLookup::default();
         let guarded = Granted {
             lookup: &lookup,
             granted: &granted,
             refused: RefCell::default(),
+            asked: RefCell::default(),
         };
         let projection = Projection::of(&[&["metadata"]]);
         let k3s = object(
@@ -333,7 +295,7 @@ mod tests {
         );
         assert_eq!(guarded.get(&kcp, &projection), Err(LookupError::NotFound));
         assert_eq!(guarded.refused.into_inner(), [k3s]);
-        assert_eq!(lookup.requests(), [kcp]);
+        assert_eq!(guarded.asked.into_inner(), [kcp]);
     }
 
     /// The refusal points at a section the docs have.

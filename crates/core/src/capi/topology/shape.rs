@@ -9,8 +9,8 @@ use crate::projection::Projection;
 use serde_json::Value;
 
 /// Label present on every object the topology controller owns.
-pub const TOPOLOGY_OWNED_LABEL: &str = "topology.cluster.x-k8s.io/owned";
-pub use crate::kinds::CLUSTER_NAME_LABEL;
+pub(crate) const TOPOLOGY_OWNED_LABEL: &str = "topology.cluster.x-k8s.io/owned";
+pub(crate) use crate::kinds::CLUSTER_NAME_LABEL;
 /// Label naming the MachineDeployment's entry in the Cluster topology.
 pub(crate) const DEPLOYMENT_NAME_LABEL: &str = "topology.cluster.x-k8s.io/deployment-name";
 /// Label naming the MachinePool's entry in the Cluster topology.
@@ -44,7 +44,7 @@ pub(crate) fn workers(entry: TopologyEntry) -> Option<Workers> {
 
 /// Where one API version of Cluster / ClusterClass keeps what the resolver reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ClusterShape {
+pub(crate) struct ClusterShape {
     /// The Cluster / ClusterClass apiVersion.
     pub api_version: &'static str,
     /// ClusterClass name inside the Cluster.
@@ -57,7 +57,7 @@ pub struct ClusterShape {
 }
 
 /// The Cluster shapes the policy reads.
-pub const SHAPES: &[ClusterShape] = &[
+pub(crate) const SHAPES: &[ClusterShape] = &[
     ClusterShape {
         api_version: "cluster.x-k8s.io/v1beta1",
         class_name: &["spec", "topology", "class"],
@@ -146,7 +146,7 @@ pub(crate) fn shape_for_child_version(version: &str) -> Option<&'static ClusterS
 }
 
 /// The ClusterClass (name, namespace) a Cluster refers to, if it has one.
-pub fn class_ref<'a>(
+pub(crate) fn class_ref<'a>(
     shape: &ClusterShape,
     cluster: &'a Value,
     cluster_namespace: &'a str,

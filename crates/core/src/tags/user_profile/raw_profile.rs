@@ -12,7 +12,7 @@ use crate::tags::profile::Unit;
     rename_all = "camelCase",
     expecting = "a profile object such as {\"name\": \"azure\", \"providers\": [\"azure\"], …}"
 )]
-pub struct RawProfile {
+pub(crate) struct RawProfile {
     /// Reported as `provider` in skip records.
     pub(crate) name: String,
     /// Provider values that select the profile (ignoring case).

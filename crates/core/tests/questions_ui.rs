@@ -27,8 +27,8 @@ use serde::de::{
 };
 use serde_json::{Map, Value, json};
 
-const QUESTIONS: &str = include_str!("../questions-ui.yml");
-const SETTINGS_DOC: &str = include_str!("../docs/settings.md");
+const QUESTIONS: &str = include_str!("../../../questions-ui.yml");
+const SETTINGS_DOC: &str = include_str!("../../../docs/settings.md");
 
 /// What a settings field is, as its `Deserialize` impl asks for it.
 #[derive(Debug, Clone, PartialEq)]

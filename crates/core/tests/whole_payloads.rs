@@ -1,16 +1,30 @@
-//! The waPC edge on whole payloads, natively: it decodes an object only for
-//! requests the policy acts on, and that shortcut never changes an answer.
+//! The wire on whole payloads, as the waPC edge hands them over: it decodes
+//! an object only for requests the policy acts on, and that shortcut never
+//! changes an answer.
 
-use metadata_propagation_core::evaluate::{acts_on, evaluate};
+use super::support;
+use metadata_propagation_core::evaluate::{Route, evaluate, route};
 use metadata_propagation_core::lookup::MapLookup;
 use metadata_propagation_core::outcome::Outcome;
-use metadata_propagation_core::request::AdmissionRequest;
+use metadata_propagation_core::request::{AdmissionRequest, GroupVersionKind};
 use metadata_propagation_core::settings::Settings;
-use metadata_propagation_policy::validate;
+use metadata_propagation_core::wire;
 use serde_json::{Map, Value, json};
 
 fn read(path: &str) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    serde_json::from_str(&support::read_repo_file(path)).unwrap()
+}
+
+/// Whether the policy acts on a request of this kind and operation at all
+/// (what `AdmissionRequest::acted_on` answers).
+fn acts_on(kind: &GroupVersionKind, operation: &str) -> bool {
+    route(kind, operation) != Route::NotActedOn
+}
+
+/// The policy's `validate` on requests that read no parent: the edge's
+/// look-up is never called, so none answers here.
+fn validate(payload: &[u8]) -> Vec<u8> {
+    wire::validate_with(payload, &MapLookup::default())
 }
 
 /// `{"request": …, "settings": …}` as the host sends it.
@@ -39,7 +53,7 @@ fn kinds_the_policy_does_not_act_on_are_allowed_unchanged_without_reading_anythi
     let request: AdmissionRequest = serde_json::from_value(cluster.clone()).unwrap();
     assert!(!acts_on(&request.kind, &request.operation));
     // evaluate, which reads the object, agrees with the shortcut
-    let lookup = MapLookup::new();
+    let lookup = MapLookup::default();
     assert_eq!(
         evaluate(&request, &Settings::default(), &lookup),
         Outcome::allow()
@@ -152,7 +166,10 @@ fn kubernetes_kinds_are_allowed_unchanged_with_a_warning_naming_the_kind() {
     };
     let text = settings.to_string();
     let prepared = Settings::from_json(text.as_bytes()).unwrap();
-    assert_eq!(evaluate(&request, &prepared, &MapLookup::new()), expected);
+    assert_eq!(
+        evaluate(&request, &prepared, &MapLookup::default()),
+        expected
+    );
     let reply: Value = serde_json::from_slice(&validate(&payload(&config_map, &settings))).unwrap();
     assert_eq!(
         reply,
