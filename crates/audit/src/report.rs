@@ -681,9 +681,30 @@ mod tests {
 
     #[test]
     fn audit_settings_ignore_the_mode_and_refuse_what_the_policy_refuses() {
+        // In mutate mode a drifted MachineSet would be allowed with a patch;
+        // the audit judges it as validate mode does: refused.
         let settings = AuditSettings::from_json(br#"{"mode": "mutate"}"#).unwrap();
-        let debug = format!("{:?}", settings.validate);
-        assert!(debug.starts_with("Settings { mode: Validate,"), "{debug}");
+        let drifted = vec![
+            (origin(1), machine_deployment("cluster.x-k8s.io/v1beta2")),
+            (
+                origin(2),
+                machine_set("cluster.x-k8s.io/v1beta2", json!({"nodepool": "pool0"})),
+            ),
+        ];
+        let report = audit_objects(drifted, &settings).unwrap();
+        let verdict = &report.objects[1]
+            .evaluation
+            .as_ref()
+            .unwrap()
+            .outcome
+            .verdict;
+        assert!(
+            matches!(
+                verdict,
+                metadata_propagation_core::outcome::Verdict::Reject { .. }
+            ),
+            "{verdict:?}"
+        );
         let err = AuditSettings::from_json(
             br#"{"cloudTags": {"propagatingLabels": ["platform/origin"]}}"#,
         )
