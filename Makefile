@@ -213,14 +213,14 @@ e2e-tests: annotated-policy.wasm $(RUNNER) $(CARGO_CYCLONEDX)
 	RUNNER=$(RUNNER) scripts/bats_checked.sh e2e-tests/release.bats
 
 # A management cluster of real components on loopback (cluster/up.sh): etcd,
-# kube-apiserver, kubectl, CAPI's core manager and RKE2's control-plane manager
-# built from their pinned Go modules (cluster/components), the real CRDs, and
-# the webhook server hosting the policies of examples/. `cluster-test` runs
-# the scenarios of cluster/tests through kubectl, each checking what the API
-# server stored; it starts the test bed when none is running and stops it
-# afterwards (one that was already up is left up). POLICY_SERVER=<policy-server
-# binary> hosts the module in a real policy-server instead of `policy-runner
-# serve`.
+# kube-apiserver, kubectl, CAPI's core manager, RKE2's control-plane manager
+# and k0smotron's built from their pinned Go modules (cluster/components), the
+# real CRDs, and the webhook server hosting the policies of examples/.
+# `cluster-test` runs the scenarios of cluster/tests through kubectl, each
+# checking what the API server stored; it starts the test bed when none is
+# running and stops it afterwards (one that was already up is left up).
+# POLICY_SERVER=<policy-server binary> hosts the module in a real
+# policy-server instead of `policy-runner serve`.
 CLUSTER_DEP := annotated-policy.wasm $(if $(POLICY_SERVER),,$(RUNNER))
 .PHONY: cluster-components cluster-up cluster-down cluster-test
 cluster-components:

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # pki.sh DIR: the test bed's certificates, as envtest's TinyCA makes them (ECDSA P-256, one CA): the API
 # server's serving certificate, the admin's client certificate (group system:masters), the serving
-# certificates of the three webhook servers (the policy's, CAPI's and the RKE2 control-plane manager's), and
-# the ServiceAccount signing key.
+# certificates of the four webhook servers (the policy's, CAPI's, the RKE2 control-plane manager's and
+# k0smotron's), and the ServiceAccount signing key.
 # Every serving certificate names 127.0.0.1 and localhost, which is where the API server calls them.
 set -euo pipefail
 P=$1
@@ -23,5 +23,6 @@ leaf admin "/O=system:masters/CN=testbed-admin" clientAuth
 leaf webhook /CN=policy-server serverAuth "IP:127.0.0.1,DNS:localhost"
 leaf capi-webhook /CN=capi-webhook serverAuth "IP:127.0.0.1,DNS:localhost"
 leaf rke2-webhook /CN=rke2-webhook serverAuth "IP:127.0.0.1,DNS:localhost"
+leaf k0smotron-webhook /CN=k0smotron-webhook serverAuth "IP:127.0.0.1,DNS:localhost"
 key "$P/sa.key"
 openssl pkey -in "$P/sa.key" -pubout -out "$P/sa.pub"

@@ -7,6 +7,7 @@
                                                 Kubewarden ClusterAdmissionPolicy CRD
     render.py capi-webhooks CA BASE_URL         CAPI's admission webhook configurations, pointed at the manager
     render.py rke2-webhooks CA BASE_URL         the RKE2 control-plane manager's, pointed at that manager
+    render.py k0smotron-webhooks CA BASE_URL    k0smotron's control-plane webhooks, pointed at its manager
     render.py kubewarden CA BASE_URL MODULE POLICIES_OUT WEBHOOKS_OUT POLICY_FILE...
                                                 policies.yml and the webhook configurations the Kubewarden
                                                 controller generates for the files' ClusterAdmissionPolicies
@@ -185,7 +186,8 @@ def vendored_crds():
 def webhooks(component, module, manifests, prefix, ca_pem, base_url):
     """A manager's webhook manifests as its kustomize install names them (its namePrefix), each service
     replaced by the manager's URL (envtest's updateClientConfig, with one slash). CAPI's `capi-` prefix sorts,
-    and runs, before the Kubewarden configurations; the RKE2 control plane's `rke2-control-plane-` after."""
+    and runs, before the Kubewarden configurations; the RKE2 control plane's `rke2-control-plane-` and
+    k0smotron's `k0smotron-` after."""
     root = module_dir(component, module)
     out = []
     for config in yaml.safe_load_all(open(os.path.join(root, manifests))):
@@ -257,6 +259,10 @@ def main(argv):
         ca = base64.b64encode(open(args[0], "rb").read()).decode()
         print(as_list(webhooks("rke2", "github.com/rancher/cluster-api-provider-rke2",
                                "controlplane/config/webhook/manifests.yaml", "rke2-control-plane-", ca, args[1])))
+    elif command == "k0smotron-webhooks" and len(args) == 2:
+        ca = base64.b64encode(open(args[0], "rb").read()).decode()
+        print(as_list(webhooks("k0smotron", "github.com/k0sproject/k0smotron",
+                               "config/clusterapi/controlplane/webhook/manifests.yaml", "k0smotron-", ca, args[1])))
     elif command == "kubewarden" and len(args) >= 5:
         # kubewarden CA BASE_URL MODULE POLICIES_OUT WEBHOOKS_OUT POLICY...
         ca = base64.b64encode(open(args[0], "rb").read()).decode()

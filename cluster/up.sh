@@ -10,6 +10,9 @@
 #   rke2-controlplane        the RKE2 control-plane manager (CAPRKE2 v0.21.0, the newest the Go module proxy
 #                            serves), out of cluster, with its admission webhooks: it creates the Machines,
 #                            AWSMachines and RKE2Configs of an RKE2ControlPlane itself
+#   k0smotron                k0smotron's manager (v1.10.9, the newest the Go module proxy serves), out of cluster,
+#                            its control-plane controllers only, with their admission webhooks: it creates the
+#                            Machines, AWSMachines and K0sControllerConfigs of a K0sControlPlane itself
 #   the webhook server       `policy-runner serve` (or $POLICY_SERVER, a real policy-server: same flags and
 #                            policies.yml) with the ClusterAdmissionPolicies of examples/ and cluster/policies/,
 #                            wired by the webhook configurations the Kubewarden controller generates; its
@@ -33,7 +36,7 @@ clash=$(ports_in_ephemeral_range | tr '\n' ' ')
 [ -z "$clash" ] || echo "cluster-up: warning: ports $clash lie in this machine's ephemeral range" \
   "($(cat /proc/sys/net/ipv4/ip_local_port_range)); an outgoing connection may take one before its component binds it" >&2
 
-mkdir -p "$STATE"/{pki,etcd,capi-certs,rke2-certs,kubewarden}
+mkdir -p "$STATE"/{pki,etcd,capi-certs,rke2-certs,k0smotron-tmp/k8s-webhook-server/serving-certs,kubewarden}
 BIN=$(cluster/components/build.sh)
 ln -sfn "$BIN" "$STATE/bin"   # target/cluster/bin/kubectl: the pinned kubectl
 export PATH=$BIN:$PATH
@@ -44,6 +47,10 @@ cp "$STATE/pki/capi-webhook.crt" "$STATE/capi-certs/tls.crt"
 cp "$STATE/pki/capi-webhook.key" "$STATE/capi-certs/tls.key"
 cp "$STATE/pki/rke2-webhook.crt" "$STATE/rke2-certs/tls.crt"
 cp "$STATE/pki/rke2-webhook.key" "$STATE/rke2-certs/tls.key"
+# k0smotron's manager has no flag for its webhook certificates: controller-runtime reads them from
+# $TMPDIR/k8s-webhook-server/serving-certs, and TMPDIR is the test bed's.
+cp "$STATE/pki/k0smotron-webhook.crt" "$STATE/k0smotron-tmp/k8s-webhook-server/serving-certs/tls.crt"
+cp "$STATE/pki/k0smotron-webhook.key" "$STATE/k0smotron-tmp/k8s-webhook-server/serving-certs/tls.key"
 
 step "etcd"
 start etcd etcd --data-dir="$STATE/etcd" --name=testbed \
@@ -92,6 +99,17 @@ start rke2 rke2-controlplane --kubeconfig="$STATE/kubeconfig" --leader-elect=fal
 wait_for rke2-controlplane 120 curl -sf "http://127.0.0.1:$RKE2_HEALTH_PORT/readyz"
 python3 cluster/render.py rke2-webhooks "$P/ca.crt" "https://127.0.0.1:$RKE2_WEBHOOK_PORT" >"$STATE/rke2-webhooks.json"
 kubectl apply -f "$STATE/rke2-webhooks.json" >/dev/null
+
+step "k0smotron"
+# The control-plane controllers only (K0sControlPlane, K0smotronControlPlane, and the standalone k0smotron.io
+# Cluster and JoinTokenRequest ones that flag also starts); its metrics endpoint is off; its webhook server
+# listens on 9443 (no flag moves it).
+TMPDIR=$STATE/k0smotron-tmp start k0smotron k0smotron --kubeconfig="$STATE/kubeconfig" --leader-elect=false \
+  --enable-controller=control-plane --health-probe-bind-address="127.0.0.1:$K0S_HEALTH_PORT" \
+  --metrics-bind-address=0
+wait_for k0smotron 120 curl -sf "http://127.0.0.1:$K0S_HEALTH_PORT/readyz"
+python3 cluster/render.py k0smotron-webhooks "$P/ca.crt" "https://127.0.0.1:$K0S_WEBHOOK_PORT" >"$STATE/k0smotron-webhooks.json"
+kubectl apply -f "$STATE/k0smotron-webhooks.json" >/dev/null
 
 step "the policy's ServiceAccount and RBAC (examples/capi-rbac.yaml)"
 kubectl apply -f cluster/objects/kubewarden-namespace.yaml -f examples/capi-rbac.yaml >/dev/null

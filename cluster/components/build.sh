@@ -9,13 +9,15 @@
 #   xcrd/        xcrd                      crossplane-runtime's XR CRD generator
 #   rke2/        rke2-controlplane         github.com/rancher/cluster-api-provider-rke2 (its control-plane
 #                                          manager, controlplane/: the newest tag the proxy serves, v0.21.0)
+#   k0smotron/   k0smotron                 github.com/k0sproject/k0smotron (its one manager, cmd/, which
+#                                          up.sh runs with its control-plane controllers only: v1.10.9)
 #
 # and the release tools, built only when named (`make release-tools`):
 #
 #   cosign/      cosign                    github.com/sigstore/cosign/v3 (signs and verifies releases)
 #   actionlint/  actionlint                github.com/rhysd/actionlint (checks .github/workflows)
 #
-# Usage: build.sh [COMPONENT...]   (default: the test bed's five). Prints the bin folder.
+# Usage: build.sh [COMPONENT...]   (default: the test bed's six). Prints the bin folder.
 #
 # A component is built once per machine and pin: its binaries are kept under
 # $CACHE_DIR/cluster/<component>-<hash of go.mod, go.sum, main.go, its build
@@ -71,15 +73,21 @@ xcrd() {
 }
 
 # The RKE2 control-plane manager alone (its Makefile's `managers` builds it the same way, from
-# controlplane/), the version stamped as its hack/version.sh stamps it. Of the other control-plane
-# providers the test bed installs, none has a controller here: k0smotron's and Talos's build from the
-# proxy but at tags older than the CRDs crds/ pins, MicroK8s's and Kairos's modules are not served
-# (docs/test-bed.md, "What runs").
+# controlplane/), the version stamped as its hack/version.sh stamps it.
 rke2() {
   local v
   v=$(version github.com/rancher/cluster-api-provider-rke2)
   go build -trimpath -ldflags "-s -w -X 'github.com/rancher/cluster-api-provider-rke2/version.gitVersion=$v'" \
     -o "$1/rke2-controlplane" github.com/rancher/cluster-api-provider-rke2/controlplane
+}
+
+# k0smotron's manager (cmd/, as its Dockerfile builds it: no version stamp). Its go.mod's replace
+# directives (footloose, k8s.io staging modules at v0.32.3) name nothing this package imports, so the
+# module build needs none. The other control-plane providers the test bed installs have no controller
+# here: Talos's builds only with a replace copied into a pin and a TalosControlPlane has no machine
+# template; MicroK8s's and Kairos's modules are not served (docs/test-bed.md, "What runs").
+k0smotron() {
+  go build -trimpath -ldflags "-s -w" -o "$1/k0smotron" github.com/k0sproject/k0smotron/cmd
 }
 
 # Both report the version their module was built at (Go's build information).
@@ -129,11 +137,11 @@ build() {
 mkdir -p "$cache"
 
 components=("$@")
-[ ${#components[@]} -gt 0 ] || components=(etcd kubernetes capi xcrd rke2)
+[ ${#components[@]} -gt 0 ] || components=(etcd kubernetes capi xcrd rke2 k0smotron)
 for component in "${components[@]}"; do
   case $component in
-    etcd | kubernetes | capi | xcrd | rke2 | cosign | actionlint) build "$component" ;;
-    *) echo "build.sh: unknown component '$component' (etcd, kubernetes, capi, xcrd, rke2, cosign, actionlint)" >&2; exit 1 ;;
+    etcd | kubernetes | capi | xcrd | rke2 | k0smotron | cosign | actionlint) build "$component" ;;
+    *) echo "build.sh: unknown component '$component' (etcd, kubernetes, capi, xcrd, rke2, k0smotron, cosign, actionlint)" >&2; exit 1 ;;
   esac
 done
 echo "$cache/bin"

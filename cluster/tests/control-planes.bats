@@ -1,18 +1,20 @@
 #!/usr/bin/env bats
 # Control planes of other providers (docs/capi.md, "Control planes of every provider"), with
 # examples/capi-policy.yaml in front of the API server, and the tests check what the API server stored.
-# RKE2: the test bed runs the RKE2 control-plane manager (CAPRKE2 v0.21.0, cluster/up.sh), which creates the
-# Machine, AWSMachine and RKE2Config of an RKE2ControlPlane itself. k0smotron and Talos: their controllers
-# cannot run here (docs/test-bed.md), so kubectl creates a K0sControlPlane and a TalosControlPlane, then the
-# Machine, InfraMachine and BootstrapConfig each provider's controller creates, shaped and owned as that
-# controller makes them.
+# RKE2 and k0smotron: the test bed runs the RKE2 control-plane manager (CAPRKE2 v0.21.0) and k0smotron's
+# control-plane controllers (v1.10.9) (cluster/up.sh), which create the Machine, AWSMachine and BootstrapConfig
+# of an RKE2ControlPlane and of a K0sControlPlane themselves. Talos: its controller does not run here
+# (docs/test-bed.md), so kubectl creates a TalosControlPlane's Machine, shaped and owned as that controller
+# makes it.
 
 setup_file() {
   load helpers
   kubectl apply -f "$ROOT/cluster/objects/control-planes.yaml"
   # No CAPA controller runs: the AWSCluster is marked ready as it would, and CAPI's manager then marks the
   # Cluster's infrastructure provisioned, which the RKE2 manager waits for before it creates a Machine.
-  kubectl patch awscluster rke2-demo -n default --subresource=status --type=merge -p '{"status":{"ready":true}}'
+  for cluster in rke2-demo k0s-demo; do
+    kubectl patch awscluster "$cluster" -n default --subresource=status --type=merge -p '{"status":{"ready":true}}'
+  done
 }
 
 setup() { load helpers; }
@@ -26,9 +28,6 @@ owner() {
   jq -cn --arg v "$api_version" --arg k "$1" --arg n "$2" --arg u "$uid" --argjson c "$3" \
     '{apiVersion: $v, kind: $k, name: $n, uid: $u, controller: $c, blockOwnerDeletion: true}'
 }
-
-# create JSON: `kubectl create` of the object, printing what the API server stored.
-create() { kubectl create -f - -o json <<<"$1"; }
 
 # machine NAME OWNER LABELS ANNOTATIONS: a v1beta2 Machine of Cluster cp-demo with those metadata.
 machine() {
@@ -78,22 +77,55 @@ rke2_created() {
   webhook_mutated clusterwide-capi-metadata-propagation rke2configs "$(jq -r .metadata.name <<<"$c")"
 }
 
-@test "a K0sControlPlane's Machine and K0sControllerConfig get the template's metadata; k0smotron's keys stay" {
-  # As k0smotron v2.1 creates them: control-plane "true", its worker and k0s-config keys.
-  m=$(create "$(machine k0s-demo-m1 "$(owner K0sControlPlane k0s-demo true)" \
-    '{"cluster.x-k8s.io/cluster-name":"cp-demo","cluster.x-k8s.io/control-plane":"true","k0smotron.io/control-plane-worker-enabled":"true"}' \
-    '{"k0s.controlplane.cluster.x-k8s.io/k0s-config":"{}"}')")
+# k0s_created: the Machine k0smotron created for Cluster k0s-demo, once there is one.
+k0s_created() {
+  eventually 120 '[ "$(count machines cluster.x-k8s.io/cluster-name=k0s-demo)" = 1 ]' >&2 || return 1
+  kubectl get machines -n default -l cluster.x-k8s.io/cluster-name=k0s-demo -o json | jq -c '.items[0]'
+}
+
+@test "k0smotron's Machine carries the machine template's metadata; k0smotron's keys stay" {
+  # k0smotron v1.10.9 writes the template's labels and annotations on the Machine itself (server-side apply),
+  # beside its control-plane "true", worker-enabled, k0s-config and pre-terminate keys.
+  m=$(k0s_created)
+  expect "$m" '.metadata.ownerReferences[0].kind + " " + .metadata.ownerReferences[0].name' 'K0sControlPlane k0s-demo'
+  expect "$m" '.metadata.ownerReferences[0].controller' true
   expect "$m" '.metadata.labels."platform.example.com/team"' checkout
   expect "$m" '.metadata.labels."cluster.x-k8s.io/control-plane"' true
   expect "$m" '.metadata.labels."k0smotron.io/control-plane-worker-enabled"' true
   expect "$m" '.metadata.annotations."platform.example.com/owner"' team-checkout
-  expect "$m" '.metadata.annotations."k0s.controlplane.cluster.x-k8s.io/k0s-config"' '{}'
-  c=$(create "$(jq -cn --argjson o "$(owner K0sControlPlane k0s-demo false)" '{apiVersion: "bootstrap.cluster.x-k8s.io/v1beta2",
-    kind: "K0sControllerConfig", metadata: {name: "k0s-demo-m1", namespace: "default",
-    labels: {"cluster.x-k8s.io/cluster-name": "cp-demo", "cluster.x-k8s.io/control-plane": "true"}, ownerReferences: [$o]},
-    spec: {}}')")
+  expect "$m" '.metadata.annotations."k0s.controlplane.cluster.x-k8s.io/k0s-config" | fromjson | .args[0]' --enable-worker
+  expect "$m" '.metadata.annotations | has("pre-terminate.delete.hook.machine.cluster.x-k8s.io/kcp-cleanup")' true
+  expect "$m" '.spec.bootstrap.configRef.kind + " " + .spec.infrastructureRef.kind' 'K0sControllerConfig AWSMachine'
+}
+
+@test "k0smotron's AWSMachine and K0sControllerConfig are created with the template's metadata" {
+  # k0smotron v1.10.9 creates both by server-side apply with the template's labels and annotations; the
+  # K0sControllerConfig is owned by the Machine.
+  m=$(k0s_created)
+  a=$(get awsmachines "$(jq -r .spec.infrastructureRef.name <<<"$m")")
+  expect "$a" '.metadata.labels."cluster.x-k8s.io/cluster-name"' k0s-demo
+  expect "$a" '.metadata.labels."platform.example.com/team"' checkout
+  expect "$a" '.metadata.annotations."platform.example.com/owner"' team-checkout
+  expect "$a" '.metadata.annotations."cluster.x-k8s.io/cloned-from-name"' k0s-demo
+  eventually 60 '[ "$(field k0scontrollerconfigs "$(jq -r .spec.bootstrap.configRef.name <<<"$m")" .metadata.name)" != "" ]'
+  c=$(get k0scontrollerconfigs "$(jq -r .spec.bootstrap.configRef.name <<<"$m")")
+  expect "$c" '.metadata.ownerReferences[0].kind + " " + .metadata.ownerReferences[0].name' "Machine $(jq -r .metadata.name <<<"$m")"
+  expect "$c" '.metadata.labels."cluster.x-k8s.io/cluster-name"' k0s-demo
   expect "$c" '.metadata.labels."platform.example.com/team"' checkout
   expect "$c" '.metadata.annotations."platform.example.com/owner"' team-checkout
+  expect "$c" '.spec.version' v1.31.2+k0s.0
+}
+
+@test "the policy's webhook saw k0smotron's three creates and had nothing to add" {
+  # Unlike RKE2's, k0smotron's creates already carry the template's metadata: the audit log shows the API
+  # server called the policy's webhook on each, and that it mutated none.
+  m=$(k0s_created)
+  for object in "machines $(jq -r .metadata.name <<<"$m")" "awsmachines $(jq -r .spec.infrastructureRef.name <<<"$m")" \
+    "k0scontrollerconfigs $(jq -r .spec.bootstrap.configRef.name <<<"$m")"; do
+    eventually 30 "webhook_called clusterwide-capi-metadata-propagation $object"
+    run webhook_mutated clusterwide-capi-metadata-propagation $object
+    [ "$status" -eq 1 ]
+  done
 }
 
 @test "a TalosControlPlane's Machine, which has no machine-template metadata to follow, is stored as submitted" {
@@ -108,6 +140,7 @@ rke2_created() {
   expect "$output" '.metadata.annotations // {}' '{}'
   run webhook_mutated clusterwide-capi-metadata-propagation machines talos-demo-m1
   [ "$status" -eq 1 ]
-  # The same check finds the K0sControlPlane Machine's create mutated.
-  webhook_mutated clusterwide-capi-metadata-propagation machines k0s-demo-m1
+  # The same check finds the RKE2 manager's AWSMachine's create mutated.
+  webhook_mutated clusterwide-capi-metadata-propagation awsmachines \
+    "$(kubectl get machines -n default -l cluster.x-k8s.io/cluster-name=rke2-demo -o json | jq -r '.items[0].spec.infrastructureRef.name')"
 }
