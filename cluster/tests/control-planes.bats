@@ -39,15 +39,15 @@ machine() {
             infrastructureRef: {apiGroup: "infrastructure.cluster.x-k8s.io", kind: "AWSMachine", name: $n}}}'
 }
 
-# rke2_created: the Machine the RKE2 manager created for Cluster rke2-demo, once there is one.
-rke2_created() {
-  eventually 120 '[ "$(count machines cluster.x-k8s.io/cluster-name=rke2-demo)" = 1 ]' >&2 || return 1
-  kubectl get machines -n default -l cluster.x-k8s.io/cluster-name=rke2-demo -o json | jq -c '.items[0]'
+# created_machine CLUSTER: the Machine a control-plane manager created for CLUSTER, once there is one.
+created_machine() {
+  eventually 120 "[ \"\$(count machines cluster.x-k8s.io/cluster-name=$1)\" = 1 ]" >&2 || return 1
+  kubectl get machines -n default -l "cluster.x-k8s.io/cluster-name=$1" -o json | jq -c '.items[0]'
 }
 
 @test "the RKE2 manager's Machine carries the machine template's metadata and drain timeout; RKE2's annotations stay" {
   # CAPRKE2 v0.21.0 writes the template's labels and annotations, and its drain timeout, on the Machine itself.
-  m=$(rke2_created)
+  m=$(created_machine rke2-demo)
   expect "$m" '.metadata.ownerReferences[0].kind + " " + .metadata.ownerReferences[0].name' 'RKE2ControlPlane rke2-demo'
   expect "$m" '.metadata.labels."platform.example.com/team"' payments
   expect "$m" '.metadata.labels."node-role.kubernetes.io/etcd"' true
@@ -62,7 +62,7 @@ rke2_created() {
   # CAPRKE2 v0.21.0 creates them with CAPI's cluster-name and control-plane labels only, owned by the
   # RKE2ControlPlane without `controller`, and writes the template's metadata on them only on a later
   # reconcile (syncMachines): the audit log shows the policy's webhook mutated each create.
-  m=$(rke2_created)
+  m=$(created_machine rke2-demo)
   a=$(get awsmachines "$(jq -r .spec.infrastructureRef.name <<<"$m")")
   expect "$a" '.metadata.labels."cluster.x-k8s.io/cluster-name"' rke2-demo
   expect "$a" '.metadata.labels."platform.example.com/team"' payments
@@ -77,16 +77,10 @@ rke2_created() {
   webhook_mutated clusterwide-capi-metadata-propagation rke2configs "$(jq -r .metadata.name <<<"$c")"
 }
 
-# k0s_created: the Machine k0smotron created for Cluster k0s-demo, once there is one.
-k0s_created() {
-  eventually 120 '[ "$(count machines cluster.x-k8s.io/cluster-name=k0s-demo)" = 1 ]' >&2 || return 1
-  kubectl get machines -n default -l cluster.x-k8s.io/cluster-name=k0s-demo -o json | jq -c '.items[0]'
-}
-
 @test "k0smotron's Machine carries the machine template's metadata; k0smotron's keys stay" {
   # k0smotron v1.10.9 writes the template's labels and annotations on the Machine itself (server-side apply),
   # beside its control-plane "true", worker-enabled, k0s-config and pre-terminate keys.
-  m=$(k0s_created)
+  m=$(created_machine k0s-demo)
   expect "$m" '.metadata.ownerReferences[0].kind + " " + .metadata.ownerReferences[0].name' 'K0sControlPlane k0s-demo'
   expect "$m" '.metadata.ownerReferences[0].controller' true
   expect "$m" '.metadata.labels."platform.example.com/team"' checkout
@@ -101,7 +95,7 @@ k0s_created() {
 @test "k0smotron's AWSMachine and K0sControllerConfig are created with the template's metadata" {
   # k0smotron v1.10.9 creates both by server-side apply with the template's labels and annotations; the
   # K0sControllerConfig is owned by the Machine.
-  m=$(k0s_created)
+  m=$(created_machine k0s-demo)
   a=$(get awsmachines "$(jq -r .spec.infrastructureRef.name <<<"$m")")
   expect "$a" '.metadata.labels."cluster.x-k8s.io/cluster-name"' k0s-demo
   expect "$a" '.metadata.labels."platform.example.com/team"' checkout
@@ -119,7 +113,7 @@ k0s_created() {
 @test "the policy's webhook saw k0smotron's three creates and had nothing to add" {
   # Unlike RKE2's, k0smotron's creates already carry the template's metadata: the audit log shows the API
   # server called the policy's webhook on each, and that it mutated none.
-  m=$(k0s_created)
+  m=$(created_machine k0s-demo)
   for object in "machines $(jq -r .metadata.name <<<"$m")" "awsmachines $(jq -r .spec.infrastructureRef.name <<<"$m")" \
     "k0scontrollerconfigs $(jq -r .spec.bootstrap.configRef.name <<<"$m")"; do
     eventually 30 "webhook_called clusterwide-capi-metadata-propagation $object"

@@ -64,30 +64,26 @@ apply_named() {
   named "$file" "$name" | kubectl apply -f - "$@"
 }
 
-# webhook_mutated CONFIGURATION RESOURCE NAME: the API server's audit log (cluster/audit-policy.yaml)
-# records that the mutating webhook of CONFIGURATION (a policy's webhook configuration,
-# `clusterwide-<policy>`) mutated the create of RESOURCE NAME: what the API server itself saw, whatever
-# webhook server hosts the module. A create is a `create`, or a server-side apply that created the object
-# (a `patch` answered 201 Created, as k0smotron creates what it owns).
-webhook_mutated() {
-  jq -e -s --arg config "$1" --arg resource "$2" --arg name "$3" '
+# webhook_on_create CONFIGURATION RESOURCE NAME MUTATED: the API server's audit log (cluster/audit-policy.yaml)
+# records that it called the mutating webhook of CONFIGURATION (a policy's webhook configuration,
+# `clusterwide-<policy>`) on the create of RESOURCE NAME, and, with MUTATED `true`, that the webhook mutated
+# it: what the API server itself saw, whatever webhook server hosts the module. A create is a `create`, or a
+# server-side apply that created the object (a `patch` answered 201 Created, as k0smotron creates what it owns).
+webhook_on_create() {
+  jq -e -s --arg config "$1" --arg resource "$2" --arg name "$3" --argjson mutated "$4" '
     [.[] | select(.objectRef.resource == $resource and .objectRef.name == $name and .stage == "ResponseComplete")
      | select(.verb == "create" or (.verb == "patch" and .responseStatus.code == 201))
      | .annotations // {} | to_entries[]
      | select(.key | startswith("mutation.webhook.admission.k8s.io/")) | .value | fromjson
-     | select(.configuration == $config and .mutated == true)] | length > 0' "$STATE/audit.log" >/dev/null
+     | select(.configuration == $config and (.mutated == true or ($mutated | not)))] | length > 0' \
+    "$STATE/audit.log" >/dev/null
 }
 
-# webhook_called CONFIGURATION RESOURCE NAME: the audit log records that the API server called the mutating
-# webhook of CONFIGURATION on the create of RESOURCE NAME, whether or not it mutated it.
-webhook_called() {
-  jq -e -s --arg config "$1" --arg resource "$2" --arg name "$3" '
-    [.[] | select(.objectRef.resource == $resource and .objectRef.name == $name and .stage == "ResponseComplete")
-     | select(.verb == "create" or (.verb == "patch" and .responseStatus.code == 201))
-     | .annotations // {} | to_entries[]
-     | select(.key | startswith("mutation.webhook.admission.k8s.io/")) | .value | fromjson
-     | select(.configuration == $config)] | length > 0' "$STATE/audit.log" >/dev/null
-}
+# webhook_mutated CONFIGURATION RESOURCE NAME: the webhook mutated the create.
+webhook_mutated() { webhook_on_create "$1" "$2" "$3" true; }
+
+# webhook_called CONFIGURATION RESOURCE NAME: the webhook was called on the create, mutating it or not.
+webhook_called() { webhook_on_create "$1" "$2" "$3" false; }
 
 # monitor_verdicts POLICY LOG FROM: one line, `allowed=true` or `allowed=false`, per request the
 # monitor-mode POLICY (its policies.yml key, `clusterwide-<name>`) evaluated after line FROM of the
