@@ -23,7 +23,8 @@
 # A scenario's parents (scenarios.tsv's fourth column, written by
 # test_data/bench/gen.py) are plain objects, passed with `--parents`: each
 # look-up gets the object it names, pruned by the look-up's field masks, as
-# policy-server answers it.
+# policy-server answers it. A scenario whose look-ups read a user's kind has
+# the grant beside its request (`grants`).
 #
 # Prints a markdown table and the module sizes on stdout, and writes
 # target/bench/results.json: one object per (scenario, instance) row,
@@ -127,6 +128,17 @@ floors_above() {
   done
 }
 
+# grants REQUEST: the runner's `-m FILE` when a metadata file beside the
+# scenario's request (<name>.metadata.yml, written by gen.py) grants its
+# look-ups, as a ClusterAdmissionPolicy's contextAwareResources grant a
+# user's kinds (mr-aws-vpc's XR); nothing otherwise
+grants() {
+  local file=${1%.request.json}.metadata.yml
+  if [[ -f "$file" ]]; then
+    echo "-m" "$file"
+  fi
+}
+
 # result_floor NAME REQUEST SETTINGS PARENTS: builds the result floor for a
 # scenario (the policy's reply to its request, saved by running the policy
 # once, compiled in; with the look-ups where it has parents) and prints its
@@ -136,6 +148,8 @@ result_floor() {
   local reply="$PWD/$OUT/$name.reply.json" features=result
   local args=(bench --output json --iterations 1 --warmup 0 --request-path "$request"
     --settings-path "$settings" --allow-context-aware --save-reply "$reply")
+  # shellcheck disable=SC2207
+  args+=($(grants "$request"))
   if [[ "$parents" != "-" ]]; then
     args+=(--parents "$parents")
     features=lookup,result
@@ -173,6 +187,8 @@ count_scenario() {
   local name=$1 request=$2 settings=$3 parents=$4
   local args=(bench --output json --request-path "$request" --settings-path "$settings"
     --allow-context-aware)
+  # shellcheck disable=SC2207
+  args+=($(grants "$request"))
   [[ "$parents" != "-" ]] && args+=(--parents "$parents")
   local policy answer_floor lookup_floor=- result_floor=- mutates
   # The least any policy giving this kind of answer costs: the echo floor
@@ -245,6 +261,8 @@ while IFS=$'\t' read -r name request settings parents; do
   args=(bench --output json --iterations "$ITERATIONS" --warmup "$WARMUP"
     --request-path "$request" --settings-path "$settings" --allow-context-aware
     --accept-floor "$OUT/annotated-accept-floor.wasm" --echo-floor "$OUT/annotated-echo-floor.wasm")
+  # shellcheck disable=SC2207
+  args+=($(grants "$request"))
   if [[ "$parents" != "-" ]]; then
     args+=(--parents "$parents" --lookup-floor "$OUT/annotated-lookup-floor.wasm")
   fi

@@ -43,6 +43,14 @@ Scenarios:
   labels (team, cost-center, environment, ...), with
   cloudTags.capiInfrastructure on: the 20 labels become CAPA additionalTags
   beside the AWSCluster's own two.
+- mr-aws-vpc: a Crossplane managed resource (an upjet AWS VPC,
+  ec2.aws.upbound.io/v1beta1) UPDATE by the provider after its first
+  reconcile: composed by an XNetwork (one look-up, masked to its label set)
+  that carries 10 opted-in labels, with the provider's three crossplane-*
+  tags and a user tag in spec.forProvider.tags, and
+  cloudTags.managedResources.families [aws]. Its look-up is of a user's XR
+  kind, granted by mr-aws-vpc.metadata.yml (`-m`), as a
+  ClusterAdmissionPolicy's contextAwareResources grant it.
 - unhandled-cluster: a CAPI Cluster UPDATE; no rule has Cluster as child,
   so no look-up and no change.
 - md-ms-fields: md-ms with in-place fields flowing (docs/capi.md, "In-place fields"): the
@@ -96,6 +104,15 @@ TOPOLOGY_SA = CAPI_SA
 CROSSPLANE_SA = {
     "username": "system:serviceaccount:crossplane-system:crossplane",
     "uid": "0e6c1f1a-43a5-4f5e-9d0e-8e1f8f3f6a11",
+    "groups": [
+        "system:serviceaccounts",
+        "system:serviceaccounts:crossplane-system",
+        "system:authenticated",
+    ],
+}
+PROVIDER_SA = {
+    "username": "system:serviceaccount:crossplane-system:provider-aws-ec2-3f7c1b9d2e4a",
+    "uid": "6b1d2f3a-7c8e-4d9f-a0b1-c2d3e4f5a6b7",
     "groups": [
         "system:serviceaccounts",
         "system:serviceaccounts:crossplane-system",
@@ -1155,6 +1172,87 @@ INFRA_CLUSTER_LABELS = {
 }
 
 
+MR_XR_NAME = "payments-network-7xk2p"
+
+
+def mr_xnetwork():
+    """The XR that composed the VPC, as the API server stores it, with 10
+    opted-in labels."""
+    obj = xnetwork(opted_in_labels(10), name=MR_XR_NAME)
+    obj["metadata"].update(server_meta(MR_XR_NAME, generation=2, rv="201377"))
+    obj["spec"]["resourceRefs"] = [{"apiVersion": "ec2.aws.upbound.io/v1beta1", "kind": "VPC",
+                                    "name": MR_XR_NAME + "-vpc"}]
+    obj["status"] = {"conditions": [condition("Ready"), condition("Synced")]}
+    return with_managed_fields(obj, "apiextensions.crossplane.io/composite")
+
+
+def mr_vpc():
+    """An upjet AWS VPC as its provider updates it after the first
+    reconcile: Crossplane's composition metadata, the provider's three
+    default tags beside the Composition's own, the external-name annotation
+    and late-initialised fields."""
+    name = MR_XR_NAME + "-vpc"
+    obj = {
+        "apiVersion": "ec2.aws.upbound.io/v1beta1",
+        "kind": "VPC",
+        "metadata": {
+            **server_meta(name, generation=3, rv="201412"),
+            "name": name,
+            "generateName": MR_XR_NAME + "-",
+            "labels": {"crossplane.io/claim-name": "payments-network",
+                       "crossplane.io/claim-namespace": "team-payments",
+                       "crossplane.io/composite": MR_XR_NAME},
+            "annotations": {"crossplane.io/composition-resource-name": "vpc",
+                            "crossplane.io/external-name": "vpc-0a1b2c3d4e5f67890",
+                            "crossplane.io/external-create-pending": "2025-03-11T09:12:05Z",
+                            "crossplane.io/external-create-succeeded": "2025-03-11T09:12:09Z"},
+            "finalizers": ["finalizer.managedresource.crossplane.io"],
+            "ownerReferences": [owner(f"{XR_GROUP}/{XR_VERSION}", "XNetwork", MR_XR_NAME)],
+        },
+        "spec": {
+            "deletionPolicy": "Delete",
+            "managementPolicies": ["*"],
+            "providerConfigRef": {"name": "default"},
+            "forProvider": {
+                "region": "eu-central-1",
+                "cidrBlock": "10.20.0.0/16",
+                "enableDnsHostnames": True,
+                "enableDnsSupport": True,
+                "instanceTenancy": "default",
+                "tags": {"Name": "payments-network",
+                         "crossplane-kind": "vpc.ec2.aws.upbound.io",
+                         "crossplane-name": name,
+                         "crossplane-providerconfig": "default"},
+            },
+            "initProvider": {},
+        },
+        "status": {"atProvider": {"id": "vpc-0a1b2c3d4e5f67890", "cidrBlock": "10.20.0.0/16",
+                                  "arn": "arn:aws:ec2:eu-central-1:123456789012:vpc/vpc-0a1b2c3d4e5f67890"},
+                   "conditions": [condition("Ready"), condition("Synced")]},
+    }
+    return with_managed_fields(obj, "provider-aws-ec2")
+
+
+def mr_settings():
+    return {"cloudTags": {"propagatingLabels": sorted(opted_in_labels(10)),
+                          "managedResources": {"families": ["aws"]}}}
+
+
+MR_METADATA = f"""# written by gen.py: what mr-aws-vpc's ClusterAdmissionPolicy grants its
+# look-ups (its spec.contextAwareResources), read by `policy-runner -m`
+rules:
+  - apiGroups: ["ec2.aws.upbound.io"]
+    apiVersions: ["v1beta1"]
+    resources: ["vpcs"]
+    operations: ["CREATE", "UPDATE"]
+mutating: true
+contextAware: true
+contextAwareResources:
+  - apiVersion: {XR_GROUP}/{XR_VERSION}
+    kind: XNetwork
+"""
+
+
 def infra_topology_cluster():
     """A v1beta2 Cluster under a ClusterClass, as CAPI v1.11 stores it."""
     labels = {"cluster.x-k8s.io/cluster-name": AWS_CLUSTER,
@@ -1331,6 +1429,10 @@ def main():
         scenario(f"xr-aws-{n}", admission_request(obj, "CREATE", CROSSPLANE_SA), settings, [])
     obj, settings = xr_annotation_10k()
     scenario("xr-annotation-10k", admission_request(obj, "CREATE", CROSSPLANE_SA), settings, [])
+    vpc = mr_vpc()
+    scenario("mr-aws-vpc", admission_request(vpc, "UPDATE", PROVIDER_SA, old=vpc),
+             mr_settings(), [mr_xnetwork()])
+    write("mr-aws-vpc.metadata.yml", MR_METADATA)
     cluster = unhandled_cluster()
     scenario("unhandled-cluster", admission_request(cluster, "UPDATE", TOPOLOGY_SA, old=cluster),
              {}, [])

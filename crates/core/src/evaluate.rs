@@ -186,8 +186,9 @@ fn read(
     reads
 }
 
-/// Makes the look-ups [`evaluate`] makes for `request` (its parents, and
-/// the Cluster its tags start from), through the same `needs` and `read`,
+/// Makes the look-ups [`evaluate`] makes for `request` (its parents, the
+/// Cluster its tags start from, a managed resource's composite resource),
+/// through the same `needs` and `read`,
 /// with the same field masks, deciding nothing (an object `needs` refuses
 /// is looked up for nothing, as by the policy). The look-up floor (the
 /// `floor` feature) runs only this, so the policy over that floor is what
@@ -200,7 +201,7 @@ pub(crate) fn look_up(
     lookup: &dyn Lookup,
 ) -> Result<(), Error> {
     let route = route(&request.kind, &request.operation);
-    if route != Route::Capi {
+    if route == Route::NotActedOn {
         return Ok(());
     }
     let target = match tags::row_for(request, &settings.tags) {

@@ -70,8 +70,8 @@ fn echo(object: Option<Object<'_>>) -> Vec<u8> {
 /// The policy's look-ups for the request, through its own code: the
 /// settings parsed (they say whether the masks include the in-place
 /// fields' sources), the object split as the policy splits it, then
-/// [`evaluate::look_up`]. None for a request the policy does not look
-/// parents up for. What fails is answered as the policy answers it.
+/// [`evaluate::look_up`]. None for a request the policy does not act on.
+/// What fails is answered as the policy answers it.
 fn look_up_parents(payload: Payload<'_>, lookup: &dyn Lookup) -> Result<(), Outcome> {
     let Payload { settings, request } = payload;
     let Request {
@@ -80,7 +80,7 @@ fn look_up_parents(payload: Payload<'_>, lookup: &dyn Lookup) -> Result<(), Outc
         route,
         ..
     } = request;
-    if route != Route::Capi {
+    if route == Route::NotActedOn {
         return Ok(());
     }
     let settings = (settings.parse()).map_err(|error| Error::from(error).into_outcome())?;

@@ -150,6 +150,18 @@ pub struct RunArgs {
     #[arg(long)]
     pub allow_context_aware: bool,
 
+    /// With `--allow-context-aware`: grant the `contextAwareResources` of
+    /// this policy metadata instead of the module's, as a
+    /// ClusterAdmissionPolicy's `spec.contextAwareResources` replace them
+    /// (a user's own kinds, such as the XRs that compose managed resources).
+    #[arg(
+        short = 'm',
+        long,
+        value_name = "FILE",
+        requires = "allow_context_aware"
+    )]
+    pub metadata_path: Option<PathBuf>,
+
     /// kwctl session file answering the policy's host calls, in order:
     /// each look-up must match the next entry exactly (apiVersion, kind,
     /// name, namespace, disable_cache and field masks).

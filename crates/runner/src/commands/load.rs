@@ -100,8 +100,17 @@ pub fn warn_leftovers(leftovers: Vec<String>) {
 pub fn load(path: &Path, args: &RunArgs, settings: &Value) -> Result<(Loaded, Policy)> {
     let module =
         fs::read(path).with_context(|| format!("cannot read policy module {}", path.display()))?;
-    let metadata = embedded_metadata(&module)
-        .with_context(|| format!("cannot read the metadata of {}", path.display()))?;
+    let metadata = match &args.metadata_path {
+        Some(file) => {
+            let text = fs::read_to_string(file)
+                .with_context(|| format!("cannot read metadata {}", file.display()))?;
+            let metadata = Metadata::from_yaml(&text)
+                .with_context(|| format!("invalid metadata {}", file.display()))?;
+            Some(metadata)
+        }
+        None => embedded_metadata(&module)
+            .with_context(|| format!("cannot read the metadata of {}", path.display()))?,
+    };
 
     let (allow_list, access_notices) = allow_list(args.allow_context_aware, metadata.as_ref());
     let lookups = read_lookups(
