@@ -13,6 +13,12 @@ Kubewarden, Crossplane; crds/README.md), with the `openAPIV3Schema` of each
 served version. The check also fails when crds/ and crds/sources.tsv
 disagree.
 
+The managed-resource kinds the test bed installs (cluster/crds.tsv, rows
+vendored `catalogue`) are not in crds/: their CRDs are read from the pinned
+upjet provider modules (crds/managed-resources) through the Go module cache,
+when the first object of an upjet group is met; an object of another upjet
+kind gets the ObjectMeta check only.
+
 Which objects: every AdmissionRequest `object` / `oldObject` (bare or wrapped
 in an AdmissionReview), every bare object (.json), every YAML document that
 is an object (parents, web example parents, examples/), every item of a
