@@ -175,12 +175,12 @@ no_warning() { [[ "$output" != *"Warning:"* ]] || { echo "unexpected warning: $o
 }
 
 @test "an MR of an enabled family without a controller owner is stored as submitted, no warning" {
-  run create hand-made-subnet
+  run create hand-made-sg
   echo "$output"
   [ "$status" -eq 0 ]
   no_warning
   # Its own environment and cost-center labels are no source of tags.
-  expect "$(tags hand-made-subnet)" tojson '{"Name":"hand-made"}'
+  expect "$(tags hand-made-sg)" tojson '{"Name":"hand-made"}'
 }
 
 @test "an MR whose XR does not exist is allowed as submitted, with a warning naming the XR" {
