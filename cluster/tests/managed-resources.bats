@@ -187,7 +187,8 @@ no_warning() { [[ "$output" != *"Warning:"* ]] || { echo "unexpected warning: $o
   run create gone-net-m3q8t
   echo "$output"
   [ "$status" -eq 0 ]
-  [[ "$output" == *"Warning:"*"gone-net"*"was not found"* ]]
+  [[ "$output" == *"Warning:"*"was not found"* ]]
+  [[ "$output" == *"Warning:"*"gone-net"* ]]
   expect "$(tags gone-net-m3q8t)" tojson '{"Name":"gone-net"}'
 }
 
