@@ -12,9 +12,11 @@
   a Markdown link names a heading's anchor.
 - The RBAC follows the grants: examples/capi-rbac.yaml's ClusterRole gives
   `get`, and nothing else, on exactly the kinds in the contextAwareResources
-  of policy-metadata.yml and of the example policies; and every sentence of
-  the docs, the examples and the metadata that tells to add a kind to
-  `contextAwareResources` also names the ClusterRole.
+  of policy-metadata.yml and of the CAPI and validate-mode example policies,
+  and examples/mr-rbac.yaml's on exactly the XR kinds in those of
+  examples/mr-policy.yaml; and every sentence of the docs, the examples and
+  the metadata that tells to add a kind to `contextAwareResources` also
+  names the ClusterRole.
 - The list of what `make check` runs, in docs/development.md's table and in
   README.md's sentence, is the Makefile's `check:` prerequisites, in order.
 - Every shell block of README.md and docs/*.md (info string `console`, `sh`,
@@ -221,12 +223,17 @@ def _offset(text, at):
     return at + shift
 
 
-RBAC = "examples/capi-rbac.yaml"
-GRANTING = ["policy-metadata.yml", "examples/capi-policy.yaml", "examples/validate-mode-policy.yaml"]
+# Each example ClusterRole's file, and the files whose contextAwareResources
+# it grants.
+GRANTS = [
+    ("examples/capi-rbac.yaml",
+     ["policy-metadata.yml", "examples/capi-policy.yaml", "examples/validate-mode-policy.yaml"]),
+    ("examples/mr-rbac.yaml", ["examples/mr-policy.yaml"]),
+]
 
 
 def plural(kind):
-    """The resource of a CAPI kind, as its CRD names it."""
+    """The resource of a kind (CAPI's, an example XR's), as its CRD names it."""
     kind = kind.lower()
     return kind + ("es" if kind.endswith("s") else "s")
 
@@ -243,27 +250,8 @@ def check_grants(problems):
     """What the policy may read (contextAwareResources) and what its
     ServiceAccount may read (the ClusterRole) are the same kinds, and the
     docs that say how to add a kind to one say to add it to the other."""
-    needed = set()
-    for path in GRANTING:
-        for document in yaml.safe_load_all(read(path)):
-            resources = (document.get("spec") or document).get("contextAwareResources") or []
-            for resource in resources:
-                group = resource["apiVersion"].rpartition("/")[0]
-                needed.add((group, plural(resource["kind"])))
-    granted = set()
-    for document in yaml.safe_load_all(read(RBAC)):
-        if document.get("kind") != "ClusterRole":
-            continue
-        for rule in document.get("rules", []):
-            if rule.get("verbs") != ["get"]:
-                problems.append(f"{RBAC}: a rule grants {rule.get('verbs')}; the policy only uses get")
-            granted |= {(g, r) for g in rule.get("apiGroups", []) for r in rule.get("resources", [])}
-    for group, resource in sorted(needed - granted):
-        problems.append(f"{RBAC}: the ClusterRole does not grant get on {resource} ({group or 'core'}), "
-                        f"which the contextAwareResources of {', '.join(GRANTING)} list")
-    for group, resource in sorted(granted - needed):
-        problems.append(f"{RBAC}: the ClusterRole grants get on {resource} ({group or 'core'}), "
-                        "which no contextAwareResources list")
+    for rbac, granting in GRANTS:
+        check_grant(rbac, granting, problems)
     docs = [(path, prose(read(path), code_spans=True)) for path in doc_files()]
     examples = sorted(os.path.relpath(os.path.join(d, f), ROOT)
                       for d, _, files in os.walk(os.path.join(ROOT, "examples")) for f in files if f.endswith(".yaml"))
@@ -273,10 +261,37 @@ def check_grants(problems):
     for path, text in docs + comments:
         for sentence in sentences(text):
             tells = re.search(r"\badd\b.*contextAwareResources", sentence, re.I | re.S)
-            if tells and not re.search(r"ClusterRole|capi-rbac", sentence):
+            if tells and not re.search(r"ClusterRole|capi-rbac|mr-rbac", sentence):
                 problems.append(f"{path}: \"{' '.join(sentence.split())[:160]}\" says to add a kind to "
-                                "contextAwareResources, not that the ClusterRole (examples/capi-rbac.yaml) "
+                                "contextAwareResources, not that the ClusterRole (examples/capi-rbac.yaml, "
+                                "examples/mr-rbac.yaml) "
                                 "must grant `get` on it too")
+
+
+def check_grant(rbac, granting, problems):
+    """The ClusterRole of `rbac` grants `get` on exactly the kinds the
+    contextAwareResources of `granting` list."""
+    needed = set()
+    for path in granting:
+        for document in yaml.safe_load_all(read(path)):
+            resources = (document.get("spec") or document).get("contextAwareResources") or []
+            for resource in resources:
+                group = resource["apiVersion"].rpartition("/")[0]
+                needed.add((group, plural(resource["kind"])))
+    granted = set()
+    for document in yaml.safe_load_all(read(rbac)):
+        if document.get("kind") != "ClusterRole":
+            continue
+        for rule in document.get("rules", []):
+            if rule.get("verbs") != ["get"]:
+                problems.append(f"{rbac}: a rule grants {rule.get('verbs')}; the policy only uses get")
+            granted |= {(g, r) for g in rule.get("apiGroups", []) for r in rule.get("resources", [])}
+    for group, resource in sorted(needed - granted):
+        problems.append(f"{rbac}: the ClusterRole does not grant get on {resource} ({group or 'core'}), "
+                        f"which the contextAwareResources of {', '.join(granting)} list")
+    for group, resource in sorted(granted - needed):
+        problems.append(f"{rbac}: the ClusterRole grants get on {resource} ({group or 'core'}), "
+                        "which no contextAwareResources list")
 
 
 def makefile_check_targets():

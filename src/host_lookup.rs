@@ -60,6 +60,10 @@ impl Lookup for HostLookup {
 /// the parent does not exist. Every other host error is a real failure.
 pub const NOT_FOUND_PREFIX: &str = "Cannot find ";
 
+/// How policy-evaluator refuses a look-up of a kind the policy's
+/// `contextAwareResources` do not list.
+const DENIED_PREFIX: &str = "Policy has not been granted access to Kubernetes ";
+
 /// Prefix the waPC guest puts before the host's own error text.
 const HOST_ERROR_PREFIX: &str = "Host error: ";
 /// Prefix policy-evaluator puts before every failed callback's text.
@@ -78,6 +82,8 @@ pub fn classify_host_error(text: &str) -> LookupError {
         .unwrap_or(host_text);
     if host_text.starts_with(NOT_FOUND_PREFIX) {
         LookupError::NotFound
+    } else if host_text.starts_with(DENIED_PREFIX) {
+        LookupError::Denied(readable_host_error(host_text))
     } else {
         LookupError::Failed(readable_host_error(host_text))
     }
@@ -157,7 +163,7 @@ mod tests {
     )]
     #[case::forbidden(
         "error invoking host capability kubernetes.get_resource: Host error: Policy has not been granted access to Kubernetes cluster.x-k8s.io/v1beta1/Cluster resources. The violation has been reported.",
-        LookupError::Failed("Policy has not been granted access to Kubernetes cluster.x-k8s.io/v1beta1/Cluster resources. The violation has been reported.".into())
+        LookupError::Denied("Policy has not been granted access to Kubernetes cluster.x-k8s.io/v1beta1/Cluster resources. The violation has been reported.".into())
     )]
     #[case::no_prefix("connection refused", LookupError::Failed("connection refused".into()))]
     #[case::kube_rs_503_as_policy_server_sends_it(

@@ -350,7 +350,9 @@ impl Lookup for Recorder<'_> {
                     .filter(|&at| *at != object.api_version)
                     .cloned(),
             },
-            Err(LookupError::Failed(message)) => Answer::Failed(message.clone()),
+            Err(LookupError::Denied(message) | LookupError::Failed(message)) => {
+                Answer::Failed(message.clone())
+            }
         };
         self.records.borrow_mut().push(LookupRecord {
             reference: object.clone(),

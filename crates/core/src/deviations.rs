@@ -8,7 +8,11 @@ use crate::fields::quoted;
 use crate::outcome::{Outcome, Verdict};
 use crate::plan::{Change, Edit, FieldEdit, MapEdit, Plan};
 use crate::settings::Mode;
+use crate::tags::said::clip;
 use crate::tags::{ANNOTATIONS, SKIPPED_ANNOTATION};
+
+/// The longest warning kube-apiserver passes on whole, in characters.
+const WARNING_MAX: usize = 255;
 
 /// Start of every validate-mode rejection.
 pub(crate) const REPORT_PREFIX: &str =
@@ -19,13 +23,26 @@ pub(crate) const REPORT_PREFIX: &str =
 /// deviation, and is kept as the refused plan; one that changes only the
 /// skip annotation is no deviation, and the object is allowed as it is.
 /// Warnings (the skips among them) and audit annotations stay.
-pub(crate) fn enforce(outcome: Outcome, mode: Mode) -> Outcome {
+///
+/// Where a deviation must not refuse the request (`refuses` false: a
+/// managed resource's UPDATE), it is allowed unchanged and the report is a
+/// warning.
+pub(crate) fn enforce(outcome: Outcome, mode: Mode, refuses: bool) -> Outcome {
     match (mode, outcome.verdict) {
         (Mode::Validate, Verdict::Allow(plan)) => match judged(plan) {
             plan if plan.is_empty() => Outcome {
                 verdict: Verdict::Allow(plan),
                 ..outcome
             },
+            plan if !refuses => {
+                let mut warnings = outcome.warnings;
+                warnings.push(clip(&report(&plan), WARNING_MAX).into_owned());
+                Outcome {
+                    verdict: Verdict::Allow(Plan::default()),
+                    warnings,
+                    ..outcome
+                }
+            }
             plan => Outcome {
                 verdict: Verdict::Reject {
                     message: report(&plan),

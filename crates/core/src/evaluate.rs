@@ -22,7 +22,7 @@ use crate::reads::Reads;
 use crate::request::AdmissionRequest;
 use crate::settings::Settings;
 use crate::stage_report::Reported;
-use crate::tags::targets::Target;
+use crate::tags::targets::{Covered, Target};
 use crate::{capi, deviations, tags};
 use decision_trace::{Passed, Trace};
 
@@ -78,19 +78,30 @@ fn decide<'r>(
         trace.passed = traced.then_some(Passed::NotActedOn);
         return (not_acted_on(&request.kind, &request.operation), trace);
     }
-    let target = tags::row_for(request, &settings.tags);
-    if route == Route::CloudTags && target.is_none() {
-        trace.passed = traced.then_some(Passed::NotAComposite);
-        let warning = tags::composite::not_a_composite_resource(&request.kind);
-        let outcome = Outcome {
-            warnings: vec![warning],
-            ..Outcome::allow()
-        };
-        return (outcome, trace);
-    }
+    let target = match tags::row_for(request, &settings.tags) {
+        Covered::Row(target) => Some(target),
+        Covered::Untagged => {
+            trace.passed = traced.then_some(Passed::Untagged);
+            return (Outcome::allow(), trace);
+        }
+        Covered::Not if route == Route::CloudTags => {
+            trace.passed = traced.then_some(Passed::NotAComposite);
+            let warning = tags::composite::not_a_composite_resource(&request.kind);
+            let outcome = Outcome {
+                warnings: vec![warning],
+                ..Outcome::allow()
+            };
+            return (outcome, trace);
+        }
+        Covered::Not => None,
+    };
+    let refuses = target.is_none_or(|target| target.deviation_refuses(&request.operation));
     let outcome = decide_write(request, route, target, settings, lookup, &mut trace)
         .unwrap_or_else(Error::into_outcome);
-    (deviations::enforce(outcome, settings.mode()), trace)
+    (
+        deviations::enforce(outcome, settings.mode(), refuses),
+        trace,
+    )
 }
 
 /// The decision on a write the policy acts on, over one plan: each stage
@@ -102,7 +113,7 @@ fn decide<'r>(
 fn decide_write<'r>(
     request: &'r AdmissionRequest,
     route: Route,
-    target: Option<&'static Target>,
+    target: Option<Target>,
     settings: &'r Settings,
     lookup: &dyn Lookup,
     trace: &mut Trace<'r>,
@@ -137,7 +148,7 @@ fn decide_write<'r>(
 fn needs<'r>(
     request: &'r AdmissionRequest,
     route: Route,
-    target: Option<&'static Target>,
+    target: Option<Target>,
     settings: &Settings,
 ) -> Result<(Option<capi::Located<'r>>, Option<tags::TagNeeds<'r>>), Error> {
     let capi = (route == Route::Capi).then(|| capi::needs(request, &settings.capi));
@@ -157,7 +168,7 @@ fn read(
 ) -> Reads {
     let mut reads = Reads::default();
     let cluster_projection = tags::cluster::projection();
-    let tags_cluster = (tags.as_ref().and_then(tags::TagNeeds::cluster))
+    let tags_cluster = (tags.as_ref().and_then(tags::TagNeeds::source))
         .map(|cluster| (cluster, &cluster_projection));
     let first = capi.as_deref().and_then(capi::Located::first_read);
     let shared = first.zip(tags_cluster).is_some_and(|(a, b)| a.0 == b.0);
@@ -192,7 +203,10 @@ pub(crate) fn look_up(
     if route != Route::Capi {
         return Ok(());
     }
-    let target = tags::row_for(request, &settings.tags);
+    let target = match tags::row_for(request, &settings.tags) {
+        Covered::Row(target) => Some(target),
+        Covered::Untagged | Covered::Not => None,
+    };
     let (mut capi, tags) = needs(request, route, target, settings)?;
     read(lookup, capi.as_mut(), &tags);
     Ok(())

@@ -84,7 +84,7 @@ fn look_up_parents(payload: Payload<'_>, lookup: &dyn Lookup) -> Result<(), Outc
         return Ok(());
     }
     let settings = (settings.parse()).map_err(|error| Error::from(error).into_outcome())?;
-    let covered = evaluate::default_projection_covers(route, &settings);
+    let covered = evaluate::default_projection_covers(&request.kind, route, &settings);
     let projection = || evaluate::object_projection(&request.kind, route, &settings);
     let mut text = Vec::new();
     if let Some(object) = object {

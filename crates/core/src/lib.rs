@@ -111,6 +111,7 @@ mod behaviour {
     mod infra_tags;
     mod invariants;
     mod lookup_masks;
+    mod managed_resources;
     mod node_sync;
     mod passthrough;
     mod profile_problems;

@@ -64,8 +64,12 @@ impl fmt::Display for ObjectRef {
 pub enum LookupError {
     /// The object does not exist (yet, or any more).
     NotFound,
-    /// The host could not answer: RBAC, API server, not allowed by
-    /// `contextAwareResources`, undecodable payload. Worth a retry.
+    /// The policy may not read the object's kind: it is not in the
+    /// `contextAwareResources` of the policy's definition. A retry does
+    /// not help; changing the definition does.
+    Denied(String),
+    /// The host could not answer: RBAC, API server, undecodable payload.
+    /// Worth a retry.
     Failed(String),
 }
 

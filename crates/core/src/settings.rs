@@ -271,7 +271,7 @@ mod tests {
         assert_eq!(
             problems(r#"{"cloudTags":{"propagatingLabel":["a"]}}"#),
             [
-                "cloudTags.propagatingLabel: unknown field `propagatingLabel`, expected one of `propagatingLabels`, `providerPath`, `profiles`, `capiInfrastructure`, `prefix`, `tagKeys`"
+                "cloudTags.propagatingLabel: unknown field `propagatingLabel`, expected one of `propagatingLabels`, `providerPath`, `profiles`, `capiInfrastructure`, `prefix`, `tagKeys`, `managedResources`"
             ]
         );
     }
@@ -304,7 +304,7 @@ mod tests {
             // members in key order, then the checks' problems
             [
                 "capi.inPlaceFields: invalid type: string \"yes\", expected a boolean",
-                "cloudTags.profile: unknown field `profile`, expected one of `propagatingLabels`, `providerPath`, `profiles`, `capiInfrastructure`, `prefix`, `tagKeys`",
+                "cloudTags.profile: unknown field `profile`, expected one of `propagatingLabels`, `providerPath`, `profiles`, `capiInfrastructure`, `prefix`, `tagKeys`, `managedResources`",
                 "cloudTags.propagatingLabels: invalid type: string \"platform/env\", expected a sequence",
                 "mod: unknown field `mod`, expected one of `mode`, `capi`, `cloudTags`",
                 "capi.additionalSyncMachineLabels[0]: invalid regex \"(unclosed\": found open group without closing ')'",

@@ -12,11 +12,12 @@
 
 mod char_class;
 pub(crate) mod cluster;
+mod composing_xr;
 pub(crate) mod composite;
 mod decision;
 pub(crate) mod field;
 pub(crate) mod label_set;
-#[allow(dead_code)] // generated for the managed-resource row family; no stage looks it up yet
+pub(crate) mod managed_resource;
 pub(crate) mod mr_catalogue;
 mod opted_in;
 pub(crate) mod profile;
@@ -53,7 +54,7 @@ pub(crate) use tag_needs::{TagNeeds, Tagging, needs};
 use tag_needs::{adopted, own_reference, parse_labels_annotation};
 use tagging_trace::Tagged;
 pub(crate) use tagging_trace::Trace;
-use targets::{ProfileChoice, Target};
+use targets::{Covered, LabelSource, ProfileChoice, Target};
 pub(crate) use why::render;
 
 #[cfg(any(test, feature = "invariants"))]
@@ -63,14 +64,13 @@ pub(crate) use tag_annotations::{ANNOTATIONS, LABELS};
 pub(crate) use tag_settings::CloudTagSettings;
 pub(crate) use tag_settings::{DEFAULT_PROVIDER_SEGMENTS, RawCloudTagSettings, TagSettings};
 
-/// The row of the tag table that covers `request` ([`targets::row_for`]),
-/// with the infrastructure rows in force when `cloudTags.capiInfrastructure`
-/// is on.
-pub(crate) fn row_for(
-    request: &AdmissionRequest,
-    settings: &TagSettings,
-) -> Option<&'static Target> {
-    targets::row_for(request, settings.capi_infrastructure())
+/// What the tag table says of `request` ([`targets::row_for`]), with the
+/// infrastructure rows in force when `cloudTags.capiInfrastructure` is on
+/// and the managed-resource rows when `cloudTags.managedResources` turns a
+/// family on.
+pub(crate) fn row_for(request: &AdmissionRequest, settings: &TagSettings) -> Covered {
+    let managed = settings.managed_resources();
+    targets::row_for(request, settings.capi_infrastructure(), managed)
 }
 
 /// The second half of the stage's door: adds the tags decision of
@@ -88,7 +88,8 @@ pub(crate) fn stamp<'s>(
 ) -> StageReport<Trace<'s>> {
     let decided = match needs {
         TagNeeds::Adopted => Ok((Vec::new(), trace.then_some(Trace::Adopted))),
-        TagNeeds::Tagging(tagging) => decide(tagging, request, settings, reads, plan, trace),
+        TagNeeds::LeftAlone(why) => Ok((Vec::new(), trace.then_some(Trace::LeftAlone(why)))),
+        TagNeeds::Tagging(tagging) => decide(*tagging, request, settings, reads, plan, trace),
     };
     match decided {
         Ok((warnings, trace)) => StageReport {
@@ -117,7 +118,7 @@ fn decide<'s>(
     let Tagging {
         target,
         field,
-        cluster,
+        source,
     } = tagging;
     let object = &request.object;
     let Some(current) = field else {
@@ -125,16 +126,42 @@ fn decide<'s>(
     };
     let warn_removals = settings.mutates();
     let settings = settings.prepared()?;
-    let own = |error| Error::tags(own_reference(target, request), error);
+    let own = |error| Error::tags(own_reference(&target, request), error);
 
     // The label set: the object's labels and annotations as they will be
-    // stored (after the plan's metadata edits), under them the Cluster's.
+    // stored (after the plan's metadata edits), under them the Cluster's;
+    // or, for a managed resource, its composite resource's alone.
     // Borrowed from the plan: everything below is computed into owned
     // edits before the plan is changed.
     let annotations = plan.resulting_map(object, ANNOTATIONS).map_err(own)?;
-    let own_extra = parse_labels_annotation(&annotations).map_err(own)?;
-    let labels = OwnLabels::read(plan, object).map_err(own)?;
-    let found = cluster::read(cluster, reads)?;
+    let found = match (target.labels, source) {
+        (LabelSource::ComposingResource, Some(xr)) => {
+            let read = composing_xr::read(&xr, reads);
+            let layers = read.and_then(|value| {
+                let found = ClusterFound::Read(xr.clone(), value);
+                match ClusterLayers::check(&found) {
+                    Ok(()) => Ok(found),
+                    Err(error) => Err(composing_xr::Unread::Malformed(error)),
+                }
+            });
+            match layers {
+                Ok(found) => found,
+                Err(unread) => {
+                    // A family chooses the profile: nothing to fail on.
+                    let chosen = choose_profile(&target, request, settings).map_err(own)?;
+                    let owned = chosen.owned(settings);
+                    let field = (&current, owned);
+                    let (warning, edit) =
+                        composing_xr::unread(unread, &xr, &target, request, field)?;
+                    if let Some(edit) = edit {
+                        plan.push(edit);
+                    }
+                    return Ok((vec![warning], trace.then_some(Trace::Unread(xr))));
+                }
+            }
+        }
+        (_, source) => cluster::read(source, reads)?,
+    };
     let of_cluster = ClusterLayers::read(&found)?;
     // Later sources win: the Cluster's labels, its annotation, the
     // object's labels, its annotation.
@@ -146,20 +173,28 @@ fn decide<'s>(
         Source::ClusterAnnotation,
         Layer::Annotation(&of_cluster.extra),
     );
-    if let Some(layer) = labels.layer() {
-        set = set.with(Source::OwnLabels, layer);
+    let own_extra;
+    let labels;
+    if target.labels != LabelSource::ComposingResource {
+        own_extra = parse_labels_annotation(&annotations).map_err(own)?;
+        labels = OwnLabels::read(plan, object).map_err(own)?;
+        if let Some(layer) = labels.layer() {
+            set = set.with(Source::OwnLabels, layer);
+        }
+        set = set.with(Source::OwnAnnotation, Layer::Annotation(&own_extra));
     }
-    let set = set.with(Source::OwnAnnotation, Layer::Annotation(&own_extra));
     if target.adopted_left_alone && adopted(&set) {
         return Ok((Vec::new(), trace.then_some(Trace::Adopted)));
     }
 
+    let chosen = choose_profile(&target, request, settings).map_err(own)?;
+    let owned = chosen.owned(settings);
     let Chosen {
         provider,
         profile,
         origin,
-        old_prefix,
-    } = choose_profile(target, request, settings).map_err(own)?;
+        ..
+    } = chosen;
     let keys = settings.tag_keys(profile);
     let fallback = (target.profile == ProfileChoice::Provider && origin == Origin::Fallback)
         .then(|| said::fallback(provider, &settings.provider_path.join(".")));
@@ -170,15 +205,12 @@ fn decide<'s>(
     };
     let decided = decision::decide(
         Inputs {
-            target,
+            target: &target,
             set: &set,
             current: &current,
             profile: (profile, origin),
             keys,
-            owned: Owned {
-                prefix: keys.prefix,
-                old_prefix: old_prefix.filter(|old| *old != keys.prefix),
-            },
+            owned,
             propagating: &settings.propagating_labels,
             annotations: &annotations,
             cluster: &cluster,
@@ -222,10 +254,22 @@ impl<'c> ClusterLayers<'c> {
         let ClusterFound::Read(reference, cluster) = found else {
             return Ok(Self::default());
         };
-        let of_cluster = |error| Error::tags(Some(reference.clone()), error);
-        let labels = fields::string_object(cluster, LABELS).map_err(of_cluster)?;
-        let annotations = fields::string_map(cluster, ANNOTATIONS).map_err(of_cluster)?;
-        let extra = parse_labels_annotation(&annotations).map_err(of_cluster)?;
+        Self::of(cluster).map_err(|error| Error::tags(Some(reference.clone()), error))
+    }
+
+    /// Whether the layers of `found` read (a composite resource's are
+    /// checked before the decision, which a malformed one does not reach).
+    fn check(found: &'c ClusterFound) -> Result<(), FieldError> {
+        match found {
+            ClusterFound::Read(_, object) => Self::of(object).map(drop),
+            _ => Ok(()),
+        }
+    }
+
+    fn of(object: &'c Value) -> Result<Self, FieldError> {
+        let labels = fields::string_object(object, LABELS)?;
+        let annotations = fields::string_map(object, ANNOTATIONS)?;
+        let extra = parse_labels_annotation(&annotations)?;
         Ok(Self { labels, extra })
     }
 }
@@ -245,6 +289,17 @@ struct Chosen<'o, 's> {
     old_prefix: Option<&'s str>,
 }
 
+impl<'s> Chosen<'_, 's> {
+    /// Which entries of the tag field are the policy's under this choice.
+    fn owned(&self, settings: &'s CloudTagSettings) -> Owned<'s> {
+        let prefix = settings.tag_keys(self.profile).prefix;
+        Owned {
+            prefix,
+            old_prefix: self.old_prefix.filter(|old| *old != prefix),
+        }
+    }
+}
+
 /// The profile `target`'s row chooses for `request`'s object: by the
 /// object's provider (and its old object's), or by the row's name.
 fn choose_profile<'o, 's>(
@@ -254,6 +309,15 @@ fn choose_profile<'o, 's>(
 ) -> Result<Chosen<'o, 's>, FieldError> {
     let name = match target.profile {
         ProfileChoice::Named(name) => name,
+        ProfileChoice::Family(family) => {
+            let (profile, origin) = settings.profiles.resolve(Some(family));
+            return Ok(Chosen {
+                provider: None,
+                profile,
+                origin,
+                old_prefix: None,
+            });
+        }
         ProfileChoice::Provider => {
             let path: Vec<&str> = settings.provider_path.iter().map(String::as_str).collect();
             let provider = fields::string(&request.object, &path)?;

@@ -15,7 +15,9 @@ use crate::lookup::Lookup;
 use crate::outcome::{Outcome, Verdict};
 use crate::plan::{Edit, Plan};
 use crate::projection::Projection;
+use crate::request::GroupVersionKind;
 use crate::settings::Settings;
+use crate::tags::targets;
 #[cfg(feature = "floor")]
 pub(crate) use payload::Object;
 pub(crate) use payload::decode_error;
@@ -99,7 +101,7 @@ fn validate_steps(
         Err(e) => return encode(Error::from(e).into_outcome(), None),
     };
     step(Step::Settings);
-    let covered = default_projection_covers(route, &settings);
+    let covered = default_projection_covers(&request.kind, route, &settings);
     let projection = || object_projection(&request.kind, route, &settings);
     let mut text = Vec::new();
     let shape = match object
@@ -116,7 +118,7 @@ fn validate_steps(
     if let Some(old_object) =
         old_object.filter(|_| route == Route::CloudTags && request.operation == "UPDATE")
     {
-        request.old_object = old_provider(old_object, &settings);
+        request.old_object = old_read(old_object, &request.kind, &settings);
     }
     step(Step::Object);
     let outcome = evaluate_routed(&request, route, &settings, lookup);
@@ -137,19 +139,25 @@ fn validate_steps(
     answer
 }
 
-/// What the policy reads of a composite resource's old object: its
+/// What the policy reads of an old object: a composite resource's
 /// provider, decoded only when the prefix in force may differ between
-/// profiles (`Value::Null` otherwise, and for an old object that cannot be
-/// read, which the API server never sends).
-fn old_provider(old_object: &RawValue, settings: &Settings) -> Value {
+/// profiles, and a managed resource's tag field (its stored entries stay
+/// when its composite resource cannot be read); `Value::Null` when neither
+/// is read, and for an old object that cannot be read, which the API
+/// server never sends.
+fn old_read(old_object: &RawValue, kind: &GroupVersionKind, settings: &Settings) -> Value {
     let varies = settings
         .cloud_tags()
         .is_ok_and(|cloud_tags| cloud_tags.prefixes_vary());
-    if !varies {
+    let provider = settings.tags.provider_path();
+    let managed = targets::managed_row_for_kind(kind, settings.tags.managed_resources());
+    let paths: Vec<&[&str]> = (varies.then_some(&provider[..]).into_iter())
+        .chain(managed.map(|row| row.field))
+        .collect();
+    if paths.is_empty() {
         return Value::Null;
     }
-    let provider = settings.tags.provider_path();
-    Projection::of(&[&provider[..]])
+    Projection::of(&paths)
         .split(old_object.get().as_bytes())
         .map_or(Value::Null, |(value, _)| value)
 }

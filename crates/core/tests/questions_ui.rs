@@ -13,7 +13,9 @@
 //! included) under `cloudTags.profiles[]`, so a profile field added to
 //! `crates/core/src/tags/user_profile.rs` fails this test until the
 //! `sequence_questions` ask for it and the "User-defined tag profiles"
-//! table of docs/settings.md has its row.
+//! table of docs/settings.md has its row. The rows of
+//! `cloudTags.managedResources.kinds` are probed the same way
+//! ([`ELEMENTS_PROBED`]).
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -44,6 +46,15 @@ enum Shape {
 
 /// The setting that lists user-defined tag profiles, each a [`RawProfile`].
 const PROFILES: &str = "cloudTags.profiles";
+
+/// The list settings whose elements are probed too (`path[]`), so that a
+/// list of rows (`cloudTags.managedResources.kinds`) is asked for with
+/// `sequence_questions` naming each field of a row, and the help text of a
+/// list of names (`families`) names every valid one.
+const ELEMENTS_PROBED: &[&str] = &[
+    "cloudTags.managedResources.families",
+    "cloudTags.managedResources.kinds",
+];
 
 /// Every field path of `RawSettings` (`capi.inPlaceFields`) and its shape,
 /// and every field path of a tag profile under `cloudTags.profiles[]`
@@ -151,7 +162,7 @@ impl<'de> de::Deserializer<'de> for Probe<'_> {
 
     fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
         self.record(Shape::List);
-        if self.elements {
+        if self.elements || ELEMENTS_PROBED.contains(&self.path.as_str()) {
             visitor.visit_seq(OneItem {
                 probe: Some(Probe {
                     path: format!("{}[]", self.path),

@@ -338,7 +338,7 @@ pub(super) fn read(
     match reads.take(&reference) {
         Ok(object) => Ok(Some(Parent::read(reference, object, rule.read_at))),
         Err(LookupError::NotFound) => Ok(None),
-        Err(LookupError::Failed(message)) => Err(Error::Lookup {
+        Err(LookupError::Denied(message) | LookupError::Failed(message)) => Err(Error::Lookup {
             object: Box::new(reference),
             reader: Reader::Parent {
                 family: rule.family,

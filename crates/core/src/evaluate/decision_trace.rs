@@ -30,6 +30,9 @@ pub(super) enum Passed {
     /// A kind outside Cluster API's groups without a composite resource's
     /// shape.
     NotAComposite,
+    /// An object of a managed-resource family the settings turn on that
+    /// has no tag field.
+    Untagged,
 }
 
 impl Trace<'_> {
@@ -59,6 +62,13 @@ impl Trace<'_> {
                     request.kind.kind
                 ));
             }
+        }
+        if let Some(Passed::Untagged) = self.passed {
+            explanation.notes.push(format!(
+                "{} ({}) is of a managed-resource family cloudTags.managedResources turns on, \
+                 but has no tag field in the catalogue or the settings: allowed unchanged",
+                request.kind.kind, request.kind.group
+            ));
         }
         if let Some(trace) = self.capi {
             capi::render(trace, &request.object, &mut explanation);

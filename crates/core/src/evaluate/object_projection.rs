@@ -38,7 +38,17 @@ pub(crate) fn object_projection<'s>(
         Route::CloudTags => settings.tags.provider_path(),
         _ => Vec::new(),
     };
-    projection_with(kind, route, settings.tags.capi_infrastructure(), &provider)
+    let managed = match route {
+        Route::CloudTags => targets::managed_row_for_kind(kind, settings.tags.managed_resources()),
+        _ => None,
+    };
+    let mut projection =
+        projection_with(kind, route, settings.tags.capi_infrastructure(), &provider);
+    if let Some(row) = managed {
+        let paths: Vec<&[&str]> = row.reads().collect();
+        projection.unite(&Projection::of(&paths));
+    }
+    projection
 }
 
 /// Whether `default_object_projection` keeps everything
@@ -48,8 +58,17 @@ pub(crate) fn object_projection<'s>(
 /// (`cloudTags.capiInfrastructure` off keeps less). A fresh instance
 /// builds every projection again on every request, so [`crate::wire`]
 /// builds the settings' one only when this says it might differ.
-pub(crate) fn default_projection_covers(route: Route, settings: &Settings) -> bool {
-    route != Route::CloudTags || settings.tags.provider_path_is_default()
+///
+/// A managed resource's row, when `cloudTags.managedResources` makes one
+/// for `kind`, is in the settings' projection only.
+pub(crate) fn default_projection_covers(
+    kind: &GroupVersionKind,
+    route: Route,
+    settings: &Settings,
+) -> bool {
+    route != Route::CloudTags
+        || (settings.tags.provider_path_is_default()
+            && targets::managed_row_for_kind(kind, settings.tags.managed_resources()).is_none())
 }
 
 /// What [`crate::wire`] splits the object through while it reads the
@@ -138,7 +157,7 @@ mod tests {
                 let route = route(kind, "CREATE");
                 let covers = default_object_projection(kind, route)
                     .covers(&object_projection(kind, route, &settings));
-                if default_projection_covers(route, &settings) {
+                if default_projection_covers(kind, route, &settings) {
                     assert!(covers, "{document} {kind:?}");
                 } else {
                     assert_eq!(route, Route::CloudTags, "{document} {kind:?}");

@@ -82,7 +82,7 @@ pub(crate) fn read(reference: Option<ObjectRef>, reads: &mut Reads) -> Result<Cl
     match reads.take(&reference) {
         Ok(cluster) => Ok(ClusterFound::Read(reference, cluster)),
         Err(LookupError::NotFound) => Ok(ClusterFound::NotFound(reference)),
-        Err(LookupError::Failed(message)) => Err(Error::Lookup {
+        Err(LookupError::Denied(message) | LookupError::Failed(message)) => Err(Error::Lookup {
             object: Box::new(reference),
             reader: Reader::ClusterTags,
             message,

@@ -85,8 +85,13 @@ pub(crate) fn decide(
         warn_removals,
     } = inputs;
     let opted_in: OptedIn<'_, &str> = set.opted_in(propagating);
+    // The provider's own keys take room before it writes them.
     let taken = match target.user_entries_take_room {
-        true => current.user_entries(owned).count(),
+        true => {
+            let absent = (target.provider_keys.iter())
+                .filter(|key| !current.entries.iter().any(|(k, _)| k == *key));
+            current.user_entries(owned).count() + absent.count()
+        }
         false => 0,
     };
     let mut transformed = transform::transform_opted(&opted_in, profile, &keys, taken);

@@ -10,16 +10,68 @@
 /// (group, kind).
 const ROWS: &str = include_str!("mr_catalogue.tsv");
 
-/// The provider family of an upjet MR, by its group's suffix (`aws.upbound.io`, `azure.upbound.io`,
-/// `gcp.upbound.io`, each also with `.m.` before it).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The provider family of an upjet MR, by its group's suffix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Family {
-    /// provider-upjet-aws.
+    /// provider-upjet-aws: `aws.upbound.io`, `aws.m.upbound.io`.
     Aws,
-    /// provider-upjet-azure.
+    /// provider-upjet-azure: `azure.upbound.io`, `azure.m.upbound.io`.
     Azure,
-    /// provider-upjet-gcp.
+    /// provider-upjet-gcp: `gcp.upbound.io`, `gcp.m.upbound.io`.
     Gcp,
+}
+
+impl Family {
+    /// Every family, in the order settings errors list them.
+    pub(crate) const ALL: [Family; 3] = [Family::Aws, Family::Azure, Family::Gcp];
+
+    /// The name settings use, and the provider value that selects the
+    /// family's profile (as an XR's `aws` does).
+    pub(crate) const fn name(self) -> &'static str {
+        match self {
+            Family::Aws => "aws",
+            Family::Azure => "azure",
+            Family::Gcp => "gcp",
+        }
+    }
+
+    /// The cluster-scoped group suffix.
+    pub(crate) const fn suffix(self) -> &'static str {
+        match self {
+            Family::Aws => "aws.upbound.io",
+            Family::Azure => "azure.upbound.io",
+            Family::Gcp => "gcp.upbound.io",
+        }
+    }
+
+    /// The namespaced (`.m.`) group suffix.
+    pub(crate) const fn namespaced_suffix(self) -> &'static str {
+        match self {
+            Family::Aws => "aws.m.upbound.io",
+            Family::Azure => "azure.m.upbound.io",
+            Family::Gcp => "gcp.m.upbound.io",
+        }
+    }
+
+    /// The tags the family's provider writes into the tag field itself:
+    /// upjet AWS's Tagger writes these three on every MR it initialises
+    /// (unless started with `--skip-default-tags`). They take room under
+    /// the cap from CREATE on, present or not, so that the provider adding
+    /// them never pushes one of the policy's tags out.
+    pub(crate) const fn provider_keys(self) -> &'static [&'static str] {
+        match self {
+            Family::Aws => &[
+                "crossplane-kind",
+                "crossplane-name",
+                "crossplane-providerconfig",
+            ],
+            Family::Azure | Family::Gcp => &[],
+        }
+    }
+
+    pub(crate) fn named(name: &str) -> Option<Family> {
+        Family::ALL.into_iter().find(|family| family.name() == name)
+    }
 }
 
 /// One kind that carries a tag field: a map of strings under `spec.forProvider` in every served version.
@@ -39,12 +91,7 @@ impl Row {
     fn parse(line: &'static str) -> Option<Row> {
         let mut columns = line.split('\t');
         let (group, kind) = (columns.next()?, columns.next()?);
-        let family = match columns.next()? {
-            "aws" => Family::Aws,
-            "azure" => Family::Azure,
-            "gcp" => Family::Gcp,
-            _ => return None,
-        };
+        let family = Family::named(columns.next()?)?;
         let field = columns.next()?;
         columns.next().is_none().then_some(Row {
             group,

@@ -5,6 +5,7 @@
 use super::cluster;
 use super::field::{self, Current};
 use super::label_set::{LabelSet, Layer, Source};
+use super::managed_resource::{self, LeftAlone};
 use super::tag_annotations::{ANNOTATIONS, LABELS, LABELS_ANNOTATION, ORIGIN_LABEL};
 use super::targets::{LabelSource, Target};
 use crate::error::Error;
@@ -18,16 +19,21 @@ pub(crate) enum TagNeeds<'o> {
     /// Left as submitted: an adopted object whose tag field cannot be read
     /// ([`left_as_submitted`]).
     Adopted,
-    /// Tagged from what this names.
-    Tagging(Tagging<'o>),
+    /// A managed resource left as submitted, with no look-up and no
+    /// warning, and why.
+    LeftAlone(LeftAlone),
+    /// Tagged from what this names (boxed: a row is large, the other
+    /// answers small).
+    Tagging(Box<Tagging<'o>>),
 }
 
 impl TagNeeds<'_> {
-    /// The Cluster the tags start from, when they read one.
-    pub(crate) fn cluster(&self) -> Option<&ObjectRef> {
+    /// The object whose label set the tags start from (a Cluster, a
+    /// composite resource), when they read one.
+    pub(crate) fn source(&self) -> Option<&ObjectRef> {
         match self {
-            TagNeeds::Tagging(tagging) => tagging.cluster.as_ref(),
-            TagNeeds::Adopted => None,
+            TagNeeds::Tagging(tagging) => tagging.source.as_ref(),
+            TagNeeds::Adopted | TagNeeds::LeftAlone(_) => None,
         }
     }
 }
@@ -38,21 +44,35 @@ impl TagNeeds<'_> {
 /// fault, is refused with 400 rather than after a look-up that may fail
 /// retryably (500). Whatever its tag field holds, an adopted object is
 /// left as submitted.
-pub(crate) fn needs<'o>(
-    target: &'static Target,
-    request: &'o AdmissionRequest,
-) -> Result<TagNeeds<'o>, Error> {
-    let field = match read_field(target, request) {
+pub(crate) fn needs(target: Target, request: &AdmissionRequest) -> Result<TagNeeds<'_>, Error> {
+    let composing = match target.labels {
+        LabelSource::ComposingResource => {
+            match managed_resource::composing_resource(&request.object, own_namespace(request)) {
+                Ok(xr) => Some(xr),
+                Err(why) => return Ok(TagNeeds::LeftAlone(why)),
+            }
+        }
+        _ => None,
+    };
+    let field = match read_field(&target, request) {
         Ok(field) => field,
-        Err(_) if left_as_submitted(target, request)? => return Ok(TagNeeds::Adopted),
+        Err(_) if left_as_submitted(&target, request)? => return Ok(TagNeeds::Adopted),
         Err(error) => return Err(error),
     };
-    let cluster = cluster_reference(target, request)?;
-    Ok(TagNeeds::Tagging(Tagging {
+    // A managed resource's own label set is asked only whether it is
+    // adopted: its labels are no source.
+    if composing.is_some() && left_as_submitted(&target, request)? {
+        return Ok(TagNeeds::Adopted);
+    }
+    let source = match composing {
+        Some(xr) => Some(xr),
+        None => cluster_reference(&target, request)?,
+    };
+    Ok(TagNeeds::Tagging(Box::new(Tagging {
         target,
         field,
-        cluster,
-    }))
+        source,
+    })))
 }
 
 /// Whether `request`'s object is left exactly as submitted: its row honours
@@ -100,11 +120,12 @@ fn read_field<'o>(
 
 /// What the tags of one request start from: its row of the tag table, its
 /// tag field as submitted ([`read_field`]; `None` when the request does not
-/// stamp it) and the Cluster its labels start from ([`cluster_reference`]).
+/// stamp it) and the object its labels start from: the Cluster
+/// ([`cluster_reference`]), or a managed resource's composite resource.
 pub(crate) struct Tagging<'o> {
-    pub(super) target: &'static Target,
+    pub(super) target: Target,
     pub(super) field: Option<Current<'o>>,
-    pub(super) cluster: Option<ObjectRef>,
+    pub(super) source: Option<ObjectRef>,
 }
 
 /// The Cluster `stamp` reads for `request` (`None`: it reads none),
@@ -116,7 +137,7 @@ fn cluster_reference(
     target: &Target,
     request: &AdmissionRequest,
 ) -> Result<Option<ObjectRef>, Error> {
-    if !target.stamps(&request.operation) || target.labels == LabelSource::Object {
+    if !target.stamps(&request.operation) || target.labels != LabelSource::ClusterAndObject {
         return Ok(None);
     }
     let own = |error| Error::tags(own_reference(target, request), error);
@@ -126,8 +147,9 @@ fn cluster_reference(
     cluster::reference(&request.object, name, own_namespace(request)).map_err(own)
 }
 
-/// The namespace of an infrastructure object (checked by the CAPI stage).
-fn own_namespace(request: &AdmissionRequest) -> &str {
+/// The namespace of an infrastructure object (checked by the CAPI stage),
+/// or of a managed resource (empty when it is cluster-scoped).
+pub(super) fn own_namespace(request: &AdmissionRequest) -> &str {
     request.object_namespace().unwrap_or(&request.namespace)
 }
 
@@ -146,7 +168,9 @@ pub(super) fn own_reference(target: &Target, request: &AdmissionRequest) -> Opti
         api_version: format!("{}/{}", kind.group, kind.version),
         kind: kind.kind.clone(),
         name: name.to_owned(),
-        namespace: Some(own_namespace(request).to_owned()),
+        namespace: Some(own_namespace(request))
+            .filter(|namespace| !namespace.is_empty())
+            .map(str::to_owned),
     })
 }
 

@@ -5,6 +5,7 @@
 //! worded here; the profiles and tag keys word theirs
 //! ([`super::user_profile`], [`super::tag_key_checks`]).
 
+use super::managed_resource::{ManagedResources, RawManagedResources};
 use super::opted_in::OptedInKeys;
 use super::profile::TagProfile;
 use super::profiles::Profiles;
@@ -55,6 +56,9 @@ pub(crate) struct RawCloudTagSettings {
     pub(crate) prefix: Option<String>,
     /// Qualified label key → the tag-key body used instead of that key.
     pub(crate) tag_keys: Bodies,
+    /// `cloudTags.managedResources`: the managed-resource families tagged,
+    /// and rows added to their catalogue.
+    pub(crate) managed_resources: RawManagedResources,
 }
 
 impl Default for RawCloudTagSettings {
@@ -66,6 +70,7 @@ impl Default for RawCloudTagSettings {
             capi_infrastructure: false,
             prefix: None,
             tag_keys: Bodies::new(),
+            managed_resources: RawManagedResources::default(),
         }
     }
 }
@@ -108,6 +113,17 @@ impl TagSettings {
         self.raw.provider_path.split('.').collect()
     }
 
+    /// `cloudTags.managedResources`, checked, when it turns a family on
+    /// (`None` otherwise, or when the section does not check: the policy
+    /// refuses such settings at load). Without a family nothing is prepared,
+    /// so a request pays nothing for the feature being off.
+    pub(crate) fn managed_resources(&self) -> Option<&ManagedResources> {
+        if !self.raw.managed_resources.any_family() {
+            return None;
+        }
+        self.prepared().ok().map(|p| &p.managed_resources)
+    }
+
     /// Whether `cloudTags.providerPath` is the default one
     /// ([`DEFAULT_PROVIDER_PATH`]).
     pub(crate) fn provider_path_is_default(&self) -> bool {
@@ -147,6 +163,8 @@ pub(crate) struct CloudTagSettings {
     pub(crate) prefix: Option<String>,
     /// `cloudTags.tagKeys`.
     pub(crate) tag_keys: Bodies,
+    /// `cloudTags.managedResources`.
+    pub(crate) managed_resources: ManagedResources,
 }
 
 impl CloudTagSettings {
@@ -205,6 +223,7 @@ impl RawCloudTagSettings {
             );
         }
         tag_key_checks::check_bodies(&self.tag_keys, &propagating_labels, &mut problems);
+        let managed_resources = self.managed_resources.prepare(&mut problems);
 
         if problems.is_empty() {
             Ok(CloudTagSettings {
@@ -213,6 +232,7 @@ impl RawCloudTagSettings {
                 profiles: Profiles::new(profiles),
                 prefix: self.prefix.clone(),
                 tag_keys: self.tag_keys.clone(),
+                managed_resources,
             })
         } else {
             Err(SettingsError { problems })

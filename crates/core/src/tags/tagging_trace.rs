@@ -2,17 +2,24 @@
 //! it asks for it, for [`super::why::render`] to put in words.
 
 use super::cluster::ClusterFound;
+use super::managed_resource::LeftAlone;
 use super::targets::Target;
 use crate::explain::CloudTags;
+use crate::lookup::ObjectRef;
 use crate::tags::profile::{Origin, TagProfile};
 
 /// How the stage ended for one object.
 pub(crate) enum Trace<'s> {
     /// An UPDATE of a row tagged on CREATE only: the tags are left as
     /// they are.
-    CreateOnly(&'static Target),
+    CreateOnly(Target),
     /// The label set marks the object adopted: left exactly as submitted.
     Adopted,
+    /// A managed resource left as submitted, and why.
+    LeftAlone(LeftAlone),
+    /// A managed resource whose composite resource could not be read (the
+    /// warning says how it ended).
+    Unread(ObjectRef),
     /// The tags were decided.
     Tagged(Box<Tagged<'s>>),
 }
@@ -20,7 +27,7 @@ pub(crate) enum Trace<'s> {
 /// The tags decided for one object, and what chose its profile.
 pub(crate) struct Tagged<'s> {
     /// The row of the tag table.
-    pub(super) target: &'static Target,
+    pub(super) target: Target,
     /// The decision's record: every label's fate, the entries removed, the
     /// profile and prefix in force (all but how the profile was chosen,
     /// which [`super::why`] words from the rest).

@@ -23,6 +23,8 @@ use crate::request::{AdmissionRequest, GroupVersionKind};
 use crate::tags::composite;
 pub(crate) use crate::tags::field::Layout;
 use crate::tags::field::{TagField, WhenEmpty};
+use crate::tags::managed_resource::{self, KindTags, ManagedResources};
+use crate::tags::mr_catalogue::Family;
 
 /// Whose labels become the object's tags.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,6 +33,10 @@ pub(crate) enum LabelSource {
     Object,
     /// The owning Cluster's label set, with the object's on top.
     ClusterAndObject,
+    /// The label set of the composite resource that composed the object
+    /// (a managed resource's), alone: the object's own labels are
+    /// Crossplane's bookkeeping and the Composition's.
+    ComposingResource,
 }
 
 /// Which objects a row covers.
@@ -49,6 +55,10 @@ pub(crate) enum Match {
     /// has already set Kubernetes' own aside) with a Crossplane composite
     /// resource's shape (`composite::is_composite_resource`).
     CompositeResource,
+    /// A Crossplane managed resource of a family the settings turn on, of
+    /// a kind with a tag field (`managed_resource`): the row is made for
+    /// the request, its field taken from the catalogue or the settings.
+    ManagedResource,
 }
 
 impl Match {
@@ -60,7 +70,7 @@ impl Match {
                 kind: covered,
                 version,
             } => *version == kind.version && covered.matches(&kind.group, &kind.kind),
-            Match::CompositeResource => !kinds::is_capi_group(&kind.group),
+            Match::CompositeResource | Match::ManagedResource => !kinds::is_capi_group(&kind.group),
         }
     }
 
@@ -73,6 +83,7 @@ impl Match {
                 Match::CompositeResource => {
                     composite::is_composite_resource(&request.object, &request.namespace)
                 }
+                Match::ManagedResource => is_managed_resource(request),
             }
     }
 
@@ -81,8 +92,16 @@ impl Match {
         match self {
             Match::Kind { .. } => &[],
             Match::CompositeResource => &composite::SHAPE_PATHS,
+            Match::ManagedResource => &managed_resource::SHAPE_PATHS,
         }
     }
+}
+
+/// Whether `request`'s object is a managed resource: an MR's shape, and not
+/// a composite resource's (a user's XRD may give an XR a `forProvider`).
+fn is_managed_resource(request: &AdmissionRequest) -> bool {
+    managed_resource::has_shape(&request.object)
+        && !composite::is_composite_resource(&request.object, &request.namespace)
 }
 
 /// How a row's profile is chosen.
@@ -94,6 +113,10 @@ pub(crate) enum ProfileChoice {
     /// The built-in infrastructure profile of this name, unless a user
     /// profile lists the name among its providers and replaces it.
     Named(&'static str),
+    /// A managed resource's: its family's name plays the part of a
+    /// composite resource's provider value (`aws` selects the built-in
+    /// `aws` profile, unless a user profile lists it).
+    Family(&'static str),
 }
 
 /// One row of the target table.
@@ -118,6 +141,9 @@ pub(crate) struct Target {
     /// profile's cap (the providers merge cluster and machine tags per
     /// instance, under one cap).
     pub(crate) user_entries_take_room: bool,
+    /// Keys the provider writes into the field itself, which take room
+    /// whether or not they are there yet (`Family::provider_keys`).
+    pub(crate) provider_keys: &'static [&'static str],
     /// Whether `platform/origin: adopted` in the object's own label set
     /// leaves it as submitted (an adopted resource's tags belong to
     /// whoever created it).
@@ -145,11 +171,35 @@ pub(crate) const COMPOSITE_RESOURCE: Target = Target {
     profile: ProfileChoice::Provider,
     create_only: false,
     user_entries_take_room: false,
+    provider_keys: &[],
     adopted_left_alone: true,
     behind_capi_infrastructure: false,
     named_in_messages: false,
     upstream: "the composite resource's XRD",
 };
+
+/// A managed resource's row, made for one request: the composite
+/// resource's labels become tags in the MR's own field (a map of strings
+/// under `spec.forProvider`, from the catalogue or the settings), under
+/// its family's profile; entries outside the prefix are kept and take
+/// room, the provider's own keys too.
+pub(crate) const fn managed_resource(family: Family, field: &'static [&'static str]) -> Target {
+    Target {
+        matches: Match::ManagedResource,
+        field,
+        layout: Layout::Map,
+        when_empty: WhenEmpty::KeptIfWritten,
+        labels: LabelSource::ComposingResource,
+        profile: ProfileChoice::Family(family.name()),
+        create_only: false,
+        user_entries_take_room: true,
+        provider_keys: family.provider_keys(),
+        adopted_left_alone: true,
+        behind_capi_infrastructure: false,
+        named_in_messages: true,
+        upstream: "the provider's CRD (docs/managed-resources.md)",
+    }
+}
 
 const INFRASTRUCTURE: &str = "infrastructure.cluster.x-k8s.io";
 const CONTROL_PLANE: &str = "controlplane.cluster.x-k8s.io";
@@ -181,6 +231,7 @@ const fn map_row(
         profile: ProfileChoice::Named(profile),
         create_only: false,
         user_entries_take_room: true,
+        provider_keys: &[],
         adopted_left_alone: false,
         behind_capi_infrastructure: true,
         named_in_messages: true,
@@ -296,6 +347,7 @@ pub(crate) const TARGETS: &[Target] = &[
         profile: ProfileChoice::Named("capo"),
         create_only: true,
         user_entries_take_room: true,
+        provider_keys: &[],
         adopted_left_alone: false,
         behind_capi_infrastructure: true,
         named_in_messages: true,
@@ -319,11 +371,20 @@ impl Target {
         !self.create_only || operation == "CREATE"
     }
 
+    /// Whether validate mode refuses a deviation of this row's object on
+    /// `operation`: always, but on a managed resource's UPDATE, which
+    /// Crossplane's provider makes to record what it did in the cloud, and
+    /// which must never be refused (it would wedge the resource); there a
+    /// deviation is a warning.
+    pub(crate) fn deviation_refuses(&self, operation: &str) -> bool {
+        self.matches != Match::ManagedResource || operation == "CREATE"
+    }
+
     /// The built-in infrastructure profile a row names.
     pub(crate) fn profile_name(&self) -> Option<&'static str> {
         match self.profile {
             ProfileChoice::Named(name) => Some(name),
-            ProfileChoice::Provider => None,
+            ProfileChoice::Provider | ProfileChoice::Family(_) => None,
         }
     }
 
@@ -332,7 +393,7 @@ impl Target {
     pub(crate) fn kind(&self) -> Option<(KindMatch, &'static str)> {
         match self.matches {
             Match::Kind { kind, version } => Some((kind, version)),
-            Match::CompositeResource => None,
+            Match::CompositeResource | Match::ManagedResource => None,
         }
     }
 
@@ -351,13 +412,58 @@ fn in_force(capi_infrastructure: bool) -> impl Iterator<Item = &'static Target> 
         .filter(move |t| capi_infrastructure || !t.behind_capi_infrastructure)
 }
 
+/// What the tag table says of a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Covered {
+    /// The row that tags its object.
+    Row(Target),
+    /// An object of a managed-resource family the settings turn on that
+    /// has no tag field (its kind has none, or it is not a managed
+    /// resource): left unchanged, without a warning.
+    Untagged,
+    /// No row: the object is not one the tags know.
+    Not,
+}
+
 /// The row that covers `request`, if any: the routing step every row goes
-/// through, by kind and, for the composite resource, by shape.
+/// through, by kind and, for the composite resource and managed
+/// resources, by shape. `managed` is `cloudTags.managedResources` when it
+/// turns a family on.
 pub(crate) fn row_for(
     request: &AdmissionRequest,
     capi_infrastructure: bool,
-) -> Option<&'static Target> {
-    in_force(capi_infrastructure).find(|t| t.matches.covers(request))
+    managed: Option<&ManagedResources>,
+) -> Covered {
+    if let Some(row) = in_force(capi_infrastructure).find(|t| t.matches.covers(request)) {
+        return Covered::Row(*row);
+    }
+    let kind = &request.kind;
+    let tags = managed.and_then(|managed| managed.tag_field(&kind.group, &kind.kind));
+    // Every other kind of a family that is on (a kind without a tag field,
+    // a ProviderConfig, a ProviderConfigUsage) is the family's too, and
+    // goes unchanged without a warning.
+    match tags {
+        Some(KindTags::Field(family, field)) if Match::ManagedResource.covers(request) => {
+            Covered::Row(managed_resource(family, field))
+        }
+        Some(KindTags::Field(..) | KindTags::NoTagField) => Covered::Untagged,
+        Some(KindTags::FamilyOff) | None => Covered::Not,
+    }
+}
+
+/// The managed-resource row a request of `kind` would be covered by,
+/// known before its object is read: what the object's projection keeps
+/// for it.
+pub(crate) fn managed_row_for_kind(
+    kind: &GroupVersionKind,
+    managed: Option<&ManagedResources>,
+) -> Option<Target> {
+    match managed?.tag_field(&kind.group, &kind.kind)? {
+        KindTags::Field(family, field) if Match::ManagedResource.may_cover(kind) => {
+            Some(managed_resource(family, field))
+        }
+        _ => None,
+    }
 }
 
 /// The rows that may cover a request of `kind`, known before its object is

@@ -28,6 +28,14 @@ pub(crate) fn render(trace: Trace<'_>, request: &AdmissionRequest, explain: &mut
         Trace::Adopted => explain.notes.push(format!(
             "{ORIGIN_LABEL} is \"adopted\": left exactly as submitted"
         )),
+        Trace::LeftAlone(why) => explain.notes.push(format!(
+            "a managed resource left exactly as submitted: {}",
+            why.said()
+        )),
+        Trace::Unread(xr) => explain.notes.push(format!(
+            "{xr}, the composite resource whose labels become this managed resource's tags, \
+             could not be read: see the warning"
+        )),
         Trace::Tagged(tagged) => {
             let Tagged {
                 target,
@@ -38,7 +46,7 @@ pub(crate) fn render(trace: Trace<'_>, request: &AdmissionRequest, explain: &mut
                 profile,
             } = *tagged;
             let provider_read = (provider_path.as_str(), provider.as_deref());
-            let (provider, why) = profile_choice(target, request, provider_read, &found, profile);
+            let (provider, why) = profile_choice(&target, request, provider_read, &found, profile);
             explain.cloud_tags = Some(CloudTags {
                 provider,
                 why,
@@ -76,6 +84,10 @@ fn profile_choice(
         ProfileChoice::Named(name) => (
             labels_source(found, profile),
             by_row(request, target, name, origin, profile),
+        ),
+        ProfileChoice::Family(family) => (
+            composing_source(found, profile),
+            by_row(request, target, family, origin, profile),
         ),
     }
 }
@@ -133,6 +145,16 @@ fn by_row(
             quoted(name)
         ),
         _ => format!("{row} under the built-in profile {}", profile.name),
+    }
+}
+
+/// Whose labels a managed resource's tags come from, in words.
+fn composing_source(found: &ClusterFound, profile: &TagProfile) -> String {
+    match found {
+        ClusterFound::Read(reference, _) => {
+            format!("the labels of {reference} under profile {}", profile.name)
+        }
+        _ => format!("no composite resource under profile {}", profile.name),
     }
 }
 

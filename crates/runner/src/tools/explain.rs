@@ -282,7 +282,7 @@ mod tests {
         );
         assert_eq!(
             guarded.get(&k3s, &projection),
-            Err(LookupError::Failed(
+            Err(LookupError::Denied(
                 "Policy has not been granted access to Kubernetes \
                  controlplane.cluster.x-k8s.io/v1beta2/KThreesControlPlane resources. The violation \
                  has been reported."
