@@ -226,7 +226,7 @@ no_warning() { [[ "$output" != *"Warning:"* ]] || { echo "unexpected warning: $o
   owned=$(kubectl get $(mr checkout-net-5dz7q) -o json --show-managed-fields |
     jq -c --arg m "$(field_manager checkout-net-5dz7q)" \
       '[.metadata.managedFields[] | select(.manager == $m) | .fieldsV1."f:spec"."f:forProvider"."f:tags" | keys[]]')
-  expect "$owned" . '["f:Name"]'
+  expect "$owned" tojson '["f:Name"]'
 }
 
 @test "v2: the provider's crossplane-* tags are kept, and a second apply by the same field manager removes none" {
