@@ -1,7 +1,7 @@
 //! The composite resource (XR) whose labels become a managed resource's
 //! tags: read once, field-masked to its label set, and what the MR gets
-//! when it cannot be read (docs/managed-resources.md, "When the composite
-//! resource cannot be read").
+//! when it cannot be read (docs/managed-resources.md, "When the look-up
+//! fails").
 //!
 //! An MR UPDATE is never refused for its XR: the provider records an
 //! external create with an UPDATE, and one it cannot make wedges the MR

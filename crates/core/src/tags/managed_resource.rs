@@ -217,7 +217,7 @@ impl ManagedResources {
 }
 
 /// Why an MR of a tagged kind is left as submitted, with no look-up and no
-/// warning (docs/managed-resources.md, "Left alone").
+/// warning (docs/managed-resources.md, "What is left alone").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum LeftAlone {
     /// No controller ownerReference, or no `crossplane.io/composite`

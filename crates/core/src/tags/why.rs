@@ -86,7 +86,7 @@ fn profile_choice(
             by_row(request, target, name, origin, profile),
         ),
         ProfileChoice::Family(family) => (
-            composing_source(found, profile),
+            composing_source(family, found),
             by_row(request, target, family, origin, profile),
         ),
     }
@@ -148,13 +148,12 @@ fn by_row(
     }
 }
 
-/// Whose labels a managed resource's tags come from, in words.
-fn composing_source(found: &ClusterFound, profile: &TagProfile) -> String {
+/// Whose labels a managed resource's tags come from, and its family, in
+/// words.
+fn composing_source(family: &str, found: &ClusterFound) -> String {
     match found {
-        ClusterFound::Read(reference, _) => {
-            format!("the labels of {reference} under profile {}", profile.name)
-        }
-        _ => format!("no composite resource under profile {}", profile.name),
+        ClusterFound::Read(reference, _) => format!("family {family}, labels of {reference}"),
+        _ => format!("family {family}"),
     }
 }
 
