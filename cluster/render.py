@@ -39,25 +39,32 @@ def read_tsv(path):
     return [dict(zip(header, row)) for row in body]
 
 
+def pin_dir(component):
+    """The folder whose go.mod and go.sum pin a crds.tsv row's module: a folder under cluster/components, or
+    a path from the repository's root (crds/managed-resources, the MR catalogue's pin)."""
+    return os.path.join(ROOT, component) if "/" in component else os.path.join(COMPONENTS, component)
+
+
 def module_dir(component, module):
     """The module's folder in the Go module cache, downloaded (and checked against go.sum) if need be."""
     env = dict(os.environ, GOTOOLCHAIN="local", GOWORK="off", GOFLAGS="-mod=readonly")
     env.setdefault("GOPROXY", "https://proxy.golang.org")
-    out = subprocess.run(["go", "mod", "download", "-json", module], cwd=os.path.join(COMPONENTS, component),
+    out = subprocess.run(["go", "mod", "download", "-json", module], cwd=pin_dir(component),
                          env=env, capture_output=True, text=True)
     info = json.loads(out.stdout or "{}")
     if out.returncode != 0 or "Dir" not in info:
-        sys.exit(f"render.py: cannot download {module} (cluster/components/{component}): "
+        sys.exit(f"render.py: cannot download {module} ({os.path.relpath(pin_dir(component), ROOT)}): "
                  f"{info.get('Error') or out.stderr.strip()}")
     return info["Dir"]
 
 
 def expand_braces(pattern):
-    """`a{b,c}d` -> [abd, acd] (one level, which is all crds.tsv uses)."""
+    """`a{b,c}d{e,}` -> [abde, abd, acde, acd]: each brace (none nested) in turn, as a shell expands them."""
     match = re.search(r"\{([^{}]*)\}", pattern)
     if not match:
         return [pattern]
-    return [pattern[:match.start()] + option + pattern[match.end():] for option in match.group(1).split(",")]
+    return [expanded for option in match.group(1).split(",")
+            for expanded in expand_braces(pattern[:match.start()] + option + pattern[match.end():])]
 
 
 def kustomize_labels(path):
@@ -74,6 +81,13 @@ def recorded_sha256():
     return {row["file"]: row["sha256"] for row in read_tsv(os.path.join(ROOT, "crds", "sources.tsv"))}
 
 
+def catalogue_sha256():
+    """file name -> sha256 as crds/managed-resources/files.tsv records each CRD file the MR catalogue is
+    generated from (scripts/gen_mr_catalogue.py)."""
+    return {row["file"]: row["sha256"]
+            for row in read_tsv(os.path.join(ROOT, "crds", "managed-resources", "files.tsv"))}
+
+
 def conversion_webhook(ca_pem, url):
     """The conversion block controller-runtime's envtest writes (pkg/envtest/crd.go modifyConversionWebhooks)."""
     return {"strategy": "Webhook", "webhook": {"conversionReviewVersions": ["v1", "v1beta1"],
@@ -81,20 +95,25 @@ def conversion_webhook(ca_pem, url):
 
 
 def pinned_crds(ca_pem, convert_url):
-    recorded = recorded_sha256()
+    recorded, catalogue = recorded_sha256(), catalogue_sha256()
     crds = []
     for row in read_tsv(os.path.join(ROOT, "cluster", "crds.tsv")):
         root = module_dir(row["component"], row["module"])
         labels = kustomize_labels(os.path.join(root, row["labels"])) if row["labels"] != "-" else {}
-        files = sorted(f for pattern in expand_braces(row["files"]) for f in glob.glob(os.path.join(root, pattern)))
-        if not files:
-            sys.exit(f"render.py: no file matches {row['files']} in {row['module']}")
+        patterns = expand_braces(row["files"])
+        files = sorted(f for pattern in patterns for f in glob.glob(os.path.join(root, pattern)))
+        unmatched = [pattern for pattern in patterns if not glob.glob(os.path.join(root, pattern))]
+        if unmatched:
+            sys.exit(f"render.py: no file matches {', '.join(unmatched)} in {row['module']}")
         for path in files:
             name = os.path.basename(path)
             digest = hashlib.sha256(open(path, "rb").read()).hexdigest()
             if row["vendored"] == "same" and name in recorded and recorded[name] != digest:
                 sys.exit(f"render.py: {row['module']} {name} has sha256 {digest}, crds/sources.tsv records "
                          f"{recorded[name]}: the pins disagree")
+            if row["vendored"] == "catalogue" and catalogue.get(name) != digest:
+                sys.exit(f"render.py: {row['module']} {name} has sha256 {digest}, crds/managed-resources/files.tsv "
+                         f"records {catalogue.get(name, 'no such file')}: the pins disagree")
             crd = yaml.safe_load(open(path))
             crd["metadata"].setdefault("labels", {}).update(labels)
             if row["provider"] != "-":

@@ -3,8 +3,9 @@
 #
 #   etcd, kube-apiserver     started as controller-runtime's envtest starts them, with their own CA
 #   CRDs                     CAPI v1.14 (conversion served by the CAPI manager), CAPA, CAPG and Crossplane's
-#                            from their pinned Go modules; the XR CRDs Crossplane generates for the examples'
-#                            XRDs; Kubewarden's ClusterAdmissionPolicy (cluster/render.py)
+#                            from their pinned Go modules; a few upjet AWS, Azure and GCP managed-resource kinds
+#                            from the MR catalogue's pinned provider modules; the XR CRDs Crossplane generates for
+#                            the examples' XRDs; Kubewarden's ClusterAdmissionPolicy (cluster/render.py)
 #   capi-manager             CAPI's core manager, out of cluster, ClusterTopology and MachinePool on, with its
 #                            admission and conversion webhooks
 #   rke2-controlplane        the RKE2 control-plane manager (CAPRKE2 v0.21.0, the newest the Go module proxy
@@ -16,7 +17,8 @@
 #   the webhook server       `policy-runner serve` (or $POLICY_SERVER, a real policy-server: same flags and
 #                            policies.yml) with the ClusterAdmissionPolicies of examples/ and cluster/policies/,
 #                            wired by the webhook configurations the Kubewarden controller generates; its
-#                            look-ups use a ServiceAccount token bound by examples/capi-rbac.yaml alone
+#                            look-ups use a ServiceAccount token bound by examples/capi-rbac.yaml and the
+#                            ClusterRole of cluster/policies/managed-resources.yaml alone
 #
 # Idempotent: when everything it starts is running and ready it does nothing. State, logs and pids live in
 # target/cluster/; the admin kubeconfig is target/cluster/kubeconfig. `make cluster-down` stops it all.

@@ -13,6 +13,12 @@ Kubewarden, Crossplane; crds/README.md), with the `openAPIV3Schema` of each
 served version. The check also fails when crds/ and crds/sources.tsv
 disagree.
 
+The managed-resource kinds the test bed installs (cluster/crds.tsv, rows
+vendored `catalogue`) are not in crds/: their CRDs are read from the pinned
+upjet provider modules (crds/managed-resources) through the Go module cache,
+when the first object of an upjet group is met; an object of another upjet
+kind gets the ObjectMeta check only.
+
 Which objects: every AdmissionRequest `object` / `oldObject` (bare or wrapped
 in an AdmissionReview), every bare object (.json), every YAML document that
 is an object (parents, web example parents, examples/), every item of a
@@ -68,6 +74,11 @@ XRD_GLOBS = ["examples/crossplane/*.yaml", "cluster/objects/xrd-*.yaml"]
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 CAPI_GROUP = "cluster.x-k8s.io"
+# The groups of the upjet providers' managed resources (crds/managed-resources): their CRDs are not in crds/;
+# the kinds the test bed installs (cluster/crds.tsv, rows vendored `catalogue`) are read from the pinned
+# provider modules, through the Go module cache, when an object of such a group is first met.
+MR_GROUP = re.compile(r"(^|\.)(aws|azure|gcp)(\.m)?\.upbound\.io$")
+TEST_BED_CRDS = "cluster/crds.tsv"
 # The kinds whose outputs the Rust tests check: every child the policy
 # mutates, at every version its CRD (or XRD) serves.
 RUST_SCHEMA_KINDS = [
@@ -305,7 +316,29 @@ class Checker:
     def __init__(self, crds, xrds):
         self.crds = crds  # (group, kind) -> (file, {version: openAPIV3Schema})
         self.xrds = xrds  # (group, kind) -> (file, {version: xrd version})
+        self._mrs = None  # (group, kind) -> (file, {version: openAPIV3Schema}), read when first needed
         self._validators = {}
+
+    def managed_resources(self):
+        """The MR CRDs the test bed installs (TEST_BED_CRDS rows vendored `catalogue`), their served versions,
+        from the pinned provider modules (cluster/render.py downloads them as the test bed does)."""
+        if self._mrs is None:
+            sys.path.insert(0, os.path.join(ROOT, "cluster"))
+            import render  # cluster/render.py
+            self._mrs = {}
+            for row in render.read_tsv(os.path.join(ROOT, TEST_BED_CRDS)):
+                if row["vendored"] != "catalogue":
+                    continue
+                root = render.module_dir(row["component"], row["module"])
+                for pattern in render.expand_braces(row["files"]):
+                    for path in sorted(glob.glob(os.path.join(root, pattern))):
+                        with open(path, encoding="utf-8") as f:
+                            crd = yaml.load(f, Loader=LOADER)
+                        spec = crd["spec"]
+                        self._mrs[(spec["group"], spec["names"]["kind"])] = (
+                            f"{row['module']} {os.path.relpath(path, root)}",
+                            {v["name"]: v["schema"]["openAPIV3Schema"] for v in spec["versions"] if v.get("served")})
+        return self._mrs
 
     @classmethod
     def load(cls, crds_dir=CRDS_DIR):
@@ -347,6 +380,14 @@ class Checker:
                 if version not in versions:
                     raise MissingCrd(f"{name} serves {sorted(versions)}, not {version}")
                 return build(versions[version]), None
+        if MR_GROUP.search(group):
+            if (group, kind) not in self.managed_resources():
+                return None, (f"managed resource kind the test bed does not install ({TEST_BED_CRDS}): its CRD "
+                              "is in the provider's module (crds/managed-resources)")
+            name, versions = self.managed_resources()[(group, kind)]
+            if version not in versions:
+                raise MissingCrd(f"{name} serves {sorted(versions)}, not {version}")
+            return object_schema(versions[version]), None
         if is_capi_group(group):
             raise MissingCrd(f"no CRD for Cluster API kind {kind} ({group}) in {rel(CRDS_DIR)}")
         if group in BUILTIN_GROUPS or group.endswith(".k8s.io"):
