@@ -174,19 +174,16 @@ impl Status {
 impl Audited {
     /// The verdict.
     pub fn status(&self) -> Status {
-        match self.evaluation.as_ref().map(|e| &e.outcome.verdict) {
-            None => Status::NotEvaluated,
-            Some(Verdict::Allow(_)) => Status::Compliant,
-            // Validate mode rejected it for the plan it refused to apply.
-            Some(Verdict::Reject { .. })
-                if self
-                    .evaluation
-                    .as_ref()
-                    .is_some_and(|e| e.outcome.refused_plan.is_some()) =>
-            {
-                Status::Deviates
-            }
-            Some(Verdict::Reject { .. }) => Status::Rejected,
+        let Some(outcome) = self.evaluation.as_ref().map(|e| &e.outcome) else {
+            return Status::NotEvaluated;
+        };
+        match &outcome.verdict {
+            // Validate mode refused to apply a plan: it rejected the object
+            // for it, or (a managed resource's UPDATE, which is never
+            // refused) warned of it.
+            _ if outcome.refused_plan.is_some() => Status::Deviates,
+            Verdict::Allow(_) => Status::Compliant,
+            Verdict::Reject { .. } => Status::Rejected,
         }
     }
 }
@@ -444,6 +441,46 @@ mod tests {
             "dump.yaml document 2: MachineDeployment default/md (cluster.x-k8s.io/v1beta2) is \
              also at dump.yaml document 1; a dump must list each object once"
         );
+    }
+
+    /// A managed resource is audited under its composite resource: a
+    /// deviation of its tags is reported, though validate mode only warns
+    /// on its UPDATE (it never refuses one).
+    #[test]
+    fn a_managed_resource_that_lacks_its_xrs_tags_deviates_under_its_xr() {
+        let settings = AuditSettings::from_json(
+            br#"{"cloudTags": {"propagatingLabels": ["team"],
+                "managedResources": {"families": ["aws"]}}}"#,
+        )
+        .unwrap();
+        let xr = json!({"apiVersion": "platform.example.org/v1alpha1", "kind": "XNetwork",
+            "metadata": {"name": "net", "uid": "xr-uid",
+                "labels": {"crossplane.io/composite": "net", "team": "checkout"}},
+            "spec": {"compositionUpdatePolicy": "Automatic",
+                "cloudTags": {"plexsphere:team": "checkout"}}});
+        let vpc = |tags: Value| {
+            json!({"apiVersion": "ec2.aws.upbound.io/v1beta1", "kind": "VPC",
+                "metadata": {"name": "net-vpc", "labels": {"crossplane.io/composite": "net"},
+                    "ownerReferences": [{"apiVersion": "platform.example.org/v1alpha1",
+                        "kind": "XNetwork", "name": "net", "uid": "xr-uid", "controller": true}]},
+                "spec": {"forProvider": {"region": "eu-central-1", "tags": tags},
+                    "providerConfigRef": {"name": "default"}}})
+        };
+        for (tags, status) in [
+            (json!({"Name": "net"}), Status::Deviates),
+            (
+                json!({"Name": "net", "plexsphere:team": "checkout"}),
+                Status::Compliant,
+            ),
+        ] {
+            let objects = vec![(origin(1), xr.clone()), (origin(2), vpc(tags))];
+            let report = audit_objects(objects, &settings).unwrap();
+            let statuses: Vec<Status> = report.objects.iter().map(Audited::status).collect();
+            assert_eq!(statuses, [Status::Compliant, status]);
+            let mr = report.objects[1].evaluation.as_ref().unwrap();
+            assert_eq!(mr.lookups.len(), 1, "its XR, from the dump");
+            assert_eq!(report.tree.parent[1], Some(0), "under its XR");
+        }
     }
 
     #[test]

@@ -40,6 +40,7 @@ pub(crate) fn enforce(outcome: Outcome, mode: Mode, refuses: bool) -> Outcome {
                 Outcome {
                     verdict: Verdict::Allow(Plan::default()),
                     warnings,
+                    refused_plan: Some(plan),
                     ..outcome
                 }
             }

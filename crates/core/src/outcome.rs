@@ -27,7 +27,8 @@ pub struct Outcome {
     /// Audit annotations (sorted by key).
     pub audit_annotations: BTreeMap<String, String>,
     /// Validate mode: the plan it refused to apply, from which its
-    /// rejection was rendered (what mutate mode would change). Kept so that
+    /// rejection (or, where a deviation must not refuse, its warning) was
+    /// rendered (what mutate mode would change). Kept so that
     /// tools (the audit) render the patch from the same decision instead of
     /// evaluating again; the host never sees it.
     pub refused_plan: Option<Plan>,

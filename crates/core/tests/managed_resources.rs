@@ -494,6 +494,8 @@ fn validate_mode_refuses_a_create_and_warns_on_an_update() {
         &xrs(),
     );
     assert!(unchanged(&update), "{update:?}");
+    // The plan it did not apply stays, for the audit to report.
+    assert!(update.refused_plan.is_some());
     let last = update.warnings.last().unwrap();
     assert!(
         last.starts_with(
@@ -509,7 +511,7 @@ fn explain_names_the_xr_the_tags_come_from() {
     let (_, explanation) = explain(&request("CREATE", object("vpc-v1"), None), &aws(), &xrs());
     let text = explanation.to_string();
     assert!(
-        text.contains("the labels of XNetwork checkout-net (platform.example.org/v1alpha1)"),
+        text.contains("family aws, labels of XNetwork checkout-net (platform.example.org/v1alpha1)"),
         "{text}"
     );
     assert!(text.contains("spec.forProvider.tags"), "{text}");

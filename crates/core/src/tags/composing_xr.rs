@@ -92,7 +92,9 @@ fn as_stored(
     current: &Current<'_>,
     owned: Owned<'_>,
 ) -> Option<Edit> {
-    if request.operation == "CREATE" {
+    // No old object (a CREATE; an audit or `explain` of a bare object):
+    // nothing is known to be stored, and the submitted entries stay.
+    if request.operation == "CREATE" || request.old_object.is_null() {
         return None;
     }
     // An old object whose field does not read has no entries to restore:
