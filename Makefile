@@ -193,7 +193,7 @@ e2e-tests: annotated-policy.wasm $(RUNNER) $(CARGO_CYCLONEDX)
 	KWCTL=e2e-tests/record-kwctl KWCTL_REAL=$(KWCTL) KWCTL_RECORD=$(E2E_TMP)/invocations.jsonl \
 	  POLICY=annotated-policy.wasm scripts/bats_checked.sh e2e-tests/capi.bats e2e-tests/infra.bats e2e-tests/inplace.bats e2e-tests/xr.bats
 	KWCTL=$(KWCTL) RUNNER=$(RUNNER) POLICY=annotated-policy.wasm INVOCATIONS=$(E2E_TMP)/invocations.jsonl \
-	  scripts/bats_checked.sh e2e-tests/validate_mode.bats e2e-tests/robustness.bats e2e-tests/distribution.bats \
+	  scripts/bats_checked.sh e2e-tests/validate_mode.bats e2e-tests/robustness.bats e2e-tests/distribution.bats e2e-tests/mr.bats \
 	    e2e-tests/audit_scanner.bats
 	# The runner hosts like policy-server: a fresh instance per request,
 	# look-up answers pruned by their field masks. The mutate suites pass

@@ -36,6 +36,11 @@ def run(runner, module, request, settings, parents, n, workdir):
             "--iterations", str(n), "--warmup", "0"]
     if parents != "-":
         args += ["--parents", parents]
+    # A scenario whose look-ups read a user's kind is granted it by the
+    # metadata beside its request (scripts/bench.sh, `grants`).
+    grants = request.removesuffix(".request.json") + ".metadata.yml"
+    if os.path.exists(grants):
+        args += ["-m", grants]
     args.append(module)
     env = dict(os.environ, POLICY_RUNNER_SERIAL_COMPILATION="1", POLICY_RUNNER_PERFMAP="1")
     proc = subprocess.Popen(

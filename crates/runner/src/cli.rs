@@ -196,7 +196,10 @@ pub struct RunArgs {
     #[arg(long, env = "POLICY_RUNNER_IGNORE_FIELD_MASKS", value_parser = clap::builder::BoolishValueParser::new())]
     pub ignore_field_masks: bool,
 
-    /// The policy module (.wasm).
+    /// The policy module (.wasm); for `run`, also a policy definition
+    /// (a ClusterAdmissionPolicy or AdmissionPolicy `.yaml` whose
+    /// `spec.module` is a `file://` URI), run with its settings and
+    /// `contextAwareResources`, as kwctl runs one.
     #[arg(value_name = "POLICY.wasm")]
     pub policy: PathBuf,
 }

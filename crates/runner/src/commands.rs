@@ -6,6 +6,7 @@
 
 pub mod annotate;
 pub mod bench;
+pub mod definition;
 pub mod input;
 pub mod load;
 pub mod metadata;

@@ -98,6 +98,18 @@ pub fn warn_leftovers(leftovers: Vec<String>) {
 /// how to host it (context-aware access, replay session, field masks).
 /// Returns the compiled policy and that instance.
 pub fn load(path: &Path, args: &RunArgs, settings: &Value) -> Result<(Loaded, Policy)> {
+    load_granted(path, args, settings, None)
+}
+
+/// [`load`], granted `grants` when a policy definition names them (as
+/// kwctl grants a ClusterAdmissionPolicy's `contextAwareResources`,
+/// `--allow-context-aware` or not), else as `args` say.
+pub fn load_granted(
+    path: &Path,
+    args: &RunArgs,
+    settings: &Value,
+    grants: Option<&BTreeSet<ContextAwareResource>>,
+) -> Result<(Loaded, Policy)> {
     let module =
         fs::read(path).with_context(|| format!("cannot read policy module {}", path.display()))?;
     let metadata = match &args.metadata_path {
@@ -112,7 +124,10 @@ pub fn load(path: &Path, args: &RunArgs, settings: &Value) -> Result<(Loaded, Po
             .with_context(|| format!("cannot read the metadata of {}", path.display()))?,
     };
 
-    let (allow_list, access_notices) = allow_list(args.allow_context_aware, metadata.as_ref());
+    let (allow_list, access_notices) = match grants {
+        Some(grants) => (grants.clone(), Vec::new()),
+        None => allow_list(args.allow_context_aware, metadata.as_ref()),
+    };
     let lookups = read_lookups(
         args.replay_host_capabilities_interactions.as_deref(),
         &args.parents,

@@ -6,21 +6,27 @@
 //! validated the settings, as in kwctl (docs/runner.md, "Hosted as
 //! policy-server hosts"). Look-ups are answered from a replay session or from
 //! `--parents` objects, and with `--record-session` written as the kwctl
-//! session that replays them.
+//! session that replays them. The policy is a module or, as for kwctl, a
+//! policy definition YAML ([`definition`]).
 
 use std::fs;
 
 use anyhow::{Context, Result};
 
 use crate::cli::RunArgs;
-use crate::commands::input::{read_settings, run_request};
-use crate::commands::load::{load, warn_leftovers};
+use crate::commands::definition::{self, Definition};
+use crate::commands::input::run_request;
+use crate::commands::load::{load_granted, warn_leftovers};
 
 /// Runs `args`; `Ok` after printing the response, `Err` for tool errors.
 pub fn run(args: &RunArgs) -> Result<()> {
     let request = run_request(args)?;
-    let settings = read_settings(&args.settings)?;
-    let (loaded, settings_instance) = load(&args.policy, args, &settings)?;
+    let Definition {
+        module,
+        settings,
+        grants,
+    } = definition::read(&args.policy, &args.settings)?;
+    let (loaded, settings_instance) = load_granted(&module, args, &settings, grants.as_ref())?;
     let policy = if args.reuse_instance {
         settings_instance
     } else {
