@@ -511,7 +511,9 @@ fn explain_names_the_xr_the_tags_come_from() {
     let (_, explanation) = explain(&request("CREATE", object("vpc-v1"), None), &aws(), &xrs());
     let text = explanation.to_string();
     assert!(
-        text.contains("family aws, labels of XNetwork checkout-net (platform.example.org/v1alpha1)"),
+        text.contains(
+            "family aws, labels of XNetwork checkout-net (platform.example.org/v1alpha1)"
+        ),
         "{text}"
     );
     assert!(text.contains("spec.forProvider.tags"), "{text}");
