@@ -5,11 +5,14 @@
 //! those fields rewritten, under `capi.inPlaceFields` on or off, and CAPI
 //! infrastructure objects of every row of the cloud-tag target table (and
 //! their Clusters) with labels, label sets and tag fields rewritten, under
-//! `cloudTags.capiInfrastructure` on or off, the Cluster found or not.
+//! `cloudTags.capiInfrastructure` on or off, the Cluster found or not, and
+//! Crossplane managed resources (and their XRs) with labels, controller
+//! ownerReferences and tag fields rewritten, under
+//! `cloudTags.managedResources.families` on or off, the XR found or not.
 //! Whatever the input: no panic; an allowed mutation satisfies the core's
 //! oracle, `invariants::fuzz_oracles::check_allowed` (`invariants::check_mutation`; on an
-//! infrastructure object, once the tag field and the skip annotation are
-//! checked and taken out), and is idempotent.
+//! infrastructure object or a managed resource, once the tag field and the
+//! skip annotation are checked and taken out), and is idempotent.
 //!
 //! Built for speed: under the address sanitizer every allocation is costly,
 //! so an execution copies only what its input changes (profile and numbers
@@ -26,8 +29,8 @@
 //! target is one binary, so the files are named by `#[path]`): [`node`] is
 //! the copy-on-edit object, [`mutation`] what an input does to it,
 //! [`fixtures`] what every execution starts from, [`parents`] the
-//! look-ups answered from the (possibly edited) parents, and [`infra`] the
-//! infrastructure inputs. This file is the
+//! look-ups answered from the (possibly edited) parents, [`infra`] the
+//! infrastructure inputs and [`mr`] the managed-resource inputs. This file is the
 //! input and the checks.
 #![no_main]
 
@@ -35,6 +38,8 @@
 mod fixtures;
 #[path = "mutated_objects/infra.rs"]
 mod infra;
+#[path = "mutated_objects/mr.rs"]
+mod mr;
 #[path = "mutated_objects/mutation.rs"]
 mod mutation;
 #[path = "mutated_objects/node.rs"]
@@ -52,6 +57,7 @@ use metadata_propagation_core::settings::Settings;
 
 use fixtures::{ALL_PARENTS, FIXTURES, PARENTS, child_index, request};
 use infra::Infra;
+use mr::Mr;
 use mutation::{FieldMutation, Mutation, apply, apply_field};
 use node::Node;
 use parents::{Answer, Parents};
@@ -79,6 +85,11 @@ struct Input {
     /// Last, for the same reason: `cloudTags.prefix` and `cloudTags.tagKeys`;
     /// `None`, what every input saved before it decodes, means neither.
     tag_keys: Option<TagKeyChoice>,
+    /// Last, for the same reason: cloud tags on Crossplane managed
+    /// resources ([`Mr`]); `None`, what every input saved before it
+    /// decodes, means no `managedResources` in the settings and the
+    /// children and parents above.
+    mr: Option<Mr>,
 }
 
 /// The settings that name tags: a prefix, and bodies for opted-in labels.
@@ -130,12 +141,14 @@ fuzz_target!(|input: Input| {
         ready.and_then(|r| r.child),
         fields.as_ref().and_then(|f| f.child),
         input.infra.as_ref().map(|i| i.child),
+        input.mr.as_ref().map(|m| m.child),
     );
     let mut child = Node::Shared(&fixtures.children[child_index]);
     let mut parents: Vec<Node> = fixtures.parents.iter().map(Node::Shared).collect();
     // Without `Fields` or `Infra`, the parents an input edits are the ones
     // it always did.
     let editable = match (&input.infra, &fields) {
+        _ if input.mr.is_some() => parents.len(),
         (Some(_), _) => parents.len(),
         (None, Some(_)) => ALL_PARENTS,
         (None, None) => PARENTS.len(),
@@ -157,6 +170,16 @@ fuzz_target!(|input: Input| {
         };
         cluster_answer = infra.apply(&mut child, &mut parents, is_cluster);
         cluster = name;
+    }
+    // The managed-resource edits come next, for the same reason; the XR is
+    // the one the fixture names.
+    let mut managed = None;
+    let mut mr_opt_in = false;
+    if let Some(mr) = input.mr {
+        mr_opt_in = mr.opt_in;
+        let fixture = &fixtures.children[child_index];
+        let xr = parents.iter_mut().find(|p| mr::names_xr(fixture, p));
+        managed = Some(mr.apply(&mut child, xr));
     }
     for mutation in input.mutations.into_iter().take(8) {
         let target = match mutation.in_parent() {
@@ -182,6 +205,9 @@ fuzz_target!(|input: Input| {
     let mut propagating = input.propagating;
     if opt_in {
         propagating.extend(infra::opted_in());
+    }
+    if mr_opt_in {
+        propagating.extend(mr::opted_in());
     }
     let mut profiles = Vec::new();
     if let Some(ready) = ready {
@@ -217,6 +243,13 @@ fuzz_target!(|input: Input| {
     if let Some(prefix) = prefix {
         cloud_tags["prefix"] = prefix.into();
     }
+    let (xr_answer, stored) = match managed {
+        Some(applied) => {
+            cloud_tags["managedResources"] = applied.settings;
+            (applied.answer, applied.stored)
+        }
+        None => (Answer::Found, None),
+    };
     let document = serde_json::json!({
         "mode": if input.validate_mode { "validate" } else { "mutate" },
         "capi": {"inPlaceFields": in_place_fields},
@@ -237,11 +270,25 @@ fuzz_target!(|input: Input| {
             }
         });
     }
+    if xr_answer != Answer::Found {
+        lookup.answer(|key| match mr::is_xr(&key.kind) {
+            true => xr_answer,
+            false => Answer::Found,
+        });
+    }
+    // An UPDATE of a managed resource may carry its old object, with the
+    // tag field the input stores.
+    let old = (stored.filter(|_| !input.operation))
+        .map(|stored| mr::stored_object(&fixtures.children[child_index], stored));
     let edited;
-    let request = match child {
-        Node::Shared(_) => &fixtures.requests[child_index][input.operation as usize],
-        child => {
-            edited = request(child.into_value(), input.operation);
+    let request = match (child, old) {
+        (Node::Shared(_), None) => &fixtures.requests[child_index][input.operation as usize],
+        (child, old) => {
+            let mut built = request(child.into_value(), input.operation);
+            if let Some(old) = old {
+                built.old_object = old;
+            }
+            edited = built;
             &edited
         }
     };

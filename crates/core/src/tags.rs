@@ -12,7 +12,7 @@
 
 mod char_class;
 pub(crate) mod cluster;
-mod composing_xr;
+pub(crate) mod composing_xr;
 pub(crate) mod composite;
 mod decision;
 pub(crate) mod field;

@@ -7,6 +7,7 @@
 use super::support;
 
 use metadata_propagation_core::evaluate::{evaluate, explain};
+use metadata_propagation_core::invariants::fuzz_oracles::check_allowed;
 use metadata_propagation_core::lookup::{LookupError, MapLookup, ObjectRef};
 use metadata_propagation_core::outcome::{Outcome, Verdict};
 use metadata_propagation_core::request::AdmissionRequest;
@@ -531,4 +532,143 @@ fn the_same_request_gives_the_same_answer() {
     let request = request("CREATE", object("vpc-v2"), None);
     let first = evaluate(&request, &aws(), &xrs());
     assert_eq!(first, evaluate(&request, &aws(), &xrs()));
+}
+
+// ---------------------------------------------------------------------------
+// the fuzz targets' oracle knows MRs
+// ---------------------------------------------------------------------------
+
+/// What `mutated_objects` asks of an allowed request: the oracle's verdict
+/// on the object the plan leaves and the request's warnings.
+fn oracle(
+    request: &AdmissionRequest,
+    settings: &Settings,
+    lookup: &MapLookup,
+) -> (Result<(), String>, Value, Vec<String>) {
+    let (outcome, after) = run(request, settings, lookup);
+    assert!(matches!(outcome.verdict, Verdict::Allow(_)), "{outcome:?}");
+    let verdict = check_allowed(request, settings, &after, &outcome.warnings);
+    (verdict, after, outcome.warnings)
+}
+
+#[rstest]
+fn the_oracle_accepts_what_the_policy_does_to_every_fixture(
+    #[values("vpc-v1", "vpc-v2", "gke-cluster", "resource-group")] name: &str,
+    #[values("CREATE", "UPDATE")] operation: &str,
+    #[values(r#"["aws", "azure", "gcp"]"#, "[]")] families: &str,
+) {
+    let settings = settings(families);
+    let (stored, submitted) = stored_and_submitted();
+    let old = (operation == "UPDATE").then(|| object(name));
+    let cases = [
+        (request(operation, object(name), old.clone()), xrs()),
+        // The XR not found.
+        (
+            request(operation, object(name), old.clone()),
+            MapLookup::default(),
+        ),
+        // The v1 VPC as stored, its look-up denied or failing.
+        (
+            request("UPDATE", submitted.clone(), Some(stored.clone())),
+            MapLookup::default().with_error(xnetwork(), LookupError::Denied("no".into())),
+        ),
+        (
+            request("UPDATE", submitted, Some(stored)),
+            MapLookup::default().with_error(xnetwork(), LookupError::Failed("503".into())),
+        ),
+    ];
+    for (request, lookup) in cases {
+        let (verdict, ..) = oracle(&request, &settings, &lookup);
+        assert_eq!(verdict, Ok(()), "{request:?}");
+    }
+}
+
+#[test]
+fn the_oracle_holds_an_update_whose_xr_cannot_be_read_to_the_stored_entries() {
+    // An entry under the prefix that is not stored goes under the one
+    // warning that the XR could not be read, without a removal warning.
+    let (stored, mut submitted) = stored_and_submitted();
+    submitted["spec"]["forProvider"]["tags"]["plexsphere:new"] = json!("x");
+    let lookup = MapLookup::default().with_error(xnetwork(), LookupError::Denied("no".into()));
+    let request = request("UPDATE", submitted.clone(), Some(stored.clone()));
+    let (verdict, vpc, warnings) = oracle(&request, &aws(), &lookup);
+    assert_eq!(verdict, Ok(()));
+    assert_eq!(
+        vpc["spec"]["forProvider"]["tags"],
+        stored["spec"]["forProvider"]["tags"]
+    );
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    // Left as submitted, the entries are not the stored ones.
+    let kept = check_allowed(&request, &aws(), &submitted, &warnings).unwrap_err();
+    assert!(kept.contains("not the stored ones"), "{kept}");
+}
+
+#[test]
+fn the_oracle_rejects_a_forged_mutation_of_an_mr() {
+    let request = request("CREATE", object("vpc-v1"), None);
+    let (verdict, vpc, warnings) = oracle(&request, &aws(), &xrs());
+    assert_eq!(verdict, Ok(()));
+    let check = |forge: fn(&mut Value)| {
+        let mut forged = vpc.clone();
+        forge(&mut forged);
+        check_allowed(&request, &aws(), &forged, &warnings).unwrap_err()
+    };
+    // The user's entry rewritten, removed; an entry outside the prefix added.
+    let rewritten = check(|vpc| vpc["spec"]["forProvider"]["tags"]["Name"] = json!("forged"));
+    assert!(
+        rewritten.contains("spec.forProvider.tags was rewritten"),
+        "{rewritten}"
+    );
+    let removed = check(|vpc| {
+        let tags = vpc["spec"]["forProvider"]["tags"].as_object_mut().unwrap();
+        tags.remove("Name");
+    });
+    assert!(
+        removed.contains("spec.forProvider.tags was rewritten"),
+        "{removed}"
+    );
+    let added = check(|vpc| vpc["spec"]["forProvider"]["tags"]["team"] = json!("x"));
+    assert!(
+        added.contains("spec.forProvider.tags was rewritten"),
+        "{added}"
+    );
+    // A tag that is not a string.
+    let typed = check(|vpc| vpc["spec"]["forProvider"]["tags"]["plexsphere:team"] = json!(1));
+    assert!(typed.contains("plexsphere:team"), "{typed}");
+    // A field outside the tag field, beside it and in the metadata.
+    let region = check(|vpc| vpc["spec"]["forProvider"]["region"] = json!("us-east-1"));
+    assert!(region.contains("us-east-1"), "{region}");
+    let labelled = check(|vpc| vpc["metadata"]["labels"]["team"] = json!("checkout"));
+    assert!(labelled.contains("team"), "{labelled}");
+    let tagged = check(|vpc| vpc["spec"]["cloudTags"] = json!({"plexsphere:team": "checkout"}));
+    assert!(tagged.contains("spec.cloudTags"), "{tagged}");
+    // A removal the warnings do not say.
+    let mut unsaid = warnings.clone();
+    unsaid.retain(|w| !w.starts_with("cloud tag removed"));
+    let silent = check_allowed(&request, &aws(), &vpc, &unsaid).unwrap_err();
+    assert!(silent.contains("plexsphere:stale"), "{silent}");
+}
+
+#[rstest]
+#[case::family_off(r#"["azure"]"#, |_: &mut Value| {})]
+#[case::not_composed(r#"["aws"]"#, |vpc: &mut Value| vpc["metadata"]["labels"]["crossplane.io/composite"] = json!(""))]
+#[case::observe_only(r#"["aws"]"#, |vpc: &mut Value| vpc["spec"]["managementPolicies"] = json!(["Observe"]))]
+#[case::no_shape(r#"["aws"]"#, |vpc: &mut Value| vpc["spec"]["providerConfigRef"] = json!("default"))]
+#[case::no_tag_field(r#"["aws"]"#, |vpc: &mut Value| vpc["kind"] = json!("NotInTheCatalogue"))]
+fn the_oracle_lets_no_untagged_mr_change(#[case] families: &str, #[case] change: fn(&mut Value)) {
+    let mut vpc = object("vpc-v1");
+    change(&mut vpc);
+    let request = request("CREATE", vpc, None);
+    let settings = settings(families);
+    let (verdict, ..) = oracle(&request, &settings, &xrs());
+    assert_eq!(verdict, Ok(()));
+    // What the policy does to a tagged one is a violation here.
+    let (_, tagged, warnings) = oracle(
+        &self::request("CREATE", object("vpc-v1"), None),
+        &aws(),
+        &xrs(),
+    );
+    let mut forged = request.object.clone();
+    forged["spec"]["forProvider"]["tags"] = tagged["spec"]["forProvider"]["tags"].clone();
+    assert!(check_allowed(&request, &settings, &forged, &warnings).is_err());
 }

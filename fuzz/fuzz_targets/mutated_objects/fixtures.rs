@@ -124,12 +124,32 @@ const INFRA_PARENTS: &[&str] = &[
     include_str!("../../../test_data/capi-infra/parents/machineset_aws-prod-md-0-7xk2p.yaml"),
     include_str!("../../../test_data/capi-infra/parents/machineset_openstack-lab-md-0-q8m4z.yaml"),
 ];
+/// Cloud tags on Crossplane managed resources: an upjet v1 cluster-scoped
+/// VPC, a v2 namespaced `.m.` VPC, a GKE Cluster and an Azure
+/// ResourceGroup, each composed by an XR of [`MR_PARENTS`]: picked by
+/// `Mr::child` instead of every other choice. Kept apart from [`CHILDREN`]
+/// so that `Input::child` picks what it always did. Each is the object
+/// itself (not a request).
+const MR_CHILDREN: &[&str] = &[
+    include_str!("../../../test_data/managed-resources/vpc-v1.json"),
+    include_str!("../../../test_data/managed-resources/vpc-v2.json"),
+    include_str!("../../../test_data/managed-resources/gke-cluster.json"),
+    include_str!("../../../test_data/managed-resources/resource-group.json"),
+];
+/// The XRs of [`MR_CHILDREN`] (a v1 cluster-scoped XNetwork, a v2
+/// namespaced Network), after [`INFRA_PARENTS`]: every look-up answers from
+/// them too, and an input with `Mr` edits any parent.
+const MR_PARENTS: &[&str] = &[
+    include_str!("../../../test_data/managed-resources/xnetwork.json"),
+    include_str!("../../../test_data/managed-resources/network-v2.json"),
+];
 /// The page whose ready-made tag profiles the settings pick from.
 const PROFILES_DOC: &str = include_str!("../../../docs/cloud-tags.md");
 /// First line of each ready-made profile's ```yaml block in that page.
 const READY_MARKER: &str = "# ready-made profile: ";
 
 /// The index into [`Fixtures::children`] of the child an input picks:
+/// `mr_child` (modulo [`MR_CHILDREN`]) when set, else
 /// `infra_child` (modulo [`INFRA_CHILDREN`]) when set, else `fields_child`
 /// (modulo [`FIELDS_CHILDREN`]) when set, else
 /// `profile_child` (modulo [`PROFILE_CHILDREN`]) when set, else `child`
@@ -139,7 +159,15 @@ pub fn child_index(
     profile_child: Option<u8>,
     fields_child: Option<u8>,
     infra_child: Option<u8>,
+    mr_child: Option<u8>,
 ) -> usize {
+    if let Some(i) = mr_child {
+        return CHILDREN.len()
+            + PROFILE_CHILDREN.len()
+            + FIELDS_CHILDREN.len()
+            + INFRA_CHILDREN.len()
+            + usize::from(i) % MR_CHILDREN.len();
+    }
     if let Some(i) = infra_child {
         return CHILDREN.len()
             + PROFILE_CHILDREN.len()
@@ -240,7 +268,7 @@ pub fn request(object: Value, create: bool) -> AdmissionRequest {
 pub struct Fixtures {
     /// The children, each fixture's `request.object`: [`CHILDREN`], then
     /// [`PROFILE_CHILDREN`], then [`FIELDS_CHILDREN`], then
-    /// [`INFRA_CHILDREN`].
+    /// [`INFRA_CHILDREN`], then [`MR_CHILDREN`] (objects themselves).
     pub children: Vec<Value>,
     /// Each child's label keys: `metadata.labels` and the label-set
     /// annotation's, what an XR can opt into cloud tags.
@@ -250,7 +278,7 @@ pub struct Fixtures {
     /// Each child's request, for UPDATE and CREATE.
     pub requests: Vec<[AdmissionRequest; 2]>,
     /// The parents: [`PARENTS`], then [`FIELDS_PARENTS`], then
-    /// [`INFRA_PARENTS`].
+    /// [`INFRA_PARENTS`], then [`MR_PARENTS`].
     pub parents: Vec<Value>,
     /// Every value any fixture holds under an in-place field's name
     /// ([`FIELD_NAMES`]), once: what `Rich::Seen` writes.
@@ -282,18 +310,21 @@ pub static FIXTURES: LazyLock<Fixtures> = LazyLock::new(|| {
         .chain(FIELDS_CHILDREN)
         .chain(INFRA_CHILDREN)
         .map(|t| serde_json::from_str::<Value>(t).unwrap()["object"].clone())
+        .chain(MR_CHILDREN.iter().map(|t| serde_json::from_str(t).unwrap()))
         .collect();
     let parents: Vec<Value> = PARENTS
         .iter()
         .chain(FIELDS_PARENTS)
         .chain(INFRA_PARENTS)
+        .chain(MR_PARENTS)
         .map(|t| serde_norway::from_str::<Value>(t).unwrap())
         .collect();
     let mut field_values = Vec::new();
     let mut entry_texts = ENUM_TEXTS.iter().map(|t| t.to_string()).collect();
-    // Not from the infrastructure fixtures: `Rich::Seen` and `Text::Seen`
-    // index these lists, and saved inputs must keep picking what they did.
-    let harvested = children[..children.len() - INFRA_CHILDREN.len()]
+    // Not from the infrastructure and MR fixtures: `Rich::Seen` and
+    // `Text::Seen` index these lists, and saved inputs must keep picking
+    // what they did.
+    let harvested = children[..CHILDREN.len() + PROFILE_CHILDREN.len() + FIELDS_CHILDREN.len()]
         .iter()
         .chain(&parents[..ALL_PARENTS]);
     for fixture in harvested {

@@ -78,7 +78,7 @@ enum Label {
 
 /// A label's or tag's value: a string, or any small value.
 #[derive(Arbitrary, Debug)]
-enum Text {
+pub enum Text {
     Text(String),
     Small(Small),
 }

@@ -51,11 +51,12 @@ fn answer(
 
 /// A parent in one execution: a fixture, or a fixture the input edited; or
 /// one the host cannot find or cannot read (an infrastructure object's
-/// Cluster).
+/// Cluster, a managed resource's XR), or one the policy may not read.
 enum Parent {
     Unedited(usize),
     Missing,
     Unavailable(ObjectRef),
+    Denied(ObjectRef),
     Edited {
         object: Node<'static>,
         key: ObjectRef,
@@ -99,6 +100,9 @@ pub enum Answer {
     Missing,
     /// An error other than NotFound (the API server unavailable).
     Unavailable,
+    /// The policy may not read the kind (not in its
+    /// `contextAwareResources`).
+    Denied,
 }
 
 impl Parents {
@@ -109,12 +113,13 @@ impl Parents {
             let key = match parent {
                 Parent::Unedited(i) => &fixtures.keys[*i],
                 Parent::Edited { key, .. } => key,
-                Parent::Missing | Parent::Unavailable(_) => continue,
+                Parent::Missing | Parent::Unavailable(_) | Parent::Denied(_) => continue,
             };
             match answer(key) {
                 Answer::Found => {}
                 Answer::Missing => *parent = Parent::Missing,
                 Answer::Unavailable => *parent = Parent::Unavailable(key.clone()),
+                Answer::Denied => *parent = Parent::Denied(key.clone()),
             }
         }
     }
@@ -129,13 +134,18 @@ impl Lookup for Parents {
         let fixtures = &*FIXTURES;
         let found = self.0.iter().rev().find(|parent| match parent {
             Parent::Unedited(i) => fixtures.keys[*i] == *object,
-            Parent::Edited { key, .. } | Parent::Unavailable(key) => key == object,
+            Parent::Edited { key, .. } | Parent::Unavailable(key) | Parent::Denied(key) => {
+                key == object
+            }
             Parent::Missing => false,
         });
         match found.ok_or(LookupError::NotFound)? {
             Parent::Missing => Err(LookupError::NotFound),
             Parent::Unavailable(_) => Err(LookupError::Failed(
                 "the server is currently unable to handle the request".to_owned(),
+            )),
+            Parent::Denied(_) => Err(LookupError::Denied(
+                "Policy has not been granted access to this resource".to_owned(),
             )),
             Parent::Unedited(i) => {
                 let mut answers = fixtures.answers[*i].lock().unwrap();

@@ -1,17 +1,24 @@
 //! The oracles of the fuzz targets, each whole: on a request the policy
 //! allowed (`mutated_objects`: which capability acted, the properties of
 //! its mutation, `check_mutation`, the tag field and the skip annotation
-//! of an infrastructure object, and the warning for every removed tag),
-//! and on the transform under a prepared tag profile (`settings_bytes`:
-//! labels reach it only through accepted settings, as they reach it at
-//! admission).
+//! of an infrastructure object or a managed resource, and the warning for
+//! every removed tag), and on the transform under a prepared tag profile
+//! (`settings_bytes`: labels reach it only through accepted settings, as
+//! they reach it at admission).
 
 use super::{Capability, Owned, check_mutation, check_removals_said, check_tag_field};
 use super::{get, infrastructure_prefix, prefix_for, take};
-use crate::request::{AdmissionRequest, GroupVersionKind};
+use super::{
+    is_managed_resource, managed_resource_family, managed_resource_left_alone,
+    managed_resource_prefix,
+};
+use crate::lookup::ObjectRef;
+use crate::request::{AdmissionRequest, is_write};
 use crate::settings::Settings;
 use crate::tags::SKIPPED_ANNOTATION;
-use crate::tags::targets::{COMPOSITE_RESOURCE, TARGETS, Target, target_for};
+use crate::tags::composing_xr;
+use crate::tags::mr_catalogue::{self, Family};
+use crate::tags::targets::{COMPOSITE_RESOURCE, TARGETS, Target, managed_resource, target_for};
 use crate::tags::transform;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -21,8 +28,10 @@ use std::collections::BTreeMap;
 /// on an infrastructure object of a row of the tag-target table, the tag
 /// field (stamped when `cloudTags.capiInfrastructure` is on, on CREATE only
 /// for a create-only row) and the skip annotation, then its CAPI metadata as
-/// for any CAPI kind; on any other object the mutation of the capability
-/// that acted (`Capability::of`); and on either, a warning for every
+/// for any CAPI kind; on a managed resource the settings tag
+/// (`managed_resource_row`), the tag field and the skip annotation, and
+/// nothing else; on any other object the mutation of the capability
+/// that acted (`Capability::of`); and on each, a warning for every
 /// tag removed. Errs saying which property does not hold.
 pub fn check_allowed(
     request: &AdmissionRequest,
@@ -39,7 +48,7 @@ pub fn check_allowed(
         let target = stamped.then_some(row);
         // The prefix in force on the row's profile, in the contract's order.
         let prefix = infrastructure_prefix(row, settings);
-        check_infrastructure(kind, target, prefix, &request.object, after)
+        check_tagged(capability, target, prefix, &request.object, after)
             .map_err(|e| format!("cloud tags on infrastructure: {e}"))?;
         let owned = Owned {
             prefix,
@@ -48,6 +57,33 @@ pub fn check_allowed(
         let (old, new) = (get(&request.object, row.field), get(after, row.field));
         check_removals_said(row, owned, old, new, warnings)
             .map_err(|e| format!("cloud tags on infrastructure: {e}"))?;
+    } else if let (Capability::Unchanged, Some((row, prefix))) =
+        (capability, managed_resource_row(request, settings))
+    {
+        // Left alone, the MR changes nothing at all.
+        let target = (!managed_resource_left_alone(&request.object)).then_some(&row);
+        check_tagged(capability, target, prefix, &request.object, after)
+            .map_err(|e| format!("cloud tags on a managed resource: {e}"))?;
+        let owned = Owned {
+            prefix,
+            old_prefix: None,
+        };
+        let (old, new) = (get(&request.object, row.field), get(after, row.field));
+        let mut old = old.cloned();
+        if request.operation == "UPDATE" && settings.tags.mutates() && xr_unread(warnings) {
+            // The XR could not be read: the policy's entries are set back to
+            // the stored ones, under the one warning that says so; an entry
+            // that was not stored goes without a removal warning of its own.
+            // (Validate mode changes nothing.)
+            let stored = stored_entries(&request.old_object, row.field);
+            check_as_stored(prefix, stored, old.as_ref(), new)
+                .map_err(|e| format!("cloud tags on a managed resource: {e}"))?;
+            if let Some(Value::Object(submitted)) = &mut old {
+                submitted.retain(|key, _| new.and_then(|new| new.get(key)).is_some());
+            }
+        }
+        check_removals_said(&row, owned, old.as_ref(), new, warnings)
+            .map_err(|e| format!("cloud tags on a managed resource: {e}"))?;
     } else {
         check_mutation(capability, &request.object, after).map_err(|e| e.to_string())?;
         if let Capability::CloudTags { prefix, old_prefix } = capability {
@@ -60,6 +96,123 @@ pub fn check_allowed(
     }
     Ok(())
 }
+
+/// The managed-resource row the settings give `request` and the prefix in
+/// force on it, decided apart from the policy's routing
+/// (docs/managed-resources.md): a write of an object with an MR's shape
+/// (`is_managed_resource`), in a group of a family
+/// (`managed_resource_family`) that `cloudTags.managedResources.families`
+/// turns on, of a kind with a tag field (the settings' row for it, else the
+/// catalogue's); the prefix, the one of the profile the family's name
+/// selects (`managed_resource_prefix`). The families on, the settings' rows
+/// and the catalogue are read as data.
+fn managed_resource_row<'s>(
+    request: &AdmissionRequest,
+    settings: &'s Settings,
+) -> Option<(Target, &'s str)> {
+    let kind = &request.kind;
+    let (family, group) = managed_resource_family(&kind.group)?;
+    let managed = settings.tags.managed_resources()?;
+    let on = managed.family_names().any(|name| name == family);
+    if !on || !is_write(&request.operation) {
+        return None;
+    }
+    if !is_managed_resource(&request.object, &request.namespace) {
+        return None;
+    }
+    let catalogue = || {
+        let row = mr_catalogue::find(&group, &kind.kind)?;
+        let segments: Vec<&str> = row.field.split('.').collect();
+        CATALOGUE_FIELDS
+            .into_iter()
+            .find(|field| *field == segments)
+    };
+    let field = managed.row_field(&group, &kind.kind).or_else(catalogue)?;
+    let prefix = managed_resource_prefix(family, settings.cloud_tags().ok()?);
+    Some((managed_resource(Family::named(family)?, field), prefix))
+}
+
+/// Whether `warnings` say that the composite resource of a managed
+/// resource could not be read (its kind may not be read, or the look-up
+/// failed): on an UPDATE, the policy then keeps its entries as stored.
+fn xr_unread(warnings: &[String]) -> bool {
+    // What each warning opens with, whatever the XR: the text two of them
+    // for different XRs share.
+    let xr = |name: &str| ObjectRef {
+        api_version: format!("{name}/v1"),
+        kind: name.to_owned(),
+        name: name.to_owned(),
+        namespace: None,
+    };
+    let (a, b) = (xr("a"), xr("b"));
+    let openings = [
+        (composing_xr::denied(&a), composing_xr::denied(&b)),
+        (composing_xr::failed(&a, "m"), composing_xr::failed(&b, "m")),
+    ]
+    .map(|(a, b)| a[..a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count()].to_owned());
+    (warnings.iter()).any(|w| {
+        openings
+            .iter()
+            .any(|opening| w.starts_with(opening.as_str()))
+    })
+}
+
+/// The entries of the map at `path` of the stored object `old`: none when
+/// there is none (or `null`) on the way; `None` when it does not read as a
+/// map of strings (then the submitted entries stay).
+fn stored_entries<'v>(old: &'v Value, path: &[&str]) -> Option<Option<&'v Map<String, Value>>> {
+    let mut value = old;
+    for key in path {
+        value = match value {
+            Value::Null => return Some(None),
+            Value::Object(map) => map.get(*key).unwrap_or(&Value::Null),
+            _ => return None,
+        };
+    }
+    match value {
+        Value::Null => Some(None),
+        Value::Object(map) if map.values().all(Value::is_string) => Some(Some(map)),
+        _ => None,
+    }
+}
+
+/// On a managed resource whose XR could not be read, the entries under
+/// `prefix` the policy leaves (`new`) are the stored ones (`stored`, as
+/// [`stored_entries`] reads them), or the submitted ones (`old`) when the
+/// stored field does not read.
+fn check_as_stored(
+    prefix: &str,
+    stored: Option<Option<&Map<String, Value>>>,
+    old: Option<&Value>,
+    new: Option<&Value>,
+) -> Result<(), String> {
+    let policys = |field: Option<&Map<String, Value>>| -> Vec<(String, Value)> {
+        (field.into_iter().flatten())
+            .filter(|(key, _)| key.starts_with(prefix))
+            .map(|(key, value)| (key.clone(), value.clone()))
+            .collect()
+    };
+    let expected = match stored {
+        Some(stored) => policys(stored),
+        None => policys(old.and_then(Value::as_object)),
+    };
+    let left = policys(new.and_then(Value::as_object));
+    if left != expected {
+        return Err(format!(
+            "the XR could not be read, and the entries under {prefix:?} are not the stored \
+             ones\n stored: {expected:?}\n after:  {left:?}"
+        ));
+    }
+    Ok(())
+}
+
+/// Every field the catalogue names (a row naming another would leave its
+/// MRs to the checks of an untagged object, which fails loudly).
+const CATALOGUE_FIELDS: [&[&str]; 3] = [
+    &["spec", "forProvider", "tags"],
+    &["spec", "forProvider", "labels"],
+    &["spec", "forProvider", "resourceLabels"],
+];
 
 /// Each kind row of the tag-target table, in table order, as (group, kind,
 /// served version, tag field), the kind `None` for every kind of the
@@ -124,14 +277,15 @@ pub fn check_profile_transform(
 }
 
 /// Checks that `after` is `before` changed only in the tag field of the
-/// row `target` (`None`: the feature is off, the kind has no row, or the
-/// field is stamped on CREATE only and this is an UPDATE), the skip
-/// annotation, and the CAPI metadata the rule table gives the kind. In the
-/// tag field, the policy adds, corrects and removes the tags under the
-/// prefix in force (`prefix`) only, writing strings; every other entry
-/// stays as it was.
-fn check_infrastructure(
-    kind: &GroupVersionKind,
+/// row `target` (`None`: the feature is off, the kind has no row, the
+/// field is stamped on CREATE only and this is an UPDATE, or a managed
+/// resource is left alone), the skip annotation, and what `rest` may
+/// change (an infrastructure object's CAPI metadata the rule table gives
+/// its kind; on a managed resource, nothing). In the tag field, the policy
+/// adds, corrects and removes the tags under the prefix in force
+/// (`prefix`) only, writing strings; every other entry stays as it was.
+fn check_tagged(
+    rest: Capability<'_>,
     target: Option<&Target>,
     prefix: &str,
     before: &Value,
@@ -159,7 +313,7 @@ fn check_infrastructure(
         }
         restore_created(&mut after, &before, &skipped);
     }
-    check_mutation(Capability::Capi(kind), &before, &after).map_err(|e| e.to_string())
+    check_mutation(rest, &before, &after).map_err(|e| e.to_string())
 }
 
 /// The maps on the way to `path` the policy created to write there (empty

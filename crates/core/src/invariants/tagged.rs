@@ -6,6 +6,7 @@
 //! than to itself.
 
 use crate::fields;
+use crate::owners;
 use crate::settings::Settings;
 use crate::tags::CloudTagSettings;
 use crate::tags::profile::{GENERIC, Origin, TagProfile};
@@ -85,5 +86,69 @@ pub(crate) fn infrastructure_prefix<'s>(target: &Target, settings: &'s Settings)
     let name = target.profile_name().unwrap_or_default();
     let (profile, origin) =
         (settings.profiles.infrastructure(name)).unwrap_or((&GENERIC, Origin::Fallback));
+    prefix_for(profile, origin, settings)
+}
+
+/// The managed-resource families, by name: each selects the profile of its
+/// name (as an XR's provider value would), and owns the API groups ending
+/// in `<name>.upbound.io` and, namespaced, `<name>.m.upbound.io`.
+const FAMILIES: [&str; 3] = ["aws", "azure", "gcp"];
+
+/// The family of an MR's API `group` and the group as the catalogue keys
+/// it (the cluster-scoped one, without `.m.`): the group is a family's
+/// suffix, whole or after a service's name and a dot
+/// (docs/managed-resources.md, "Families and the catalogue").
+pub(crate) fn managed_resource_family(group: &str) -> Option<(&'static str, String)> {
+    FAMILIES.into_iter().find_map(|name| {
+        let cluster_scoped = format!("{name}.upbound.io");
+        [format!("{name}.m.upbound.io"), cluster_scoped.clone()]
+            .iter()
+            .find_map(|suffix| group.strip_suffix(suffix.as_str()))
+            .filter(|service| service.is_empty() || service.ends_with('.'))
+            .map(|service| (name, format!("{service}{cluster_scoped}")))
+    })
+}
+
+/// Whether `object`, of a request in `namespace`, is a managed resource by
+/// its shape: `spec.forProvider` and `spec.providerConfigRef` are objects,
+/// and it is not a composite resource (an XRD may give an XR a
+/// `forProvider`; docs/managed-resources.md, "Which objects are managed
+/// resources").
+pub(crate) fn is_managed_resource(object: &Value, namespace: &str) -> bool {
+    let is_object = |name: &str| object["spec"].get(name).is_some_and(Value::is_object);
+    is_object("forProvider")
+        && is_object("providerConfigRef")
+        && !is_composite_resource(object, namespace)
+}
+
+/// Whether the MR `object` is left as submitted whatever its XR says
+/// (docs/managed-resources.md, "What is left alone"): not composed (no
+/// ownerReference with `controller: true`, or no non-empty
+/// `crossplane.io/composite` label), being deleted, never written by its
+/// provider (`spec.managementPolicies` without `*`, `Create`, `Update`), or
+/// labelled `platform/origin: adopted` itself. An ownerReferences list that
+/// does not read is no controller.
+pub(crate) fn managed_resource_left_alone(object: &Value) -> bool {
+    let metadata = &object["metadata"];
+    let composed = metadata["labels"]["crossplane.io/composite"]
+        .as_str()
+        .is_some_and(|name| !name.is_empty());
+    let controlled = (owners::owner_refs(object).unwrap_or_default().iter()).any(|o| o.controller);
+    let deleting = !metadata["deletionTimestamp"].is_null();
+    let written = match &object["spec"]["managementPolicies"] {
+        Value::Array(policies) => {
+            (policies.iter()).any(|p| matches!(p.as_str(), Some("*" | "Create" | "Update")))
+        }
+        _ => true,
+    };
+    let adopted = metadata["labels"]["platform/origin"] == "adopted";
+    !(composed && controlled) || deleting || !written || adopted
+}
+
+/// The prefix in force on a managed resource of `family`: under the
+/// profile the family's name selects, as a provider value would (a user
+/// profile listing it, else the built-in of that name).
+pub(crate) fn managed_resource_prefix<'s>(family: &str, settings: &'s CloudTagSettings) -> &'s str {
+    let (profile, origin) = settings.profiles.resolve(Some(family));
     prefix_for(profile, origin, settings)
 }

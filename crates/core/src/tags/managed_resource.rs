@@ -214,6 +214,22 @@ impl ManagedResources {
         };
         Some(field.map_or(KindTags::NoTagField, |field| KindTags::Field(family, field)))
     }
+
+    #[cfg(any(test, feature = "invariants"))]
+    /// The families the settings turn on, by name: what the fuzz oracle
+    /// reads as data, deciding the rest itself.
+    pub(crate) fn family_names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.families.iter().map(|family| family.name())
+    }
+
+    #[cfg(any(test, feature = "invariants"))]
+    /// The field of the settings row for `kind` of `group` (the
+    /// cluster-scoped group), if the settings have one.
+    pub(crate) fn row_field(&self, group: &str, kind: &str) -> Option<&'static [&'static str]> {
+        (self.kinds.iter())
+            .find(|row| row.group == group && row.kind == kind)
+            .map(|row| row.field)
+    }
 }
 
 /// Why an MR of a tagged kind is left as submitted, with no look-up and no
