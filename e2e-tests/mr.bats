@@ -108,7 +108,9 @@ patched() {
 
 @test "an XR that is not found leaves the VPC as submitted, with one warning naming it" {
   definition "$BATS_TEST_TMPDIR/policy.yaml" platform.example.org/v1alpha1/XNetwork
-  evaluate "$BATS_TEST_TMPDIR/policy.yaml" "$MR/examples/vpc_from_xnetwork.json"
+  # The parents hold only another XR: the look-up finds nothing.
+  evaluate "$BATS_TEST_TMPDIR/policy.yaml" "$MR/examples/vpc_from_xnetwork.json" \
+    "$MR/requests/network_v2.parents.yaml"
   [ "$(echo "$response" | jq -r .allowed)" = true ]
   [ "$patch" = '[]' ]
   echo "$response" | jq -e '.warnings == ["cloud tags: composite resource XNetwork checkout-net (platform.example.org/v1alpha1) that composed this managed resource was not found, so its tags are left as submitted"]'
