@@ -81,6 +81,14 @@ EXAMPLES = [
         "settings": f"{INFRA}/examples/settings.json",
     },
     {
+        # Cloud tags on a Crossplane managed resource: the README tour's VPC.
+        "id": "mr-vpc",
+        "title": "Managed resource (AWS VPC): its XR's opted-in labels become its tags (managedResources)",
+        "request": "test_data/managed-resources/examples/vpc_from_xnetwork.json",
+        "parents": ["test_data/managed-resources/examples/vpc_from_xnetwork.parents.yaml"],
+        "settings": "test_data/managed-resources/examples/settings.json",
+    },
+    {
         "id": "xr-aws",
         "title": "XR on AWS: reserved prefix and a comma skipped",
         "request": f"{XR}/examples/xnetwork_aws.json",

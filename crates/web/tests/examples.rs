@@ -49,7 +49,8 @@ fn audit_examples() -> Vec<Value> {
 /// MachineSet, a topology MachineDeployment, a Machine's Node labels, an
 /// XR for each cloud-tag provider, for the generic profile and for a
 /// user-defined profile (the README's ready-made gcp-labels), and an AWS
-/// and an OpenStack infrastructure object with cloud tags.
+/// and an OpenStack infrastructure object with cloud tags, and a managed
+/// resource tagged from its XR.
 #[test]
 fn index_has_the_capi_and_xr_examples() {
     let ids: Vec<String> = index()
@@ -67,6 +68,7 @@ fn index_has_the_capi_and_xr_examples() {
         "xr-gcp-labels",
         "infra-awscluster",
         "infra-openstackmachine",
+        "mr-vpc",
     ] {
         assert!(ids.iter().any(|i| i == id), "missing example {id}");
     }
@@ -158,6 +160,22 @@ fn every_example_is_allowed_with_a_patch_and_explained() {
         if id == "infra-openstackmachine" {
             // Also a CAPI child: its MachineSet's rule, in the same answer.
             assert!(explanation.get("rule").is_some(), "{id}: rule");
+        }
+        if id.starts_with("mr-") {
+            // A managed resource: every label comes from its XR, and each
+            // skip and each stale entry removed is a warning.
+            let tags = explanation.get("cloudTags").expect("cloud tags");
+            let labels = tags["labels"].as_array().expect("labels");
+            assert!(
+                (labels.iter()).all(|l| l["source"].as_str().unwrap().starts_with("XNetwork ")),
+                "{id}: {labels:?}"
+            );
+            let skipped = labels.iter().filter(|l| l["fate"] == "skipped").count();
+            let removed = (tags["removed"].as_array().map(Vec::len))
+                .or_else(|| tags["removed"].as_object().map(|r| r.len()))
+                .unwrap_or(0);
+            assert_eq!(report.warnings.len(), skipped + removed, "{id}: warnings");
+            continue;
         }
         if id.starts_with("xr-") || id.starts_with("infra-") {
             let tags = explanation.get("cloudTags").expect("cloud tags");
