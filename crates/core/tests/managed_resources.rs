@@ -672,3 +672,27 @@ fn the_oracle_lets_no_untagged_mr_change(#[case] families: &str, #[case] change:
     forged["spec"]["forProvider"]["tags"] = tagged["spec"]["forProvider"]["tags"].clone();
     assert!(check_allowed(&request, &settings, &forged, &warnings).is_err());
 }
+
+/// The example ClusterAdmissionPolicy's settings load, turn a family on, and
+/// its contextAwareResources name the XR kinds its ClusterRole grants (the
+/// grants are checked by `make check-docs`).
+#[test]
+fn the_example_policy_s_settings_load_and_turn_the_families_on() {
+    let text = support::read_repo_file("examples/mr-policy.yaml");
+    let policy: Value = serde_norway::from_str(&text).unwrap();
+    let settings = policy["spec"]["settings"].to_string();
+    let settings = Settings::from_json(settings.as_bytes()).unwrap();
+    let (outcome, vpc) = run(
+        &request("CREATE", object("vpc-v1"), None),
+        &settings,
+        &xrs(),
+    );
+    assert!(matches!(outcome.verdict, Verdict::Allow(_)), "{outcome:?}");
+    assert_ne!(
+        vpc,
+        object("vpc-v1"),
+        "an AWS MR is tagged under the example"
+    );
+    let grants = policy["spec"]["contextAwareResources"].as_array().unwrap();
+    assert!(!grants.is_empty());
+}
