@@ -1182,7 +1182,8 @@ def mr_xnetwork():
     obj["metadata"].update(server_meta(MR_XR_NAME, generation=2, rv="201377"))
     obj["spec"]["resourceRefs"] = [{"apiVersion": "ec2.aws.upbound.io/v1beta1", "kind": "VPC",
                                     "name": MR_XR_NAME + "-vpc"}]
-    obj["status"] = {"conditions": [condition("Ready"), condition("Synced")]}
+    obj["status"] = {"conditions": [condition("Ready", reason="Available"),
+                                    condition("Synced", reason="ReconcileSuccess")]}
     return with_managed_fields(obj, "apiextensions.crossplane.io/composite")
 
 
@@ -1228,7 +1229,8 @@ def mr_vpc():
         },
         "status": {"atProvider": {"id": "vpc-0a1b2c3d4e5f67890", "cidrBlock": "10.20.0.0/16",
                                   "arn": "arn:aws:ec2:eu-central-1:123456789012:vpc/vpc-0a1b2c3d4e5f67890"},
-                   "conditions": [condition("Ready"), condition("Synced")]},
+                   "conditions": [condition("Ready", reason="Available"),
+                                  condition("Synced", reason="ReconcileSuccess")]},
     }
     return with_managed_fields(obj, "provider-aws-ec2")
 
