@@ -10,17 +10,19 @@ export KUBECACHEDIR=$STATE/kubectl-cache
 # lie below Linux's ephemeral range (32768-60999 by default): a port inside it can be handed to an outgoing
 # connection (kubectl's, the API server's) between up.sh's check and the component's bind. The one exception
 # is k0smotron's webhook server: its manager has no flag for the port or the address, so it listens on
-# controller-runtime's default, 9443, on every interface (its health probe is ours to place).
+# controller-runtime's default, 9443, on every interface (its health probe is ours to place); Crossplane's
+# metrics and health probe servers listen on every interface too (its flags take a port, not an address).
 ETCD_PORT=22379 ETCD_PEER_PORT=22380 APISERVER_PORT=26443
 CAPI_WEBHOOK_PORT=29443 CAPI_HEALTH_PORT=29440 RKE2_WEBHOOK_PORT=29543 RKE2_HEALTH_PORT=29540
 K0S_WEBHOOK_PORT=9443 K0S_HEALTH_PORT=29640
+CROSSPLANE_HEALTH_PORT=29740 CROSSPLANE_METRICS_PORT=29741
 WEBHOOK_PORT=23443 READINESS_PORT=23081
 TESTBED_PORTS="$ETCD_PORT $ETCD_PEER_PORT $APISERVER_PORT $CAPI_WEBHOOK_PORT $CAPI_HEALTH_PORT $RKE2_WEBHOOK_PORT $RKE2_HEALTH_PORT
-  $K0S_WEBHOOK_PORT $K0S_HEALTH_PORT $WEBHOOK_PORT $READINESS_PORT"
+  $K0S_WEBHOOK_PORT $K0S_HEALTH_PORT $CROSSPLANE_HEALTH_PORT $CROSSPLANE_METRICS_PORT $WEBHOOK_PORT $READINESS_PORT"
 # The ClusterAdmissionPolicies the webhook server hosts: the examples users deploy, and the test bed's own.
 POLICIES="examples/capi-policy.yaml examples/xr-policy.yaml examples/validate-mode-policy.yaml $(ls cluster/policies/*.yaml)"
 # The processes up.sh starts, in order; down.sh stops them in reverse.
-PROCESSES="etcd apiserver capi rke2 k0smotron webhook-server"
+PROCESSES="etcd apiserver capi rke2 k0smotron crossplane webhook-server"
 
 fail() { echo "cluster: $*" >&2; exit 1; }
 step() { echo "cluster-up: $*"; }
@@ -81,6 +83,7 @@ cluster_running() {
     curl -sf "http://127.0.0.1:$CAPI_HEALTH_PORT/readyz" >/dev/null &&
     curl -sf "http://127.0.0.1:$RKE2_HEALTH_PORT/readyz" >/dev/null &&
     curl -sf "http://127.0.0.1:$K0S_HEALTH_PORT/readyz" >/dev/null &&
+    curl -sf "http://127.0.0.1:$CROSSPLANE_HEALTH_PORT/readyz" >/dev/null &&
     curl -sf "http://127.0.0.1:$READINESS_PORT/readiness" >/dev/null
 }
 

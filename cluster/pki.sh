@@ -2,7 +2,8 @@
 # pki.sh DIR: the test bed's certificates, as envtest's TinyCA makes them (ECDSA P-256, one CA): the API
 # server's serving certificate, the admin's client certificate (group system:masters), the serving
 # certificates of the four webhook servers (the policy's, CAPI's, the RKE2 control-plane manager's and
-# k0smotron's), and the ServiceAccount signing key.
+# k0smotron's), Crossplane's client certificate (core loads one for its composition-function client at
+# start, though no function runs here), and the ServiceAccount signing key.
 # Every serving certificate names 127.0.0.1 and localhost, which is where the API server calls them.
 set -euo pipefail
 P=$1
@@ -24,5 +25,6 @@ leaf webhook /CN=policy-server serverAuth "IP:127.0.0.1,DNS:localhost"
 leaf capi-webhook /CN=capi-webhook serverAuth "IP:127.0.0.1,DNS:localhost"
 leaf rke2-webhook /CN=rke2-webhook serverAuth "IP:127.0.0.1,DNS:localhost"
 leaf k0smotron-webhook /CN=k0smotron-webhook serverAuth "IP:127.0.0.1,DNS:localhost"
+leaf crossplane-client /CN=crossplane clientAuth
 key "$P/sa.key"
 openssl pkey -in "$P/sa.key" -pubout -out "$P/sa.pub"

@@ -14,6 +14,10 @@
 #   k0smotron                k0smotron's manager (v1.10.9, the newest the Go module proxy serves), out of cluster,
 #                            its control-plane controllers only, with their admission webhooks: it creates the
 #                            Machines, AWSMachines and K0sControllerConfigs of a K0sControlPlane itself
+#   crossplane               Crossplane v1 core (v1.20.7, the newest v1 the Go module proxy serves), out of cluster,
+#                            its webhooks and leader election off: it renders the XRDs of
+#                            cluster/tests/crossplane-compose.bats to CRDs and composes their XRs' MRs itself
+#                            (Resources mode, patch-and-transform built into core); its package manager runs idle
 #   the webhook server       `policy-runner serve` (or $POLICY_SERVER, a real policy-server: same flags and
 #                            policies.yml) with the ClusterAdmissionPolicies of examples/ and cluster/policies/,
 #                            wired by the webhook configurations the Kubewarden controller generates; its
@@ -39,6 +43,7 @@ clash=$(ports_in_ephemeral_range | tr '\n' ' ')
   "($(cat /proc/sys/net/ipv4/ip_local_port_range)); an outgoing connection may take one before its component binds it" >&2
 
 mkdir -p "$STATE"/{pki,etcd,capi-certs,rke2-certs,k0smotron-tmp/k8s-webhook-server/serving-certs,kubewarden}
+mkdir -p "$STATE"/{crossplane-certs,crossplane-xpkg}
 BIN=$(cluster/components/build.sh)
 ln -sfn "$BIN" "$STATE/bin"   # target/cluster/bin/kubectl: the pinned kubectl
 export PATH=$BIN:$PATH
@@ -53,6 +58,10 @@ cp "$STATE/pki/rke2-webhook.key" "$STATE/rke2-certs/tls.key"
 # $TMPDIR/k8s-webhook-server/serving-certs, and TMPDIR is the test bed's.
 cp "$STATE/pki/k0smotron-webhook.crt" "$STATE/k0smotron-tmp/k8s-webhook-server/serving-certs/tls.crt"
 cp "$STATE/pki/k0smotron-webhook.key" "$STATE/k0smotron-tmp/k8s-webhook-server/serving-certs/tls.key"
+# Crossplane's client certificate, under the names its --tls-client-certs-dir wants.
+cp "$STATE/pki/ca.crt" "$STATE/crossplane-certs/ca.crt"
+cp "$STATE/pki/crossplane-client.crt" "$STATE/crossplane-certs/tls.crt"
+cp "$STATE/pki/crossplane-client.key" "$STATE/crossplane-certs/tls.key"
 
 step "etcd"
 start etcd etcd --data-dir="$STATE/etcd" --name=testbed \
@@ -112,6 +121,17 @@ TMPDIR=$STATE/k0smotron-tmp start k0smotron k0smotron --kubeconfig="$STATE/kubec
 wait_for k0smotron 120 curl -sf "http://127.0.0.1:$K0S_HEALTH_PORT/readyz"
 python3 cluster/render.py k0smotron-webhooks "$P/ca.crt" "https://127.0.0.1:$K0S_WEBHOOK_PORT" >"$STATE/k0smotron-webhooks.json"
 kubectl apply -f "$STATE/k0smotron-webhooks.json" >/dev/null
+
+step "crossplane"
+# Crossplane v1 core as its Helm chart runs it, less what cannot work here: its webhooks (validation of
+# XRDs and Compositions, Usages) and leader election off; its package manager cannot be turned off and
+# finds no Provider, Configuration or Function to install; the package cache in the test bed's state. Its
+# composition-function client loads the certificate above at start and never dials (no Function exists).
+# Its kubeconfig is $KUBECONFIG (controller-runtime's; the command's own flags have none).
+KUBECONFIG=$STATE/kubeconfig start crossplane crossplane core start --enable-webhooks=false \
+  --health-probe-port="$CROSSPLANE_HEALTH_PORT" --metrics-port="$CROSSPLANE_METRICS_PORT" \
+  --tls-client-certs-dir="$STATE/crossplane-certs" --xpkg-cache-dir="$STATE/crossplane-xpkg"
+wait_for crossplane 120 curl -sf "http://127.0.0.1:$CROSSPLANE_HEALTH_PORT/readyz"
 
 step "the policy's ServiceAccount and RBAC (examples/capi-rbac.yaml)"
 kubectl apply -f cluster/objects/kubewarden-namespace.yaml -f examples/capi-rbac.yaml >/dev/null

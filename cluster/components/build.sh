@@ -11,13 +11,16 @@
 #                                          manager, controlplane/: the newest tag the proxy serves, v0.21.0)
 #   k0smotron/   k0smotron                 github.com/k0sproject/k0smotron (its one manager, cmd/, which
 #                                          up.sh runs with its control-plane controllers only: v1.10.9)
+#   crossplane/  crossplane                github.com/crossplane/crossplane (Crossplane v1 core, cmd/crossplane:
+#                                          v1.20.7, the newest v1 the proxy serves; it composes in Resources
+#                                          mode without functions, which v2 cannot)
 #
 # and the release tools, built only when named (`make release-tools`):
 #
 #   cosign/      cosign                    github.com/sigstore/cosign/v3 (signs and verifies releases)
 #   actionlint/  actionlint                github.com/rhysd/actionlint (checks .github/workflows)
 #
-# Usage: build.sh [COMPONENT...]   (default: the test bed's six). Prints the bin folder.
+# Usage: build.sh [COMPONENT...]   (default: the test bed's seven). Prints the bin folder.
 #
 # A component is built once per machine and pin: its binaries are kept under
 # $CACHE_DIR/cluster/<component>-<hash of go.mod, go.sum, main.go, its build
@@ -90,6 +93,16 @@ k0smotron() {
   go build -trimpath -ldflags "-s -w" -o "$1/k0smotron" github.com/k0sproject/k0smotron/cmd
 }
 
+# Crossplane v1 core (cmd/crossplane), the version stamped as its Earthfile stamps it. v1.20.7 is the
+# newest v1 tag the proxy serves (v1.20.8 and v1.21.0 are refused); v2 composes only through composition
+# functions, whose modules (function-patch-and-transform) the proxy refuses.
+crossplane() {
+  local v
+  v=$(version github.com/crossplane/crossplane)
+  go build -trimpath -ldflags "-s -w -X github.com/crossplane/crossplane/internal/version.version=$v" \
+    -o "$1/crossplane" github.com/crossplane/crossplane/cmd/crossplane
+}
+
 # Both report the version their module was built at (Go's build information).
 cosign() {
   go build -trimpath -ldflags "-s -w" -o "$1/cosign" github.com/sigstore/cosign/v3/cmd/cosign
@@ -137,11 +150,11 @@ build() {
 mkdir -p "$cache"
 
 components=("$@")
-[ ${#components[@]} -gt 0 ] || components=(etcd kubernetes capi xcrd rke2 k0smotron)
+[ ${#components[@]} -gt 0 ] || components=(etcd kubernetes capi xcrd rke2 k0smotron crossplane)
 for component in "${components[@]}"; do
   case $component in
-    etcd | kubernetes | capi | xcrd | rke2 | k0smotron | cosign | actionlint) build "$component" ;;
-    *) echo "build.sh: unknown component '$component' (etcd, kubernetes, capi, xcrd, rke2, k0smotron, cosign, actionlint)" >&2; exit 1 ;;
+    etcd | kubernetes | capi | xcrd | rke2 | k0smotron | crossplane | cosign | actionlint) build "$component" ;;
+    *) echo "build.sh: unknown component '$component' (etcd, kubernetes, capi, xcrd, rke2, k0smotron, crossplane, cosign, actionlint)" >&2; exit 1 ;;
   esac
 done
 echo "$cache/bin"
