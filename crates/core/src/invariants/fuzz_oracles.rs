@@ -159,8 +159,13 @@ fn xr_unread(warnings: &[String]) -> bool {
 
 /// The entries of the map at `path` of the stored object `old`: none when
 /// there is none (or `null`) on the way; `None` when it does not read as a
-/// map of strings (then the submitted entries stay).
+/// map of strings, or when there is no old object at all (an audit, or
+/// `explain` of a bare object: nothing is known to be stored); then the
+/// submitted entries stay.
 fn stored_entries<'v>(old: &'v Value, path: &[&str]) -> Option<Option<&'v Map<String, Value>>> {
+    if old.is_null() {
+        return None;
+    }
     let mut value = old;
     for key in path {
         value = match value {
