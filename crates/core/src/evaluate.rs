@@ -22,7 +22,8 @@ use crate::reads::Reads;
 use crate::request::AdmissionRequest;
 use crate::settings::Settings;
 use crate::stage_report::Reported;
-use crate::tags::targets::{Covered, Target};
+use crate::tags::covering_row::Covered;
+use crate::tags::targets::Target;
 use crate::{capi, deviations, tags};
 use decision_trace::{Passed, Trace};
 

@@ -43,15 +43,12 @@ pub mod fuzz_oracles;
 mod tag_field;
 mod tagged;
 mod violation;
-pub(crate) use tag_field::check_owned_field;
-pub(crate) use tag_field::{Owned, check_removals_said, check_tag_field};
-pub(crate) use tagged::infrastructure_prefix;
-pub(crate) use tagged::prefix_for;
-pub(crate) use tagged::{composite_prefix, is_composite_resource};
+pub(crate) use tag_field::{Owned, check_owned_field, check_removals_said, check_tag_field};
 pub(crate) use tagged::{
-    is_managed_resource, managed_resource_family, managed_resource_left_alone,
-    managed_resource_prefix,
+    composite_prefix, infrastructure_prefix, is_composite_resource, prefix_for,
 };
+pub(crate) use tagged::{is_managed_resource, managed_resource_family};
+pub(crate) use tagged::{managed_resource_left_alone, managed_resource_prefix};
 pub(crate) use violation::Violation;
 
 /// The tag-key prefix the built-in profiles put in force by default

@@ -14,6 +14,7 @@ mod char_class;
 pub(crate) mod cluster;
 pub(crate) mod composing_xr;
 pub(crate) mod composite;
+pub(crate) mod covering_row;
 mod decision;
 pub(crate) mod field;
 pub(crate) mod label_set;
@@ -45,6 +46,7 @@ use crate::reads::Reads;
 use crate::request::AdmissionRequest;
 use crate::stage_report::{Reported, StageReport};
 use cluster::ClusterFound;
+use covering_row::Covered;
 use decision::Inputs;
 use field::Owned;
 use label_set::{LabelSet, Layer, Source};
@@ -54,7 +56,7 @@ pub(crate) use tag_needs::{TagNeeds, Tagging, needs};
 use tag_needs::{adopted, own_reference, parse_labels_annotation};
 use tagging_trace::Tagged;
 pub(crate) use tagging_trace::Trace;
-use targets::{Covered, LabelSource, ProfileChoice, Target};
+use targets::{LabelSource, ProfileChoice, Target};
 pub(crate) use why::render;
 
 #[cfg(any(test, feature = "invariants"))]
@@ -64,13 +66,13 @@ pub(crate) use tag_annotations::{ANNOTATIONS, LABELS};
 pub(crate) use tag_settings::CloudTagSettings;
 pub(crate) use tag_settings::{DEFAULT_PROVIDER_SEGMENTS, RawCloudTagSettings, TagSettings};
 
-/// What the tag table says of `request` ([`targets::row_for`]), with the
+/// What the tag table says of `request` ([`covering_row::row_for`]), with the
 /// infrastructure rows in force when `cloudTags.capiInfrastructure` is on
 /// and the managed-resource rows when `cloudTags.managedResources` turns a
 /// family on.
 pub(crate) fn row_for(request: &AdmissionRequest, settings: &TagSettings) -> Covered {
     let managed = settings.managed_resources();
-    targets::row_for(request, settings.capi_infrastructure(), managed)
+    covering_row::row_for(request, settings.capi_infrastructure(), managed)
 }
 
 /// The second half of the stage's door: adds the tags decision of

@@ -6,10 +6,7 @@ use crate::projection::Projection;
 use crate::request::GroupVersionKind;
 use crate::settings::Settings;
 use crate::tags::DEFAULT_PROVIDER_SEGMENTS;
-use crate::tags::{
-    self,
-    targets::{self, ProfileChoice},
-};
+use crate::tags::{self, covering_row, targets::ProfileChoice};
 use crate::{capi, fields};
 
 /// What every route reads of an object's metadata. `managedFields`, the
@@ -39,7 +36,9 @@ pub(crate) fn object_projection<'s>(
         _ => Vec::new(),
     };
     let managed = match route {
-        Route::CloudTags => targets::managed_row_for_kind(kind, settings.tags.managed_resources()),
+        Route::CloudTags => {
+            covering_row::managed_row_for_kind(kind, settings.tags.managed_resources())
+        }
         _ => None,
     };
     let mut projection =
@@ -68,7 +67,8 @@ pub(crate) fn default_projection_covers(
 ) -> bool {
     route != Route::CloudTags
         || (settings.tags.provider_path_is_default()
-            && targets::managed_row_for_kind(kind, settings.tags.managed_resources()).is_none())
+            && covering_row::managed_row_for_kind(kind, settings.tags.managed_resources())
+                .is_none())
 }
 
 /// What [`crate::wire`] splits the object through while it reads the
@@ -103,7 +103,7 @@ fn projection_with<'s>(
     };
     // What every row that may cover the kind reads: its tag field, what
     // tells its objects apart, and the provider where it picks the profile.
-    for row in targets::rows_for_kind(kind, capi_infrastructure) {
+    for row in covering_row::rows_for_kind(kind, capi_infrastructure) {
         for path in row.reads() {
             paths.push(path);
         }

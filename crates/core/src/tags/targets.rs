@@ -23,8 +23,7 @@ use crate::request::{AdmissionRequest, GroupVersionKind};
 use crate::tags::composite;
 pub(crate) use crate::tags::field::Layout;
 use crate::tags::field::{TagField, WhenEmpty};
-use crate::tags::managed_resource::{self, KindTags, ManagedResources};
-use crate::tags::mr_catalogue::Family;
+use crate::tags::managed_resource;
 
 /// Whose labels become the object's tags.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,7 +63,7 @@ pub(crate) enum Match {
 impl Match {
     /// Whether a request of `kind` may be covered, before its object is
     /// read.
-    fn may_cover(&self, kind: &GroupVersionKind) -> bool {
+    pub(crate) fn may_cover(&self, kind: &GroupVersionKind) -> bool {
         match self {
             Match::Kind {
                 kind: covered,
@@ -76,7 +75,7 @@ impl Match {
 
     /// Whether `request` is covered: its kind, and its object's shape
     /// where the row asks for one.
-    fn covers(&self, request: &AdmissionRequest) -> bool {
+    pub(crate) fn covers(&self, request: &AdmissionRequest) -> bool {
         self.may_cover(&request.kind)
             && match self {
                 Match::Kind { .. } => true,
@@ -177,29 +176,6 @@ pub(crate) const COMPOSITE_RESOURCE: Target = Target {
     named_in_messages: false,
     upstream: "the composite resource's XRD",
 };
-
-/// A managed resource's row, made for one request: the composite
-/// resource's labels become tags in the MR's own field (a map of strings
-/// under `spec.forProvider`, from the catalogue or the settings), under
-/// its family's profile; entries outside the prefix are kept and take
-/// room, the provider's own keys too.
-pub(crate) const fn managed_resource(family: Family, field: &'static [&'static str]) -> Target {
-    Target {
-        matches: Match::ManagedResource,
-        field,
-        layout: Layout::Map,
-        when_empty: WhenEmpty::KeptIfWritten,
-        labels: LabelSource::ComposingResource,
-        profile: ProfileChoice::Family(family.name()),
-        create_only: false,
-        user_entries_take_room: true,
-        provider_keys: family.provider_keys(),
-        adopted_left_alone: true,
-        behind_capi_infrastructure: false,
-        named_in_messages: true,
-        upstream: "the provider's CRD (docs/managed-resources.md)",
-    }
-}
 
 const INFRASTRUCTURE: &str = "infrastructure.cluster.x-k8s.io";
 const CONTROL_PLANE: &str = "controlplane.cluster.x-k8s.io";
@@ -405,76 +381,6 @@ impl Target {
     }
 }
 
-/// The rows in force under the settings' `cloudTags.capiInfrastructure`.
-fn in_force(capi_infrastructure: bool) -> impl Iterator<Item = &'static Target> {
-    TARGETS
-        .iter()
-        .filter(move |t| capi_infrastructure || !t.behind_capi_infrastructure)
-}
-
-/// What the tag table says of a request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Covered {
-    /// The row that tags its object.
-    Row(Target),
-    /// An object of a managed-resource family the settings turn on that
-    /// has no tag field (its kind has none, or it is not a managed
-    /// resource): left unchanged, without a warning.
-    Untagged,
-    /// No row: the object is not one the tags know.
-    Not,
-}
-
-/// The row that covers `request`, if any: the routing step every row goes
-/// through, by kind and, for the composite resource and managed
-/// resources, by shape. `managed` is `cloudTags.managedResources` when it
-/// turns a family on.
-pub(crate) fn row_for(
-    request: &AdmissionRequest,
-    capi_infrastructure: bool,
-    managed: Option<&ManagedResources>,
-) -> Covered {
-    if let Some(row) = in_force(capi_infrastructure).find(|t| t.matches.covers(request)) {
-        return Covered::Row(*row);
-    }
-    let kind = &request.kind;
-    let tags = managed.and_then(|managed| managed.tag_field(&kind.group, &kind.kind));
-    // Every other kind of a family that is on (a kind without a tag field,
-    // a ProviderConfig, a ProviderConfigUsage) is the family's too, and
-    // goes unchanged without a warning.
-    match tags {
-        Some(KindTags::Field(family, field)) if Match::ManagedResource.covers(request) => {
-            Covered::Row(managed_resource(family, field))
-        }
-        Some(KindTags::Field(..) | KindTags::NoTagField) => Covered::Untagged,
-        Some(KindTags::FamilyOff) | None => Covered::Not,
-    }
-}
-
-/// The managed-resource row a request of `kind` would be covered by,
-/// known before its object is read: what the object's projection keeps
-/// for it.
-pub(crate) fn managed_row_for_kind(
-    kind: &GroupVersionKind,
-    managed: Option<&ManagedResources>,
-) -> Option<Target> {
-    match managed?.tag_field(&kind.group, &kind.kind)? {
-        KindTags::Field(family, field) if Match::ManagedResource.may_cover(kind) => {
-            Some(managed_resource(family, field))
-        }
-        _ => None,
-    }
-}
-
-/// The rows that may cover a request of `kind`, known before its object is
-/// read: what the object's projection keeps for them.
-pub(crate) fn rows_for_kind(
-    kind: &GroupVersionKind,
-    capi_infrastructure: bool,
-) -> impl Iterator<Item = &'static Target> {
-    in_force(capi_infrastructure).filter(move |t| t.matches.may_cover(kind))
-}
-
 #[cfg(any(test, feature = "invariants"))]
 /// The kind row for an object of `group`/`kind` at API `version`, if any.
 pub(crate) fn target_for(group: &str, kind: &str, version: &str) -> Option<&'static Target> {
@@ -487,6 +393,7 @@ pub(crate) fn target_for(group: &str, kind: &str, version: &str) -> Option<&'sta
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tags::covering_row::rows_for_kind;
     use crate::tags::profiles::Profiles;
 
     #[test]
