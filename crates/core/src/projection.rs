@@ -341,42 +341,9 @@ impl<'de> Visitor<'de> for ProjectionVisitor<'_, '_> {
 
 #[cfg(test)]
 mod tests {
-    use super::write::{needs_escape, write_value};
+    use super::write::write_value;
     use super::*;
     use serde_json::json;
-
-    proptest::proptest! {
-        /// Eight bytes at a time, the escape check finds what a byte loop
-        /// finds, wherever the byte sits and whatever surrounds it
-        /// (characters beyond ASCII included).
-        #[test]
-        fn needs_escape_matches_a_byte_loop(
-            text in "[ -~\\x00-\\x1fé€\u{10000}]{0,40}",
-        ) {
-            let bytes = text.as_bytes();
-            let expected = bytes.iter().any(|&b| b < 0x20 || b == b'"' || b == b'\\');
-            proptest::prop_assert_eq!(needs_escape(bytes), expected);
-        }
-    }
-
-    /// Each of the bytes JSON escapes, at every place of a 17-byte text
-    /// (two words and a remainder), among bytes on either side of it.
-    #[test]
-    fn needs_escape_finds_each_escaped_byte_anywhere() {
-        for at in 0..17 {
-            for filler in [b'a', b'!', b'#', b'[', b']', b'~', 0x7f, 0x21] {
-                let mut text = vec![filler; 17];
-                assert!(!needs_escape(&text), "{filler:#x}");
-                for escaped in [b'"', b'\\', 0x00, 0x01, 0x1f, b'\n'] {
-                    text[at] = escaped;
-                    assert!(needs_escape(&text), "{escaped:#x} at {at}");
-                }
-            }
-        }
-        assert!(!needs_escape(
-            "plexsphere:platform.example.org/€".as_bytes()
-        ));
-    }
 
     /// Decoded whole, a value is what `Value::deserialize` gives: repeated
     /// keys (the last wins), unsorted keys, objects on either side of the

@@ -15,6 +15,7 @@ use crate::lookup::Lookup;
 use crate::outcome::{Outcome, Verdict};
 use crate::plan::{Edit, Plan};
 use crate::projection::Projection;
+use crate::quote;
 use crate::request::GroupVersionKind;
 use crate::settings::Settings;
 use crate::tags::covering_row;
@@ -124,8 +125,8 @@ fn validate_steps(
     let outcome = evaluate_routed(&request, route, &settings, lookup);
     step(Step::Decided);
     // The answer holds the object, which the payload holds too (with the
-    // old object and the settings): reserved once, it is never copied to
-    // grow.
+    // old object and the settings), and the warnings: reserved once, it is
+    // copied to grow only by what the plan adds beyond the old object.
     let answer = respond(outcome, payload.len(), |plan, out| match &shape {
         Some(shape) => {
             let edited: Vec<&[&str]> = plan.edits.iter().map(Edit::path).collect();
@@ -189,7 +190,8 @@ fn respond(
         audit_annotations,
         ..
     } = outcome;
-    let mut out = Vec::with_capacity(capacity);
+    let warned: usize = warnings.iter().map(|warning| warning.len() + 3).sum();
+    let mut out = Vec::with_capacity(capacity + warned);
     let written = (|| {
         match verdict {
             Verdict::Allow(plan) => {
@@ -214,7 +216,7 @@ fn respond(
             &Some(&audit_annotations).filter(|a| !a.is_empty()),
         )?;
         out.extend_from_slice(br#","warnings":"#);
-        serde_json::to_writer(&mut out, &Some(&warnings).filter(|w| !w.is_empty()))?;
+        write_warnings(&warnings, &mut out);
         out.push(b'}');
         Ok::<(), serde_json::Error>(())
     })();
@@ -225,6 +227,23 @@ fn respond(
             format!(r#"{{"accepted":false,"message":{message},"code":500}}"#).into_bytes()
         }
     }
+}
+
+/// The warnings as serde writes `Option<Vec<String>>`: `null` when there
+/// are none. A skip's warning quotes its keys, so each is escaped; hundreds
+/// of them (one per skipped label) were half of a large object's answer.
+fn write_warnings(warnings: &[String], out: &mut Vec<u8>) {
+    if warnings.is_empty() {
+        return out.extend_from_slice(b"null");
+    }
+    out.push(b'[');
+    for (index, warning) in warnings.iter().enumerate() {
+        if index > 0 {
+            out.push(b',');
+        }
+        quote::write_json_string(warning, out);
+    }
+    out.push(b']');
 }
 
 /// The keyed-list key operations (list keys hashed, pairs of list keys

@@ -2,6 +2,7 @@
 //! parts from the (maybe edited) value.
 
 use super::{Member, Shape};
+use crate::quote;
 use serde_json::Value;
 
 impl Shape<'_> {
@@ -60,7 +61,7 @@ impl Writer<'_> {
                     match member {
                         Member::Kept(text) => {
                             comma(out);
-                            write_str(key, out)?;
+                            quote::write_json_string(key, out);
                             out.push(b':');
                             out.extend_from_slice(text.get().as_bytes());
                         }
@@ -78,7 +79,7 @@ impl Writer<'_> {
                             });
                             let Some(shape) = last else { continue };
                             comma(out);
-                            write_str(key, out)?;
+                            quote::write_json_string(key, out);
                             out.push(b':');
                             path.push(key);
                             self.shaped(shape, item, path, out)?;
@@ -94,7 +95,7 @@ impl Writer<'_> {
                             .any(|(k, m)| matches!(m, Member::Read(_)) && k == key);
                         if !read {
                             comma(out);
-                            write_str(key, out)?;
+                            quote::write_json_string(key, out);
                             out.push(b':');
                             write_value(item, out)?;
                         }
@@ -122,19 +123,22 @@ impl Writer<'_> {
 }
 
 /// `value` as `serde_json::to_writer` writes it, byte for byte, with the
-/// strings that need no escape (nearly all of them: keys, label and tag
-/// values) copied whole between their quotes instead of passed through
-/// serde's escaping writer a fragment at a time.
+/// strings written by [`quote::write_json_string`]: the runs between
+/// escapes (nearly every string is one run: keys, label and tag values)
+/// copied whole instead of searched a byte at a time.
 pub(super) fn write_value(value: &Value, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
     match value {
-        Value::String(text) => write_str(text, out),
+        Value::String(text) => {
+            quote::write_json_string(text, out);
+            Ok(())
+        }
         Value::Object(map) => {
             out.push(b'{');
             for (index, (key, item)) in map.iter().enumerate() {
                 if index > 0 {
                     out.push(b',');
                 }
-                write_str(key, out)?;
+                quote::write_json_string(key, out);
                 out.push(b':');
                 write_value(item, out)?;
             }
@@ -154,50 +158,6 @@ pub(super) fn write_value(value: &Value, out: &mut Vec<u8>) -> Result<(), serde_
         }
         Value::Null | Value::Bool(_) | Value::Number(_) => serde_json::to_writer(out, value),
     }
-}
-
-/// A JSON string: serde_json escapes `"`, `\` and the control characters
-/// below U+0020, and nothing else, so a string without them is its text
-/// between quotes.
-fn write_str(text: &str, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
-    if needs_escape(text.as_bytes()) {
-        return serde_json::to_writer(out, text);
-    }
-    out.reserve(text.len() + 2);
-    out.push(b'"');
-    out.extend_from_slice(text.as_bytes());
-    out.push(b'"');
-    Ok(())
-}
-
-/// Whether `text` holds a byte JSON escapes: `"`, `\` or one below U+0020.
-/// Eight bytes at a time, as one `u64` (wasm has 64-bit integers; its
-/// `usize` is 32 bits): a byte of `x` is below `n` when subtracting `n`
-/// from it borrows into its top bit, and equal to `c` when `x ^ c` is zero
-/// there. A borrow only ever spills above a byte that matched, so the
-/// answer for the whole word is exact. Every tag the policy writes passes
-/// here, and the byte-at-a-time loop was the writer's largest cost.
-pub(super) fn needs_escape(text: &[u8]) -> bool {
-    const ONES: u64 = u64::from_le_bytes([0x01; 8]);
-    const HIGH: u64 = u64::from_le_bytes([0x80; 8]);
-    const QUOTE: u64 = u64::from_le_bytes([b'"'; 8]);
-    const BACKSLASH: u64 = u64::from_le_bytes([b'\\'; 8]);
-    const SPACE: u64 = u64::from_le_bytes([0x20; 8]);
-    let mut words = text.chunks_exact(8);
-    for word in &mut words {
-        let mut bytes = [0u8; 8];
-        bytes.copy_from_slice(word);
-        let x = u64::from_le_bytes(bytes);
-        // A byte of 0x80 or more (UTF-8 beyond ASCII) is none of the three;
-        // `!x` keeps its top bit out of the answer.
-        let below_space = x.wrapping_sub(SPACE);
-        let quote = (x ^ QUOTE).wrapping_sub(ONES);
-        let backslash = (x ^ BACKSLASH).wrapping_sub(ONES);
-        if (below_space | quote | backslash) & !x & HIGH != 0 {
-            return true;
-        }
-    }
-    (words.remainder().iter()).any(|&byte| byte < 0x20 || byte == b'"' || byte == b'\\')
 }
 
 /// Whether an edit at one of `edited` may have changed what `path` holds:

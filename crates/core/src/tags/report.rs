@@ -9,10 +9,9 @@ use super::transform::{self, Skip, SkipReason, Transformed};
 use crate::explain::{LabelFate, TagFate};
 use crate::fields::StringMap;
 use crate::plan::MapEdit;
-use crate::quote::quoted;
+use crate::quote::{push_quoted, quoted};
 use crate::tags::profile::TagProfile;
 use crate::tags::tag_key::TagKeys;
-use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// One warning per skip, except under a profile that refuses every tag:
@@ -30,7 +29,20 @@ pub(crate) fn warnings(
              {SKIPPED_ANNOTATION}",
             skipped.len()
         )],
-        _ => skipped.iter().map(warning).collect(),
+        _ => {
+            // The words of a reason are written once for a run of skips
+            // with the same reason (a count cap skips every label past it).
+            let mut said: Option<(SkipReason<'_>, String)> = None;
+            let mut warnings = Vec::with_capacity(skipped.len());
+            for skip in skipped {
+                let detail = match &mut said {
+                    Some((reason, detail)) if *reason == skip.reason => detail,
+                    said => &said.insert((skip.reason, skip.reason.to_string())).1,
+                };
+                warnings.push(warning_with(skip, detail));
+            }
+            warnings
+        }
     }
 }
 
@@ -158,41 +170,104 @@ pub(crate) fn skipped_edit(annotations: &StringMap<'_>, skipped: &[Skip<'_>]) ->
     )
 }
 
-/// One record of the skip annotation (field order is the contract's).
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct SkipRecord<'a> {
-    qualified_key: &'a str,
-    tag_key: &'a str,
-    provider: &'a str,
-    reason: &'a str,
-}
-
-/// The skip annotation's value: a compact JSON array sorted by qualified key.
+/// The skip annotation's value: a compact JSON array sorted by qualified
+/// key, each record's fields in the contract's order, written as
+/// `serde_json` writes them, with the answer's own JSON strings
+/// ([`push_quoted`]): serde's escaping reads a byte at a time, and an
+/// object past the count cap has hundreds of records.
 pub(crate) fn skip_records(skipped: &[Skip<'_>]) -> String {
-    /// The records written straight from the skips, without a list of them.
-    struct Records<'s, 'a>(&'s [Skip<'a>]);
-    impl Serialize for Records<'_, '_> {
-        fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-            serializer.collect_seq(self.0.iter().map(|s| SkipRecord {
-                qualified_key: s.qualified_key,
-                tag_key: &s.tag_key,
-                provider: s.provider,
-                reason: s.reason.code(),
-            }))
+    let mut records = String::with_capacity(skipped.len() * 160);
+    records.push('[');
+    for (index, skip) in skipped.iter().enumerate() {
+        if index > 0 {
+            records.push(',');
         }
+        let fields = [
+            ("{\"qualifiedKey\":", skip.qualified_key),
+            (",\"tagKey\":", skip.tag_key.as_str()),
+            (",\"provider\":", skip.provider),
+            (",\"reason\":", skip.reason.code()),
+        ];
+        for (name, value) in fields {
+            records.push_str(name);
+            push_quoted(&mut records, value);
+        }
+        records.push('}');
     }
-    serde_json::to_string(&Records(skipped)).unwrap_or_else(|_| "[]".to_owned())
+    records.push(']');
+    records
 }
 
-/// The admission warning for one skip.
-pub(crate) fn warning(skip: &Skip<'_>) -> String {
-    format!(
-        "cloud tag skipped: label {} did not become tag {} on provider profile {}: {} ({})",
-        quoted(skip.qualified_key),
-        quoted(&skip.tag_key),
+/// The admission warning for one skip, its reason worded as `detail`:
+/// written piece by piece, as `format!` would write it, without its
+/// machinery (an object can have hundreds of skips, each a warning).
+fn warning_with(skip: &Skip<'_>, detail: &str) -> String {
+    let code = skip.reason.code();
+    let mut text = String::with_capacity(
+        96 + skip.qualified_key.len() + skip.tag_key.len() + skip.provider.len() + detail.len(),
+    );
+    text.push_str("cloud tag skipped: label ");
+    push_quoted(&mut text, skip.qualified_key);
+    text.push_str(" did not become tag ");
+    push_quoted(&mut text, &skip.tag_key);
+    for piece in [
+        " on provider profile ",
         skip.provider,
-        skip.reason.code(),
-        skip.reason
-    )
+        ": ",
+        code,
+        " (",
+        detail,
+        ")",
+    ] {
+        text.push_str(piece);
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A record as serde writes it, fields in the contract's order.
+    #[derive(serde::Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Record<'a> {
+        qualified_key: &'a str,
+        tag_key: &'a str,
+        provider: &'a str,
+        reason: &'a str,
+    }
+
+    /// The records are what serde_json writes for them, byte for byte,
+    /// keys that need escapes included.
+    #[test]
+    fn skip_records_are_written_as_serde_json_writes_them() {
+        let skips = [
+            Skip {
+                qualified_key: "example.com/a\"b",
+                tag_key: "plexsphere:example.com/a\"b".to_owned(),
+                provider: "aws",
+                reason: SkipReason::KeyCharacterClass { character: '"' },
+            },
+            Skip {
+                qualified_key: "example.com/tab\there",
+                tag_key: "p:\\\u{1}é".to_owned(),
+                provider: "my-profile",
+                reason: SkipReason::CountCap { cap: 50, taken: 3 },
+            },
+        ];
+        let records: Vec<Record<'_>> = (skips.iter())
+            .map(|skip| Record {
+                qualified_key: skip.qualified_key,
+                tag_key: &skip.tag_key,
+                provider: skip.provider,
+                reason: skip.reason.code(),
+            })
+            .collect();
+        assert_eq!(
+            skip_records(&skips),
+            serde_json::to_string(&records).unwrap()
+        );
+        assert_eq!(skip_records(&[]), "[]");
+    }
 }
