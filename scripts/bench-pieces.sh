@@ -90,6 +90,10 @@ count() {
   local module=$1 request=$2 settings=$3 parents=$4
   local args=(bench --output json --request-path "$request" --settings-path "$settings" --allow-context-aware)
   [[ "$parents" != - ]] && args+=(--parents "$parents")
+  # A scenario whose look-ups read a user's kind is granted it by the
+  # metadata beside its request, as scripts/bench.sh grants it (`grants`).
+  local grant=${request%.request.json}.metadata.yml
+  [[ -f "$grant" ]] && args+=(-m "$grant")
   local small large
   small=$(callgrind_count "$SMALL" "${args[@]}" "$module")
   large=$(callgrind_count "$LARGE" "${args[@]}" "$module")
