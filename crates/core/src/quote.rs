@@ -65,7 +65,7 @@ pub(crate) fn write_json_string(text: &str, out: &mut Vec<u8>) {
 /// tab, line feed, form feed and carriage return, and `\u00XX` (lower-case
 /// hex) for the other bytes below U+0020; nothing else is escaped. Runs are
 /// split only at those ASCII bytes, so each is whole UTF-8.
-pub(crate) fn escaped(text: &str, mut put: impl FnMut(&str)) {
+fn escaped(text: &str, mut put: impl FnMut(&str)) {
     let bytes = text.as_bytes();
     let mut start = 0;
     while let Some(at) = next_escape(bytes, start) {
