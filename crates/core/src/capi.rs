@@ -154,11 +154,12 @@ fn check(request: &AdmissionRequest) -> Result<&str, Error> {
     Ok(namespace)
 }
 
-/// Plans the metadata and in-place fields of one Cluster API object (its
-/// [`needs`] read into `reads`) into `plan`, and returns what it reports,
+/// The second half of the stage's door: plans the metadata and in-place
+/// fields of one Cluster API object (its [`needs`] read into `reads`) into
+/// `plan`, and returns what it reports,
 /// or why it rejects the object; with it, when `traced` asks, what it
 /// decided ([`Trace`]), up to the rejection if there is one.
-pub(crate) fn propagate<'r>(
+pub(crate) fn decide<'r>(
     request: &'r AdmissionRequest,
     located: Located<'_>,
     settings: &CapiSettings,
@@ -181,16 +182,16 @@ pub(crate) fn propagate<'r>(
         fields: Vec::new(),
         node_sync: None,
     };
-    let reported = decide(request, settings, plan, &mut trace, traced);
+    let reported = plan_flows(request, settings, plan, &mut trace, traced);
     StageReport {
         reported,
         trace: traced.then_some(trace),
     }
 }
 
-/// [`propagate`] once the parent is resolved (`trace.resolved`): records
+/// [`decide`] once the parent is resolved (`trace.resolved`): records
 /// into `trace` what it decides when `traced` asks.
-fn decide<'r>(
+fn plan_flows<'r>(
     request: &'r AdmissionRequest,
     settings: &CapiSettings,
     plan: &mut Plan,

@@ -18,14 +18,12 @@ use crate::explain::Explanation;
 use crate::lookup::Lookup;
 use crate::outcome::Outcome;
 use crate::plan::Plan;
-use crate::reads::Reads;
+use crate::reads::{Reads, StageNeeds, read_all};
 use crate::request::AdmissionRequest;
 use crate::settings::Settings;
 use crate::stage_report::Reported;
-use crate::tags::covering_row::Covered;
-use crate::tags::targets::Target;
 use crate::{capi, deviations, tags};
-use decision_trace::{Passed, Trace};
+use decision_trace::Trace;
 
 /// Decides one admission request. Pure apart from `lookup`.
 ///
@@ -76,115 +74,98 @@ fn decide<'r>(
 ) -> (Outcome, Trace<'r>) {
     let mut trace = Trace::new(traced);
     if route == Route::NotActedOn || !request.object.is_object() {
-        trace.passed = traced.then_some(Passed::NotActedOn);
+        trace.not_acted_on = traced;
         return (not_acted_on(&request.kind, &request.operation), trace);
     }
-    let target = match tags::row_for(request, &settings.tags) {
-        Covered::Row(target) => Some(target),
-        Covered::Untagged => {
-            trace.passed = traced.then_some(Passed::Untagged);
-            return (Outcome::allow(), trace);
-        }
-        Covered::Not if route == Route::CloudTags => {
-            trace.passed = traced.then_some(Passed::NotAComposite);
-            let warning = tags::composite::not_a_composite_resource(&request.kind);
-            let outcome = Outcome {
-                warnings: vec![warning],
-                ..Outcome::allow()
-            };
-            return (outcome, trace);
-        }
-        Covered::Not => None,
+    let outcome = decide_write(request, route, settings, lookup, &mut trace);
+    let (outcome, refuses) = match outcome {
+        Ok((outcome, refuses)) => (outcome, refuses),
+        Err(error) => (error.into_outcome(), true),
     };
-    let refuses = target.is_none_or(|target| target.deviation_refuses(&request.operation));
-    let outcome = decide_write(request, route, target, settings, lookup, &mut trace)
-        .unwrap_or_else(Error::into_outcome);
     (
         deviations::enforce(outcome, settings.mode(), refuses),
         trace,
     )
 }
 
-/// The decision on a write the policy acts on, over one plan: each stage
-/// names what it reads ([`needs`]), everything is read ([`read`]), the
-/// CAPI stage plans the parents' metadata and in-place fields, then the
-/// tags stage the object's cloud tags over the metadata as planned. Each
-/// stage's record goes into `trace` as it returns, so a later stage's
-/// rejection keeps what came before.
+/// The decision on a write the policy acts on, over one plan, through each
+/// stage's door: each names what it reads ([`needs`]), everything is read
+/// once ([`read_all`]), then the CAPI stage plans the parents' metadata and
+/// in-place fields, and the tags stage the object's cloud tags over the
+/// metadata as planned. Each stage's record goes into `trace` as it
+/// returns, so a later stage's rejection keeps what came before. With the
+/// outcome, whether validate mode refuses its deviations.
 fn decide_write<'r>(
     request: &'r AdmissionRequest,
     route: Route,
-    target: Option<Target>,
     settings: &'r Settings,
     lookup: &dyn Lookup,
     trace: &mut Trace<'r>,
-) -> Result<Outcome, Error> {
-    let (mut capi_needs, tag_needs) = needs(request, route, target, settings)?;
-    let mut reads = read(lookup, capi_needs.as_mut(), &tag_needs);
+) -> Result<(Outcome, bool), Error> {
+    let (mut capi_needs, mut tag_needs) = needs(request, route, settings)?;
+    let mut reads = read(lookup, &mut capi_needs, &mut tag_needs);
     let mut plan = Plan::default();
-    let traced = trace.wanted;
-    let (capi_section, tag_section) = (&settings.capi, &settings.tags);
     let mut capi = Reported::default();
     if let Some(needs) = capi_needs {
-        let report = capi::propagate(request, needs, capi_section, &mut reads, &mut plan, traced);
+        let report = capi::decide(
+            request,
+            needs,
+            &settings.capi,
+            &mut reads,
+            &mut plan,
+            trace.wanted,
+        );
         trace.capi = report.trace;
         capi = report.reported?;
     }
-    let mut warnings = Vec::new();
+    let mut tags = Reported::default();
     if let Some(needs) = tag_needs {
-        let report = tags::stamp(needs, request, tag_section, &mut reads, &mut plan, traced);
+        let report = tags::decide(
+            request,
+            needs,
+            &settings.tags,
+            &mut reads,
+            &mut plan,
+            trace.wanted,
+        );
         trace.tags = report.trace;
-        warnings = report.reported?.warnings;
+        tags = report.reported?;
     }
+    let mut warnings = tags.warnings;
     warnings.append(&mut capi.warnings);
-    Ok(Outcome {
+    let outcome = Outcome {
         warnings,
         audit_annotations: capi.audit_annotations,
         ..Outcome::with_plan(plan)
-    })
+    };
+    Ok((outcome, !(capi.deviation_warns || tags.deviation_warns)))
 }
 
 /// What each stage reads, named before any look-up, after what it reads
-/// of the object itself (an object at fault is refused before a look-up).
+/// of the object itself (an object at fault is refused before a look-up):
+/// the CAPI rules' for an object routed to them, the tags' for an object
+/// a row of the tag table covers (or routed to the tags).
 fn needs<'r>(
     request: &'r AdmissionRequest,
     route: Route,
-    target: Option<Target>,
     settings: &Settings,
 ) -> Result<(Option<capi::Located<'r>>, Option<tags::TagNeeds<'r>>), Error> {
     let capi = (route == Route::Capi).then(|| capi::needs(request, &settings.capi));
-    let tags = target.map(|target| tags::needs(target, request));
-    Ok((capi.transpose()?, tags.transpose()?))
+    let capi = capi.transpose()?;
+    Ok((capi, tags::needs(request, &settings.tags)?))
 }
 
-/// Reads what the stages need, each object once, through the union of the
-/// masks of the readers that name it ([`Reads`]), in the order the stages
-/// use them: the parent (or Cluster) the CAPI rule reads first, the
-/// ClusterClass that Cluster names, then the Cluster the tags start from,
-/// unless it was read with the first. Nothing after this calls the host.
+/// Reads what the stages need ([`read_all`]): each object once, through
+/// the union of the masks of the stages that name it.
 fn read(
     lookup: &dyn Lookup,
-    capi: Option<&mut capi::Located<'_>>,
-    tags: &Option<tags::TagNeeds<'_>>,
+    capi: &mut Option<capi::Located<'_>>,
+    tags: &mut Option<tags::TagNeeds<'_>>,
 ) -> Reads {
-    let mut reads = Reads::default();
-    let cluster_projection = tags::cluster::projection();
-    let tags_cluster = (tags.as_ref().and_then(tags::TagNeeds::source))
-        .map(|cluster| (cluster, &cluster_projection));
-    let first = capi.as_deref().and_then(capi::Located::first_read);
-    let shared = first.zip(tags_cluster).is_some_and(|(a, b)| a.0 == b.0);
-    let first: Vec<_> = [first, tags_cluster.filter(|_| shared)]
-        .into_iter()
-        .flatten()
-        .collect();
-    reads.read(lookup, &first);
-    let class = capi.and_then(|l| l.second_read(&reads));
-    let second: Vec<_> = [class, tags_cluster.filter(|_| !shared)]
-        .into_iter()
-        .flatten()
-        .collect();
-    reads.read(lookup, &second);
-    reads
+    let capi = capi.as_mut().map(|needs| needs as &mut dyn StageNeeds);
+    let tags = tags.as_mut().map(|needs| needs as &mut dyn StageNeeds);
+    let mut stages: Vec<_> = capi.into_iter().chain(tags).collect();
+    read_all(lookup, &mut stages)
 }
 
 /// Makes the look-ups [`evaluate`] makes for `request` (its parents, the
@@ -205,11 +186,7 @@ pub(crate) fn look_up(
     if route == Route::NotActedOn {
         return Ok(());
     }
-    let target = match tags::row_for(request, &settings.tags) {
-        Covered::Row(target) => Some(target),
-        Covered::Untagged | Covered::Not => None,
-    };
-    let (mut capi, tags) = needs(request, route, target, settings)?;
-    read(lookup, capi.as_mut(), &tags);
+    let (mut capi, mut tags) = needs(request, route, settings)?;
+    read(lookup, &mut capi, &mut tags);
     Ok(())
 }

@@ -21,6 +21,34 @@ use serde_json::Value;
 /// One reader's need: the object and what of it the reader reads.
 pub(crate) type Need<'n> = (&'n ObjectRef, &'n Projection<'static>);
 
+/// What a stage reads of the cluster before it decides, in two rounds: the
+/// object the request itself names (a parent, a Cluster, a composite
+/// resource), then one named by what that answered (the ClusterClass a
+/// Cluster names). The decision reads every stage's first round, then
+/// every stage's second, so an object two stages name is read once.
+pub(crate) trait StageNeeds {
+    /// The object the request names, if the stage reads one.
+    fn first(&self) -> Option<Need<'_>>;
+
+    /// The object the first round's answers name, if the stage reads one.
+    fn then(&mut self, _reads: &Reads) -> Option<Need<'_>> {
+        None
+    }
+}
+
+/// Reads what `stages` need, each object once: every stage's first round,
+/// then every stage's second. Nothing after this calls the host.
+pub(crate) fn read_all(lookup: &dyn Lookup, stages: &mut [&mut dyn StageNeeds]) -> Reads {
+    let mut reads = Reads::default();
+    let first: Vec<_> = stages.iter().filter_map(|stage| stage.first()).collect();
+    reads.read(lookup, &first);
+    let then: Vec<_> = (stages.iter_mut())
+        .filter_map(|stage| stage.then(&reads))
+        .collect();
+    reads.read(lookup, &then);
+    reads
+}
+
 /// The answers to a request's look-ups, each object read once.
 #[derive(Default)]
 pub(crate) struct Reads {

@@ -12,6 +12,10 @@ pub(crate) struct Reported {
     pub(crate) warnings: Vec<String>,
     /// Audit annotations (a Machine's Node sync).
     pub(crate) audit_annotations: BTreeMap<String, String>,
+    /// Validate mode reports the stage's deviations as a warning instead
+    /// of refusing the request: a managed resource's UPDATE, which
+    /// Crossplane's provider makes and which must never be refused.
+    pub(crate) deviation_warns: bool,
 }
 
 /// A stage's answer: what it reports, or why it rejects the object, and,

@@ -43,16 +43,17 @@ use crate::fields::{self, FieldError, StringMap};
 use crate::labels_annotation;
 use crate::plan::Plan;
 use crate::reads::Reads;
-use crate::request::AdmissionRequest;
+use crate::request::{AdmissionRequest, GroupVersionKind};
 use crate::stage_report::{Reported, StageReport};
 use cluster::ClusterFound;
-use covering_row::Covered;
+pub(crate) use covering_row::object_paths;
 use decision::Inputs;
 use field::Owned;
 use label_set::{LabelSet, Layer, Source};
 use profile::{GENERIC, Origin, TagProfile};
 use serde_json::{Map, Value};
-pub(crate) use tag_needs::{TagNeeds, Tagging, needs};
+use tag_needs::Tagging;
+pub(crate) use tag_needs::{TagNeeds, needs};
 use tag_needs::{adopted, own_reference, parse_labels_annotation};
 use tagging_trace::Tagged;
 pub(crate) use tagging_trace::Trace;
@@ -66,13 +67,11 @@ pub(crate) use tag_annotations::{ANNOTATIONS, LABELS};
 pub(crate) use tag_settings::CloudTagSettings;
 pub(crate) use tag_settings::{DEFAULT_PROVIDER_SEGMENTS, RawCloudTagSettings, TagSettings};
 
-/// What the tag table says of `request` ([`covering_row::row_for`]), with the
-/// infrastructure rows in force when `cloudTags.capiInfrastructure` is on
-/// and the managed-resource rows when `cloudTags.managedResources` turns a
-/// family on.
-pub(crate) fn row_for(request: &AdmissionRequest, settings: &TagSettings) -> Covered {
-    let managed = settings.managed_resources();
-    covering_row::row_for(request, settings.capi_infrastructure(), managed)
+/// The managed-resource row a request of `kind` would be covered by, when
+/// `cloudTags.managedResources` makes one for it, known before the object
+/// is read: what the object's projection, and its old object's, keep for it.
+pub(crate) fn managed_row(kind: &GroupVersionKind, settings: &TagSettings) -> Option<Target> {
+    covering_row::managed_row_for_kind(kind, settings.managed_resources())
 }
 
 /// The second half of the stage's door: adds the tags decision of
@@ -80,23 +79,33 @@ pub(crate) fn row_for(request: &AdmissionRequest, settings: &TagSettings) -> Cov
 /// any), from what `needs` names, the Cluster taken from `reads`, and
 /// returns the skip warnings, or why it rejects the object; with them,
 /// when `trace` asks for it, what it decided ([`Trace`]).
-pub(crate) fn stamp<'s>(
-    needs: TagNeeds<'_>,
+pub(crate) fn decide<'s>(
     request: &AdmissionRequest,
+    needs: TagNeeds<'_>,
     settings: &'s TagSettings,
     reads: &mut Reads,
     plan: &mut Plan,
     trace: bool,
 ) -> StageReport<Trace<'s>> {
+    let mut deviation_warns = false;
     let decided = match needs {
+        TagNeeds::NotAComposite => {
+            let warning = composite::not_a_composite_resource(&request.kind);
+            Ok((vec![warning], trace.then_some(Trace::NotAComposite)))
+        }
+        TagNeeds::Untagged => Ok((Vec::new(), trace.then_some(Trace::Untagged))),
         TagNeeds::Adopted => Ok((Vec::new(), trace.then_some(Trace::Adopted))),
         TagNeeds::LeftAlone(why) => Ok((Vec::new(), trace.then_some(Trace::LeftAlone(why)))),
-        TagNeeds::Tagging(tagging) => decide(*tagging, request, settings, reads, plan, trace),
+        TagNeeds::Tagging(tagging) => {
+            deviation_warns = !tagging.target.deviation_refuses(&request.operation);
+            tag(*tagging, request, settings, reads, plan, trace)
+        }
     };
     match decided {
         Ok((warnings, trace)) => StageReport {
             reported: Ok(Reported {
                 warnings,
+                deviation_warns,
                 ..Reported::default()
             }),
             trace,
@@ -108,8 +117,8 @@ pub(crate) fn stamp<'s>(
     }
 }
 
-/// [`stamp`] for an object it tags.
-fn decide<'s>(
+/// [`decide`] for an object it tags.
+fn tag<'s>(
     tagging: Tagging<'_>,
     request: &AdmissionRequest,
     settings: &'s TagSettings,
@@ -122,6 +131,7 @@ fn decide<'s>(
         field,
         source,
     } = tagging;
+    let source = source.map(|(source, _)| source);
     let object = &request.object;
     let Some(current) = field else {
         return Ok((Vec::new(), trace.then_some(Trace::CreateOnly(target))));

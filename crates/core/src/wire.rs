@@ -18,7 +18,7 @@ use crate::projection::Projection;
 use crate::quote;
 use crate::request::GroupVersionKind;
 use crate::settings::Settings;
-use crate::tags::covering_row;
+use crate::tags;
 #[cfg(feature = "floor")]
 pub(crate) use payload::Object;
 pub(crate) use payload::decode_error;
@@ -151,7 +151,7 @@ fn old_read(old_object: &RawValue, kind: &GroupVersionKind, settings: &Settings)
         .cloud_tags()
         .is_ok_and(|cloud_tags| cloud_tags.prefixes_vary());
     let provider = settings.tags.provider_path();
-    let managed = covering_row::managed_row_for_kind(kind, settings.tags.managed_resources());
+    let managed = tags::managed_row(kind, &settings.tags);
     let paths: Vec<&[&str]> = (varies.then_some(&provider[..]).into_iter())
         .chain(managed.map(|row| row.field))
         .collect();

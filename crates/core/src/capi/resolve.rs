@@ -14,7 +14,7 @@ use crate::fields::{self, FieldError, StringMap};
 use crate::lookup::{LookupError, ObjectRef};
 use crate::owners;
 use crate::projection::Projection;
-use crate::reads::{Need, Reads};
+use crate::reads::{Need, Reads, StageNeeds};
 use crate::request::AdmissionRequest;
 use serde_json::Value;
 
@@ -48,14 +48,16 @@ pub(crate) struct TopologyRead<'r> {
     cluster: ObjectRef,
     projection: Projection<'static>,
     /// The ClusterClass the Cluster names, once the Cluster is read
-    /// ([`Located::second_read`]).
+    /// (its [`StageNeeds::then`]).
     class: Option<Result<Option<ObjectRef>, FieldError>>,
     class_projection: Projection<'static>,
 }
 
-impl Located<'_> {
+/// The CAPI stage's reads: the rule's parent (or the topology's Cluster),
+/// then the ClusterClass that Cluster names.
+impl StageNeeds for Located<'_> {
     /// The first look-up the rule makes: the object and its mask.
-    pub(crate) fn first_read(&self) -> Option<Need<'_>> {
+    fn first(&self) -> Option<Need<'_>> {
         match self {
             Located::NoRule => None,
             Located::Owner {
@@ -72,7 +74,7 @@ impl Located<'_> {
     /// namespace) names, if the Cluster was found and names one. What the
     /// Cluster says is kept, a malformed class reference too, for the rule
     /// to report.
-    pub(crate) fn second_read(&mut self, reads: &Reads) -> Option<Need<'_>> {
+    fn then(&mut self, reads: &Reads) -> Option<Need<'_>> {
         let Located::Topology(read) = self else {
             return None;
         };
@@ -228,9 +230,9 @@ fn resolve_topology(
     let Some(cluster) = read(reads, rule, cluster_ref.clone())? else {
         return Ok(Resolved::NotFound(rule, cluster_ref));
     };
-    // Named when the Cluster was read ([`Located::second_read`]). Named here
-    // only for a caller that skipped that step, and then taking the class
-    // from `reads` says it was never read.
+    // Named when the Cluster was read (`then`, which every read of the
+    // stage's needs runs); named again here only if it was not, and then
+    // taking the class from `reads` says it was never read.
     let class_ref = class
         .unwrap_or_else(|| {
             let namespace = cluster.reference.namespace.as_deref().unwrap_or_default();

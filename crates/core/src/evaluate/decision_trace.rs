@@ -13,26 +13,14 @@ pub(super) struct Trace<'r> {
     /// Whether the caller asked for the record: the stages keep theirs
     /// only then.
     pub(super) wanted: bool,
-    /// Set when the request was allowed before any stage ran.
-    pub(super) passed: Option<Passed>,
+    /// Allowed before any stage ran: not a write, not an object, or a
+    /// kind no stage acts on (its warnings are the outcome's).
+    pub(super) not_acted_on: bool,
     /// The CAPI stage's decisions.
     pub(super) capi: Option<capi::Trace<'r>>,
     /// The tags stage's decisions (or, for an adopted object whose tag
     /// field could not be read, that it was left as submitted).
     pub(super) tags: Option<tags::Trace<'r>>,
-}
-
-/// Why a request was allowed before any stage ran; its warnings are the
-/// outcome's.
-pub(super) enum Passed {
-    /// Not a write, not an object, or a kind no rule acts on.
-    NotActedOn,
-    /// A kind outside Cluster API's groups without a composite resource's
-    /// shape.
-    NotAComposite,
-    /// An object of a managed-resource family the settings turn on that
-    /// has no tag field.
-    Untagged,
 }
 
 impl Trace<'_> {
@@ -50,7 +38,7 @@ impl Trace<'_> {
     /// gets its warning only.
     pub(super) fn render(self, request: &AdmissionRequest, outcome: &Outcome) -> Explanation {
         let mut explanation = Explanation::default();
-        if let Some(Passed::NotActedOn) = self.passed {
+        if self.not_acted_on {
             if !request.is_write() {
                 explanation.notes.push(format!(
                     "{} requests are allowed unchanged",
@@ -62,13 +50,6 @@ impl Trace<'_> {
                     request.kind.kind
                 ));
             }
-        }
-        if let Some(Passed::Untagged) = self.passed {
-            explanation.notes.push(format!(
-                "{} ({}) is of a managed-resource family cloudTags.managedResources turns on, \
-                 but has no tag field in the catalogue or the settings: allowed unchanged",
-                request.kind.kind, request.kind.group
-            ));
         }
         if let Some(trace) = self.capi {
             capi::render(trace, &request.object, &mut explanation);

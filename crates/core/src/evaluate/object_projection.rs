@@ -5,8 +5,8 @@ use super::route::Route;
 use crate::projection::Projection;
 use crate::request::GroupVersionKind;
 use crate::settings::Settings;
+use crate::tags;
 use crate::tags::DEFAULT_PROVIDER_SEGMENTS;
-use crate::tags::{self, covering_row, targets::ProfileChoice};
 use crate::{capi, fields};
 
 /// What every route reads of an object's metadata. `managedFields`, the
@@ -36,9 +36,7 @@ pub(crate) fn object_projection<'s>(
         _ => Vec::new(),
     };
     let managed = match route {
-        Route::CloudTags => {
-            covering_row::managed_row_for_kind(kind, settings.tags.managed_resources())
-        }
+        Route::CloudTags => tags::managed_row(kind, &settings.tags),
         _ => None,
     };
     let mut projection =
@@ -67,8 +65,7 @@ pub(crate) fn default_projection_covers(
 ) -> bool {
     route != Route::CloudTags
         || (settings.tags.provider_path_is_default()
-            && covering_row::managed_row_for_kind(kind, settings.tags.managed_resources())
-                .is_none())
+            && tags::managed_row(kind, &settings.tags).is_none())
 }
 
 /// What [`crate::wire`] splits the object through while it reads the
@@ -99,18 +96,9 @@ fn projection_with<'s>(
             paths
         }
         // Only what the tags read: the labels and the label-set annotation.
-        Route::CloudTags => vec![tags::LABELS, tags::ANNOTATIONS],
+        Route::CloudTags => vec![fields::LABELS, fields::ANNOTATIONS],
     };
-    // What every row that may cover the kind reads: its tag field, what
-    // tells its objects apart, and the provider where it picks the profile.
-    for row in covering_row::rows_for_kind(kind, capi_infrastructure) {
-        for path in row.reads() {
-            paths.push(path);
-        }
-        if row.profile == ProfileChoice::Provider {
-            paths.push(provider);
-        }
-    }
+    paths.extend(tags::object_paths(kind, capi_infrastructure, provider));
     Projection::of(&paths)
 }
 

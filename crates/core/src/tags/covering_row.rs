@@ -94,6 +94,27 @@ pub(crate) fn managed_row_for_kind(
     }
 }
 
+/// What the tags read of an object of `kind` itself, known before the
+/// object is read: for every row that may cover it ([`rows_for_kind`]),
+/// its tag field and what tells its objects apart, and `provider` where
+/// the row picks its profile by the provider.
+pub(crate) fn object_paths<'a, 'p>(
+    kind: &GroupVersionKind,
+    capi_infrastructure: bool,
+    provider: &'a [&'p str],
+) -> Vec<&'a [&'p str]> {
+    let mut paths: Vec<&'a [&'p str]> = Vec::new();
+    for row in rows_for_kind(kind, capi_infrastructure) {
+        for path in row.reads() {
+            paths.push(path);
+        }
+        if row.profile == ProfileChoice::Provider {
+            paths.push(provider);
+        }
+    }
+    paths
+}
+
 /// The rows that may cover a request of `kind`, known before its object is
 /// read: what the object's projection keeps for them.
 pub(crate) fn rows_for_kind(

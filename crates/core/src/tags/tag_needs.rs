@@ -3,19 +3,31 @@
 //! how messages name the object.
 
 use super::cluster;
+use super::covering_row::{self, Covered};
 use super::field::{self, Current};
 use super::label_set::{LabelSet, Layer, Source};
 use super::managed_resource::{self, LeftAlone};
 use super::tag_annotations::{ANNOTATIONS, LABELS, LABELS_ANNOTATION, ORIGIN_LABEL};
+use super::tag_settings::TagSettings;
 use super::targets::{LabelSource, Target};
 use crate::error::Error;
 use crate::fields::{self, FieldError, FieldPath, StringMap};
+use crate::kinds::is_capi_group;
 use crate::labels_annotation;
 use crate::lookup::ObjectRef;
+use crate::projection::Projection;
+use crate::reads::{Need, StageNeeds};
 use crate::request::AdmissionRequest;
 
 /// What the tags stage needs of a request, named before any look-up.
 pub(crate) enum TagNeeds<'o> {
+    /// No row of the tag table covers the object, but it came to the
+    /// tags, not to the CAPI rules: allowed unchanged, with a warning
+    /// naming its kind.
+    NotAComposite,
+    /// An object of a managed-resource family the settings turn on that
+    /// has no tag field: allowed unchanged, without a warning.
+    Untagged,
     /// Left as submitted: an adopted object whose tag field cannot be read
     /// ([`left_as_submitted`]).
     Adopted,
@@ -27,24 +39,45 @@ pub(crate) enum TagNeeds<'o> {
     Tagging(Box<Tagging<'o>>),
 }
 
-impl TagNeeds<'_> {
-    /// The object whose label set the tags start from (a Cluster, a
-    /// composite resource), when they read one.
-    pub(crate) fn source(&self) -> Option<&ObjectRef> {
+/// The tags stage's one read: the object whose label set the tags start
+/// from (a Cluster, a composite resource), masked to that label set.
+impl StageNeeds for TagNeeds<'_> {
+    fn first(&self) -> Option<Need<'_>> {
         match self {
-            TagNeeds::Tagging(tagging) => tagging.source.as_ref(),
-            TagNeeds::Adopted | TagNeeds::LeftAlone(_) => None,
+            TagNeeds::Tagging(tagging) => {
+                (tagging.source.as_ref()).map(|(source, mask)| (source, mask))
+            }
+            _ => None,
         }
     }
 }
 
-/// The first half of the stage's door: what the tags of `request`, of row
-/// `target`, read of the object and of the cluster. The tag field is read
-/// here, before any look-up: a field of the wrong shape, the object's
+/// The first half of the stage's door: what the tags of `request` read of
+/// the object and of the cluster, from the row of the tag table that
+/// covers it ([`covering_row::row_for`]: the infrastructure rows in force
+/// when `cloudTags.capiInfrastructure` is on, the managed-resource rows
+/// when `cloudTags.managedResources` turns a family on), or `None` for a
+/// Cluster API object no row covers, which the tags leave to the CAPI
+/// rules.
+pub(crate) fn needs<'r>(
+    request: &'r AdmissionRequest,
+    settings: &TagSettings,
+) -> Result<Option<TagNeeds<'r>>, Error> {
+    let managed = settings.managed_resources();
+    match covering_row::row_for(request, settings.capi_infrastructure(), managed) {
+        Covered::Row(target) => needs_of_row(target, request).map(Some),
+        Covered::Untagged => Ok(Some(TagNeeds::Untagged)),
+        Covered::Not if is_capi_group(&request.kind.group) => Ok(None),
+        Covered::Not => Ok(Some(TagNeeds::NotAComposite)),
+    }
+}
+
+/// What the tags of `request`, of row `target`, read. The tag field is
+/// read here, before any look-up: a field of the wrong shape, the object's
 /// fault, is refused with 400 rather than after a look-up that may fail
 /// retryably (500). Whatever its tag field holds, an adopted object is
 /// left as submitted.
-pub(crate) fn needs(target: Target, request: &AdmissionRequest) -> Result<TagNeeds<'_>, Error> {
+fn needs_of_row(target: Target, request: &AdmissionRequest) -> Result<TagNeeds<'_>, Error> {
     let composing = match target.labels {
         LabelSource::ComposingResource => {
             match managed_resource::composing_resource(&request.object, own_namespace(request)) {
@@ -68,6 +101,7 @@ pub(crate) fn needs(target: Target, request: &AdmissionRequest) -> Result<TagNee
         Some(xr) => Some(xr),
         None => cluster_reference(&target, request)?,
     };
+    let source = source.map(|source| (source, cluster::projection()));
     Ok(TagNeeds::Tagging(Box::new(Tagging {
         target,
         field,
@@ -125,7 +159,7 @@ fn read_field<'o>(
 pub(crate) struct Tagging<'o> {
     pub(super) target: Target,
     pub(super) field: Option<Current<'o>>,
-    pub(super) source: Option<ObjectRef>,
+    pub(super) source: Option<(ObjectRef, Projection<'static>)>,
 }
 
 /// The Cluster `stamp` reads for `request` (`None`: it reads none),

@@ -10,6 +10,10 @@ use crate::tags::profile::{Origin, TagProfile};
 
 /// How the stage ended for one object.
 pub(crate) enum Trace<'s> {
+    /// Not a composite resource, nor of any row: see the warning.
+    NotAComposite,
+    /// Of a managed-resource family turned on, with no tag field.
+    Untagged,
     /// An UPDATE of a row tagged on CREATE only: the tags are left as
     /// they are.
     CreateOnly(Target),

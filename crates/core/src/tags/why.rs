@@ -15,6 +15,12 @@ use crate::tags::profile::{Origin, TagProfile};
 /// `explain`.
 pub(crate) fn render(trace: Trace<'_>, request: &AdmissionRequest, explain: &mut Explanation) {
     match trace {
+        Trace::NotAComposite => {}
+        Trace::Untagged => explain.notes.push(format!(
+            "{} ({}) is of a managed-resource family cloudTags.managedResources turns on, \
+             but has no tag field in the catalogue or the settings: allowed unchanged",
+            request.kind.kind, request.kind.group
+        )),
         Trace::CreateOnly(target) => {
             if let Some(profile) = target.profile_name() {
                 explain.notes.push(format!(
