@@ -18,7 +18,7 @@ use crate::explain::Explanation;
 use crate::lookup::Lookup;
 use crate::outcome::Outcome;
 use crate::plan::Plan;
-use crate::reads::{Reads, StageNeeds, read_all};
+use crate::reads::read_all;
 use crate::request::AdmissionRequest;
 use crate::settings::Settings;
 use crate::stage_report::Reported;
@@ -103,7 +103,7 @@ fn decide_write<'r>(
     trace: &mut Trace<'r>,
 ) -> Result<(Outcome, bool), Error> {
     let (mut capi_needs, mut tag_needs) = needs(request, route, settings)?;
-    let mut reads = read(lookup, &mut capi_needs, &mut tag_needs);
+    let mut reads = read_all(lookup, &mut capi_needs, &mut tag_needs);
     let mut plan = Plan::default();
     let mut capi = Reported::default();
     if let Some(needs) = capi_needs {
@@ -155,22 +155,9 @@ fn needs<'r>(
     Ok((capi, tags::needs(request, &settings.tags)?))
 }
 
-/// Reads what the stages need ([`read_all`]): each object once, through
-/// the union of the masks of the stages that name it.
-fn read(
-    lookup: &dyn Lookup,
-    capi: &mut Option<capi::Located<'_>>,
-    tags: &mut Option<tags::TagNeeds<'_>>,
-) -> Reads {
-    let capi = capi.as_mut().map(|needs| needs as &mut dyn StageNeeds);
-    let tags = tags.as_mut().map(|needs| needs as &mut dyn StageNeeds);
-    let mut stages: Vec<_> = capi.into_iter().chain(tags).collect();
-    read_all(lookup, &mut stages)
-}
-
 /// Makes the look-ups [`evaluate`] makes for `request` (its parents, the
 /// Cluster its tags start from, a managed resource's composite resource),
-/// through the same `needs` and `read`,
+/// through the same `needs` and `read_all`,
 /// with the same field masks, deciding nothing (an object `needs` refuses
 /// is looked up for nothing, as by the policy). The look-up floor (the
 /// `floor` feature) runs only this, so the policy over that floor is what
@@ -187,6 +174,6 @@ pub(crate) fn look_up(
         return Ok(());
     }
     let (mut capi, mut tags) = needs(request, route, settings)?;
-    read(lookup, &mut capi, &mut tags);
+    read_all(lookup, &mut capi, &mut tags);
     Ok(())
 }

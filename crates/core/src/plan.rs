@@ -171,18 +171,35 @@ impl MapEdit {
     /// [`MapEdit::upsert`] for desired entries that come sorted by key,
     /// each key once, as owned strings (the transform's tags): moved into
     /// the map they become, built once.
+    ///
+    /// Tag keys share long prefixes, so the comparisons are the cost. A
+    /// map built from a list sorts it and compares neighbours for repeats:
+    /// two comparisons a key. Up to one node of the map's tree, the keys
+    /// are inserted from the last instead, each then sorting first: one
+    /// comparison a key. Past that, inserting at the front splits nodes
+    /// half empty, and the list is built in bulk.
     pub(crate) fn upsert_sorted(
         path: &'static [&'static str],
         current: &StringMap<'_>,
         desired: Vec<(String, String)>,
     ) -> Self {
+        /// The keys of one node of `BTreeMap`'s tree (its `CAPACITY`).
+        const ONE_NODE: usize = 11;
         let mut edit = Self::new(path);
-        let set = desired
-            .into_iter()
-            .filter(|(key, value)| current.is_empty() || edit.must_set(current, key, value));
-        edit.set = set
-            .map(|(key, value)| (key, Value::String(value)))
-            .collect();
+        let one_node = desired.len() <= ONE_NODE;
+        let set = (desired.into_iter())
+            .filter(|(key, value)| current.is_empty() || edit.must_set(current, key, value))
+            .map(|(key, value)| (key, Value::String(value)));
+        let map = if one_node {
+            let mut map = Map::new();
+            for (key, value) in set.rev() {
+                map.insert(key, value);
+            }
+            map
+        } else {
+            set.collect()
+        };
+        edit.set = map;
         edit
     }
 

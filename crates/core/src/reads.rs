@@ -36,15 +36,24 @@ pub(crate) trait StageNeeds {
     }
 }
 
-/// Reads what `stages` need, each object once: every stage's first round,
-/// then every stage's second. Nothing after this calls the host.
-pub(crate) fn read_all(lookup: &dyn Lookup, stages: &mut [&mut dyn StageNeeds]) -> Reads {
+/// Reads what the two stages need, each object once: both stages' first
+/// round, then both stages' second. Nothing after this calls the host.
+/// Generic rather than over `dyn` stages: a fresh instance pays for the
+/// first call through each entry of a function table.
+pub(crate) fn read_all<A: StageNeeds, B: StageNeeds>(
+    lookup: &dyn Lookup,
+    a: &mut Option<A>,
+    b: &mut Option<B>,
+) -> Reads {
     let mut reads = Reads::default();
-    let first: Vec<_> = stages.iter().filter_map(|stage| stage.first()).collect();
+    let first = [a.as_ref().and_then(A::first), b.as_ref().and_then(B::first)];
+    let first: Vec<_> = first.into_iter().flatten().collect();
     reads.read(lookup, &first);
-    let then: Vec<_> = (stages.iter_mut())
-        .filter_map(|stage| stage.then(&reads))
-        .collect();
+    let then = [
+        a.as_mut().and_then(|a| a.then(&reads)),
+        b.as_mut().and_then(|b| b.then(&reads)),
+    ];
+    let then: Vec<_> = then.into_iter().flatten().collect();
     reads.read(lookup, &then);
     reads
 }

@@ -58,16 +58,20 @@ impl<'s> Layer<'s> {
     }
 
     /// The entries, in the order the source keeps them (key order, unless
-    /// a serde_json map is built with its `preserve_order` feature).
-    fn entries(self) -> Box<dyn Iterator<Item = (&'s str, &'s str)> + 's> {
-        match self {
-            Layer::Object(map) => Box::new(
-                map.iter()
-                    .map(|(key, value)| (key.as_str(), value.as_str().unwrap_or_default())),
-            ),
-            Layer::Map(map) => Box::new(map.iter().map(|(key, value)| (*key, *value))),
-            Layer::Annotation(entries) => Box::new(entries.iter()),
-        }
+    /// a serde_json map is built with its `preserve_order` feature). One
+    /// iterator type for the three sources, not a boxed one: a fresh
+    /// instance pays for its first call through a function table.
+    fn entries(self) -> impl Iterator<Item = (&'s str, &'s str)> + 's {
+        let (object, map, annotation) = match self {
+            Layer::Object(object) => (Some(object), None, None),
+            Layer::Map(map) => (None, Some(map), None),
+            Layer::Annotation(entries) => (None, None, Some(entries)),
+        };
+        let object = (object.into_iter().flatten())
+            .map(|(key, value)| (key.as_str(), value.as_str().unwrap_or_default()));
+        let map = (map.into_iter().flatten()).map(|(key, value)| (*key, *value));
+        let annotation = annotation.into_iter().flat_map(|entries| entries.iter());
+        object.chain(map).chain(annotation)
     }
 
     fn keys(self) -> impl Iterator<Item = &'s str> {
