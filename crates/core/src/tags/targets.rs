@@ -2,7 +2,7 @@
 //! Crossplane composite resource's row ([`COMPOSITE_RESOURCE`], told by
 //! the object's shape) and one row per CAPI infrastructure kind
 //! (docs/infrastructure-tags.md). `row_for` picks a request's row,
-//! and every row goes through the one tag decision (`tags::stamp`); what
+//! and every row goes through the one tag decision (`tags::decide`); what
 //! differs between kinds is data here, never a question of which row it is.
 //!
 //! The infrastructure rows follow how each provider spreads tags. CAPA, CAPZ and CAPG merge
