@@ -47,7 +47,10 @@ impl StageNeeds for TagNeeds<'_> {
             TagNeeds::Tagging(tagging) => {
                 (tagging.source.as_ref()).map(|(source, mask)| (source, mask))
             }
-            _ => None,
+            TagNeeds::NotAComposite
+            | TagNeeds::Untagged
+            | TagNeeds::Adopted
+            | TagNeeds::LeftAlone(_) => None,
         }
     }
 }
