@@ -3,7 +3,7 @@
 //! docs/cloud-tags.md) and for a CAPI infrastructure object (its provider's
 //! field; docs/infrastructure-tags.md) alike.
 //!
-//! One decision over one table ([`targets`]): `stamp` *resolves* the label
+//! One decision over one table ([`targets`]): `decide` *resolves* the label
 //! set and the profile the row names (a malformed source rejects: "a
 //! resolve failure fails"), *transforms* the opted-in labels under the
 //! profile (a skip never fails), *stamps* the tag field and the skip

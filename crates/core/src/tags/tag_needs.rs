@@ -114,7 +114,7 @@ fn needs_of_row(target: Target, request: &AdmissionRequest) -> Result<TagNeeds<'
 
 /// Whether `request`'s object is left exactly as submitted: its row honours
 /// `platform/origin: adopted` and the object's own label set (its labels,
-/// under its label-set annotation) says so (`adopted`). [`super::stamp`] asks
+/// under its label-set annotation) says so (`adopted`). [`super::decide`] asks
 /// the same of the whole label set it builds; this is asked only when the tag
 /// field cannot be read, so that an adopted object is never refused for
 /// its tags.
@@ -165,7 +165,7 @@ pub(crate) struct Tagging<'o> {
     pub(super) source: Option<(ObjectRef, Projection<'static>)>,
 }
 
-/// The Cluster `stamp` reads for `request` (`None`: it reads none),
+/// The Cluster `decide` reads for `request` (`None`: it reads none),
 /// named once, before any look-up, so that one read of it can serve the
 /// read with the CAPI stage. Named from the object's labels as submitted:
 /// the label naming the Cluster is CAPI bookkeeping, which the metadata
