@@ -222,3 +222,75 @@ fn input_that_is_not_utf8_is_refused_naming_the_byte() {
         "{reply}"
     );
 }
+
+/// A map the object lacks (a new tag field) is written from the plan's
+/// entries, never built as a map: where applying the plan and writing the
+/// object would put it, among the members the object gained, in key order;
+/// a map under a parent the object lacks is applied, creating the parent.
+#[test]
+fn a_new_map_is_written_where_applying_the_plan_puts_it() {
+    use metadata_propagation_core::plan::{Edit, FieldEdit, MapEdit, Plan};
+    use metadata_propagation_core::projection::Projection;
+
+    let text = br#"{"metadata": {"labels": {"a": "1"}}, "spec": {"x": 1,
+        "parameters": {"provider": "aws"}}, "status": {"s": {}}}"#;
+    let map = |path, set: &[(&str, &str)]| Edit::Map(MapEdit::written(path, set, &[]));
+    let plan = Plan {
+        edits: vec![
+            map(&["metadata", "labels"], &[("b", "2")]),
+            map(&["spec", "cloudTags"], &[("k\"1", "v1"), ("k2", "v\u{1}")]),
+            Edit::Field(FieldEdit {
+                path: &["spec", "mmm"],
+                entry: None,
+                value: json!(1),
+                was: None,
+                source: String::new(),
+            }),
+            map(&["spec", "aaa"], &[("a", "1")]),
+            map(&["spec", "zzz"], &[("z", "1")]),
+            map(&["spec", "nnn", "inner"], &[("i", "1")]),
+        ],
+    };
+    let projection = Projection::of(&[
+        &["metadata", "labels"],
+        &["spec", "cloudTags"],
+        &["spec", "parameters", "provider"],
+        &["spec", "aaa"],
+        &["spec", "mmm"],
+        &["spec", "zzz"],
+        &["spec", "nnn"],
+    ]);
+    let (object, shape) = projection.split(text).unwrap();
+
+    let mut left = plan.clone();
+    assert_eq!(
+        left.clone()
+            .apply_leaving(&mut object.clone(), |parent| shape.writes_into(parent))
+            .len(),
+        3,
+        "spec's three new maps are left for the writer, not one under a parent it lacks"
+    );
+    let mut written = Vec::new();
+    wire::write_split(
+        std::mem::take(&mut left),
+        object.clone(),
+        &shape,
+        &mut written,
+    )
+    .unwrap();
+
+    let mut applied = object;
+    let edited: Vec<&[&str]> = plan.edits.iter().map(Edit::path).collect();
+    plan.apply_owned(&mut applied);
+    let mut expected = Vec::new();
+    shape.write(&applied, &edited, &[], &mut expected).unwrap();
+
+    let written = String::from_utf8(written).unwrap();
+    assert_eq!(written, String::from_utf8(expected).unwrap());
+    assert!(
+        written.contains(
+            r#""aaa":{"a":"1"},"cloudTags":{"k\"1":"v1","k2":"v\u0001"},"mmm":1,"nnn":{"inner":{"i":"1"}},"zzz":{"z":"1"}}"#
+        ),
+        "{written}"
+    );
+}
