@@ -5,8 +5,8 @@
 # buys", between its bench-pieces markers) and prints it.
 #
 # Each piece has a patch in test_data/bench/pieces/ that replaces it with
-# its plain form (today one: writer.patch, the SDK's response over the
-# whole object instead of the splicing writer).
+# its plain form (BENCHMARKS.md, "What each piece buys", says what each
+# one's is).
 # For every patch, this checkout's HEAD is checked out in a worktree under
 # target/bench-pieces, the patch applied and the module built as the
 # Makefile builds policy.wasm (LTO, wasm-opt -O3). Then every scenario is
