@@ -65,7 +65,7 @@ pub(crate) fn judged(mut plan: Plan) -> Plan {
         if let Edit::Map(edit) = edit
             && edit.path == ANNOTATIONS
         {
-            edit.set.retain(|(key, _)| key != SKIPPED_ANNOTATION);
+            edit.set.remove(SKIPPED_ANNOTATION);
             edit.replaced.remove(SKIPPED_ANNOTATION);
             edit.remove.remove(SKIPPED_ANNOTATION);
         }
@@ -151,7 +151,8 @@ mod tests {
     #[test]
     fn report_quotes_keys_and_values_as_json() {
         let mut edit = MapEdit::new(crate::fields::LABELS);
-        edit.set = vec![("a\"b".into(), "v\u{1}".into()), ("c".into(), "new".into())];
+        edit.set.insert("a\"b".into(), "v\u{1}".into());
+        edit.set.insert("c".into(), "new".into());
         edit.replaced.insert("c".into(), "o\\ld".into());
         edit.remove.insert("d\n".into(), "stale".into());
         let mut plan = Plan::default();

@@ -48,7 +48,7 @@ pub fn answer(payload: &[u8], lookup: Option<&dyn Lookup>, answer: Answer) -> Ve
 fn echo(object: Option<Object<'_>>) -> Vec<u8> {
     let mut out = br#"{"accepted":true,"mutated_object":"#.to_vec();
     let written = match object {
-        Some(Object::Split { value, shape, .. }) => shape.write(&value, &[], &[], &mut out),
+        Some(Object::Split { value, shape, .. }) => shape.write(&value, &[], &mut out),
         Some(Object::Text(raw)) => {
             out.extend_from_slice(raw.get().as_bytes());
             Ok(())

@@ -13,8 +13,7 @@
 
 use crate::fields::StringMap;
 pub(crate) use crate::keyed_list::EntryKey;
-use crate::sorted_map::sorted_pairs;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
 mod apply;
@@ -110,14 +109,12 @@ pub(crate) fn field_target(path: &[&str], entry: Option<&EntryKey>) -> String {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct MapEdit {
     /// Where the map lives, e.g. `["spec", "template", "metadata", "labels"]`.
-    pub(crate) path: &'static [&'static str],
-    /// Keys to add or correct, with the value each must have: sorted by
-    /// key, each key once. A map the object lacks (a new tag field) is
-    /// written from them as they are ([`Plan::apply_leaving`]), never built
-    /// as a map: the tags come sorted, and tag keys share long prefixes, so
-    /// a map's comparisons would be most of what a composite resource's
-    /// tags cost.
-    pub(crate) set: Vec<(String, String)>,
+    pub path: &'static [&'static str],
+    /// Keys to add or correct, with the value they must have: always a
+    /// string. Held as the object holds a map, so that a map the object
+    /// lacks (a new tag field) moves into it whole rather than being built
+    /// a second time.
+    pub set: Map<String, Value>,
     /// For each key of `set` the map already holds, the value it replaces
     /// (a correction); a key of `set` missing here is added. Recorded when
     /// the decision is made, so the renderers (explanations, validate-mode
@@ -140,26 +137,22 @@ impl MapEdit {
         desired: impl IntoIterator<Item = (K, &'d str)>,
     ) -> Self {
         let mut edit = Self::new(path);
+        // Gathered first, then built in one pass (sorted if they do not
+        // come sorted, the last of equal keys kept, as repeated inserts
+        // would) instead of a search per key.
         let mut set = Vec::new();
         for (key, value) in desired {
             if edit.must_set(current, key.as_ref(), value) {
-                set.push((key.as_ref().to_owned(), value.to_owned()));
+                set.push((key.as_ref().to_owned(), Value::from(value)));
             }
         }
-        edit.set = sorted_pairs(set);
+        edit.set = set.into_iter().collect();
         edit
     }
 
     /// The keys `set` sets, with their values.
     pub(crate) fn entries(&self) -> impl Iterator<Item = (&str, &str)> {
-        (self.set.iter()).map(|(key, value)| (key.as_str(), value.as_str()))
-    }
-
-    /// Whether the edit sets `key`.
-    pub(crate) fn sets(&self, key: &str) -> bool {
-        (self.set)
-            .binary_search_by(|(set, _)| set.as_str().cmp(key))
-            .is_ok()
+        (self.set.iter()).map(|(key, value)| (key.as_str(), value.as_str().unwrap_or_default()))
     }
 
     /// Whether `current` must get `value` at `key`: it holds another value
@@ -176,19 +169,37 @@ impl MapEdit {
     }
 
     /// [`MapEdit::upsert`] for desired entries that come sorted by key,
-    /// each key once, as owned strings (the transform's tags): kept as they
-    /// come, without a comparison between them.
+    /// each key once, as owned strings (the transform's tags): moved into
+    /// the map they become, built once.
+    ///
+    /// Tag keys share long prefixes, so the comparisons are the cost. A
+    /// map built from a list sorts it and compares neighbours for repeats:
+    /// two comparisons a key. Up to one node of the map's tree, the keys
+    /// are inserted from the last instead, each then sorting first: one
+    /// comparison a key. Past that, inserting at the front splits nodes
+    /// half empty, and the list is built in bulk.
     pub(crate) fn upsert_sorted(
         path: &'static [&'static str],
         current: &StringMap<'_>,
-        mut desired: Vec<(String, String)>,
+        desired: Vec<(String, String)>,
     ) -> Self {
-        debug_assert!(desired.windows(2).all(|pair| pair[0].0 < pair[1].0));
+        /// The keys of one node of `BTreeMap`'s tree (its `CAPACITY`).
+        const ONE_NODE: usize = 11;
         let mut edit = Self::new(path);
-        if !current.is_empty() {
-            desired.retain(|(key, value)| edit.must_set(current, key, value));
-        }
-        edit.set = desired;
+        let one_node = desired.len() <= ONE_NODE;
+        let set = (desired.into_iter())
+            .filter(|(key, value)| current.is_empty() || edit.must_set(current, key, value))
+            .map(|(key, value)| (key, Value::String(value)));
+        let map = if one_node {
+            let mut map = Map::new();
+            for (key, value) in set.rev() {
+                map.insert(key, value);
+            }
+            map
+        } else {
+            set.collect()
+        };
+        edit.set = map;
         edit
     }
 
@@ -201,11 +212,10 @@ impl MapEdit {
         remove: &[&str],
     ) -> Self {
         Self {
-            set: sorted_pairs(
-                set.iter()
-                    .map(|(k, v)| (k.to_string(), v.to_string()))
-                    .collect(),
-            ),
+            set: set
+                .iter()
+                .map(|(k, v)| (k.to_string(), Value::from(*v)))
+                .collect(),
             remove: remove
                 .iter()
                 .map(|k| (k.to_string(), "stale".to_owned()))
@@ -218,7 +228,7 @@ impl MapEdit {
     pub(crate) fn new(path: &'static [&'static str]) -> Self {
         Self {
             path,
-            set: Vec::new(),
+            set: Map::new(),
             replaced: BTreeMap::new(),
             remove: BTreeMap::new(),
             drop_when_empty: false,

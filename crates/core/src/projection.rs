@@ -195,15 +195,6 @@ pub(crate) enum Shape<'j> {
     Array(Vec<Shape<'j>>),
 }
 
-/// A string map the value lacks, written from its entries by
-/// [`Shape::write`]: sorted by key, each key once.
-pub(crate) struct NewMap<'a> {
-    /// Where the map goes.
-    pub(crate) path: &'a [&'a str],
-    /// Its entries.
-    pub(crate) entries: &'a [(String, String)],
-}
-
 /// One member of a [`Shape::Object`].
 #[derive(Debug, Clone)]
 pub(crate) enum Member<'j> {
@@ -551,7 +542,7 @@ mod tests {
         value["metadata"]["annotations"]["new"] = json!("2");
         let mut out = Vec::new();
         let edited: &[&[&str]] = &[&["spec", "cloudTags"], &["metadata", "annotations"]];
-        shape.write(&value, edited, &[], &mut out).unwrap();
+        shape.write(&value, edited, &mut out).unwrap();
         let expected = r#"{"apiVersion":"example.org/v1","metadata":{"name":"x","labels":{"team": "caf\u00e9", "b": 1e2},"annotations":{"a":"1","new":"2"}},"spec":{"parameters":{"provider":"aws","n":1.50},"cloudTags":{"plexsphere:team":"café"}},"status":{"ready": true}}"#;
         assert_eq!(String::from_utf8(out).unwrap(), expected);
         assert_eq!(
@@ -568,7 +559,7 @@ mod tests {
         let (value, shape) = projection.split(XR.as_bytes()).unwrap();
         for edited in [&["metadata"][..], &["metadata", "labels", "team"][..]] {
             let mut out = Vec::new();
-            shape.write(&value, &[edited], &[], &mut out).unwrap();
+            shape.write(&value, &[edited], &mut out).unwrap();
             let out = String::from_utf8(out).unwrap();
             assert!(
                 out.contains(r#""labels":{"b":100.0,"team":"café"}"#),
@@ -589,7 +580,7 @@ mod tests {
         let projection = Projection::of(&[&["c\""], &["x"]]);
         let (value, shape) = projection.split(text.as_bytes()).unwrap();
         let mut out = Vec::new();
-        shape.write(&value, &[], &[], &mut out).unwrap();
+        shape.write(&value, &[], &mut out).unwrap();
         let out = String::from_utf8(out).unwrap();
         assert_eq!(out, r#"{"ab":1,"c\"":{"d": 2},"e/é":true}"#);
         assert_eq!(
@@ -607,7 +598,7 @@ mod tests {
         let (value, shape) = projection.split(text.as_bytes()).unwrap();
         assert_eq!(value, json!({"metadata": {"labels": {"a": "last"}}}));
         let mut out = Vec::new();
-        shape.write(&value, &[], &[], &mut out).unwrap();
+        shape.write(&value, &[], &mut out).unwrap();
         assert_eq!(
             String::from_utf8(out).unwrap(),
             r#"{"metadata":{"labels":{"a": "last"}}}"#

@@ -15,9 +15,10 @@ pub(crate) fn map_of<K: Ord, V>(entries: Vec<(K, V)>) -> BTreeMap<K, V> {
     entries.into_iter().collect()
 }
 
+#[cfg(any(test, feature = "invariants"))]
 /// `pairs` sorted by key, the last of equal keys kept, as [`map_of`] keeps
 /// them; pairs that come sorted, each key once, are taken as they come.
-pub(crate) fn sorted_pairs<K: Ord, V>(pairs: Vec<(K, V)>) -> Vec<(K, V)> {
+pub(crate) fn sorted_pairs<'a>(pairs: Vec<(&'a str, &'a str)>) -> Vec<(&'a str, &'a str)> {
     if pairs.windows(2).all(|pair| pair[0].0 < pair[1].0) {
         pairs
     } else {

@@ -14,7 +14,7 @@ use crate::evaluate::{
 use crate::lookup::Lookup;
 use crate::outcome::{Outcome, Verdict};
 use crate::plan::{Edit, Plan};
-use crate::projection::{NewMap, Projection, Shape};
+use crate::projection::Projection;
 use crate::quote;
 use crate::request::GroupVersionKind;
 use crate::settings::Settings;
@@ -128,31 +128,16 @@ fn validate_steps(
     // old object and the settings), and the warnings: reserved once, it is
     // copied to grow only by what the plan adds beyond the old object.
     let answer = respond(outcome, payload.len(), |plan, out| match &shape {
-        Some(shape) => write_split(plan, request.object, shape, out).map(|()| true),
+        Some(shape) => {
+            let edited: Vec<&[&str]> = plan.edits.iter().map(Edit::path).collect();
+            let mut object = request.object;
+            plan.apply_owned(&mut object);
+            shape.write(&object, &edited, out).map(|()| true)
+        }
         None => Ok(false),
     });
     step(Step::Encoded);
     answer
-}
-
-/// Writes `object`, split through `shape`, with `plan` applied: a map the
-/// object lacks (a new tag field) is written from the plan's entries, where
-/// applying the plan would have put it ([`Plan::apply_leaving`]).
-pub(crate) fn write_split(
-    plan: Plan,
-    mut object: Value,
-    shape: &Shape<'_>,
-    out: &mut Vec<u8>,
-) -> Result<(), serde_json::Error> {
-    let edited: Vec<&[&str]> = plan.edits.iter().map(Edit::path).collect();
-    let left = plan.apply_leaving(&mut object, |parent| shape.writes_into(parent));
-    let new_maps: Vec<NewMap> = (left.iter())
-        .map(|edit| NewMap {
-            path: edit.path,
-            entries: &edit.set,
-        })
-        .collect();
-    shape.write(&object, &edited, &new_maps, out)
 }
 
 /// What the policy reads of an old object: a composite resource's

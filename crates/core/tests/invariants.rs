@@ -207,7 +207,7 @@ fn check_properties(
         let planned: BTreeSet<&str> = plan
             .map_edits()
             .filter(|e| e.path.join(".") == path)
-            .flat_map(|e| e.set.iter().map(|(key, _)| key.as_str()))
+            .flat_map(|e| e.set.keys().map(String::as_str))
             .collect();
         prop_assert_eq!(
             changed,

@@ -64,7 +64,7 @@ impl MapStep {
                 value: value.to_owned(),
                 rule,
                 child_value: current.get(key).map(|v| (*v).to_owned()),
-                change: match edit.sets(key) {
+                change: match edit.set.contains_key(key) {
                     true => edit.change_of(key).name(),
                     false => "unchanged",
                 },

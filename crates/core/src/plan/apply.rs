@@ -19,31 +19,9 @@ impl Plan {
     /// [`Plan::apply`], consuming the plan: its field values move into the
     /// object instead of being cloned.
     pub(crate) fn apply_owned(self, object: &mut Value) {
-        self.apply_leaving(object, |_| false);
-    }
-
-    /// [`Plan::apply_owned`], but for the edits of maps the object lacks
-    /// (a new tag field) under a parent `writes_into` says the writer
-    /// reaches as an object: those are returned, sorted by path, for the
-    /// writer to write from their entries (sorted already) instead of a map
-    /// being built of them. A map no edit removes from is absent, so such
-    /// an edit only sets.
-    pub(crate) fn apply_leaving(
-        self,
-        object: &mut Value,
-        writes_into: impl Fn(&[&str]) -> bool,
-    ) -> Vec<MapEdit> {
-        let mut left = Vec::new();
         let mut edits = self.edits.into_iter().peekable();
         while let Some(edit) = edits.next() {
             match edit {
-                Edit::Map(edit)
-                    if !edit.set.is_empty()
-                        && writes_into(parent_of(edit.path))
-                        && lacks_map(object, edit.path) =>
-                {
-                    left.push(edit);
-                }
                 Edit::Map(edit) => apply_map_edit(object, edit),
                 Edit::Field(FieldEdit {
                     path,
@@ -73,32 +51,7 @@ impl Plan {
                 }
             }
         }
-        // An edit after one left may have created its map after all.
-        let (mut left, late): (Vec<MapEdit>, Vec<MapEdit>) =
-            (left.into_iter()).partition(|edit| lacks_map(object, edit.path));
-        for edit in late {
-            apply_map_edit(object, edit);
-        }
-        left.sort_by_key(|edit| edit.path);
-        left
     }
-}
-
-/// `path` without its last segment.
-fn parent_of<'p>(path: &'p [&'p str]) -> &'p [&'p str] {
-    path.split_last().map_or(path, |(_, parent)| parent)
-}
-
-/// Whether the object at the parent of `path` is an object that lacks the
-/// map's key.
-fn lacks_map(object: &Value, path: &[&str]) -> bool {
-    let Some((last, parents)) = path.split_last() else {
-        return false;
-    };
-    let parent = (parents.iter()).try_fold(object, |value, segment| value.get(segment));
-    parent
-        .and_then(Value::as_object)
-        .is_some_and(|parent| !parent.contains_key(*last))
 }
 
 /// True when `edit` sets an entry of the keyed list at `path` whose keys
@@ -182,16 +135,19 @@ fn apply_map_edit(object: &mut Value, edit: MapEdit) {
         for key in edit.remove.keys() {
             map.remove(key);
         }
-        let set = (edit.set.into_iter()).map(|(key, value)| (key, Value::String(value)));
-        if map.len() <= edit_len {
-            // As many keys set as the map holds, or more: the map is built
+        if map.is_empty() {
+            // A map the object lacks, or held only what was removed (a tag
+            // field the policy fills): the edit's map moves in, built once.
+            *map = edit.set;
+        } else if map.len() <= edit_len {
+            // As many keys set as the map holds, or more: the map is rebuilt
             // in one pass from the two sorted runs, the set's last so its
             // values win, as inserts would, instead of searched once per key.
             let mut members: Vec<(String, Value)> = std::mem::take(map).into_iter().collect();
-            members.extend(set);
+            members.extend(edit.set);
             *map = members.into_iter().collect();
         } else {
-            map.extend(set);
+            map.extend(edit.set);
         }
         if edit.drop_when_empty && map.is_empty() {
             parent.remove(*last);

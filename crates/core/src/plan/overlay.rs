@@ -5,7 +5,6 @@
 
 use super::{Edit, MapEdit, Plan};
 use crate::fields::{self, FieldError, StringMap};
-use crate::sorted_map::map_of;
 use serde_json::Value;
 
 impl Plan {
@@ -21,13 +20,11 @@ impl Plan {
         let Some(existing) = existing else {
             return self.push(edit);
         };
-        // Two edits of one map are rare (an infrastructure object's labels
-        // and tags): the keys set are merged in a map, then listed again.
-        let mut set = map_of(std::mem::take(&mut existing.set));
         for (key, why) in edit.remove {
             // A key the earlier edit added goes again; one the object holds
             // is removed from it.
-            let added_only = set.remove(&key).is_some() && !existing.replaced.contains_key(&key);
+            let added_only =
+                existing.set.remove(&key).is_some() && !existing.replaced.contains_key(&key);
             existing.replaced.remove(&key);
             if !added_only {
                 existing.remove.insert(key, why);
@@ -37,15 +34,14 @@ impl Plan {
             // `edit` compared with the map as the earlier edit leaves it:
             // what it replaces is the object's only where that edit did
             // not set the key.
-            if !set.contains_key(&key)
+            if !existing.set.contains_key(&key)
                 && let Some(was) = edit.replaced.get(&key)
             {
                 existing.replaced.insert(key.clone(), was.clone());
             }
             existing.remove.remove(&key);
-            set.insert(key, value);
+            existing.set.insert(key, value);
         }
-        existing.set = set.into_iter().collect();
         existing.drop_when_empty |= edit.drop_when_empty;
     }
 
@@ -82,7 +78,9 @@ mod tests {
                 .collect()
         }
         MapEdit {
-            set: owned(set),
+            set: (set.iter())
+                .map(|(k, v)| (k.to_string(), Value::from(*v)))
+                .collect(),
             replaced: owned(replaced),
             remove: remove
                 .iter()

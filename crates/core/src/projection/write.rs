@@ -1,7 +1,7 @@
 //! Writing a split object back: the kept parts byte for byte, the decoded
 //! parts from the (maybe edited) value.
 
-use super::{Member, NewMap, Shape};
+use super::{Member, Shape};
 use crate::quote;
 use serde_json::Value;
 
@@ -18,49 +18,23 @@ impl Shape<'_> {
     /// the way): a member decoded whole from its text ([`Shape::Text`])
     /// at a path that is neither on nor below one of them holds what it
     /// held, and is written back as its text.
-    ///
-    /// `new_maps` are string maps the value lacks, each under a parent
-    /// [`Shape::writes_into`] (the plan left them unapplied): each is
-    /// written from its entries, among the members the value gained, where
-    /// the value would hold it.
     pub(crate) fn write(
         &self,
         value: &Value,
         edited: &[&[&str]],
-        new_maps: &[NewMap<'_>],
         out: &mut Vec<u8>,
     ) -> Result<(), serde_json::Error> {
-        let writer = Writer { edited, new_maps };
+        let writer = Writer { edited };
         writer.shaped(self, value, &mut Vec::new(), out)
     }
-
-    /// Whether [`Shape::write`] writes the object at `path` member by
-    /// member through this shape (so it writes a [`NewMap`] there): each
-    /// step an object whose member is decoded.
-    pub(crate) fn writes_into(&self, path: &[&str]) -> bool {
-        let Shape::Object(members) = self else {
-            return false;
-        };
-        let Some((first, rest)) = path.split_first() else {
-            return true;
-        };
-        // A repeated key is written through the shape of its last occurrence.
-        (members.iter().rev())
-            .find(|(key, _)| key == first)
-            .is_some_and(
-                |(_, member)| matches!(member, Member::Read(shape) if shape.writes_into(rest)),
-            )
-    }
 }
 
-/// What [`Shape::write`] writes with: the plan's edited paths and the maps
-/// it left for the writer.
+/// What [`Shape::write`] writes with: the plan's edited paths.
 struct Writer<'w> {
     edited: &'w [&'w [&'w str]],
-    new_maps: &'w [NewMap<'w>],
 }
 
-impl<'w> Writer<'w> {
+impl Writer<'_> {
     fn shaped<'s>(
         &self,
         shape: &'s Shape<'_>,
@@ -77,11 +51,18 @@ impl<'w> Writer<'w> {
             (Shape::Object(members), Value::Object(map)) => {
                 out.push(b'{');
                 let mut first = true;
+                let mut comma = |out: &mut Vec<u8>| {
+                    if !std::mem::take(&mut first) {
+                        out.push(b',');
+                    }
+                };
                 let mut written = 0;
                 for (index, (key, member)) in members.iter().enumerate() {
                     match member {
                         Member::Kept(text) => {
-                            member_key(&mut first, key, out);
+                            comma(out);
+                            quote::write_json_string(key, out);
+                            out.push(b':');
                             out.extend_from_slice(text.get().as_bytes());
                         }
                         // A repeated key was decoded once, to its last
@@ -97,7 +78,9 @@ impl<'w> Writer<'w> {
                                 _ => None,
                             });
                             let Some(shape) = last else { continue };
-                            member_key(&mut first, key, out);
+                            comma(out);
+                            quote::write_json_string(key, out);
+                            out.push(b':');
                             path.push(key);
                             self.shaped(shape, item, path, out)?;
                             path.pop();
@@ -105,26 +88,17 @@ impl<'w> Writer<'w> {
                         }
                     }
                 }
-                // The members the value gained, and the new maps among them
-                // where the value would hold them: both in key order.
-                let mut new_maps = self.new_maps_at(path).peekable();
-                if written < map.len() || new_maps.peek().is_some() {
-                    let gained = map.iter().filter(|(key, _)| {
-                        !(members.iter()).any(|(k, m)| matches!(m, Member::Read(_)) && k == *key)
-                    });
-                    for (key, item) in gained {
-                        while let Some((name, entries)) =
-                            new_maps.next_if(|(name, _)| *name < key.as_str())
-                        {
-                            member_key(&mut first, name, out);
-                            write_entries(entries, out);
+                if written < map.len() {
+                    for (key, item) in map {
+                        let read = members
+                            .iter()
+                            .any(|(k, m)| matches!(m, Member::Read(_)) && k == key);
+                        if !read {
+                            comma(out);
+                            quote::write_json_string(key, out);
+                            out.push(b':');
+                            write_value(item, out)?;
                         }
-                        member_key(&mut first, key, out);
-                        write_value(item, out)?;
-                    }
-                    for (name, entries) in new_maps {
-                        member_key(&mut first, name, out);
-                        write_entries(entries, out);
                     }
                 }
                 out.push(b'}');
@@ -146,26 +120,6 @@ impl<'w> Writer<'w> {
             _ => write_value(value, out),
         }
     }
-
-    /// The new maps of the object at `path`, each with its key.
-    fn new_maps_at<'p>(
-        &'p self,
-        path: &'p [&str],
-    ) -> impl Iterator<Item = (&'w str, &'w [(String, String)])> + 'p {
-        self.new_maps.iter().filter_map(move |new_map| {
-            let (name, at) = new_map.path.split_last()?;
-            (at == path).then_some((*name, new_map.entries))
-        })
-    }
-}
-
-/// A member's key and its colon, after a comma unless it is the `first`.
-fn member_key(first: &mut bool, key: &str, out: &mut Vec<u8>) {
-    if !std::mem::take(first) {
-        out.push(b',');
-    }
-    quote::write_json_string(key, out);
-    out.push(b':');
 }
 
 /// `value` as `serde_json::to_writer` writes it, byte for byte, with the
@@ -204,20 +158,6 @@ pub(super) fn write_value(value: &Value, out: &mut Vec<u8>) -> Result<(), serde_
         }
         Value::Null | Value::Bool(_) | Value::Number(_) => serde_json::to_writer(out, value),
     }
-}
-
-/// A string map from its entries, as [`write_value`] writes its map.
-fn write_entries(entries: &[(String, String)], out: &mut Vec<u8>) {
-    out.push(b'{');
-    for (index, (key, value)) in entries.iter().enumerate() {
-        if index > 0 {
-            out.push(b',');
-        }
-        quote::write_json_string(key, out);
-        out.push(b':');
-        quote::write_json_string(value, out);
-    }
-    out.push(b'}');
 }
 
 /// Whether an edit at one of `edited` may have changed what `path` holds:

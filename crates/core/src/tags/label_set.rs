@@ -8,7 +8,7 @@
 //! own: the opted-in labels (a handful) are found in them, and only an
 //! explanation lists every label.
 
-use super::opted_in::{OptedInKeys, compare_keys};
+use super::opted_in::OptedInKeys;
 use super::tag_annotations::LABELS_ANNOTATION;
 use crate::fields::StringMap;
 use crate::labels_annotation::Entries;
@@ -157,7 +157,7 @@ fn join<'k, 's>(
     for (key, value) in entries {
         let mut after_last = false;
         while let Some(&opted) = keys.peek() {
-            match compare_keys(opted, key) {
+            match opted.cmp(key) {
                 Ordering::Less => {
                     keys.next();
                     after_last = true;
@@ -171,7 +171,7 @@ fn join<'k, 's>(
                 Ordering::Greater => break,
             }
         }
-        if !after_last && last.is_some_and(|last| compare_keys(last, key).is_ge()) {
+        if !after_last && last.is_some_and(|last| last >= key) {
             return None;
         }
         last = Some(key);
@@ -318,7 +318,7 @@ mod tests {
             let sources: BTreeMap<&str, Source> =
                 expected.iter().map(|(k, (_, s))| (*k, *s)).collect();
             proptest::prop_assert_eq!(set.sources(), sources);
-            let keys = OptedInKeys::new(keys.iter().cloned().collect::<Vec<_>>());
+            let keys = OptedInKeys::new(keys.iter().cloned().collect());
             let opted: Vec<(&str, &str)> = keys
                 .iter()
                 .filter_map(|k| Some((k.as_str(), expected.get(k.as_str())?.0)))

@@ -18,7 +18,6 @@ use crate::quote::quoted;
 use crate::settings_problem::{self, SettingsError, SettingsProblem, SettingsProblemKind};
 use serde::Deserialize;
 use std::cell::OnceCell;
-use std::sync::Arc;
 
 /// Labels seeded by the platform that can never be opted into cloud-tag
 /// propagation: the platform's three seeded Definitions are immutable and
@@ -35,12 +34,8 @@ pub(crate) const DEFAULT_PROVIDER_SEGMENTS: &[&str] = &["spec", "parameters", "p
 #[derive(Debug, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub(crate) struct RawCloudTagSettings {
-    /// Exact qualified label keys opted into tag propagation: shared with
-    /// the prepared settings, which take the list as it is when nothing in
-    /// it is wrong and it is sorted (a fresh instance prepares the settings
-    /// on every request).
-    #[serde(deserialize_with = "shared_list")]
-    pub(crate) propagating_labels: Arc<Vec<String>>,
+    /// Exact qualified label keys opted into tag propagation.
+    pub(crate) propagating_labels: Vec<String>,
     /// Dotted path to the provider name inside the XR.
     pub(crate) provider_path: String,
     /// User-defined tag profiles, tried before the built-in ones. Kept as
@@ -69,7 +64,7 @@ pub(crate) struct RawCloudTagSettings {
 impl Default for RawCloudTagSettings {
     fn default() -> Self {
         Self {
-            propagating_labels: Arc::default(),
+            propagating_labels: Vec::new(),
             provider_path: DEFAULT_PROVIDER_PATH.to_owned(),
             profiles: Vec::new(),
             capi_infrastructure: false,
@@ -194,6 +189,9 @@ impl RawCloudTagSettings {
     /// the first.
     fn prepare(&self) -> Result<CloudTagSettings, SettingsError> {
         let mut problems = Vec::new();
+        // Gathered, then sorted (nearly free on the sorted lists settings
+        // usually hold) and deduplicated.
+        let mut propagating_labels = Vec::with_capacity(self.propagating_labels.len());
         let labels = FieldPath::of(&["cloudTags", "propagatingLabels"]);
         for (i, key) in self.propagating_labels.iter().enumerate() {
             let field = || labels.index(i);
@@ -202,18 +200,10 @@ impl RawCloudTagSettings {
             } else if SEEDED_LABELS.contains(&key.as_str()) {
                 let kind = SectionProblem::SeededLabel(key.clone());
                 problems.push(SettingsProblem::new(field(), kind));
+            } else {
+                propagating_labels.push(key.clone());
             }
         }
-        // The keys the later checks see: all of them when none is wrong.
-        let propagating_labels = match problems.is_empty() {
-            true => Arc::clone(&self.propagating_labels),
-            false => Arc::new(
-                (self.propagating_labels.iter())
-                    .filter(|key| !key.is_empty() && !SEEDED_LABELS.contains(&key.as_str()))
-                    .cloned()
-                    .collect(),
-            ),
-        };
 
         let path = &self.provider_path;
         let provider_path: Vec<String> = path.split('.').map(str::to_owned).collect();
@@ -248,13 +238,6 @@ impl RawCloudTagSettings {
             Err(SettingsError { problems })
         }
     }
-}
-
-/// A list of strings, read into the [`Arc`] it is shared through.
-fn shared_list<'de, D: serde::Deserializer<'de>>(
-    deserializer: D,
-) -> Result<Arc<Vec<String>>, D::Error> {
-    Vec::deserialize(deserializer).map(Arc::new)
 }
 
 /// What is wrong with one of the section's own fields.

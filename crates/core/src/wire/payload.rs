@@ -183,7 +183,7 @@ impl<'a> Object<'a> {
                 if read.covers(&projection) {
                     return Ok((value, shape));
                 }
-                shape.write(&value, &[], &[], text)?;
+                shape.write(&value, &[], text)?;
                 projection.split(text)
             }
             Object::Text(raw) => projection().split(raw.get().as_bytes()),
