@@ -31,8 +31,8 @@ use thiserror::Error;
 
 pub use dump::Origin;
 pub use report::{
-    Answer, AuditSettings, Audited, Evaluation, LookupRecord, Report, Status, Summary,
-    audit_objects,
+    Answer, AuditSettings, Audited, Evaluation, LiveSource, LookupRecord, Report, Status, Summary,
+    audit_live, audit_objects, reevaluate,
 };
 
 /// Why a dump cannot be audited; each names the file and the document.

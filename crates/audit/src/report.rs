@@ -53,8 +53,43 @@ pub fn audit_objects(
     objects: Vec<(Origin, Value)>,
     settings: &AuditSettings,
 ) -> Result<Report, AuditError> {
+    audit(objects, settings, None)
+}
+
+/// Audits the objects listed from a live cluster: look-ups of objects that
+/// were not listed go to `live`, and every look-up is first checked against
+/// the kinds the policy may read, as policy-server checks it.
+pub fn audit_live(
+    objects: Vec<(Origin, Value)>,
+    settings: &AuditSettings,
+    live: &dyn LiveSource,
+) -> Result<Report, AuditError> {
+    audit(objects, settings, Some(live))
+}
+
+/// A live cluster behind an audit (`policy-runner audit --cluster`): what
+/// the listed objects cannot answer, and which kinds the policy may read.
+pub trait LiveSource {
+    /// The host's refusal when the policy may not read `object`'s kind (its
+    /// `contextAwareResources` do not grant it); asked before any answer,
+    /// listed or not, as policy-server asks it before it reads.
+    fn refusal(&self, object: &ObjectRef) -> Option<String>;
+
+    /// An object that was not listed, read from the cluster with the field
+    /// masks of `projection`, and decoded through it.
+    fn get(
+        &self,
+        object: &ObjectRef,
+        projection: &Projection<'static>,
+    ) -> Result<Value, LookupError>;
+}
+
+fn audit(
+    objects: Vec<(Origin, Value)>,
+    settings: &AuditSettings,
+    live: Option<&dyn LiveSource>,
+) -> Result<Report, AuditError> {
     let mut seen: BTreeMap<Identity, Origin> = BTreeMap::new();
-    let mut versions = BTreeMap::new();
     for (origin, object) in &objects {
         let identity = Identity::of(object);
         if let Some(first) = seen.get(&identity) {
@@ -64,11 +99,7 @@ pub fn audit_objects(
                 object: Box::new(reference(object)),
             });
         }
-        seen.insert(identity.clone(), origin.clone());
-        versions.insert(
-            identity,
-            object["apiVersion"].as_str().unwrap_or_default().to_owned(),
-        );
+        seen.insert(identity, origin.clone());
     }
 
     // Each object is both a request and, for the others, a parent: the
@@ -77,7 +108,7 @@ pub fn audit_objects(
         .into_iter()
         .map(|(origin, object)| (origin, AdmissionRequest::for_object("UPDATE", object)))
         .unzip();
-    let dump = Dump::new(&requests, versions);
+    let dump = Dump::new(requests.iter().map(|r| &r.object).collect(), live);
     let evaluations: Vec<Option<Evaluation>> = requests
         .iter()
         .map(|request| {
@@ -105,6 +136,32 @@ pub fn audit_objects(
         Tree::build(&values, &identities)
     };
     Ok(Report { objects, tree })
+}
+
+/// Evaluates `object` again, as read after a write, among the other objects
+/// of `report` (it takes the place of the one with its identity): `None`
+/// when the policy does not act on its kind.
+pub fn reevaluate(
+    report: &Report,
+    object: Value,
+    settings: &AuditSettings,
+    live: Option<&dyn LiveSource>,
+) -> Option<Evaluation> {
+    let request = AdmissionRequest::for_object("UPDATE", object);
+    if !request.acted_on() {
+        return None;
+    }
+    let identity = Identity::of(&request.object);
+    let others = report
+        .objects
+        .iter()
+        .filter(|o| o.identity != identity)
+        .map(|o| &o.object);
+    let dump = Dump::new(
+        std::iter::once(&request.object).chain(others).collect(),
+        live,
+    );
+    Some(evaluate_object(&request, settings, &dump))
 }
 
 /// The identity the policy's look-ups use, which the report prints (an
@@ -174,7 +231,15 @@ impl Status {
 impl Audited {
     /// The verdict.
     pub fn status(&self) -> Status {
-        let Some(outcome) = self.evaluation.as_ref().map(|e| &e.outcome) else {
+        Status::of(self.evaluation.as_ref())
+    }
+}
+
+impl Status {
+    /// The verdict on an evaluation (`None`: the policy does not act on the
+    /// object's kind).
+    pub fn of(evaluation: Option<&Evaluation>) -> Status {
+        let Some(outcome) = evaluation.map(|e| &e.outcome) else {
             return Status::NotEvaluated;
         };
         match &outcome.verdict {
@@ -246,32 +311,43 @@ impl Report {
 /// dump. A parent is asked for by every child (a Cluster by its control
 /// plane, MachineDeployments and MachinePools, a MachineSet by each
 /// Machine), so each object is serialized once, when first asked for, and
-/// each projection of it decoded once.
+/// each projection of it decoded once. Behind a live cluster, what was not
+/// listed is asked of it, and a kind the policy may not read is refused
+/// first.
 struct Dump<'a> {
-    requests: &'a [AdmissionRequest],
+    objects: Vec<&'a Value>,
     index: BTreeMap<ObjectRef, usize>,
     json: Vec<OnceCell<Vec<u8>>>,
     answers: Vec<RefCell<Answers>>,
     /// The apiVersion each object is listed at.
     versions: BTreeMap<Identity, String>,
+    live: Option<&'a dyn LiveSource>,
 }
 
 /// What a look-up of one object answered for each projection asked so far.
 type Answers = Vec<(Projection<'static>, Result<Value, LookupError>)>;
 
 impl<'a> Dump<'a> {
-    fn new(requests: &'a [AdmissionRequest], versions: BTreeMap<Identity, String>) -> Self {
-        let index = requests
+    fn new(objects: Vec<&'a Value>, live: Option<&'a dyn LiveSource>) -> Self {
+        let index = objects
             .iter()
             .enumerate()
-            .map(|(i, request)| (ObjectRef::of(&request.object), i))
+            .map(|(i, object)| (ObjectRef::of(object), i))
+            .collect();
+        let versions = objects
+            .iter()
+            .map(|object| {
+                let at = object["apiVersion"].as_str().unwrap_or_default().to_owned();
+                (Identity::of(object), at)
+            })
             .collect();
         Dump {
-            requests,
             index,
-            json: requests.iter().map(|_| OnceCell::new()).collect(),
-            answers: requests.iter().map(|_| RefCell::default()).collect(),
+            json: objects.iter().map(|_| OnceCell::new()).collect(),
+            answers: objects.iter().map(|_| RefCell::default()).collect(),
+            objects,
             versions,
+            live,
         }
     }
 }
@@ -282,13 +358,21 @@ impl Lookup for Dump<'_> {
         object: &ObjectRef,
         projection: &Projection<'static>,
     ) -> Result<Value, LookupError> {
-        let &i = self.index.get(object).ok_or(LookupError::NotFound)?;
+        if let Some(refusal) = self.live.and_then(|live| live.refusal(object)) {
+            return Err(LookupError::Denied(refusal));
+        }
+        let Some(&i) = self.index.get(object) else {
+            return match self.live {
+                Some(live) => live.get(object, projection),
+                None => Err(LookupError::NotFound),
+            };
+        };
         let mut answers = self.answers[i].borrow_mut();
         if let Some((_, answer)) = answers.iter().find(|(p, _)| p == projection) {
             return answer.clone();
         }
-        let json = self.json[i]
-            .get_or_init(|| serde_json::to_vec(&self.requests[i].object).unwrap_or_default());
+        let json =
+            self.json[i].get_or_init(|| serde_json::to_vec(self.objects[i]).unwrap_or_default());
         let answer = projection
             .decode(json)
             .map_err(|e| LookupError::Failed(e.to_string()));
@@ -339,12 +423,14 @@ impl Lookup for Recorder<'_> {
         let answer = self.dump.get(object, projection);
         let recorded = match &answer {
             Ok(_) => Answer::Found,
+            // An API server converts an object listed at another version;
+            // a dump cannot.
             Err(LookupError::NotFound) => Answer::NotFound {
                 in_dump_at: self
                     .dump
                     .versions
                     .get(&Identity::of_ref(object))
-                    .filter(|&at| *at != object.api_version)
+                    .filter(|&at| *at != object.api_version && self.dump.live.is_none())
                     .cloned(),
             },
             Err(LookupError::Denied(message) | LookupError::Failed(message)) => {

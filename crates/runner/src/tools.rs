@@ -3,6 +3,8 @@
 
 pub mod audit;
 pub mod explain;
+#[cfg(feature = "network")]
+pub mod live_audit;
 pub mod objects;
 pub mod patch;
 pub mod profile;

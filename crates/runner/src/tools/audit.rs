@@ -21,6 +21,9 @@ const BAD_INPUT: u8 = 2;
 
 /// Runs `args`: prints the report on stdout and returns the exit code.
 pub fn audit(args: &AuditArgs) -> ExitCode {
+    if args.live.cluster {
+        return live(args);
+    }
     let report = match audit_files(args) {
         Ok(report) => report,
         Err(error) => {
@@ -63,4 +66,18 @@ fn audit_files(args: &AuditArgs) -> Result<Report> {
         objects.extend(read_kubernetes_objects(path)?);
     }
     Ok(audit_objects(objects, &settings)?)
+}
+
+#[cfg(feature = "network")]
+fn live(args: &AuditArgs) -> ExitCode {
+    crate::tools::live_audit::audit(args)
+}
+
+#[cfg(not(feature = "network"))]
+fn live(_: &AuditArgs) -> ExitCode {
+    eprintln!(
+        "Error: this policy-runner was built without its `network` feature (as `make demo` builds \
+         it), so it cannot audit a live cluster: `make runner` builds the whole runner"
+    );
+    ExitCode::from(BAD_INPUT)
 }

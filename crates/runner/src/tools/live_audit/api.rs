@@ -1,0 +1,293 @@
+//! The live audit's requests to the API server: lists a page at a time,
+//! GETs, the fixer's merge patch and discovery, each paced ([`Pace`]) and
+//! counted by verb, on the raw JSON the server sends (objects stay JSON
+//! values: nothing passes through a typed struct that could drop a field).
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::fmt;
+
+use kube::core::Request;
+use kube::core::params::{GetParams, ListParams, Patch, PatchParams};
+use serde_json::Value;
+use tokio::runtime::Runtime;
+
+use super::pace::Pace;
+use crate::host::cluster::error_chain;
+
+/// The field manager the fixer's writes carry, so a reader of
+/// `managedFields` or an audit log sees who wrote.
+pub(super) const FIELD_MANAGER: &str = "metadata-propagation-fix";
+
+/// A request the API server refused, or one that did not reach it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Failure {
+    /// The HTTP status the API server answered; `None` when there was no
+    /// answer (connection, TLS, a body that is not JSON).
+    pub(super) code: Option<u16>,
+    /// The API server's message, or the client's error and its causes.
+    pub(super) message: String,
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.code {
+            Some(code) => write!(f, "{} ({code})", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+impl From<kube::Error> for Failure {
+    fn from(error: kube::Error) -> Failure {
+        match error {
+            kube::Error::Api(status) => Failure {
+                code: Some(status.code),
+                // A body that is not a Status (`404 page not found\n`)
+                // comes as its text.
+                message: status.message.trim_end().to_owned(),
+            },
+            other => Failure {
+                code: None,
+                message: error_chain(&other),
+            },
+        }
+    }
+}
+
+/// A request kube could not build (a name it cannot put in a path).
+fn built(error: kube::core::request::Error) -> Failure {
+    Failure {
+        code: None,
+        message: format!("cannot build the request: {error}"),
+    }
+}
+
+/// Where a resource's objects live: `/api/v1` or `/apis/GROUP/VERSION`,
+/// its plural, and whether it is namespaced.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) struct Resource {
+    /// "" for the core group.
+    pub(super) group: String,
+    pub(super) version: String,
+    pub(super) plural: String,
+    pub(super) kind: String,
+    pub(super) namespaced: bool,
+}
+
+impl Resource {
+    fn base(&self) -> String {
+        match self.group.as_str() {
+            "" => format!("/api/{}", self.version),
+            group => format!("/apis/{group}/{}", self.version),
+        }
+    }
+
+    /// The collection: in `namespace`, or across all of them.
+    pub(super) fn collection(&self, namespace: Option<&str>) -> String {
+        match namespace.filter(|_| self.namespaced) {
+            Some(ns) => format!("{}/namespaces/{ns}/{}", self.base(), self.plural),
+            None => format!("{}/{}", self.base(), self.plural),
+        }
+    }
+
+    /// `plural.group` as RBAC and kubectl name it (`plural` for the core
+    /// group).
+    pub(super) fn name(&self) -> String {
+        match self.group.as_str() {
+            "" => self.plural.clone(),
+            group => format!("{}.{group}", self.plural),
+        }
+    }
+
+    /// `group/version` (`v1` for the core group).
+    pub(super) fn api_version(&self) -> String {
+        match self.group.as_str() {
+            "" => self.version.clone(),
+            group => format!("{group}/{}", self.version),
+        }
+    }
+}
+
+/// The API server behind a live audit. Single-threaded: the audit and the
+/// fix run on the caller's thread, each request waiting for its answer on
+/// the runtime.
+pub(super) struct Api {
+    client: kube::Client,
+    runtime: Runtime,
+    pace: RefCell<Pace>,
+    counts: RefCell<BTreeMap<&'static str, usize>>,
+}
+
+impl Api {
+    pub(super) fn new(client: kube::Client, runtime: Runtime, pace: Pace) -> Api {
+        Api {
+            client,
+            runtime,
+            pace: RefCell::new(pace),
+            counts: RefCell::default(),
+        }
+    }
+
+    /// The runtime the client runs on (for the Ctrl-C handler).
+    pub(super) fn runtime(&self) -> &Runtime {
+        &self.runtime
+    }
+
+    /// Requests sent so far, by verb.
+    pub(super) fn counts(&self) -> BTreeMap<&'static str, usize> {
+        self.counts.borrow().clone()
+    }
+
+    fn send(&self, verb: &'static str, request: http::Request<Vec<u8>>) -> Result<Value, Failure> {
+        self.pace.borrow_mut().wait();
+        *self.counts.borrow_mut().entry(verb).or_default() += 1;
+        self.runtime
+            .block_on(self.client.request::<Value>(request))
+            .map_err(Failure::from)
+    }
+
+    /// One page of `resource`'s objects: its items, and the token of the
+    /// next page when there is one.
+    pub(super) fn list_page(
+        &self,
+        resource: &Resource,
+        namespace: Option<&str>,
+        selector: Option<&str>,
+        limit: u32,
+        continue_token: Option<String>,
+    ) -> Result<(Vec<Value>, Option<String>), Failure> {
+        let params = ListParams {
+            label_selector: selector.map(str::to_owned),
+            limit: Some(limit),
+            continue_token,
+            ..ListParams::default()
+        };
+        let request = Request::new(resource.collection(namespace))
+            .list(&params)
+            .map_err(built)?;
+        let mut list = self.send("list", request)?;
+        let next = list["metadata"]["continue"]
+            .as_str()
+            .filter(|token| !token.is_empty())
+            .map(str::to_owned);
+        // A list's items carry no apiVersion or kind: the list's own say
+        // which, as kubectl fills them in.
+        let kind = resource.kind.clone();
+        let api_version = resource.api_version();
+        let items = match list["items"].take() {
+            Value::Array(items) => items,
+            _ => Vec::new(),
+        };
+        let items = items
+            .into_iter()
+            .map(|mut item| {
+                if let Value::Object(map) = &mut item {
+                    map.entry("apiVersion")
+                        .or_insert_with(|| api_version.clone().into());
+                    map.entry("kind").or_insert_with(|| kind.clone().into());
+                }
+                item
+            })
+            .collect();
+        Ok((items, next))
+    }
+
+    /// The object `name` of `resource` (in `namespace` when namespaced).
+    pub(super) fn get(
+        &self,
+        resource: &Resource,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<Value, Failure> {
+        let request = Request::new(resource.collection(namespace))
+            .get(name, &GetParams::default())
+            .map_err(built)?;
+        self.send("get", request)
+    }
+
+    /// The fixer's write: a JSON merge patch that sets only
+    /// `metadata.resourceVersion` to the one audited. It changes nothing by
+    /// itself, fails with 409 when the object moved on, and passes through
+    /// the whole admission chain as an UPDATE. The answer is the object as
+    /// stored (or, in a dry run, as it would be).
+    pub(super) fn touch(
+        &self,
+        resource: &Resource,
+        namespace: Option<&str>,
+        name: &str,
+        resource_version: &str,
+        dry_run: bool,
+    ) -> Result<Value, Failure> {
+        let params = PatchParams {
+            dry_run,
+            field_manager: Some(FIELD_MANAGER.to_owned()),
+            ..PatchParams::default()
+        };
+        let body = serde_json::json!({"metadata": {"resourceVersion": resource_version}});
+        let request = Request::new(resource.collection(namespace))
+            .patch(name, &params, &Patch::Merge(body))
+            .map_err(built)?;
+        self.send("patch", request)
+    }
+
+    /// Every API group: its preferred version and the versions it serves
+    /// (one request; the core group is not among them).
+    pub(super) fn groups(&self) -> Result<BTreeMap<String, (String, Vec<String>)>, Failure> {
+        self.pace.borrow_mut().wait();
+        *self.counts.borrow_mut().entry("discovery").or_default() += 1;
+        let list = self
+            .runtime
+            .block_on(self.client.list_api_groups())
+            .map_err(Failure::from)?;
+        Ok(list
+            .groups
+            .into_iter()
+            .map(|group| {
+                let versions: Vec<String> = group.versions.into_iter().map(|v| v.version).collect();
+                let preferred = group
+                    .preferred_version
+                    .map(|v| v.version)
+                    .or_else(|| versions.first().cloned())
+                    .unwrap_or_default();
+                (group.name, (preferred, versions))
+            })
+            .collect())
+    }
+
+    /// The resources one group version serves (`""` for the core group),
+    /// with their verbs; subresources left out.
+    pub(super) fn resources(
+        &self,
+        group: &str,
+        version: &str,
+    ) -> Result<Vec<(Resource, Vec<String>)>, Failure> {
+        self.pace.borrow_mut().wait();
+        *self.counts.borrow_mut().entry("discovery").or_default() += 1;
+        let answer = match group {
+            "" => self
+                .runtime
+                .block_on(self.client.list_core_api_resources(version)),
+            _ => self.runtime.block_on(
+                self.client
+                    .list_api_group_resources(&format!("{group}/{version}")),
+            ),
+        };
+        Ok(answer
+            .map_err(Failure::from)?
+            .resources
+            .into_iter()
+            .filter(|r| !r.name.contains('/'))
+            .map(|r| {
+                let resource = Resource {
+                    group: group.to_owned(),
+                    version: version.to_owned(),
+                    plural: r.name,
+                    kind: r.kind,
+                    namespaced: r.namespaced,
+                };
+                (resource, r.verbs)
+            })
+            .collect())
+    }
+}

@@ -1,0 +1,89 @@
+//! The look-ups of a live audit that the listed objects do not answer,
+//! answered as policy-server answers them: a kind outside the policy's
+//! `contextAwareResources` is refused with policy-server's text, anything
+//! else is a GET, pruned by the look-up's field masks. Answers are kept for
+//! the run (policy-server keeps them 5 s), so a parent that was not listed
+//! is read once however many children ask for it.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+
+use cluster_audit::LiveSource;
+use metadata_propagation_core::lookup::{LookupError, ObjectRef};
+use metadata_propagation_core::projection::Projection;
+use serde_json::Value;
+
+use super::api::Api;
+use super::listing::Discovery;
+use crate::host::callback::ACCESS_DENIED;
+use crate::host::field_mask;
+
+/// The cluster behind one policy's audit.
+pub(super) struct ClusterReads<'a> {
+    pub(super) api: &'a Api,
+    pub(super) discovery: &'a RefCell<Discovery>,
+    pub(super) granted: &'a BTreeSet<(String, String)>,
+    /// Whole objects read so far (or why not), shared by every policy.
+    pub(super) read: &'a RefCell<BTreeMap<ObjectRef, Result<Value, LookupError>>>,
+}
+
+impl ClusterReads<'_> {
+    fn read(&self, object: &ObjectRef) -> Result<Value, LookupError> {
+        if let Some(answer) = self.read.borrow().get(object) {
+            return answer.clone();
+        }
+        let resource = self
+            .discovery
+            .borrow_mut()
+            .kind(self.api, &object.api_version, &object.kind)
+            .map_err(LookupError::Failed);
+        let answer = resource.and_then(|resource| {
+            let namespace = match (resource.namespaced, object.namespace.as_deref()) {
+                (true, None | Some("")) => {
+                    return Err(LookupError::Failed(format!(
+                        "Resource {}/{} is namespaced, but no namespace was provided",
+                        object.api_version, object.kind
+                    )));
+                }
+                (true, namespace) => namespace,
+                (false, _) => None,
+            };
+            self.api
+                .get(&resource, namespace, &object.name)
+                .map_err(|failure| match failure.code {
+                    Some(404) => LookupError::NotFound,
+                    _ => LookupError::Failed(failure.to_string()),
+                })
+        });
+        self.read
+            .borrow_mut()
+            .insert(object.clone(), answer.clone());
+        answer
+    }
+}
+
+impl LiveSource for ClusterReads<'_> {
+    fn refusal(&self, object: &ObjectRef) -> Option<String> {
+        let key = (object.api_version.clone(), object.kind.clone());
+        (!self.granted.contains(&key)).then(|| {
+            ACCESS_DENIED.replace(
+                "{resource}",
+                &format!("{}/{}", object.api_version, object.kind),
+            )
+        })
+    }
+
+    fn get(
+        &self,
+        object: &ObjectRef,
+        projection: &Projection<'static>,
+    ) -> Result<Value, LookupError> {
+        let whole = self.read(object)?;
+        let masks = projection.field_masks();
+        let pruned = field_mask::prune(&whole, Some(&masks));
+        let json = serde_json::to_vec(&pruned).expect("JSON values always serialise");
+        projection
+            .decode(&json)
+            .map_err(|e| LookupError::Failed(e.to_string()))
+    }
+}

@@ -1,0 +1,230 @@
+//! The policies a live audit follows: a deployed ClusterAdmissionPolicy
+//! read from the cluster (`--policy-name`), or a manifest (`--policy`).
+//! Of each it keeps what policy-server acts on: the settings, the rules
+//! (which kinds are listed), `spec.mode` and `spec.mutating` (what a fix
+//! can expect of the webhook), and `spec.contextAwareResources` (what the
+//! look-ups may read).
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use cluster_audit::AuditSettings;
+use serde_json::Value;
+
+use super::api::{Api, Resource};
+
+/// One rule of a policy: the groups, versions and resources it matches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Rule {
+    pub(super) groups: Vec<String>,
+    pub(super) versions: Vec<String>,
+    pub(super) resources: Vec<String>,
+    pub(super) operations: Vec<String>,
+}
+
+impl Rule {
+    /// Whether an UPDATE of `resource` reaches the policy: the fixer's
+    /// write is one.
+    pub(super) fn sends_updates_of(&self, resource: &Resource) -> bool {
+        let any = |list: &[String], item: &str| list.iter().any(|x| x == "*" || x == item);
+        any(&self.groups, &resource.group)
+            && any(&self.resources, &resource.plural)
+            && any(&self.operations, "UPDATE")
+    }
+}
+
+/// A policy as deployed (or as its manifest says it would be).
+pub(super) struct Deployed {
+    pub(super) name: String,
+    /// `the cluster` or the manifest's path.
+    pub(super) source: String,
+    /// `protect` or `monitor`.
+    pub(super) mode: String,
+    pub(super) mutating: bool,
+    pub(super) rules: Vec<Rule>,
+    /// `apiVersion` and `kind` of each resource the look-ups may read.
+    pub(super) context_aware: BTreeSet<(String, String)>,
+    pub(super) settings: AuditSettings,
+}
+
+const GROUP: &str = "policies.kubewarden.io";
+const KIND: &str = "ClusterAdmissionPolicy";
+
+/// Reads ClusterAdmissionPolicy `name` from the cluster.
+pub(super) fn from_cluster(api: &Api, name: &str) -> Result<Deployed> {
+    let resource = Resource {
+        group: GROUP.to_owned(),
+        version: "v1".to_owned(),
+        plural: "clusteradmissionpolicies".to_owned(),
+        kind: KIND.to_owned(),
+        namespaced: false,
+    };
+    let object = api.get(&resource, None, name).map_err(|failure| match failure.code {
+        Some(404) => anyhow::anyhow!(
+            "ClusterAdmissionPolicy {name} is not in the cluster (`kubectl get clusteradmissionpolicies` lists them)"
+        ),
+        Some(403) => anyhow::anyhow!(
+            "cannot read ClusterAdmissionPolicy {name}: forbidden: needs verb get on \
+             clusteradmissionpolicies.{GROUP} ({failure})"
+        ),
+        _ => anyhow::anyhow!("cannot read ClusterAdmissionPolicy {name}: {failure}"),
+    })?;
+    parse(&object, "the cluster".to_owned())
+}
+
+/// Reads a ClusterAdmissionPolicy manifest (YAML or JSON).
+pub(super) fn from_file(path: &Path) -> Result<Deployed> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let object: Value = serde_norway::from_str(&text)
+        .with_context(|| format!("{} is not YAML or JSON", path.display()))?;
+    parse(&object, path.display().to_string())
+}
+
+fn parse(object: &Value, source: String) -> Result<Deployed> {
+    let name = object["metadata"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let api_version = object["apiVersion"].as_str().unwrap_or_default();
+    if object["kind"] != KIND || !api_version.starts_with(&format!("{GROUP}/")) {
+        bail!(
+            "{source}: not a {GROUP} {KIND} (apiVersion {api_version:?}, kind {:?})",
+            object["kind"].as_str().unwrap_or_default()
+        );
+    }
+    let spec = &object["spec"];
+    let strings = |value: &Value| -> Vec<String> {
+        value
+            .as_array()
+            .map(|items| {
+                items
+                    .iter()
+                    .filter_map(|i| i.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let rules: Vec<Rule> = spec["rules"]
+        .as_array()
+        .map(|rules| {
+            rules
+                .iter()
+                .map(|rule| Rule {
+                    groups: strings(&rule["apiGroups"]),
+                    versions: strings(&rule["apiVersions"]),
+                    resources: strings(&rule["resources"]),
+                    operations: strings(&rule["operations"]),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    if rules.is_empty() {
+        bail!(
+            "{source}: ClusterAdmissionPolicy {name} has no spec.rules: it matches no kind to list"
+        );
+    }
+    let context_aware = spec["contextAwareResources"]
+        .as_array()
+        .map(|items| {
+            items
+                .iter()
+                .map(|r| {
+                    let text = |key: &str| r[key].as_str().unwrap_or_default().to_owned();
+                    (text("apiVersion"), text("kind"))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let settings = match &spec["settings"] {
+        Value::Null => Value::Object(Default::default()),
+        settings => settings.clone(),
+    };
+    let raw = serde_json::to_vec(&settings).expect("JSON values always serialise");
+    let settings = AuditSettings::from_json(&raw)
+        .with_context(|| format!("{source}: ClusterAdmissionPolicy {name}"))?;
+    Ok(Deployed {
+        name,
+        source,
+        mode: spec["mode"].as_str().unwrap_or("protect").to_owned(),
+        mutating: spec["mutating"].as_bool().unwrap_or(false),
+        rules,
+        context_aware,
+        settings,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manifest(spec: Value) -> Value {
+        serde_json::json!({
+            "apiVersion": "policies.kubewarden.io/v1",
+            "kind": "ClusterAdmissionPolicy",
+            "metadata": {"name": "p"},
+            "spec": spec,
+        })
+    }
+
+    #[test]
+    fn a_manifest_gives_rules_mode_grants_and_settings() {
+        let policy = parse(
+            &manifest(serde_json::json!({
+                "mode": "monitor", "mutating": true,
+                "rules": [{"apiGroups": ["cluster.x-k8s.io"], "apiVersions": ["v1beta2"],
+                           "resources": ["machinesets"], "operations": ["CREATE", "UPDATE"]}],
+                "contextAwareResources": [{"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineDeployment"}],
+                "settings": {"cloudTags": {"propagatingLabels": ["team"]}},
+            })),
+            "p.yaml".to_owned(),
+        )
+        .unwrap();
+        assert_eq!(
+            (policy.name.as_str(), policy.mode.as_str(), policy.mutating),
+            ("p", "monitor", true)
+        );
+        assert_eq!(policy.rules[0].resources, ["machinesets"]);
+        assert!(policy.context_aware.contains(&(
+            "cluster.x-k8s.io/v1beta2".to_owned(),
+            "MachineDeployment".to_owned()
+        )));
+        let machinesets = Resource {
+            group: "cluster.x-k8s.io".to_owned(),
+            version: "v1beta2".to_owned(),
+            plural: "machinesets".to_owned(),
+            kind: "MachineSet".to_owned(),
+            namespaced: true,
+        };
+        assert!(policy.rules[0].sends_updates_of(&machinesets));
+    }
+
+    #[test]
+    fn refused_settings_and_other_kinds_name_the_source() {
+        let error = parse(
+            &manifest(serde_json::json!({
+                "rules": [{"apiGroups": ["*"], "apiVersions": ["*"], "resources": ["*"], "operations": ["*"]}],
+                "settings": {"mode": "sideways"},
+            })),
+            "p.yaml".to_owned(),
+        )
+        .err()
+        .unwrap();
+        assert!(
+            format!("{error:#}").starts_with("p.yaml: ClusterAdmissionPolicy p: "),
+            "{error:#}"
+        );
+        let error = parse(
+            &serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap"}),
+            "c.yaml".to_owned(),
+        )
+        .err()
+        .unwrap();
+        assert!(
+            error
+                .to_string()
+                .contains("not a policies.kubewarden.io ClusterAdmissionPolicy")
+        );
+    }
+}

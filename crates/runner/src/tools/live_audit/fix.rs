@@ -1,0 +1,347 @@
+//! `--fix`: each deviating object gets one write that changes nothing by
+//! itself, a merge patch of the resourceVersion audited, so the admission
+//! chain in front of the cluster (the deployed policy's webhook, with the
+//! deployed settings) makes the change; the runner never writes a patch it
+//! computed. Then the object is read again and judged again, and ends in
+//! one [`Outcome`]. A write that finds the object moved on (409) re-reads
+//! it, judges it again and tries again, at most [`RETRIES`] times: someone
+//! else's write is never overwritten.
+
+use std::fmt;
+
+use serde_json::{Value, json};
+
+use super::api::{Api, Failure, Resource};
+
+/// Writes after the first one that found the object moved on.
+pub(super) const RETRIES: u32 = 3;
+
+/// How one deviating object ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum Outcome {
+    /// Read again after the write, it keeps the contract.
+    Fixed,
+    /// A dry run: admission would bring it into line.
+    WouldFix,
+    /// Admission left it deviating.
+    Unchanged,
+    /// It moved on under every write.
+    Conflict,
+    /// Deleted before it could be written.
+    Gone,
+    /// The runner may not write (or read) it.
+    Forbidden,
+    /// Admission refused the write.
+    Rejected,
+    /// Anything else: the API server's or the connection's message.
+    Error,
+    /// Not written: `--max-objects` reached, or Ctrl-C.
+    NotAttempted,
+}
+
+impl Outcome {
+    pub(super) fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Fixed => "fixed",
+            Outcome::WouldFix => "would-fix",
+            Outcome::Unchanged => "unchanged",
+            Outcome::Conflict => "conflict",
+            Outcome::Gone => "gone",
+            Outcome::Forbidden => "forbidden",
+            Outcome::Rejected => "rejected",
+            Outcome::Error => "error",
+            Outcome::NotAttempted => "not-attempted",
+        }
+    }
+
+    /// Whether the object is (or, in a dry run, would be) in line.
+    pub(super) fn succeeded(self) -> bool {
+        matches!(self, Outcome::Fixed | Outcome::WouldFix)
+    }
+}
+
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One object's ending.
+#[derive(Debug, Clone)]
+pub(super) struct Done {
+    /// `apiVersion Kind namespace/name`, as the audit report names it.
+    pub(super) id: String,
+    pub(super) outcome: Outcome,
+    pub(super) message: String,
+    /// Writes sent (0 when none was).
+    pub(super) attempts: u32,
+    /// What admission changed (or would change): a JSON patch from the
+    /// object as read before the write to the object after it.
+    pub(super) changes: Value,
+    /// The object as read after the write.
+    pub(super) after: Option<Value>,
+}
+
+impl Done {
+    pub(super) fn not_attempted(id: String, why: &str) -> Done {
+        Done {
+            id,
+            outcome: Outcome::NotAttempted,
+            message: why.to_owned(),
+            attempts: 0,
+            changes: json!([]),
+            after: None,
+        }
+    }
+}
+
+/// What the audit makes of an object as read now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Judgement {
+    Compliant,
+    /// The deviations, as validate mode words them.
+    Deviates(Vec<String>),
+    /// Rejected for another reason (a parent it cannot read).
+    Rejected(String),
+}
+
+/// The writes of one run.
+pub(super) struct Fixer<'a> {
+    pub(super) api: &'a Api,
+    pub(super) dry_run: bool,
+    /// The audit's verdict on an object as read now.
+    pub(super) judge: &'a dyn Fn(&Value) -> Judgement,
+    /// What to check when admission leaves `resource` as it was: the
+    /// policies' mode, rules and webhook.
+    pub(super) hint: &'a dyn Fn(&Resource) -> String,
+}
+
+impl Fixer<'_> {
+    /// Brings `object` (as audited, deviating) into line.
+    pub(super) fn fix(&self, id: String, resource: &Resource, object: &Value) -> Done {
+        let namespace = object["metadata"]["namespace"]
+            .as_str()
+            .filter(|ns| !ns.is_empty());
+        let name = object["metadata"]["name"].as_str().unwrap_or_default();
+        let end = |outcome, message: String, attempts, changes| Done {
+            id: id.clone(),
+            outcome,
+            message,
+            attempts,
+            changes,
+            after: None,
+        };
+        let mut current = object.clone();
+        let mut attempts = 0;
+        while attempts <= RETRIES {
+            let version = current["metadata"]["resourceVersion"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
+            attempts += 1;
+            let failure = match self
+                .api
+                .touch(resource, namespace, name, &version, self.dry_run)
+            {
+                Ok(answer) if self.dry_run => {
+                    let changes = changes(&current, &answer);
+                    return match (self.judge)(&answer) {
+                        Judgement::Compliant => end(
+                            Outcome::WouldFix,
+                            count(&changes, "would change"),
+                            attempts,
+                            changes,
+                        ),
+                        judgement => {
+                            let message = self.left_deviating(resource, &judgement, &changes);
+                            end(Outcome::Unchanged, message, attempts, changes)
+                        }
+                    };
+                }
+                Ok(_) => match self.api.get(resource, namespace, name) {
+                    Ok(read) => {
+                        let changes = changes(&current, &read);
+                        let done = match (self.judge)(&read) {
+                            Judgement::Compliant => end(
+                                Outcome::Fixed,
+                                count(&changes, "changed"),
+                                attempts,
+                                changes,
+                            ),
+                            judgement => {
+                                let message = self.left_deviating(resource, &judgement, &changes);
+                                end(Outcome::Unchanged, message, attempts, changes)
+                            }
+                        };
+                        return Done {
+                            after: Some(read),
+                            ..done
+                        };
+                    }
+                    Err(failure) => failure,
+                },
+                Err(failure) if failure.code == Some(409) => {
+                    // Someone else wrote it since it was read: read it again,
+                    // and write again only if it still deviates.
+                    match self.api.get(resource, namespace, name) {
+                        Ok(read) => {
+                            if (self.judge)(&read) == Judgement::Compliant {
+                                let message =
+                                    "compliant after another writer's change; nothing written"
+                                        .to_owned();
+                                return end(Outcome::Fixed, message, attempts, json!([]));
+                            }
+                            current = read;
+                            continue;
+                        }
+                        Err(failure) => failure,
+                    }
+                }
+                Err(failure) => failure,
+            };
+            let (outcome, message) = classify(&failure, resource);
+            return end(outcome, message, attempts, json!([]));
+        }
+        let message = format!(
+            "it changed under each of {attempts} writes (someone else keeps writing it); run --fix again later"
+        );
+        end(Outcome::Conflict, message, attempts, json!([]))
+    }
+
+    fn left_deviating(
+        &self,
+        resource: &Resource,
+        judgement: &Judgement,
+        changes: &Value,
+    ) -> String {
+        let wrote = match changes.as_array().map_or(0, Vec::len) {
+            0 => "admission changed nothing".to_owned(),
+            n => format!(
+                "admission changed {n} {} but it still deviates",
+                plural(n, "field", "fields")
+            ),
+        };
+        let why = match judgement {
+            Judgement::Deviates(deviations) => deviations.join("; "),
+            Judgement::Rejected(message) => message.clone(),
+            Judgement::Compliant => String::new(),
+        };
+        format!("{wrote}: {why}; {}", (self.hint)(resource))
+    }
+}
+
+/// The outcome of a write or read the API server refused.
+fn classify(failure: &Failure, resource: &Resource) -> (Outcome, String) {
+    match failure.code {
+        Some(404) => (
+            Outcome::Gone,
+            "deleted before it could be written".to_owned(),
+        ),
+        Some(403) => (
+            Outcome::Forbidden,
+            format!(
+                "forbidden: needs verbs get and patch on {} ({failure})",
+                resource.name()
+            ),
+        ),
+        Some(code)
+            if failure.message.contains("admission webhook") || (400..500).contains(&code) =>
+        {
+            (Outcome::Rejected, failure.message.clone())
+        }
+        _ => (Outcome::Error, failure.to_string()),
+    }
+}
+
+/// What admission changed: a JSON patch from `before` to `after`, without
+/// the bookkeeping every write moves (resourceVersion, generation,
+/// managedFields).
+pub(super) fn changes(before: &Value, after: &Value) -> Value {
+    let strip = |object: &Value| {
+        let mut object = object.clone();
+        if let Some(metadata) = object["metadata"].as_object_mut() {
+            for key in ["resourceVersion", "generation", "managedFields"] {
+                metadata.remove(key);
+            }
+        }
+        object
+    };
+    serde_json::to_value(json_patch::diff(&strip(before), &strip(after)))
+        .unwrap_or_else(|_| json!([]))
+}
+
+fn count(changes: &Value, verb: &str) -> String {
+    let n = changes.as_array().map_or(0, Vec::len);
+    format!("admission {verb} {n} {}", plural(n, "field", "fields"))
+}
+
+fn plural(n: usize, one: &'static str, many: &'static str) -> &'static str {
+    if n == 1 { one } else { many }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn machines() -> Resource {
+        Resource {
+            group: "cluster.x-k8s.io".to_owned(),
+            version: "v1beta2".to_owned(),
+            plural: "machines".to_owned(),
+            kind: "Machine".to_owned(),
+            namespaced: true,
+        }
+    }
+
+    fn failure(code: u16, message: &str) -> Failure {
+        Failure {
+            code: Some(code),
+            message: message.to_owned(),
+        }
+    }
+
+    #[test]
+    fn refusals_become_named_outcomes() {
+        let (outcome, message) = classify(&failure(403, "machines is forbidden"), &machines());
+        assert_eq!(outcome, Outcome::Forbidden);
+        assert!(
+            message.contains("needs verbs get and patch on machines.cluster.x-k8s.io"),
+            "{message}"
+        );
+        assert_eq!(
+            classify(&failure(404, "not found"), &machines()).0,
+            Outcome::Gone
+        );
+        let denied =
+            "admission webhook \"clusterwide-capi.kubewarden.admission\" denied the request: no";
+        assert_eq!(
+            classify(&failure(400, denied), &machines()),
+            (Outcome::Rejected, denied.to_owned())
+        );
+        assert_eq!(
+            classify(&failure(503, "unavailable"), &machines()).0,
+            Outcome::Error
+        );
+        let offline = Failure {
+            code: None,
+            message: "connection refused".to_owned(),
+        };
+        assert_eq!(
+            classify(&offline, &machines()),
+            (Outcome::Error, "connection refused".to_owned())
+        );
+    }
+
+    #[test]
+    fn changes_leave_out_the_bookkeeping_of_a_write() {
+        let before = json!({"metadata": {"name": "m", "resourceVersion": "1", "generation": 1,
+                             "managedFields": [], "labels": {"a": "1"}}});
+        let after = json!({"metadata": {"name": "m", "resourceVersion": "2", "generation": 2,
+                            "managedFields": [{"manager": "x"}], "labels": {"a": "1", "b": "2"}}});
+        assert_eq!(
+            changes(&before, &after),
+            json!([{"op": "add", "path": "/metadata/labels/b", "value": "2"}])
+        );
+        assert_eq!(changes(&before, &before), json!([]));
+    }
+}

@@ -1,0 +1,210 @@
+//! What a live audit lists, and the listing: the resources a policy's rules
+//! match, found by discovery (one version per group and resource), each
+//! listed page by page. A resource the runner may not list, or that the
+//! cluster does not serve, is set aside with the reason, and the rest goes
+//! on.
+
+use std::collections::BTreeMap;
+
+use cluster_audit::Origin;
+use metadata_propagation_core::request::AdmissionRequest;
+use serde_json::Value;
+
+use super::api::{Api, Failure, Resource};
+use super::deployed::Rule;
+
+/// A resource that was not listed, and why.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) struct Unlisted {
+    /// `plural.group`, or `group/version` when the group is not served.
+    pub(super) resource: String,
+    /// The verb that was refused (`list`), or empty.
+    pub(super) verb: String,
+    pub(super) message: String,
+    /// Whether the cluster serves it: a kind a policy names for a provider
+    /// the cluster does not run is noted, and fails nothing.
+    pub(super) served: bool,
+}
+
+/// What the cluster serves, found once per run: each group's preferred
+/// and served versions, and each group version's resources.
+pub(super) struct Discovery {
+    groups: BTreeMap<String, (String, Vec<String>)>,
+    resources: BTreeMap<(String, String), Served>,
+}
+
+/// A group version's resources and their verbs, or why discovery failed.
+type Served = Result<Vec<(Resource, Vec<String>)>, Failure>;
+
+impl Discovery {
+    pub(super) fn new(api: &Api) -> Result<Discovery, Failure> {
+        let mut groups = api.groups()?;
+        groups.insert(String::new(), ("v1".to_owned(), vec!["v1".to_owned()]));
+        Ok(Discovery {
+            groups,
+            resources: BTreeMap::new(),
+        })
+    }
+
+    fn served(&mut self, api: &Api, group: &str, version: &str) -> &Served {
+        self.resources
+            .entry((group.to_owned(), version.to_owned()))
+            .or_insert_with(|| api.resources(group, version))
+    }
+
+    /// The resource serving `kind` at `api_version`, for a look-up.
+    pub(super) fn kind(
+        &mut self,
+        api: &Api,
+        api_version: &str,
+        kind: &str,
+    ) -> Result<Resource, String> {
+        let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+        match self.served(api, group, version) {
+            Ok(resources) => resources
+                .iter()
+                .find(|(r, _)| r.kind == kind)
+                .map(|(r, _)| r.clone())
+                .ok_or_else(|| format!("Cannot find resource {api_version}/{kind}")),
+            Err(failure) => Err(format!(
+                "error finding resource {api_version} / {kind}: {failure}"
+            )),
+        }
+    }
+
+    /// The resources `rules` match, one version each: the group's preferred
+    /// version when a rule names it, else the first a rule names that the
+    /// cluster serves (a webhook with `matchPolicy: Equivalent` sees every
+    /// version's writes, and listing two would audit each object twice).
+    pub(super) fn matched(&mut self, api: &Api, rules: &[Rule]) -> (Vec<Resource>, Vec<Unlisted>) {
+        let mut wanted: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
+        for rule in rules {
+            let groups: Vec<String> = match rule.groups.iter().any(|g| g == "*") {
+                true => self.groups.keys().cloned().collect(),
+                false => rule.groups.clone(),
+            };
+            for group in groups {
+                for plural in &rule.resources {
+                    if plural.contains('/') {
+                        continue; // a subresource: nothing to list
+                    }
+                    let versions = wanted.entry((group.clone(), plural.clone())).or_default();
+                    for version in &rule.versions {
+                        if !versions.contains(version) {
+                            versions.push(version.clone());
+                        }
+                    }
+                }
+            }
+        }
+        let (mut found, mut unlisted) = (Vec::new(), Vec::new());
+        for ((group, plural), versions) in wanted {
+            let Some((preferred, served)) = self.groups.get(&group).cloned() else {
+                unlisted.push(Unlisted {
+                    resource: format!("{plural}.{group}"),
+                    verb: String::new(),
+                    message: format!("the cluster does not serve the API group {group:?}"),
+                    served: false,
+                });
+                continue;
+            };
+            let candidates: Vec<String> = if versions.iter().any(|v| v == "*") {
+                std::iter::once(preferred.clone())
+                    .chain(served.clone())
+                    .collect()
+            } else if versions.contains(&preferred) {
+                std::iter::once(preferred.clone())
+                    .chain(versions.clone())
+                    .collect()
+            } else {
+                versions.clone()
+            };
+            let mut matched = Vec::new();
+            for version in candidates.iter().filter(|v| served.contains(v)) {
+                if let Ok(resources) = self.served(api, &group, version) {
+                    matched = resources
+                        .iter()
+                        .filter(|(r, verbs)| {
+                            let named = r.plural == *plural || (plural == "*" && acted_on(r));
+                            named && verbs.iter().any(|v| v == "list")
+                        })
+                        .map(|(r, _)| r.clone())
+                        .collect();
+                    if !matched.is_empty() {
+                        break;
+                    }
+                }
+            }
+            if matched.is_empty() {
+                unlisted.push(Unlisted {
+                    resource: format!("{plural}.{group}"),
+                    verb: String::new(),
+                    message: format!(
+                        "the cluster serves no {plural} in {group} at {}",
+                        versions.join(", ")
+                    ),
+                    served: false,
+                });
+            }
+            found.extend(matched);
+        }
+        found.sort();
+        found.dedup();
+        (found, unlisted)
+    }
+}
+
+/// Whether the policy acts on `resource`'s kind at all: a wildcard rule
+/// (`resources: ["*"]`, narrowed by `matchConditions` the runner does not
+/// evaluate) lists only those, never Secrets or Pods.
+fn acted_on(resource: &Resource) -> bool {
+    let probe = serde_json::json!({"apiVersion": resource.api_version(), "kind": resource.kind});
+    AdmissionRequest::for_object("UPDATE", probe).acted_on()
+}
+
+/// Lists `resource` whole, a page of `limit` at a time: each object with
+/// where it was read (the list, its page, its place in the page).
+pub(super) fn list(
+    api: &Api,
+    resource: &Resource,
+    namespace: Option<&str>,
+    selector: Option<&str>,
+    limit: u32,
+) -> Result<Vec<(Origin, Value)>, Unlisted> {
+    let file = format!("list {}/{}", resource.name(), resource.version);
+    let mut objects = Vec::new();
+    let mut token = None;
+    for page in 1.. {
+        let (items, next) = api
+            .list_page(resource, namespace, selector, limit, token)
+            .map_err(|failure| Unlisted {
+                resource: resource.name(),
+                verb: if failure.code == Some(403) {
+                    "list".to_owned()
+                } else {
+                    String::new()
+                },
+                message: match failure.code {
+                    Some(403) => format!(
+                        "forbidden: needs verb list on {} ({failure})",
+                        resource.name()
+                    ),
+                    _ => format!("cannot list {}: {failure}", resource.name()),
+                },
+                served: true,
+            })?;
+        objects.extend(items.into_iter().enumerate().map(|(i, item)| {
+            let origin = Origin {
+                file: file.clone(),
+                document: page,
+                items: vec![i + 1],
+            };
+            (origin, item)
+        }));
+        match next {
+            Some(next) => token = Some(next),
+            None => break,
+        }
+    }
+    Ok(objects)
+}
