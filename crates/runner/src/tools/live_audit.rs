@@ -96,10 +96,12 @@ fn run(args: &AuditArgs) -> Result<ExitCode> {
     }
 
     let policies: Vec<Deployed> = if live.policy_names.is_empty() {
-        live.policy_files
+        let files: Vec<Vec<Deployed>> = live
+            .policy_files
             .iter()
             .map(|path| deployed::from_file(path))
-            .collect::<Result<_>>()?
+            .collect::<Result<_>>()?;
+        files.into_iter().flatten().collect()
     } else {
         live.policy_names
             .iter()

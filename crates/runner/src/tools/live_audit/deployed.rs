@@ -73,13 +73,29 @@ pub(super) fn from_cluster(api: &Api, name: &str) -> Result<Deployed> {
     parse(&object, "the cluster".to_owned())
 }
 
-/// Reads a ClusterAdmissionPolicy manifest (YAML or JSON).
-pub(super) fn from_file(path: &Path) -> Result<Deployed> {
+/// Reads the ClusterAdmissionPolicies of a manifest (YAML or JSON, one or
+/// several documents; its other documents, such as the policy's RBAC, are
+/// passed over).
+pub(super) fn from_file(path: &Path) -> Result<Vec<Deployed>> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let object: Value = serde_norway::from_str(&text)
-        .with_context(|| format!("{} is not YAML or JSON", path.display()))?;
-    parse(&object, path.display().to_string())
+    let source = path.display().to_string();
+    let documents = cluster_audit::dump::documents(&text).map_err(|unreadable| {
+        anyhow::anyhow!(
+            "{source} document {}: not valid YAML or JSON: {}",
+            unreadable.document,
+            unreadable.reason
+        )
+    })?;
+    let policies: Vec<Deployed> = documents
+        .iter()
+        .filter(|(_, document)| document["kind"] == KIND)
+        .map(|(_, document)| parse(document, source.clone()))
+        .collect::<Result<_>>()?;
+    if policies.is_empty() {
+        bail!("{source} holds no {GROUP} {KIND}");
+    }
+    Ok(policies)
 }
 
 fn parse(object: &Value, source: String) -> Result<Deployed> {
