@@ -17,6 +17,14 @@
   examples/mr-policy.yaml; and every sentence of the docs, the examples and
   the metadata that tells to add a kind to `contextAwareResources` also
   names the ClusterRole.
+- The fixer's RBAC follows the rules: examples/fixer-rbac.yaml's ClusterRole
+  (what `policy-runner audit --cluster --fix` needs) gives `get`, `list` and
+  `patch` on every resource the rules of the CAPI, XR and MR example policies
+  match, `get` on the kinds of their contextAwareResources no rule matches
+  and on clusteradmissionpolicies, and nothing else: no other verb or
+  resource, no wildcard. A rule matching `*` (the MR example's) is read
+  with its matchConditions; the ClusterRole names kinds it matches, at
+  least one, with the same three verbs.
 - The list of what `make check` runs, in docs/development.md's table and in
   README.md's sentence, is the Makefile's `check:` prerequisites, in order.
 - Every shell block of README.md and docs/*.md (info string `console`, `sh`,
@@ -294,6 +302,136 @@ def check_grant(rbac, granting, problems):
                         "which no contextAwareResources list")
 
 
+# What `policy-runner audit --cluster --fix` needs (docs/validate-and-audit.md,
+# "Objects that were there first"): the ClusterRole's file, and the policies
+# it fixes.
+FIXER_RBAC = "examples/fixer-rbac.yaml"
+FIXER_POLICIES = ["examples/capi-policy.yaml", "examples/xr-policy.yaml", "examples/mr-policy.yaml"]
+# List and page through a kind, read an object again, write it (a merge patch).
+FIXER_VERBS = {"get", "list", "patch"}
+# --policy-name reads the deployed policy.
+POLICY_RESOURCE = ("policies.kubewarden.io", "clusteradmissionpolicies")
+# The two matchConditions shapes of examples/mr-policy.yaml, whitespace folded:
+# the group is `<family><suffix>` or ends with `.<family><suffix>`; the
+# resource is not one of a list. Another shape is a problem, so that a new
+# condition cannot silently widen or narrow what the check accepts.
+GROUP_SUFFIX_CONDITION = re.compile(
+    r"^\[(?P<families>[^\]]*)\]\.exists\((?P<v>\w+), request\.resource\.group == (?P=v) \+ '(?P<suffix>[^']*)' "
+    r"\|\| request\.resource\.group\.endsWith\('\.' \+ (?P=v) \+ '(?P=suffix)'\)\)$")
+EXCLUDED_RESOURCES_CONDITION = re.compile(r"^!\(request\.resource\.resource in \[(?P<resources>[^\]]*)\]\)$")
+
+
+def cel_strings(listed):
+    return [item.strip().strip("'\"") for item in listed.split(",") if item.strip()]
+
+
+def match_condition(path, condition, problems):
+    """A predicate (group, resource) for one of the matchConditions shapes
+    above, or None (and a problem) for any other expression."""
+    expression = " ".join(condition.get("expression", "").split())
+    m = GROUP_SUFFIX_CONDITION.match(expression)
+    if m:
+        families, suffix = cel_strings(m.group("families")), m.group("suffix")
+        return lambda g, r: any(g == f + suffix or g.endswith("." + f + suffix) for f in families)
+    m = EXCLUDED_RESOURCES_CONDITION.match(expression)
+    if m:
+        excluded = set(cel_strings(m.group("resources")))
+        return lambda g, r: r not in excluded
+    problems.append(f"{path}: matchCondition {condition.get('name')!r}: scripts/check_docs.py cannot tell "
+                    f"which kinds it lets through ({expression[:80]}…); teach match_condition its shape")
+    return None
+
+
+def fixer_needs(problems):
+    """The verbs the fixer needs on each (group, resource) the policies name,
+    and the rules matching `*`, as (policy, predicate, description)."""
+    needed, wildcards, parents = {}, [], set()
+    for path in FIXER_POLICIES:
+        for document in yaml.safe_load_all(read(path)):
+            spec = document.get("spec") or {}
+            conditions = [match_condition(path, c, problems) for c in spec.get("matchConditions") or []]
+            for rule in spec.get("rules") or []:
+                groups, resources = rule.get("apiGroups", []), rule.get("resources", [])
+                if "*" in groups or "*" in resources:
+                    def matches(g, r, groups=groups, resources=resources, conditions=conditions):
+                        return ("*" in groups or g in groups) and ("*" in resources or r in resources) \
+                            and all(c is not None and c(g, r) for c in conditions)
+                    wildcards.append((path, matches, f"apiGroups {groups}, resources {resources}"))
+                    continue
+                for g in groups:
+                    for r in resources:
+                        if "/" not in r:  # a subresource is written through its object
+                            needed[(g, r)] = set(FIXER_VERBS)
+            for resource in spec.get("contextAwareResources") or []:
+                parents.add((resource["apiVersion"].rpartition("/")[0], plural(resource["kind"])))
+    for parent in parents | {POLICY_RESOURCE}:
+        needed.setdefault(parent, {"get"})
+    return needed, wildcards
+
+
+def check_fixer(problems):
+    """examples/fixer-rbac.yaml's ClusterRole grants what the fixer needs on
+    the example policies' kinds, and nothing else; its binding names it and
+    the ServiceAccount the file defines."""
+    rbac, policies = FIXER_RBAC, ", ".join(FIXER_POLICIES)
+    documents = [d for d in yaml.safe_load_all(read(rbac)) if d]
+    roles = [d for d in documents if d.get("kind") == "ClusterRole"]
+    if len(roles) != 1:
+        problems.append(f"{rbac}: {len(roles)} ClusterRoles, not one")
+        return
+    role = roles[0]
+    if "aggregationRule" in role:
+        problems.append(f"{rbac}: the ClusterRole aggregates other roles; the fixer needs only its own rules")
+    granted = {}
+    for rule in role.get("rules") or []:
+        for key in sorted(set(rule) - {"apiGroups", "resources", "verbs"}):
+            problems.append(f"{rbac}: a rule has {key}; the fixer needs apiGroups, resources and verbs only")
+        groups, resources, verbs = rule.get("apiGroups", []), rule.get("resources", []), rule.get("verbs", [])
+        if "*" in groups + resources + verbs:
+            problems.append(f"{rbac}: a rule grants a wildcard ({groups}, {resources}, {verbs}); "
+                            "the fixer names every group, resource and verb")
+        for g in groups:
+            for r in resources:
+                granted.setdefault((g, r), set()).update(verbs)
+    needed, wildcards = fixer_needs(problems)
+    used = set()
+    for (g, r), verbs in sorted(granted.items()):
+        if (g, r) in needed:
+            allowed = needed[(g, r)]
+        else:
+            matching = [i for i, (_, matches, _) in enumerate(wildcards) if matches(g, r)]
+            if not matching:
+                problems.append(f"{rbac}: the ClusterRole grants {sorted(verbs)} on {r} ({g or 'core'}), which "
+                                f"no rule, no contextAwareResources and no --policy-name of {policies} needs")
+                continue
+            used.update(matching)
+            allowed = FIXER_VERBS
+            for verb in sorted(FIXER_VERBS - verbs):
+                problems.append(f"{rbac}: the ClusterRole does not grant {verb} on {r} ({g or 'core'}), "
+                                "which a rule matching `*` matches")
+        for verb in sorted(verbs - allowed):
+            problems.append(f"{rbac}: the ClusterRole grants {verb} on {r} ({g or 'core'}); "
+                            f"the fixer needs only {', '.join(sorted(allowed))} there")
+    for (g, r), verbs in sorted(needed.items()):
+        for verb in sorted(verbs - granted.get((g, r), set())):
+            why = ("--policy-name reads the policy" if (g, r) == POLICY_RESOURCE
+                   else "a rule matches it" if verbs == FIXER_VERBS else "a contextAwareResources entry lists it")
+            problems.append(f"{rbac}: the ClusterRole does not grant {verb} on {r} ({g or 'core'}): {why} "
+                            f"({policies})")
+    for i, (path, _, described) in enumerate(wildcards):
+        if i not in used:
+            problems.append(f"{rbac}: the ClusterRole grants no kind the rule of {path} matching `*` "
+                            f"({described}) matches; name the kinds you run")
+    accounts = {(d["metadata"]["name"], d["metadata"].get("namespace")) for d in documents
+                if d.get("kind") == "ServiceAccount"}
+    bound = [d for d in documents if d.get("kind") == "ClusterRoleBinding"
+             and d.get("roleRef", {}).get("name") == role["metadata"]["name"]
+             and any(s.get("kind") == "ServiceAccount" and (s.get("name"), s.get("namespace")) in accounts
+                     for s in d.get("subjects") or [])]
+    if not bound:
+        problems.append(f"{rbac}: no ClusterRoleBinding binds the ClusterRole to the ServiceAccount the file defines")
+
+
 def makefile_check_targets():
     m = re.search(r"^check:([^\n]*)$", read("Makefile"), re.M)
     if not m:
@@ -413,6 +551,7 @@ def main():
     check_links(paths + ["BENCHMARKS.md"], problems)
     check_section_references(problems)
     check_grants(problems)
+    check_fixer(problems)
     check_make_check_lists(problems)
     counts = None
     if "--no-run" not in sys.argv[1:]:
