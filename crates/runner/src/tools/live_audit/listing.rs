@@ -108,19 +108,9 @@ impl Discovery {
                 });
                 continue;
             };
-            let candidates: Vec<String> = if versions.iter().any(|v| v == "*") {
-                std::iter::once(preferred.clone())
-                    .chain(served.clone())
-                    .collect()
-            } else if versions.contains(&preferred) {
-                std::iter::once(preferred.clone())
-                    .chain(versions.clone())
-                    .collect()
-            } else {
-                versions.clone()
-            };
+            let candidates = candidates(&versions, &preferred, &served);
             let mut matched = Vec::new();
-            for version in candidates.iter().filter(|v| served.contains(v)) {
+            for version in &candidates {
                 if let Ok(resources) = self.served(api, &group, version) {
                     matched = resources
                         .iter()
@@ -152,6 +142,22 @@ impl Discovery {
         found.dedup();
         (found, unlisted)
     }
+}
+
+/// The versions to look for a resource at, in order: the group's preferred
+/// one first when the rule names it (or names `*`), then the others the
+/// rule names, each only if the cluster serves it.
+fn candidates(named: &[String], preferred: &str, served: &[String]) -> Vec<String> {
+    let any = named.iter().any(|v| v == "*");
+    let first = (any || named.iter().any(|v| v == preferred)).then(|| preferred.to_owned());
+    let rest = if any { served } else { named };
+    let mut out: Vec<String> = Vec::new();
+    for version in first.into_iter().chain(rest.iter().cloned()) {
+        if served.contains(&version) && !out.contains(&version) {
+            out.push(version);
+        }
+    }
+    out
 }
 
 /// Whether the policy acts on `resource`'s kind at all: a wildcard rule
@@ -207,4 +213,51 @@ pub(super) fn list(
         }
     }
     Ok(objects)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(items: &[&str]) -> Vec<String> {
+        items.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn the_preferred_version_first_when_the_rule_names_it_and_only_served_ones() {
+        let served = strings(&["v1beta2", "v1beta1"]);
+        assert_eq!(
+            candidates(&strings(&["v1beta1", "v1beta2"]), "v1beta2", &served),
+            ["v1beta2", "v1beta1"]
+        );
+        assert_eq!(
+            candidates(&strings(&["v1beta1"]), "v1beta2", &served),
+            ["v1beta1"]
+        );
+        assert_eq!(
+            candidates(&strings(&["*"]), "v1beta2", &served),
+            ["v1beta2", "v1beta1"]
+        );
+        assert_eq!(
+            candidates(&strings(&["v1alpha4", "v1beta1"]), "v1beta2", &served),
+            ["v1beta1"]
+        );
+        assert!(candidates(&strings(&["v1alpha4"]), "v1beta2", &served).is_empty());
+    }
+
+    #[test]
+    fn a_wildcard_lists_only_kinds_the_policy_acts_on() {
+        let resource = |group: &str, kind: &str| Resource {
+            group: group.to_owned(),
+            version: "v1".to_owned(),
+            plural: format!("{}s", kind.to_lowercase()),
+            kind: kind.to_owned(),
+            namespaced: true,
+        };
+        assert!(!acted_on(&resource("", "Secret")));
+        assert!(!acted_on(&resource("apps", "Deployment")));
+        assert!(acted_on(&resource("ec2.aws.m.upbound.io", "VPC")));
+        assert!(acted_on(&resource("cluster.x-k8s.io", "MachineSet")));
+        assert!(!acted_on(&resource("cluster.x-k8s.io", "Cluster")));
+    }
 }
