@@ -143,39 +143,17 @@ impl Fixer<'_> {
                 .api
                 .touch(resource, namespace, name, &version, self.dry_run)
             {
+                // What a dry run answers is the object admission would store.
                 Ok(answer) if self.dry_run => {
-                    let changes = changes(&current, &answer);
-                    return match (self.judge)(&answer) {
-                        Judgement::Compliant => end(
-                            Outcome::WouldFix,
-                            count(&changes, "would change"),
-                            attempts,
-                            changes,
-                        ),
-                        judgement => {
-                            let message = self.left_deviating(resource, &judgement, &changes);
-                            end(Outcome::Unchanged, message, attempts, changes)
-                        }
-                    };
+                    let done = self.judged(resource, &current, &answer, Outcome::WouldFix);
+                    return end(done.0, done.1, attempts, done.2);
                 }
                 Ok(_) => match self.api.get(resource, namespace, name) {
                     Ok(read) => {
-                        let changes = changes(&current, &read);
-                        let done = match (self.judge)(&read) {
-                            Judgement::Compliant => end(
-                                Outcome::Fixed,
-                                count(&changes, "changed"),
-                                attempts,
-                                changes,
-                            ),
-                            judgement => {
-                                let message = self.left_deviating(resource, &judgement, &changes);
-                                end(Outcome::Unchanged, message, attempts, changes)
-                            }
-                        };
+                        let done = self.judged(resource, &current, &read, Outcome::Fixed);
                         return Done {
                             after: Some(read),
-                            ..done
+                            ..end(done.0, done.1, attempts, done.2)
                         };
                     }
                     Err(failure) => failure,
@@ -206,6 +184,33 @@ impl Fixer<'_> {
             "it changed under each of {attempts} writes (someone else keeps writing it); run --fix again later"
         );
         end(Outcome::Conflict, message, attempts, json!([]))
+    }
+
+    /// The outcome of a write whose result is `after`: `success` when the
+    /// audit finds it in line, else `unchanged`; the message, and the
+    /// changes from `before`.
+    fn judged(
+        &self,
+        resource: &Resource,
+        before: &Value,
+        after: &Value,
+        success: Outcome,
+    ) -> (Outcome, String, Value) {
+        let changes = changes(before, after);
+        match (self.judge)(after) {
+            Judgement::Compliant => {
+                let verb = if success == Outcome::WouldFix {
+                    "would change"
+                } else {
+                    "changed"
+                };
+                (success, count(&changes, verb), changes)
+            }
+            judgement => {
+                let message = self.left_deviating(resource, &judgement, &changes);
+                (Outcome::Unchanged, message, changes)
+            }
+        }
     }
 
     fn left_deviating(
