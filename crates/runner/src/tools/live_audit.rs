@@ -284,7 +284,10 @@ fn fix_all(
     }
     let mut progress = Progress::new(targets.len());
     let mut results = Vec::with_capacity(targets.len());
-    for (identity, flagged) in &targets {
+    let mut next = 0;
+    while let Some((identity, flagged)) = targets.get(next).cloned() {
+        next += 1;
+        let (identity, flagged) = (&identity, &flagged);
         let (object, id) = {
             let audit = &audits[flagged[0]];
             let found = audit
@@ -334,16 +337,35 @@ fn fix_all(
                 }
             }
         };
-        // A child is judged against its parent as it is now.
-        if let Some(after) = done.after.as_ref().filter(|_| !live.dry_run) {
-            for audit in audits.iter_mut() {
-                if let Some(o) = audit
-                    .report
-                    .objects
-                    .iter_mut()
-                    .find(|o| &o.identity == identity)
-                {
-                    o.object = after.clone();
+        // A child is judged against its parent as it is now; one that
+        // deviates only now (from what admission wrote on its parent) is
+        // written in this run too, after its parent.
+        let wrote = done.changes.as_array().is_some_and(|c| !c.is_empty());
+        if let Some(after) = done.after.as_ref().filter(|_| !live.dry_run && wrote) {
+            let mut children: Vec<(Identity, usize)> = Vec::new();
+            for (p, audit) in audits.iter_mut().enumerate() {
+                let objects = &mut audit.report.objects;
+                if let Some(i) = objects.iter().position(|o| &o.identity == identity) {
+                    objects[i].object = after.clone();
+                    let tree = &audit.report.tree;
+                    children.extend(
+                        tree.children[i]
+                            .iter()
+                            .map(|&c| (objects[c].identity.clone(), p)),
+                    );
+                }
+            }
+            for (child, p) in children {
+                if at.contains_key(&child) {
+                    continue;
+                }
+                let audit = &audits[p];
+                let now = audit.report.objects.iter().find(|o| o.identity == child);
+                let now = &now.expect("a child is an object of its report").object;
+                if let Judgement::Deviates(_) = judge(audits, &[p], now, api, discovery, read) {
+                    at.insert(child.clone(), targets.len());
+                    targets.push((child, vec![p]));
+                    progress.grow();
                 }
             }
         }

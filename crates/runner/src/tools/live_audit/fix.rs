@@ -69,7 +69,7 @@ impl fmt::Display for Outcome {
 /// One object's ending.
 #[derive(Debug, Clone)]
 pub(super) struct Done {
-    /// `apiVersion Kind namespace/name`, as the audit report names it.
+    /// `Kind namespace/name (apiVersion)`, as the audit report names it.
     pub(super) id: String,
     pub(super) outcome: Outcome,
     pub(super) message: String,

@@ -28,6 +28,12 @@ impl Progress {
         }
     }
 
+    /// One more object to write (a child that deviates once its parent
+    /// is written).
+    pub(super) fn grow(&mut self) {
+        self.total += 1;
+    }
+
     pub(super) fn record(&mut self, done: &Done) {
         self.done += 1;
         if done.outcome.succeeded() {
