@@ -154,6 +154,15 @@ lint: lint-workflows
 	$(CARGO) clippy --locked -p floor-policy -p explain-web -p cluster-audit -p metadata-propagation-core --all-targets -- -D warnings
 	$(CARGO) clippy --locked -p floor-policy --features lookup -- -D warnings
 	$(CARGO) clippy --locked -p policy-runner --all-targets --profile host -- -D warnings
+	# Each other feature set and target a user's build compiles: the lean
+	# runner of `make demo` (no `network`), the module and the floors (make
+	# bench) for wasm32-wasip1.
+	# clippy's -D warnings fails on the compiler's warnings too.
+	$(CARGO) clippy --locked -p policy-runner --no-default-features --bins --profile host -- -D warnings
+	$(CARGO) clippy --locked -p metadata-propagation-policy --lib --target=wasm32-wasip1 -- -D warnings
+	$(CARGO) clippy --locked -p floor-policy --target=wasm32-wasip1 -- -D warnings
+	$(CARGO) clippy --locked -p floor-policy --features echo --target=wasm32-wasip1 -- -D warnings
+	$(CARGO) clippy --locked -p floor-policy --features lookup --target=wasm32-wasip1 -- -D warnings
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --locked --no-deps -p metadata-propagation-core -p floor-policy
 
 # The GitHub workflows, by actionlint built from its pinned Go module
@@ -398,6 +407,15 @@ bench-pieces:
 .PHONY: audit-bench
 audit-bench: $(RUNNER)
 	@RUNNER=$(RUNNER) scripts/audit_scale.sh
+
+# What `policy-runner audit --cluster` and `--fix` cost against the test bed
+# (BENCHMARKS.md, "Live audit and --fix"): a live audit of 2,000 and 4,000
+# objects (wall time, requests by verb, peak memory), then --fix of 500
+# deviating objects at --qps 50 (scripts/bench-live-audit.sh). Starts the
+# test bed when none runs, and stops it afterwards.
+.PHONY: bench-live-audit
+bench-live-audit: annotated-policy.wasm $(RUNNER)
+	@RUNNER=$(RUNNER) scripts/bench-live-audit.sh
 
 # Where each scenario's time goes, phase by phase, natively (after bench).
 profile:
