@@ -58,7 +58,12 @@ versions() { kubectl get "$VPCS" -n live-audit -o json | jq -c '[.items[] | [.me
 
 # drift VALUE: the XR's cost-center label changed, which its VPCs' tags follow (the XR is not a kind the
 # policy acts on: nothing else is written).
-drift() { kubectl label networks.network.example.org la-net -n live-audit --overwrite "cost-center=$1" >/dev/null; }
+# policy-server answers a look-up from what it read in the last 5 s (policy-evaluator's
+# get_resource_cached): the XR changed within that time would be seen as it was, so drift waits it out.
+drift() {
+  kubectl label networks.network.example.org la-net -n live-audit --overwrite "cost-center=$1" >/dev/null
+  sleep 6
+}
 
 # tag VPC: the VPC's cost-center tag as stored.
 tag() { kubectl get "$VPCS" "$1" -n live-audit -o json | jq -r '.spec.forProvider.tags["plexsphere:cost-center"]'; }

@@ -437,7 +437,8 @@ fn hint(audits: &[Audit], flagged: &[usize], resource: &Resource) -> String {
             } else {
                 format!(
                     "check that the webhook of ClusterAdmissionPolicy {name} (clusterwide-{name}) is registered and \
-                     its policy server serves it, with the settings audited here"
+                     its policy server serves it, with the settings audited here; policy-server answers a look-up \
+                     from what it read in the last 5 s, so a parent changed just before is seen as it was: run again"
                 )
             }
         })
