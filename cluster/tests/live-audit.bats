@@ -40,11 +40,13 @@ setup() {
   load helpers
 }
 
-# live ARGS...: the live audit of the VPCs in live-audit under the policy file, -o json: the document in
+# live ARGS...: the live audit of the VPCs in live-audit under the policy file, -o json (the selector keeps
+# out the cluster-scoped managed resources of other scenarios, which -n does not): the document in
 # $report, the exit code in $status, stderr in $BATS_TEST_TMPDIR/stderr (printed for a failing test's log).
 live() {
   status=0
-  "$RUNNER" audit --cluster -n live-audit -o json --qps 100 --burst 100 "$@" >"$BATS_TEST_TMPDIR/report.json" \
+  "$RUNNER" audit --cluster -n live-audit -l crossplane.io/composite=la-net -o json --qps 100 --burst 100 "$@" \
+    >"$BATS_TEST_TMPDIR/report.json" \
     2>"$BATS_TEST_TMPDIR/stderr" || status=$?
   report=$(cat "$BATS_TEST_TMPDIR/report.json")
   echo "policy-runner audit --cluster -n live-audit $*: exit $status"
@@ -53,7 +55,10 @@ live() {
 }
 
 # vpcs STATUS: how many VPCs of the report have that status.
-vpcs() { jq --arg s "$1" '[.policies[0].report.objects[] | select(.kind == "VPC" and .status == $s)] | length' <<<"$report"; }
+vpcs() {
+  jq --arg s "$1" '[.policies[0].report.objects[] | select(.kind == "VPC" and .namespace == "live-audit" and .status == $s)]
+    | length' <<<"$report"
+}
 
 # requests VERB: the requests of that verb the run sent.
 requests() { jq --arg v "$1" '.requests[$v] // 0' <<<"$report"; }
@@ -155,7 +160,8 @@ yaml.safe_dump_all(docs, sys.stdout)' "$POLICY" >"$BATS_TEST_TMPDIR/policy.yaml"
 
 @test "Ctrl-C stops the fix after the write in flight; the objects left are not attempted" {
   drift cc-3300
-  "$RUNNER" audit --cluster -n live-audit -o json --policy-name managed-resource-tags --fix --qps 1 --burst 1 \
+  "$RUNNER" audit --cluster -n live-audit -l crossplane.io/composite=la-net -o json --policy-name managed-resource-tags \
+    --fix --qps 1 --burst 1 \
     >"$BATS_TEST_TMPDIR/report.json" 2>"$BATS_TEST_TMPDIR/stderr" &
   pid=$!
   eventually 120 "grep -q '^fix 1/5: fixed' '$BATS_TEST_TMPDIR/stderr'"
