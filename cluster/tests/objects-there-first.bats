@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Objects that were there first (issue 71): a management cluster whose objects were created before the
+# Objects that were there first (docs/validate-and-audit.md): a management cluster whose objects were created before the
 # policies' webhooks were registered, brought into line by `policy-runner audit --cluster --fix` through the
 # deployed policies (examples/capi-policy.yaml, examples/xr-policy.yaml, cluster/policies/managed-resources.yaml):
 # the objects of cluster/objects/objects-there-first.yaml created with the three mutating webhook

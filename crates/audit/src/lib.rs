@@ -22,6 +22,7 @@
 #![deny(missing_docs)]
 
 pub mod dump;
+mod dump_answers;
 pub mod render;
 pub mod report;
 pub mod tree;

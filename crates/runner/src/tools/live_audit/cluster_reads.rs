@@ -18,13 +18,16 @@ use super::listing::Discovery;
 use crate::host::callback::ACCESS_DENIED;
 use crate::host::field_mask;
 
+/// The objects read one by one, and why not, shared by every policy.
+pub(super) type Reads = RefCell<BTreeMap<ObjectRef, Result<Value, LookupError>>>;
+
 /// The cluster behind one policy's audit.
 pub(super) struct ClusterReads<'a> {
     pub(super) api: &'a Api,
     pub(super) discovery: &'a RefCell<Discovery>,
     pub(super) granted: &'a BTreeSet<(String, String)>,
     /// Whole objects read so far (or why not), shared by every policy.
-    pub(super) read: &'a RefCell<BTreeMap<ObjectRef, Result<Value, LookupError>>>,
+    pub(super) read: &'a Reads,
 }
 
 impl ClusterReads<'_> {

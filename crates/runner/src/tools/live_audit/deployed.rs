@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
-use cluster_audit::AuditSettings;
+use cluster_audit::{AuditSettings, Report};
 use serde_json::Value;
 
 use super::api::{Api, Resource};
@@ -46,6 +46,12 @@ pub(super) struct Deployed {
     /// `apiVersion` and `kind` of each resource the look-ups may read.
     pub(super) context_aware: BTreeSet<(String, String)>,
     pub(super) settings: AuditSettings,
+}
+
+/// One policy's audit: the policy, and its report on the cluster.
+pub(super) struct Audit {
+    pub(super) policy: Deployed,
+    pub(super) report: Report,
 }
 
 const GROUP: &str = "policies.kubewarden.io";

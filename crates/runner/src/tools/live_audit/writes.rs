@@ -1,0 +1,225 @@
+//! `--fix` over the whole audit: which objects are written and in what
+//! order (tree order, each once, a child that deviates from its parent's
+//! write after it), and what each write is judged by (every policy that
+//! found the object deviating).
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use cluster_audit::tree::Identity;
+use cluster_audit::{Status, reevaluate};
+use metadata_propagation_core::outcome::Verdict;
+use serde_json::{Value, json};
+
+use super::api::{Api, Resource};
+use super::cluster_reads::{ClusterReads, Reads};
+use super::deployed::Audit;
+use super::fix::{self, Done, Fixer, Judgement};
+use super::listing::Discovery;
+use super::progress::Progress;
+use crate::cli::LiveArgs;
+
+/// Brings each deviating object into line, in tree order, one write each.
+pub(super) fn fix_all(
+    api: &Api,
+    discovery: &RefCell<Discovery>,
+    read: &Reads,
+    audits: &mut [Audit],
+    live: &LiveArgs,
+    interrupted: &AtomicBool,
+) -> Vec<Done> {
+    // Each deviating object once, in the first policy's tree order that
+    // names it, with every policy that found it deviating.
+    let mut targets: Vec<(Identity, Vec<usize>)> = Vec::new();
+    let mut at: BTreeMap<Identity, usize> = BTreeMap::new();
+    for (p, audit) in audits.iter().enumerate() {
+        for (index, _) in audit.report.tree.walk() {
+            let object = &audit.report.objects[index];
+            if object.status() != Status::Deviates {
+                continue;
+            }
+            match at.get(&object.identity) {
+                Some(&t) => targets[t].1.push(p),
+                None => {
+                    at.insert(object.identity.clone(), targets.len());
+                    targets.push((object.identity.clone(), vec![p]));
+                }
+            }
+        }
+    }
+    match targets.len() {
+        0 => eprintln!("fix: nothing deviates; nothing to write"),
+        n => eprintln!(
+            "fix: writing {n} {}{}",
+            if n == 1 { "object" } else { "objects" },
+            if live.dry_run {
+                " (server-side dry run: nothing is stored)"
+            } else {
+                ""
+            }
+        ),
+    }
+    let mut progress = Progress::new(targets.len());
+    let mut results = Vec::with_capacity(targets.len());
+    let mut next = 0;
+    while let Some((identity, flagged)) = targets.get(next).cloned() {
+        next += 1;
+        let (identity, flagged) = (&identity, &flagged);
+        let (object, id) = {
+            let audit = &audits[flagged[0]];
+            let found = audit
+                .report
+                .objects
+                .iter()
+                .find(|o| &o.identity == identity);
+            let found = found.expect("a target is an object of the report that flagged it");
+            (found.object.clone(), found.reference.to_string())
+        };
+        let stop = match () {
+            _ if interrupted.load(Ordering::SeqCst) => {
+                Some("interrupted (Ctrl-C) before its write")
+            }
+            _ if live.max_objects.is_some_and(|max| results.len() >= max) => {
+                Some("--max-objects reached before its write")
+            }
+            _ => None,
+        };
+        let done = match stop {
+            Some(why) => Done::not_attempted(id, why),
+            None => {
+                let api_version = object["apiVersion"].as_str().unwrap_or_default();
+                let kind = object["kind"].as_str().unwrap_or_default();
+                let resource = discovery.borrow_mut().kind(api, api_version, kind);
+                match resource {
+                    Err(message) => Done {
+                        id,
+                        outcome: fix::Outcome::Error,
+                        message,
+                        attempts: 0,
+                        changes: json!([]),
+                        after: None,
+                    },
+                    Ok(resource) => {
+                        let shared: &[Audit] = audits;
+                        let judge = |now: &Value| judge(shared, flagged, now, api, discovery, read);
+                        let hint = |resource: &Resource| hint(shared, flagged, resource);
+                        let fixer = Fixer {
+                            api,
+                            dry_run: live.dry_run,
+                            judge: &judge,
+                            hint: &hint,
+                        };
+                        fixer.fix(id, &resource, &object)
+                    }
+                }
+            }
+        };
+        // A child is judged against its parent as it is now; one that
+        // deviates only now (from what admission wrote on its parent) is
+        // written in this run too, after its parent.
+        let wrote = done.changes.as_array().is_some_and(|c| !c.is_empty());
+        if let Some(after) = done.after.as_ref().filter(|_| !live.dry_run && wrote) {
+            let mut children: Vec<(Identity, usize)> = Vec::new();
+            for (p, audit) in audits.iter_mut().enumerate() {
+                let objects = &mut audit.report.objects;
+                if let Some(i) = objects.iter().position(|o| &o.identity == identity) {
+                    objects[i].object = after.clone();
+                    let tree = &audit.report.tree;
+                    children.extend(
+                        tree.children[i]
+                            .iter()
+                            .map(|&c| (objects[c].identity.clone(), p)),
+                    );
+                }
+            }
+            for (child, p) in children {
+                if at.contains_key(&child) {
+                    continue;
+                }
+                let audit = &audits[p];
+                let now = audit.report.objects.iter().find(|o| o.identity == child);
+                let now = &now.expect("a child is an object of its report").object;
+                if let Judgement::Deviates(_) = judge(audits, &[p], now, api, discovery, read) {
+                    at.insert(child.clone(), targets.len());
+                    targets.push((child, vec![p]));
+                    progress.grow();
+                }
+            }
+        }
+        progress.record(&done);
+        results.push(done);
+    }
+    progress.finish();
+    results
+}
+
+/// The verdict of every policy that found the object deviating on it as it
+/// is now.
+fn judge(
+    audits: &[Audit],
+    flagged: &[usize],
+    now: &Value,
+    api: &Api,
+    discovery: &RefCell<Discovery>,
+    read: &Reads,
+) -> Judgement {
+    let mut deviations = Vec::new();
+    for &p in flagged {
+        let audit = &audits[p];
+        let reads = ClusterReads {
+            api,
+            discovery,
+            granted: &audit.policy.context_aware,
+            read,
+        };
+        let evaluation = reevaluate(
+            &audit.report,
+            now.clone(),
+            &audit.policy.settings,
+            Some(&reads),
+        );
+        match Status::of(evaluation.as_ref()) {
+            Status::Compliant | Status::NotEvaluated => {}
+            Status::Deviates => {
+                deviations.extend(evaluation.into_iter().flat_map(|e| e.deviations));
+            }
+            Status::Rejected => {
+                let message = match evaluation.map(|e| e.outcome.verdict) {
+                    Some(Verdict::Reject { message, .. }) => message,
+                    _ => String::new(),
+                };
+                return Judgement::Rejected(format!("policy {}: {message}", audit.policy.name));
+            }
+        }
+    }
+    match deviations.is_empty() {
+        true => Judgement::Compliant,
+        false => Judgement::Deviates(deviations),
+    }
+}
+
+/// What to check when admission left an object of `resource` deviating.
+fn hint(audits: &[Audit], flagged: &[usize], resource: &Resource) -> String {
+    let checks: Vec<String> = flagged
+        .iter()
+        .map(|&p| {
+            let policy = &audits[p].policy;
+            let name = &policy.name;
+            if policy.mode != "protect" {
+                format!("ClusterAdmissionPolicy {name} is in {} mode, where its patches are not applied", policy.mode)
+            } else if !policy.mutating {
+                format!("ClusterAdmissionPolicy {name} has spec.mutating false: its patches are refused")
+            } else if !policy.rules.iter().any(|rule| rule.sends_updates_of(resource)) {
+                format!("the rules of ClusterAdmissionPolicy {name} send no UPDATE of {}", resource.name())
+            } else {
+                format!(
+                    "check that the webhook of ClusterAdmissionPolicy {name} (clusterwide-{name}) is registered and \
+                     its policy server serves it, with the settings audited here; policy-server answers a look-up \
+                     from what it read in the last 5 s, so a parent changed just before is seen as it was: run again"
+                )
+            }
+        })
+        .collect();
+    checks.join("; ")
+}
