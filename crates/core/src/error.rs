@@ -65,15 +65,16 @@ pub(crate) enum Reader {
         /// The child's family (`MachineSet`, ...).
         family: &'static str,
     },
-    /// The cloud tags, for the Cluster whose labels they start from.
-    ClusterTags,
+    /// The cloud tags, for the object whose labels they start from (a
+    /// Cluster, a managed resource's composite resource).
+    TagSource,
 }
 
 impl fmt::Display for Reader {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Reader::Parent { family } => write!(f, "the parent of this {family}"),
-            Reader::ClusterTags => f.write_str("whose labels become this object's cloud tags"),
+            Reader::TagSource => f.write_str("whose labels become this object's cloud tags"),
         }
     }
 }
@@ -162,7 +163,7 @@ mod tests {
             (
                 Error::Lookup {
                     object: Box::new(cluster()),
-                    reader: Reader::ClusterTags,
+                    reader: Reader::TagSource,
                     message: "forbidden".to_owned(),
                 },
                 Fault::Cluster,

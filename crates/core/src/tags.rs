@@ -11,13 +11,13 @@
 //! have planned, and *reports* each skip as a warning.
 
 mod char_class;
-pub(crate) mod cluster;
 pub(crate) mod composing_xr;
 pub(crate) mod composite;
 pub(crate) mod covering_row;
 mod decision;
 pub(crate) mod field;
 pub(crate) mod label_set;
+pub(crate) mod label_source;
 pub(crate) mod managed_resource;
 pub(crate) mod mr_catalogue;
 mod opted_in;
@@ -32,6 +32,7 @@ mod tag_key_checks;
 mod tag_key_problem;
 mod tag_needs;
 mod tag_settings;
+mod tagged_object;
 mod tagging_trace;
 pub(crate) mod targets;
 pub(crate) mod transform;
@@ -39,31 +40,32 @@ pub(crate) mod user_profile;
 mod why;
 
 use crate::error::Error;
-use crate::fields::{self, FieldError, StringMap};
-use crate::labels_annotation;
+use crate::fields::{self, FieldError};
+use crate::lookup::ObjectRef;
 use crate::plan::Plan;
 use crate::reads::Reads;
 use crate::request::{AdmissionRequest, GroupVersionKind};
 use crate::stage_report::{Reported, StageReport};
-use cluster::ClusterFound;
+use composing_xr::Unread;
 pub(crate) use covering_row::object_paths;
 use decision::Inputs;
-use field::Owned;
-use label_set::{LabelSet, Layer, Source};
+use field::{Current, Owned};
+use label_source::SourceFound;
 use profile::{GENERIC, Origin, TagProfile};
-use serde_json::{Map, Value};
+#[cfg(test)]
+use serde_json::Value;
 use tag_needs::Tagging;
 pub(crate) use tag_needs::{TagNeeds, needs};
-use tag_needs::{adopted, own_reference, parse_labels_annotation};
+use tagged_object::{OwnLayers, own_reference};
 use tagging_trace::Tagged;
 pub(crate) use tagging_trace::Trace;
 use targets::{LabelSource, ProfileChoice, Target};
 pub(crate) use why::render;
 
+pub(crate) use tag_annotations::ANNOTATIONS;
 #[cfg(any(test, feature = "invariants"))]
 pub(crate) use tag_annotations::LABELS_ANNOTATION;
 pub(crate) use tag_annotations::SKIPPED_ANNOTATION;
-pub(crate) use tag_annotations::{ANNOTATIONS, LABELS};
 pub(crate) use tag_settings::CloudTagSettings;
 pub(crate) use tag_settings::{DEFAULT_PROVIDER_SEGMENTS, RawCloudTagSettings, TagSettings};
 
@@ -141,61 +143,45 @@ fn tag<'s>(
     let own = |error| Error::tags(own_reference(&target, request), error);
 
     // The label set: the object's labels and annotations as they will be
-    // stored (after the plan's metadata edits), under them the Cluster's;
-    // or, for a managed resource, its composite resource's alone.
-    // Borrowed from the plan: everything below is computed into owned
-    // edits before the plan is changed.
+    // stored (after the plan's metadata edits), over the Cluster's; or, for
+    // a managed resource, its composite resource's alone. Borrowed from
+    // the plan: everything below is computed into owned edits before the
+    // plan is changed.
     let annotations = plan.resulting_map(object, ANNOTATIONS).map_err(own)?;
     let found = match (target.labels, source) {
-        (LabelSource::ComposingResource, Some(xr)) => {
-            let read = composing_xr::read(&xr, reads);
-            let layers = read.and_then(|value| {
-                let found = ClusterFound::Read(xr.clone(), value);
-                match ClusterLayers::check(&found) {
-                    Ok(()) => Ok(found),
-                    Err(error) => Err(composing_xr::Unread::Malformed(error)),
-                }
-            });
-            match layers {
-                Ok(found) => found,
-                Err(unread) => {
-                    // A family chooses the profile: nothing to fail on.
-                    let chosen = choose_profile(&target, request, settings).map_err(own)?;
-                    let owned = chosen.owned(settings);
-                    let field = (&current, owned);
-                    let (warning, edit) =
-                        composing_xr::unread(unread, &xr, &target, request, field)?;
-                    if let Some(edit) = edit {
-                        plan.push(edit);
-                    }
-                    return Ok((vec![warning], trace.then_some(Trace::Unread(xr))));
-                }
+        (LabelSource::ComposingResource, Some(xr)) => match composing_xr::found(xr, reads) {
+            Ok(found) => found,
+            Err((xr, unread)) => {
+                let row = (&target, &current);
+                return xr_unread(unread, xr, row, request, settings, plan, trace);
             }
-        }
-        (_, source) => cluster::read(source, reads)?,
+        },
+        (_, source) => label_source::read_cluster(source, reads)?,
     };
-    let of_cluster = ClusterLayers::read(&found)?;
-    // Later sources win: the Cluster's labels, its annotation, the
-    // object's labels, its annotation.
-    let mut set = LabelSet::default();
-    if let Some(cluster_labels) = of_cluster.labels {
-        set = set.with(Source::ClusterLabels, Layer::Object(cluster_labels));
-    }
-    set = set.with(
-        Source::ClusterAnnotation,
-        Layer::Annotation(&of_cluster.extra),
-    );
-    let own_extra;
-    let labels;
-    if target.labels != LabelSource::ComposingResource {
-        own_extra = parse_labels_annotation(&annotations).map_err(own)?;
-        labels = OwnLabels::read(plan, object).map_err(own)?;
-        if let Some(layer) = labels.layer() {
-            set = set.with(Source::OwnLabels, layer);
+    let looked_up = match found.layers() {
+        Ok(layers) => layers,
+        Err(error) => {
+            return match found {
+                SourceFound::ComposingXr(xr, _) => {
+                    let row = (&target, &current);
+                    let unread = Unread::Malformed(error);
+                    xr_unread(unread, xr, row, request, settings, plan, trace)
+                }
+                _ => Err(Error::tags(found.read().map(|(r, _)| r.clone()), error)),
+            };
         }
-        set = set.with(Source::OwnAnnotation, Layer::Annotation(&own_extra));
-    }
-    if target.adopted_left_alone && adopted(&set) {
+    };
+    let own_layers = (target.labels != LabelSource::ComposingResource)
+        .then(|| OwnLayers::read(plan, object, &annotations))
+        .transpose()
+        .map_err(own)?;
+    // Later sources win: the looked-up object's labels, its annotation,
+    // the object's labels, its annotation.
+    let set = match &own_layers {
+        Some(own_layers) => own_layers.over(looked_up.set()),
+        None => looked_up.set(),
+    };
+    if target.adopted_left_alone && set.marks_adopted() {
         return Ok((Vec::new(), trace.then_some(Trace::Adopted)));
     }
 
@@ -211,8 +197,8 @@ fn tag<'s>(
     let fallback = (target.profile == ProfileChoice::Provider && origin == Origin::Fallback)
         .then(|| said::fallback(provider, &settings.provider_path.join(".")));
     // Named only in explanations: formatted only for one.
-    let cluster = match (&found, trace) {
-        (ClusterFound::Read(reference, _), true) => reference.to_string(),
+    let looked_up_name = match (found.read(), trace) {
+        (Some((reference, _)), true) => reference.to_string(),
         _ => String::new(),
     };
     let decided = decision::decide(
@@ -225,7 +211,7 @@ fn tag<'s>(
             owned,
             propagating: &settings.propagating_labels,
             annotations: &annotations,
-            cluster: &cluster,
+            cluster: &looked_up_name,
             fallback,
             warn_removals,
         },
@@ -237,7 +223,7 @@ fn tag<'s>(
     }
     plan.merge(decided.skipped);
     let mut warnings = decided.warnings;
-    if let ClusterFound::NotFound(reference) = &found {
+    if let SourceFound::ClusterNotFound(reference) = &found {
         warnings.push(said::cluster_not_found(reference));
     }
     let trace = decided.explained.map(|cloud_tags| {
@@ -253,37 +239,26 @@ fn tag<'s>(
     Ok((warnings, trace))
 }
 
-/// The Cluster's layers of a label set: its labels and its label-set
-/// annotation's entries (none when no Cluster was read).
-#[derive(Default)]
-struct ClusterLayers<'c> {
-    labels: Option<&'c Map<String, Value>>,
-    extra: labels_annotation::Entries<'c>,
-}
-
-impl<'c> ClusterLayers<'c> {
-    fn read(found: &'c ClusterFound) -> Result<Self, Error> {
-        let ClusterFound::Read(reference, cluster) = found else {
-            return Ok(Self::default());
-        };
-        Self::of(cluster).map_err(|error| Error::tags(Some(reference.clone()), error))
+/// What a managed resource whose composite resource `xr` could not be used
+/// gets ([`composing_xr::unread`]): its family chooses its profile, so
+/// nothing here fails on the composite resource.
+fn xr_unread<'s>(
+    unread: Unread,
+    xr: ObjectRef,
+    (target, current): (&Target, &Current<'_>),
+    request: &AdmissionRequest,
+    settings: &CloudTagSettings,
+    plan: &mut Plan,
+    trace: bool,
+) -> Result<(Vec<String>, Option<Trace<'s>>), Error> {
+    let own = |error| Error::tags(own_reference(target, request), error);
+    let chosen = choose_profile(target, request, settings).map_err(own)?;
+    let owned = chosen.owned(settings);
+    let (warning, edit) = composing_xr::unread(unread, &xr, target, request, (current, owned))?;
+    if let Some(edit) = edit {
+        plan.push(edit);
     }
-
-    /// Whether the layers of `found` read (a composite resource's are
-    /// checked before the decision, which a malformed one does not reach).
-    fn check(found: &'c ClusterFound) -> Result<(), FieldError> {
-        match found {
-            ClusterFound::Read(_, object) => Self::of(object).map(drop),
-            _ => Ok(()),
-        }
-    }
-
-    fn of(object: &'c Value) -> Result<Self, FieldError> {
-        let labels = fields::string_object(object, LABELS)?;
-        let annotations = fields::string_map(object, ANNOTATIONS)?;
-        let extra = parse_labels_annotation(&annotations)?;
-        Ok(Self { labels, extra })
-    }
+    Ok((vec![warning], trace.then_some(Trace::Unread(xr))))
 }
 
 /// The profile an object is tagged under.
@@ -355,31 +330,6 @@ fn choose_profile<'o, 's>(
         origin,
         old_prefix: None,
     })
-}
-
-/// An object's `metadata.labels` as the plan will leave them: read in
-/// place when the plan does not edit them (always, on a composite
-/// resource), else overlaid by the plan's edits.
-enum OwnLabels<'a> {
-    InPlace(Option<&'a Map<String, Value>>),
-    Planned(StringMap<'a>),
-}
-
-impl<'a> OwnLabels<'a> {
-    fn read(plan: &'a Plan, object: &'a Value) -> Result<Self, FieldError> {
-        if plan.map_edits().any(|edit| edit.path == LABELS) {
-            plan.resulting_map(object, LABELS).map(OwnLabels::Planned)
-        } else {
-            fields::string_object(object, LABELS).map(OwnLabels::InPlace)
-        }
-    }
-
-    fn layer(&self) -> Option<Layer<'_>> {
-        match self {
-            OwnLabels::InPlace(labels) => labels.map(Layer::Object),
-            OwnLabels::Planned(labels) => Some(Layer::Map(labels)),
-        }
-    }
 }
 
 #[cfg(test)]

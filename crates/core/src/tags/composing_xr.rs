@@ -12,6 +12,7 @@
 //! policy may not read, which a retry would not change).
 
 use super::field::{self, Current, Owned};
+use super::label_source::SourceFound;
 use super::said::clip;
 use super::targets::Target;
 use super::transform::Transformed;
@@ -21,7 +22,6 @@ use crate::lookup::{LookupError, ObjectRef};
 use crate::plan::Edit;
 use crate::reads::Reads;
 use crate::request::AdmissionRequest;
-use serde_json::Value;
 
 /// Why the XR's label set could not be used.
 #[derive(Debug)]
@@ -37,14 +37,14 @@ pub(crate) enum Unread {
     Malformed(FieldError),
 }
 
-/// The XR `reference` names, from what the request read, or why it
-/// cannot be used.
-pub(crate) fn read(reference: &ObjectRef, reads: &mut Reads) -> Result<Value, Unread> {
-    match reads.take(reference) {
-        Ok(xr) => Ok(xr),
-        Err(LookupError::NotFound) => Err(Unread::NotFound),
-        Err(LookupError::Denied(_)) => Err(Unread::Denied),
-        Err(LookupError::Failed(message)) => Err(Unread::Failed(message)),
+/// The XR `xr` names, from what the request read, or why it cannot be
+/// used.
+pub(crate) fn found(xr: ObjectRef, reads: &mut Reads) -> Result<SourceFound, (ObjectRef, Unread)> {
+    match reads.take(&xr) {
+        Ok(value) => Ok(SourceFound::ComposingXr(xr, value)),
+        Err(LookupError::NotFound) => Err((xr, Unread::NotFound)),
+        Err(LookupError::Denied(_)) => Err((xr, Unread::Denied)),
+        Err(LookupError::Failed(message)) => Err((xr, Unread::Failed(message))),
     }
 }
 
@@ -67,7 +67,7 @@ pub(crate) fn unread(
         Unread::Failed(message) if create => {
             return Err(Error::Lookup {
                 object: Box::new(xr.clone()),
-                reader: Reader::ClusterTags,
+                reader: Reader::TagSource,
                 message,
             });
         }

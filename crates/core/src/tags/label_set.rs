@@ -9,7 +9,7 @@
 //! explanation lists every label.
 
 use super::opted_in::OptedInKeys;
-use super::tag_annotations::LABELS_ANNOTATION;
+use super::tag_annotations::{LABELS_ANNOTATION, ORIGIN_LABEL};
 use crate::fields::StringMap;
 use crate::labels_annotation::Entries;
 use serde_json::{Map, Value};
@@ -19,10 +19,11 @@ use std::collections::BTreeMap;
 /// Where a label of the set comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Source {
-    /// The owning Cluster's `metadata.labels`.
-    ClusterLabels,
-    /// The owning Cluster's label-set annotation.
-    ClusterAnnotation,
+    /// The `metadata.labels` of the object looked up for its label set (the
+    /// owning Cluster, a managed resource's composite resource).
+    LookedUpLabels,
+    /// The label-set annotation of that object.
+    LookedUpAnnotation,
     /// The object's `metadata.labels`.
     OwnLabels,
     /// The object's label-set annotation.
@@ -96,6 +97,14 @@ impl<'s> LabelSet<'s> {
     /// that holds it.
     pub(crate) fn get(&self, key: &str) -> Option<(&'s str, Source)> {
         (self.layers.iter().rev()).find_map(|(source, layer)| Some((layer.get(key)?, *source)))
+    }
+
+    /// Whether the set marks its object adopted (`platform/origin:
+    /// adopted`): an adopted resource's tags belong to whoever created it,
+    /// and its row may leave it exactly as submitted.
+    pub(crate) fn marks_adopted(&self) -> bool {
+        self.get(ORIGIN_LABEL)
+            .is_some_and(|(value, _)| value == "adopted")
     }
 
     /// The opted-in labels (`keys`: sorted, each once) with their values,
@@ -227,11 +236,11 @@ impl<'k, V> OptedIn<'k, V> {
 
 impl Source {
     /// Where a label of this source is read, as explanations name it;
-    /// `cluster` names the Cluster a Cluster source was read from.
-    pub(crate) fn describe(self, cluster: &str) -> String {
+    /// `looked_up` names the object a looked-up source was read from.
+    pub(crate) fn describe(self, looked_up: &str) -> String {
         match self {
-            Source::ClusterLabels => format!("{cluster} metadata.labels"),
-            Source::ClusterAnnotation => format!("{cluster} annotation {LABELS_ANNOTATION}"),
+            Source::LookedUpLabels => format!("{looked_up} metadata.labels"),
+            Source::LookedUpAnnotation => format!("{looked_up} annotation {LABELS_ANNOTATION}"),
             Source::OwnLabels => "metadata.labels".to_owned(),
             Source::OwnAnnotation => format!("annotation {LABELS_ANNOTATION}"),
         }
@@ -295,8 +304,8 @@ mod tests {
             keys in proptest::collection::btree_set("[a-c]{0,3}", 0..8),
         ) {
             let order = [
-                Source::ClusterLabels,
-                Source::ClusterAnnotation,
+                Source::LookedUpLabels,
+                Source::LookedUpAnnotation,
                 Source::OwnLabels,
                 Source::OwnAnnotation,
             ];

@@ -2,18 +2,17 @@
 //! read of the object and of the cluster, named before any look-up, and
 //! how messages name the object.
 
-use super::cluster;
 use super::covering_row::{self, Covered};
 use super::field::{self, Current};
-use super::label_set::{LabelSet, Layer, Source};
+use super::label_source::{self, CLUSTER_NAME_LABEL};
 use super::managed_resource::{self, LeftAlone};
-use super::tag_annotations::{ANNOTATIONS, LABELS, LABELS_ANNOTATION, ORIGIN_LABEL};
+use super::tag_annotations::LABELS;
 use super::tag_settings::TagSettings;
+use super::tagged_object::{left_as_submitted, own_namespace, own_reference};
 use super::targets::{LabelSource, Target};
 use crate::error::Error;
-use crate::fields::{self, FieldError, FieldPath, StringMap};
+use crate::fields;
 use crate::kinds::is_capi_group;
-use crate::labels_annotation;
 use crate::lookup::ObjectRef;
 use crate::projection::Projection;
 use crate::reads::{Need, StageNeeds};
@@ -104,41 +103,12 @@ fn needs_of_row(target: Target, request: &AdmissionRequest) -> Result<TagNeeds<'
         Some(xr) => Some(xr),
         None => cluster_reference(&target, request)?,
     };
-    let source = source.map(|source| (source, cluster::projection()));
+    let source = source.map(|source| (source, label_source::label_set_mask()));
     Ok(TagNeeds::Tagging(Box::new(Tagging {
         target,
         field,
         source,
     })))
-}
-
-/// Whether `request`'s object is left exactly as submitted: its row honours
-/// `platform/origin: adopted` and the object's own label set (its labels,
-/// under its label-set annotation) says so (`adopted`). [`super::decide`] asks
-/// the same of the whole label set it builds; this is asked only when the tag
-/// field cannot be read, so that an adopted object is never refused for
-/// its tags.
-fn left_as_submitted(target: &Target, request: &AdmissionRequest) -> Result<bool, Error> {
-    if !target.adopted_left_alone {
-        return Ok(false);
-    }
-    let object = &request.object;
-    let own = |error| Error::tags(own_reference(target, request), error);
-    let annotations = fields::string_map(object, ANNOTATIONS).map_err(own)?;
-    let own_extra = parse_labels_annotation(&annotations).map_err(own)?;
-    let labels = fields::string_object(object, LABELS).map_err(own)?;
-    let mut set = LabelSet::default();
-    if let Some(labels) = labels {
-        set = set.with(Source::OwnLabels, Layer::Object(labels));
-    }
-    let set = set.with(Source::OwnAnnotation, Layer::Annotation(&own_extra));
-    Ok(adopted(&set))
-}
-
-/// Whether a label set marks its object adopted: an adopted resource's
-/// tags belong to whoever created it.
-pub(super) fn adopted(set: &LabelSet<'_>) -> bool {
-    set.get(ORIGIN_LABEL).is_some_and(|(v, _)| v == "adopted")
 }
 
 /// The tag field, read when this request stamps it (`None` otherwise), for
@@ -180,54 +150,6 @@ fn cluster_reference(
     let own = |error| Error::tags(own_reference(target, request), error);
     let name = fields::string_object(&request.object, LABELS)
         .map_err(own)?
-        .and_then(|labels| labels.get(cluster::CLUSTER_NAME_LABEL)?.as_str());
-    cluster::reference(&request.object, name, own_namespace(request)).map_err(own)
-}
-
-/// The namespace of an infrastructure object (checked by the CAPI stage),
-/// or of a managed resource (empty when it is cluster-scoped).
-pub(super) fn own_namespace(request: &AdmissionRequest) -> &str {
-    request.object_namespace().unwrap_or(&request.namespace)
-}
-
-/// The object of the request as messages name it, when its row names it
-/// ([`Target::named_in_messages`]).
-pub(super) fn own_reference(target: &Target, request: &AdmissionRequest) -> Option<ObjectRef> {
-    if !target.named_in_messages {
-        return None;
-    }
-    let kind = &request.kind;
-    let name = ["name", "generateName"]
-        .into_iter()
-        .find_map(|field| fields::string(&request.object, &["metadata", field]).ok()?)
-        .unwrap_or_default();
-    Some(ObjectRef {
-        api_version: format!("{}/{}", kind.group, kind.version),
-        kind: kind.kind.clone(),
-        name: name.to_owned(),
-        namespace: Some(own_namespace(request))
-            .filter(|namespace| !namespace.is_empty())
-            .map(str::to_owned),
-    })
-}
-
-fn labels_annotation_field() -> FieldPath {
-    FieldPath::of(ANNOTATIONS).key(LABELS_ANNOTATION)
-}
-
-/// The label-set annotation's entries (none when it is absent).
-pub(super) fn parse_labels_annotation<'o>(
-    annotations: &StringMap<'o>,
-) -> Result<labels_annotation::Entries<'o>, FieldError> {
-    use crate::labels_annotation::Malformed;
-    let Some(text) = annotations.get(LABELS_ANNOTATION) else {
-        return Ok(labels_annotation::Entries::default());
-    };
-    labels_annotation::decode(text).map_err(|malformed| {
-        let field = match &malformed {
-            Malformed::NotAString { key, .. } => labels_annotation_field().key(key),
-            Malformed::NotJson(_) | Malformed::NotAnObject(_) => labels_annotation_field(),
-        };
-        FieldError::new(field, malformed)
-    })
+        .and_then(|labels| labels.get(CLUSTER_NAME_LABEL)?.as_str());
+    label_source::cluster_reference(&request.object, name, own_namespace(request)).map_err(own)
 }

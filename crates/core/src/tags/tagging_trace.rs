@@ -1,7 +1,7 @@
 //! What the tags stage decided for one object, returned to the caller when
 //! it asks for it, for [`super::why::render`] to put in words.
 
-use super::cluster::ClusterFound;
+use super::label_source::SourceFound;
 use super::managed_resource::LeftAlone;
 use super::targets::Target;
 use crate::explain::CloudTags;
@@ -40,8 +40,8 @@ pub(crate) struct Tagged<'s> {
     pub(super) provider_path: String,
     /// The provider value read there (composite resources).
     pub(super) provider: Option<String>,
-    /// How the search for the Cluster ended.
-    pub(super) found: ClusterFound,
+    /// How the search for the object the label set starts from ended.
+    pub(super) found: SourceFound,
     /// The profile applied, and what chose it.
     pub(super) profile: (&'s TagProfile, Origin),
 }

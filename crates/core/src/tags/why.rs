@@ -2,7 +2,7 @@
 //! chose its profile and where its tags come from, worded per
 //! [`ProfileChoice`], and why an object's tags were left alone.
 
-use super::cluster::ClusterFound;
+use super::label_source::SourceFound;
 use super::tag_annotations::ORIGIN_LABEL;
 use super::tagging_trace::{Tagged, Trace};
 use super::targets::{ProfileChoice, Target};
@@ -59,7 +59,7 @@ pub(crate) fn render(trace: Trace<'_>, request: &AdmissionRequest, explain: &mut
                 field: target.named_in_messages.then(|| target.field.join(".")),
                 ..cloud_tags
             });
-            if let ClusterFound::NotFound(reference) = &found {
+            if let SourceFound::ClusterNotFound(reference) = &found {
                 explain.notes.push(format!(
                     "{reference} was not found: the tags come from this object's own labels"
                 ));
@@ -70,13 +70,13 @@ pub(crate) fn render(trace: Trace<'_>, request: &AdmissionRequest, explain: &mut
 
 /// What chose the profile: (`provider`, `why`) of the explanation.
 /// `provider` is the provider value read at `provider_path` (a
-/// [`ProfileChoice::Provider`] row), `found` the Cluster whose labels were
-/// read (a "Cluster + object" row).
+/// [`ProfileChoice::Provider`] row), `found` the object whose labels were
+/// read (a "Cluster + object" row's Cluster, a managed resource's XR).
 fn profile_choice(
     target: &Target,
     request: &AdmissionRequest,
     (provider_path, provider): (&str, Option<&str>),
-    found: &ClusterFound,
+    found: &SourceFound,
     (profile, origin): (&TagProfile, Origin),
 ) -> (String, String) {
     match target.profile {
@@ -156,18 +156,18 @@ fn by_row(
 
 /// Whose labels a managed resource's tags come from, and its family, in
 /// words.
-fn composing_source(family: &str, found: &ClusterFound) -> String {
-    match found {
-        ClusterFound::Read(reference, _) => format!("family {family}, labels of {reference}"),
-        _ => format!("family {family}"),
+fn composing_source(family: &str, found: &SourceFound) -> String {
+    match found.read() {
+        Some((reference, _)) => format!("family {family}, labels of {reference}"),
+        None => format!("family {family}"),
     }
 }
 
 /// Whose labels an infrastructure object's tags come from, in words.
-pub(super) fn labels_source(found: &ClusterFound, profile: &TagProfile) -> String {
+pub(super) fn labels_source(found: &SourceFound, profile: &TagProfile) -> String {
     let own = format!("this object's labels under profile {}", profile.name);
-    match found {
-        ClusterFound::Read(reference, _) => format!("the labels of {reference}, then {own}"),
-        _ => own,
+    match found.read() {
+        Some((reference, _)) => format!("the labels of {reference}, then {own}"),
+        None => own,
     }
 }

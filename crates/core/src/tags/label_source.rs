@@ -1,5 +1,8 @@
-//! Finding the Cluster whose labels a cluster-level infrastructure object
-//! (and an OpenStackMachine) starts its tags from, and reading it.
+//! The object whose label set an object's tags start from, under the
+//! object's own (docs/cloud-tags.md): the Cluster of a cluster-level
+//! infrastructure object (and of an OpenStackMachine), or the composite
+//! resource that composed a managed resource; how it is named, what is
+//! read of it, and how the search for it ended.
 //!
 //! The Cluster is named by the label `cluster.x-k8s.io/cluster-name` (same
 //! namespace), which CAPI sets on cloned machines and on topology-generated
@@ -9,36 +12,85 @@
 //! `cluster.x-k8s.io/v1beta2`, the version CAPI v1.11 and later serve; the
 //! mask is the two maps the label set is read from.
 
+use super::label_set::{LabelSet, Layer, Source};
+use super::tag_annotations::{ANNOTATIONS, LABELS};
+use super::tagged_object::parse_labels_annotation;
 use crate::error::{Error, Reader};
-use crate::fields::FieldError;
+use crate::fields::{self, FieldError};
+use crate::labels_annotation::Entries;
 use crate::lookup::{LookupError, ObjectRef};
 use crate::owners::{self, OwnerRef};
 use crate::projection::Projection;
 use crate::reads::Reads;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 pub(crate) use crate::kinds::CLUSTER_NAME_LABEL;
 const CAPI_GROUP: &str = "cluster.x-k8s.io";
 /// The version a Cluster is read at when no ownerReference names one.
 pub(crate) const DEFAULT_CLUSTER_VERSION: &str = "cluster.x-k8s.io/v1beta2";
-/// What is read of the Cluster: its label set.
+/// What is read of the source: its label set.
 const READ: [&[&str]; 2] = [&["metadata", "labels"], &["metadata", "annotations"]];
 
-/// How the search for the Cluster ended.
+/// How the search for the object a label set starts from ended.
 #[derive(Debug)]
-pub(crate) enum ClusterFound {
-    /// Neither label nor owner names a Cluster, or the name is not a valid
-    /// object name: no look-up was made.
+pub(crate) enum SourceFound {
+    /// The row reads no other object, or neither label nor owner names a
+    /// Cluster, or the name is not a valid object name: no look-up was
+    /// made.
     Unnamed,
     /// The Cluster does not exist (yet, or any more).
-    NotFound(ObjectRef),
+    ClusterNotFound(ObjectRef),
     /// The Cluster, holding only its labels and annotations.
-    Read(ObjectRef, Value),
+    Cluster(ObjectRef, Value),
+    /// A managed resource's composite resource, holding only its labels
+    /// and annotations.
+    ComposingXr(ObjectRef, Value),
+}
+
+impl SourceFound {
+    /// The object read, and what was read of it.
+    pub(crate) fn read(&self) -> Option<(&ObjectRef, &Value)> {
+        match self {
+            SourceFound::Cluster(reference, object)
+            | SourceFound::ComposingXr(reference, object) => Some((reference, object)),
+            SourceFound::Unnamed | SourceFound::ClusterNotFound(_) => None,
+        }
+    }
+
+    /// Its layers of a label set, read once (none when nothing was read).
+    pub(super) fn layers(&self) -> Result<SourceLayers<'_>, FieldError> {
+        let Some((_, object)) = self.read() else {
+            return Ok(SourceLayers::default());
+        };
+        let labels = fields::string_object(object, LABELS)?;
+        let annotations = fields::string_map(object, ANNOTATIONS)?;
+        let extra = parse_labels_annotation(&annotations)?;
+        Ok(SourceLayers { labels, extra })
+    }
+}
+
+/// The looked-up object's layers of a label set: its labels and its
+/// label-set annotation's entries.
+#[derive(Default)]
+pub(super) struct SourceLayers<'f> {
+    labels: Option<&'f Map<String, Value>>,
+    extra: Entries<'f>,
+}
+
+impl SourceLayers<'_> {
+    /// The label set these layers start: its labels, then its annotation.
+    pub(super) fn set(&self) -> LabelSet<'_> {
+        let mut set = LabelSet::default();
+        if let Some(labels) = self.labels {
+            set = set.with(Source::LookedUpLabels, Layer::Object(labels));
+        }
+        set.with(Source::LookedUpAnnotation, Layer::Annotation(&self.extra))
+    }
 }
 
 /// The Cluster `object` (in `namespace`, with `labels` as they will be
 /// stored) belongs to, if something names it.
-pub(crate) fn reference(
+pub(crate) fn cluster_reference(
     object: &Value,
     name_label: Option<&str>,
     namespace: &str,
@@ -68,23 +120,27 @@ pub(crate) fn reference(
     }))
 }
 
-/// What is read of the Cluster: its label set.
-pub(crate) fn projection() -> Projection<'static> {
+/// What is read of the source, a Cluster or a composite resource: its
+/// label set.
+pub(crate) fn label_set_mask() -> Projection<'static> {
     Projection::of(&READ)
 }
 
 /// The Cluster `reference` names, taken from what the request read
-/// (field-masked to its label set, [`projection`]).
-pub(crate) fn read(reference: Option<ObjectRef>, reads: &mut Reads) -> Result<ClusterFound, Error> {
+/// (field-masked to its label set, [`label_set_mask`]).
+pub(crate) fn read_cluster(
+    reference: Option<ObjectRef>,
+    reads: &mut Reads,
+) -> Result<SourceFound, Error> {
     let Some(reference) = reference else {
-        return Ok(ClusterFound::Unnamed);
+        return Ok(SourceFound::Unnamed);
     };
     match reads.take(&reference) {
-        Ok(cluster) => Ok(ClusterFound::Read(reference, cluster)),
-        Err(LookupError::NotFound) => Ok(ClusterFound::NotFound(reference)),
+        Ok(cluster) => Ok(SourceFound::Cluster(reference, cluster)),
+        Err(LookupError::NotFound) => Ok(SourceFound::ClusterNotFound(reference)),
         Err(LookupError::Denied(message) | LookupError::Failed(message)) => Err(Error::Lookup {
             object: Box::new(reference),
-            reader: Reader::ClusterTags,
+            reader: Reader::TagSource,
             message,
         }),
     }
@@ -134,7 +190,7 @@ mod tests {
         let object = json!({"metadata": {"ownerReferences": [
             {"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster", "name": "other"},
             {"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster", "name": "c"}]}});
-        let found = reference(&object, Some("c"), "ns").unwrap();
+        let found = cluster_reference(&object, Some("c"), "ns").unwrap();
         assert_eq!(
             found.map(|r| (r.name, r.api_version)),
             Some(("c".into(), "cluster.x-k8s.io/v1beta1".into()))
@@ -146,13 +202,13 @@ mod tests {
         let object = json!({"metadata": {"ownerReferences": [
             {"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta2", "kind": "Cluster", "name": "x"},
             {"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster", "name": "c"}]}});
-        let found = reference(&object, None, "ns").unwrap().unwrap();
+        let found = cluster_reference(&object, None, "ns").unwrap().unwrap();
         assert_eq!(found.to_string(), "Cluster ns/c (cluster.x-k8s.io/v1beta2)");
     }
 
     #[test]
     fn a_label_without_an_owner_is_read_at_v1beta2() {
-        let found = reference(&json!({}), Some("c"), "ns").unwrap();
+        let found = cluster_reference(&json!({}), Some("c"), "ns").unwrap();
         assert_eq!(found.unwrap().api_version, DEFAULT_CLUSTER_VERSION);
     }
 
@@ -161,6 +217,6 @@ mod tests {
     #[case::empty_label(Some(""))]
     #[case::invalid_name(Some("Not_A_Name"))]
     fn nothing_valid_names_no_cluster(#[case] name: Option<&str>) {
-        assert_eq!(reference(&json!({}), name, "ns").unwrap(), None);
+        assert_eq!(cluster_reference(&json!({}), name, "ns").unwrap(), None);
     }
 }
