@@ -46,7 +46,7 @@ LAYERS = [
             "projection", "quote", "reads", "request", "settings_problem", "sorted_map",
         },
     ),
-    ("errors, the explanation's record and the stages' report", {"error", "explain", "stage_report"}),
+    ("errors, the explanation's record and the stages' report", {"error", "explain", "stage"}),
     ("stages", {"capi", "tags"}),
     ("settings", {"settings"}),
     ("decision", {"evaluate", "deviations"}),

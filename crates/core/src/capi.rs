@@ -9,7 +9,9 @@
 //! will sync to their Node, and Machine templates warn about Kubernetes
 //! labels that will never reach a Node.
 
+mod capi_errors;
 mod capi_settings;
+mod child_kind;
 mod go_regex;
 pub(crate) mod in_place;
 pub(crate) mod node_sync;
@@ -23,23 +25,26 @@ pub(crate) mod rules;
 pub(crate) mod topology;
 
 use crate::error::Error;
+use crate::explain::Explanation;
 use crate::fields;
 use crate::lookup::ObjectRef;
 use crate::owners::owner_refs;
 use crate::plan::{MapEdit, Plan};
+use crate::reads::Need;
 use crate::reads::Reads;
 use crate::request::AdmissionRequest;
-use crate::stage_report::{Reported, StageReport};
+use crate::stage::{Reported, Stage, StageForKind, StageReport, StageTrace};
+use capi_errors::malformed;
+pub(crate) use child_kind::ChildKind;
 use in_place::{FieldDecision, MalformedIn};
 use parent::Parent;
-use parent::malformed;
 use propagation_trace::MapStep;
 pub(crate) use propagation_trace::Trace;
 pub(crate) use propagation_why::render;
 pub(crate) use resolve::Located;
 use resolve::locate;
 use resolve::{Resolved, resolve_parent};
-use rules::{CAPI_RULES, FieldFlow, Flow, KeyRule, MACHINE, MapFlow, NODE_BOUND_LABELS, Rule};
+use rules::{FieldFlow, Flow, KeyRule, MapFlow, Rule};
 use serde_json::Value;
 
 pub(crate) use crate::kinds::is_capi_group;
@@ -81,52 +86,114 @@ pub fn owners(object: &Value) -> Vec<(ObjectRef, bool)> {
     let namespace = object["metadata"]["namespace"].as_str();
     let owners = owner_refs(object).unwrap_or_default();
     (owners.into_iter())
-        .map(|owner| {
-            let reference = ObjectRef {
-                api_version: owner.api_version.to_owned(),
-                kind: owner.kind.to_owned(),
-                name: owner.name.to_owned(),
-                namespace: namespace.map(str::to_owned),
-            };
-            (reference, owner.controller)
-        })
+        .map(|owner| (owner.object_ref(namespace), owner.controller))
         .collect()
 }
 pub(crate) use capi_settings::{CapiSettings, RawCapiSettings};
 
-/// Whether the policy does anything for objects of this CAPI kind: a rule
-/// propagates to it, or CAPI syncs its (template) labels to Nodes. For every
-/// other kind [`crate::evaluate`] allows the object unchanged without reading it.
-pub(crate) fn acts_on(group: &str, kind: &str) -> bool {
-    CAPI_RULES
-        .iter()
-        .any(|rule| rule.child.matches(group, kind))
-        || NODE_BOUND_LABELS
-            .iter()
-            .any(|(kinds, _)| kinds.matches(group, kind))
-        || MACHINE.matches(group, kind)
+/// What every route to the CAPI rules reads of an object besides its
+/// rules' paths: its kind and its metadata. `managedFields`, the largest
+/// part of the metadata, is not among them.
+const OBJECT_PATHS: [&[&str]; 7] = [
+    &["apiVersion"],
+    &["kind"],
+    &["metadata", "name"],
+    &["metadata", "namespace"],
+    fields::LABELS,
+    fields::ANNOTATIONS,
+    &["metadata", "ownerReferences"],
+];
+
+/// The CAPI stage as it stands for one request's kind (`child`, found when
+/// the request was routed) under the `capi` section.
+pub(crate) struct CapiForKind<'r> {
+    child: ChildKind,
+    settings: &'r CapiSettings,
 }
 
-/// The paths of a `group`/`kind` object the rules read or write, at every
-/// API version: each flow's targets and the Node-bound label maps. With the
-/// metadata [`crate::evaluate::object_projection`] adds, what [`crate::wire`]
-/// decodes of a request's object; the rest passes through as text.
-pub(crate) fn child_paths(group: &str, kind: &str) -> Vec<&'static [&'static str]> {
-    let mut paths: Vec<&'static [&'static str]> = Vec::new();
-    for rule in CAPI_RULES.iter().filter(|r| r.child.matches(group, kind)) {
-        for flow in rule.flows() {
-            match flow {
-                Flow::Map(map) => paths.extend(map.to.iter().copied()),
-                Flow::Field(field) => paths.extend(field.to.endpoints().map(|e| e.path)),
-            }
-        }
+/// The CAPI stage for a kind the rules act on.
+pub(crate) fn for_kind(child: ChildKind, settings: &CapiSettings) -> CapiForKind<'_> {
+    CapiForKind { child, settings }
+}
+
+/// What the CAPI stage reads of an object of kind `child`, under any
+/// settings.
+pub(crate) fn object_paths<'a>(child: &ChildKind, paths: &mut Vec<&'a [&'a str]>) {
+    paths.extend(OBJECT_PATHS);
+    paths.extend(child.object_paths().map(|path| -> &'a [&'a str] { path }));
+}
+
+impl<'r> StageForKind<'r> for CapiForKind<'r> {
+    fn object_paths<'a>(&'a self, paths: &mut Vec<&'a [&'a str]>) {
+        object_paths(&self.child, paths);
     }
-    for (kinds, path) in NODE_BOUND_LABELS {
-        if kinds.matches(group, kind) {
-            paths.push(path);
-        }
+
+    fn needs(
+        &self,
+        request: &'r AdmissionRequest,
+    ) -> Result<Option<Box<dyn Stage<'r> + 'r>>, Error> {
+        let located = needs(request, self.child, self.settings)?;
+        let stage = CapiStage {
+            located,
+            child: self.child,
+            settings: self.settings,
+        };
+        Ok(Some(Box::new(stage)))
     }
-    paths
+}
+
+/// The CAPI stage from its `needs` on.
+struct CapiStage<'r> {
+    located: Located<'r>,
+    child: ChildKind,
+    settings: &'r CapiSettings,
+}
+
+/// The second half of the stage's door: plans the metadata and in-place
+/// fields of one Cluster API object (its `needs` read into `reads`) into
+/// `plan`, and returns what it reports, or why it rejects the object; with
+/// it, when `traced` asks, what it decided ([`Trace`]), up to the
+/// rejection if there is one.
+impl<'r> Stage<'r> for CapiStage<'r> {
+    fn first(&self) -> Option<Need<'_>> {
+        self.located.first()
+    }
+
+    fn then(&mut self, reads: &Reads) -> Option<Need<'_>> {
+        self.located.then(reads)
+    }
+
+    fn decide(
+        self: Box<Self>,
+        request: &'r AdmissionRequest,
+        reads: &mut Reads,
+        plan: &mut Plan,
+        traced: bool,
+    ) -> StageReport<'r> {
+        let CapiStage {
+            located,
+            child,
+            settings,
+        } = *self;
+        let resolved = match resolve_parent(request, located, reads) {
+            Ok(resolved) => resolved,
+            Err(error) => return StageReport::rejected(error),
+        };
+        let mut trace = Trace {
+            resolved,
+            maps: Vec::new(),
+            fields: Vec::new(),
+            node_sync: None,
+        };
+        let reported = plan_flows(request, child, settings, plan, &mut trace, traced);
+        StageReport::with_trace(reported, traced.then_some(trace))
+    }
+}
+
+impl StageTrace for Trace<'_> {
+    fn render(self: Box<Self>, request: &AdmissionRequest, explanation: &mut Explanation) {
+        render(*self, &request.object, explanation);
+    }
 }
 
 /// What the CAPI stage reads of the cluster for `request`, named before
@@ -134,12 +201,18 @@ pub(crate) fn child_paths(group: &str, kind: &str) -> Vec<&'static [&'static str
 /// it reads first, at the version it reads it. Checks first what every
 /// path reads of the object itself ([`check`]), so that an object at fault
 /// is refused with 400 before any look-up could fail retryably (500).
-pub(crate) fn needs<'r>(
+fn needs<'r>(
     request: &'r AdmissionRequest,
+    child: ChildKind,
     settings: &CapiSettings,
 ) -> Result<Located<'r>, Error> {
     let namespace = check(request)?;
-    locate(request, namespace, settings.in_place_fields())
+    locate(
+        request,
+        child.rules(),
+        namespace,
+        settings.in_place_fields(),
+    )
 }
 
 /// Checks what every path reads of a Cluster API object, before any look-up
@@ -154,52 +227,17 @@ fn check(request: &AdmissionRequest) -> Result<&str, Error> {
     Ok(namespace)
 }
 
-/// The second half of the stage's door: plans the metadata and in-place
-/// fields of one Cluster API object (its [`needs`] read into `reads`) into
-/// `plan`, and returns what it reports,
-/// or why it rejects the object; with it, when `traced` asks, what it
-/// decided ([`Trace`]), up to the rejection if there is one.
-pub(crate) fn decide<'r>(
-    request: &'r AdmissionRequest,
-    located: Located<'_>,
-    settings: &CapiSettings,
-    reads: &mut Reads,
-    plan: &mut Plan,
-    traced: bool,
-) -> StageReport<Trace<'r>> {
-    let resolved = match resolve_parent(request, located, reads) {
-        Ok(resolved) => resolved,
-        Err(error) => {
-            return StageReport {
-                reported: Err(error),
-                trace: None,
-            };
-        }
-    };
-    let mut trace = Trace {
-        resolved,
-        maps: Vec::new(),
-        fields: Vec::new(),
-        node_sync: None,
-    };
-    let reported = plan_flows(request, settings, plan, &mut trace, traced);
-    StageReport {
-        reported,
-        trace: traced.then_some(trace),
-    }
-}
-
-/// [`decide`] once the parent is resolved (`trace.resolved`): records
+/// The decision once the parent is resolved (`trace.resolved`): records
 /// into `trace` what it decides when `traced` asks.
 fn plan_flows<'r>(
     request: &'r AdmissionRequest,
+    child: ChildKind,
     settings: &CapiSettings,
     plan: &mut Plan,
     trace: &mut Trace<'r>,
     traced: bool,
 ) -> Result<Reported, Error> {
     let object = &request.object;
-    let (group, kind) = (request.kind.group.as_str(), request.kind.kind.as_str());
     let in_place = settings.in_place_fields();
     let mut reported = Reported::default();
     if let Resolved::Parent(rule, parent) = &trace.resolved {
@@ -226,20 +264,18 @@ fn plan_flows<'r>(
     // A Machine's own labels are both checked here and synced below: built
     // once.
     let mut own_labels = None;
-    for (kinds, path) in NODE_BOUND_LABELS {
-        if kinds.matches(group, kind) {
-            let labels = plan.resulting_map(object, path)?;
-            reported.warnings.extend(node_sync::unsynced_label_warnings(
-                &labels,
-                &path.join("."),
-                || settings.sync_machine_labels(),
-            )?);
-            if *path == rules::LABELS {
-                own_labels = Some(labels);
-            }
+    if let Some(path) = child.node_bound {
+        let labels = plan.resulting_map(object, path)?;
+        reported.warnings.extend(node_sync::unsynced_label_warnings(
+            &labels,
+            &path.join("."),
+            || settings.sync_machine_labels(),
+        )?);
+        if path == rules::LABELS {
+            own_labels = Some(labels);
         }
     }
-    if MACHINE.matches(group, kind) {
+    if child.machine {
         let labels = match own_labels {
             Some(labels) => labels,
             None => plan.resulting_map(object, rules::LABELS)?,
@@ -315,7 +351,7 @@ fn plan_field<'a>(
     )
     .map_err(|error| match error {
         MalformedIn::Parent(error) => parent.malformed(rule, error),
-        MalformedIn::Child(error) => Error::Child(error),
+        MalformedIn::Child(error) => Error::from(error),
     })?;
     for decision in decisions.iter() {
         if let Some(edit) = decision.edit(|from| parent.source(from)) {

@@ -5,38 +5,27 @@ use crate::fields::FieldError;
 use crate::lookup::ObjectRef;
 use crate::outcome::Outcome;
 use crate::settings_problem::SettingsError;
-use std::fmt;
+use std::borrow::Cow;
 
-/// Why a request cannot be decided: what failed, and where.
+/// Why a request cannot be decided: what failed, and where. One shape for
+/// every stage: a stage words its own failures (what it could not do, and
+/// which object), and this decides what they answer.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum Error {
-    /// The request's object is malformed where the CAPI rules read it.
-    #[error("cannot propagate Cluster API metadata: {0}")]
-    Child(#[from] FieldError),
-    /// A CAPI parent is malformed where the contract reads it.
-    #[error(
-        "cannot propagate Cluster API metadata: parent {parent} of this {family} is malformed: {error}"
-    )]
-    Parent {
-        /// The child's family (`MachineSet`, ...).
-        family: &'static str,
-        /// The object the malformed field was read from.
-        parent: Box<ObjectRef>,
+    /// An object the decision reads (the request's, or one a stage reads
+    /// of the cluster) is malformed where a stage reads it.
+    #[error("{doing}: {whose}{error}")]
+    Malformed {
+        /// What the stage could not do (`cannot compute cloud tags`).
+        doing: &'static str,
+        /// Which object, and how the stage came to read it, ending in a
+        /// separator; empty for the request's own object when the stage
+        /// does not name it.
+        whose: String,
         /// The field and what is wrong with it.
         error: FieldError,
     },
-    /// A field the cloud tags are read from (the label set, the provider,
-    /// the tag field) is malformed.
-    #[error("cannot compute cloud tags: {}{error}", object_prefix(.object))]
-    Tags {
-        /// The object the field was read from, when its row's messages
-        /// name it (an infrastructure object or its Cluster); `None` for a
-        /// composite resource, the only object read.
-        object: Option<Box<ObjectRef>>,
-        /// The field and what is wrong with it.
-        error: FieldError,
-    },
-    /// An object the decision reads could not be read (NotFound is not a
+    /// An object a stage reads could not be read (NotFound is not a
     /// failure: each reader has its answer for it).
     #[error(
         "cannot read {object}, {reader}: {message}; the request can be retried once the policy \
@@ -45,8 +34,9 @@ pub(crate) enum Error {
     Lookup {
         /// The object asked for.
         object: Box<ObjectRef>,
-        /// Who asked for it.
-        reader: Reader,
+        /// Who asked for it, in the stage's words (`the parent of this
+        /// MachineSet`).
+        reader: Cow<'static, str>,
         /// The host's error, made readable (the policy crate's
         /// `host_lookup::readable_host_error`).
         message: String,
@@ -55,28 +45,6 @@ pub(crate) enum Error {
     /// refuses them, was bypassed).
     #[error("policy settings are not valid: {0}")]
     Settings(#[from] SettingsError),
-}
-
-/// Who asked for an object that could not be read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Reader {
-    /// A CAPI rule, for the parent of a child of this family.
-    Parent {
-        /// The child's family (`MachineSet`, ...).
-        family: &'static str,
-    },
-    /// The cloud tags, for the object whose labels they start from (a
-    /// Cluster, a managed resource's composite resource).
-    TagSource,
-}
-
-impl fmt::Display for Reader {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Reader::Parent { family } => write!(f, "the parent of this {family}"),
-            Reader::TagSource => f.write_str("whose labels become this object's cloud tags"),
-        }
-    }
 }
 
 /// Whose fault a failure is, which decides its status.
@@ -93,26 +61,11 @@ pub(crate) enum Fault {
     Configuration,
 }
 
-fn object_prefix(object: &Option<Box<ObjectRef>>) -> String {
-    object
-        .as_ref()
-        .map_or_else(String::new, |object| format!("{object} "))
-}
-
 impl Error {
-    /// A malformed field the cloud tags read, of `object` (`None`: the
-    /// composite resource).
-    pub(crate) fn tags(object: Option<ObjectRef>, error: FieldError) -> Self {
-        Error::Tags {
-            object: object.map(Box::new),
-            error,
-        }
-    }
-
     /// Whose fault the failure is.
     pub(crate) fn fault(&self) -> Fault {
         match self {
-            Error::Child(_) | Error::Parent { .. } | Error::Tags { .. } => Fault::Object,
+            Error::Malformed { .. } => Fault::Object,
             Error::Lookup { .. } => Fault::Cluster,
             Error::Settings(_) => Fault::Configuration,
         }
@@ -158,12 +111,19 @@ mod tests {
     #[test]
     fn each_failure_is_answered_by_whose_fault_it_is() {
         let cases = [
-            (Error::Child(field_error()), Fault::Object, 400),
-            (Error::tags(None, field_error()), Fault::Object, 400),
+            (
+                Error::Malformed {
+                    doing: "cannot compute cloud tags",
+                    whose: String::new(),
+                    error: field_error(),
+                },
+                Fault::Object,
+                400,
+            ),
             (
                 Error::Lookup {
                     object: Box::new(cluster()),
-                    reader: Reader::TagSource,
+                    reader: "whose labels become this object's cloud tags".into(),
                     message: "forbidden".to_owned(),
                 },
                 Fault::Cluster,
@@ -186,9 +146,7 @@ mod tests {
     fn a_look_up_failure_names_the_object_and_who_read_it() {
         let error = Error::Lookup {
             object: Box::new(cluster()),
-            reader: Reader::Parent {
-                family: "MachineSet",
-            },
+            reader: "the parent of this MachineSet".into(),
             message: "forbidden".to_owned(),
         };
         assert!(

@@ -1,14 +1,15 @@
-//! The decision on one request, top to bottom: route it, let each stage
-//! name what it reads, read each object once, let each stage decide over
-//! what was read, and in validate mode turn the plan into the deviations
-//! it refuses.
+//! The decision on one request, top to bottom: route it, take the stages
+//! as they stand for its kind, let each name what it reads, read each
+//! object once, let each decide over what was read, and in validate mode
+//! turn the plan into the deviations it refuses.
 
 mod decision_trace;
 mod object_projection;
 mod route;
 
-pub(crate) use object_projection::default_object_projection;
-pub(crate) use object_projection::{default_projection_covers, object_projection};
+pub(crate) use object_projection::{
+    default_object_projection, default_projection_covers, object_projection, old_object_projection,
+};
 pub(crate) use route::{Route, not_acted_on, route};
 #[cfg(feature = "invariants")]
 pub(crate) use route::{is_kubernetes_group, is_sig_group};
@@ -18,12 +19,37 @@ use crate::explain::Explanation;
 use crate::lookup::Lookup;
 use crate::outcome::Outcome;
 use crate::plan::Plan;
-use crate::reads::read_all;
-use crate::request::AdmissionRequest;
+use crate::reads::Reads;
+use crate::request::{AdmissionRequest, GroupVersionKind};
 use crate::settings::Settings;
-use crate::stage_report::Reported;
+use crate::stage::{Stage, StageForKind};
 use crate::{capi, deviations, tags};
 use decision_trace::Trace;
+
+/// The stages of a request, as they stand for its kind under the settings.
+pub(crate) type Stages<'r> = Vec<Box<dyn StageForKind<'r> + 'r>>;
+
+/// The stages, in the order they decide, as they stand for a request of
+/// `kind` on `route`: the CAPI rules for a kind they act on, then the
+/// cloud tags over what the rules planned; none for a request the policy
+/// does not act on. A new stage is one line here.
+pub(crate) fn stages<'r>(
+    kind: &GroupVersionKind,
+    route: Route,
+    settings: &'r Settings,
+) -> Stages<'r> {
+    if route == Route::NotActedOn {
+        return Vec::new();
+    }
+    let capi = route
+        .capi()
+        .map(|child| capi::for_kind(child, &settings.capi));
+    let stages: [Option<Box<dyn StageForKind<'r> + 'r>>; 2] = [
+        capi.map(|stage| Box::new(stage) as _),
+        Some(Box::new(tags::tag_stage::for_kind(kind, &settings.tags))),
+    ];
+    stages.into_iter().flatten().collect()
+}
 
 /// Decides one admission request. Pure apart from `lookup`.
 ///
@@ -35,19 +61,21 @@ use decision_trace::Trace;
 /// validate mode, a change becomes a rejection listing every deviation.
 pub fn evaluate(request: &AdmissionRequest, settings: &Settings, lookup: &dyn Lookup) -> Outcome {
     let route = route(&request.kind, &request.operation);
-    evaluate_routed(request, route, settings, lookup)
+    let stages = stages(&request.kind, route, settings);
+    evaluate_routed(request, route, &stages, settings, lookup)
 }
 
-/// [`evaluate`] for a request whose [`route`] the caller has already taken:
-/// [`crate::wire`] takes it before decoding the object, to decode only what
-/// that route reads.
-pub(crate) fn evaluate_routed(
-    request: &AdmissionRequest,
+/// [`evaluate`] for a request whose [`route`] and [`stages`] the caller
+/// has already taken: [`crate::wire`] takes them before decoding the
+/// object, to decode only what the stages read.
+pub(crate) fn evaluate_routed<'r>(
+    request: &'r AdmissionRequest,
     route: Route,
+    stages: &[Box<dyn StageForKind<'r> + 'r>],
     settings: &Settings,
     lookup: &dyn Lookup,
 ) -> Outcome {
-    decide(request, route, settings, lookup, false).0
+    decide(request, route, stages, settings, lookup, false).0
 }
 
 /// [`evaluate`], plus why each label, annotation and tag did or did not
@@ -59,7 +87,8 @@ pub fn explain(
     lookup: &dyn Lookup,
 ) -> (Outcome, Explanation) {
     let route = route(&request.kind, &request.operation);
-    let (outcome, trace) = decide(request, route, settings, lookup, true);
+    let stages = stages(&request.kind, route, settings);
+    let (outcome, trace) = decide(request, route, &stages, settings, lookup, true);
     let explanation = trace.render(request, &outcome);
     (outcome, explanation)
 }
@@ -68,7 +97,8 @@ pub fn explain(
 fn decide<'r>(
     request: &'r AdmissionRequest,
     route: Route,
-    settings: &'r Settings,
+    stages: &[Box<dyn StageForKind<'r> + 'r>],
+    settings: &Settings,
     lookup: &dyn Lookup,
     traced: bool,
 ) -> (Outcome, Trace<'r>) {
@@ -77,7 +107,7 @@ fn decide<'r>(
         trace.not_acted_on = traced;
         return (not_acted_on(&request.kind, &request.operation), trace);
     }
-    let outcome = decide_write(request, route, settings, lookup, &mut trace);
+    let outcome = decide_write(request, stages, lookup, &mut trace);
     let (outcome, refuses) = match outcome {
         Ok((outcome, refuses)) => (outcome, refuses),
         Err(error) => (error.into_outcome(), true),
@@ -89,70 +119,76 @@ fn decide<'r>(
 }
 
 /// The decision on a write the policy acts on, over one plan, through each
-/// stage's door: each names what it reads ([`needs`]), everything is read
-/// once ([`read_all`]), then the CAPI stage plans the parents' metadata and
-/// in-place fields, and the tags stage the object's cloud tags over the
-/// metadata as planned. Each stage's record goes into `trace` as it
-/// returns, so a later stage's rejection keeps what came before. With the
-/// outcome, whether validate mode refuses its deviations.
+/// stage's door in turn: each names what it reads (its `needs`),
+/// everything is read once ([`read_all`]), then each decides over what was
+/// read and what the stages before it planned. Each stage's record goes
+/// into `trace` as it returns, so a later stage's rejection keeps what came
+/// before. With the outcome, whether validate mode refuses its deviations.
 fn decide_write<'r>(
     request: &'r AdmissionRequest,
-    route: Route,
-    settings: &'r Settings,
+    stages: &[Box<dyn StageForKind<'r> + 'r>],
     lookup: &dyn Lookup,
     trace: &mut Trace<'r>,
 ) -> Result<(Outcome, bool), Error> {
-    let (mut capi_needs, mut tag_needs) = needs(request, route, settings)?;
-    let mut reads = read_all(lookup, &mut capi_needs, &mut tag_needs);
+    let mut needs = needs(request, stages)?;
+    let mut reads = read_all(lookup, &mut needs);
     let mut plan = Plan::default();
-    let mut capi = Reported::default();
-    if let Some(needs) = capi_needs {
-        let report = capi::decide(
-            request,
-            needs,
-            &settings.capi,
-            &mut reads,
-            &mut plan,
-            trace.wanted,
-        );
-        trace.capi = report.trace;
-        capi = report.reported?;
+    let mut reported = Vec::with_capacity(needs.len());
+    for stage in needs {
+        let report = stage.decide(request, &mut reads, &mut plan, trace.wanted);
+        trace.stages.extend(report.trace);
+        reported.push(report.reported?);
     }
-    let mut tags = Reported::default();
-    if let Some(needs) = tag_needs {
-        let report = tags::decide(
-            request,
-            needs,
-            &settings.tags,
-            &mut reads,
-            &mut plan,
-            trace.wanted,
-        );
-        trace.tags = report.trace;
-        tags = report.reported?;
+    // The last stage's warnings come first: the cloud tags' skips, then
+    // the CAPI rules' warnings.
+    let mut outcome = Outcome::with_plan(plan);
+    let mut refuses = true;
+    for reported in reported.into_iter().rev() {
+        append(&mut outcome.warnings, reported.warnings);
+        if outcome.audit_annotations.is_empty() {
+            outcome.audit_annotations = reported.audit_annotations;
+        } else {
+            outcome.audit_annotations.extend(reported.audit_annotations);
+        }
+        refuses &= !reported.deviation_warns;
     }
-    let mut warnings = tags.warnings;
-    warnings.append(&mut capi.warnings);
-    let outcome = Outcome {
-        warnings,
-        audit_annotations: capi.audit_annotations,
-        ..Outcome::with_plan(plan)
-    };
-    Ok((outcome, !(capi.deviation_warns || tags.deviation_warns)))
+    Ok((outcome, refuses))
+}
+
+/// `more` after what `list` holds, moved whole when `list` is empty.
+fn append(list: &mut Vec<String>, mut more: Vec<String>) {
+    if list.is_empty() {
+        *list = more;
+    } else {
+        list.append(&mut more);
+    }
 }
 
 /// What each stage reads, named before any look-up, after what it reads
-/// of the object itself (an object at fault is refused before a look-up):
-/// the CAPI rules' for an object routed to them, the tags' for an object
-/// a row of the tag table covers (or routed to the tags).
+/// of the object itself (an object at fault is refused before a look-up);
+/// the stages that have something to do with the request.
 fn needs<'r>(
     request: &'r AdmissionRequest,
-    route: Route,
-    settings: &Settings,
-) -> Result<(Option<capi::Located<'r>>, Option<tags::TagNeeds<'r>>), Error> {
-    let capi = (route == Route::Capi).then(|| capi::needs(request, &settings.capi));
-    let capi = capi.transpose()?;
-    Ok((capi, tags::needs(request, &settings.tags)?))
+    stages: &[Box<dyn StageForKind<'r> + 'r>],
+) -> Result<Vec<Box<dyn Stage<'r> + 'r>>, Error> {
+    let mut needs = Vec::with_capacity(stages.len());
+    for stage in stages {
+        needs.extend(stage.needs(request)?);
+    }
+    Ok(needs)
+}
+
+/// Reads what the stages need, each object once: every stage's first
+/// round, then every stage's second. Nothing after this calls the host.
+fn read_all<'r>(lookup: &dyn Lookup, stages: &mut [Box<dyn Stage<'r> + 'r>]) -> Reads {
+    let mut reads = Reads::default();
+    let first: Vec<_> = stages.iter().filter_map(|stage| stage.first()).collect();
+    reads.read(lookup, &first);
+    let then: Vec<_> = (stages.iter_mut())
+        .filter_map(|stage| stage.then(&reads))
+        .collect();
+    reads.read(lookup, &then);
+    reads
 }
 
 /// Makes the look-ups [`evaluate`] makes for `request` (its parents, the
@@ -164,16 +200,15 @@ fn needs<'r>(
 /// the policy itself costs beyond the look-ups it must make (BENCHMARKS.md).
 /// A missing or unreadable object is not an error here.
 #[cfg(any(feature = "floor", test))]
-pub(crate) fn look_up(
-    request: &AdmissionRequest,
-    settings: &Settings,
+pub(crate) fn look_up<'r>(
+    request: &'r AdmissionRequest,
+    route: Route,
+    stages: &[Box<dyn StageForKind<'r> + 'r>],
     lookup: &dyn Lookup,
 ) -> Result<(), Error> {
-    let route = route(&request.kind, &request.operation);
     if route == Route::NotActedOn {
         return Ok(());
     }
-    let (mut capi, mut tags) = needs(request, route, settings)?;
-    read_all(lookup, &mut capi, &mut tags);
+    read_all(lookup, &mut needs(request, stages)?);
     Ok(())
 }

@@ -84,8 +84,9 @@ fn look_up_parents(payload: Payload<'_>, lookup: &dyn Lookup) -> Result<(), Outc
         return Ok(());
     }
     let settings = (settings.parse()).map_err(|error| Error::from(error).into_outcome())?;
-    let covered = evaluate::default_projection_covers(&request.kind, route, &settings);
-    let projection = || evaluate::object_projection(&request.kind, route, &settings);
+    let stages = evaluate::stages(&request.kind, route, &settings);
+    let covered = evaluate::default_projection_covers(&stages);
+    let projection = || evaluate::object_projection(&stages);
     let mut text = Vec::new();
     if let Some(object) = object {
         let (value, _shape) = object
@@ -93,5 +94,5 @@ fn look_up_parents(payload: Payload<'_>, lookup: &dyn Lookup) -> Result<(), Outc
             .map_err(|e| Outcome::reject(wire::decode_error(e)))?;
         request.object = value;
     }
-    evaluate::look_up(&request, &settings, lookup).map_err(Error::into_outcome)
+    evaluate::look_up(&request, route, &stages, lookup).map_err(Error::into_outcome)
 }

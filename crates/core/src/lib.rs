@@ -86,7 +86,7 @@ pub mod request;
 pub mod settings;
 mod settings_problem;
 mod sorted_map;
-mod stage_report;
+mod stage;
 pub(crate) mod tags;
 pub mod wire;
 

@@ -4,6 +4,7 @@
 
 use crate::api_version;
 use crate::fields::{self, FieldError, FieldPath, Problem};
+use crate::lookup::ObjectRef;
 use serde_json::Value;
 
 /// One ownerReference, borrowed from the object.
@@ -23,6 +24,17 @@ impl OwnerRef<'_> {
     /// The API group of the owner ("" for the core group).
     pub(crate) fn group(&self) -> &str {
         api_version::group(self.api_version)
+    }
+
+    /// The owner as the object to read, in `namespace`: an owner lives in
+    /// its dependent's namespace, or is cluster-scoped (`None`).
+    pub(crate) fn object_ref(&self, namespace: Option<&str>) -> ObjectRef {
+        ObjectRef {
+            api_version: self.api_version.to_owned(),
+            kind: self.kind.to_owned(),
+            name: self.name.to_owned(),
+            namespace: namespace.map(str::to_owned),
+        }
     }
 }
 

@@ -18,45 +18,9 @@ use crate::lookup::{Lookup, LookupError, ObjectRef};
 use crate::projection::Projection;
 use serde_json::Value;
 
-/// One reader's need: the object and what of it the reader reads.
+/// One reader's need: the object and what of it the reader reads
+/// (`crate::stage::Stage::first`, `then`).
 pub(crate) type Need<'n> = (&'n ObjectRef, &'n Projection<'static>);
-
-/// What a stage reads of the cluster before it decides, in two rounds: the
-/// object the request itself names (a parent, a Cluster, a composite
-/// resource), then one named by what that answered (the ClusterClass a
-/// Cluster names). The decision reads every stage's first round, then
-/// every stage's second, so an object two stages name is read once.
-pub(crate) trait StageNeeds {
-    /// The object the request names, if the stage reads one.
-    fn first(&self) -> Option<Need<'_>>;
-
-    /// The object the first round's answers name, if the stage reads one.
-    fn then(&mut self, _reads: &Reads) -> Option<Need<'_>> {
-        None
-    }
-}
-
-/// Reads what the two stages need, each object once: both stages' first
-/// round, then both stages' second. Nothing after this calls the host.
-/// Generic rather than over `dyn` stages: a fresh instance pays for the
-/// first call through each entry of a function table.
-pub(crate) fn read_all<A: StageNeeds, B: StageNeeds>(
-    lookup: &dyn Lookup,
-    a: &mut Option<A>,
-    b: &mut Option<B>,
-) -> Reads {
-    let mut reads = Reads::default();
-    let first = [a.as_ref().and_then(A::first), b.as_ref().and_then(B::first)];
-    let first: Vec<_> = first.into_iter().flatten().collect();
-    reads.read(lookup, &first);
-    let then = [
-        a.as_mut().and_then(|a| a.then(&reads)),
-        b.as_mut().and_then(|b| b.then(&reads)),
-    ];
-    let then: Vec<_> = then.into_iter().flatten().collect();
-    reads.read(lookup, &then);
-    reads
-}
 
 /// The answers to a request's look-ups, each object read once.
 #[derive(Default)]

@@ -27,11 +27,13 @@ mod provider_refuses;
 mod report;
 pub(crate) mod said;
 mod tag_annotations;
+mod tag_errors;
 pub(crate) mod tag_key;
 mod tag_key_checks;
 mod tag_key_problem;
 mod tag_needs;
 mod tag_settings;
+pub(crate) mod tag_stage;
 mod tagged_object;
 mod tagging_trace;
 pub(crate) mod targets;
@@ -44,18 +46,17 @@ use crate::fields::{self, FieldError};
 use crate::lookup::ObjectRef;
 use crate::plan::Plan;
 use crate::reads::Reads;
-use crate::request::{AdmissionRequest, GroupVersionKind};
-use crate::stage_report::{Reported, StageReport};
+use crate::request::AdmissionRequest;
+use crate::stage::{Reported, StageReport};
 use composing_xr::Unread;
-pub(crate) use covering_row::object_paths;
 use decision::Inputs;
 use field::{Current, Owned};
 use label_source::SourceFound;
 use profile::{GENERIC, Origin, TagProfile};
 #[cfg(test)]
 use serde_json::Value;
-use tag_needs::Tagging;
-pub(crate) use tag_needs::{TagNeeds, needs};
+use tag_errors::malformed;
+use tag_needs::{TagNeeds, Tagging};
 use tagged_object::{OwnLayers, own_reference};
 use tagging_trace::Tagged;
 pub(crate) use tagging_trace::Trace;
@@ -67,28 +68,21 @@ pub(crate) use tag_annotations::ANNOTATIONS;
 pub(crate) use tag_annotations::LABELS_ANNOTATION;
 pub(crate) use tag_annotations::SKIPPED_ANNOTATION;
 pub(crate) use tag_settings::CloudTagSettings;
-pub(crate) use tag_settings::{DEFAULT_PROVIDER_SEGMENTS, RawCloudTagSettings, TagSettings};
-
-/// The managed-resource row a request of `kind` would be covered by, when
-/// `cloudTags.managedResources` makes one for it, known before the object
-/// is read: what the object's projection, and its old object's, keep for it.
-pub(crate) fn managed_row(kind: &GroupVersionKind, settings: &TagSettings) -> Option<Target> {
-    covering_row::managed_row_for_kind(kind, settings.managed_resources())
-}
+pub(crate) use tag_settings::{RawCloudTagSettings, TagSettings};
 
 /// The second half of the stage's door: adds the tags decision of
 /// `request`'s object to `plan` (which holds its CAPI metadata edits, if
 /// any), from what `needs` names, the Cluster taken from `reads`, and
 /// returns the skip warnings, or why it rejects the object; with them,
 /// when `trace` asks for it, what it decided ([`Trace`]).
-pub(crate) fn decide<'s>(
+fn decide<'r>(
     request: &AdmissionRequest,
     needs: TagNeeds<'_>,
-    settings: &'s TagSettings,
+    settings: &'r TagSettings,
     reads: &mut Reads,
     plan: &mut Plan,
     trace: bool,
-) -> StageReport<Trace<'s>> {
+) -> StageReport<'r> {
     let mut deviation_warns = false;
     let decided = match needs {
         TagNeeds::NotAComposite => {
@@ -104,18 +98,15 @@ pub(crate) fn decide<'s>(
         }
     };
     match decided {
-        Ok((warnings, trace)) => StageReport {
-            reported: Ok(Reported {
+        Ok((warnings, trace)) => {
+            let reported = Reported {
                 warnings,
                 deviation_warns,
                 ..Reported::default()
-            }),
-            trace,
-        },
-        Err(error) => StageReport {
-            reported: Err(error),
-            trace: None,
-        },
+            };
+            StageReport::with_trace(Ok(reported), trace)
+        }
+        Err(error) => StageReport::rejected(error),
     }
 }
 
@@ -140,7 +131,7 @@ fn tag<'s>(
     };
     let warn_removals = settings.mutates();
     let settings = settings.prepared()?;
-    let own = |error| Error::tags(own_reference(&target, request), error);
+    let own = |error| malformed(own_reference(&target, request), error);
 
     // The label set: the object's labels and annotations as they will be
     // stored (after the plan's metadata edits), over the Cluster's; or, for
@@ -149,11 +140,11 @@ fn tag<'s>(
     // plan is changed.
     let annotations = plan.resulting_map(object, ANNOTATIONS).map_err(own)?;
     let found = match (target.labels, source) {
-        (LabelSource::ComposingResource, Some(xr)) => match composing_xr::found(xr, reads) {
-            Ok(found) => found,
-            Err((xr, unread)) => {
+        (LabelSource::ComposingResource, Some(xr)) => match composing_xr::read(xr, reads) {
+            (xr, Ok(value)) => SourceFound::ComposingXr(xr, value),
+            (xr, Err(unread)) => {
                 let row = (&target, &current);
-                return xr_unread(unread, xr, row, request, settings, plan, trace);
+                return xr_unread((xr, unread), row, request, settings, plan, trace);
             }
         },
         (_, source) => label_source::read_cluster(source, reads)?,
@@ -165,9 +156,9 @@ fn tag<'s>(
                 SourceFound::ComposingXr(xr, _) => {
                     let row = (&target, &current);
                     let unread = Unread::Malformed(error);
-                    xr_unread(unread, xr, row, request, settings, plan, trace)
+                    xr_unread((xr, unread), row, request, settings, plan, trace)
                 }
-                _ => Err(Error::tags(found.read().map(|(r, _)| r.clone()), error)),
+                _ => Err(malformed(found.read().map(|(r, _)| r.clone()), error)),
             };
         }
     };
@@ -243,15 +234,14 @@ fn tag<'s>(
 /// gets ([`composing_xr::unread`]): its family chooses its profile, so
 /// nothing here fails on the composite resource.
 fn xr_unread<'s>(
-    unread: Unread,
-    xr: ObjectRef,
+    (xr, unread): (ObjectRef, Unread),
     (target, current): (&Target, &Current<'_>),
     request: &AdmissionRequest,
     settings: &CloudTagSettings,
     plan: &mut Plan,
     trace: bool,
 ) -> Result<(Vec<String>, Option<Trace<'s>>), Error> {
-    let own = |error| Error::tags(own_reference(target, request), error);
+    let own = |error| malformed(own_reference(target, request), error);
     let chosen = choose_profile(target, request, settings).map_err(own)?;
     let owned = chosen.owned(settings);
     let (warning, edit) = composing_xr::unread(unread, &xr, target, request, (current, owned))?;

@@ -10,15 +10,14 @@ mod payload;
 use crate::error::Error;
 use crate::evaluate::{
     Route, default_projection_covers, evaluate_routed, not_acted_on, object_projection,
+    old_object_projection, stages,
 };
 use crate::lookup::Lookup;
 use crate::outcome::{Outcome, Verdict};
 use crate::plan::{Edit, Plan};
-use crate::projection::Projection;
 use crate::quote;
-use crate::request::GroupVersionKind;
 use crate::settings::Settings;
-use crate::tags;
+use crate::stage::StageForKind;
 #[cfg(feature = "floor")]
 pub(crate) use payload::Object;
 pub(crate) use payload::decode_error;
@@ -102,8 +101,9 @@ fn validate_steps(
         Err(e) => return encode(Error::from(e).into_outcome(), None),
     };
     step(Step::Settings);
-    let covered = default_projection_covers(&request.kind, route, &settings);
-    let projection = || object_projection(&request.kind, route, &settings);
+    let stages = stages(&request.kind, route, &settings);
+    let covered = default_projection_covers(&stages);
+    let projection = || object_projection(&stages);
     let mut text = Vec::new();
     let shape = match object
         .map(|object| object.split(covered, projection, &mut text))
@@ -116,13 +116,14 @@ fn validate_steps(
         Ok(None) => None,
         Err(e) => return encode(Outcome::reject(decode_error(e)), None),
     };
-    if let Some(old_object) =
-        old_object.filter(|_| route == Route::CloudTags && request.operation == "UPDATE")
-    {
-        request.old_object = old_read(old_object, &request.kind, &settings);
+    if let Some(old_object) = old_object.filter(|_| request.operation == "UPDATE") {
+        request.old_object = old_read(old_object, &stages);
     }
     step(Step::Object);
-    let outcome = evaluate_routed(&request, route, &settings, lookup);
+    let outcome = evaluate_routed(&request, route, &stages, &settings, lookup);
+    // The stages borrow the request: done with them before it gives up its
+    // object.
+    drop(stages);
     step(Step::Decided);
     // The answer holds the object, which the payload holds too (with the
     // old object and the settings), and the warnings: reserved once, it is
@@ -140,26 +141,12 @@ fn validate_steps(
     answer
 }
 
-/// What the policy reads of an old object: a composite resource's
-/// provider, decoded only when the prefix in force may differ between
-/// profiles, and a managed resource's tag field (its stored entries stay
-/// when its composite resource cannot be read); `Value::Null` when neither
-/// is read, and for an old object that cannot be read, which the API
-/// server never sends.
-fn old_read(old_object: &RawValue, kind: &GroupVersionKind, settings: &Settings) -> Value {
-    let varies = settings
-        .cloud_tags()
-        .is_ok_and(|cloud_tags| cloud_tags.prefixes_vary());
-    let provider = settings.tags.provider_path();
-    let managed = tags::managed_row(kind, &settings.tags);
-    let paths: Vec<&[&str]> = (varies.then_some(&provider[..]).into_iter())
-        .chain(managed.map(|row| row.field))
-        .collect();
-    if paths.is_empty() {
-        return Value::Null;
-    }
-    Projection::of(&paths)
-        .split(old_object.get().as_bytes())
+/// What the stages read of an old object ([`old_object_projection`]):
+/// `Value::Null` when they read nothing, and for an old object that cannot
+/// be read, which the API server never sends.
+fn old_read(old_object: &RawValue, stages: &[Box<dyn StageForKind<'_> + '_>]) -> Value {
+    old_object_projection(stages)
+        .and_then(|projection| projection.split(old_object.get().as_bytes()).ok())
         .map_or(Value::Null, |(value, _)| value)
 }
 

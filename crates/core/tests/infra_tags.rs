@@ -8,7 +8,7 @@ use super::support;
 
 use metadata_propagation_core::evaluate::{evaluate, explain};
 use metadata_propagation_core::invariants::check_tag_field;
-use metadata_propagation_core::lookup::{LookupError, MapLookup, ObjectRef};
+use metadata_propagation_core::lookup::{Lookup, LookupError, MapLookup, ObjectRef};
 use metadata_propagation_core::outcome::{Outcome, Verdict};
 use metadata_propagation_core::request::AdmissionRequest;
 use metadata_propagation_core::settings::Settings;
@@ -461,7 +461,7 @@ fn a_topology_control_plane_reads_its_cluster_once_for_its_rule_and_its_tags() {
     );
     // The look-up floor makes the same one look-up per object.
     let floor = parents();
-    metadata_propagation_core::evaluate::look_up(&request, &settings(ON), &floor).unwrap();
+    look_up(&request, &settings(ON), &floor);
     assert_eq!(floor.requests(), lookup.requests());
     assert_eq!(floor.field_masks(), lookup.field_masks());
 }
@@ -971,7 +971,7 @@ fn the_look_up_floor_makes_the_look_ups_the_decision_makes() {
     ] {
         let request = fixture(scenario);
         let (floor, decided) = (parents(), parents());
-        metadata_propagation_core::evaluate::look_up(&request, &settings(ON), &floor).unwrap();
+        look_up(&request, &settings(ON), &floor);
         evaluate(&request, &settings(ON), &decided);
         assert_eq!(floor.requests(), decided.requests(), "{scenario}");
         assert_eq!(floor.field_masks(), decided.field_masks(), "{scenario}");
@@ -1169,4 +1169,13 @@ proptest::proptest! {
             "not idempotent: {:?}", second.verdict
         );
     }
+}
+
+/// The look-up floor's look-ups for `request`, through the policy's route
+/// and stages.
+fn look_up(request: &AdmissionRequest, settings: &Settings, lookup: &dyn Lookup) {
+    use metadata_propagation_core::evaluate::{self, route};
+    let route = route(&request.kind, &request.operation);
+    let stages = evaluate::stages(&request.kind, route, settings);
+    evaluate::look_up(request, route, &stages, lookup).unwrap();
 }

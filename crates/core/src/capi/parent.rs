@@ -3,6 +3,7 @@
 //! ClusterClass, with where each of its fields comes from, so reports and
 //! errors name the object a value was read in.
 
+use super::capi_errors::malformed;
 use super::rules::{self, Endpoint, ReadAt, Rule};
 use super::topology;
 use crate::api_version;
@@ -10,15 +11,6 @@ use crate::error::Error;
 use crate::fields::{FieldError, FieldPath};
 use crate::lookup::ObjectRef;
 use serde_json::Value;
-
-/// The error for a parent `rule` reads that is malformed at `error`'s field.
-pub(super) fn malformed(rule: &Rule, parent: &ObjectRef, error: FieldError) -> Error {
-    Error::Parent {
-        family: rule.family,
-        parent: Box::new(parent.clone()),
-        error,
-    }
-}
 
 /// A parent read from the cluster (or synthesised from topology).
 pub(super) struct Parent {

@@ -3,18 +3,19 @@
 //! masks of exactly the paths the rule reads ([`locate`]), then taken from
 //! what the request read ([`crate::reads`]).
 
+use super::capi_errors::malformed;
 use super::owner_link;
-use super::parent::{FieldSource, Parent, Topology, malformed};
+use super::parent::{FieldSource, Parent, Topology};
 use super::parent_paths::{field_sources, read_paths};
-use super::rules::{self, CAPI_RULES, ParentLink, ReadAt, Rule};
+use super::rules::{self, ParentLink, ReadAt, Rule};
 use super::topology::{self, FieldOrigin};
 use crate::api_version;
-use crate::error::{Error, Reader};
+use crate::error::Error;
 use crate::fields::{self, FieldError, StringMap};
 use crate::lookup::{LookupError, ObjectRef};
 use crate::owners;
 use crate::projection::Projection;
-use crate::reads::{Need, Reads, StageNeeds};
+use crate::reads::{Need, Reads};
 use crate::request::AdmissionRequest;
 use serde_json::Value;
 
@@ -48,16 +49,16 @@ pub(crate) struct TopologyRead<'r> {
     cluster: ObjectRef,
     projection: Projection<'static>,
     /// The ClusterClass the Cluster names, once the Cluster is read
-    /// (its [`StageNeeds::then`]).
+    /// (its [`Located::then`]).
     class: Option<Result<Option<ObjectRef>, FieldError>>,
     class_projection: Projection<'static>,
 }
 
 /// The CAPI stage's reads: the rule's parent (or the topology's Cluster),
 /// then the ClusterClass that Cluster names.
-impl StageNeeds for Located<'_> {
+impl Located<'_> {
     /// The first look-up the rule makes: the object and its mask.
-    fn first(&self) -> Option<Need<'_>> {
+    pub(super) fn first(&self) -> Option<Need<'_>> {
         match self {
             Located::NoRule => None,
             Located::Owner {
@@ -74,7 +75,7 @@ impl StageNeeds for Located<'_> {
     /// namespace) names, if the Cluster was found and names one. What the
     /// Cluster says is kept, a malformed class reference too, for the rule
     /// to report.
-    fn then(&mut self, reads: &Reads) -> Option<Need<'_>> {
+    pub(super) fn then(&mut self, reads: &Reads) -> Option<Need<'_>> {
         let Located::Topology(read) = self else {
             return None;
         };
@@ -94,14 +95,13 @@ impl StageNeeds for Located<'_> {
 /// object it reads, or that none applies.
 pub(crate) fn locate<'r>(
     request: &'r AdmissionRequest,
+    rules: &'static [Rule],
     namespace: &str,
     in_place: bool,
 ) -> Result<Located<'r>, Error> {
     let object = &request.object;
-    let (group, kind) = (request.kind.group.as_str(), request.kind.kind.as_str());
-    let candidates = CAPI_RULES.iter().filter(|r| r.child.matches(group, kind));
     let mut owners = None;
-    for rule in candidates {
+    for rule in rules {
         match rule.parent {
             ParentLink::ControllerOwner(_)
             | ParentLink::NonControllerOwner(_)
@@ -113,12 +113,7 @@ pub(crate) fn locate<'r>(
                 let Some(owner) = owner_link::find(refs, &rule.parent) else {
                     continue;
                 };
-                let reference = ObjectRef {
-                    api_version: owner.api_version.to_owned(),
-                    kind: owner.kind.to_owned(),
-                    name: owner.name.to_owned(),
-                    namespace: Some(namespace.to_owned()),
-                };
+                let reference = owner.object_ref(Some(namespace));
                 let version = api_version::version(owner.api_version);
                 let projection = Projection::of(&read_paths(rule, owner.kind, version, in_place));
                 return Ok(Located::Owner {
@@ -342,9 +337,7 @@ pub(super) fn read(
         Err(LookupError::NotFound) => Ok(None),
         Err(LookupError::Denied(message) | LookupError::Failed(message)) => Err(Error::Lookup {
             object: Box::new(reference),
-            reader: Reader::Parent {
-                family: rule.family,
-            },
+            reader: format!("the parent of this {}", rule.family).into(),
             message,
         }),
     }

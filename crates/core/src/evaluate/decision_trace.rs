@@ -5,7 +5,7 @@
 use crate::explain::Explanation;
 use crate::outcome::Outcome;
 use crate::request::AdmissionRequest;
-use crate::{capi, tags};
+use crate::stage::StageTrace;
 
 /// The decision's record.
 #[derive(Default)]
@@ -16,11 +16,8 @@ pub(super) struct Trace<'r> {
     /// Allowed before any stage ran: not a write, not an object, or a
     /// kind no stage acts on (its warnings are the outcome's).
     pub(super) not_acted_on: bool,
-    /// The CAPI stage's decisions.
-    pub(super) capi: Option<capi::Trace<'r>>,
-    /// The tags stage's decisions (or, for an adopted object whose tag
-    /// field could not be read, that it was left as submitted).
-    pub(super) tags: Option<tags::Trace<'r>>,
+    /// Each stage's decisions, in the order the stages decided.
+    pub(super) stages: Vec<Box<dyn StageTrace + 'r>>,
 }
 
 impl Trace<'_> {
@@ -51,11 +48,8 @@ impl Trace<'_> {
                 ));
             }
         }
-        if let Some(trace) = self.capi {
-            capi::render(trace, &request.object, &mut explanation);
-        }
-        if let Some(trace) = self.tags {
-            tags::render(trace, request, &mut explanation);
+        for trace in self.stages {
+            trace.render(request, &mut explanation);
         }
         explanation
     }

@@ -1,111 +1,77 @@
-//! What of a request's object the policy decodes on each route: the rest
-//! passes through as text.
+//! What of a request's object the policy decodes: what its stages declare
+//! they read ([`crate::stage::StageForKind`]); the rest passes through as
+//! text.
 
 use super::route::Route;
 use crate::projection::Projection;
 use crate::request::GroupVersionKind;
-use crate::settings::Settings;
-use crate::tags;
-use crate::tags::DEFAULT_PROVIDER_SEGMENTS;
-use crate::{capi, fields};
+use crate::stage::StageForKind;
+use crate::{capi, tags};
 
-/// What every route reads of an object's metadata. `managedFields`, the
-/// largest part of it, is not among them.
-const METADATA: [&[&str]; 5] = [
-    &["metadata", "name"],
-    &["metadata", "namespace"],
-    fields::LABELS,
-    fields::ANNOTATIONS,
-    &["metadata", "ownerReferences"],
-];
-
-/// The parts of a request's object the policy reads and writes on `route`:
-/// decoded by [`crate::wire`], while the rest (`status`, `managedFields`, spec
-/// subtrees no rule reads) passes through as text (`Projection::split`).
-/// Of a composite resource, only what its tags are computed from and
-/// written to: its labels and annotations, the tag field and the provider
-/// path (a setting, so the projection borrows from the settings); its name,
-/// `apiVersion` and the rest of its `spec` pass through as text.
-pub(crate) fn object_projection<'s>(
-    kind: &GroupVersionKind,
-    route: Route,
-    settings: &'s Settings,
-) -> Projection<'s> {
-    let provider = match route {
-        Route::CloudTags => settings.tags.provider_path(),
-        _ => Vec::new(),
-    };
-    let managed = match route {
-        Route::CloudTags => tags::managed_row(kind, &settings.tags),
-        _ => None,
-    };
-    let mut projection =
-        projection_with(kind, route, settings.tags.capi_infrastructure(), &provider);
-    if let Some(row) = managed {
-        let paths: Vec<&[&str]> = row.reads().collect();
-        projection.unite(&Projection::of(&paths));
+/// The parts of a request's object its `stages` read and write: decoded by
+/// [`crate::wire`], while the rest (`status`, `managedFields`, spec
+/// subtrees no stage reads) passes through as text (`Projection::split`).
+pub(crate) fn object_projection<'a>(
+    stages: &'a [Box<dyn StageForKind<'_> + '_>],
+) -> Projection<'a> {
+    let mut paths = Vec::new();
+    for stage in stages {
+        stage.object_paths(&mut paths);
     }
-    projection
+    Projection::of(&paths)
 }
 
-/// Whether `default_object_projection` keeps everything
-/// [`object_projection`] keeps under `settings`, known from the settings
-/// without building either: only `cloudTags.providerPath`, when it moves a
-/// composite resource's provider, makes the settings' projection keep more
-/// (`cloudTags.capiInfrastructure` off keeps less). A fresh instance
-/// builds every projection again on every request, so [`crate::wire`]
-/// builds the settings' one only when this says it might differ.
-///
-/// A managed resource's row, when `cloudTags.managedResources` makes one
-/// for `kind`, is in the settings' projection only.
-pub(crate) fn default_projection_covers(
-    kind: &GroupVersionKind,
-    route: Route,
-    settings: &Settings,
-) -> bool {
-    route != Route::CloudTags
-        || (settings.tags.provider_path_is_default()
-            && tags::managed_row(kind, &settings.tags).is_none())
+/// The parts of an UPDATE's old object its `stages` read (a composite
+/// resource's provider, a managed resource's tag field), or `None` when
+/// they read none.
+pub(crate) fn old_object_projection<'a>(
+    stages: &'a [Box<dyn StageForKind<'_> + '_>],
+) -> Option<Projection<'a>> {
+    let mut paths = Vec::new();
+    for stage in stages {
+        stage.old_object_paths(&mut paths);
+    }
+    (!paths.is_empty()).then(|| Projection::of(&paths))
+}
+
+/// Whether [`default_object_projection`] keeps everything
+/// [`object_projection`] keeps for `stages`, known from the stages without
+/// building either: a fresh instance builds every projection again on
+/// every request, so [`crate::wire`] builds the stages' one only when this
+/// says it might differ.
+pub(crate) fn default_projection_covers(stages: &[Box<dyn StageForKind<'_> + '_>]) -> bool {
+    stages.iter().all(|stage| stage.covered_by_default())
 }
 
 /// What [`crate::wire`] splits the object through while it reads the
 /// payload, before the settings, which come after the request, are known:
-/// [`object_projection`] under the default provider path and with the tag
-/// field of a CAPI infrastructure kind (a small map, decoded for nothing
-/// when `cloudTags.capiInfrastructure` is off). It covers the settings'
-/// projection unless `cloudTags.providerPath` moves the provider.
+/// what the stages of `route` read of an object of `kind` under the
+/// default settings, with the tag field of a CAPI infrastructure kind (a
+/// small map, decoded for nothing when `cloudTags.capiInfrastructure` is
+/// off). It covers the settings' projection unless
+/// `cloudTags.providerPath` moves the provider. `None` when the route does
+/// not act, and for a kind the settings may make a managed-resource row
+/// for, whose tag field only they name: its object is kept as text, to be
+/// split once, through the settings' projection.
 pub(crate) fn default_object_projection(
     kind: &GroupVersionKind,
     route: Route,
-) -> Projection<'static> {
-    projection_with(kind, route, true, DEFAULT_PROVIDER_SEGMENTS)
-}
-
-fn projection_with<'s>(
-    kind: &GroupVersionKind,
-    route: Route,
-    capi_infrastructure: bool,
-    provider: &[&'s str],
-) -> Projection<'s> {
-    let mut paths: Vec<&[&'s str]> = match route {
-        Route::NotActedOn => return Projection::default(),
-        Route::Capi => {
-            let mut paths = vec![&["apiVersion"][..], &["kind"]];
-            paths.extend(METADATA);
-            paths.extend(capi::child_paths(&kind.group, &kind.kind));
-            paths
-        }
-        // Only what the tags read: the labels and the label-set annotation.
-        Route::CloudTags => vec![fields::LABELS, fields::ANNOTATIONS],
-    };
-    paths.extend(tags::object_paths(kind, capi_infrastructure, provider));
-    Projection::of(&paths)
+) -> Option<Projection<'static>> {
+    let mut paths = Vec::new();
+    match route {
+        Route::NotActedOn => return None,
+        Route::Capi(child) => capi::object_paths(&child, &mut paths),
+        Route::CloudTags => {}
+    }
+    paths.extend(tags::tag_stage::default_object_paths(kind)?);
+    Some(Projection::of(&paths))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::evaluate::route;
+    use crate::settings::Settings;
 
     fn kind(group: &str, version: &str, kind: &str) -> GroupVersionKind {
         GroupVersionKind {
@@ -143,9 +109,14 @@ mod tests {
             let settings = Settings::parse(document.as_bytes()).unwrap();
             for kind in &kinds {
                 let route = route(kind, "CREATE");
+                let stages = crate::evaluate::stages(kind, route, &settings);
+                if route == Route::NotActedOn {
+                    assert!(stages.is_empty(), "{kind:?}");
+                    continue;
+                }
                 let covers = default_object_projection(kind, route)
-                    .covers(&object_projection(kind, route, &settings));
-                if default_projection_covers(kind, route, &settings) {
+                    .is_some_and(|default| default.covers(&object_projection(&stages)));
+                if default_projection_covers(&stages) {
                     assert!(covers, "{document} {kind:?}");
                 } else {
                     assert_eq!(route, Route::CloudTags, "{document} {kind:?}");

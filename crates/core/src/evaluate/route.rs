@@ -14,12 +14,23 @@ pub(crate) enum Route {
     /// operation).
     #[default]
     NotActedOn,
-    /// A Cluster API kind the propagation rules or the Node-sync checks cover.
-    Capi,
+    /// A Cluster API kind the propagation rules or the Node-sync checks
+    /// cover, with the rules and checks that apply to it, found once.
+    Capi(capi::ChildKind),
     /// Any kind outside the Cluster API and Kubernetes groups: tagged when
     /// the object has a composite resource's shape
     /// (`tags::composite::is_composite_resource`).
     CloudTags,
+}
+
+impl Route {
+    /// The rules and checks of a kind routed to the CAPI rules.
+    pub(crate) fn capi(self) -> Option<capi::ChildKind> {
+        match self {
+            Route::Capi(child) => Some(child),
+            Route::NotActedOn | Route::CloudTags => None,
+        }
+    }
 }
 
 /// The one place that decides whether, and how, the policy acts on a
@@ -32,10 +43,8 @@ pub(crate) fn route(kind: &GroupVersionKind, operation: &str) -> Route {
         Route::NotActedOn
     } else if !capi::is_capi_group(&kind.group) {
         Route::CloudTags
-    } else if capi::acts_on(&kind.group, &kind.kind) {
-        Route::Capi
     } else {
-        Route::NotActedOn
+        capi::ChildKind::of(&kind.group, &kind.kind).map_or(Route::NotActedOn, Route::Capi)
     }
 }
 

@@ -12,16 +12,17 @@
 //! policy may not read, which a retry would not change).
 
 use super::field::{self, Current, Owned};
-use super::label_source::SourceFound;
 use super::said::clip;
+use super::tag_errors::{TAG_SOURCE_READER, malformed};
 use super::targets::Target;
 use super::transform::Transformed;
-use crate::error::{Error, Reader};
+use crate::error::Error;
 use crate::fields::FieldError;
 use crate::lookup::{LookupError, ObjectRef};
 use crate::plan::Edit;
 use crate::reads::Reads;
 use crate::request::AdmissionRequest;
+use serde_json::Value;
 
 /// Why the XR's label set could not be used.
 #[derive(Debug)]
@@ -38,14 +39,15 @@ pub(crate) enum Unread {
 }
 
 /// The XR `xr` names, from what the request read, or why it cannot be
-/// used.
-pub(crate) fn found(xr: ObjectRef, reads: &mut Reads) -> Result<SourceFound, (ObjectRef, Unread)> {
-    match reads.take(&xr) {
-        Ok(value) => Ok(SourceFound::ComposingXr(xr, value)),
-        Err(LookupError::NotFound) => Err((xr, Unread::NotFound)),
-        Err(LookupError::Denied(_)) => Err((xr, Unread::Denied)),
-        Err(LookupError::Failed(message)) => Err((xr, Unread::Failed(message))),
-    }
+/// used; with `xr`, handed back.
+pub(crate) fn read(xr: ObjectRef, reads: &mut Reads) -> (ObjectRef, Result<Value, Unread>) {
+    let read = match reads.take(&xr) {
+        Ok(value) => Ok(value),
+        Err(LookupError::NotFound) => Err(Unread::NotFound),
+        Err(LookupError::Denied(_)) => Err(Unread::Denied),
+        Err(LookupError::Failed(message)) => Err(Unread::Failed(message)),
+    };
+    (xr, read)
 }
 
 /// What an MR whose XR could not be used gets: on CREATE, a failure that
@@ -67,15 +69,12 @@ pub(crate) fn unread(
         Unread::Failed(message) if create => {
             return Err(Error::Lookup {
                 object: Box::new(xr.clone()),
-                reader: Reader::TagSource,
+                reader: TAG_SOURCE_READER.into(),
                 message,
             });
         }
         Unread::Malformed(error) if create => {
-            return Err(Error::Tags {
-                object: Some(Box::new(xr.clone())),
-                error,
-            });
+            return Err(malformed(Some(xr.clone()), error));
         }
         Unread::Failed(message) => failed(xr, &message),
         Unread::Malformed(error) => failed(xr, &error.to_string()),

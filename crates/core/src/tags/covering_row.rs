@@ -1,8 +1,8 @@
-//! Which row of the tag table covers a request ([`row_for`]): a row of
-//! [`TARGETS`] found by kind or shape, or a managed resource's row, made
-//! for the request from the catalogue or the settings
-//! (`cloudTags.managedResources`), and the rows a kind may be covered by
-//! before its object is read (what the object's projection keeps).
+//! Which row of the tag table covers a request ([`KindRows::row_for`]): a
+//! row of [`TARGETS`] found by kind or shape, or a managed resource's row,
+//! made for the request from the catalogue or the settings
+//! (`cloudTags.managedResources`), from the rows its kind may be covered by
+//! ([`KindRows`]), found once, before the object is read.
 
 use crate::request::{AdmissionRequest, GroupVersionKind};
 use crate::tags::field::WhenEmpty;
@@ -53,73 +53,62 @@ pub(crate) enum Covered {
     Not,
 }
 
-/// The row that covers `request`, if any: the routing step every row goes
-/// through, by kind and, for the composite resource and managed
-/// resources, by shape. `managed` is `cloudTags.managedResources` when it
-/// turns a family on.
-pub(crate) fn row_for(
-    request: &AdmissionRequest,
-    capi_infrastructure: bool,
-    managed: Option<&ManagedResources>,
-) -> Covered {
-    if let Some(row) = in_force(capi_infrastructure).find(|t| t.matches.covers(request)) {
-        return Covered::Row(*row);
-    }
-    let kind = &request.kind;
-    let tags = managed.and_then(|managed| managed.tag_field(&kind.group, &kind.kind));
-    // Every other kind of a family that is on (a kind without a tag field,
-    // a ProviderConfig, a ProviderConfigUsage) is the family's too, and
-    // goes unchanged without a warning.
-    match tags {
-        Some(KindTags::Field(family, field)) if Match::ManagedResource.covers(request) => {
-            Covered::Row(managed_resource(family, field))
-        }
-        Some(KindTags::Field(..) | KindTags::NoTagField) => Covered::Untagged,
-        Some(KindTags::FamilyOff) | None => Covered::Not,
-    }
+/// The rows a request of one kind may be covered by, found once, before
+/// its object is read: the table's row for the kind (at most one may cover
+/// a kind: `targets.rs` tests it), and what `cloudTags.managedResources`
+/// says of the kind. What the object's projection keeps, and where
+/// [`KindRows::row_for`] looks once the object is read.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct KindRows {
+    table: Option<&'static Target>,
+    managed: Option<KindTags>,
 }
 
-/// The managed-resource row a request of `kind` would be covered by,
-/// known before its object is read: what the object's projection keeps
-/// for it.
-pub(crate) fn managed_row_for_kind(
-    kind: &GroupVersionKind,
-    managed: Option<&ManagedResources>,
-) -> Option<Target> {
-    match managed?.tag_field(&kind.group, &kind.kind)? {
-        KindTags::Field(family, field) if Match::ManagedResource.may_cover(kind) => {
-            Some(managed_resource(family, field))
-        }
-        _ => None,
+impl KindRows {
+    /// The rows for `kind`, under `cloudTags.capiInfrastructure` and
+    /// `managed`, `cloudTags.managedResources` when it turns a family on.
+    pub(crate) fn of(
+        kind: &GroupVersionKind,
+        capi_infrastructure: bool,
+        managed: Option<&ManagedResources>,
+    ) -> Self {
+        let table = in_force(capi_infrastructure).find(|t| t.matches.may_cover(kind));
+        let managed = managed.and_then(|managed| managed.tag_field(&kind.group, &kind.kind));
+        Self { table, managed }
     }
-}
 
-/// What the tags read of an object of `kind` itself, known before the
-/// object is read: for every row that may cover it ([`rows_for_kind`]),
-/// its tag field and what tells its objects apart, and `provider` where
-/// the row picks its profile by the provider.
-pub(crate) fn object_paths<'a, 'p>(
-    kind: &GroupVersionKind,
-    capi_infrastructure: bool,
-    provider: &'a [&'p str],
-) -> Vec<&'a [&'p str]> {
-    let mut paths: Vec<&'a [&'p str]> = Vec::new();
-    for row in rows_for_kind(kind, capi_infrastructure) {
-        for path in row.reads() {
-            paths.push(path);
-        }
-        if row.profile == ProfileChoice::Provider {
-            paths.push(provider);
+    /// The table's row that may cover the kind.
+    pub(crate) fn table(&self) -> Option<&'static Target> {
+        self.table
+    }
+
+    /// The managed-resource row the kind would be covered by, when
+    /// `cloudTags.managedResources` makes one for it.
+    pub(crate) fn managed_row(&self, kind: &GroupVersionKind) -> Option<Target> {
+        match self.managed? {
+            KindTags::Field(family, field) if Match::ManagedResource.may_cover(kind) => {
+                Some(managed_resource(family, field))
+            }
+            _ => None,
         }
     }
-    paths
-}
 
-/// The rows that may cover a request of `kind`, known before its object is
-/// read: what the object's projection keeps for them.
-pub(crate) fn rows_for_kind(
-    kind: &GroupVersionKind,
-    capi_infrastructure: bool,
-) -> impl Iterator<Item = &'static Target> {
-    in_force(capi_infrastructure).filter(move |t| t.matches.may_cover(kind))
+    /// The row that covers `request`, if any: the routing step every row
+    /// goes through, by kind and, for the composite resource and managed
+    /// resources, by shape.
+    pub(crate) fn row_for(&self, request: &AdmissionRequest) -> Covered {
+        if let Some(row) = self.table.filter(|t| t.matches.covers(request)) {
+            return Covered::Row(*row);
+        }
+        // Every other kind of a family that is on (a kind without a tag
+        // field, a ProviderConfig, a ProviderConfigUsage) is the family's
+        // too, and goes unchanged without a warning.
+        match self.managed {
+            Some(KindTags::Field(family, field)) if Match::ManagedResource.covers(request) => {
+                Covered::Row(managed_resource(family, field))
+            }
+            Some(KindTags::Field(..) | KindTags::NoTagField) => Covered::Untagged,
+            Some(KindTags::FamilyOff) | None => Covered::Not,
+        }
+    }
 }

@@ -14,8 +14,9 @@
 
 use super::label_set::{LabelSet, Layer, Source};
 use super::tag_annotations::{ANNOTATIONS, LABELS};
+use super::tag_errors::TAG_SOURCE_READER;
 use super::tagged_object::parse_labels_annotation;
-use crate::error::{Error, Reader};
+use crate::error::Error;
 use crate::fields::{self, FieldError};
 use crate::labels_annotation::Entries;
 use crate::lookup::{LookupError, ObjectRef};
@@ -140,7 +141,7 @@ pub(crate) fn read_cluster(
         Err(LookupError::NotFound) => Ok(SourceFound::ClusterNotFound(reference)),
         Err(LookupError::Denied(message) | LookupError::Failed(message)) => Err(Error::Lookup {
             object: Box::new(reference),
-            reader: Reader::TagSource,
+            reader: TAG_SOURCE_READER.into(),
             message,
         }),
     }

@@ -287,12 +287,7 @@ pub(crate) fn composing_resource(object: &Value, namespace: &str) -> Result<Obje
     let owners = owners::owner_refs(object).unwrap_or_default();
     let controller = owners.iter().find(|owner| owner.controller);
     match controller {
-        Some(owner) if composed => Ok(ObjectRef {
-            api_version: owner.api_version.to_owned(),
-            kind: owner.kind.to_owned(),
-            name: owner.name.to_owned(),
-            namespace: (!namespace.is_empty()).then(|| namespace.to_owned()),
-        }),
+        Some(owner) if composed => Ok(owner.object_ref(Some(namespace).filter(|n| !n.is_empty()))),
         _ => Err(LeftAlone::NotComposed),
     }
 }

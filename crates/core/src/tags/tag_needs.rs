@@ -2,12 +2,12 @@
 //! read of the object and of the cluster, named before any look-up, and
 //! how messages name the object.
 
-use super::covering_row::{self, Covered};
+use super::covering_row::{Covered, KindRows};
 use super::field::{self, Current};
 use super::label_source::{self, CLUSTER_NAME_LABEL};
 use super::managed_resource::{self, LeftAlone};
 use super::tag_annotations::LABELS;
-use super::tag_settings::TagSettings;
+use super::tag_errors::malformed;
 use super::tagged_object::{left_as_submitted, own_namespace, own_reference};
 use super::targets::{LabelSource, Target};
 use crate::error::Error;
@@ -15,7 +15,7 @@ use crate::fields;
 use crate::kinds::is_capi_group;
 use crate::lookup::ObjectRef;
 use crate::projection::Projection;
-use crate::reads::{Need, StageNeeds};
+use crate::reads::Need;
 use crate::request::AdmissionRequest;
 
 /// What the tags stage needs of a request, named before any look-up.
@@ -38,10 +38,11 @@ pub(crate) enum TagNeeds<'o> {
     Tagging(Box<Tagging<'o>>),
 }
 
-/// The tags stage's one read: the object whose label set the tags start
-/// from (a Cluster, a composite resource), masked to that label set.
-impl StageNeeds for TagNeeds<'_> {
-    fn first(&self) -> Option<Need<'_>> {
+impl TagNeeds<'_> {
+    /// The tags stage's one read: the object whose label set the tags
+    /// start from (a Cluster, a composite resource), masked to that label
+    /// set.
+    pub(super) fn first(&self) -> Option<Need<'_>> {
         match self {
             TagNeeds::Tagging(tagging) => {
                 (tagging.source.as_ref()).map(|(source, mask)| (source, mask))
@@ -56,17 +57,16 @@ impl StageNeeds for TagNeeds<'_> {
 
 /// The first half of the stage's door: what the tags of `request` read of
 /// the object and of the cluster, from the row of the tag table that
-/// covers it ([`covering_row::row_for`]: the infrastructure rows in force
-/// when `cloudTags.capiInfrastructure` is on, the managed-resource rows
-/// when `cloudTags.managedResources` turns a family on), or `None` for a
-/// Cluster API object no row covers, which the tags leave to the CAPI
-/// rules.
+/// covers it, among the rows its kind may be covered by (`rows`: the
+/// infrastructure rows in force when `cloudTags.capiInfrastructure` is on,
+/// the managed-resource rows when `cloudTags.managedResources` turns a
+/// family on), or `None` for a Cluster API object no row covers, which the
+/// tags leave to the CAPI rules.
 pub(crate) fn needs<'r>(
     request: &'r AdmissionRequest,
-    settings: &TagSettings,
+    rows: &KindRows,
 ) -> Result<Option<TagNeeds<'r>>, Error> {
-    let managed = settings.managed_resources();
-    match covering_row::row_for(request, settings.capi_infrastructure(), managed) {
+    match rows.row_for(request) {
         Covered::Row(target) => needs_of_row(target, request).map(Some),
         Covered::Untagged => Ok(Some(TagNeeds::Untagged)),
         Covered::Not if is_capi_group(&request.kind.group) => Ok(None),
@@ -122,7 +122,7 @@ fn read_field<'o>(
     }
     field::read(&request.object, target.tag_field())
         .map(Some)
-        .map_err(|error| Error::tags(own_reference(target, request), error))
+        .map_err(|error| malformed(own_reference(target, request), error))
 }
 
 /// What the tags of one request start from: its row of the tag table, its
@@ -147,7 +147,7 @@ fn cluster_reference(
     if !target.stamps(&request.operation) || target.labels != LabelSource::ClusterAndObject {
         return Ok(None);
     }
-    let own = |error| Error::tags(own_reference(target, request), error);
+    let own = |error| malformed(own_reference(target, request), error);
     let name = fields::string_object(&request.object, LABELS)
         .map_err(own)?
         .and_then(|labels| labels.get(CLUSTER_NAME_LABEL)?.as_str());

@@ -5,6 +5,7 @@
 
 use super::label_set::{LabelSet, Layer, Source};
 use super::tag_annotations::{ANNOTATIONS, LABELS, LABELS_ANNOTATION};
+use super::tag_errors::malformed;
 use super::targets::Target;
 use crate::error::Error;
 use crate::fields::{self, FieldError, FieldPath, StringMap};
@@ -55,7 +56,7 @@ pub(super) fn left_as_submitted(
         return Ok(false);
     }
     let object = &request.object;
-    let own = |error| Error::tags(own_reference(target, request), error);
+    let own = |error| malformed(own_reference(target, request), error);
     let annotations = fields::string_map(object, ANNOTATIONS).map_err(own)?;
     let extra = parse_labels_annotation(&annotations).map_err(own)?;
     let labels = OwnLabels::InPlace(fields::string_object(object, LABELS).map_err(own)?);

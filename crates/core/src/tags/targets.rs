@@ -393,7 +393,7 @@ pub(crate) fn target_for(group: &str, kind: &str, version: &str) -> Option<&'sta
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tags::covering_row::rows_for_kind;
+    use crate::tags::covering_row::KindRows;
     use crate::tags::profiles::Profiles;
 
     #[test]
@@ -434,12 +434,13 @@ mod tests {
         };
         let xr = kind("platform.example.org", "XNetwork");
         assert_eq!(
-            rows_for_kind(&xr, false).collect::<Vec<_>>(),
-            [&COMPOSITE_RESOURCE]
+            KindRows::of(&xr, false, None).table(),
+            Some(&COMPOSITE_RESOURCE)
         );
         let machine = kind(INFRASTRUCTURE, "AWSMachine");
-        assert_eq!(rows_for_kind(&machine, true).count(), 0, "v1 is not served");
-        assert_eq!(rows_for_kind(&machine, false).count(), 0);
+        let rows = |capi_infrastructure| KindRows::of(&machine, capi_infrastructure, None);
+        assert_eq!(rows(true).table(), None, "v1 is not served");
+        assert_eq!(rows(false).table(), None);
     }
 
     #[test]

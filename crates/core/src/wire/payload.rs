@@ -235,15 +235,13 @@ impl<'de: 'a, 'a> Deserialize<'de> for Request<'a> {
                         }
                         RequestField::Namespace => request.namespace = map.next_value()?,
                         RequestField::Object => {
-                            let route =
-                                Some(read.route).filter(|route| *route != Route::NotActedOn);
-                            read.object = Some(match route {
+                            let projection =
+                                default_object_projection(&read.request.kind, read.route);
+                            read.object = Some(match projection {
                                 // Read once: split where the route is known
                                 // and acts, as scanning it first would be a
                                 // second pass.
-                                Some(route) => {
-                                    let projection =
-                                        default_object_projection(&read.request.kind, route);
+                                Some(projection) => {
                                     let (value, shape) =
                                         map.next_value_seed(projection.splitter())?;
                                     Object::Split {
@@ -253,7 +251,8 @@ impl<'de: 'a, 'a> Deserialize<'de> for Request<'a> {
                                     }
                                 }
                                 // Scanned, not decoded: the same work as
-                                // skipping it.
+                                // skipping it; split once the settings say
+                                // what to decode.
                                 None => Object::Text(map.next_value()?),
                             });
                         }

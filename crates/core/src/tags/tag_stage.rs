@@ -1,0 +1,163 @@
+//! The tags stage's door ([`crate::stage`]): what the tags read of an
+//! object of a kind, declared once, from the rows the kind may be covered
+//! by; then `needs` and `decide`.
+
+use super::covering_row::KindRows;
+use super::managed_resource::family_of;
+use super::tag_annotations::{ANNOTATIONS, LABELS};
+use super::tag_needs::{self, TagNeeds};
+use super::tag_settings::{DEFAULT_PROVIDER_SEGMENTS, TagSettings};
+use super::targets::{ProfileChoice, Target};
+use super::{Trace, render};
+use crate::error::Error;
+use crate::explain::Explanation;
+use crate::plan::Plan;
+use crate::reads::{Need, Reads};
+use crate::request::{AdmissionRequest, GroupVersionKind};
+use crate::stage::{Stage, StageForKind, StageReport, StageTrace};
+use std::borrow::Cow;
+
+/// The tags stage as it stands for one request's kind under the
+/// `cloudTags` section.
+pub(crate) struct TagsForKind<'r> {
+    settings: &'r TagSettings,
+    rows: KindRows,
+    /// The managed-resource row the kind would be covered by.
+    managed: Option<Target>,
+    /// `cloudTags.providerPath`, where the kind's row chooses its profile
+    /// by the provider (empty otherwise).
+    provider: Cow<'r, [&'r str]>,
+}
+
+/// The tags stage for `kind` under `settings`.
+pub(crate) fn for_kind<'r>(kind: &GroupVersionKind, settings: &'r TagSettings) -> TagsForKind<'r> {
+    let rows = KindRows::of(
+        kind,
+        settings.capi_infrastructure(),
+        settings.managed_resources(),
+    );
+    let by_provider = rows
+        .table()
+        .is_some_and(|row| row.profile == ProfileChoice::Provider);
+    let provider = match by_provider {
+        false => Cow::Borrowed(&[][..]),
+        true if settings.provider_path_is_default() => Cow::Borrowed(DEFAULT_PROVIDER_SEGMENTS),
+        true => Cow::Owned(settings.provider_path()),
+    };
+    TagsForKind {
+        settings,
+        managed: rows.managed_row(kind),
+        rows,
+        provider,
+    }
+}
+
+/// What the tags read of an object of `kind` under the default settings,
+/// before the settings are read: the infrastructure rows in force, the
+/// provider at its default path. `None` for a kind of a managed-resource
+/// family's group, which the settings may make a row for, with a tag field
+/// they name.
+pub(crate) fn default_object_paths(
+    kind: &GroupVersionKind,
+) -> Option<Vec<&'static [&'static str]>> {
+    if family_of(&kind.group).is_some() {
+        return None;
+    }
+    let rows = KindRows::of(kind, true, None);
+    let mut paths = vec![LABELS, ANNOTATIONS];
+    table_paths(rows.table(), DEFAULT_PROVIDER_SEGMENTS, &mut paths);
+    Some(paths)
+}
+
+/// The object paths of the table's row for the kind: its tag field, what
+/// tells its objects apart, and `provider` where it chooses its profile by
+/// the provider.
+fn table_paths<'a>(
+    row: Option<&'static Target>,
+    provider: &'a [&'a str],
+    paths: &mut Vec<&'a [&'a str]>,
+) {
+    if let Some(row) = row {
+        paths.extend(row.reads().map(|path| -> &'a [&'a str] { path }));
+        if row.profile == ProfileChoice::Provider {
+            paths.push(provider);
+        }
+    }
+}
+
+impl<'r> StageForKind<'r> for TagsForKind<'r> {
+    /// The labels and annotations (the label set), and what the rows the
+    /// kind may be covered by read.
+    fn object_paths<'a>(&'a self, paths: &mut Vec<&'a [&'a str]>) {
+        paths.extend([LABELS, ANNOTATIONS]);
+        table_paths(self.rows.table(), &self.provider, paths);
+        if let Some(row) = &self.managed {
+            paths.extend(row.reads().map(|path| -> &'a [&'a str] { path }));
+        }
+    }
+
+    /// A composite resource's provider, when the prefix in force may
+    /// differ between profiles, and a managed resource's tag field (its
+    /// stored entries stay when its composite resource cannot be read).
+    fn old_object_paths<'a>(&'a self, paths: &mut Vec<&'a [&'a str]>) {
+        let varies = (self.settings.prepared()).is_ok_and(|tags| tags.prefixes_vary());
+        if varies && !self.provider.is_empty() {
+            paths.push(&self.provider);
+        }
+        if let Some(row) = &self.managed {
+            paths.push(row.field);
+        }
+    }
+
+    /// Only `cloudTags.providerPath`, when it moves the provider of a row
+    /// that reads it, and a managed-resource row make the settings'
+    /// paths differ from the default ones (`cloudTags.capiInfrastructure`
+    /// off makes them fewer).
+    fn covered_by_default(&self) -> bool {
+        matches!(self.provider, Cow::Borrowed(_)) && self.managed.is_none()
+    }
+
+    fn needs(
+        &self,
+        request: &'r AdmissionRequest,
+    ) -> Result<Option<Box<dyn Stage<'r> + 'r>>, Error> {
+        let needs = tag_needs::needs(request, &self.rows)?;
+        Ok(needs.map(|needs| {
+            let stage = TagStage {
+                needs,
+                settings: self.settings,
+            };
+            Box::new(stage) as Box<dyn Stage<'r> + 'r>
+        }))
+    }
+}
+
+/// The tags stage from its `needs` on.
+struct TagStage<'r> {
+    needs: TagNeeds<'r>,
+    settings: &'r TagSettings,
+}
+
+/// The tags stage's one read: the object whose label set the tags start
+/// from (a Cluster, a composite resource), masked to that label set.
+impl<'r> Stage<'r> for TagStage<'r> {
+    fn first(&self) -> Option<Need<'_>> {
+        self.needs.first()
+    }
+
+    fn decide(
+        self: Box<Self>,
+        request: &'r AdmissionRequest,
+        reads: &mut Reads,
+        plan: &mut Plan,
+        traced: bool,
+    ) -> StageReport<'r> {
+        super::decide(request, self.needs, self.settings, reads, plan, traced)
+    }
+}
+
+impl StageTrace for Trace<'_> {
+    fn render(self: Box<Self>, request: &AdmissionRequest, explanation: &mut Explanation) {
+        render(*self, request, explanation);
+    }
+}
