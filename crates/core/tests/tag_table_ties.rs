@@ -119,3 +119,69 @@ fn the_strict_schema_check_holds_a_schema_for_every_row() {
         );
     }
 }
+
+/// What the tags stage declares it reads of an object (the wire decodes
+/// only that, and passes the rest through as text) holds, for every row a
+/// request of the row's kind may be covered by, the row's tag field, what
+/// tells its objects apart and, where it chooses its profile by the
+/// provider, the provider path: a row whose field the declaration misses
+/// fails here, not on a request.
+#[test]
+fn the_tags_stage_declares_what_every_row_reads() {
+    use metadata_propagation_core::evaluate::{object_projection, route, stages};
+    use metadata_propagation_core::projection::Projection;
+    use metadata_propagation_core::request::GroupVersionKind;
+    use metadata_propagation_core::settings::Settings;
+    use metadata_propagation_core::tags::managed_resource::SHAPE_PATHS;
+    use metadata_propagation_core::tags::mr_catalogue::{self, Family};
+    use metadata_propagation_core::tags::targets::ProfileChoice;
+
+    let families: Vec<_> = Family::ALL.iter().map(|family| family.name()).collect();
+    let document = serde_json::json!({"cloudTags": {
+        "capiInfrastructure": true,
+        "providerPath": "spec.forProvider.cloud",
+        "managedResources": {"families": families},
+    }});
+    let settings = Settings::parse(document.to_string().as_bytes()).unwrap();
+    let kind = |group: &str, version: &str, kind: &str| GroupVersionKind {
+        group: group.to_owned(),
+        version: version.to_owned(),
+        kind: kind.to_owned(),
+    };
+    let provider: &[&str] = &["spec", "forProvider", "cloud"];
+    let mut cases: Vec<(GroupVersionKind, Vec<&[&str]>)> = Vec::new();
+    for row in TARGETS {
+        let (gvk, mut paths) = match row.kind() {
+            Some((matched, version)) => {
+                let name = matched.kind.expect("a kind row names its kind");
+                (kind(matched.group, version, name), row.reads().collect::<Vec<_>>())
+            }
+            None => {
+                let xr = kind("platform.example.org", "v1alpha1", "XNetwork");
+                (xr, row.reads().collect())
+            }
+        };
+        if row.profile == ProfileChoice::Provider {
+            paths.push(provider);
+        }
+        cases.push((gvk, paths));
+    }
+    let fields: Vec<(String, Vec<&str>)> = (mr_catalogue::rows())
+        .map(|row| (row.group.to_owned(), row.field.split('.').collect()))
+        .collect();
+    for ((group, field), row) in fields.iter().zip(mr_catalogue::rows()) {
+        let mut paths: Vec<&[&str]> = SHAPE_PATHS.to_vec();
+        paths.push(field);
+        cases.push((kind(group, "v1beta1", row.kind), paths));
+    }
+    assert!(cases.len() > TARGETS.len(), "the catalogue's rows are checked too");
+    for (gvk, paths) in cases {
+        let route = route(&gvk, "UPDATE");
+        let stages = stages(&gvk, route, &settings);
+        let declared = object_projection(&stages);
+        assert!(
+            declared.covers(&Projection::of(&paths)),
+            "{gvk:?}: the tags stage does not declare {paths:?}"
+        );
+    }
+}
