@@ -39,17 +39,13 @@ import sys
 
 LAYERS = [
     (
-        "base",
-        {
-            "api_version", "duration", "fields", "json_members", "key_pattern", "keyed_list",
-            "kinds", "labels_annotation", "lookup", "mode", "outcome", "owners", "plan",
-            "projection", "quote", "reads", "request", "settings_problem", "sorted_map",
-        },
+        "base: Kubernetes' vocabulary, JSON reading and writing, the request and its plan",
+        {"kube", "json", "request", "settings_problem"},
     ),
-    ("errors, the explanation's record and the stages' report", {"error", "explain", "stage"}),
+    ("errors, the explanation's record and the stages' door", {"error", "explain", "stage"}),
     ("stages", {"capi", "tags"}),
     ("settings", {"settings"}),
-    ("decision", {"evaluate", "deviations"}),
+    ("decision", {"evaluate"}),
     ("wire", {"wire"}),
     ("the floors' entry", {"floor"}),
     ("test oracle", {"invariants"}),

@@ -1,13 +1,15 @@
 //! Cluster API metadata propagation at admission time.
 //!
 //! For a child object, find the first rule (`rules::CAPI_RULES`) whose parent
-//! link applies, read the parent through [`crate::lookup::Lookup`] (at most one look-up per
+//! link applies, read the parent through [`crate::request::lookup::Lookup`] (at most one look-up per
 //! parent object; none when no rule applies), and plan the flows: parent keys
 //! are added or corrected on the child, nothing is removed, and the child's
 //! bookkeeping keys are never written; the in-place fields the parent sets
 //! (`in_place`) are made the child's, compared by meaning. Machines also report which keys CAPI
 //! will sync to their Node, and Machine templates warn about Kubernetes
 //! labels that will never reach a Node.
+
+pub(crate) mod key_pattern;
 
 mod capi_errors;
 mod capi_settings;
@@ -26,13 +28,13 @@ pub(crate) mod topology;
 
 use crate::error::Error;
 use crate::explain::Explanation;
-use crate::fields;
-use crate::lookup::ObjectRef;
-use crate::owners::owner_refs;
-use crate::plan::{MapEdit, Plan};
-use crate::reads::Need;
-use crate::reads::Reads;
+use crate::json::fields;
+use crate::kube::owners::owner_refs;
 use crate::request::AdmissionRequest;
+use crate::request::lookup::ObjectRef;
+use crate::request::plan::{MapEdit, Plan};
+use crate::request::reads::Need;
+use crate::request::reads::Reads;
 use crate::stage::{Reported, Stage, StageForKind, StageReport, StageTrace};
 use capi_errors::malformed;
 pub(crate) use child_kind::ChildKind;
@@ -47,7 +49,7 @@ use resolve::{Resolved, resolve_parent};
 use rules::{FieldFlow, Flow, KeyRule, MapFlow, Rule};
 use serde_json::Value;
 
-pub(crate) use crate::kinds::is_capi_group;
+pub(crate) use crate::kube::kinds::is_capi_group;
 
 /// The ClusterClass (name, namespace) a Cluster's topology names, read as
 /// the Cluster's own API version keeps it (`spec.topology.class` and
@@ -71,7 +73,7 @@ pub fn labelled_cluster(object: &Value) -> Option<&str> {
     let labels = &object["metadata"]["labels"];
     let api_version = object["apiVersion"].as_str().unwrap_or_default();
     let infrastructure =
-        crate::api_version::group(api_version) == "infrastructure.cluster.x-k8s.io";
+        crate::kube::api_version::group(api_version) == "infrastructure.cluster.x-k8s.io";
     if !infrastructure && labels.get(topology::TOPOLOGY_OWNED_LABEL).is_none() {
         return None;
     }

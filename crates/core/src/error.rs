@@ -1,9 +1,9 @@
 //! Why a request cannot be decided, whose fault that is, and the one place
 //! a failure becomes a status ([`Error::into_outcome`]).
 
-use crate::fields::FieldError;
-use crate::lookup::ObjectRef;
-use crate::outcome::Outcome;
+use crate::json::fields::FieldError;
+use crate::request::lookup::ObjectRef;
+use crate::request::outcome::Outcome;
 use crate::settings_problem::SettingsError;
 use std::borrow::Cow;
 
@@ -86,13 +86,13 @@ impl Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fields::FieldPath;
-    use crate::outcome::Verdict;
+    use crate::json::fields::FieldPath;
+    use crate::request::outcome::Verdict;
 
     fn field_error() -> FieldError {
         FieldError::new(
             FieldPath::of(&["metadata", "name"]),
-            crate::fields::Problem::Required,
+            crate::json::fields::Problem::Required,
         )
     }
 

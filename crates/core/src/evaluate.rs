@@ -3,6 +3,8 @@
 //! object once, let each decide over what was read, and in validate mode
 //! turn the plan into the deviations it refuses.
 
+pub(crate) mod deviations;
+
 mod decision_trace;
 mod object_projection;
 mod route;
@@ -16,14 +18,14 @@ pub(crate) use route::{is_kubernetes_group, is_sig_group};
 
 use crate::error::Error;
 use crate::explain::Explanation;
-use crate::lookup::Lookup;
-use crate::outcome::Outcome;
-use crate::plan::Plan;
-use crate::reads::Reads;
+use crate::request::lookup::Lookup;
+use crate::request::outcome::Outcome;
+use crate::request::plan::Plan;
+use crate::request::reads::Reads;
 use crate::request::{AdmissionRequest, GroupVersionKind};
 use crate::settings::Settings;
 use crate::stage::{Stage, StageForKind};
-use crate::{capi, deviations, tags};
+use crate::{capi, tags};
 use decision_trace::Trace;
 
 /// The stages of a request, as they stand for its kind under the settings.

@@ -5,8 +5,8 @@
 //! so it pays nothing. The policy, the runner's `explain` command and the
 //! web page all call the same functions: there is one core, no fork.
 
-use crate::fields::quoted;
-use crate::lookup::ObjectRef;
+use crate::json::fields::quoted;
+use crate::request::lookup::ObjectRef;
 use serde::Serialize;
 use serde_json::Value;
 use std::fmt;

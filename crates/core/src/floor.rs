@@ -5,8 +5,8 @@
 
 use crate::error::Error;
 use crate::evaluate::{self, Route};
-use crate::lookup::Lookup;
-use crate::outcome::Outcome;
+use crate::request::lookup::Lookup;
+use crate::request::outcome::Outcome;
 use crate::wire::{self, Object, Payload, Request};
 
 /// How a floor answers once it has read the payload (and made the

@@ -28,11 +28,11 @@
 
 use crate::capi::owner_link;
 use crate::capi::rules::{self, Endpoint, ParentLink, Unit};
-use crate::duration;
 use crate::evaluate::{is_kubernetes_group, is_sig_group};
-use crate::fields::{ANNOTATIONS, FieldPath};
-use crate::keyed_list;
-use crate::owners;
+use crate::json::fields::{ANNOTATIONS, FieldPath};
+use crate::json::keyed_list;
+use crate::kube::duration;
+use crate::kube::owners;
 use crate::request::{AdmissionRequest, GroupVersionKind, is_write};
 use crate::settings::Settings;
 use crate::tags::targets::COMPOSITE_RESOURCE;
@@ -53,7 +53,7 @@ pub(crate) use violation::Violation;
 
 /// The tag-key prefix the built-in profiles put in force by default
 /// (`plexsphere:`), for inputs that write tags the policy owns.
-pub const DEFAULT_PREFIX: &str = crate::tags::profile::DEFAULT_PREFIX;
+pub const DEFAULT_PREFIX: &str = crate::tags::profiles::profile::DEFAULT_PREFIX;
 
 /// Which capability produced the mutation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -733,7 +733,7 @@ mod tests {
                 "{object}"
             );
             assert_eq!(
-                crate::tags::composite::is_composite_resource(&object, ""),
+                crate::tags::targets::composite::is_composite_resource(&object, ""),
                 is_composite_resource(&object, ""),
                 "the policy's shape rule and the contract's: {object}"
             );

@@ -2,8 +2,8 @@
 //! XR cloud tags, decided over `serde_json::Value`.
 //!
 //! [`evaluate`] dispatches a request to [`capi`] or `tags`, which return
-//! an [`outcome::Outcome`] holding a [`plan::Plan`]; parent objects are read
-//! through the [`lookup::Lookup`] trait, and [`wire`] decodes and encodes
+//! an [`request::outcome::Outcome`] holding a [`request::plan::Plan`]; parent objects are read
+//! through the [`request::lookup::Lookup`] trait, and [`wire`] decodes and encodes
 //! the JSON the Kubewarden host and the guest exchange. Nothing here knows
 //! the SDK, wasm or the host: the policy crate (the waPC edge) supplies the
 //! look-up that calls the host, and the runner, the audit, the web page and
@@ -35,11 +35,11 @@
 //! - the decision, [`evaluate::evaluate`], and the same with its reasons,
 //!   [`evaluate::explain`] (an [`explain::Explanation`], read as text or
 //!   JSON), over an [`request::AdmissionRequest`] and the
-//!   [`settings::Settings`], giving an [`outcome::Outcome`] whose
-//!   [`plan::Plan`] applies to the object;
-//! - the parents, read through the [`lookup::Lookup`] trait by
-//!   [`lookup::ObjectRef`] and a [`projection::Projection`];
-//!   [`lookup::MapLookup`] answers from memory;
+//!   [`settings::Settings`], giving an [`request::outcome::Outcome`] whose
+//!   [`request::plan::Plan`] applies to the object;
+//! - the parents, read through the [`request::lookup::Lookup`] trait by
+//!   [`request::lookup::ObjectRef`] and a [`json::projection::Projection`];
+//!   [`request::lookup::MapLookup`] answers from memory;
 //! - three questions the audit's ownership tree asks of the [`capi`] stage;
 //! - behind features, the floors' `floor::answer` and the oracle the fuzz
 //!   targets and the policy's bad-input test judge with (`invariants`).
@@ -54,14 +54,12 @@
 // nothing may add it.
 #![forbid(unsafe_code)]
 
-pub(crate) mod api_version;
 pub mod capi;
-pub(crate) mod deviations;
-mod duration;
 pub(crate) mod error;
 pub mod evaluate;
 pub mod explain;
-pub mod fields;
+mod json;
+mod kube;
 // What the benchmark's floors do with a payload (crates/floor).
 #[cfg(feature = "floor")]
 pub mod floor;
@@ -69,23 +67,11 @@ pub mod floor;
 // (the core's tests, the policy's and the fuzz targets turn it on).
 #[cfg(feature = "invariants")]
 pub mod invariants;
-mod json_members;
-mod key_pattern;
-pub(crate) mod keyed_list;
-mod kinds;
-mod labels_annotation;
-pub mod lookup;
-mod mode;
-pub mod outcome;
-pub(crate) mod owners;
-pub mod plan;
-pub mod projection;
-mod quote;
-mod reads;
 pub mod request;
+pub use json::{fields, projection};
+pub use request::{lookup, outcome, plan};
 pub mod settings;
 mod settings_problem;
-mod sorted_map;
 mod stage;
 pub(crate) mod tags;
 pub mod wire;

@@ -5,8 +5,14 @@
 //! error quotes the whole payload back, which for a 1 MiB object is not a
 //! message anyone can read.
 
-use crate::api_version;
-use crate::fields::{self, FieldError};
+pub mod lookup;
+pub(crate) mod mode;
+pub mod outcome;
+pub mod plan;
+pub(crate) mod reads;
+
+use crate::json::fields::{self, FieldError};
+use crate::kube::api_version;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

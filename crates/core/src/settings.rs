@@ -9,7 +9,7 @@
 //! one round trip instead of one per `kubectl apply`.
 
 use crate::capi::CapiSettings;
-use crate::fields::{self, FieldPath};
+use crate::json::fields::{self, FieldPath};
 use crate::settings_problem::SettingsProblemKind;
 #[cfg(any(test, feature = "invariants"))]
 use crate::tags::CloudTagSettings;
@@ -17,7 +17,7 @@ use crate::tags::TagSettings;
 
 mod every_problem;
 mod raw;
-pub(crate) use crate::mode::Mode;
+pub(crate) use crate::request::mode::Mode;
 pub use crate::settings_problem::SettingsError;
 pub(crate) use crate::settings_problem::SettingsProblem;
 pub(crate) use raw::RawSettings;
@@ -197,7 +197,7 @@ impl From<RawSettings> for Settings {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tags::profile::Origin;
+    use crate::tags::profiles::profile::Origin;
     use rstest::rstest;
 
     fn problems(json: &str) -> Vec<String> {

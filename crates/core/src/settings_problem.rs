@@ -5,7 +5,7 @@
 //! (`capi::capi_settings`, `tags::tag_settings`, the tag profiles and tag
 //! keys), and hands them over as [`SettingsProblemKind::Checked`].
 
-use crate::fields::FieldPath;
+use crate::json::fields::FieldPath;
 use std::fmt;
 
 /// Everything wrong with a settings document, each problem naming its field.

@@ -7,9 +7,9 @@
 
 use crate::error::Error;
 use crate::explain::Explanation;
-use crate::plan::Plan;
-use crate::reads::{Need, Reads};
 use crate::request::AdmissionRequest;
+use crate::request::plan::Plan;
+use crate::request::reads::{Need, Reads};
 use std::collections::BTreeMap;
 
 /// A stage as it stands for one request's kind and the settings, before

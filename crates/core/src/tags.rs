@@ -10,58 +10,39 @@
 //! annotation into the request's plan, over the metadata the CAPI rules
 //! have planned, and *reports* each skip as a warning.
 
-mod char_class;
-pub(crate) mod composing_xr;
-pub(crate) mod composite;
-pub(crate) mod covering_row;
-mod decision;
-pub(crate) mod field;
-pub(crate) mod label_set;
-pub(crate) mod label_source;
-pub(crate) mod managed_resource;
-pub(crate) mod mr_catalogue;
-mod opted_in;
-pub(crate) mod profile;
+pub(crate) mod decision;
+pub(crate) mod keys;
 pub(crate) mod profiles;
-mod provider_refuses;
-mod report;
 pub(crate) mod said;
 mod tag_annotations;
 mod tag_errors;
-pub(crate) mod tag_key;
-mod tag_key_checks;
-mod tag_key_problem;
 mod tag_needs;
 mod tag_settings;
 pub(crate) mod tag_stage;
 mod tagged_object;
-mod tagging_trace;
 pub(crate) mod targets;
-pub(crate) mod transform;
-pub(crate) mod user_profile;
-mod why;
 
 use crate::error::Error;
-use crate::fields::{self, FieldError};
-use crate::lookup::ObjectRef;
-use crate::plan::Plan;
-use crate::reads::Reads;
+use crate::json::fields::{self, FieldError};
 use crate::request::AdmissionRequest;
+use crate::request::lookup::ObjectRef;
+use crate::request::plan::Plan;
+use crate::request::reads::Reads;
 use crate::stage::{Reported, StageReport};
-use composing_xr::Unread;
 use decision::Inputs;
-use field::{Current, Owned};
-use label_source::SourceFound;
-use profile::{GENERIC, Origin, TagProfile};
+use profiles::profile::{GENERIC, Origin, TagProfile};
+use said::tagging_trace::Tagged;
+pub(crate) use said::tagging_trace::Trace;
+pub(crate) use said::why::render;
 #[cfg(test)]
 use serde_json::Value;
 use tag_errors::malformed;
 use tag_needs::{TagNeeds, Tagging};
 use tagged_object::{OwnLayers, own_reference};
-use tagging_trace::Tagged;
-pub(crate) use tagging_trace::Trace;
+use targets::composing_xr::Unread;
+use targets::field::{Current, Owned};
+use targets::label_source::SourceFound;
 use targets::{LabelSource, ProfileChoice, Target};
-pub(crate) use why::render;
 
 pub(crate) use tag_annotations::ANNOTATIONS;
 #[cfg(any(test, feature = "invariants"))]
@@ -86,7 +67,7 @@ fn decide<'r>(
     let mut deviation_warns = false;
     let decided = match needs {
         TagNeeds::NotAComposite => {
-            let warning = composite::not_a_composite_resource(&request.kind);
+            let warning = targets::composite::not_a_composite_resource(&request.kind);
             Ok((vec![warning], trace.then_some(Trace::NotAComposite)))
         }
         TagNeeds::Untagged => Ok((Vec::new(), trace.then_some(Trace::Untagged))),
@@ -140,14 +121,16 @@ fn tag<'s>(
     // plan is changed.
     let annotations = plan.resulting_map(object, ANNOTATIONS).map_err(own)?;
     let found = match (target.labels, source) {
-        (LabelSource::ComposingResource, Some(xr)) => match composing_xr::read(xr, reads) {
-            (xr, Ok(value)) => SourceFound::ComposingXr(xr, value),
-            (xr, Err(unread)) => {
-                let row = (&target, &current);
-                return xr_unread((xr, unread), row, request, settings, plan, trace);
+        (LabelSource::ComposingResource, Some(xr)) => {
+            match targets::composing_xr::read(xr, reads) {
+                (xr, Ok(value)) => SourceFound::ComposingXr(xr, value),
+                (xr, Err(unread)) => {
+                    let row = (&target, &current);
+                    return xr_unread((xr, unread), row, request, settings, plan, trace);
+                }
             }
-        },
-        (_, source) => label_source::read_cluster(source, reads)?,
+        }
+        (_, source) => targets::label_source::read_cluster(source, reads)?,
     };
     let looked_up = match found.layers() {
         Ok(layers) => layers,
@@ -207,7 +190,7 @@ fn tag<'s>(
             warn_removals,
         },
         trace,
-        || why::labels_source(&found, profile),
+        || said::why::labels_source(&found, profile),
     );
     if let Some(edit) = decided.edit {
         plan.push(edit);
@@ -231,7 +214,7 @@ fn tag<'s>(
 }
 
 /// What a managed resource whose composite resource `xr` could not be used
-/// gets ([`composing_xr::unread`]): its family chooses its profile, so
+/// gets ([`targets::composing_xr::unread`]): its family chooses its profile, so
 /// nothing here fails on the composite resource.
 fn xr_unread<'s>(
     (xr, unread): (ObjectRef, Unread),
@@ -244,7 +227,8 @@ fn xr_unread<'s>(
     let own = |error| malformed(own_reference(target, request), error);
     let chosen = choose_profile(target, request, settings).map_err(own)?;
     let owned = chosen.owned(settings);
-    let (warning, edit) = composing_xr::unread(unread, &xr, target, request, (current, owned))?;
+    let (warning, edit) =
+        targets::composing_xr::unread(unread, &xr, target, request, (current, owned))?;
     if let Some(edit) = edit {
         plan.push(edit);
     }

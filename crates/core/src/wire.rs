@@ -12,10 +12,10 @@ use crate::evaluate::{
     Route, default_projection_covers, evaluate_routed, not_acted_on, object_projection,
     old_object_projection, stages,
 };
-use crate::lookup::Lookup;
-use crate::outcome::{Outcome, Verdict};
-use crate::plan::{Edit, Plan};
-use crate::quote;
+use crate::json::quote;
+use crate::request::lookup::Lookup;
+use crate::request::outcome::{Outcome, Verdict};
+use crate::request::plan::{Edit, Plan};
 use crate::settings::Settings;
 use crate::stage::StageForKind;
 #[cfg(feature = "floor")]
@@ -239,7 +239,7 @@ fn write_warnings(warnings: &[String], out: &mut Vec<u8>) {
 /// `count-key-operations` feature, which the core's tests turn on.
 #[cfg(feature = "count-key-operations")]
 pub fn key_operations() -> u64 {
-    crate::keyed_list::key_operations()
+    crate::json::keyed_list::key_operations()
 }
 
 /// waPC `validate_settings`: `{"valid": bool, "message": …}`, with every

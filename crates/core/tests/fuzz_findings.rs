@@ -12,7 +12,7 @@ use metadata_propagation_core::outcome::Verdict;
 use metadata_propagation_core::request::AdmissionRequest;
 use metadata_propagation_core::settings::Settings;
 use metadata_propagation_core::tags::LABELS_ANNOTATION;
-use metadata_propagation_core::tags::transform;
+use metadata_propagation_core::tags::decision::transform;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 

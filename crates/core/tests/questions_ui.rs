@@ -21,8 +21,8 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
 use metadata_propagation_core::settings::{RawSettings, Settings};
-use metadata_propagation_core::tags::profile::{GENERIC, TagProfile};
-use metadata_propagation_core::tags::user_profile::{self, RawProfile};
+use metadata_propagation_core::tags::profiles::profile::{GENERIC, TagProfile};
+use metadata_propagation_core::tags::profiles::user_profile::{self, RawProfile};
 use serde::de::value::{Error, StrDeserializer};
 use serde::de::{
     self, Deserialize, DeserializeSeed, IntoDeserializer, MapAccess, SeqAccess, Visitor,

@@ -132,9 +132,9 @@ fn the_tags_stage_declares_what_every_row_reads() {
     use metadata_propagation_core::projection::Projection;
     use metadata_propagation_core::request::GroupVersionKind;
     use metadata_propagation_core::settings::Settings;
-    use metadata_propagation_core::tags::managed_resource::SHAPE_PATHS;
-    use metadata_propagation_core::tags::mr_catalogue::{self, Family};
     use metadata_propagation_core::tags::targets::ProfileChoice;
+    use metadata_propagation_core::tags::targets::managed_resource::SHAPE_PATHS;
+    use metadata_propagation_core::tags::targets::mr_catalogue::{self, Family};
 
     let families: Vec<_> = Family::ALL.iter().map(|family| family.name()).collect();
     let document = serde_json::json!({"cloudTags": {
@@ -154,7 +154,10 @@ fn the_tags_stage_declares_what_every_row_reads() {
         let (gvk, mut paths) = match row.kind() {
             Some((matched, version)) => {
                 let name = matched.kind.expect("a kind row names its kind");
-                (kind(matched.group, version, name), row.reads().collect::<Vec<_>>())
+                (
+                    kind(matched.group, version, name),
+                    row.reads().collect::<Vec<_>>(),
+                )
             }
             None => {
                 let xr = kind("platform.example.org", "v1alpha1", "XNetwork");
@@ -174,7 +177,10 @@ fn the_tags_stage_declares_what_every_row_reads() {
         paths.push(field);
         cases.push((kind(group, "v1beta1", row.kind), paths));
     }
-    assert!(cases.len() > TARGETS.len(), "the catalogue's rows are checked too");
+    assert!(
+        cases.len() > TARGETS.len(),
+        "the catalogue's rows are checked too"
+    );
     for (gvk, paths) in cases {
         let route = route(&gvk, "UPDATE");
         let stages = stages(&gvk, route, &settings);

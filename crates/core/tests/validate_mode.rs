@@ -3,7 +3,7 @@
 
 use super::support;
 
-use metadata_propagation_core::deviations;
+use metadata_propagation_core::evaluate::deviations;
 use metadata_propagation_core::evaluate::evaluate;
 use metadata_propagation_core::lookup::MapLookup;
 use metadata_propagation_core::outcome::{Outcome, Verdict};

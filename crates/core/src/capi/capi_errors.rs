@@ -3,8 +3,8 @@
 
 use super::rules::Rule;
 use crate::error::Error;
-use crate::fields::FieldError;
-use crate::lookup::ObjectRef;
+use crate::json::fields::FieldError;
+use crate::request::lookup::ObjectRef;
 
 /// What the CAPI rules could not do when a field they read is malformed.
 const CANNOT: &str = "cannot propagate Cluster API metadata";

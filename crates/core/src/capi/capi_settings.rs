@@ -5,9 +5,9 @@
 //! "Settings"); what is wrong with a pattern is worded here.
 
 use super::go_regex;
-use crate::fields::FieldPath;
-use crate::key_pattern::KeyPattern;
-use crate::quote::quoted;
+use crate::capi::key_pattern::KeyPattern;
+use crate::json::fields::FieldPath;
+use crate::json::quote::quoted;
 use crate::settings_problem::{SettingsError, SettingsProblem, SettingsProblemKind, prepared};
 use regex_lite::RegexBuilder;
 use serde::Deserialize;

@@ -8,10 +8,10 @@
 //! explained from the same record.
 
 use super::rules::{Endpoint, FieldFlow, Unit};
-use crate::duration::{self, Nanos};
-use crate::fields::{self, FieldError, FieldPath, Problem};
-use crate::keyed_list::{self, EntryKey};
-use crate::plan::FieldEdit;
+use crate::json::fields::{self, FieldError, FieldPath, Problem};
+use crate::json::keyed_list::{self, EntryKey};
+use crate::kube::duration::{self, Nanos};
+use crate::request::plan::FieldEdit;
 use serde_json::Value;
 
 /// What the policy decided for one child field (or keyed-list entry).
@@ -86,7 +86,7 @@ impl FieldDecision<'_> {
 
     /// The child path with the entry key, as reports name it.
     pub(crate) fn target(&self) -> String {
-        crate::plan::field_target(self.path, self.entry.as_ref())
+        crate::request::plan::field_target(self.path, self.entry.as_ref())
     }
 }
 

@@ -6,8 +6,8 @@
 //! The domain of a key is the part before the first `/` (the whole key when
 //! there is none), exactly as CAPI's `strings.Split(key, "/")[0]`.
 
-use crate::fields::{StringMap, quoted};
-use crate::key_pattern::KeyPattern;
+use crate::capi::key_pattern::KeyPattern;
+use crate::json::fields::{StringMap, quoted};
 use std::collections::BTreeMap;
 
 /// Audit annotation listing the Machine label keys synced to the Node.

@@ -1,7 +1,7 @@
 //! Picking the ownerReference a rule follows.
 
 use super::rules::{KindMatch, ParentLink};
-use crate::owners::OwnerRef;
+use crate::kube::owners::OwnerRef;
 
 /// The ownerReference `link` follows, if any.
 pub(crate) fn find<'a>(refs: &[OwnerRef<'a>], link: &ParentLink) -> Option<OwnerRef<'a>> {
@@ -20,7 +20,7 @@ pub(crate) fn find<'a>(refs: &[OwnerRef<'a>], link: &ParentLink) -> Option<Owner
 mod tests {
     use super::*;
     use crate::capi::rules::{ANY_CONTROL_PLANE, MACHINE_SET};
-    use crate::owners::owner_refs;
+    use crate::kube::owners::owner_refs;
     use serde_json::json;
 
     #[test]

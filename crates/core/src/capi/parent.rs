@@ -6,10 +6,10 @@
 use super::capi_errors::malformed;
 use super::rules::{self, Endpoint, ReadAt, Rule};
 use super::topology;
-use crate::api_version;
 use crate::error::Error;
-use crate::fields::{FieldError, FieldPath};
-use crate::lookup::ObjectRef;
+use crate::json::fields::{FieldError, FieldPath};
+use crate::kube::api_version;
+use crate::request::lookup::ObjectRef;
 use serde_json::Value;
 
 /// A parent read from the cluster (or synthesised from topology).

@@ -7,8 +7,8 @@ use super::in_place::FieldDecision;
 use super::resolve::Resolved;
 use super::rules::{KeyRule, MapFlow};
 use crate::explain::NodeSync;
-use crate::fields::StringMap;
-use crate::plan::MapEdit;
+use crate::json::fields::StringMap;
+use crate::request::plan::MapEdit;
 
 /// The stage's decisions for one object, in rule order.
 pub(crate) struct Trace<'r> {

@@ -9,13 +9,13 @@ use super::propagation_trace::{MapStep, Trace};
 use super::resolve::Resolved;
 use super::rules::{Endpoint, KeyRule, LABELS, MapFlow};
 use super::topology::KeySources;
+use crate::capi::key_pattern::KeyPattern;
 use crate::explain::{
     Explanation, Fate, FieldExplanation, KeyFate, NodeKey, NodeSync, PathExplanation, RuleUsed,
 };
-use crate::fields;
-use crate::fields::{StringMap, quoted};
-use crate::key_pattern::KeyPattern;
-use crate::lookup::ObjectRef;
+use crate::json::fields;
+use crate::json::fields::{StringMap, quoted};
+use crate::request::lookup::ObjectRef;
 use serde_json::Value;
 
 /// Puts `trace`, the stage's decisions for `object`, into `explain`.

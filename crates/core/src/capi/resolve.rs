@@ -1,7 +1,7 @@
 //! Finding a child's parent: the owner a rule names, or the Cluster
 //! topology and its ClusterClass merged, named before any look-up with the
 //! masks of exactly the paths the rule reads ([`locate`]), then taken from
-//! what the request read ([`crate::reads`]).
+//! what the request read ([`crate::request::reads`]).
 
 use super::capi_errors::malformed;
 use super::owner_link;
@@ -9,14 +9,14 @@ use super::parent::{FieldSource, Parent, Topology};
 use super::parent_paths::{field_sources, read_paths};
 use super::rules::{self, ParentLink, ReadAt, Rule};
 use super::topology::{self, FieldOrigin};
-use crate::api_version;
 use crate::error::Error;
-use crate::fields::{self, FieldError, StringMap};
-use crate::lookup::{LookupError, ObjectRef};
-use crate::owners;
-use crate::projection::Projection;
-use crate::reads::{Need, Reads};
+use crate::json::fields::{self, FieldError, StringMap};
+use crate::json::projection::Projection;
+use crate::kube::api_version;
+use crate::kube::owners;
 use crate::request::AdmissionRequest;
+use crate::request::lookup::{LookupError, ObjectRef};
+use crate::request::reads::{Need, Reads};
 use serde_json::Value;
 
 /// What the rule that applies to a request reads, found from the request

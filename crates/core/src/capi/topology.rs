@@ -8,7 +8,7 @@
 //! differences are the [`SHAPES`] rows.
 
 use super::rules::TopologyEntry;
-use crate::fields::{self, FieldError, StringMap};
+use crate::json::fields::{self, FieldError, StringMap};
 use serde_json::{Map, Value};
 
 mod field_merge;

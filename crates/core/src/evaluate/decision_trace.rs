@@ -3,8 +3,8 @@
 //! admission path asks for no trace, so it pays nothing for one.
 
 use crate::explain::Explanation;
-use crate::outcome::Outcome;
 use crate::request::AdmissionRequest;
+use crate::request::outcome::Outcome;
 use crate::stage::StageTrace;
 
 /// The decision's record.

@@ -3,7 +3,7 @@
 //! text.
 
 use super::route::Route;
-use crate::projection::Projection;
+use crate::json::projection::Projection;
 use crate::request::GroupVersionKind;
 use crate::stage::StageForKind;
 use crate::{capi, tags};

@@ -2,7 +2,7 @@
 //! operation alone, before the object is decoded.
 
 use crate::capi;
-use crate::outcome::Outcome;
+use crate::request::outcome::Outcome;
 use crate::request::{AdmissionRequest, GroupVersionKind, is_write};
 
 /// Which part of the policy answers a request; decided from the kind and

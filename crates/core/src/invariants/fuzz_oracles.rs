@@ -12,15 +12,15 @@ use super::{
     is_managed_resource, managed_resource_family, managed_resource_left_alone,
     managed_resource_prefix,
 };
-use crate::lookup::ObjectRef;
+use crate::request::lookup::ObjectRef;
 use crate::request::{AdmissionRequest, is_write};
 use crate::settings::Settings;
 use crate::tags::SKIPPED_ANNOTATION;
-use crate::tags::composing_xr;
-use crate::tags::covering_row::managed_resource;
-use crate::tags::mr_catalogue::{self, Family};
+use crate::tags::decision::transform;
+use crate::tags::targets::composing_xr;
+use crate::tags::targets::covering_row::managed_resource;
+use crate::tags::targets::mr_catalogue::{self, Family};
 use crate::tags::targets::{COMPOSITE_RESOURCE, TARGETS, Target, target_for};
-use crate::tags::transform;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 

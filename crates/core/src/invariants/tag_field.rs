@@ -1,7 +1,7 @@
 //! The property of a tag field, one for every row of the tag table.
 
 use super::violation::Violation;
-use crate::fields::FieldPath;
+use crate::json::fields::FieldPath;
 use crate::tags::said;
 use crate::tags::targets::{Layout, Target};
 use serde_json::Value;

@@ -5,12 +5,12 @@
 //! the property tests and the fuzz targets hold that code to them rather
 //! than to itself.
 
-use crate::fields;
-use crate::owners;
+use crate::json::fields;
+use crate::kube::owners;
 use crate::settings::Settings;
 use crate::tags::CloudTagSettings;
-use crate::tags::profile::{GENERIC, Origin, TagProfile};
-use crate::tags::tag_key::DEFAULT_PREFIX;
+use crate::tags::keys::tag_key::DEFAULT_PREFIX;
+use crate::tags::profiles::profile::{GENERIC, Origin, TagProfile};
 use crate::tags::targets::Target;
 use serde_json::Value;
 

@@ -1,6 +1,6 @@
 //! How a mutation broke the properties.
 
-use crate::fields::FieldPath;
+use crate::json::fields::FieldPath;
 use serde_json::Value;
 
 /// How a mutation broke the properties: the first violation found, naming

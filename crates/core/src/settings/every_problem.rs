@@ -1,5 +1,5 @@
 //! A refused settings document read again, member by member from the
-//! user's own text ([`crate::json_members`]), so that every type error, unknown
+//! user's own text ([`crate::json::json_members`]), so that every type error, unknown
 //! field and key written twice is reported at once, with the problems the
 //! checks after parsing find (a bad regex, a seeded label): one round trip
 //! to fix them all. Only refused documents come here; accepted ones are
@@ -12,8 +12,8 @@
 //! that pass make up the settings the later checks run on.
 
 use super::raw::RawSettings;
-use crate::fields::FieldPath;
-use crate::json_members::{self, Member, alone, first_of_key};
+use crate::json::fields::FieldPath;
+use crate::json::json_members::{self, Member, alone, first_of_key};
 use crate::settings_problem::{SettingsProblem, SettingsProblemKind};
 
 /// The members of the top level whose own members are read one by one.

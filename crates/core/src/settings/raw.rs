@@ -3,7 +3,7 @@
 //! every `validate` payload parse, before anything is prepared.
 
 use crate::capi::RawCapiSettings;
-use crate::mode::Mode;
+use crate::request::mode::Mode;
 use crate::tags::RawCloudTagSettings;
 use serde::Deserialize;
 use serde::de::value::MapAccessDeserializer;

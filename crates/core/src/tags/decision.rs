@@ -5,19 +5,21 @@
 //! warnings. Composite resources and infrastructure objects differ only in
 //! how those inputs are found, never in what is decided from them.
 
-use super::field::{Current, Owned};
-use super::label_set::{LabelSet, OptedIn};
-use super::opted_in::OptedInKeys;
-use super::report::{blocked, label_fates, removal_note, skipped_edit, warnings};
+pub(crate) mod label_set;
+pub(crate) mod transform;
+
 use super::said;
 use super::targets::Target;
-use super::transform;
 use crate::explain::CloudTags;
-use crate::fields::StringMap;
-use crate::plan::{Edit, MapEdit};
-use crate::sorted_map::map_of;
-use crate::tags::profile::{Origin, TagProfile};
-use crate::tags::tag_key::TagKeys;
+use crate::json::fields::StringMap;
+use crate::json::sorted_map::map_of;
+use crate::request::plan::{Edit, MapEdit};
+use crate::tags::decision::label_set::{LabelSet, OptedIn};
+use crate::tags::keys::opted_in::OptedInKeys;
+use crate::tags::keys::tag_key::TagKeys;
+use crate::tags::profiles::profile::{Origin, TagProfile};
+use crate::tags::said::skip_report::{blocked, label_fates, removal_note, skipped_edit, warnings};
+use crate::tags::targets::field::{Current, Owned};
 
 /// What one target's tags are decided from.
 pub(crate) struct Inputs<'a, 's> {
@@ -110,7 +112,7 @@ pub(crate) fn decide(
         no_tag_can_propagate: blocked(profile, &keys),
         prefix: keys.prefix.to_owned(),
         prefix_from: keys.prefix_from(profile),
-        prefix_said: keys.prefix != super::tag_key::DEFAULT_PREFIX,
+        prefix_said: keys.prefix != crate::tags::keys::tag_key::DEFAULT_PREFIX,
         labels: label_fates(set, &opted_in, &transformed, &keys, profile, cluster),
         removed: removed
             .iter()
@@ -135,7 +137,8 @@ pub(crate) fn decide(
         }));
     }
     let field = target.tag_field();
-    let edit = super::field::edit(field, current, owned, &mut transformed, removed, source);
+    let edit =
+        crate::tags::targets::field::edit(field, current, owned, &mut transformed, removed, source);
     Decided {
         edit,
         skipped,

@@ -2,7 +2,12 @@
 //! resource's provider value selects, and which one a CAPI infrastructure
 //! row names, user profiles first (docs/cloud-tags.md, "Built-in profiles").
 
-use super::profile::{BUILT_IN, GENERIC, INFRASTRUCTURE, Origin, TagProfile};
+pub(crate) mod char_class;
+pub(crate) mod profile;
+pub(crate) mod provider_refuses;
+pub(crate) mod user_profile;
+
+use crate::tags::profiles::profile::{BUILT_IN, GENERIC, INFRASTRUCTURE, Origin, TagProfile};
 
 /// The profiles in force: the user's first, then the built-ins whose
 /// providers no user profile took over, then the fallback.
@@ -83,7 +88,7 @@ impl Profiles {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tags::profile::AWS;
+    use crate::tags::profiles::profile::AWS;
     use rstest::rstest;
     use std::borrow::Cow;
 

@@ -5,9 +5,13 @@
 //! whole (it truncates longer ones): the keys, values and names a warning
 //! quotes are clipped in the middle when they are long.
 
-use crate::lookup::ObjectRef;
-use crate::quote::quoted;
-use crate::tags::user_profile::provider_value_problems;
+pub(crate) mod skip_report;
+pub(crate) mod tagging_trace;
+pub(crate) mod why;
+
+use crate::json::quote::quoted;
+use crate::request::lookup::ObjectRef;
+use crate::tags::profiles::user_profile::provider_value_problems;
 use std::borrow::Cow;
 
 /// `text` in at most `max` characters: its head and tail around an

@@ -12,4 +12,4 @@ pub(crate) const ORIGIN_LABEL: &str = "platform/origin";
 
 /// Where an object's labels and annotations (the label-set annotation
 /// among them) live.
-pub(crate) use crate::fields::{ANNOTATIONS, LABELS};
+pub(crate) use crate::json::fields::{ANNOTATIONS, LABELS};

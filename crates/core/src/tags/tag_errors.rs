@@ -2,8 +2,8 @@
 //! asked for an object that could not be read.
 
 use crate::error::Error;
-use crate::fields::FieldError;
-use crate::lookup::ObjectRef;
+use crate::json::fields::FieldError;
+use crate::request::lookup::ObjectRef;
 
 /// Who reads the object a label set starts from, as a failed look-up of it
 /// names the reader.

@@ -2,21 +2,21 @@
 //! read of the object and of the cluster, named before any look-up, and
 //! how messages name the object.
 
-use super::covering_row::{Covered, KindRows};
-use super::field::{self, Current};
-use super::label_source::{self, CLUSTER_NAME_LABEL};
-use super::managed_resource::{self, LeftAlone};
 use super::tag_annotations::LABELS;
 use super::tag_errors::malformed;
 use super::tagged_object::{left_as_submitted, own_namespace, own_reference};
 use super::targets::{LabelSource, Target};
 use crate::error::Error;
-use crate::fields;
-use crate::kinds::is_capi_group;
-use crate::lookup::ObjectRef;
-use crate::projection::Projection;
-use crate::reads::Need;
+use crate::json::fields;
+use crate::json::projection::Projection;
+use crate::kube::kinds::is_capi_group;
 use crate::request::AdmissionRequest;
+use crate::request::lookup::ObjectRef;
+use crate::request::reads::Need;
+use crate::tags::targets::covering_row::{Covered, KindRows};
+use crate::tags::targets::field::{self, Current};
+use crate::tags::targets::label_source::{self, CLUSTER_NAME_LABEL};
+use crate::tags::targets::managed_resource::{self, LeftAlone};
 
 /// What the tags stage needs of a request, named before any look-up.
 pub(crate) enum TagNeeds<'o> {

@@ -3,19 +3,19 @@
 //! then checked and prepared the first time an object to tag needs it (a
 //! CAPI request never does). What is wrong with the section's own fields is
 //! worded here; the profiles and tag keys word theirs
-//! ([`super::user_profile`], [`super::tag_key_checks`]).
+//! ([`crate::tags::profiles::user_profile`], [`crate::tags::keys::prefix_checks`]).
 
-use super::managed_resource::{ManagedResources, RawManagedResources};
-use super::opted_in::OptedInKeys;
-use super::profile::TagProfile;
 use super::profiles::Profiles;
-use super::tag_key::{Bodies, TagKeys};
-use super::tag_key_checks;
-use super::user_profile::{self, ProfileText};
-use crate::fields::FieldPath;
-use crate::mode::Mode;
-use crate::quote::quoted;
+use crate::json::fields::FieldPath;
+use crate::json::quote::quoted;
+use crate::request::mode::Mode;
 use crate::settings_problem::{self, SettingsError, SettingsProblem, SettingsProblemKind};
+use crate::tags::keys::opted_in::OptedInKeys;
+use crate::tags::keys::prefix_checks;
+use crate::tags::keys::tag_key::{Bodies, TagKeys};
+use crate::tags::profiles::profile::TagProfile;
+use crate::tags::profiles::user_profile::{self, ProfileText};
+use crate::tags::targets::managed_resource::{ManagedResources, RawManagedResources};
 use serde::Deserialize;
 use std::cell::OnceCell;
 
@@ -216,13 +216,13 @@ impl RawCloudTagSettings {
 
         let profiles = user_profile::prepare_profiles(&self.profiles, &mut problems);
         if let Some(prefix) = &self.prefix {
-            tag_key_checks::check_prefix(
+            prefix_checks::check_prefix(
                 FieldPath::of(&["cloudTags", "prefix"]),
                 prefix,
                 &mut problems,
             );
         }
-        tag_key_checks::check_bodies(&self.tag_keys, &propagating_labels, &mut problems);
+        prefix_checks::check_bodies(&self.tag_keys, &propagating_labels, &mut problems);
         let managed_resources = self.managed_resources.prepare(&mut problems);
 
         if problems.is_empty() {

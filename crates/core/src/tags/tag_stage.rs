@@ -2,8 +2,6 @@
 //! object of a kind, declared once, from the rows the kind may be covered
 //! by; then `needs` and `decide`.
 
-use super::covering_row::KindRows;
-use super::managed_resource::family_of;
 use super::tag_annotations::{ANNOTATIONS, LABELS};
 use super::tag_needs::{self, TagNeeds};
 use super::tag_settings::{DEFAULT_PROVIDER_SEGMENTS, TagSettings};
@@ -11,10 +9,12 @@ use super::targets::{ProfileChoice, Target};
 use super::{Trace, render};
 use crate::error::Error;
 use crate::explain::Explanation;
-use crate::plan::Plan;
-use crate::reads::{Need, Reads};
+use crate::request::plan::Plan;
+use crate::request::reads::{Need, Reads};
 use crate::request::{AdmissionRequest, GroupVersionKind};
 use crate::stage::{Stage, StageForKind, StageReport, StageTrace};
+use crate::tags::targets::covering_row::KindRows;
+use crate::tags::targets::managed_resource::family_of;
 use std::borrow::Cow;
 
 /// The tags stage as it stands for one request's kind under the

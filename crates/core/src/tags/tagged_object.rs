@@ -3,16 +3,16 @@
 //! whether that set leaves it as submitted, its namespace, and how
 //! messages name it.
 
-use super::label_set::{LabelSet, Layer, Source};
 use super::tag_annotations::{ANNOTATIONS, LABELS, LABELS_ANNOTATION};
 use super::tag_errors::malformed;
 use super::targets::Target;
 use crate::error::Error;
-use crate::fields::{self, FieldError, FieldPath, StringMap};
-use crate::labels_annotation::{self, Entries, Malformed};
-use crate::lookup::ObjectRef;
-use crate::plan::Plan;
+use crate::json::fields::{self, FieldError, FieldPath, StringMap};
+use crate::json::labels_annotation::{self, Entries, Malformed};
 use crate::request::AdmissionRequest;
+use crate::request::lookup::ObjectRef;
+use crate::request::plan::Plan;
+use crate::tags::decision::label_set::{LabelSet, Layer, Source};
 use serde_json::{Map, Value};
 
 /// The namespace of an infrastructure object (checked by the CAPI stage),

@@ -18,12 +18,18 @@
 //! DockerMachine), and kinds left for later (GCPMachinePool,
 //! GCPManagedCluster, GCPManagedControlPlane, AzureManaged*). Adding a provider kind is one row.
 
-use crate::kinds::{self, KindMatch};
+pub(crate) mod composing_xr;
+pub(crate) mod composite;
+pub(crate) mod covering_row;
+pub(crate) mod field;
+pub(crate) mod label_source;
+pub(crate) mod managed_resource;
+pub(crate) mod mr_catalogue;
+
+use crate::kube::kinds::{self, KindMatch};
 use crate::request::{AdmissionRequest, GroupVersionKind};
-use crate::tags::composite;
-pub(crate) use crate::tags::field::Layout;
-use crate::tags::field::{TagField, WhenEmpty};
-use crate::tags::managed_resource;
+pub(crate) use crate::tags::targets::field::Layout;
+use crate::tags::targets::field::{TagField, WhenEmpty};
 
 /// Whose labels become the object's tags.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -393,8 +399,8 @@ pub(crate) fn target_for(group: &str, kind: &str, version: &str) -> Option<&'sta
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tags::covering_row::KindRows;
     use crate::tags::profiles::Profiles;
+    use crate::tags::targets::covering_row::KindRows;
 
     #[test]
     fn every_named_profile_is_a_built_in_one() {

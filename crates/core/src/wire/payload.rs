@@ -3,7 +3,7 @@
 //! is known as it is read, and the settings read where they stand.
 
 use crate::evaluate::{Route, default_object_projection, route};
-use crate::projection::{Projection, Shape};
+use crate::json::projection::{Projection, Shape};
 use crate::request::AdmissionRequest;
 use crate::settings::{Settings, SettingsError, StrictSettings};
 use serde::Deserialize;
@@ -278,7 +278,7 @@ impl<'a> Payload<'a> {
     /// The payload is checked to be UTF-8 once, as a whole, and read as
     /// text: read from bytes, serde_json checks each string it decodes on
     /// its own, which costs more than one pass over the whole payload.
-    /// Every decode in the module reads text (`crate::projection::text`),
+    /// Every decode in the module reads text (`crate::json::projection::text`),
     /// so serde_json's decoders are in it once.
     ///
     /// The settings are read in the same pass, so they are scanned once,
@@ -289,7 +289,7 @@ impl<'a> Payload<'a> {
     /// have on its own. Only a payload with refused settings, or one that
     /// cannot be read at all, pays for that second reading.
     pub(crate) fn decode(payload: &'a [u8]) -> Result<Self, String> {
-        let text = crate::projection::text(payload).map_err(decode_error)?;
+        let text = crate::json::projection::text(payload).map_err(decode_error)?;
         let read = |read_settings| {
             let mut de = serde_json::Deserializer::from_str(text);
             let payload = (&mut de).deserialize_map(PayloadVisitor { read_settings })?;

@@ -41,12 +41,12 @@ pub(crate) fn lookup_of_folder(relative: &str) -> metadata_propagation_core::loo
 }
 
 /// Provider values that reach every built-in XR profile
-/// ([`metadata_propagation_core::tags::profile::BUILT_IN`], each by every
+/// ([`metadata_propagation_core::tags::profiles::profile::BUILT_IN`], each by every
 /// name it lists), one in another case, and two the fallback gets (an
 /// unlisted name and the empty string): what the property tests draw from,
 /// so a built-in profile added later is covered without a test change.
 pub(crate) static PROVIDERS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
-    use metadata_propagation_core::tags::profile::BUILT_IN;
+    use metadata_propagation_core::tags::profiles::profile::BUILT_IN;
     let mut providers: Vec<&'static str> = BUILT_IN
         .iter()
         .flat_map(|profile| profile.providers.iter().map(|name| name.as_ref()))

@@ -9,12 +9,12 @@ use metadata_propagation_core::evaluate::evaluate;
 use metadata_propagation_core::lookup::MapLookup;
 use metadata_propagation_core::request::AdmissionRequest;
 use metadata_propagation_core::settings::Settings;
-use metadata_propagation_core::tags::profile::Origin;
-use metadata_propagation_core::tags::profile::{
+use metadata_propagation_core::tags::decision::transform::transform;
+use metadata_propagation_core::tags::keys::tag_key::DEFAULT_PREFIX;
+use metadata_propagation_core::tags::profiles::profile::Origin;
+use metadata_propagation_core::tags::profiles::profile::{
     AWS, AZURE, GENERIC, HETZNER, OPENSTACK, TagProfile,
 };
-use metadata_propagation_core::tags::tag_key::DEFAULT_PREFIX;
-use metadata_propagation_core::tags::transform::transform;
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use serde_json::{Value, json};

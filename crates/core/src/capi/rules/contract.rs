@@ -1,7 +1,7 @@
 //! The contract's types, and the paths and helpers its tables share.
 
-pub(crate) use crate::kinds::KindMatch;
-pub(crate) use crate::kinds::{
+pub(crate) use crate::kube::kinds::KindMatch;
+pub(crate) use crate::kube::kinds::{
     ANY_BOOTSTRAP, ANY_CONTROL_PLANE, ANY_INFRASTRUCTURE, MACHINE, MACHINE_DEPLOYMENT,
     MACHINE_POOL, MACHINE_SET,
 };
@@ -221,7 +221,9 @@ impl ReadAt {
         object: &serde_json::Value,
     ) -> &'v str {
         let probed = || match self.probe() {
-            Some(probe) if matches!(crate::fields::get(object, probe), Ok(Some(_))) => "v1beta2",
+            Some(probe) if matches!(crate::json::fields::get(object, probe), Ok(Some(_))) => {
+                "v1beta2"
+            }
             _ => "v1beta1",
         };
         self.known_version(kind, version).unwrap_or_else(probed)
@@ -249,7 +251,7 @@ pub(crate) struct Rule {
 
 /// An object's own labels (a Machine's are synced to its Node) and
 /// annotations.
-pub(crate) use crate::fields::{ANNOTATIONS, LABELS};
+pub(crate) use crate::json::fields::{ANNOTATIONS, LABELS};
 pub(super) const TEMPLATE_LABELS: &[&str] = &["spec", "template", "metadata", "labels"];
 pub(super) const TEMPLATE_ANNOTATIONS: &[&str] = &["spec", "template", "metadata", "annotations"];
 pub(super) const MACHINE_TEMPLATE_LABELS: &[&str] =

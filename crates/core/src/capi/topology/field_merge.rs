@@ -3,7 +3,7 @@
 //! from one side.
 
 use super::sources::{Source, nest};
-use crate::fields::{self, FieldError};
+use crate::json::fields::{self, FieldError};
 use serde_json::{Map, Value};
 
 /// The synthetic parent of a topology child: the merged metadata

@@ -2,15 +2,15 @@
 //! topology resolver reads ([`SHAPES`]), the worker lists, and the labels
 //! that name a topology child's Cluster and entry.
 
-use crate::api_version;
 use crate::capi::rules::TopologyEntry;
-use crate::fields::{self, FieldError};
-use crate::projection::Projection;
+use crate::json::fields::{self, FieldError};
+use crate::json::projection::Projection;
+use crate::kube::api_version;
 use serde_json::Value;
 
 /// Label present on every object the topology controller owns.
 pub(crate) const TOPOLOGY_OWNED_LABEL: &str = "topology.cluster.x-k8s.io/owned";
-pub(crate) use crate::kinds::CLUSTER_NAME_LABEL;
+pub(crate) use crate::kube::kinds::CLUSTER_NAME_LABEL;
 /// Label naming the MachineDeployment's entry in the Cluster topology.
 pub(crate) const DEPLOYMENT_NAME_LABEL: &str = "topology.cluster.x-k8s.io/deployment-name";
 /// Label naming the MachinePool's entry in the Cluster topology.

@@ -5,7 +5,7 @@
 
 use super::shape::{ClusterShape, workers};
 use crate::capi::rules::TopologyEntry;
-use crate::fields::{self, FieldError, FieldPath, StringMap};
+use crate::json::fields::{self, FieldError, FieldPath, StringMap};
 use serde_json::Value;
 
 /// Which of the two topology objects a malformed field was found in.

@@ -1,0 +1,11 @@
+//! Reading and writing JSON: typed values out of untyped objects, decoding
+//! only the parts the policy reads, keyed lists, the label-set annotation's
+//! format, a settings document read member by member, and quoting.
+
+pub mod fields;
+pub(crate) mod json_members;
+pub(crate) mod keyed_list;
+pub(crate) mod labels_annotation;
+pub mod projection;
+pub(crate) mod quote;
+pub(crate) mod sorted_map;

@@ -1,0 +1,114 @@
+//! Which row of the tag table covers a request ([`KindRows::row_for`]): a
+//! row of [`TARGETS`] found by kind or shape, or a managed resource's row,
+//! made for the request from the catalogue or the settings
+//! (`cloudTags.managedResources`), from the rows its kind may be covered by
+//! ([`KindRows`]), found once, before the object is read.
+
+use crate::request::{AdmissionRequest, GroupVersionKind};
+use crate::tags::targets::field::WhenEmpty;
+use crate::tags::targets::managed_resource::{KindTags, ManagedResources};
+use crate::tags::targets::mr_catalogue::Family;
+use crate::tags::targets::{LabelSource, Layout, Match, ProfileChoice, TARGETS, Target};
+
+/// A managed resource's row, made for one request: the composite
+/// resource's labels become tags in the MR's own field (a map of strings
+/// under `spec.forProvider`, from the catalogue or the settings), under
+/// its family's profile; entries outside the prefix are kept and take
+/// room, the provider's own keys too.
+pub(crate) const fn managed_resource(family: Family, field: &'static [&'static str]) -> Target {
+    Target {
+        matches: Match::ManagedResource,
+        field,
+        layout: Layout::Map,
+        when_empty: WhenEmpty::KeptIfWritten,
+        labels: LabelSource::ComposingResource,
+        profile: ProfileChoice::Family(family.name()),
+        create_only: false,
+        user_entries_take_room: true,
+        provider_keys: family.provider_keys(),
+        adopted_left_alone: true,
+        behind_capi_infrastructure: false,
+        named_in_messages: true,
+        upstream: "the provider's CRD (docs/managed-resources.md)",
+    }
+}
+
+/// The rows in force under the settings' `cloudTags.capiInfrastructure`.
+fn in_force(capi_infrastructure: bool) -> impl Iterator<Item = &'static Target> {
+    TARGETS
+        .iter()
+        .filter(move |t| capi_infrastructure || !t.behind_capi_infrastructure)
+}
+
+/// What the tag table says of a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Covered {
+    /// The row that tags its object.
+    Row(Target),
+    /// An object of a managed-resource family the settings turn on that
+    /// has no tag field (its kind has none, or it is not a managed
+    /// resource): left unchanged, without a warning.
+    Untagged,
+    /// No row: the object is not one the tags know.
+    Not,
+}
+
+/// The rows a request of one kind may be covered by, found once, before
+/// its object is read: the table's row for the kind (at most one may cover
+/// a kind: `targets.rs` tests it), and what `cloudTags.managedResources`
+/// says of the kind. What the object's projection keeps, and where
+/// [`KindRows::row_for`] looks once the object is read.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct KindRows {
+    table: Option<&'static Target>,
+    managed: Option<KindTags>,
+}
+
+impl KindRows {
+    /// The rows for `kind`, under `cloudTags.capiInfrastructure` and
+    /// `managed`, `cloudTags.managedResources` when it turns a family on.
+    pub(crate) fn of(
+        kind: &GroupVersionKind,
+        capi_infrastructure: bool,
+        managed: Option<&ManagedResources>,
+    ) -> Self {
+        let table = in_force(capi_infrastructure).find(|t| t.matches.may_cover(kind));
+        let managed = managed.and_then(|managed| managed.tag_field(&kind.group, &kind.kind));
+        Self { table, managed }
+    }
+
+    /// The table's row that may cover the kind.
+    pub(crate) fn table(&self) -> Option<&'static Target> {
+        self.table
+    }
+
+    /// The managed-resource row the kind would be covered by, when
+    /// `cloudTags.managedResources` makes one for it.
+    pub(crate) fn managed_row(&self, kind: &GroupVersionKind) -> Option<Target> {
+        match self.managed? {
+            KindTags::Field(family, field) if Match::ManagedResource.may_cover(kind) => {
+                Some(managed_resource(family, field))
+            }
+            _ => None,
+        }
+    }
+
+    /// The row that covers `request`, if any: the routing step every row
+    /// goes through, by kind and, for the composite resource and managed
+    /// resources, by shape.
+    pub(crate) fn row_for(&self, request: &AdmissionRequest) -> Covered {
+        if let Some(row) = self.table.filter(|t| t.matches.covers(request)) {
+            return Covered::Row(*row);
+        }
+        // Every other kind of a family that is on (a kind without a tag
+        // field, a ProviderConfig, a ProviderConfigUsage) is the family's
+        // too, and goes unchanged without a warning.
+        match self.managed {
+            Some(KindTags::Field(family, field)) if Match::ManagedResource.covers(request) => {
+                Covered::Row(managed_resource(family, field))
+            }
+            Some(KindTags::Field(..) | KindTags::NoTagField) => Covered::Untagged,
+            Some(KindTags::FamilyOff) | None => Covered::Not,
+        }
+    }
+}
