@@ -126,26 +126,25 @@ pub(crate) fn object_paths<'a>(child: &ChildKind, paths: &mut Vec<&'a [&'a str]>
 }
 
 impl<'r> StageForKind<'r> for CapiForKind<'r> {
+    type Stage = CapiStage<'r>;
+
     fn object_paths<'a>(&'a self, paths: &mut Vec<&'a [&'a str]>) {
         object_paths(&self.child, paths);
     }
 
-    fn needs(
-        &self,
-        request: &'r AdmissionRequest,
-    ) -> Result<Option<Box<dyn Stage<'r> + 'r>>, Error> {
+    fn needs(&self, request: &'r AdmissionRequest) -> Result<Option<CapiStage<'r>>, Error> {
         let located = needs(request, self.child, self.settings)?;
         let stage = CapiStage {
             located,
             child: self.child,
             settings: self.settings,
         };
-        Ok(Some(Box::new(stage)))
+        Ok(Some(stage))
     }
 }
 
 /// The CAPI stage from its `needs` on.
-struct CapiStage<'r> {
+pub(crate) struct CapiStage<'r> {
     located: Located<'r>,
     child: ChildKind,
     settings: &'r CapiSettings,
@@ -166,7 +165,7 @@ impl<'r> Stage<'r> for CapiStage<'r> {
     }
 
     fn decide(
-        self: Box<Self>,
+        self,
         request: &'r AdmissionRequest,
         reads: &mut Reads,
         plan: &mut Plan,
@@ -176,7 +175,7 @@ impl<'r> Stage<'r> for CapiStage<'r> {
             located,
             child,
             settings,
-        } = *self;
+        } = self;
         let resolved = match resolve_parent(request, located, reads) {
             Ok(resolved) => resolved,
             Err(error) => return StageReport::rejected(error),

@@ -8,6 +8,7 @@ pub(crate) mod deviations;
 mod decision_trace;
 mod object_projection;
 mod route;
+mod stage_list;
 
 pub(crate) use object_projection::{
     default_object_projection, default_projection_covers, object_projection, old_object_projection,
@@ -15,43 +16,17 @@ pub(crate) use object_projection::{
 pub(crate) use route::{Route, not_acted_on, route};
 #[cfg(feature = "invariants")]
 pub(crate) use route::{is_kubernetes_group, is_sig_group};
+pub(crate) use stage_list::{ForKind, Needing, stages};
 
 use crate::error::Error;
 use crate::explain::Explanation;
+use crate::request::AdmissionRequest;
 use crate::request::lookup::Lookup;
 use crate::request::outcome::Outcome;
 use crate::request::plan::Plan;
 use crate::request::reads::Reads;
-use crate::request::{AdmissionRequest, GroupVersionKind};
 use crate::settings::Settings;
-use crate::stage::{Stage, StageForKind};
-use crate::{capi, tags};
 use decision_trace::Trace;
-
-/// The stages of a request, as they stand for its kind under the settings.
-pub(crate) type Stages<'r> = Vec<Box<dyn StageForKind<'r> + 'r>>;
-
-/// The stages, in the order they decide, as they stand for a request of
-/// `kind` on `route`: the CAPI rules for a kind they act on, then the
-/// cloud tags over what the rules planned; none for a request the policy
-/// does not act on. A new stage is one line here.
-pub(crate) fn stages<'r>(
-    kind: &GroupVersionKind,
-    route: Route,
-    settings: &'r Settings,
-) -> Stages<'r> {
-    if route == Route::NotActedOn {
-        return Vec::new();
-    }
-    let capi = route
-        .capi()
-        .map(|child| capi::for_kind(child, &settings.capi));
-    let stages: [Option<Box<dyn StageForKind<'r> + 'r>>; 2] = [
-        capi.map(|stage| Box::new(stage) as _),
-        Some(Box::new(tags::tag_stage::for_kind(kind, &settings.tags))),
-    ];
-    stages.into_iter().flatten().collect()
-}
 
 /// Decides one admission request. Pure apart from `lookup`.
 ///
@@ -73,7 +48,7 @@ pub fn evaluate(request: &AdmissionRequest, settings: &Settings, lookup: &dyn Lo
 pub(crate) fn evaluate_routed<'r>(
     request: &'r AdmissionRequest,
     route: Route,
-    stages: &[Box<dyn StageForKind<'r> + 'r>],
+    stages: &[ForKind<'r>],
     settings: &Settings,
     lookup: &dyn Lookup,
 ) -> Outcome {
@@ -99,7 +74,7 @@ pub fn explain(
 fn decide<'r>(
     request: &'r AdmissionRequest,
     route: Route,
-    stages: &[Box<dyn StageForKind<'r> + 'r>],
+    stages: &[ForKind<'r>],
     settings: &Settings,
     lookup: &dyn Lookup,
     traced: bool,
@@ -128,7 +103,7 @@ fn decide<'r>(
 /// before. With the outcome, whether validate mode refuses its deviations.
 fn decide_write<'r>(
     request: &'r AdmissionRequest,
-    stages: &[Box<dyn StageForKind<'r> + 'r>],
+    stages: &[ForKind<'r>],
     lookup: &dyn Lookup,
     trace: &mut Trace<'r>,
 ) -> Result<(Outcome, bool), Error> {
@@ -171,8 +146,8 @@ fn append(list: &mut Vec<String>, mut more: Vec<String>) {
 /// the stages that have something to do with the request.
 fn needs<'r>(
     request: &'r AdmissionRequest,
-    stages: &[Box<dyn StageForKind<'r> + 'r>],
-) -> Result<Vec<Box<dyn Stage<'r> + 'r>>, Error> {
+    stages: &[ForKind<'r>],
+) -> Result<Vec<Needing<'r>>, Error> {
     let mut needs = Vec::with_capacity(stages.len());
     for stage in stages {
         needs.extend(stage.needs(request)?);
@@ -182,7 +157,7 @@ fn needs<'r>(
 
 /// Reads what the stages need, each object once: every stage's first
 /// round, then every stage's second. Nothing after this calls the host.
-fn read_all<'r>(lookup: &dyn Lookup, stages: &mut [Box<dyn Stage<'r> + 'r>]) -> Reads {
+fn read_all(lookup: &dyn Lookup, stages: &mut [Needing<'_>]) -> Reads {
     let mut reads = Reads::default();
     let first: Vec<_> = stages.iter().filter_map(|stage| stage.first()).collect();
     reads.read(lookup, &first);
@@ -205,7 +180,7 @@ fn read_all<'r>(lookup: &dyn Lookup, stages: &mut [Box<dyn Stage<'r> + 'r>]) -> 
 pub(crate) fn look_up<'r>(
     request: &'r AdmissionRequest,
     route: Route,
-    stages: &[Box<dyn StageForKind<'r> + 'r>],
+    stages: &[ForKind<'r>],
     lookup: &dyn Lookup,
 ) -> Result<(), Error> {
     if route == Route::NotActedOn {

@@ -3,7 +3,8 @@
 //! decoded), what it reads of the cluster (its `needs`, named before any
 //! look-up), and its decision over what was read, with what it reports
 //! and, when asked, its record for the explanation. The decision runs the
-//! stages as a list (`crate::evaluate`) without knowing any of them.
+//! stages as a list (`evaluate/stage_list.rs`: a row a stage) and knows
+//! nothing else of them.
 
 use crate::error::Error;
 use crate::explain::Explanation;
@@ -17,6 +18,9 @@ use std::collections::BTreeMap;
 /// nowhere else: the wire decodes those paths and passes the rest through
 /// as text.
 pub(crate) trait StageForKind<'r> {
+    /// The stage from its `needs` on.
+    type Stage: Stage<'r>;
+
     /// Adds the paths of the object the stage reads or writes to `paths`.
     fn object_paths<'a>(&'a self, paths: &mut Vec<&'a [&'a str]>);
 
@@ -35,10 +39,7 @@ pub(crate) trait StageForKind<'r> {
     /// look-up, after what it reads of the object itself (an object at
     /// fault is refused before a look-up); `None`: the stage has nothing
     /// to do with the request.
-    fn needs(
-        &self,
-        request: &'r AdmissionRequest,
-    ) -> Result<Option<Box<dyn Stage<'r> + 'r>>, Error>;
+    fn needs(&self, request: &'r AdmissionRequest) -> Result<Option<Self::Stage>, Error>;
 }
 
 /// A stage from its `needs` on: what it reads of the cluster, in two rounds
@@ -60,7 +61,7 @@ pub(crate) trait Stage<'r> {
     /// it reports, or why it rejects the object, and, when `traced` asks,
     /// its record.
     fn decide(
-        self: Box<Self>,
+        self,
         request: &'r AdmissionRequest,
         reads: &mut Reads,
         plan: &mut Plan,

@@ -9,7 +9,7 @@ mod payload;
 
 use crate::error::Error;
 use crate::evaluate::{
-    Route, default_projection_covers, evaluate_routed, not_acted_on, object_projection,
+    ForKind, Route, default_projection_covers, evaluate_routed, not_acted_on, object_projection,
     old_object_projection, stages,
 };
 use crate::json::quote;
@@ -17,7 +17,6 @@ use crate::request::lookup::Lookup;
 use crate::request::outcome::{Outcome, Verdict};
 use crate::request::plan::{Edit, Plan};
 use crate::settings::Settings;
-use crate::stage::StageForKind;
 #[cfg(feature = "floor")]
 pub(crate) use payload::Object;
 pub(crate) use payload::decode_error;
@@ -144,7 +143,7 @@ fn validate_steps(
 /// What the stages read of an old object ([`old_object_projection`]):
 /// `Value::Null` when they read nothing, and for an old object that cannot
 /// be read, which the API server never sends.
-fn old_read(old_object: &RawValue, stages: &[Box<dyn StageForKind<'_> + '_>]) -> Value {
+fn old_read(old_object: &RawValue, stages: &[ForKind<'_>]) -> Value {
     old_object_projection(stages)
         .and_then(|projection| projection.split(old_object.get().as_bytes()).ok())
         .map_or(Value::Null, |(value, _)| value)

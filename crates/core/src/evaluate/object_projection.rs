@@ -3,17 +3,15 @@
 //! text.
 
 use super::route::Route;
+use super::stage_list::ForKind;
 use crate::json::projection::Projection;
 use crate::request::GroupVersionKind;
-use crate::stage::StageForKind;
 use crate::{capi, tags};
 
 /// The parts of a request's object its `stages` read and write: decoded by
 /// [`crate::wire`], while the rest (`status`, `managedFields`, spec
 /// subtrees no stage reads) passes through as text (`Projection::split`).
-pub(crate) fn object_projection<'a>(
-    stages: &'a [Box<dyn StageForKind<'_> + '_>],
-) -> Projection<'a> {
+pub(crate) fn object_projection<'a>(stages: &'a [ForKind<'_>]) -> Projection<'a> {
     let mut paths = Vec::new();
     for stage in stages {
         stage.object_paths(&mut paths);
@@ -24,9 +22,7 @@ pub(crate) fn object_projection<'a>(
 /// The parts of an UPDATE's old object its `stages` read (a composite
 /// resource's provider, a managed resource's tag field), or `None` when
 /// they read none.
-pub(crate) fn old_object_projection<'a>(
-    stages: &'a [Box<dyn StageForKind<'_> + '_>],
-) -> Option<Projection<'a>> {
+pub(crate) fn old_object_projection<'a>(stages: &'a [ForKind<'_>]) -> Option<Projection<'a>> {
     let mut paths = Vec::new();
     for stage in stages {
         stage.old_object_paths(&mut paths);
@@ -39,7 +35,7 @@ pub(crate) fn old_object_projection<'a>(
 /// building either: a fresh instance builds every projection again on
 /// every request, so [`crate::wire`] builds the stages' one only when this
 /// says it might differ.
-pub(crate) fn default_projection_covers(stages: &[Box<dyn StageForKind<'_> + '_>]) -> bool {
+pub(crate) fn default_projection_covers(stages: &[ForKind<'_>]) -> bool {
     stages.iter().all(|stage| stage.covered_by_default())
 }
 

@@ -86,6 +86,8 @@ fn table_paths<'a>(
 }
 
 impl<'r> StageForKind<'r> for TagsForKind<'r> {
+    type Stage = TagStage<'r>;
+
     /// The labels and annotations (the label set), and what the rows the
     /// kind may be covered by read.
     fn object_paths<'a>(&'a self, paths: &mut Vec<&'a [&'a str]>) {
@@ -100,8 +102,10 @@ impl<'r> StageForKind<'r> for TagsForKind<'r> {
     /// differ between profiles, and a managed resource's tag field (its
     /// stored entries stay when its composite resource cannot be read).
     fn old_object_paths<'a>(&'a self, paths: &mut Vec<&'a [&'a str]>) {
-        let varies = (self.settings.prepared()).is_ok_and(|tags| tags.prefixes_vary());
-        if varies && !self.provider.is_empty() {
+        // Whether prefixes vary is asked only of a row that reads the
+        // provider: it prepares the whole section.
+        let varies = || (self.settings.prepared()).is_ok_and(|tags| tags.prefixes_vary());
+        if !self.provider.is_empty() && varies() {
             paths.push(&self.provider);
         }
         if let Some(row) = &self.managed {
@@ -117,23 +121,17 @@ impl<'r> StageForKind<'r> for TagsForKind<'r> {
         matches!(self.provider, Cow::Borrowed(_)) && self.managed.is_none()
     }
 
-    fn needs(
-        &self,
-        request: &'r AdmissionRequest,
-    ) -> Result<Option<Box<dyn Stage<'r> + 'r>>, Error> {
+    fn needs(&self, request: &'r AdmissionRequest) -> Result<Option<TagStage<'r>>, Error> {
         let needs = tag_needs::needs(request, &self.rows)?;
-        Ok(needs.map(|needs| {
-            let stage = TagStage {
-                needs,
-                settings: self.settings,
-            };
-            Box::new(stage) as Box<dyn Stage<'r> + 'r>
+        Ok(needs.map(|needs| TagStage {
+            needs,
+            settings: self.settings,
         }))
     }
 }
 
 /// The tags stage from its `needs` on.
-struct TagStage<'r> {
+pub(crate) struct TagStage<'r> {
     needs: TagNeeds<'r>,
     settings: &'r TagSettings,
 }
@@ -146,7 +144,7 @@ impl<'r> Stage<'r> for TagStage<'r> {
     }
 
     fn decide(
-        self: Box<Self>,
+        self,
         request: &'r AdmissionRequest,
         reads: &mut Reads,
         plan: &mut Plan,

@@ -1,0 +1,120 @@
+//! The stages, as a list: one row a stage, in the order they decide, each
+//! naming the stage as it stands for a request's kind and how it is made
+//! for a request (`None`: the stage has nothing to do with requests of
+//! this kind or route). A new stage is its folder and one row here.
+//!
+//! The rows become two enums, the stages before and after their `needs`,
+//! whose methods hand each call to the stage's own: the decision loops
+//! over the list without a call through a function table, which a fresh
+//! instance pays for on the first call through each entry.
+
+use super::route::Route;
+use crate::error::Error;
+use crate::request::plan::Plan;
+use crate::request::reads::{Need, Reads};
+use crate::request::{AdmissionRequest, GroupVersionKind};
+use crate::settings::Settings;
+use crate::stage::{Stage, StageForKind, StageReport};
+use crate::{capi, tags};
+
+/// The list's rows become [`ForKind`], [`Needing`] and [`stages`].
+macro_rules! stage_list {
+    ($($name:ident: $for_kind:ty = |$kind:ident, $route:ident, $settings:ident| $make:expr;)*) => {
+        /// A stage as it stands for a request's kind under the settings.
+        pub(crate) enum ForKind<'r> {
+            $($name($for_kind),)*
+        }
+
+        /// A stage from its `needs` on.
+        pub(crate) enum Needing<'r> {
+            $($name(<$for_kind as StageForKind<'r>>::Stage),)*
+        }
+
+        /// The stages for a request of `kind` on `route`, in the order they
+        /// decide; none for a request the policy does not act on.
+        pub(crate) fn stages<'r>(
+            kind: &GroupVersionKind,
+            route: Route,
+            settings: &'r Settings,
+        ) -> Vec<ForKind<'r>> {
+            let mut stages = Vec::new();
+            if route == Route::NotActedOn {
+                return stages;
+            }
+            $(
+                let make = |$kind: &GroupVersionKind, $route: Route, $settings: &'r Settings| $make;
+                if let Some(stage) = make(kind, route, settings) {
+                    stages.push(ForKind::$name(stage));
+                }
+            )*
+            stages
+        }
+
+        impl<'r> ForKind<'r> {
+            /// [`StageForKind::object_paths`].
+            pub(crate) fn object_paths<'a>(&'a self, paths: &mut Vec<&'a [&'a str]>) {
+                match self {
+                    $(ForKind::$name(stage) => stage.object_paths(paths),)*
+                }
+            }
+
+            /// [`StageForKind::old_object_paths`].
+            pub(crate) fn old_object_paths<'a>(&'a self, paths: &mut Vec<&'a [&'a str]>) {
+                match self {
+                    $(ForKind::$name(stage) => stage.old_object_paths(paths),)*
+                }
+            }
+
+            /// [`StageForKind::covered_by_default`].
+            pub(crate) fn covered_by_default(&self) -> bool {
+                match self {
+                    $(ForKind::$name(stage) => stage.covered_by_default(),)*
+                }
+            }
+
+            /// [`StageForKind::needs`].
+            pub(crate) fn needs(
+                &self,
+                request: &'r AdmissionRequest,
+            ) -> Result<Option<Needing<'r>>, Error> {
+                Ok(match self {
+                    $(ForKind::$name(stage) => stage.needs(request)?.map(Needing::$name),)*
+                })
+            }
+        }
+
+        impl<'r> Needing<'r> {
+            /// [`Stage::first`].
+            pub(crate) fn first(&self) -> Option<Need<'_>> {
+                match self {
+                    $(Needing::$name(stage) => stage.first(),)*
+                }
+            }
+
+            /// [`Stage::then`].
+            pub(crate) fn then(&mut self, reads: &Reads) -> Option<Need<'_>> {
+                match self {
+                    $(Needing::$name(stage) => stage.then(reads),)*
+                }
+            }
+
+            /// [`Stage::decide`].
+            pub(crate) fn decide(
+                self,
+                request: &'r AdmissionRequest,
+                reads: &mut Reads,
+                plan: &mut Plan,
+                traced: bool,
+            ) -> StageReport<'r> {
+                match self {
+                    $(Needing::$name(stage) => stage.decide(request, reads, plan, traced),)*
+                }
+            }
+        }
+    };
+}
+
+stage_list! {
+    Capi: capi::CapiForKind<'r> = |_kind, route, settings| route.capi().map(|child| capi::for_kind(child, &settings.capi));
+    Tags: tags::tag_stage::TagsForKind<'r> = |kind, _route, settings| Some(tags::tag_stage::for_kind(kind, &settings.tags));
+}
