@@ -288,7 +288,7 @@ vendor-crds:
 	@[ -n "$(CRDS)" ] || { echo "usage: make vendor-crds CRDS=<directory of the upstream CRD files crds/sources.tsv lists> (crds/README.md)" >&2; exit 2; }
 	python3 scripts/vendor_crds.py "$(CRDS)"
 
-# The managed-resource catalogue (docs/managed-resources.md): crates/core/src/tags/mr_catalogue.tsv, the
+# The managed-resource catalogue (docs/managed-resources.md): crates/core/src/tags/targets/mr_catalogue.tsv, the
 # list of the CRD files it is read from (crds/managed-resources/files.tsv) and the docs' table of counts and
 # exclusions, written by scripts/gen_mr_catalogue.py from the CRDs of the upjet providers that
 # crds/managed-resources/go.mod and go.sum pin. `check-mr-catalogue` regenerates them in memory and fails,

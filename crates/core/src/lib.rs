@@ -1,29 +1,33 @@
 //! The policy's pure core: Cluster API metadata propagation and Crossplane
 //! XR cloud tags, decided over `serde_json::Value`.
 //!
-//! [`evaluate`] dispatches a request to [`capi`] or `tags`, which return
-//! an [`request::outcome::Outcome`] holding a [`request::plan::Plan`]; parent objects are read
-//! through the [`request::lookup::Lookup`] trait, and [`wire`] decodes and encodes
-//! the JSON the Kubewarden host and the guest exchange. Nothing here knows
-//! the SDK, wasm or the host: the policy crate (the waPC edge) supplies the
-//! look-up that calls the host, and the runner, the audit, the web page and
-//! the tests supply their own.
+//! [`evaluate`] runs a request through the stages, [`capi`] and `tags`,
+//! each behind the one door of `stage.rs`, into an [`outcome::Outcome`]
+//! holding a [`plan::Plan`]; parent objects are read through the
+//! [`lookup::Lookup`] trait, and [`wire`] decodes and encodes the JSON the
+//! Kubewarden host and the guest exchange. Nothing here knows the SDK, wasm
+//! or the host: the policy crate (the waPC edge) supplies the look-up that
+//! calls the host, and the runner, the audit, the web page and the tests
+//! supply their own.
 //!
 //! The modules form layers, each importing only its own and those below
 //! (`scripts/check_module_graph.py` holds it):
 //!
-//! 1. the base: [`fields`], [`projection`], [`plan`], [`outcome`],
-//!    [`request`], [`lookup`] and what a request reads of the cluster,
-//!    ownerReferences, Cluster API's groups and kinds, durations, the
-//!    label-set annotation's format, the settings' problem type;
-//! 2. `error` and the [`explain`] record;
+//! 1. the base, in three rooms: `kube` (an `apiVersion`, Cluster API's
+//!    groups and kinds, ownerReferences, durations), `json` ([`fields`],
+//!    [`projection`], keyed lists, the label-set annotation's format,
+//!    quoting) and [`request`] (the request, its [`plan`], its
+//!    [`outcome`], what it reads of the cluster through [`lookup`]); and
+//!    the settings' problem type;
+//! 2. `error`, the [`explain`] record and `stage`, the door every stage
+//!    goes through;
 //! 3. the two stages, [`capi`] and `tags`, side by side: neither imports
 //!    the other; each owns its section of the settings and its domain
 //!    (the node-sync patterns; the tag profiles, character classes and tag
 //!    keys);
 //! 4. [`settings`], which reads the user's text into those sections and
 //!    reports every problem in it;
-//! 5. the decision, [`evaluate`] and `deviations`;
+//! 5. the decision, [`evaluate`], which runs the stages as a list;
 //! 6. the [`wire`].
 //!
 //! The public API is what the policy, the runner, the audit, the web page,
@@ -35,11 +39,11 @@
 //! - the decision, [`evaluate::evaluate`], and the same with its reasons,
 //!   [`evaluate::explain`] (an [`explain::Explanation`], read as text or
 //!   JSON), over an [`request::AdmissionRequest`] and the
-//!   [`settings::Settings`], giving an [`request::outcome::Outcome`] whose
-//!   [`request::plan::Plan`] applies to the object;
-//! - the parents, read through the [`request::lookup::Lookup`] trait by
-//!   [`request::lookup::ObjectRef`] and a [`json::projection::Projection`];
-//!   [`request::lookup::MapLookup`] answers from memory;
+//!   [`settings::Settings`], giving an [`outcome::Outcome`] whose
+//!   [`plan::Plan`] applies to the object;
+//! - the parents, read through the [`lookup::Lookup`] trait by
+//!   [`lookup::ObjectRef`] and a [`projection::Projection`];
+//!   [`lookup::MapLookup`] answers from memory;
 //! - three questions the audit's ownership tree asks of the [`capi`] stage;
 //! - behind features, the floors' `floor::answer` and the oracle the fuzz
 //!   targets and the policy's bad-input test judge with (`invariants`).
