@@ -26,6 +26,9 @@ macro_rules! stage_list {
         }
 
         /// A stage from its `needs` on.
+        // One a stage per request, moved once into its decision: boxing the
+        // large variant would only add an allocation to every request.
+        #[allow(clippy::large_enum_variant)]
         pub(crate) enum Needing<'r> {
             $($name(<$for_kind as StageForKind<'r>>::Stage),)*
         }
