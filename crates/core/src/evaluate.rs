@@ -5,13 +5,11 @@
 
 mod decision_trace;
 mod object_projection;
-mod route;
+pub(crate) mod route;
 
 pub(crate) use object_projection::default_object_projection;
 pub(crate) use object_projection::{default_projection_covers, object_projection};
 pub(crate) use route::{Route, not_acted_on, route};
-#[cfg(feature = "invariants")]
-pub(crate) use route::{is_kubernetes_group, is_sig_group};
 
 use crate::error::Error;
 use crate::explain::Explanation;
@@ -163,7 +161,7 @@ fn needs<'r>(
 /// `floor` feature) runs only this, so the policy over that floor is what
 /// the policy itself costs beyond the look-ups it must make (BENCHMARKS.md).
 /// A missing or unreadable object is not an error here.
-#[cfg(any(feature = "floor", test))]
+#[cfg(feature = "floor")]
 pub(crate) fn look_up(
     request: &AdmissionRequest,
     settings: &Settings,

@@ -69,18 +69,12 @@ impl Settings {
         }
     }
 
-    #[cfg(test)]
-    /// Parses a settings document strictly (unknown fields and wrong types
-    /// are refused, naming the field) and prepares nothing: each part is
-    /// prepared when an evaluation first reads it. What `validate` uses, for
-    /// settings `validate_settings` has already accepted.
-    pub(crate) fn parse(raw: &[u8]) -> Result<Self, SettingsError> {
-        Self::read(raw).map_err(Refused::into_error)
-    }
-
-    /// [`Settings::parse`] for a document known to be text: the settings
-    /// of a `validate` payload, which [`crate::wire`] has checked for UTF-8
-    /// as a whole already.
+    /// Parses a settings document known to be text strictly (unknown
+    /// fields and wrong types are refused, naming the field) and prepares
+    /// nothing: each part is prepared when an evaluation first reads it.
+    /// What `validate` uses, for settings `validate_settings` has already
+    /// accepted: the settings of a `validate` payload, which
+    /// [`crate::wire`] has checked for UTF-8 as a whole already.
     pub(crate) fn parse_text(raw: &str) -> Result<Self, SettingsError> {
         Self::read_text(raw).map_err(Refused::into_error)
     }
@@ -196,6 +190,15 @@ mod tests {
     use crate::tags::DEFAULT_PROVIDER_SEGMENTS;
     use crate::tags::profile::Origin;
     use rstest::rstest;
+
+    // The tests' way in: here, where `read` is in reach.
+    impl Settings {
+        /// [`Settings::parse_text`] for a document given as bytes, checked
+        /// for UTF-8 as `validate_settings` checks it.
+        pub(crate) fn parse(raw: &[u8]) -> Result<Self, SettingsError> {
+            Self::read(raw).map_err(Refused::into_error)
+        }
+    }
 
     fn problems(json: &str) -> Vec<String> {
         rendered(Settings::from_json(json.as_bytes()).unwrap_err())

@@ -26,7 +26,7 @@ pub(crate) mod profiles;
 mod provider_refuses;
 mod report;
 pub(crate) mod said;
-mod tag_annotations;
+pub(crate) mod tag_annotations;
 pub(crate) mod tag_key;
 mod tag_key_checks;
 mod tag_key_problem;
@@ -39,14 +39,14 @@ pub(crate) mod user_profile;
 mod why;
 
 use crate::error::Error;
-use crate::fields::{self, FieldError, StringMap};
+use crate::fields::{self, FieldError, Path, StringMap};
 use crate::labels_annotation;
 use crate::plan::Plan;
 use crate::reads::Reads;
 use crate::request::{AdmissionRequest, GroupVersionKind};
 use crate::stage_report::{Reported, StageReport};
 use cluster::ClusterFound;
-pub(crate) use covering_row::object_paths;
+pub(crate) use covering_row::{managed_row_reads, object_paths};
 use decision::Inputs;
 use field::Owned;
 use label_set::{LabelSet, Layer, Source};
@@ -60,18 +60,21 @@ pub(crate) use tagging_trace::Trace;
 use targets::{LabelSource, ProfileChoice, Target};
 pub(crate) use why::render;
 
-#[cfg(any(test, feature = "invariants"))]
-pub(crate) use tag_annotations::LABELS_ANNOTATION;
 pub(crate) use tag_annotations::SKIPPED_ANNOTATION;
 pub(crate) use tag_annotations::{ANNOTATIONS, LABELS};
 pub(crate) use tag_settings::CloudTagSettings;
 pub(crate) use tag_settings::{DEFAULT_PROVIDER_SEGMENTS, RawCloudTagSettings, TagSettings};
 
-/// The managed-resource row a request of `kind` would be covered by, when
-/// `cloudTags.managedResources` makes one for it, known before the object
-/// is read: what the object's projection, and its old object's, keep for it.
-pub(crate) fn managed_row(kind: &GroupVersionKind, settings: &TagSettings) -> Option<Target> {
-    covering_row::managed_row_for_kind(kind, settings.managed_resources())
+/// The tag field of the managed-resource row a request of `kind` would be
+/// covered by, when `cloudTags.managedResources` makes one for it, known
+/// before the object is read: with what the row reads of the object's
+/// shape ([`managed_row_reads`]), what the object's projection, and its old
+/// object's, keep for it.
+pub(crate) fn managed_field<'s>(
+    kind: &GroupVersionKind,
+    settings: &'s TagSettings,
+) -> Option<&'s Path> {
+    covering_row::managed_field_for_kind(kind, settings.managed_resources())
 }
 
 /// The second half of the stage's door: adds the tags decision of
@@ -380,19 +383,4 @@ impl<'a> OwnLabels<'a> {
             OwnLabels::Planned(labels) => Some(Layer::Map(labels)),
         }
     }
-}
-
-#[cfg(test)]
-/// The tag-key prefix in force on a composite resource, in the
-/// contract's order (`TagKeys::new`): the selected user profile's own `prefix`, else
-/// `cloudTags.prefix` when the settings set it (for every profile, `gcp`
-/// included), else the profile's built-in default (`plexsphere-` for `gcp`,
-/// `plexsphere:` otherwise). A provider that is not a string gives the
-/// fallback's (the policy rejects such an object). The oracles state the
-/// order apart (`invariants::prefix_for`) and test that the two agree.
-pub(crate) fn prefix_in_force<'s>(object: &Value, settings: &'s CloudTagSettings) -> &'s str {
-    let path: Vec<&str> = settings.provider_path.iter().map(String::as_str).collect();
-    let provider = fields::string(object, &path).ok().flatten();
-    let (profile, _) = settings.profiles.resolve(provider);
-    settings.tag_keys(profile).prefix
 }

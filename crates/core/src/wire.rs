@@ -11,6 +11,7 @@ use crate::error::Error;
 use crate::evaluate::{
     Route, default_projection_covers, evaluate_routed, not_acted_on, object_projection,
 };
+use crate::fields::Path;
 use crate::lookup::Lookup;
 use crate::outcome::{Outcome, Verdict};
 use crate::plan::{Edit, Plan};
@@ -129,7 +130,9 @@ fn validate_steps(
     // copied to grow only by what the plan adds beyond the old object.
     let answer = respond(outcome, payload.len(), |plan, out| match &shape {
         Some(shape) => {
-            let edited: Vec<&[&str]> = plan.edits.iter().map(Edit::path).collect();
+            // The paths outlive the plan, which the object takes: a
+            // settings' path is shared, not copied.
+            let edited: Vec<Path> = plan.edits.iter().map(Edit::path).cloned().collect();
             let mut object = request.object;
             plan.apply_owned(&mut object);
             shape.write(&object, &edited, out).map(|()| true)
@@ -151,14 +154,18 @@ fn old_read(old_object: &RawValue, kind: &GroupVersionKind, settings: &Settings)
         .cloud_tags()
         .is_ok_and(|cloud_tags| cloud_tags.prefixes_vary());
     let provider = settings.tags.provider_path();
-    let managed = tags::managed_row(kind, &settings.tags);
-    let paths: Vec<&[&str]> = (varies.then_some(&provider[..]).into_iter())
-        .chain(managed.map(|row| row.field))
-        .collect();
-    if paths.is_empty() {
+    let managed = tags::managed_field(kind, &settings.tags);
+    if !varies && managed.is_none() {
         return Value::Null;
     }
-    Projection::of(&paths)
+    let mut projection = Projection::default();
+    if varies {
+        projection.keep(provider.iter().copied());
+    }
+    if let Some(field) = managed {
+        projection.keep(field.segments());
+    }
+    projection
         .split(old_object.get().as_bytes())
         .map_or(Value::Null, |(value, _)| value)
 }

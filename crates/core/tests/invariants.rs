@@ -206,7 +206,7 @@ fn check_properties(
             .collect();
         let planned: BTreeSet<&str> = plan
             .map_edits()
-            .filter(|e| e.path.join(".") == path)
+            .filter(|e| e.path.dotted() == path)
             .flat_map(|e| e.set.keys().map(String::as_str))
             .collect();
         prop_assert_eq!(

@@ -109,13 +109,13 @@ fn the_strict_schema_check_holds_a_schema_for_every_row() {
         let schema: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap())
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let mut node = &schema;
-        for segment in row.field {
-            node = &node["properties"][*segment];
+        for segment in row.field.segments() {
+            node = &node["properties"][segment];
         }
         assert!(
             node.is_object(),
             "{file}: the schema has no {}, the row's tag field",
-            row.field.join(".")
+            row.field.dotted()
         );
     }
 }

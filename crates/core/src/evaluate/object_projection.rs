@@ -36,14 +36,17 @@ pub(crate) fn object_projection<'s>(
         _ => Vec::new(),
     };
     let managed = match route {
-        Route::CloudTags => tags::managed_row(kind, &settings.tags),
+        Route::CloudTags => tags::managed_field(kind, &settings.tags),
         _ => None,
     };
     let mut projection =
         projection_with(kind, route, settings.tags.capi_infrastructure(), &provider);
-    if let Some(row) = managed {
-        let paths: Vec<&[&str]> = row.reads().collect();
-        projection.unite(&Projection::of(&paths));
+    if let Some(field) = managed {
+        let mut row = Projection::default();
+        for path in tags::managed_row_reads(field) {
+            row.keep(path);
+        }
+        projection.unite(&row);
     }
     projection
 }
@@ -65,7 +68,7 @@ pub(crate) fn default_projection_covers(
 ) -> bool {
     route != Route::CloudTags
         || (settings.tags.provider_path_is_default()
-            && tags::managed_row(kind, &settings.tags).is_none())
+            && tags::managed_field(kind, &settings.tags).is_none())
 }
 
 /// What [`crate::wire`] splits the object through while it reads the
@@ -87,7 +90,7 @@ fn projection_with<'s>(
     capi_infrastructure: bool,
     provider: &[&'s str],
 ) -> Projection<'s> {
-    let mut paths: Vec<&[&'s str]> = match route {
+    let paths: Vec<&[&'s str]> = match route {
         Route::NotActedOn => return Projection::default(),
         Route::Capi => {
             let mut paths = vec![&["apiVersion"][..], &["kind"]];
@@ -98,8 +101,11 @@ fn projection_with<'s>(
         // Only what the tags read: the labels and the label-set annotation.
         Route::CloudTags => vec![fields::LABELS, fields::ANNOTATIONS],
     };
-    paths.extend(tags::object_paths(kind, capi_infrastructure, provider));
-    Projection::of(&paths)
+    let mut projection = Projection::of(&paths);
+    for path in tags::object_paths(kind, capi_infrastructure, provider) {
+        projection.keep(path);
+    }
+    projection
 }
 
 #[cfg(test)]

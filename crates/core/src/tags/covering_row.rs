@@ -4,18 +4,19 @@
 //! (`cloudTags.managedResources`), and the rows a kind may be covered by
 //! before its object is read (what the object's projection keeps).
 
+use crate::fields::{Path, Segments};
 use crate::request::{AdmissionRequest, GroupVersionKind};
 use crate::tags::field::WhenEmpty;
 use crate::tags::managed_resource::{KindTags, ManagedResources};
 use crate::tags::mr_catalogue::Family;
-use crate::tags::targets::{LabelSource, Layout, Match, ProfileChoice, TARGETS, Target};
+use crate::tags::targets::{self, LabelSource, Layout, Match, ProfileChoice, TARGETS, Target};
 
 /// A managed resource's row, made for one request: the composite
 /// resource's labels become tags in the MR's own field (a map of strings
 /// under `spec.forProvider`, from the catalogue or the settings), under
 /// its family's profile; entries outside the prefix are kept and take
 /// room, the provider's own keys too.
-pub(crate) const fn managed_resource(family: Family, field: &'static [&'static str]) -> Target {
+pub(crate) const fn managed_resource(family: Family, field: Path) -> Target {
     Target {
         matches: Match::ManagedResource,
         field,
@@ -41,7 +42,7 @@ fn in_force(capi_infrastructure: bool) -> impl Iterator<Item = &'static Target> 
 }
 
 /// What the tag table says of a request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Covered {
     /// The row that tags its object.
     Row(Target),
@@ -63,7 +64,7 @@ pub(crate) fn row_for(
     managed: Option<&ManagedResources>,
 ) -> Covered {
     if let Some(row) = in_force(capi_infrastructure).find(|t| t.matches.covers(request)) {
-        return Covered::Row(*row);
+        return Covered::Row(row.clone());
     }
     let kind = &request.kind;
     let tags = managed.and_then(|managed| managed.tag_field(&kind.group, &kind.kind));
@@ -72,26 +73,32 @@ pub(crate) fn row_for(
     // goes unchanged without a warning.
     match tags {
         Some(KindTags::Field(family, field)) if Match::ManagedResource.covers(request) => {
-            Covered::Row(managed_resource(family, field))
+            Covered::Row(managed_resource(family, field.clone()))
         }
         Some(KindTags::Field(..) | KindTags::NoTagField) => Covered::Untagged,
         Some(KindTags::FamilyOff) | None => Covered::Not,
     }
 }
 
-/// The managed-resource row a request of `kind` would be covered by,
-/// known before its object is read: what the object's projection keeps
-/// for it.
-pub(crate) fn managed_row_for_kind(
+/// The tag field of the managed-resource row a request of `kind` would
+/// be covered by, known before its object is read, borrowed from the
+/// settings: with what tells a managed resource's shape
+/// ([`managed_row_reads`]), what the object's projection keeps for it.
+pub(crate) fn managed_field_for_kind<'m>(
     kind: &GroupVersionKind,
-    managed: Option<&ManagedResources>,
-) -> Option<Target> {
+    managed: Option<&'m ManagedResources>,
+) -> Option<&'m Path> {
     match managed?.tag_field(&kind.group, &kind.kind)? {
-        KindTags::Field(family, field) if Match::ManagedResource.may_cover(kind) => {
-            Some(managed_resource(family, field))
-        }
+        KindTags::Field(_, field) if Match::ManagedResource.may_cover(kind) => Some(field),
         _ => None,
     }
+}
+
+/// What the decision of a managed resource's row with the tag field
+/// `field` reads of the object besides its labels and annotations
+/// ([`Target::reads`]).
+pub(crate) fn managed_row_reads(field: &Path) -> impl Iterator<Item = Segments<'_, '_>> {
+    targets::reads(field, Match::ManagedResource)
 }
 
 /// What the tags read of an object of `kind` itself, known before the
@@ -102,14 +109,14 @@ pub(crate) fn object_paths<'a, 'p>(
     kind: &GroupVersionKind,
     capi_infrastructure: bool,
     provider: &'a [&'p str],
-) -> Vec<&'a [&'p str]> {
-    let mut paths: Vec<&'a [&'p str]> = Vec::new();
+) -> Vec<Segments<'a, 'p>> {
+    let mut paths: Vec<Segments<'a, 'p>> = Vec::new();
     for row in rows_for_kind(kind, capi_infrastructure) {
         for path in row.reads() {
             paths.push(path);
         }
         if row.profile == ProfileChoice::Provider {
-            paths.push(provider);
+            paths.push(Segments::of(provider));
         }
     }
     paths

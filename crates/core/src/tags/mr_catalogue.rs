@@ -102,14 +102,6 @@ impl Row {
     }
 }
 
-/// Every row, in the table's order.
-#[cfg(test)]
-pub(crate) fn rows() -> impl Iterator<Item = Row> {
-    (ROWS.lines())
-        .filter(|line| !line.starts_with('#'))
-        .filter_map(Row::parse)
-}
-
 /// How many rows the table has.
 const ROW_COUNT: usize = row_starts::<0>().1;
 
@@ -163,6 +155,13 @@ pub(crate) fn find(group: &str, kind: &str) -> Option<Row> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every row, in the table's order.
+    fn rows() -> impl Iterator<Item = Row> {
+        (ROWS.lines())
+            .filter(|line| !line.starts_with('#'))
+            .filter_map(Row::parse)
+    }
 
     const TAGS: &str = "spec.forProvider.tags";
     const LABELS: &str = "spec.forProvider.labels";

@@ -72,12 +72,6 @@ impl Profiles {
             .chain(self.built_in.iter().copied())
             .chain([&GENERIC])
     }
-
-    #[cfg(test)]
-    /// The user-defined profiles, in settings order.
-    pub(crate) fn user(&self) -> &[TagProfile] {
-        &self.user
-    }
 }
 
 #[cfg(test)]
@@ -86,6 +80,14 @@ mod tests {
     use crate::tags::profile::AWS;
     use rstest::rstest;
     use std::borrow::Cow;
+
+    // What the tests ask: here, where the field is in reach.
+    impl Profiles {
+        /// The user-defined profiles, in settings order.
+        pub(crate) fn user(&self) -> &[TagProfile] {
+            &self.user
+        }
+    }
 
     #[rstest]
     #[case::aws_lower(Some("aws"), "aws")]

@@ -5,6 +5,7 @@
 //! the generator reaches every outcome each profile can produce; and a
 //! built-in restated as a user profile is that built-in.
 
+use super::transform;
 use metadata_propagation_core::evaluate::evaluate;
 use metadata_propagation_core::lookup::MapLookup;
 use metadata_propagation_core::request::AdmissionRequest;
@@ -14,7 +15,6 @@ use metadata_propagation_core::tags::profile::{
     AWS, AZURE, GENERIC, HETZNER, OPENSTACK, TagProfile,
 };
 use metadata_propagation_core::tags::tag_key::DEFAULT_PREFIX;
-use metadata_propagation_core::tags::transform::transform;
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use serde_json::{Value, json};

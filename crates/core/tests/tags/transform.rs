@@ -2,9 +2,10 @@
 //! and one past its limit, rune vs byte counting, each skip reason and their
 //! precedence, the count cap, provider matching.
 
+use super::transform;
 use metadata_propagation_core::tags::profile::{AWS, GENERIC, HETZNER, OPENSTACK, TagProfile};
 use metadata_propagation_core::tags::tag_key::DEFAULT_PREFIX as TAG_PREFIX;
-use metadata_propagation_core::tags::transform::{SkipReason, transform};
+use metadata_propagation_core::tags::transform::SkipReason;
 use rstest::rstest;
 use std::collections::BTreeMap;
 
@@ -289,8 +290,8 @@ fn empty_label_set_gives_no_tags_and_no_skips() {
 /// becomes `c`): the tags still come sorted by tag key, each once.
 #[test]
 fn tags_come_sorted_by_tag_key_when_bodies_reorder_them() {
+    use metadata_propagation_core::invariants::transform_with;
     use metadata_propagation_core::tags::tag_key::TagKeys;
-    use metadata_propagation_core::tags::transform::transform_with;
     let bodies = BTreeMap::from([
         ("a/x".to_owned(), "z".to_owned()),
         ("b/y".to_owned(), "c".to_owned()),
