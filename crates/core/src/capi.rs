@@ -29,6 +29,7 @@ pub(crate) mod topology;
 use crate::error::Error;
 use crate::explain::Explanation;
 use crate::json::fields;
+use crate::json::projection::Projection;
 use crate::kube::owners::owner_refs;
 use crate::request::AdmissionRequest;
 use crate::request::lookup::ObjectRef;
@@ -120,16 +121,17 @@ pub(crate) fn for_kind(child: ChildKind, settings: &CapiSettings) -> CapiForKind
 
 /// What the CAPI stage reads of an object of kind `child`, under any
 /// settings.
-pub(crate) fn object_paths<'a>(child: &ChildKind, paths: &mut Vec<&'a [&'a str]>) {
-    paths.extend(OBJECT_PATHS);
-    paths.extend(child.object_paths().map(|path| -> &'a [&'a str] { path }));
+pub(crate) fn object_paths(child: &ChildKind, projection: &mut Projection<'_>) {
+    for path in OBJECT_PATHS.into_iter().chain(child.object_paths()) {
+        projection.keep(path.iter().copied());
+    }
 }
 
 impl<'r> StageForKind<'r> for CapiForKind<'r> {
     type Stage = CapiStage<'r>;
 
-    fn object_paths<'a>(&'a self, paths: &mut Vec<&'a [&'a str]>) {
-        object_paths(&self.child, paths);
+    fn object_paths<'a>(&'a self, projection: &mut Projection<'a>) {
+        object_paths(&self.child, projection);
     }
 
     fn needs(&self, request: &'r AdmissionRequest) -> Result<Option<CapiStage<'r>>, Error> {

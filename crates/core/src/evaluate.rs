@@ -7,15 +7,13 @@ pub(crate) mod deviations;
 
 mod decision_trace;
 mod object_projection;
-mod route;
+pub(crate) mod route;
 mod stage_list;
 
 pub(crate) use object_projection::{
     default_object_projection, default_projection_covers, object_projection, old_object_projection,
 };
 pub(crate) use route::{Route, not_acted_on, route};
-#[cfg(feature = "invariants")]
-pub(crate) use route::{is_kubernetes_group, is_sig_group};
 pub(crate) use stage_list::{ForKind, Needing, stages};
 
 use crate::error::Error;
@@ -176,7 +174,7 @@ fn read_all(lookup: &dyn Lookup, stages: &mut [Needing<'_>]) -> Reads {
 /// `floor` feature) runs only this, so the policy over that floor is what
 /// the policy itself costs beyond the look-ups it must make (BENCHMARKS.md).
 /// A missing or unreadable object is not an error here.
-#[cfg(any(feature = "floor", test))]
+#[cfg(feature = "floor")]
 pub(crate) fn look_up<'r>(
     request: &'r AdmissionRequest,
     route: Route,

@@ -19,7 +19,7 @@
 //!   order (`prefix_for`).
 //!
 //! The CAPI maps and fields are read from the rule table
-//! (`rules::contract_targets_for`: the rules for the request's kind whose
+//! (`contract_targets_for`: the rules for the request's kind whose
 //! parent link the object has, each field at the request's API version),
 //! never listed a second time. On CAPI objects the label-set annotation is
 //! an annotation like any other (CAPI's rules propagate it as CAPI's
@@ -27,16 +27,21 @@
 //! only tags, it never changes.
 
 use crate::capi::owner_link;
-use crate::capi::rules::{self, Endpoint, ParentLink, Unit};
-use crate::evaluate::{is_kubernetes_group, is_sig_group};
-use crate::json::fields::{ANNOTATIONS, FieldPath};
+use crate::capi::rules::{CAPI_RULES, Endpoint, Flow, ParentLink, Rule, Unit};
+use crate::evaluate::route::{is_kubernetes_group, is_sig_group};
+use crate::json::fields::{ANNOTATIONS, FieldPath, Path};
 use crate::json::keyed_list;
+use crate::json::sorted_map;
 use crate::kube::duration;
 use crate::kube::owners;
 use crate::request::{AdmissionRequest, GroupVersionKind, is_write};
 use crate::settings::Settings;
+use crate::tags::SKIPPED_ANNOTATION;
+use crate::tags::decision::transform::{self, Transformed};
+use crate::tags::keys::tag_key::TagKeys;
+use crate::tags::profiles::profile::TagProfile;
+use crate::tags::tag_annotations::LABELS_ANNOTATION;
 use crate::tags::targets::COMPOSITE_RESOURCE;
-use crate::tags::{LABELS_ANNOTATION, SKIPPED_ANNOTATION};
 use serde_json::{Map, Value};
 
 pub mod fuzz_oracles;
@@ -101,19 +106,6 @@ impl<'a> Capability<'a> {
         )
     }
 
-    #[cfg(test)]
-    /// [`Capability::of`] a write of `object` as `kind`, in the namespace
-    /// the object names (as `AdmissionRequest::for_object` builds the
-    /// request), with no old object.
-    pub(crate) fn for_request(
-        kind: &'a GroupVersionKind,
-        object: &Value,
-        settings: &'a Settings,
-    ) -> Self {
-        let namespace = object["metadata"]["namespace"].as_str().unwrap_or_default();
-        Self::classify(kind, object, namespace, None, settings)
-    }
-
     fn classify(
         kind: &'a GroupVersionKind,
         object: &Value,
@@ -153,7 +145,7 @@ impl<'a> Capability<'a> {
         match self {
             Capability::Capi(kind) => {
                 let refs = owners::owner_refs(before).unwrap_or_default();
-                rules::contract_targets_for(&kind.group, &kind.kind, &kind.version, |rule| {
+                contract_targets_for(&kind.group, &kind.kind, &kind.version, |rule| {
                     match &rule.parent {
                         ParentLink::Topology(_) => true,
                         owned => owner_link::find(&refs, owned).is_some(),
@@ -186,7 +178,8 @@ pub(crate) fn check_mutation(
     before: &Value,
     after: &Value,
 ) -> Result<(), Violation> {
-    let cloud_tags = COMPOSITE_RESOURCE.field;
+    let composite = &COMPOSITE_RESOURCE;
+    let cloud_tags = &segments(&composite.field)[..];
     if !matches!(capability, Capability::CloudTags { .. })
         && get(before, cloud_tags) != get(after, cloud_tags)
     {
@@ -195,11 +188,11 @@ pub(crate) fn check_mutation(
     let mut outside_before = before.clone();
     let mut outside_after = after.clone();
     if let Capability::CloudTags { prefix, old_prefix } = capability {
-        let path = COMPOSITE_RESOURCE.field;
+        let path = cloud_tags;
         let old = take(&mut outside_before, path);
         let new = take(&mut outside_after, path);
         let owned = Owned { prefix, old_prefix };
-        check_owned_field(&COMPOSITE_RESOURCE, owned, old.as_ref(), new.as_ref())?;
+        check_owned_field(composite, owned, old.as_ref(), new.as_ref())?;
         prune_created_parents(&mut outside_after, &outside_before, path);
         drop_null_parents(&mut outside_before, path);
         drop_null_parents(&mut outside_after, path);
@@ -342,6 +335,11 @@ fn get<'v>(root: &'v Value, path: &[&str]) -> Option<&'v Value> {
     path.iter().try_fold(root, |value, key| value.get(*key))
 }
 
+/// The segments of `path`, as the checks here take them.
+pub(crate) fn segments(path: &Path) -> Vec<&str> {
+    path.segments().collect()
+}
+
 /// Removes and returns the value at `path` (also for the fuzz target's own
 /// check of the fields it takes out before this module's).
 pub(crate) fn take(root: &mut Value, path: &[&str]) -> Option<Value> {
@@ -397,9 +395,88 @@ fn prune(after: &mut Value, before: Option<&Value>, parents: &[&str]) {
     }
 }
 
+/// What the contract lets the policy write on one child, read from
+/// [`CAPI_RULES`]: the targets of the rules for its `group`/`kind` that
+/// `applies` keeps (the caller knows which parent links the object has),
+/// each field at the child's `version` only, so a field another kind or
+/// version declares at the same path is not allowed here. The invariant
+/// checks and the fuzz targets hold the policy to exactly these.
+fn contract_targets_for(
+    group: &str,
+    kind: &str,
+    version: &str,
+    applies: impl Fn(&Rule) -> bool,
+) -> (Vec<&'static [&'static str]>, Vec<Endpoint>) {
+    let rules = CAPI_RULES
+        .iter()
+        .filter(|rule| rule.child.matches(group, kind) && applies(rule));
+    let mut maps: Vec<&'static [&'static str]> = Vec::new();
+    let mut fields: Vec<Endpoint> = Vec::new();
+    for flow in rules.flat_map(Rule::flows) {
+        match flow {
+            Flow::Map(map) => maps.extend(map.to.iter().copied()),
+            Flow::Field(field) => fields.extend(field.to.at(version).copied()),
+        }
+    }
+    maps.sort();
+    maps.dedup();
+    fields.sort_by_key(|e| e.path);
+    fields.dedup();
+    (maps, fields)
+}
+
+/// The transform of opted-in labels (qualified key, value) under
+/// `profile` and `keys`, into a tag field that already holds `taken`
+/// entries of the user's, which count against the profile's cap (the CAPI
+/// infrastructure kinds: the cloud limits the tags of a resource, whoever
+/// wrote them), for labels in any order: they are visited in qualified-key
+/// order, so the count cap keeps the lowest-sorting valid keys and the
+/// result is a pure function of the label set. Should a key repeat, its
+/// last pair wins, as in a map built from the pairs. The labels are
+/// opted-in ones, as the settings check them: no two end with one tag key.
+pub(crate) fn transform_with<'a>(
+    labels: impl IntoIterator<Item = (&'a str, &'a str)>,
+    profile: &'a TagProfile,
+    keys: &TagKeys<'_>,
+    taken: usize,
+) -> Transformed<'a> {
+    // Byte-wise `str` order is Go's string order (`sort.Strings`): the
+    // count cap keeps the lowest qualified keys in byte order (docs/cloud-tags.md).
+    // Labels that come sorted, each key once, are taken as they come;
+    // others are sorted, the last of equal keys kept.
+    let labels = sorted_pairs(labels.into_iter().collect());
+    transform::transform_sorted(&labels, profile, keys, taken)
+}
+
+/// `pairs` sorted by key, the last of equal keys kept, as
+/// `sorted_map::map_of` keeps them; pairs that come sorted, each key once,
+/// are taken as they come.
+fn sorted_pairs<'a>(pairs: Vec<(&'a str, &'a str)>) -> Vec<(&'a str, &'a str)> {
+    if pairs.windows(2).all(|pair| pair[0].0 < pair[1].0) {
+        pairs
+    } else {
+        sorted_map::map_of(pairs).into_iter().collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // Here, where `classify` is in reach; the core's tests call it too.
+    impl<'a> Capability<'a> {
+        /// [`Capability::of`] a write of `object` as `kind`, in the namespace
+        /// the object names (as `AdmissionRequest::for_object` builds the
+        /// request), with no old object.
+        pub(crate) fn for_request(
+            kind: &'a GroupVersionKind,
+            object: &Value,
+            settings: &'a Settings,
+        ) -> Self {
+            let namespace = object["metadata"]["namespace"].as_str().unwrap_or_default();
+            Self::classify(kind, object, namespace, None, settings)
+        }
+    }
 
     /// Cloud tags under the default prefix.
     const XR: Capability<'static> = Capability::CloudTags {
@@ -773,7 +850,7 @@ mod tests {
             prefix: "acme-",
             old_prefix: Some("plexsphere:"),
         };
-        let field = COMPOSITE_RESOURCE.field.join(".");
+        let field = COMPOSITE_RESOURCE.field.dotted();
         let check = |old: Value, new: Value, warnings: &[String]| {
             check_removals_said(&COMPOSITE_RESOURCE, owned, Some(&old), Some(&new), warnings)
                 .map_err(|e| e.to_string())
@@ -805,7 +882,7 @@ mod tests {
             .iter()
             .find(|t| t.layout == crate::tags::targets::Layout::KeyValueList)
             .unwrap();
-        let list_field = capo.field.join(".");
+        let list_field = capo.field.dotted();
         let old = json!([{"key": "acme-a", "value": "1"}, {"key": "acme-b", "value": "2"},
                          {"key": "Name", "value": "n"}]);
         let new = json!([{"key": "Name", "value": "n"}, {"key": "acme-b", "value": "3"}]);
@@ -840,11 +917,23 @@ mod tests {
         );
     }
 
+    #[test]
+    fn sorted_pairs_keeps_the_last_of_equal_keys() {
+        assert_eq!(
+            sorted_pairs(vec![("a", "1"), ("b", "2")]),
+            [("a", "1"), ("b", "2")]
+        );
+        assert_eq!(
+            sorted_pairs(vec![("b", "1"), ("a", "2"), ("b", "3")]),
+            [("a", "2"), ("b", "3")]
+        );
+    }
+
     /// The prefix in force: a user profile's own prefix, else
     /// `cloudTags.prefix` when set (even when it spells a default), else the
     /// profile's default (`plexsphere-` for the built-in `capg` and `gcp`).
     /// The contract's order ([`prefix_for`]) and the policy's
-    /// ([`crate::tags::prefix_in_force`], `TagKeys`) agree.
+    /// (`support::prefix_in_force`, `TagKeys`) agree.
     #[test]
     fn the_prefix_in_force_follows_the_contracts_order() {
         use crate::tags::targets::TARGETS;
@@ -897,7 +986,7 @@ mod tests {
                     "{text} {provider}"
                 );
                 assert_eq!(
-                    crate::tags::prefix_in_force(&xr, cloud_tags),
+                    crate::behaviour::support::prefix_in_force(&xr, cloud_tags),
                     *expected,
                     "{text} {provider}"
                 );

@@ -107,7 +107,8 @@ mod behaviour {
     mod profile_problems;
     mod questions_ui;
     mod settings;
-    mod support;
+    // The src/ unit tests share its helpers too.
+    pub(crate) mod support;
     mod tag_keys;
     #[path = "tags/main.rs"]
     mod tag_stage;

@@ -11,7 +11,7 @@
 use crate::capi::CapiSettings;
 use crate::json::fields::{self, FieldPath};
 use crate::settings_problem::SettingsProblemKind;
-#[cfg(any(test, feature = "invariants"))]
+#[cfg(feature = "invariants")]
 use crate::tags::CloudTagSettings;
 use crate::tags::TagSettings;
 
@@ -71,18 +71,12 @@ impl Settings {
         }
     }
 
-    #[cfg(test)]
-    /// Parses a settings document strictly (unknown fields and wrong types
-    /// are refused, naming the field) and prepares nothing: each part is
-    /// prepared when an evaluation first reads it. What `validate` uses, for
-    /// settings `validate_settings` has already accepted.
-    pub(crate) fn parse(raw: &[u8]) -> Result<Self, SettingsError> {
-        Self::read(raw).map_err(Refused::into_error)
-    }
-
-    /// [`Settings::parse`] for a document known to be text: the settings
-    /// of a `validate` payload, which [`crate::wire`] has checked for UTF-8
-    /// as a whole already.
+    /// Parses a settings document known to be text strictly (unknown
+    /// fields and wrong types are refused, naming the field) and prepares
+    /// nothing: each part is prepared when an evaluation first reads it.
+    /// What `validate` uses, for settings `validate_settings` has already
+    /// accepted: the settings of a `validate` payload, which
+    /// [`crate::wire`] has checked for UTF-8 as a whole already.
     pub(crate) fn parse_text(raw: &str) -> Result<Self, SettingsError> {
         Self::read_text(raw).map_err(Refused::into_error)
     }
@@ -109,7 +103,7 @@ impl Settings {
 
     /// `cloudTags.*`, checked and prepared on first use (the oracle's and
     /// the tests' way in: the stage reads its own section).
-    #[cfg(any(test, feature = "invariants"))]
+    #[cfg(feature = "invariants")]
     pub(crate) fn cloud_tags(&self) -> Result<&CloudTagSettings, SettingsError> {
         self.tags.prepared()
     }
@@ -199,6 +193,15 @@ mod tests {
     use super::*;
     use crate::tags::profiles::profile::Origin;
     use rstest::rstest;
+
+    // The tests' way in: here, where `read` is in reach.
+    impl Settings {
+        /// [`Settings::parse_text`] for a document given as bytes, checked
+        /// for UTF-8 as `validate_settings` checks it.
+        pub(crate) fn parse(raw: &[u8]) -> Result<Self, SettingsError> {
+            Self::read(raw).map_err(Refused::into_error)
+        }
+    }
 
     fn problems(json: &str) -> Vec<String> {
         rendered(Settings::from_json(json.as_bytes()).unwrap_err())

@@ -8,6 +8,7 @@
 
 use crate::error::Error;
 use crate::explain::Explanation;
+use crate::json::projection::Projection;
 use crate::request::AdmissionRequest;
 use crate::request::plan::Plan;
 use crate::request::reads::{Need, Reads};
@@ -21,11 +22,13 @@ pub(crate) trait StageForKind<'r> {
     /// The stage from its `needs` on.
     type Stage: Stage<'r>;
 
-    /// Adds the paths of the object the stage reads or writes to `paths`.
-    fn object_paths<'a>(&'a self, paths: &mut Vec<&'a [&'a str]>);
+    /// Keeps the paths of the object the stage reads or writes in
+    /// `projection`.
+    fn object_paths<'a>(&'a self, projection: &mut Projection<'a>);
 
-    /// Adds the paths of an UPDATE's old object the stage reads to `paths`.
-    fn old_object_paths<'a>(&'a self, _paths: &mut Vec<&'a [&'a str]>) {}
+    /// Keeps the paths of an UPDATE's old object the stage reads in
+    /// `projection`.
+    fn old_object_paths<'a>(&'a self, _projection: &mut Projection<'a>) {}
 
     /// Whether what the stage declares under the default settings (what
     /// the wire splits the object through while it reads the payload,

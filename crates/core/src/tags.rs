@@ -14,7 +14,7 @@ pub(crate) mod decision;
 pub(crate) mod keys;
 pub(crate) mod profiles;
 pub(crate) mod said;
-mod tag_annotations;
+pub(crate) mod tag_annotations;
 mod tag_errors;
 mod tag_needs;
 mod tag_settings;
@@ -34,8 +34,6 @@ use profiles::profile::{GENERIC, Origin, TagProfile};
 use said::tagging_trace::Tagged;
 pub(crate) use said::tagging_trace::Trace;
 pub(crate) use said::why::render;
-#[cfg(test)]
-use serde_json::Value;
 use tag_errors::malformed;
 use tag_needs::{TagNeeds, Tagging};
 use tagged_object::{OwnLayers, own_reference};
@@ -45,8 +43,6 @@ use targets::label_source::SourceFound;
 use targets::{LabelSource, ProfileChoice, Target};
 
 pub(crate) use tag_annotations::ANNOTATIONS;
-#[cfg(any(test, feature = "invariants"))]
-pub(crate) use tag_annotations::LABELS_ANNOTATION;
 pub(crate) use tag_annotations::SKIPPED_ANNOTATION;
 pub(crate) use tag_settings::CloudTagSettings;
 pub(crate) use tag_settings::{RawCloudTagSettings, TagSettings};
@@ -304,19 +300,4 @@ fn choose_profile<'o, 's>(
         origin,
         old_prefix: None,
     })
-}
-
-#[cfg(test)]
-/// The tag-key prefix in force on a composite resource, in the
-/// contract's order (`TagKeys::new`): the selected user profile's own `prefix`, else
-/// `cloudTags.prefix` when the settings set it (for every profile, `gcp`
-/// included), else the profile's built-in default (`plexsphere-` for `gcp`,
-/// `plexsphere:` otherwise). A provider that is not a string gives the
-/// fallback's (the policy rejects such an object). The oracles state the
-/// order apart (`invariants::prefix_for`) and test that the two agree.
-pub(crate) fn prefix_in_force<'s>(object: &Value, settings: &'s CloudTagSettings) -> &'s str {
-    let path: Vec<&str> = settings.provider_path.iter().map(String::as_str).collect();
-    let provider = fields::string(object, &path).ok().flatten();
-    let (profile, _) = settings.profiles.resolve(provider);
-    settings.tag_keys(profile).prefix
 }

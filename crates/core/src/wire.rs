@@ -12,6 +12,7 @@ use crate::evaluate::{
     ForKind, Route, default_projection_covers, evaluate_routed, not_acted_on, object_projection,
     old_object_projection, stages,
 };
+use crate::json::fields::Path;
 use crate::json::quote;
 use crate::request::lookup::Lookup;
 use crate::request::outcome::{Outcome, Verdict};
@@ -129,7 +130,9 @@ fn validate_steps(
     // copied to grow only by what the plan adds beyond the old object.
     let answer = respond(outcome, payload.len(), |plan, out| match &shape {
         Some(shape) => {
-            let edited: Vec<&[&str]> = plan.edits.iter().map(Edit::path).collect();
+            // The paths outlive the plan, which the object takes: a
+            // settings' path is shared, not copied.
+            let edited: Vec<Path> = plan.edits.iter().map(Edit::path).cloned().collect();
             let mut object = request.object;
             plan.apply_owned(&mut object);
             shape.write(&object, &edited, out).map(|()| true)

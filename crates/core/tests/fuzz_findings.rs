@@ -6,13 +6,14 @@
 use super::support;
 
 use metadata_propagation_core::evaluate::evaluate;
-use metadata_propagation_core::invariants::{Capability, Violation, check_mutation, prefix_for};
-use metadata_propagation_core::lookup::MapLookup;
-use metadata_propagation_core::outcome::Verdict;
+use metadata_propagation_core::invariants::{
+    Capability, Violation, check_mutation, prefix_for, transform_with,
+};
 use metadata_propagation_core::request::AdmissionRequest;
+use metadata_propagation_core::request::lookup::MapLookup;
+use metadata_propagation_core::request::outcome::Verdict;
 use metadata_propagation_core::settings::Settings;
-use metadata_propagation_core::tags::LABELS_ANNOTATION;
-use metadata_propagation_core::tags::decision::transform;
+use metadata_propagation_core::tags::tag_annotations::LABELS_ANNOTATION;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -129,7 +130,7 @@ fn settings_bytes_an_empty_body_never_reaches_the_transform() {
     let keys = cloud_tags.tag_keys(profile);
     assert_eq!(keys.prefix, prefix_for(profile, origin, cloud_tags));
     assert!(profile.blocks_every_tag(keys.prefix).is_some());
-    let out = transform::transform_with(labels.map(|key| (key, "")), profile, &keys, 0);
+    let out = transform_with(labels.map(|key| (key, "")), profile, &keys, 0);
     assert!(out.tags.is_empty(), "{:?}", out.tags);
     assert_eq!(out.skipped.len(), labels.len());
 }
@@ -171,7 +172,7 @@ proptest! {
         let (profile, origin) = cloud_tags.profiles.resolve(Some(provider));
         let keys = cloud_tags.tag_keys(profile);
         prop_assert_eq!(keys.prefix, prefix_for(profile, origin, cloud_tags));
-        let out = transform::transform_with(
+        let out = transform_with(
             labels.iter().map(|(k, v)| (k.as_str(), v.as_str())),
             profile,
             &keys,

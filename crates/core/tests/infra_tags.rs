@@ -8,11 +8,10 @@ use super::support;
 
 use metadata_propagation_core::evaluate::{evaluate, explain};
 use metadata_propagation_core::invariants::check_tag_field;
-use metadata_propagation_core::lookup::{Lookup, LookupError, MapLookup, ObjectRef};
-use metadata_propagation_core::outcome::{Outcome, Verdict};
 use metadata_propagation_core::request::AdmissionRequest;
+use metadata_propagation_core::request::lookup::{Lookup, LookupError, MapLookup, ObjectRef};
+use metadata_propagation_core::request::outcome::{Outcome, Verdict};
 use metadata_propagation_core::settings::Settings;
-use metadata_propagation_core::tags::prefix_in_force;
 use metadata_propagation_core::tags::targets::{Layout, TARGETS, Target};
 use rstest::rstest;
 use serde_json::{Value, json};
@@ -687,8 +686,8 @@ fn every_row_is_stamped_on_create_and_restamped_on_update() {
         };
         let read = |object: &Value| -> Value {
             let mut field = object.clone();
-            for segment in target.field {
-                field = field[*segment].clone();
+            for segment in target.field.segments() {
+                field = field[segment].clone();
             }
             field
         };
@@ -697,8 +696,8 @@ fn every_row_is_stamped_on_create_and_restamped_on_update() {
             if from_cluster {
                 tags.insert(0, (format!("{prefix}cost-center"), cost_center));
             }
-            match target.field.last() {
-                Some(&"serverMetadata") => Value::Array(
+            match target.field.segments().last() {
+                Some("serverMetadata") => Value::Array(
                     tags.iter()
                         .map(|(k, v)| json!({"key": k, "value": v}))
                         .collect(),
@@ -1090,19 +1089,19 @@ fn row_with(row: &Target, labels: &Value, entries: &[(String, String)], provider
     let (last, parents) = row.field.split_last().unwrap();
     let mut at = field;
     for segment in parents {
-        at = &mut at[*segment];
+        at = &mut at[segment];
     }
     match (row.layout, entries.is_empty()) {
         (_, true) => {
             if let Some(map) = at.as_object_mut() {
-                map.remove(*last);
+                map.remove(last);
             }
         }
         (Layout::Map, false) => {
-            at[*last] = entries.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+            at[last] = entries.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
         }
         (Layout::KeyValueList, false) => {
-            at[*last] = entries
+            at[last] = entries
                 .iter()
                 .map(|(k, v)| json!({"key": k, "value": v}))
                 .collect();
@@ -1113,8 +1112,8 @@ fn row_with(row: &Target, labels: &Value, entries: &[(String, String)], provider
 
 fn field_of<'v>(row: &Target, object: &'v Value) -> Option<&'v Value> {
     row.field
-        .iter()
-        .try_fold(object, |at, segment| at.get(*segment))
+        .segments()
+        .try_fold(object, |at, segment| at.get(segment))
 }
 
 proptest::proptest! {
@@ -1147,7 +1146,7 @@ proptest::proptest! {
                 let (profile, _) = cloud_tags.profiles.infrastructure(name).unwrap();
                 cloud_tags.tag_keys(profile).prefix
             }
-            None => prefix_in_force(&probe, cloud_tags),
+            None => support::prefix_in_force(&probe, cloud_tags),
         };
         // The user's entries, then entries under the prefix no label makes.
         let mut entries: Vec<(String, String)> = user.into_iter().collect();

@@ -21,10 +21,10 @@ use metadata_propagation_core::capi::rules::{CAPI_RULES, Flow, ParentLink, Unit}
 use metadata_propagation_core::evaluate::{evaluate, explain};
 use metadata_propagation_core::explain::{Fate, TagFate};
 use metadata_propagation_core::invariants::{Capability, check_mutation};
-use metadata_propagation_core::lookup::MapLookup;
-use metadata_propagation_core::outcome::Verdict;
-use metadata_propagation_core::plan::Edit;
 use metadata_propagation_core::request::AdmissionRequest;
+use metadata_propagation_core::request::lookup::MapLookup;
+use metadata_propagation_core::request::outcome::Verdict;
+use metadata_propagation_core::request::plan::Edit;
 use metadata_propagation_core::settings::Settings;
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
@@ -206,7 +206,7 @@ fn check_properties(
             .collect();
         let planned: BTreeSet<&str> = plan
             .map_edits()
-            .filter(|e| e.path.join(".") == path)
+            .filter(|e| e.path.dotted() == path)
             .flat_map(|e| e.set.keys().map(String::as_str))
             .collect();
         prop_assert_eq!(

@@ -20,9 +20,10 @@
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::support;
 use metadata_propagation_core::settings::{RawSettings, Settings};
 use metadata_propagation_core::tags::profiles::profile::{GENERIC, TagProfile};
-use metadata_propagation_core::tags::profiles::user_profile::{self, RawProfile};
+use metadata_propagation_core::tags::profiles::user_profile::raw_profile::RawProfile;
 use serde::de::value::{Error, StrDeserializer};
 use serde::de::{
     self, Deserialize, DeserializeSeed, IntoDeserializer, MapAccess, SeqAccess, Visitor,
@@ -742,7 +743,7 @@ fn a_new_profile_in_the_form_starts_as_the_built_in_generic_profile() {
     entry["name"] = json!("example");
     entry["providers"] = json!(["example"]);
     let mut problems = Vec::new();
-    let prepared = user_profile::prepare(std::slice::from_ref(&entry), &mut problems);
+    let prepared = support::prepare_profile_values(std::slice::from_ref(&entry), &mut problems);
     assert_eq!(problems, Vec::<String>::new(), "{entry} is refused");
     let settings = json!({"cloudTags": {"profiles": [entry]}}).to_string();
     if let Err(e) = Settings::from_json(settings.as_bytes()) {

@@ -109,13 +109,13 @@ fn the_strict_schema_check_holds_a_schema_for_every_row() {
         let schema: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap())
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let mut node = &schema;
-        for segment in row.field {
-            node = &node["properties"][*segment];
+        for segment in row.field.segments() {
+            node = &node["properties"][segment];
         }
         assert!(
             node.is_object(),
             "{file}: the schema has no {}, the row's tag field",
-            row.field.join(".")
+            row.field.dotted()
         );
     }
 }
@@ -129,7 +129,7 @@ fn the_strict_schema_check_holds_a_schema_for_every_row() {
 #[test]
 fn the_tags_stage_declares_what_every_row_reads() {
     use metadata_propagation_core::evaluate::{object_projection, route, stages};
-    use metadata_propagation_core::projection::Projection;
+    use metadata_propagation_core::json::projection::Projection;
     use metadata_propagation_core::request::GroupVersionKind;
     use metadata_propagation_core::settings::Settings;
     use metadata_propagation_core::tags::targets::ProfileChoice;
@@ -149,33 +149,28 @@ fn the_tags_stage_declares_what_every_row_reads() {
         kind: kind.to_owned(),
     };
     let provider: &[&str] = &["spec", "forProvider", "cloud"];
-    let mut cases: Vec<(GroupVersionKind, Vec<&[&str]>)> = Vec::new();
+    let mut cases: Vec<(GroupVersionKind, Projection)> = Vec::new();
     for row in TARGETS {
-        let (gvk, mut paths) = match row.kind() {
+        let gvk = match row.kind() {
             Some((matched, version)) => {
                 let name = matched.kind.expect("a kind row names its kind");
-                (
-                    kind(matched.group, version, name),
-                    row.reads().collect::<Vec<_>>(),
-                )
+                kind(matched.group, version, name)
             }
-            None => {
-                let xr = kind("platform.example.org", "v1alpha1", "XNetwork");
-                (xr, row.reads().collect())
-            }
+            None => kind("platform.example.org", "v1alpha1", "XNetwork"),
         };
+        let mut paths = Projection::default();
+        for path in row.reads() {
+            paths.keep(path);
+        }
         if row.profile == ProfileChoice::Provider {
-            paths.push(provider);
+            paths.keep(provider.iter().copied());
         }
         cases.push((gvk, paths));
     }
-    let fields: Vec<(String, Vec<&str>)> = (mr_catalogue::rows())
-        .map(|row| (row.group.to_owned(), row.field.split('.').collect()))
-        .collect();
-    for ((group, field), row) in fields.iter().zip(mr_catalogue::rows()) {
-        let mut paths: Vec<&[&str]> = SHAPE_PATHS.to_vec();
-        paths.push(field);
-        cases.push((kind(group, "v1beta1", row.kind), paths));
+    for row in mr_catalogue::Row::every() {
+        let mut paths = Projection::of(&SHAPE_PATHS);
+        paths.keep(row.field.split('.'));
+        cases.push((kind(row.group, "v1beta1", row.kind), paths));
     }
     assert!(
         cases.len() > TARGETS.len(),
@@ -186,7 +181,7 @@ fn the_tags_stage_declares_what_every_row_reads() {
         let stages = stages(&gvk, route, &settings);
         let declared = object_projection(&stages);
         assert!(
-            declared.covers(&Projection::of(&paths)),
+            declared.covers(&paths),
             "{gvk:?}: the tags stage does not declare {paths:?}"
         );
     }

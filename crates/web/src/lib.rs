@@ -26,7 +26,10 @@ use metadata_propagation_core::request::AdmissionRequest;
 use metadata_propagation_core::settings::Settings;
 use serde::Serialize;
 use serde_json::Value;
+use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::rc::Rc;
+use std::thread::LocalKey;
 use wasm_bindgen::prelude::wasm_bindgen;
 
 /// Explains one object for the page: `object`, `parents` and `settings` are
@@ -64,11 +67,13 @@ pub fn audit_json(dump: &str, settings: &str) -> String {
 /// report as `policy-runner audit -o json` does. `Err` names the input that
 /// is wrong, with the CLI's words.
 pub fn audit_report(dump: &str, settings: &str) -> Result<Value, String> {
-    let settings = cluster_audit::AuditSettings::from_json(&settings_json(settings)?)
-        .map_err(|e| e.to_string())?;
+    let settings = parsed_once(&AUDIT_SETTINGS, settings, |text| {
+        cluster_audit::AuditSettings::from_json(&settings_json(text)?).map_err(|e| e.to_string())
+    });
+    let settings = (*settings).as_ref().map_err(Clone::clone)?;
     let objects =
         cluster_audit::dump::kubernetes_objects(dump, DUMP_NAME).map_err(|e| e.to_string())?;
-    let report = cluster_audit::audit_objects(objects, &settings).map_err(|e| e.to_string())?;
+    let report = cluster_audit::audit_objects(objects, settings).map_err(|e| e.to_string())?;
     Ok(cluster_audit::render::json(&report))
 }
 
@@ -118,13 +123,14 @@ pub fn explain_json(object: &str, parents: &str, settings: &str, operation: &str
 pub fn run(object: &str, parents: &str, settings: &str, operation: &str) -> Result<Report, String> {
     let object = parse_object(object)?;
     let parents = parse_parents(parents)?;
-    let settings = parse_settings(settings)?;
+    let settings = parsed_once(&EXPLAIN_SETTINGS, settings, parse_settings);
+    let settings = (*settings).as_ref().map_err(Clone::clone)?;
     let request = admission_request(object, operation)?;
     let lookup = parents
         .into_iter()
         .fold(MapLookup::default(), MapLookup::with_object);
 
-    let (outcome, explanation) = evaluate::explain(&request, &settings, &lookup);
+    let (outcome, explanation) = evaluate::explain(&request, settings, &lookup);
     let mut report = Report {
         ok: true,
         warnings: outcome.warnings,
@@ -230,6 +236,43 @@ pub fn parse_parents(text: &str) -> Result<Vec<Value>, String> {
 /// server would.
 pub fn parse_settings(text: &str) -> Result<Settings, String> {
     Settings::from_json(&settings_json(text)?).map_err(|e| format!("settings are not valid: {e}"))
+}
+
+/// The last settings text an export was called with, and what it gave.
+struct LastSettings<T> {
+    text: String,
+    parsed: Rc<Result<T, String>>,
+}
+
+thread_local! {
+    /// `explain`'s settings.
+    static EXPLAIN_SETTINGS: RefCell<Option<LastSettings<Settings>>> =
+        const { RefCell::new(None) };
+    /// `audit`'s settings.
+    static AUDIT_SETTINGS: RefCell<Option<LastSettings<cluster_audit::AuditSettings>>> =
+        const { RefCell::new(None) };
+}
+
+/// What `parse` gives for the settings `text`, read again only when the
+/// text differs from the one `last` was given before: the page calls on
+/// every edit of any of its inputs, the settings mostly as they were, and
+/// reading and preparing them costs more than most evaluations.
+fn parsed_once<T>(
+    last: &'static LocalKey<RefCell<Option<LastSettings<T>>>>,
+    text: &str,
+    parse: impl FnOnce(&str) -> Result<T, String>,
+) -> Rc<Result<T, String>> {
+    last.with_borrow_mut(|last| {
+        if let Some(last) = last.as_ref().filter(|last| last.text == text) {
+            return Rc::clone(&last.parsed);
+        }
+        let parsed = Rc::new(parse(text));
+        *last = Some(LastSettings {
+            text: text.to_owned(),
+            parsed: Rc::clone(&parsed),
+        });
+        parsed
+    })
 }
 
 /// The settings text (YAML or JSON, empty for defaults) as the JSON the
@@ -435,6 +478,41 @@ spec:
                 .unwrap_err()
                 .contains("unknown field `cloudTag`")
         );
+    }
+
+    #[test]
+    fn settings_are_read_once_per_text() {
+        let reads = std::cell::Cell::new(0);
+        let read = |text: &str| {
+            reads.set(reads.get() + 1);
+            parse_settings(text)
+        };
+        let first = parsed_once(&EXPLAIN_SETTINGS, "mode: validate", read);
+        let again = parsed_once(&EXPLAIN_SETTINGS, "mode: validate", read);
+        assert!(Rc::ptr_eq(&first, &again));
+        assert_eq!(reads.get(), 1);
+        let other = parsed_once(&EXPLAIN_SETTINGS, "mode: mutate", read);
+        assert!(!Rc::ptr_eq(&first, &other));
+        assert_eq!(reads.get(), 2);
+        // A text that does not read is kept with its error.
+        let wrong = "cloudTag: {}\n";
+        let refused = parsed_once(&EXPLAIN_SETTINGS, wrong, read);
+        assert!(Rc::ptr_eq(
+            &refused,
+            &parsed_once(&EXPLAIN_SETTINGS, wrong, read)
+        ));
+        assert_eq!(reads.get(), 3);
+        // Kept settings answer as freshly read ones do.
+        assert_eq!(
+            run(MACHINESET_YAML, MD_YAML, wrong, "UPDATE").unwrap_err(),
+            parse_settings(wrong).unwrap_err()
+        );
+        let answer = |settings| explain_json(MACHINESET_YAML, MD_YAML, settings, "UPDATE");
+        let read = answer("mode: validate");
+        assert_eq!(answer("mode: validate"), read);
+        let audited = |settings| audit_json(MD_YAML, settings);
+        let read = audited("mode: mutate");
+        assert_eq!(audited("mode: mutate"), read);
     }
 
     #[test]

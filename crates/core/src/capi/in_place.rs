@@ -8,7 +8,7 @@
 //! explained from the same record.
 
 use super::rules::{Endpoint, FieldFlow, Unit};
-use crate::json::fields::{self, FieldError, FieldPath, Problem};
+use crate::json::fields::{self, FieldError, FieldPath, Path, Problem};
 use crate::json::keyed_list::{self, EntryKey};
 use crate::kube::duration::{self, Nanos};
 use crate::request::plan::FieldEdit;
@@ -50,7 +50,7 @@ impl FieldDecision<'_> {
             _ => source(self.from),
         };
         Some(FieldEdit {
-            path: self.path,
+            path: Path::Static(self.path),
             entry: self.entry.clone(),
             value,
             was: self.found.cloned(),
@@ -86,7 +86,7 @@ impl FieldDecision<'_> {
 
     /// The child path with the entry key, as reports name it.
     pub(crate) fn target(&self) -> String {
-        crate::request::plan::field_target(self.path, self.entry.as_ref())
+        crate::request::plan::field_target(&Path::Static(self.path), self.entry.as_ref())
     }
 }
 
@@ -345,7 +345,8 @@ fn held_duration(held: &Value, unit: Unit) -> Result<(Nanos, bool), Problem> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::capi::rules::{CAPI_RULES, Flow, MACHINE_SET_FIELDS};
+    use crate::capi::rules::machine_fields::MACHINE_SET_FIELDS;
+    use crate::capi::rules::{CAPI_RULES, Flow};
     use serde_json::json;
 
     fn source(from: &Endpoint) -> String {
@@ -362,15 +363,14 @@ mod tests {
             .unwrap()
     }
 
-    fn run(
+    /// The decisions on the child `ms`, which they borrow.
+    fn run<'a>(
         name: &str,
         md: Value,
         md_version: &str,
-        ms: Value,
+        ms: &'a Value,
         ms_version: &str,
-    ) -> Vec<FieldDecision<'static>> {
-        // Decisions borrow the child; a test's child lives to the end.
-        let ms: &'static Value = Box::leak(Box::new(ms));
+    ) -> Vec<FieldDecision<'a>> {
         let mut out = Vec::new();
         decide(flow(name), &md, md_version, ms, ms_version, &mut out).unwrap();
         out
@@ -413,55 +413,50 @@ mod tests {
     fn durations_compare_by_value_across_versions() {
         let md =
             json!({"spec": {"template": {"spec": {"deletion": {"nodeDrainTimeoutSeconds": 300}}}}});
-        let equal = run(
-            "nodeDrainTimeout",
-            md.clone(),
-            "v1beta2",
-            json!({"spec": {"template": {"spec": {"nodeDrainTimeout": "5m"}}}}),
-            "v1beta1",
-        );
+        let child = json!({"spec": {"template": {"spec": {"nodeDrainTimeout": "5m"}}}});
+        let equal = run("nodeDrainTimeout", md.clone(), "v1beta2", &child, "v1beta1");
         assert!(!equal[0].differs);
         assert_eq!(equal[0].edit(source), None);
-        let drifted = run(
-            "nodeDrainTimeout",
-            md,
-            "v1beta2",
-            json!({"spec": {"template": {"spec": {"nodeDrainTimeout": "10s"}}}}),
-            "v1beta1",
-        );
+        let child = json!({"spec": {"template": {"spec": {"nodeDrainTimeout": "10s"}}}});
+        let drifted = run("nodeDrainTimeout", md, "v1beta2", &child, "v1beta1");
         assert_eq!(drifted[0].edit(source).unwrap().value, json!("5m0s"));
         assert_eq!(drifted[0].change(), "corrected");
         let v1 = json!({"spec": {"template": {"spec": {"nodeDrainTimeout": "1m30s"}}}});
-        let to_seconds = run("nodeDrainTimeout", v1, "v1beta1", json!({}), "v1beta2");
+        let empty = json!({});
+        let to_seconds = run("nodeDrainTimeout", v1, "v1beta1", &empty, "v1beta2");
         assert_eq!(to_seconds[0].edit(source).unwrap().value, json!(90));
         assert_eq!(to_seconds[0].change(), "added");
     }
 
     #[test]
     fn an_unset_parent_field_leaves_the_child_alone() {
+        let child =
+            json!({"spec": {"template": {"spec": {"deletion": {"nodeDrainTimeoutSeconds": 7}}}}});
         let decisions = run(
             "nodeDrainTimeout",
             json!({"spec": {}}),
             "v1beta2",
-            json!({"spec": {"template": {"spec": {"deletion": {"nodeDrainTimeoutSeconds": 7}}}}}),
+            &child,
             "v1beta2",
         );
         assert_eq!(decisions[0].expected, None);
         assert_eq!(decisions[0].change(), "not set by the parent");
         assert_eq!(decisions[0].edit(source), None);
+        let child = json!({"spec": {"deletion": {"order": "Oldest"}}});
         let order = run(
             "deletionOrder",
             json!({"spec": {"deletion": {"order": ""}}}),
             "v1beta2",
-            json!({"spec": {"deletion": {"order": "Oldest"}}}),
+            &child,
             "v1beta2",
         );
         assert_eq!(order[0].edit(source), None);
+        let child = json!({"spec": {"machineNamingStrategy": {"template": "{{ .machineSet.name }}-{{ .random }}"}}});
         let naming = run(
             "machineNaming",
             json!({"spec": {"machineNamingStrategy": {}}}),
             "v1beta1",
-            json!({"spec": {"machineNamingStrategy": {"template": "{{ .machineSet.name }}-{{ .random }}"}}}),
+            &child,
             "v1beta1",
         );
         assert_eq!(naming[0].change(), "not set by the parent");
@@ -470,11 +465,12 @@ mod tests {
 
     #[test]
     fn a_v1beta1_machineset_holds_min_ready_seconds_zero_as_absent() {
+        let child = json!({"spec": {}});
         let zero = run(
             "minReadySeconds",
             json!({"spec": {"minReadySeconds": 0}}),
             "v1beta1",
-            json!({"spec": {}}),
+            &child,
             "v1beta1",
         );
         assert_eq!(zero[0].edit(source), None);
@@ -482,7 +478,7 @@ mod tests {
             "minReadySeconds",
             json!({"spec": {"minReadySeconds": 0}}),
             "v1beta1",
-            json!({"spec": {}}),
+            &child,
             "v1beta2",
         );
         assert_eq!(v2[0].edit(source).unwrap().value, json!(0));
@@ -490,13 +486,7 @@ mod tests {
         // child's value stays.
         let held = json!({"spec": {"minReadySeconds": 10}});
         let v1_parent = json!({"spec": {"minReadySeconds": 0}});
-        let kept = run(
-            "minReadySeconds",
-            v1_parent,
-            "v1beta1",
-            held.clone(),
-            "v1beta1",
-        );
+        let kept = run("minReadySeconds", v1_parent, "v1beta1", &held, "v1beta1");
         assert_eq!(
             (kept[0].edit(source), kept[0].change()),
             (None, "not set by the parent")
@@ -506,13 +496,7 @@ mod tests {
         // same value; an unset parent field leaves the child alone.
         let v2_parent = |value: Value| json!({"spec": {"template": {"spec": value}}});
         let zero = v2_parent(json!({"minReadySeconds": 0}));
-        let removed = run(
-            "minReadySeconds",
-            zero.clone(),
-            "v1beta2",
-            held.clone(),
-            "v1beta1",
-        );
+        let removed = run("minReadySeconds", zero.clone(), "v1beta2", &held, "v1beta1");
         assert_eq!(removed[0].change(), "removed");
         let edit = removed[0].edit(source).unwrap();
         assert_eq!((edit.value, edit.was), (Value::Null, Some(json!(10))));
@@ -523,7 +507,13 @@ mod tests {
              field's absence"
         );
         for child in [json!({"spec": {"minReadySeconds": 0}}), json!({"spec": {}})] {
-            let same = run("minReadySeconds", zero.clone(), "v1beta2", child, "v1beta1");
+            let same = run(
+                "minReadySeconds",
+                zero.clone(),
+                "v1beta2",
+                &child,
+                "v1beta1",
+            );
             assert_eq!(
                 (same[0].edit(source), same[0].change()),
                 (None, "unchanged")
@@ -534,7 +524,7 @@ mod tests {
             "minReadySeconds",
             v2_parent(json!({})),
             "v1beta2",
-            held,
+            &held,
             "v1beta1",
         );
         assert_eq!(unset[0].edit(source), None);
@@ -546,7 +536,7 @@ mod tests {
             {"conditionType": "A"}, {"conditionType": "B", "polarity": "Negative"}, {"conditionType": "A", "polarity": "Negative"}]}}}});
         let ms = json!({"spec": {"template": {"spec": {"readinessGates": [
             {"conditionType": "Mine"}, {"conditionType": "B"}, {"conditionType": "A"}]}}}});
-        let decisions = run("readinessGates", md, "v1beta2", ms, "v1beta2");
+        let decisions = run("readinessGates", md, "v1beta2", &ms, "v1beta2");
         let edits: Vec<_> = decisions.iter().filter_map(|d| d.edit(source)).collect();
         assert_eq!(decisions.len(), 2, "duplicate parent key: the first wins");
         assert_eq!(edits.len(), 1);
@@ -565,15 +555,9 @@ mod tests {
         let ms = json!({"spec": {"template": {"spec": {"taints": [
             {"key": "dedicated", "effect": "NoSchedule", "propagation": "OnInitialization", "value": "gpu"}],
             "readinessGates": [{"conditionType": "X", "polarity": "Positive"}]}}}});
-        let gates = run(
-            "readinessGates",
-            md.clone(),
-            "v1beta2",
-            ms.clone(),
-            "v1beta2",
-        );
+        let gates = run("readinessGates", md.clone(), "v1beta2", &ms, "v1beta2");
         assert_eq!(gates[0].edit(source), None, "polarity is not the parent's");
-        let taints = run("taints", md, "v1beta2", ms, "v1beta2");
+        let taints = run("taints", md, "v1beta2", &ms, "v1beta2");
         assert_eq!(
             taints[0].edit(source).unwrap().value,
             json!({"key": "dedicated", "effect": "NoSchedule", "propagation": "Always", "value": "gpu"})

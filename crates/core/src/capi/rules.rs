@@ -19,14 +19,10 @@
 // Machine edges, and the rows that use them (table). Each file imports only
 // the files before it.
 mod contract;
-mod machine_fields;
+pub(super) mod machine_fields;
 mod node_timeouts;
 mod table;
 mod topology_fields;
 
 pub(crate) use contract::*;
-#[cfg(test)]
-pub(crate) use machine_fields::MACHINE_SET_FIELDS;
 pub(crate) use table::CAPI_RULES;
-#[cfg(feature = "invariants")]
-pub(crate) use table::contract_targets_for;

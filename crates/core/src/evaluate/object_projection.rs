@@ -12,22 +12,22 @@ use crate::{capi, tags};
 /// [`crate::wire`], while the rest (`status`, `managedFields`, spec
 /// subtrees no stage reads) passes through as text (`Projection::split`).
 pub(crate) fn object_projection<'a>(stages: &'a [ForKind<'_>]) -> Projection<'a> {
-    let mut paths = Vec::new();
+    let mut projection = Projection::default();
     for stage in stages {
-        stage.object_paths(&mut paths);
+        stage.object_paths(&mut projection);
     }
-    Projection::of(&paths)
+    projection
 }
 
 /// The parts of an UPDATE's old object its `stages` read (a composite
 /// resource's provider, a managed resource's tag field), or `None` when
 /// they read none.
 pub(crate) fn old_object_projection<'a>(stages: &'a [ForKind<'_>]) -> Option<Projection<'a>> {
-    let mut paths = Vec::new();
+    let mut projection = Projection::default();
     for stage in stages {
-        stage.old_object_paths(&mut paths);
+        stage.old_object_paths(&mut projection);
     }
-    (!paths.is_empty()).then(|| Projection::of(&paths))
+    (!projection.is_empty()).then_some(projection)
 }
 
 /// Whether [`default_object_projection`] keeps everything
@@ -53,14 +53,13 @@ pub(crate) fn default_object_projection(
     kind: &GroupVersionKind,
     route: Route,
 ) -> Option<Projection<'static>> {
-    let mut paths = Vec::new();
+    let mut projection = Projection::default();
     match route {
         Route::NotActedOn => return None,
-        Route::Capi(child) => capi::object_paths(&child, &mut paths),
+        Route::Capi(child) => capi::object_paths(&child, &mut projection),
         Route::CloudTags => {}
     }
-    paths.extend(tags::tag_stage::default_object_paths(kind)?);
-    Some(Projection::of(&paths))
+    tags::tag_stage::default_object_paths(kind, &mut projection).then_some(projection)
 }
 
 #[cfg(test)]

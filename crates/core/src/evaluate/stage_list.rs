@@ -10,6 +10,7 @@
 
 use super::route::Route;
 use crate::error::Error;
+use crate::json::projection::Projection;
 use crate::request::plan::Plan;
 use crate::request::reads::{Need, Reads};
 use crate::request::{AdmissionRequest, GroupVersionKind};
@@ -55,16 +56,16 @@ macro_rules! stage_list {
 
         impl<'r> ForKind<'r> {
             /// [`StageForKind::object_paths`].
-            pub(crate) fn object_paths<'a>(&'a self, paths: &mut Vec<&'a [&'a str]>) {
+            pub(crate) fn object_paths<'a>(&'a self, projection: &mut Projection<'a>) {
                 match self {
-                    $(ForKind::$name(stage) => stage.object_paths(paths),)*
+                    $(ForKind::$name(stage) => stage.object_paths(projection),)*
                 }
             }
 
             /// [`StageForKind::old_object_paths`].
-            pub(crate) fn old_object_paths<'a>(&'a self, paths: &mut Vec<&'a [&'a str]>) {
+            pub(crate) fn old_object_paths<'a>(&'a self, projection: &mut Projection<'a>) {
                 match self {
-                    $(ForKind::$name(stage) => stage.old_object_paths(paths),)*
+                    $(ForKind::$name(stage) => stage.old_object_paths(projection),)*
                 }
             }
 

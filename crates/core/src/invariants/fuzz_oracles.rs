@@ -7,11 +7,13 @@
 //! they reach it at admission).
 
 use super::{Capability, Owned, check_mutation, check_removals_said, check_tag_field};
-use super::{get, infrastructure_prefix, prefix_for, take};
+use super::{get, infrastructure_prefix, prefix_for, segments, take, transform_with};
 use super::{
     is_managed_resource, managed_resource_family, managed_resource_left_alone,
     managed_resource_prefix,
 };
+use crate::json::fields::Path;
+use crate::kube::kinds::KindMatch;
 use crate::request::lookup::ObjectRef;
 use crate::request::{AdmissionRequest, is_write};
 use crate::settings::Settings;
@@ -20,7 +22,7 @@ use crate::tags::decision::transform;
 use crate::tags::targets::composing_xr;
 use crate::tags::targets::covering_row::managed_resource;
 use crate::tags::targets::mr_catalogue::{self, Family};
-use crate::tags::targets::{COMPOSITE_RESOURCE, TARGETS, Target, target_for};
+use crate::tags::targets::{COMPOSITE_RESOURCE, Match, TARGETS, Target};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
@@ -55,7 +57,8 @@ pub fn check_allowed(
             prefix,
             old_prefix: None,
         };
-        let (old, new) = (get(&request.object, row.field), get(after, row.field));
+        let field = segments(&row.field);
+        let (old, new) = (get(&request.object, &field), get(after, &field));
         check_removals_said(row, owned, old, new, warnings)
             .map_err(|e| format!("cloud tags on infrastructure: {e}"))?;
     } else if let (Capability::Unchanged, Some((row, prefix))) =
@@ -69,14 +72,15 @@ pub fn check_allowed(
             prefix,
             old_prefix: None,
         };
-        let (old, new) = (get(&request.object, row.field), get(after, row.field));
+        let field = segments(&row.field);
+        let (old, new) = (get(&request.object, &field), get(after, &field));
         let mut old = old.cloned();
         if request.operation == "UPDATE" && settings.tags.mutates() && xr_unread(warnings) {
             // The XR could not be read: the policy's entries are set back to
             // the stored ones, under the one warning that says so; an entry
             // that was not stored goes without a removal warning of its own.
             // (Validate mode changes nothing.)
-            let stored = stored_entries(&request.old_object, row.field);
+            let stored = stored_entries(&request.old_object, &field);
             check_as_stored(prefix, stored, old.as_ref(), new)
                 .map_err(|e| format!("cloud tags on a managed resource: {e}"))?;
             if let Some(Value::Object(submitted)) = &mut old {
@@ -89,10 +93,10 @@ pub fn check_allowed(
         check_mutation(capability, &request.object, after).map_err(|e| e.to_string())?;
         if let Capability::CloudTags { prefix, old_prefix } = capability {
             let owned = Owned { prefix, old_prefix };
-            let field = COMPOSITE_RESOURCE.field;
-            let (old, new) = (get(&request.object, field), get(after, field));
-            check_removals_said(&COMPOSITE_RESOURCE, owned, old, new, warnings)
-                .map_err(|e| e.to_string())?;
+            let composite = &COMPOSITE_RESOURCE;
+            let field = segments(&composite.field);
+            let (old, new) = (get(&request.object, &field), get(after, &field));
+            check_removals_said(composite, owned, old, new, warnings).map_err(|e| e.to_string())?;
         }
     }
     Ok(())
@@ -114,7 +118,7 @@ fn managed_resource_row<'s>(
     let kind = &request.kind;
     let (family, group) = managed_resource_family(&kind.group)?;
     let managed = settings.tags.managed_resources()?;
-    let on = managed.family_names().any(|name| name == family);
+    let on = managed.families.iter().any(|on| on.name() == family);
     if !on || !is_write(&request.operation) {
         return None;
     }
@@ -124,11 +128,12 @@ fn managed_resource_row<'s>(
     let catalogue = || {
         let row = mr_catalogue::find(&group, &kind.kind)?;
         let segments: Vec<&str> = row.field.split('.').collect();
-        CATALOGUE_FIELDS
-            .into_iter()
+        (CATALOGUE_FIELDS.into_iter())
             .find(|field| *field == segments)
+            .map(Path::Static)
     };
-    let field = managed.row_field(&group, &kind.kind).or_else(catalogue)?;
+    let row = (managed.kinds.iter()).find(|row| row.group == group && row.kind == kind.kind);
+    let field = row.map(|row| row.field.clone()).or_else(catalogue)?;
     let prefix = managed_resource_prefix(family, settings.cloud_tags().ok()?);
     Some((managed_resource(Family::named(family)?, field), prefix))
 }
@@ -220,6 +225,24 @@ const CATALOGUE_FIELDS: [&[&str]; 3] = [
     &["spec", "forProvider", "resourceLabels"],
 ];
 
+impl Target {
+    /// The group and kind a kind row covers, and the served version.
+    pub(crate) fn kind(&self) -> Option<(KindMatch, &'static str)> {
+        match self.matches {
+            Match::Kind { kind, version } => Some((kind, version)),
+            Match::CompositeResource | Match::ManagedResource => None,
+        }
+    }
+}
+
+/// The kind row for an object of `group`/`kind` at API `version`, if any.
+pub(crate) fn target_for(group: &str, kind: &str, version: &str) -> Option<&'static Target> {
+    TARGETS.iter().find(|t| {
+        t.kind()
+            .is_some_and(|(k, v)| v == version && k.matches(group, kind))
+    })
+}
+
 /// Each kind row of the tag-target table, in table order, as (group, kind,
 /// served version, tag field), the kind `None` for every kind of the
 /// group: the infrastructure kinds a fuzz input may turn an object into,
@@ -232,9 +255,14 @@ pub fn infrastructure_rows() -> Vec<(
     &'static str,
     &'static [&'static str],
 )> {
+    // The table's own rows hold its own, static, paths.
+    let field = |row: &'static Target| match row.field {
+        Path::Static(field) => Some(field),
+        Path::Dotted(_) => None,
+    };
     (TARGETS
         .iter()
-        .filter_map(|row| Some((row.kind()?, row.field))))
+        .filter_map(|row| Some((row.kind()?, field(row)?))))
     .map(|((kind, version), field)| (kind.group, kind.kind, version, field))
     .collect()
 }
@@ -260,7 +288,7 @@ pub fn check_profile_transform(
     // Every label is opted in: its key is one the settings accepted.
     let opted_in = &cloud_tags.propagating_labels;
     assert!(labels.keys().all(|key| opted_in.iter().any(|k| k == key)));
-    let out = transform::transform_with(
+    let out = transform_with(
         labels.iter().map(|(k, v)| (k.as_str(), v.as_str())),
         profile,
         &keys,
@@ -299,8 +327,9 @@ fn check_tagged(
 ) -> Result<(), String> {
     let (mut before, mut after) = (before.clone(), after.clone());
     if let Some(target) = target {
-        let old = take(&mut before, target.field);
-        let new = take(&mut after, target.field);
+        let field = segments(&target.field);
+        let old = take(&mut before, &field);
+        let new = take(&mut after, &field);
         if old != new {
             check_tag_field(target, prefix, old.as_ref(), new.as_ref()).map_err(|problem| {
                 format!(
@@ -310,7 +339,7 @@ fn check_tagged(
                 )
             })?;
         }
-        restore_created(&mut after, &before, target.field);
+        restore_created(&mut after, &before, &field);
         let skipped = ["metadata", "annotations", SKIPPED_ANNOTATION];
         let old = take(&mut before, &skipped);
         let new = take(&mut after, &skipped);

@@ -61,7 +61,7 @@ pub(crate) fn check_owned_field(
     old: Option<&Value>,
     new: Option<&Value>,
 ) -> Result<(), Violation> {
-    let at = FieldPath::of(target.field);
+    let at = FieldPath::at(&target.field);
     let prefix = owned.prefix;
     let owned = |key: &str| owned.removable(key);
     if old.is_some_and(|v| !v.is_null() && !matches_layout(target.layout, v)) && old != new {
@@ -140,7 +140,7 @@ pub(crate) fn check_removals_said(
     new: Option<&Value>,
     warnings: &[String],
 ) -> Result<(), Violation> {
-    let field = target.field.join(".");
+    let field = target.field.dotted();
     let kept = entries(target.layout, new);
     let mut removed: Vec<String> = (entries(target.layout, old).into_iter())
         .map(|(key, ..)| key)
@@ -164,7 +164,7 @@ pub(crate) fn check_removals_said(
             }
             None => {
                 return Err(Violation::RemovedUnsaid(
-                    FieldPath::of(target.field).key(key),
+                    FieldPath::at(&target.field).key(key),
                 ));
             }
         }

@@ -10,12 +10,130 @@ pub(crate) use crate::json::quote::quoted;
 use crate::kube::duration::InvalidDuration;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// Where every Kubernetes object keeps its labels.
 pub(crate) const LABELS: &[&str] = &["metadata", "labels"];
 /// Where every Kubernetes object keeps its annotations.
 pub(crate) const ANNOTATIONS: &[&str] = &["metadata", "annotations"];
 use std::fmt;
+
+/// Where a field lies in an object, as the tag table and the plan hold it:
+/// a path of the policy's own tables, or the tag field a settings row
+/// names (`cloudTags.managedResources.kinds[].field`), kept dotted as
+/// written and shared with the settings, so that a request clones the
+/// handle, never the text.
+#[derive(Debug, Clone)]
+pub(crate) enum Path {
+    /// A path of the policy's own tables.
+    Static(&'static [&'static str]),
+    /// A dotted path the settings name, no segment empty.
+    Dotted(Arc<str>),
+}
+
+impl Path {
+    /// Its segments, in order.
+    pub(crate) fn segments(&self) -> Segments<'_, '_> {
+        match self {
+            Path::Static(path) => Segments::Slice(path.iter()),
+            Path::Dotted(text) => Segments::Dotted(text.split('.')),
+        }
+    }
+
+    /// Its last segment and the segments before it.
+    pub(crate) fn split_last(&self) -> Option<(&str, Segments<'_, '_>)> {
+        match self {
+            Path::Static(path) => {
+                let (last, parents) = path.split_last()?;
+                Some((last, Segments::Slice(parents.iter())))
+            }
+            Path::Dotted(text) => Some(match text.rsplit_once('.') {
+                Some((parents, last)) => (last, Segments::Dotted(parents.split('.'))),
+                None => (text, Segments::Slice([].iter())),
+            }),
+        }
+    }
+
+    /// The path dotted, `spec.forProvider.tags`, in one allocation.
+    pub(crate) fn dotted(&self) -> String {
+        match self {
+            Path::Static(path) => path.join("."),
+            Path::Dotted(text) => text.to_string(),
+        }
+    }
+
+    /// Whether the path starts with the segments of `prefix`.
+    pub(crate) fn starts_with(&self, prefix: &[&str]) -> bool {
+        match self {
+            Path::Static(path) => path.starts_with(prefix),
+            Path::Dotted(_) => {
+                let mut segments = self.segments();
+                prefix.iter().all(|p| segments.next() == Some(*p))
+            }
+        }
+    }
+
+    /// Whether `path` starts with the segments of this path.
+    pub(crate) fn is_prefix_of(&self, path: &[&str]) -> bool {
+        match self {
+            Path::Static(prefix) => path.starts_with(prefix),
+            Path::Dotted(_) => {
+                let mut rest = path.iter();
+                self.segments().all(|segment| rest.next() == Some(&segment))
+            }
+        }
+    }
+}
+
+/// Equal when the segments are. The policy's own paths, nearly all that
+/// are compared, compare as slices: lengths first, no walk.
+impl PartialEq for Path {
+    fn eq(&self, other: &Path) -> bool {
+        match (self, other) {
+            (Path::Static(a), Path::Static(b)) => a == b,
+            _ => self.segments().eq(other.segments()),
+        }
+    }
+}
+
+impl Eq for Path {}
+
+impl PartialEq<&[&str]> for Path {
+    fn eq(&self, other: &&[&str]) -> bool {
+        match self {
+            Path::Static(path) => path == other,
+            Path::Dotted(_) => self.segments().eq(other.iter().copied()),
+        }
+    }
+}
+
+/// The segments of a [`Path`], or of a path held as a slice of them, each
+/// borrowed for `'p`.
+#[derive(Debug, Clone)]
+pub(crate) enum Segments<'a, 'p> {
+    /// Of a slice.
+    Slice(std::slice::Iter<'a, &'p str>),
+    /// Of a dotted path.
+    Dotted(std::str::Split<'p, char>),
+}
+
+impl<'a, 'p> Segments<'a, 'p> {
+    /// The segments of `path`.
+    pub(crate) fn of(path: &'a [&'p str]) -> Self {
+        Segments::Slice(path.iter())
+    }
+}
+
+impl<'p> Iterator for Segments<'_, 'p> {
+    type Item = &'p str;
+
+    fn next(&mut self) -> Option<&'p str> {
+        match self {
+            Segments::Slice(segments) => segments.next().copied(),
+            Segments::Dotted(segments) => segments.next(),
+        }
+    }
+}
 
 /// A field inside an object, rendered the way users read it:
 /// `metadata.annotations["cloud-tags.plexsphere.io/labels"]`.
@@ -26,6 +144,24 @@ impl FieldPath {
     /// The path of a chain of object members.
     pub(crate) fn of(segments: &[&str]) -> Self {
         Self(segments.join("."))
+    }
+
+    /// The path of `path`.
+    pub(crate) fn at(path: &Path) -> Self {
+        Self(path.dotted())
+    }
+
+    /// [`FieldPath::of`] the `segments`, sized as `join` sizes it.
+    fn joined<'p>(segments: impl Iterator<Item = &'p str> + Clone) -> Self {
+        let len = segments.clone().map(|s| s.len() + 1).sum::<usize>();
+        let mut path = String::with_capacity(len.saturating_sub(1));
+        for (i, segment) in segments.enumerate() {
+            if i > 0 {
+                path.push('.');
+            }
+            path.push_str(segment);
+        }
+        Self(path)
     }
 
     /// This path extended by a map key (rendered in brackets, since label
@@ -134,20 +270,36 @@ pub fn type_name(value: &Value) -> &'static str {
 /// An intermediate segment that exists but is not an object is an error:
 /// the object is malformed there, and guessing would hide it.
 pub(crate) fn get<'a>(root: &'a Value, path: &[&str]) -> Result<Option<&'a Value>, FieldError> {
+    get_in(root, path.iter().copied())
+}
+
+/// [`get`] at a [`Path`].
+pub(crate) fn get_at<'a>(root: &'a Value, path: &Path) -> Result<Option<&'a Value>, FieldError> {
+    match path {
+        Path::Static(path) => get(root, path),
+        Path::Dotted(_) => get_in(root, path.segments()),
+    }
+}
+
+/// [`get`] along `path`'s segments.
+fn get_in<'a, 'p>(
+    root: &'a Value,
+    path: impl Iterator<Item = &'p str> + Clone,
+) -> Result<Option<&'a Value>, FieldError> {
     let mut current = root;
-    for (depth, segment) in path.iter().enumerate() {
+    for (depth, segment) in path.clone().enumerate() {
         let object = match current {
             Value::Object(map) => map,
             Value::Null => return Ok(None),
             other => {
                 return Err(FieldError::expected(
-                    FieldPath::of(&path[..depth]),
+                    FieldPath::joined(path.take(depth)),
                     "an object",
                     other,
                 ));
             }
         };
-        match object.get(*segment) {
+        match object.get(segment) {
             None | Some(Value::Null) => return Ok(None),
             Some(next) => current = next,
         }
@@ -165,6 +317,22 @@ pub(crate) fn object<'a>(
         Some(Value::Object(map)) => Ok(Some(map)),
         Some(other) => Err(FieldError::expected(
             FieldPath::of(path),
+            "an object",
+            other,
+        )),
+    }
+}
+
+/// [`object`] at a [`Path`].
+pub(crate) fn object_at<'a>(
+    root: &'a Value,
+    path: &Path,
+) -> Result<Option<&'a Map<String, Value>>, FieldError> {
+    match get_at(root, path)? {
+        None => Ok(None),
+        Some(Value::Object(map)) => Ok(Some(map)),
+        Some(other) => Err(FieldError::expected(
+            FieldPath::at(path),
             "an object",
             other,
         )),
@@ -310,6 +478,41 @@ mod tests {
                 .unwrap_err()
                 .to_string(),
             "spec.template: expected an object, found a string"
+        );
+    }
+
+    #[test]
+    fn a_dotted_path_reads_as_its_segments_do() {
+        let segments: &[&str] = &["spec", "forProvider", "tags"];
+        let fixed = Path::Static(segments);
+        let dotted = Path::Dotted("spec.forProvider.tags".into());
+        assert_eq!(dotted, fixed);
+        assert!(dotted == segments);
+        assert_eq!(dotted.dotted(), fixed.dotted());
+        for path in [&dotted, &fixed] {
+            let (last, parents) = path.split_last().unwrap();
+            assert_eq!(
+                (last, parents.collect()),
+                ("tags", vec!["spec", "forProvider"])
+            );
+            assert!(path.starts_with(&["spec", "forProvider"]));
+            assert!(!path.starts_with(&["spec", "forProvider", "tags", "x"]));
+            assert!(path.is_prefix_of(&["spec", "forProvider", "tags", "x"]));
+            assert!(!path.is_prefix_of(&["spec", "forProvider"]));
+        }
+        let malformed = json!({"spec": {"forProvider": "oops"}});
+        assert_eq!(
+            get_at(&malformed, &dotted).unwrap_err().to_string(),
+            "spec.forProvider: expected an object, found a string"
+        );
+        assert_eq!(
+            get_at(&malformed, &dotted).unwrap_err(),
+            get_at(&malformed, &fixed).unwrap_err()
+        );
+        let tagged = json!({"spec": {"forProvider": {"tags": {"a": "1"}}}});
+        assert_eq!(
+            object_at(&tagged, &dotted).unwrap(),
+            object_at(&tagged, &fixed).unwrap()
         );
     }
 

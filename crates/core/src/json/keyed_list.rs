@@ -36,15 +36,6 @@ impl EntryKey {
         )
     }
 
-    /// True when `entry` has this key.
-    #[cfg(test)]
-    pub(crate) fn matches(&self, entry: &Value) -> bool {
-        counted();
-        self.0
-            .iter()
-            .all(|(field, value)| field_of(entry, field) == value)
-    }
-
     /// The key's field names, in order.
     fn fields(&self) -> Vec<&'static str> {
         self.0.iter().map(|(field, _)| *field).collect()
@@ -232,6 +223,16 @@ mod tests {
     use serde_json::json;
 
     const TAINT: &[&str] = &["key", "effect"];
+
+    impl EntryKey {
+        /// True when `entry` has this key.
+        fn matches(&self, entry: &Value) -> bool {
+            counted();
+            self.0
+                .iter()
+                .all(|(field, value)| field_of(entry, field) == value)
+        }
+    }
 
     #[test]
     fn a_key_finds_the_first_entry_holding_it_absent_fields_reading_as_null() {

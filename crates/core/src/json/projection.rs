@@ -40,13 +40,23 @@ impl<'p> Projection<'p> {
     pub fn of(paths: &[&[&'p str]]) -> Self {
         let mut root = Projection::default();
         for path in paths {
-            let mut node = &mut root;
-            for segment in *path {
-                node = node.child_mut(segment);
-            }
-            node.all = true;
+            root.keep(path.iter().copied());
         }
         root
+    }
+
+    /// Whether it keeps nothing.
+    pub(crate) fn is_empty(&self) -> bool {
+        !self.all && self.children.is_empty()
+    }
+
+    /// Keeps the path of `segments` (and everything below it) as well.
+    pub(crate) fn keep(&mut self, segments: impl IntoIterator<Item = &'p str>) {
+        let mut node = self;
+        for segment in segments {
+            node = node.child_mut(segment);
+        }
+        node.all = true;
     }
 
     fn child(&self, segment: &str) -> Option<&Projection<'p>> {
@@ -343,6 +353,7 @@ impl<'de> Visitor<'de> for ProjectionVisitor<'_, '_> {
 mod tests {
     use super::write::write_value;
     use super::*;
+    use crate::json::fields::Path;
     use serde_json::json;
 
     /// Decoded whole, a value is what `Value::deserialize` gives: repeated
@@ -541,8 +552,11 @@ mod tests {
         value["spec"]["cloudTags"]["plexsphere:team"] = json!("café");
         value["metadata"]["annotations"]["new"] = json!("2");
         let mut out = Vec::new();
-        let edited: &[&[&str]] = &[&["spec", "cloudTags"], &["metadata", "annotations"]];
-        shape.write(&value, edited, &mut out).unwrap();
+        let edited = [
+            Path::Static(&["spec", "cloudTags"]),
+            Path::Static(&["metadata", "annotations"]),
+        ];
+        shape.write(&value, &edited, &mut out).unwrap();
         let expected = r#"{"apiVersion":"example.org/v1","metadata":{"name":"x","labels":{"team": "caf\u00e9", "b": 1e2},"annotations":{"a":"1","new":"2"}},"spec":{"parameters":{"provider":"aws","n":1.50},"cloudTags":{"plexsphere:team":"café"}},"status":{"ready": true}}"#;
         assert_eq!(String::from_utf8(out).unwrap(), expected);
         assert_eq!(
@@ -559,7 +573,9 @@ mod tests {
         let (value, shape) = projection.split(XR.as_bytes()).unwrap();
         for edited in [&["metadata"][..], &["metadata", "labels", "team"][..]] {
             let mut out = Vec::new();
-            shape.write(&value, &[edited], &mut out).unwrap();
+            shape
+                .write(&value, &[Path::Static(edited)], &mut out)
+                .unwrap();
             let out = String::from_utf8(out).unwrap();
             assert!(
                 out.contains(r#""labels":{"b":100.0,"team":"café"}"#),

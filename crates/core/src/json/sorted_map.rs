@@ -15,17 +15,6 @@ pub(crate) fn map_of<K: Ord, V>(entries: Vec<(K, V)>) -> BTreeMap<K, V> {
     entries.into_iter().collect()
 }
 
-#[cfg(any(test, feature = "invariants"))]
-/// `pairs` sorted by key, the last of equal keys kept, as [`map_of`] keeps
-/// them; pairs that come sorted, each key once, are taken as they come.
-pub(crate) fn sorted_pairs<'a>(pairs: Vec<(&'a str, &'a str)>) -> Vec<(&'a str, &'a str)> {
-    if pairs.windows(2).all(|pair| pair[0].0 < pair[1].0) {
-        pairs
-    } else {
-        map_of(pairs).into_iter().collect()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -34,17 +23,5 @@ mod tests {
     fn the_last_of_equal_keys_wins_in_any_order() {
         let map = map_of(vec![("b", 1), ("a", 2), ("b", 3)]);
         assert_eq!(map, BTreeMap::from([("a", 2), ("b", 3)]));
-    }
-
-    #[test]
-    fn sorted_pairs_keeps_the_last_of_equal_keys() {
-        assert_eq!(
-            sorted_pairs(vec![("a", "1"), ("b", "2")]),
-            [("a", "1"), ("b", "2")]
-        );
-        assert_eq!(
-            sorted_pairs(vec![("b", "1"), ("a", "2"), ("b", "3")]),
-            [("a", "2"), ("b", "3")]
-        );
     }
 }

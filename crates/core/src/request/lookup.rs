@@ -101,34 +101,6 @@ impl MapLookup {
         self.answers.insert(ObjectRef::of(&object), Ok(object));
         self
     }
-
-    #[cfg(test)]
-    /// Makes the look-up of `object` fail with `error`.
-    pub(crate) fn with_error(mut self, object: ObjectRef, error: LookupError) -> Self {
-        self.answers.insert(object, Err(error));
-        self
-    }
-
-    /// Every request made so far, in order.
-    #[cfg(test)]
-    pub(crate) fn requests(&self) -> Vec<ObjectRef> {
-        self.requests
-            .borrow()
-            .iter()
-            .map(|(r, _)| r.clone())
-            .collect()
-    }
-
-    #[cfg(test)]
-    /// The field masks of every request made so far, in order: what
-    /// the wasm module's host look-up would send.
-    pub(crate) fn field_masks(&self) -> Vec<BTreeSet<String>> {
-        self.requests
-            .borrow()
-            .iter()
-            .map(|(_, m)| m.clone())
-            .collect()
-    }
 }
 
 impl Lookup for MapLookup {
@@ -152,6 +124,34 @@ impl Lookup for MapLookup {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // What the tests ask of a look-up: here, where the fields are in reach.
+    impl MapLookup {
+        /// Makes the look-up of `object` fail with `error`.
+        pub(crate) fn with_error(mut self, object: ObjectRef, error: LookupError) -> Self {
+            self.answers.insert(object, Err(error));
+            self
+        }
+
+        /// Every request made so far, in order.
+        pub(crate) fn requests(&self) -> Vec<ObjectRef> {
+            self.requests
+                .borrow()
+                .iter()
+                .map(|(r, _)| r.clone())
+                .collect()
+        }
+
+        /// The field masks of every request made so far, in order: what
+        /// the wasm module's host look-up would send.
+        pub(crate) fn field_masks(&self) -> Vec<BTreeSet<String>> {
+            self.requests
+                .borrow()
+                .iter()
+                .map(|(_, m)| m.clone())
+                .collect()
+        }
+    }
 
     #[test]
     fn map_lookup_records_requests_and_answers_not_found() {

@@ -67,13 +67,4 @@ impl Outcome {
             refused_plan: None,
         }
     }
-
-    /// The plan, when allowed.
-    #[cfg(test)]
-    pub(crate) fn plan(&self) -> Option<&Plan> {
-        match &self.verdict {
-            Verdict::Allow(plan) => Some(plan),
-            Verdict::Reject { .. } => None,
-        }
-    }
 }

@@ -11,7 +11,7 @@
 //! (`FieldEdit`: a CAPI in-place field, or one entry of a keyed list).
 //! Each kind is applied here and rendered in `deviations`, once.
 
-use crate::json::fields::StringMap;
+use crate::json::fields::{Path, StringMap};
 pub(crate) use crate::json::keyed_list::EntryKey;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -45,17 +45,17 @@ impl Edit {
     /// `spec.readinessGates[conditionType="X"]`; the order of reports.
     pub(crate) fn target(&self) -> String {
         match self {
-            Edit::Map(edit) => edit.path.join("."),
+            Edit::Map(edit) => edit.path.dotted(),
             Edit::Field(edit) => edit.target(),
         }
     }
 
     /// The path of the map or field the edit writes (a keyed list's, for
     /// one of its entries).
-    pub(crate) fn path(&self) -> &'static [&'static str] {
+    pub(crate) fn path(&self) -> &Path {
         match self {
-            Edit::Map(edit) => edit.path,
-            Edit::Field(edit) => edit.path,
+            Edit::Map(edit) => &edit.path,
+            Edit::Field(edit) => &edit.path,
         }
     }
 
@@ -73,7 +73,7 @@ impl Edit {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct FieldEdit {
     /// Where the field lives, e.g. `["spec", "deletion", "nodeDrainTimeoutSeconds"]`.
-    pub(crate) path: &'static [&'static str],
+    pub(crate) path: Path,
     /// For a keyed list: the key of the entry; the edit replaces that entry,
     /// or appends it when the list has none, and leaves the others.
     pub(crate) entry: Option<EntryKey>,
@@ -91,14 +91,14 @@ pub(crate) struct FieldEdit {
 impl FieldEdit {
     /// The field's path, with the entry's key for a keyed list.
     pub(crate) fn target(&self) -> String {
-        field_target(self.path, self.entry.as_ref())
+        field_target(&self.path, self.entry.as_ref())
     }
 }
 
 /// A field's path as reports name it, with a keyed-list entry's key:
 /// `spec.readinessGates[conditionType="X"]`.
-pub(crate) fn field_target(path: &[&str], entry: Option<&EntryKey>) -> String {
-    let path = path.join(".");
+pub(crate) fn field_target(path: &Path, entry: Option<&EntryKey>) -> String {
+    let path = path.dotted();
     match entry {
         Some(key) => format!("{path}{key}"),
         None => path,
@@ -109,7 +109,7 @@ pub(crate) fn field_target(path: &[&str], entry: Option<&EntryKey>) -> String {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct MapEdit {
     /// Where the map lives, e.g. `["spec", "template", "metadata", "labels"]`.
-    pub path: &'static [&'static str],
+    pub path: Path,
     /// Keys to add or correct, with the value they must have: always a
     /// string. Held as the object holds a map, so that a map the object
     /// lacks (a new tag field) moves into it whole rather than being built
@@ -179,13 +179,13 @@ impl MapEdit {
     /// comparison a key. Past that, inserting at the front splits nodes
     /// half empty, and the list is built in bulk.
     pub(crate) fn upsert_sorted(
-        path: &'static [&'static str],
+        path: Path,
         current: &StringMap<'_>,
         desired: Vec<(String, String)>,
     ) -> Self {
         /// The keys of one node of `BTreeMap`'s tree (its `CAPACITY`).
         const ONE_NODE: usize = 11;
-        let mut edit = Self::new(path);
+        let mut edit = Self::at(path);
         let one_node = desired.len() <= ONE_NODE;
         let set = (desired.into_iter())
             .filter(|(key, value)| current.is_empty() || edit.must_set(current, key, value))
@@ -203,29 +203,13 @@ impl MapEdit {
         edit
     }
 
-    /// An edit of the map at `path` setting `set` and removing `remove`
-    /// (each "stale"), as tests write one.
-    #[cfg(test)]
-    pub(crate) fn written(
-        path: &'static [&'static str],
-        set: &[(&str, &str)],
-        remove: &[&str],
-    ) -> Self {
-        Self {
-            set: set
-                .iter()
-                .map(|(k, v)| (k.to_string(), Value::from(*v)))
-                .collect(),
-            remove: remove
-                .iter()
-                .map(|k| (k.to_string(), "stale".to_owned()))
-                .collect(),
-            ..Self::new(path)
-        }
-    }
-
     /// An edit of the map at `path` that changes nothing yet.
     pub(crate) fn new(path: &'static [&'static str]) -> Self {
+        Self::at(Path::Static(path))
+    }
+
+    /// [`MapEdit::new`] at a [`Path`].
+    pub(crate) fn at(path: Path) -> Self {
         Self {
             path,
             set: Map::new(),
@@ -309,10 +293,20 @@ mod tests {
 
     const LABELS: &[&str] = &["spec", "template", "metadata", "labels"];
 
+    /// An edit of the map at `LABELS` setting `set` and removing `remove`
+    /// (each "stale").
     fn edit(set: &[(&str, &str)], remove: &[&str], drop_when_empty: bool) -> MapEdit {
         MapEdit {
+            set: set
+                .iter()
+                .map(|(k, v)| (k.to_string(), Value::from(*v)))
+                .collect(),
+            remove: remove
+                .iter()
+                .map(|k| (k.to_string(), "stale".to_owned()))
+                .collect(),
             drop_when_empty,
-            ..MapEdit::written(LABELS, set, remove)
+            ..MapEdit::new(LABELS)
         }
     }
 
@@ -334,10 +328,13 @@ mod tests {
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect()
         };
-        assert_eq!(MapEdit::upsert_sorted(LABELS, &current, owned()), expected);
+        assert_eq!(
+            MapEdit::upsert_sorted(Path::Static(LABELS), &current, owned()),
+            expected
+        );
         let empty = StringMap::new();
         assert_eq!(
-            MapEdit::upsert_sorted(LABELS, &empty, owned()),
+            MapEdit::upsert_sorted(Path::Static(LABELS), &empty, owned()),
             MapEdit::upsert(LABELS, &empty, desired.iter().map(|(k, v)| (*k, *v)))
         );
     }
@@ -389,7 +386,7 @@ mod tests {
 
     fn field(path: &'static [&'static str], entry: Option<EntryKey>, value: Value) -> FieldEdit {
         FieldEdit {
-            path,
+            path: Path::Static(path),
             entry,
             value,
             was: None,

@@ -127,7 +127,7 @@ pub(crate) fn decide(
         warnings.insert(0, fallback);
     }
     if warn_removals && !removed.is_empty() {
-        let path = target.field.join(".");
+        let path = target.field.dotted();
         warnings.extend(removed.keys().map(|key| {
             let prefix = match owned.old_prefix {
                 Some(old) if !keys.owns(key) => old,

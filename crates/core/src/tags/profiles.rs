@@ -77,12 +77,6 @@ impl Profiles {
             .chain(self.built_in.iter().copied())
             .chain([&GENERIC])
     }
-
-    #[cfg(test)]
-    /// The user-defined profiles, in settings order.
-    pub(crate) fn user(&self) -> &[TagProfile] {
-        &self.user
-    }
 }
 
 #[cfg(test)]
@@ -91,6 +85,14 @@ mod tests {
     use crate::tags::profiles::profile::AWS;
     use rstest::rstest;
     use std::borrow::Cow;
+
+    // What the tests ask: here, where the field is in reach.
+    impl Profiles {
+        /// The user-defined profiles, in settings order.
+        pub(crate) fn user(&self) -> &[TagProfile] {
+            &self.user
+        }
+    }
 
     #[rstest]
     #[case::aws_lower(Some("aws"), "aws")]

@@ -136,12 +136,6 @@ impl TagSettings {
         self.mode == Mode::Mutate
     }
 
-    /// Whether the section has been checked and prepared.
-    #[cfg(test)]
-    pub(crate) fn is_prepared(&self) -> bool {
-        self.prepared.get().is_some()
-    }
-
     /// `cloudTags.*`, checked and prepared on first use.
     pub(crate) fn prepared(&self) -> Result<&CloudTagSettings, SettingsError> {
         settings_problem::prepared(&self.prepared, || self.raw.prepare())
@@ -265,5 +259,18 @@ enum SectionProblem {
 impl From<SectionProblem> for SettingsProblemKind {
     fn from(problem: SectionProblem) -> Self {
         Self::Checked(problem.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // What the settings' tests ask: here, where the field is in reach.
+    impl TagSettings {
+        /// Whether the section has been checked and prepared.
+        pub(crate) fn is_prepared(&self) -> bool {
+            self.prepared.get().is_some()
+        }
     }
 }

@@ -9,6 +9,7 @@ use super::targets::{ProfileChoice, Target};
 use super::{Trace, render};
 use crate::error::Error;
 use crate::explain::Explanation;
+use crate::json::projection::Projection;
 use crate::request::plan::Plan;
 use crate::request::reads::{Need, Reads};
 use crate::request::{AdmissionRequest, GroupVersionKind};
@@ -21,7 +22,7 @@ use std::borrow::Cow;
 /// `cloudTags` section.
 pub(crate) struct TagsForKind<'r> {
     settings: &'r TagSettings,
-    rows: KindRows,
+    rows: KindRows<'r>,
     /// The managed-resource row the kind would be covered by.
     managed: Option<Target>,
     /// `cloudTags.providerPath`, where the kind's row chooses its profile
@@ -52,35 +53,45 @@ pub(crate) fn for_kind<'r>(kind: &GroupVersionKind, settings: &'r TagSettings) -
     }
 }
 
-/// What the tags read of an object of `kind` under the default settings,
-/// before the settings are read: the infrastructure rows in force, the
-/// provider at its default path. `None` for a kind of a managed-resource
-/// family's group, which the settings may make a row for, with a tag field
-/// they name.
+/// Keeps in `projection` what the tags read of an object of `kind` under
+/// the default settings, before the settings are read: the infrastructure
+/// rows in force, the provider at its default path. False, keeping
+/// nothing, for a kind of a managed-resource family's group, which the
+/// settings may make a row for, with a tag field they name.
 pub(crate) fn default_object_paths(
     kind: &GroupVersionKind,
-) -> Option<Vec<&'static [&'static str]>> {
+    projection: &mut Projection<'static>,
+) -> bool {
     if family_of(&kind.group).is_some() {
-        return None;
+        return false;
     }
     let rows = KindRows::of(kind, true, None);
-    let mut paths = vec![LABELS, ANNOTATIONS];
-    table_paths(rows.table(), DEFAULT_PROVIDER_SEGMENTS, &mut paths);
-    Some(paths)
+    keep_paths([LABELS, ANNOTATIONS], projection);
+    table_paths(rows.table(), DEFAULT_PROVIDER_SEGMENTS, projection);
+    true
 }
 
-/// The object paths of the table's row for the kind: its tag field, what
-/// tells its objects apart, and `provider` where it chooses its profile by
-/// the provider.
+/// Keeps each of `paths` in `projection`.
+fn keep_paths<'a>(paths: impl IntoIterator<Item = &'a [&'a str]>, projection: &mut Projection<'a>) {
+    for path in paths {
+        projection.keep(path.iter().copied());
+    }
+}
+
+/// Keeps the object paths of the table's row for the kind in
+/// `projection`: its tag field, what tells its objects apart, and
+/// `provider` where it chooses its profile by the provider.
 fn table_paths<'a>(
     row: Option<&'static Target>,
     provider: &'a [&'a str],
-    paths: &mut Vec<&'a [&'a str]>,
+    projection: &mut Projection<'a>,
 ) {
     if let Some(row) = row {
-        paths.extend(row.reads().map(|path| -> &'a [&'a str] { path }));
+        for path in row.reads() {
+            projection.keep(path);
+        }
         if row.profile == ProfileChoice::Provider {
-            paths.push(provider);
+            projection.keep(provider.iter().copied());
         }
     }
 }
@@ -90,26 +101,28 @@ impl<'r> StageForKind<'r> for TagsForKind<'r> {
 
     /// The labels and annotations (the label set), and what the rows the
     /// kind may be covered by read.
-    fn object_paths<'a>(&'a self, paths: &mut Vec<&'a [&'a str]>) {
-        paths.extend([LABELS, ANNOTATIONS]);
-        table_paths(self.rows.table(), &self.provider, paths);
+    fn object_paths<'a>(&'a self, projection: &mut Projection<'a>) {
+        keep_paths([LABELS, ANNOTATIONS], projection);
+        table_paths(self.rows.table(), &self.provider, projection);
         if let Some(row) = &self.managed {
-            paths.extend(row.reads().map(|path| -> &'a [&'a str] { path }));
+            for path in row.reads() {
+                projection.keep(path);
+            }
         }
     }
 
     /// A composite resource's provider, when the prefix in force may
     /// differ between profiles, and a managed resource's tag field (its
     /// stored entries stay when its composite resource cannot be read).
-    fn old_object_paths<'a>(&'a self, paths: &mut Vec<&'a [&'a str]>) {
+    fn old_object_paths<'a>(&'a self, projection: &mut Projection<'a>) {
         // Whether prefixes vary is asked only of a row that reads the
         // provider: it prepares the whole section.
         let varies = || (self.settings.prepared()).is_ok_and(|tags| tags.prefixes_vary());
         if !self.provider.is_empty() && varies() {
-            paths.push(&self.provider);
+            projection.keep(self.provider.iter().copied());
         }
         if let Some(row) = &self.managed {
-            paths.push(row.field);
+            projection.keep(row.field.segments());
         }
     }
 

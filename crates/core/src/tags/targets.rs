@@ -26,6 +26,7 @@ pub(crate) mod label_source;
 pub(crate) mod managed_resource;
 pub(crate) mod mr_catalogue;
 
+use crate::json::fields::{Path, Segments};
 use crate::kube::kinds::{self, KindMatch};
 use crate::request::{AdmissionRequest, GroupVersionKind};
 pub(crate) use crate::tags::targets::field::Layout;
@@ -125,12 +126,12 @@ pub(crate) enum ProfileChoice {
 }
 
 /// One row of the target table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Target {
     /// The objects it covers.
     pub(crate) matches: Match,
     /// Path of the tag field.
-    pub field: &'static [&'static str],
+    pub field: Path,
     /// How the field holds its entries.
     pub(crate) layout: Layout,
     /// What the field becomes when left with no entry.
@@ -169,7 +170,7 @@ pub(crate) struct Target {
 /// profile its provider value selects; its user entries take no room.
 pub(crate) const COMPOSITE_RESOURCE: Target = Target {
     matches: Match::CompositeResource,
-    field: &["spec", "cloudTags"],
+    field: Path::Static(&["spec", "cloudTags"]),
     layout: Layout::Map,
     when_empty: WhenEmpty::Absent,
     labels: LabelSource::Object,
@@ -206,7 +207,7 @@ const fn map_row(
 ) -> Target {
     Target {
         matches: Match::Kind { kind, version },
-        field,
+        field: Path::Static(field),
         layout: Layout::Map,
         when_empty: WhenEmpty::KeptIfWritten,
         labels,
@@ -322,7 +323,7 @@ pub(crate) const TARGETS: &[Target] = &[
             kind: kind(INFRASTRUCTURE, "OpenStackMachine"),
             version: "v1beta1",
         },
-        field: &["spec", "serverMetadata"],
+        field: Path::Static(&["spec", "serverMetadata"]),
         layout: Layout::KeyValueList,
         when_empty: WhenEmpty::KeptIfWritten,
         labels: ClusterAndObject,
@@ -339,9 +340,9 @@ pub(crate) const TARGETS: &[Target] = &[
 
 impl Target {
     /// The row's tag field.
-    pub(crate) const fn tag_field(&self) -> TagField {
+    pub(crate) const fn tag_field(&self) -> TagField<'_> {
         TagField {
-            path: self.field,
+            path: &self.field,
             layout: self.layout,
             when_empty: self.when_empty,
         }
@@ -370,35 +371,26 @@ impl Target {
         }
     }
 
-    #[cfg(any(test, feature = "invariants"))]
-    /// The group and kind a kind row covers, and the served version.
-    pub(crate) fn kind(&self) -> Option<(KindMatch, &'static str)> {
-        match self.matches {
-            Match::Kind { kind, version } => Some((kind, version)),
-            Match::CompositeResource | Match::ManagedResource => None,
-        }
-    }
-
     /// What the row's decision reads of the object besides its labels and
     /// annotations: the tag field and what tells the object's shape (the
     /// provider, a setting, is the caller's to add).
-    pub(crate) fn reads(&self) -> impl Iterator<Item = &'static [&'static str]> {
-        std::iter::once(self.field).chain(self.matches.reads().iter().copied())
+    pub(crate) fn reads(&self) -> impl Iterator<Item = Segments<'_, '_>> {
+        reads(&self.field, self.matches)
     }
 }
 
-#[cfg(any(test, feature = "invariants"))]
-/// The kind row for an object of `group`/`kind` at API `version`, if any.
-pub(crate) fn target_for(group: &str, kind: &str, version: &str) -> Option<&'static Target> {
-    TARGETS.iter().find(|t| {
-        t.kind()
-            .is_some_and(|(k, v)| v == version && k.matches(group, kind))
-    })
+/// What the decision of a row covering `matches` with the tag field
+/// `field` reads of the object besides its labels and annotations
+/// ([`Target::reads`]).
+pub(crate) fn reads(field: &Path, matches: Match) -> impl Iterator<Item = Segments<'_, '_>> {
+    let shape = matches.reads().iter().map(|path| Segments::of(path));
+    std::iter::once(field.segments()).chain(shape)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::invariants::fuzz_oracles::target_for;
     use crate::tags::profiles::Profiles;
     use crate::tags::targets::covering_row::KindRows;
 

@@ -1,6 +1,7 @@
-//! Helpers the core's integration tests share: `mod support;` in each test
-//! crate. The policy's tests/bad_inputs.rs includes `crd_schema` by path,
-//! for the CRD schema check.
+//! Helpers the core's tests share, the behaviour tests (tests/) and the
+//! unit tests in src/ alike (`crate::behaviour::support`). The policy's
+//! tests/bad_inputs.rs includes `crd_schema` by path, for the CRD schema
+//! check.
 
 // Each test crate that includes this module uses only part of it.
 #![allow(dead_code)]
@@ -9,6 +10,12 @@ pub(crate) mod crd_schema;
 pub(crate) mod quick_start;
 pub(crate) mod ready_profiles;
 
+use metadata_propagation_core::request::outcome::{Outcome, Verdict};
+use metadata_propagation_core::request::plan::Plan;
+use metadata_propagation_core::tags::CloudTagSettings;
+use metadata_propagation_core::tags::profiles::profile::TagProfile;
+use metadata_propagation_core::tags::profiles::user_profile::{self, ProfileText};
+use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::LazyLock;
 
@@ -25,7 +32,9 @@ pub(crate) fn read_repo_file(relative: &str) -> String {
 
 /// Every object of a folder of YAML objects (the suites' parents/), for
 /// the look-ups to find.
-pub(crate) fn lookup_of_folder(relative: &str) -> metadata_propagation_core::lookup::MapLookup {
+pub(crate) fn lookup_of_folder(
+    relative: &str,
+) -> metadata_propagation_core::request::lookup::MapLookup {
     let mut files: Vec<_> = std::fs::read_dir(repo_path(relative))
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -33,7 +42,7 @@ pub(crate) fn lookup_of_folder(relative: &str) -> metadata_propagation_core::loo
     files.sort();
     files.iter().fold(
         Default::default(),
-        |lookup: metadata_propagation_core::lookup::MapLookup, file| {
+        |lookup: metadata_propagation_core::request::lookup::MapLookup, file| {
             let text = std::fs::read_to_string(file).unwrap();
             lookup.with_object(serde_norway::from_str(&text).unwrap())
         },
@@ -54,3 +63,44 @@ pub(crate) static PROVIDERS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
     providers.extend(["AWS", "vsphere", ""]);
     providers
 });
+
+impl Outcome {
+    /// The plan, when allowed.
+    pub(crate) fn plan(&self) -> Option<&Plan> {
+        match &self.verdict {
+            Verdict::Allow(plan) => Some(plan),
+            Verdict::Reject { .. } => None,
+        }
+    }
+}
+
+/// The tag-key prefix in force on a composite resource, in the
+/// contract's order (`TagKeys::new`): the selected user profile's own `prefix`, else
+/// `cloudTags.prefix` when the settings set it (for every profile, `gcp`
+/// included), else the profile's built-in default (`plexsphere-` for `gcp`,
+/// `plexsphere:` otherwise). A provider that is not a string gives the
+/// fallback's (the policy rejects such an object). The oracles state the
+/// order apart (`invariants::prefix_for`) and test that the two agree.
+pub(crate) fn prefix_in_force<'s>(object: &Value, settings: &'s CloudTagSettings) -> &'s str {
+    let path: Vec<&str> = settings.provider_path.iter().map(String::as_str).collect();
+    let provider = metadata_propagation_core::json::fields::string(object, &path)
+        .ok()
+        .flatten();
+    let (profile, _) = settings.profiles.resolve(provider);
+    settings.tag_keys(profile).prefix
+}
+
+/// `user_profile::prepare_profiles` of profiles given as JSON values, each
+/// problem rendered as the line `validate_settings` shows.
+pub(crate) fn prepare_profile_values(raw: &[Value], problems: &mut Vec<String>) -> Vec<TagProfile> {
+    let raw: Vec<ProfileText> = raw.iter().map(profile_text).collect();
+    let mut found = Vec::new();
+    let profiles = user_profile::prepare_profiles(&raw, &mut found);
+    problems.extend(found.iter().map(ToString::to_string));
+    profiles
+}
+
+/// The text of a profile given as a JSON value.
+fn profile_text(value: &Value) -> ProfileText {
+    ProfileText(serde_json::value::to_raw_value(value).expect("JSON values always serialise"))
+}

@@ -10,8 +10,23 @@
 //! - `xr`: whole XRs through `evaluate`, Crossplane v1 and v2.
 
 use super::support;
+use metadata_propagation_core::invariants::transform_with;
+use metadata_propagation_core::tags::decision::transform::Transformed;
+use metadata_propagation_core::tags::keys::tag_key::{Bodies, TagKeys};
+use metadata_propagation_core::tags::profiles::profile::TagProfile;
 
 mod properties;
 mod ready_made_profiles;
 mod transform;
 mod xr;
+
+/// Maps opted-in labels (qualified key, value) to tags under `profile`,
+/// with the default tag keys (the profile's own prefix, else its default;
+/// no chosen bodies), the labels in any order ([`transform_with`]).
+fn transform<'a>(
+    labels: impl IntoIterator<Item = (&'a str, &'a str)>,
+    profile: &'a TagProfile,
+) -> Transformed<'a> {
+    let no_bodies = Bodies::new();
+    transform_with(labels, profile, &TagKeys::new(profile, None, &no_bodies), 0)
+}

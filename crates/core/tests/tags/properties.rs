@@ -5,11 +5,11 @@
 //! the generator reaches every outcome each profile can produce; and a
 //! built-in restated as a user profile is that built-in.
 
+use super::transform;
 use metadata_propagation_core::evaluate::evaluate;
-use metadata_propagation_core::lookup::MapLookup;
 use metadata_propagation_core::request::AdmissionRequest;
+use metadata_propagation_core::request::lookup::MapLookup;
 use metadata_propagation_core::settings::Settings;
-use metadata_propagation_core::tags::decision::transform::transform;
 use metadata_propagation_core::tags::keys::tag_key::DEFAULT_PREFIX;
 use metadata_propagation_core::tags::profiles::profile::Origin;
 use metadata_propagation_core::tags::profiles::profile::{

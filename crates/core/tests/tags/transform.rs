@@ -2,7 +2,8 @@
 //! and one past its limit, rune vs byte counting, each skip reason and their
 //! precedence, the count cap, provider matching.
 
-use metadata_propagation_core::tags::decision::transform::{SkipReason, transform};
+use super::transform;
+use metadata_propagation_core::tags::decision::transform::SkipReason;
 use metadata_propagation_core::tags::keys::tag_key::DEFAULT_PREFIX as TAG_PREFIX;
 use metadata_propagation_core::tags::profiles::profile::{
     AWS, GENERIC, HETZNER, OPENSTACK, TagProfile,
@@ -291,7 +292,7 @@ fn empty_label_set_gives_no_tags_and_no_skips() {
 /// becomes `c`): the tags still come sorted by tag key, each once.
 #[test]
 fn tags_come_sorted_by_tag_key_when_bodies_reorder_them() {
-    use metadata_propagation_core::tags::decision::transform::transform_with;
+    use metadata_propagation_core::invariants::transform_with;
     use metadata_propagation_core::tags::keys::tag_key::TagKeys;
     let bodies = BTreeMap::from([
         ("a/x".to_owned(), "z".to_owned()),

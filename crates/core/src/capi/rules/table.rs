@@ -276,34 +276,3 @@ pub(crate) const CAPI_RULES: &[Rule] = &[
         upstream: "topology desiredstate computeMachinePool",
     },
 ];
-
-/// What the contract lets the policy write on one child, read from
-/// [`CAPI_RULES`]: the targets of the rules for its `group`/`kind` that
-/// `applies` keeps (the caller knows which parent links the object has),
-/// each field at the child's `version` only, so a field another kind or
-/// version declares at the same path is not allowed here. The invariant
-/// checks and the fuzz targets hold the policy to exactly these.
-#[cfg(feature = "invariants")]
-pub(crate) fn contract_targets_for(
-    group: &str,
-    kind: &str,
-    version: &str,
-    applies: impl Fn(&Rule) -> bool,
-) -> (Vec<&'static [&'static str]>, Vec<Endpoint>) {
-    let rules = CAPI_RULES
-        .iter()
-        .filter(|rule| rule.child.matches(group, kind) && applies(rule));
-    let mut maps: Vec<&'static [&'static str]> = Vec::new();
-    let mut fields: Vec<Endpoint> = Vec::new();
-    for flow in rules.flat_map(Rule::flows) {
-        match flow {
-            Flow::Map(map) => maps.extend(map.to.iter().copied()),
-            Flow::Field(field) => fields.extend(field.to.at(version).copied()),
-        }
-    }
-    maps.sort();
-    maps.dedup();
-    fields.sort_by_key(|e| e.path);
-    fields.dedup();
-    (maps, fields)
-}

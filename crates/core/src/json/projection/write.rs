@@ -2,6 +2,7 @@
 //! parts from the (maybe edited) value.
 
 use super::{Member, Shape};
+use crate::json::fields::Path;
 use crate::json::quote;
 use serde_json::Value;
 
@@ -21,7 +22,7 @@ impl Shape<'_> {
     pub(crate) fn write(
         &self,
         value: &Value,
-        edited: &[&[&str]],
+        edited: &[Path],
         out: &mut Vec<u8>,
     ) -> Result<(), serde_json::Error> {
         let writer = Writer { edited };
@@ -31,7 +32,7 @@ impl Shape<'_> {
 
 /// What [`Shape::write`] writes with: the plan's edited paths.
 struct Writer<'w> {
-    edited: &'w [&'w [&'w str]],
+    edited: &'w [Path],
 }
 
 impl Writer<'_> {
@@ -162,8 +163,8 @@ pub(super) fn write_value(value: &Value, out: &mut Vec<u8>) -> Result<(), serde_
 
 /// Whether an edit at one of `edited` may have changed what `path` holds:
 /// it wrote at or below `path`, or at an ancestor of it.
-fn touched(path: &[&str], edited: &[&[&str]]) -> bool {
+fn touched(path: &[&str], edited: &[Path]) -> bool {
     edited
         .iter()
-        .any(|edit| edit.starts_with(path) || path.starts_with(edit))
+        .any(|edit| edit.starts_with(path) || edit.is_prefix_of(path))
 }

@@ -2,6 +2,7 @@
 //! plan order, changing only what it names.
 
 use super::{Edit, FieldEdit, MapEdit, Plan};
+use crate::json::fields::Path;
 use crate::json::keyed_list::{self, EntryKey};
 use serde_json::{Map, Value};
 
@@ -34,14 +35,14 @@ impl Plan {
                     // list is indexed once instead of scanned per entry.
                     let mut entries = vec![(key, value)];
                     while let Some(Edit::Field(next)) =
-                        edits.next_if(|next| same_list(path, &entries[0].0, next))
+                        edits.next_if(|next| same_list(&path, &entries[0].0, next))
                     {
                         entries.extend(next.entry.map(|key| (key, next.value)));
                     }
-                    apply_entry_edits(object, path, entries);
+                    apply_entry_edits(object, &path, entries);
                 }
                 Edit::Field(edit) => {
-                    if let Some((parent, last)) = field_parent(object, edit.path) {
+                    if let Some((parent, last)) = field_parent(object, &edit.path) {
                         if edit.value.is_null() {
                             parent.remove(last);
                             continue;
@@ -56,22 +57,22 @@ impl Plan {
 
 /// True when `edit` sets an entry of the keyed list at `path` whose keys
 /// name the same fields as `key`.
-fn same_list(path: &[&str], key: &EntryKey, edit: &Edit) -> bool {
+fn same_list(path: &Path, key: &EntryKey, edit: &Edit) -> bool {
     matches!(edit, Edit::Field(FieldEdit { path: other, entry: Some(other_key), .. })
-        if *other == path && other_key.same_fields(key))
+        if other == path && other_key.same_fields(key))
 }
 
 /// The object holding the field at `path` and the field's name, creating
 /// missing parent objects.
-fn field_parent<'a>(
+fn field_parent<'a, 'p>(
     object: &'a mut Value,
-    path: &'static [&'static str],
-) -> Option<(&'a mut Map<String, Value>, &'static str)> {
+    path: &'p Path,
+) -> Option<(&'a mut Map<String, Value>, &'p str)> {
     let (last, parents) = path.split_last()?;
     let mut current = object;
     for segment in parents {
         current = as_object_mut(current, true)?
-            .entry(*segment)
+            .entry(segment)
             .or_insert_with(|| Value::Object(Map::new()));
     }
     Some((as_object_mut(current, true)?, last))
@@ -80,11 +81,7 @@ fn field_parent<'a>(
 /// Replaces each entry of the keyed list at `path` that has the key of one
 /// of `entries` in place, and appends the others, creating the list (and
 /// its parents) when missing.
-fn apply_entry_edits(
-    object: &mut Value,
-    path: &'static [&'static str],
-    entries: Vec<(EntryKey, Value)>,
-) {
+fn apply_entry_edits(object: &mut Value, path: &Path, entries: Vec<(EntryKey, Value)>) {
     let Some((parent, last)) = field_parent(object, path) else {
         return;
     };
@@ -113,10 +110,10 @@ fn apply_map_edit(object: &mut Value, edit: MapEdit) {
             return;
         };
         current = if create {
-            map.entry(*segment)
+            map.entry(segment)
                 .or_insert_with(|| Value::Object(Map::new()))
         } else {
-            match map.get_mut(*segment) {
+            match map.get_mut(segment) {
                 Some(next) => next,
                 None => return,
             }
@@ -125,11 +122,11 @@ fn apply_map_edit(object: &mut Value, edit: MapEdit) {
     let Some(parent) = as_object_mut(current, create) else {
         return;
     };
-    if !create && !parent.contains_key(*last) {
+    if !create && !parent.contains_key(last) {
         return;
     }
     let target = parent
-        .entry(*last)
+        .entry(last)
         .or_insert_with(|| Value::Object(Map::new()));
     if let Some(map) = as_object_mut(target, create) {
         for key in edit.remove.keys() {
@@ -150,7 +147,7 @@ fn apply_map_edit(object: &mut Value, edit: MapEdit) {
             map.extend(edit.set);
         }
         if edit.drop_when_empty && map.is_empty() {
-            parent.remove(*last);
+            parent.remove(last);
         }
     }
 }

@@ -7,8 +7,6 @@
 //! Every input label ends as exactly one tag or one skip.
 
 use super::label_set::OptedIn;
-#[cfg(test)]
-use crate::tags::keys::tag_key::Bodies;
 use crate::tags::keys::tag_key::TagKeys;
 use crate::tags::profiles::profile::{TagProfile, Unit};
 use std::fmt;
@@ -239,46 +237,7 @@ fn check_after_prefix<'p>(
         .map(|character| SkipReason::ValueCharacterClass { character })
 }
 
-#[cfg(test)]
-/// No `cloudTags.tagKeys`: every body is its qualified key.
-static NO_BODIES: Bodies = Bodies::new();
-
-#[cfg(test)]
-/// Maps opted-in labels (qualified key, value) to tags under `profile`,
-/// with the default tag keys (the profile's own prefix, else its default;
-/// no chosen bodies). Labels are visited in
-/// qualified-key order whatever order they come in, so the count cap keeps
-/// the lowest-sorting valid keys and the result is a pure function of the
-/// label set. Should a key repeat, its last pair wins, as in a map built
-/// from the pairs.
-pub(crate) fn transform<'a>(
-    labels: impl IntoIterator<Item = (&'a str, &'a str)>,
-    profile: &'a TagProfile,
-) -> Transformed<'a> {
-    transform_with(labels, profile, &TagKeys::new(profile, None, &NO_BODIES), 0)
-}
-
-#[cfg(any(test, feature = "invariants"))]
-/// [`transform`] under `keys`, into a tag field that already holds `taken`
-/// entries of the user's, which count against the profile's cap (the CAPI
-/// infrastructure kinds: the cloud limits the tags of a resource, whoever
-/// wrote them). The labels are opted-in ones, as the settings check them:
-/// no two end with one tag key.
-pub(crate) fn transform_with<'a>(
-    labels: impl IntoIterator<Item = (&'a str, &'a str)>,
-    profile: &'a TagProfile,
-    keys: &TagKeys<'_>,
-    taken: usize,
-) -> Transformed<'a> {
-    // Byte-wise `str` order is Go's string order (`sort.Strings`): the
-    // count cap keeps the lowest qualified keys in byte order (docs/cloud-tags.md).
-    // Labels that come sorted, each key once, are taken as they come;
-    // others are sorted, the last of equal keys kept.
-    let labels = crate::json::sorted_map::sorted_pairs(labels.into_iter().collect());
-    transform_sorted(&labels, profile, keys, taken)
-}
-
-/// [`transform_with`] for the opted-in labels of a label set, sorted by
+/// The transform of the opted-in labels of a label set, sorted by
 /// qualified key, each once, by their type: taken as they come.
 pub(crate) fn transform_opted<'a>(
     labels: &OptedIn<'a, &'a str>,
@@ -289,12 +248,10 @@ pub(crate) fn transform_opted<'a>(
     transform_sorted(labels.pairs(), profile, keys, taken)
 }
 
-/// [`transform_with`]'s work, on labels sorted by qualified key, each key
-/// once ([`sorted_pairs`] or [`OptedIn`] made them so; the count cap keeps
-/// the lowest keys).
-///
-/// [`sorted_pairs`]: crate::json::sorted_map::sorted_pairs
-fn transform_sorted<'a>(
+/// The transform's work, on labels sorted by qualified key, each key once
+/// ([`OptedIn`], or the oracle's `sorted_pairs`, made them so; the count
+/// cap keeps the lowest keys).
+pub(crate) fn transform_sorted<'a>(
     labels: &[(&'a str, &'a str)],
     profile: &'a TagProfile,
     keys: &TagKeys<'_>,

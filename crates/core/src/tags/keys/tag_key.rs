@@ -88,6 +88,8 @@ impl<'s> TagKeys<'s> {
     }
 
     /// Writes `qualified_key`'s tag key into `key`, replacing what it held.
+    /// Inlined: the transform calls it once a label, in its hot loop.
+    #[inline(always)]
     pub(crate) fn write(&self, qualified_key: &str, key: &mut String) {
         key.clear();
         key.push_str(self.prefix);

@@ -8,11 +8,9 @@
 //! checks find in the members that are valid.
 
 mod characters;
-mod raw_profile;
+pub(crate) mod raw_profile;
 mod read;
 pub(crate) use characters::RawKeyCharacters;
-#[cfg(test)]
-pub(crate) use raw_profile::RawProfile;
 pub(crate) use raw_profile::RawReservedPrefix;
 
 use super::profile::DEFAULT_PREFIX;
@@ -21,8 +19,6 @@ use crate::json::fields::FieldPath;
 use crate::settings_problem::SettingsProblem;
 use read::ReadProfile;
 use serde::Deserialize;
-#[cfg(test)]
-use serde_json::Value;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
 use std::ops::RangeInclusive;
@@ -42,18 +38,6 @@ fn profiles_field() -> FieldPath {
 /// A problem with the profile setting at `field`.
 fn problem(field: FieldPath, kind: ProfileProblem) -> SettingsProblem {
     SettingsProblem::new(field, kind)
-}
-
-#[cfg(test)]
-/// `prepare_profiles` of profiles given as JSON values, each problem
-/// rendered as the line `validate_settings` shows (for tools and tests that
-/// compare text).
-pub(crate) fn prepare(raw: &[Value], problems: &mut Vec<String>) -> Vec<TagProfile> {
-    let raw: Vec<ProfileText> = raw.iter().map(ProfileText::of).collect();
-    let mut found = Vec::new();
-    let profiles = prepare_profiles(&raw, &mut found);
-    problems.extend(found.iter().map(ToString::to_string));
-    profiles
 }
 
 /// Parses and checks every profile (each its JSON text), pushing each
@@ -328,14 +312,6 @@ fn same_prefix(a: &RawReservedPrefix, b: &RawReservedPrefix) -> bool {
 #[serde(transparent)]
 pub(crate) struct ProfileText(pub(crate) Box<RawValue>);
 
-impl ProfileText {
-    #[cfg(test)]
-    /// The text of a profile given as a JSON value (tools and tests).
-    pub(crate) fn of(value: &serde_json::Value) -> Self {
-        Self(serde_json::value::to_raw_value(value).expect("JSON values always serialise"))
-    }
-}
-
 /// Equal when written alike (the text, not what it means).
 impl PartialEq for ProfileText {
     fn eq(&self, other: &Self) -> bool {
@@ -345,9 +321,9 @@ impl PartialEq for ProfileText {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::behaviour::support::prepare_profile_values;
     use rstest::rstest;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     /// The problems of one otherwise valid profile with `edit` applied.
     fn problems_with(edit: impl FnOnce(&mut Value)) -> Vec<String> {
@@ -357,7 +333,7 @@ mod tests {
             "reservedPrefixes": [{"prefix": "acme:", "ignoreCase": false}]});
         edit(&mut profile);
         let mut problems = Vec::new();
-        prepare(&[profile], &mut problems);
+        prepare_profile_values(&[profile], &mut problems);
         problems
     }
 
@@ -465,7 +441,7 @@ mod tests {
                 "keyCharacters": {"sets": ["letters", "digits"], "extra": "-_.:/"}});
             edit(&mut profile);
             let mut problems = Vec::new();
-            let profiles = prepare(&[profile], &mut problems);
+            let profiles = prepare_profile_values(&[profile], &mut problems);
             (profiles, problems)
         };
         let (left_out, problems) = prepare_one(&|_| {});

@@ -27,7 +27,7 @@ pub(crate) fn render(trace: Trace<'_>, request: &AdmissionRequest, explain: &mut
                     "{} is tagged on CREATE only ({profile} makes {} immutable): its tags are \
                      left as they are",
                     request.kind.kind,
-                    target.field.join(".")
+                    target.field.dotted()
                 ));
             }
         }
@@ -56,7 +56,7 @@ pub(crate) fn render(trace: Trace<'_>, request: &AdmissionRequest, explain: &mut
             explain.cloud_tags = Some(CloudTags {
                 provider,
                 why,
-                field: target.named_in_messages.then(|| target.field.join(".")),
+                field: target.named_in_messages.then(|| target.field.dotted()),
                 ..cloud_tags
             });
             if let SourceFound::ClusterNotFound(reference) = &found {
@@ -142,7 +142,7 @@ fn by_row(
         kind.kind,
         kind.group,
         kind.version,
-        target.field.join(".")
+        target.field.dotted()
     );
     match origin {
         Origin::UserDefined { index } => format!(

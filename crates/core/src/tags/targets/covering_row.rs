@@ -4,6 +4,7 @@
 //! (`cloudTags.managedResources`), from the rows its kind may be covered by
 //! ([`KindRows`]), found once, before the object is read.
 
+use crate::json::fields::Path;
 use crate::request::{AdmissionRequest, GroupVersionKind};
 use crate::tags::targets::field::WhenEmpty;
 use crate::tags::targets::managed_resource::{KindTags, ManagedResources};
@@ -15,7 +16,7 @@ use crate::tags::targets::{LabelSource, Layout, Match, ProfileChoice, TARGETS, T
 /// under `spec.forProvider`, from the catalogue or the settings), under
 /// its family's profile; entries outside the prefix are kept and take
 /// room, the provider's own keys too.
-pub(crate) const fn managed_resource(family: Family, field: &'static [&'static str]) -> Target {
+pub(crate) const fn managed_resource(family: Family, field: Path) -> Target {
     Target {
         matches: Match::ManagedResource,
         field,
@@ -41,7 +42,7 @@ fn in_force(capi_infrastructure: bool) -> impl Iterator<Item = &'static Target> 
 }
 
 /// What the tag table says of a request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Covered {
     /// The row that tags its object.
     Row(Target),
@@ -59,18 +60,18 @@ pub(crate) enum Covered {
 /// says of the kind. What the object's projection keeps, and where
 /// [`KindRows::row_for`] looks once the object is read.
 #[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct KindRows {
+pub(crate) struct KindRows<'m> {
     table: Option<&'static Target>,
-    managed: Option<KindTags>,
+    managed: Option<KindTags<'m>>,
 }
 
-impl KindRows {
+impl<'m> KindRows<'m> {
     /// The rows for `kind`, under `cloudTags.capiInfrastructure` and
     /// `managed`, `cloudTags.managedResources` when it turns a family on.
     pub(crate) fn of(
         kind: &GroupVersionKind,
         capi_infrastructure: bool,
-        managed: Option<&ManagedResources>,
+        managed: Option<&'m ManagedResources>,
     ) -> Self {
         let table = in_force(capi_infrastructure).find(|t| t.matches.may_cover(kind));
         let managed = managed.and_then(|managed| managed.tag_field(&kind.group, &kind.kind));
@@ -87,7 +88,7 @@ impl KindRows {
     pub(crate) fn managed_row(&self, kind: &GroupVersionKind) -> Option<Target> {
         match self.managed? {
             KindTags::Field(family, field) if Match::ManagedResource.may_cover(kind) => {
-                Some(managed_resource(family, field))
+                Some(managed_resource(family, field.clone()))
             }
             _ => None,
         }
@@ -98,14 +99,14 @@ impl KindRows {
     /// resources, by shape.
     pub(crate) fn row_for(&self, request: &AdmissionRequest) -> Covered {
         if let Some(row) = self.table.filter(|t| t.matches.covers(request)) {
-            return Covered::Row(*row);
+            return Covered::Row(row.clone());
         }
         // Every other kind of a family that is on (a kind without a tag
         // field, a ProviderConfig, a ProviderConfigUsage) is the family's
         // too, and goes unchanged without a warning.
         match self.managed {
             Some(KindTags::Field(family, field)) if Match::ManagedResource.covers(request) => {
-                Covered::Row(managed_resource(family, field))
+                Covered::Row(managed_resource(family, field.clone()))
             }
             Some(KindTags::Field(..) | KindTags::NoTagField) => Covered::Untagged,
             Some(KindTags::FamilyOff) | None => Covered::Not,

@@ -8,7 +8,7 @@
 //! the API server checks the schema, so a field of the wrong shape is
 //! rejected naming the field rather than guessed at.
 
-use crate::json::fields::{self, FieldError, FieldPath, Problem};
+use crate::json::fields::{self, FieldError, FieldPath, Path, Problem};
 use crate::request::plan::{Edit, FieldEdit, MapEdit};
 use crate::tags::decision::transform::Transformed;
 use serde_json::{Map, Value};
@@ -27,9 +27,9 @@ pub(crate) enum Layout {
 /// A tag field: where it lies, how it holds its entries, and what it
 /// becomes when left with none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct TagField {
+pub(crate) struct TagField<'t> {
     /// Its path.
-    pub(crate) path: &'static [&'static str],
+    pub(crate) path: &'t Path,
     /// How it holds its entries.
     pub(crate) layout: Layout,
     /// What it becomes when left with no entry.
@@ -94,13 +94,13 @@ impl Current<'_> {
 }
 
 /// Reads the tag field of `object`.
-pub(crate) fn read<'o>(object: &'o Value, field: TagField) -> Result<Current<'o>, FieldError> {
+pub(crate) fn read<'o>(object: &'o Value, field: TagField<'_>) -> Result<Current<'o>, FieldError> {
     let path = field.path;
     match field.layout {
         Layout::Map => {
-            let map = fields::object(object, path)?;
+            let map = fields::object_at(object, path)?;
             let entries = match map {
-                Some(map) => fields::string_entries(map, || FieldPath::of(path))?
+                Some(map) => fields::string_entries(map, || FieldPath::at(path))?
                     .into_iter()
                     .collect(),
                 None => Vec::new(),
@@ -112,12 +112,12 @@ pub(crate) fn read<'o>(object: &'o Value, field: TagField) -> Result<Current<'o>
             })
         }
         Layout::KeyValueList => {
-            let items = match fields::get(object, path)? {
+            let items = match fields::get_at(object, path)? {
                 None => None,
                 Some(Value::Array(items)) => Some(items),
                 Some(other) => {
                     return Err(FieldError::expected(
-                        FieldPath::of(path),
+                        FieldPath::at(path),
                         "a list of {key, value} objects",
                         other,
                     ));
@@ -140,11 +140,11 @@ pub(crate) fn read<'o>(object: &'o Value, field: TagField) -> Result<Current<'o>
 
 /// One `{key, value}` entry of a list-shaped tag field.
 fn list_entry<'o>(
-    field: &[&str],
+    field: &Path,
     i: usize,
     item: &'o Value,
 ) -> Result<(&'o str, &'o str), FieldError> {
-    let at = format!("{}[{i}]", field.join("."));
+    let at = format!("{}[{i}]", field.dotted());
     let Value::Object(entry) = item else {
         return Err(FieldError::expected(
             FieldPath::of(&[&at]),
@@ -175,7 +175,7 @@ fn list_entry<'o>(
 /// policy entry that is not among them, with why it goes (for reports), and
 /// `source` says where the tags come from.
 pub(crate) fn edit(
-    field: TagField,
+    field: TagField<'_>,
     current: &Current<'_>,
     owned: Owned<'_>,
     transformed: &mut Transformed<'_>,
@@ -196,7 +196,7 @@ pub(crate) fn edit(
             let edit = MapEdit {
                 remove,
                 drop_when_empty,
-                ..MapEdit::upsert_sorted(field.path, &held, tags)
+                ..MapEdit::upsert_sorted(field.path.clone(), &held, tags)
             };
             (!edit.is_empty()).then_some(Edit::Map(edit))
         }
@@ -223,7 +223,7 @@ pub(crate) fn edit(
             // them, as a map does.
             if wanted.is_empty() {
                 return Some(Edit::Field(FieldEdit {
-                    path: field.path,
+                    path: field.path.clone(),
                     entry: None,
                     value: Value::Null,
                     was: Some(Value::Array(current.items.to_vec())),
@@ -238,7 +238,7 @@ pub(crate) fn edit(
                 .map(|(_, item)| item.clone());
             let tag_items = tags.iter().map(|(key, value)| entry(key, value));
             Some(Edit::Field(FieldEdit {
-                path: field.path,
+                path: field.path.clone(),
                 entry: None,
                 value: Value::Array(user_items.chain(tag_items).collect()),
                 was: current

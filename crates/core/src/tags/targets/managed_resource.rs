@@ -10,7 +10,7 @@
 //! on no XR or claim.
 
 use super::mr_catalogue::{self, Family};
-use crate::json::fields::{self, FieldPath};
+use crate::json::fields::{self, FieldPath, Path};
 use crate::json::quote::quoted;
 use crate::kube::owners;
 use crate::request::lookup::ObjectRef;
@@ -82,10 +82,10 @@ struct RawKindRow {
 }
 
 /// The field paths the catalogue names, as the table holds them.
-const CATALOGUE_FIELDS: [&[&str]; 3] = [
-    &["spec", "forProvider", "tags"],
-    &["spec", "forProvider", "labels"],
-    &["spec", "forProvider", "resourceLabels"],
+static CATALOGUE_FIELDS: [Path; 3] = [
+    Path::Static(&["spec", "forProvider", "tags"]),
+    Path::Static(&["spec", "forProvider", "labels"]),
+    Path::Static(&["spec", "forProvider", "resourceLabels"]),
 ];
 
 /// Where every tag field of an MR lies.
@@ -155,80 +155,68 @@ impl RawManagedResources {
     }
 }
 
-/// `field`'s segments, as a tag row holds them: a catalogue field is the
-/// table's own; another is made static once per settings load (the
-/// settings live as long as the policy instance that loaded them), so
-/// that every row of the tag table has the one shape.
-fn field_path(field: &str) -> &'static [&'static str] {
-    let segments: Vec<&str> = field.split('.').collect();
-    if let Some(known) = CATALOGUE_FIELDS.into_iter().find(|f| *f == segments) {
-        return known;
+/// `field` as a tag row holds it: a catalogue field is the table's own;
+/// another is kept as written, each request sharing it.
+fn field_path(field: &str) -> Path {
+    match catalogue_field(field) {
+        Some(known) => known.clone(),
+        None => Path::Dotted(field.into()),
     }
-    let text: &'static str = Box::leak(field.to_owned().into_boxed_str());
-    Box::leak(text.split('.').collect::<Vec<_>>().into_boxed_slice())
+}
+
+/// The catalogue's path written `field`, if it is one.
+fn catalogue_field(field: &str) -> Option<&'static Path> {
+    (CATALOGUE_FIELDS.iter()).find(|known| known.segments().eq(field.split('.')))
 }
 
 /// One row of `cloudTags.managedResources.kinds`, checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct KindRow {
-    group: String,
-    kind: String,
-    field: &'static [&'static str],
+pub(crate) struct KindRow {
+    /// The cluster-scoped group.
+    pub(crate) group: String,
+    /// The kind.
+    pub(crate) kind: String,
+    /// Where the kind keeps its tags.
+    pub(crate) field: Path,
 }
 
 /// `cloudTags.managedResources`, checked: the families on, and the rows
-/// that add to or override the catalogue.
+/// that add to or override the catalogue. The fuzz oracle reads both as
+/// data, deciding the rest itself.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct ManagedResources {
-    families: Vec<Family>,
-    kinds: Vec<KindRow>,
+    /// The families whose managed resources are tagged.
+    pub(crate) families: Vec<Family>,
+    /// The settings' rows.
+    pub(crate) kinds: Vec<KindRow>,
 }
 
 /// What the tag table says of an MR kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum KindTags {
+pub(crate) enum KindTags<'m> {
     /// Its family is not on: the MR is not tagged, as before the family
     /// existed.
     FamilyOff,
     /// Its family is on but the kind has no tag field: left unchanged.
     NoTagField,
     /// Its tag field.
-    Field(Family, &'static [&'static str]),
+    Field(Family, &'m Path),
 }
 
 impl ManagedResources {
     /// Where the MR kind `kind` of `group` (either scope) keeps its tags:
     /// a settings row first, then the catalogue.
-    pub(crate) fn tag_field(&self, group: &str, kind: &str) -> Option<KindTags> {
+    pub(crate) fn tag_field(&self, group: &str, kind: &str) -> Option<KindTags<'_>> {
         let (family, base) = family_of(group)?;
         if !self.families.contains(&family) {
             return Some(KindTags::FamilyOff);
         }
         let row = (self.kinds.iter()).find(|row| row.group == base && row.kind == kind);
         let field = match row {
-            Some(row) => Some(row.field),
-            None => mr_catalogue::find(&base, kind).and_then(|row| {
-                let segments: Vec<&str> = row.field.split('.').collect();
-                CATALOGUE_FIELDS.into_iter().find(|f| *f == segments)
-            }),
+            Some(row) => Some(&row.field),
+            None => mr_catalogue::find(&base, kind).and_then(|row| catalogue_field(row.field)),
         };
         Some(field.map_or(KindTags::NoTagField, |field| KindTags::Field(family, field)))
-    }
-
-    #[cfg(any(test, feature = "invariants"))]
-    /// The families the settings turn on, by name: what the fuzz oracle
-    /// reads as data, deciding the rest itself.
-    pub(crate) fn family_names(&self) -> impl Iterator<Item = &'static str> + '_ {
-        self.families.iter().map(|family| family.name())
-    }
-
-    #[cfg(any(test, feature = "invariants"))]
-    /// The field of the settings row for `kind` of `group` (the
-    /// cluster-scoped group), if the settings have one.
-    pub(crate) fn row_field(&self, group: &str, kind: &str) -> Option<&'static [&'static str]> {
-        (self.kinds.iter())
-            .find(|row| row.group == group && row.kind == kind)
-            .map(|row| row.field)
     }
 }
 
@@ -420,23 +408,23 @@ mod tests {
             field("ec2.aws.m.upbound.io", "VPC"),
             Some(KindTags::Field(
                 Family::Aws,
-                &["spec", "forProvider", "extra", "tags"]
+                &Path::Static(&["spec", "forProvider", "extra", "tags"])
             ))
         );
         assert_eq!(
             field("ec2.aws.upbound.io", "Subnet"),
-            Some(KindTags::Field(Family::Aws, CATALOGUE_FIELDS[0]))
+            Some(KindTags::Field(Family::Aws, &CATALOGUE_FIELDS[0]))
         );
         assert_eq!(
             field("monitoring.gcp.upbound.io", "AlertPolicy"),
             Some(KindTags::Field(
                 Family::Gcp,
-                &["spec", "forProvider", "userLabels"]
+                &Path::Static(&["spec", "forProvider", "userLabels"])
             ))
         );
         assert_eq!(
             field("container.gcp.upbound.io", "Cluster"),
-            Some(KindTags::Field(Family::Gcp, CATALOGUE_FIELDS[2]))
+            Some(KindTags::Field(Family::Gcp, &CATALOGUE_FIELDS[2]))
         );
         assert_eq!(
             field("network.azure.upbound.io", "VirtualNetwork"),
