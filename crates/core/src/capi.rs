@@ -12,6 +12,7 @@
 pub(crate) mod key_pattern;
 
 mod capi_errors;
+pub(crate) mod capi_explanation;
 mod capi_settings;
 mod child_kind;
 mod go_regex;
@@ -129,6 +130,7 @@ pub(crate) fn object_paths(child: &ChildKind, projection: &mut Projection<'_>) {
 
 impl<'r> StageForKind<'r> for CapiForKind<'r> {
     type Stage = CapiStage<'r>;
+    type Explained = capi_explanation::CapiExplanation;
 
     fn object_paths<'a>(&'a self, projection: &mut Projection<'a>) {
         object_paths(&self.child, projection);

@@ -7,7 +7,7 @@
 //! nothing else of them.
 
 use crate::error::Error;
-use crate::explain::Explanation;
+use crate::explain::{Explanation, ExplanationPart};
 use crate::json::projection::Projection;
 use crate::request::AdmissionRequest;
 use crate::request::plan::Plan;
@@ -21,6 +21,10 @@ use std::collections::BTreeMap;
 pub(crate) trait StageForKind<'r> {
     /// The stage from its `needs` on.
     type Stage: Stage<'r>;
+
+    /// The stage's part of an explanation, empty until its record is
+    /// rendered into it ([`StageTrace::render`]).
+    type Explained: ExplanationPart + Default;
 
     /// Keeps the paths of the object the stage reads or writes in
     /// `projection`.

@@ -1,11 +1,14 @@
 //! The explanation next to the decision: every path, every fate, every skip
 //! reason, and the same outcome as `evaluate`.
 
+use super::support;
+use metadata_propagation_core::capi::capi_explanation::{Fate, KeyFate, NodeKey};
 use metadata_propagation_core::evaluate::{evaluate, explain};
-use metadata_propagation_core::explain::{Explanation, Fate, KeyFate, NodeKey, TagFate};
+use metadata_propagation_core::explain::Explanation;
 use metadata_propagation_core::lookup::MapLookup;
 use metadata_propagation_core::request::AdmissionRequest;
 use metadata_propagation_core::settings::Settings;
+use metadata_propagation_core::tags::said::tags_explanation::TagFate;
 use serde_json::{Value, json};
 
 /// Explains, and checks the outcome equals the one `evaluate` gives.
@@ -40,13 +43,17 @@ fn machine_set() -> Value {
 fn machine_set_keys_flow_are_kept_or_are_not_propagated() {
     let lookup = MapLookup::default().with_object(machine_deployment());
     let e = explained(machine_set(), &lookup, "{}");
-    let rule = e.rule.unwrap();
+    let rule = support::capi_part(&e).rule.clone().unwrap();
     assert_eq!(rule.family, "MachineSet");
     assert_eq!(
         rule.parent,
         "MachineDeployment default/md-0 (cluster.x-k8s.io/v1beta2)"
     );
-    let paths: Vec<&str> = e.paths.iter().map(|p| p.path.as_str()).collect();
+    let paths: Vec<&str> = support::capi_part(&e)
+        .paths
+        .iter()
+        .map(|p| p.path.as_str())
+        .collect();
     assert_eq!(
         paths,
         [
@@ -59,7 +66,7 @@ fn machine_set_keys_flow_are_kept_or_are_not_propagated() {
     let from_template =
         "MachineDeployment default/md-0 (cluster.x-k8s.io/v1beta2) spec.template.metadata.labels";
     assert_eq!(
-        e.paths[1].keys,
+        support::capi_part(&e).paths[1].keys,
         [
             KeyFate {
                 key: "cluster.x-k8s.io/cluster-name".into(),
@@ -86,7 +93,7 @@ fn machine_set_keys_flow_are_kept_or_are_not_propagated() {
         ]
     );
     assert_eq!(
-        e.paths[0].keys[0],
+        support::capi_part(&e).paths[0].keys[0],
         KeyFate {
             key: "machinedeployment.clusters.x-k8s.io/revision".into(),
             fate: Fate::NotPropagated {
@@ -94,7 +101,9 @@ fn machine_set_keys_flow_are_kept_or_are_not_propagated() {
             }
         }
     );
-    assert!(matches!(&e.paths[0].keys[1].fate, Fate::Flows { change, .. } if change == "added"));
+    assert!(
+        matches!(&support::capi_part(&e).paths[0].keys[1].fate, Fate::Flows { change, .. } if change == "added")
+    );
 }
 
 #[test]
@@ -112,7 +121,7 @@ fn machine_node_sync_names_the_criterion_or_regex() {
         &MapLookup::default().with_object(ms),
         r#"{"capi":{"additionalSyncMachineLabels":["^zone$"]}}"#,
     );
-    let node = e.node_sync.unwrap();
+    let node = support::capi_part(&e).node_sync.clone().unwrap();
     assert_eq!(
         node.labels,
         [
@@ -207,12 +216,19 @@ fn a_rejection_keeps_what_was_decided_before_it() {
     let (outcome, e) = explain(&req, &settings, &lookup);
     assert_eq!(outcome, evaluate(&req, &settings, &lookup));
     assert!(outcome.plan().is_none(), "rejected: {outcome:?}");
-    let rule = e.rule.expect("the rule is named");
+    let rule = support::capi_part(&e)
+        .rule
+        .clone()
+        .expect("the rule is named");
     assert_eq!(
         rule.parent,
         "MachineDeployment default/md-0 (cluster.x-k8s.io/v1beta2)"
     );
-    let paths: Vec<&str> = e.paths.iter().map(|p| p.path.as_str()).collect();
+    let paths: Vec<&str> = support::capi_part(&e)
+        .paths
+        .iter()
+        .map(|p| p.path.as_str())
+        .collect();
     assert_eq!(paths, ["metadata.annotations"]);
 }
 
@@ -246,7 +262,7 @@ fn xr_every_label_has_a_fate_with_measurements() {
     let settings = r#"{"cloudTags":{"propagatingLabels":
         ["platform/env","team/cost center","team/long","acme:checkout/owner"]}}"#;
     let e = explained(xr(labels, annotation), &MapLookup::default(), settings);
-    let tags = e.cloud_tags.unwrap();
+    let tags = support::cloud_tags(&e).unwrap();
     assert_eq!(tags.profile, "hetzner");
     assert_eq!(tags.provider, "spec.parameters.provider = \"Hetzner\"");
     let fates: Vec<(&str, &str, &TagFate)> = tags
@@ -335,7 +351,7 @@ fn xr_adopted_is_noted() {
         e.notes,
         ["platform/origin is \"adopted\": left exactly as submitted"]
     );
-    assert!(e.cloud_tags.is_none());
+    assert!(support::cloud_tags(&e).is_none());
 }
 
 #[test]
@@ -347,8 +363,7 @@ fn skip_reasons_each_explained() {
     let mut object = xr(labels, "{}");
     object["spec"]["parameters"]["provider"] = json!("aws");
     let e = explained(object, &MapLookup::default(), &settings.to_string());
-    let details: Vec<String> = e
-        .cloud_tags
+    let details: Vec<String> = support::cloud_tags(&e)
         .unwrap()
         .labels
         .into_iter()
@@ -417,9 +432,12 @@ fn xr_key_ceiling_shorter_than_the_prefix_is_why_no_tag_can_propagate() {
     let settings = r#"{"cloudTags":{"propagatingLabels":["platform/env"],"profiles":[
         {"name":"tiny","providers":["tiny"],"keyMax":11,"valueMax":63,"unit":"bytes","cap":5,
          "keyCharacters":{"sets":["non-control"]}}]}}"#;
-    let tags = explained(xr_on(Some("tiny")), &MapLookup::default(), settings)
-        .cloud_tags
-        .unwrap();
+    let tags = support::cloud_tags(&explained(
+        xr_on(Some("tiny")),
+        &MapLookup::default(),
+        settings,
+    ))
+    .unwrap();
     assert_eq!(
         tags.no_tag_can_propagate.as_deref(),
         Some(
@@ -457,7 +475,7 @@ fn xr_fallback_profile_says_why(
         !text.contains("no tag can ever propagate"),
         "generic admits the prefix: {text}"
     );
-    let tags = e.cloud_tags.unwrap();
+    let tags = support::cloud_tags(&e).unwrap();
     assert_eq!(
         (
             tags.profile.as_str(),
@@ -526,7 +544,12 @@ fn topology_keys_name_the_cluster_or_the_cluster_class(
         change: change.into(),
     };
     let labels = |path: &str| {
-        let keys = &e.paths.iter().find(|p| p.path == path).unwrap().keys;
+        let keys = &support::capi_part(&e)
+            .paths
+            .iter()
+            .find(|p| p.path == path)
+            .unwrap()
+            .keys;
         keys.iter()
             .map(|k| (k.key.as_str(), k.fate.clone()))
             .collect::<Vec<_>>()

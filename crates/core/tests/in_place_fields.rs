@@ -217,7 +217,7 @@ fn a_v1beta2_parents_zero_min_ready_seconds_removes_a_v1beta1_machine_sets_value
     );
     let request = AdmissionRequest::for_object("UPDATE", ms);
     let (_, explanation) = explain(&request, &Settings::default(), &lookup);
-    let field = explanation
+    let field = support::capi_part(&explanation)
         .fields
         .iter()
         .find(|f| f.path == "spec.minReadySeconds");
@@ -365,7 +365,7 @@ fn the_explanation_shows_each_field_next_to_the_labels() {
     let lookup = MapLookup::default().with_object(machine_deployment("v1beta2"));
     let request = AdmissionRequest::for_object("UPDATE", machine_set("v1beta2", "v1beta2"));
     let (_, explanation) = explain(&request, &Settings::default(), &lookup);
-    let fields: Vec<(&str, &str)> = explanation
+    let fields: Vec<(&str, &str)> = support::capi_part(&explanation)
         .fields
         .iter()
         .map(|f| (f.path.as_str(), f.change.as_str()))

@@ -17,15 +17,16 @@
 
 use super::support;
 
+use metadata_propagation_core::capi::capi_explanation::Fate;
 use metadata_propagation_core::capi::rules::{CAPI_RULES, Flow, ParentLink, Unit};
 use metadata_propagation_core::evaluate::{evaluate, explain};
-use metadata_propagation_core::explain::{Fate, TagFate};
 use metadata_propagation_core::invariants::{Capability, check_mutation};
 use metadata_propagation_core::request::AdmissionRequest;
 use metadata_propagation_core::request::lookup::MapLookup;
 use metadata_propagation_core::request::outcome::Verdict;
 use metadata_propagation_core::request::plan::Edit;
 use metadata_propagation_core::settings::Settings;
+use metadata_propagation_core::tags::said::tags_explanation::TagFate;
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, BTreeSet};
@@ -194,9 +195,13 @@ fn check_properties(
 
     let (explained, explanation) = explain(&request, settings, lookup);
     prop_assert_eq!(&explained, &first, "explain decides as evaluate does");
-    let paths: BTreeSet<&str> = explanation.paths.iter().map(|p| p.path.as_str()).collect();
+    let paths: BTreeSet<&str> = support::capi_part(&explanation)
+        .paths
+        .iter()
+        .map(|p| p.path.as_str())
+        .collect();
     for path in paths {
-        let changed: BTreeSet<&str> = explanation
+        let changed: BTreeSet<&str> = support::capi_part(&explanation)
             .paths
             .iter()
             .filter(|p| p.path == path)
@@ -218,7 +223,7 @@ fn check_properties(
     }
     // Every field explained as added or corrected is a field edit of the
     // plan, and the other way round.
-    let explained_fields: BTreeSet<String> = explanation
+    let explained_fields: BTreeSet<String> = support::capi_part(&explanation)
         .fields
         .iter()
         .filter(|f| matches!(f.change.as_str(), "added" | "corrected"))
@@ -235,7 +240,10 @@ fn check_properties(
         planned_fields,
         "explained and planned field changes"
     );
-    for label in explanation.cloud_tags.iter().flat_map(|t| &t.labels) {
+    for label in support::cloud_tags(&explanation)
+        .iter()
+        .flat_map(|t| &t.labels)
+    {
         if let TagFate::Tag { tag_key, .. } = &label.fate {
             prop_assert!(
                 after["spec"]["cloudTags"].get(tag_key).is_some(),

@@ -3,10 +3,10 @@
 //! decision records facts (which rule each offered key fell under, what
 //! the edit did, each field decision); it words nothing.
 
+use super::capi_explanation::NodeSync;
 use super::in_place::FieldDecision;
 use super::resolve::Resolved;
 use super::rules::{KeyRule, MapFlow};
-use crate::explain::NodeSync;
 use crate::json::fields::StringMap;
 use crate::request::plan::MapEdit;
 

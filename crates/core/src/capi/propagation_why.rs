@@ -2,6 +2,9 @@
 //! and the parent it read, the fate of every key the parent offered, each
 //! in-place field, and a Machine's Node sync.
 
+use super::capi_explanation::{
+    CapiExplanation, Fate, FieldExplanation, KeyFate, NodeKey, NodeSync, PathExplanation, RuleUsed,
+};
 use super::in_place::FieldDecision;
 use super::node_sync;
 use super::parent::Parent;
@@ -10,9 +13,7 @@ use super::resolve::Resolved;
 use super::rules::{Endpoint, KeyRule, LABELS, MapFlow};
 use super::topology::KeySources;
 use crate::capi::key_pattern::KeyPattern;
-use crate::explain::{
-    Explanation, Fate, FieldExplanation, KeyFate, NodeKey, NodeSync, PathExplanation, RuleUsed,
-};
+use crate::explain::Explanation;
 use crate::json::fields;
 use crate::json::fields::{StringMap, quoted};
 use crate::request::lookup::ObjectRef;
@@ -31,19 +32,19 @@ pub(crate) fn render(trace: Trace<'_>, object: &Value, explain: &mut Explanation
         let flow = steps[0].flow;
         let sources = key_sources(parent, flow, object);
         let from = key_from(&parent.reference, flow, sources.as_ref());
-        explain
-            .paths
-            .extend(steps.iter().map(|step| map(step, rule.upstream, &from)));
+        let part = explain.part_mut::<CapiExplanation>();
+        (part.paths).extend(steps.iter().map(|step| map(step, rule.upstream, &from)));
     }
-    fields(explain, &trace.fields, &|from| parent.source(from));
-    explain.node_sync = trace.node_sync;
+    let part = explain.part_mut::<CapiExplanation>();
+    fields(part, &trace.fields, &|from| parent.source(from));
+    part.node_sync = trace.node_sync;
 }
 
 /// Records how the search for a parent ended.
 fn note_resolution(explain: &mut Explanation, resolved: &Resolved) {
     match resolved {
         Resolved::Parent(rule, Parent { reference, .. }) => {
-            explain.rule = Some(RuleUsed {
+            explain.part_mut::<CapiExplanation>().rule = Some(RuleUsed {
                 family: rule.family.to_owned(),
                 parent: reference.to_string(),
                 upstream: rule.upstream.to_owned(),
@@ -166,7 +167,7 @@ fn key_source(sources: &KeySources<'_>, key: &str) -> Option<String> {
 
 /// Records each in-place field decision, as `decide` made it.
 fn fields(
-    explain: &mut Explanation,
+    explain: &mut CapiExplanation,
     decisions: &[FieldDecision],
     source: &dyn Fn(&Endpoint) -> String,
 ) {

@@ -2,6 +2,7 @@
 //! [`crate::evaluate::explain`] renders it into an [`Explanation`]. The
 //! admission path asks for no trace, so it pays nothing for one.
 
+use super::stage_list::unexplained;
 use crate::explain::Explanation;
 use crate::request::AdmissionRequest;
 use crate::request::outcome::Outcome;
@@ -34,7 +35,7 @@ impl Trace<'_> {
     /// beside it, so a note never repeats one: a kind the policy warns of
     /// gets its warning only.
     pub(super) fn render(self, request: &AdmissionRequest, outcome: &Outcome) -> Explanation {
-        let mut explanation = Explanation::default();
+        let mut explanation = Explanation::new(unexplained());
         if self.not_acted_on {
             if !request.is_write() {
                 explanation.notes.push(format!(

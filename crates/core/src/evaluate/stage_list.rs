@@ -10,6 +10,7 @@
 
 use super::route::Route;
 use crate::error::Error;
+use crate::explain::ExplanationPart;
 use crate::json::projection::Projection;
 use crate::request::plan::Plan;
 use crate::request::reads::{Need, Reads};
@@ -52,6 +53,15 @@ macro_rules! stage_list {
                 }
             )*
             stages
+        }
+
+        /// Each stage's empty part of an explanation, in the list's order:
+        /// a stage that does not run keeps it.
+        // The rows name their stages' types with `'r`, which only the
+        // body uses.
+        #[allow(clippy::extra_unused_lifetimes)]
+        pub(crate) fn unexplained<'r>() -> Vec<Box<dyn ExplanationPart>> {
+            vec![$(Box::new(<<$for_kind as StageForKind<'r>>::Explained>::default()),)*]
         }
 
         impl<'r> ForKind<'r> {

@@ -10,7 +10,6 @@ pub(crate) mod transform;
 
 use super::said;
 use super::targets::Target;
-use crate::explain::CloudTags;
 use crate::json::fields::StringMap;
 use crate::json::sorted_map::map_of;
 use crate::request::plan::{Edit, MapEdit};
@@ -19,6 +18,7 @@ use crate::tags::keys::opted_in::OptedInKeys;
 use crate::tags::keys::tag_key::TagKeys;
 use crate::tags::profiles::profile::{Origin, TagProfile};
 use crate::tags::said::skip_report::{blocked, label_fates, removal_note, skipped_edit, warnings};
+use crate::tags::said::tags_explanation::CloudTags;
 use crate::tags::targets::field::{Current, Owned};
 
 /// What one target's tags are decided from.

@@ -7,6 +7,7 @@
 
 pub(crate) mod skip_report;
 pub(crate) mod tagging_trace;
+pub(crate) mod tags_explanation;
 pub(crate) mod why;
 
 use crate::json::quote::quoted;

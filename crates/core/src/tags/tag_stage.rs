@@ -14,6 +14,7 @@ use crate::request::plan::Plan;
 use crate::request::reads::{Need, Reads};
 use crate::request::{AdmissionRequest, GroupVersionKind};
 use crate::stage::{Stage, StageForKind, StageReport, StageTrace};
+use crate::tags::said::tags_explanation::TagsExplanation;
 use crate::tags::targets::covering_row::KindRows;
 use crate::tags::targets::managed_resource::family_of;
 use std::borrow::Cow;
@@ -98,6 +99,7 @@ fn table_paths<'a>(
 
 impl<'r> StageForKind<'r> for TagsForKind<'r> {
     type Stage = TagStage<'r>;
+    type Explained = TagsExplanation;
 
     /// The labels and annotations (the label set), and what the rows the
     /// kind may be covered by read.

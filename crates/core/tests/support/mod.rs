@@ -10,11 +10,14 @@ pub(crate) mod crd_schema;
 pub(crate) mod quick_start;
 pub(crate) mod ready_profiles;
 
+use metadata_propagation_core::capi::capi_explanation::CapiExplanation;
+use metadata_propagation_core::explain::Explanation;
 use metadata_propagation_core::request::outcome::{Outcome, Verdict};
 use metadata_propagation_core::request::plan::Plan;
 use metadata_propagation_core::tags::CloudTagSettings;
 use metadata_propagation_core::tags::profiles::profile::TagProfile;
 use metadata_propagation_core::tags::profiles::user_profile::{self, ProfileText};
+use metadata_propagation_core::tags::said::tags_explanation::{CloudTags, TagsExplanation};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::LazyLock;
@@ -103,4 +106,15 @@ pub(crate) fn prepare_profile_values(raw: &[Value], problems: &mut Vec<String>) 
 /// The text of a profile given as a JSON value.
 fn profile_text(value: &Value) -> ProfileText {
     ProfileText(serde_json::value::to_raw_value(value).expect("JSON values always serialise"))
+}
+
+/// The CAPI stage's part of `explanation`: every explanation has one.
+pub(crate) fn capi_part(explanation: &Explanation) -> &CapiExplanation {
+    (explanation.part()).expect("every explanation holds the CAPI stage's part")
+}
+
+/// What the tags stage explains of `explanation`'s object, when a row
+/// tagged it.
+pub(crate) fn cloud_tags(explanation: &Explanation) -> Option<CloudTags> {
+    (explanation.part::<TagsExplanation>()).and_then(|part| part.cloud_tags.clone())
 }

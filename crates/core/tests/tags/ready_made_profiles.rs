@@ -13,7 +13,7 @@ use metadata_propagation_core::request::AdmissionRequest;
 use metadata_propagation_core::settings::Settings;
 use serde_json::{Value, json};
 
-use super::support::{crd_schema, read_repo_file, ready_profiles};
+use super::support::{self, crd_schema, read_repo_file, ready_profiles};
 
 const SKIPPED: &str = "cloud-tags.plexsphere.io/skipped";
 
@@ -141,7 +141,7 @@ fn gcp_labels_give_one_summary_warning_and_complete_skip_records() {
     let settings = all_ready();
     let settings = Settings::from_json(settings.as_bytes()).unwrap();
     let (_, explanation) = explain(&request, &settings, &MapLookup::default());
-    let tags = explanation.cloud_tags.unwrap();
+    let tags = support::cloud_tags(&explanation).unwrap();
     assert_eq!(
         (
             tags.profile.as_str(),
@@ -191,10 +191,7 @@ fn gcp_without_the_profile_gets_the_built_in_gcp_profile() {
          on provider profile gcp: key-character-class (the tag key contains '/' (U+002F))"
     );
     let parsed = Settings::from_json(settings.as_bytes()).unwrap();
-    let tags = explain(&request, &parsed, &MapLookup::default())
-        .1
-        .cloud_tags
-        .unwrap();
+    let tags = support::cloud_tags(&explain(&request, &parsed, &MapLookup::default()).1).unwrap();
     assert_eq!(
         (
             tags.profile.as_str(),
@@ -247,10 +244,7 @@ fn an_unlisted_provider_falls_back_to_generic_and_explains_why() {
         ]
     );
     let settings = Settings::from_json(settings.as_bytes()).unwrap();
-    let tags = explain(&request, &settings, &MapLookup::default())
-        .1
-        .cloud_tags
-        .unwrap();
+    let tags = support::cloud_tags(&explain(&request, &settings, &MapLookup::default()).1).unwrap();
     assert_eq!(
         (
             tags.profile.as_str(),

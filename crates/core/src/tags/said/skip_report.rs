@@ -3,7 +3,7 @@
 //! records, each label's fate and why an entry goes. Shared by composite
 //! resources and CAPI infrastructure.
 
-use crate::explain::{LabelFate, TagFate};
+use super::tags_explanation::{LabelFate, TagFate};
 use crate::json::fields::StringMap;
 use crate::json::quote::{push_quoted, quoted};
 use crate::request::plan::MapEdit;

@@ -1,7 +1,7 @@
 //! What the tags stage decided for one object, returned to the caller when
 //! it asks for it, for [`super::why::render`] to put in words.
 
-use crate::explain::CloudTags;
+use super::tags_explanation::CloudTags;
 use crate::request::lookup::ObjectRef;
 use crate::tags::profiles::profile::{Origin, TagProfile};
 use crate::tags::targets::Target;

@@ -3,7 +3,8 @@
 //! [`ProfileChoice`], and why an object's tags were left alone.
 
 use super::tagging_trace::{Tagged, Trace};
-use crate::explain::{CloudTags, Explanation};
+use super::tags_explanation::{CloudTags, TagsExplanation};
+use crate::explain::Explanation;
 use crate::json::quote::quoted;
 use crate::request::AdmissionRequest;
 use crate::tags::profiles::profile::{Origin, TagProfile};
@@ -53,7 +54,7 @@ pub(crate) fn render(trace: Trace<'_>, request: &AdmissionRequest, explain: &mut
             } = *tagged;
             let provider_read = (provider_path.as_str(), provider.as_deref());
             let (provider, why) = profile_choice(&target, request, provider_read, &found, profile);
-            explain.cloud_tags = Some(CloudTags {
+            explain.part_mut::<TagsExplanation>().cloud_tags = Some(CloudTags {
                 provider,
                 why,
                 field: target.named_in_messages.then(|| target.field.dotted()),
