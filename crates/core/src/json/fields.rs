@@ -312,15 +312,7 @@ pub(crate) fn object<'a>(
     root: &'a Value,
     path: &[&str],
 ) -> Result<Option<&'a Map<String, Value>>, FieldError> {
-    match get(root, path)? {
-        None => Ok(None),
-        Some(Value::Object(map)) => Ok(Some(map)),
-        Some(other) => Err(FieldError::expected(
-            FieldPath::of(path),
-            "an object",
-            other,
-        )),
-    }
+    as_object(get(root, path)?, || FieldPath::of(path))
 }
 
 /// [`object`] at a [`Path`].
@@ -328,14 +320,18 @@ pub(crate) fn object_at<'a>(
     root: &'a Value,
     path: &Path,
 ) -> Result<Option<&'a Map<String, Value>>, FieldError> {
-    match get_at(root, path)? {
+    as_object(get_at(root, path)?, || FieldPath::at(path))
+}
+
+/// The object `found` at the path `at` names, if present.
+fn as_object(
+    found: Option<&Value>,
+    at: impl FnOnce() -> FieldPath,
+) -> Result<Option<&Map<String, Value>>, FieldError> {
+    match found {
         None => Ok(None),
         Some(Value::Object(map)) => Ok(Some(map)),
-        Some(other) => Err(FieldError::expected(
-            FieldPath::at(path),
-            "an object",
-            other,
-        )),
+        Some(other) => Err(FieldError::expected(at(), "an object", other)),
     }
 }
 
