@@ -7,7 +7,7 @@
 //!
 //! An explanation is the notes that concern the whole object and one part
 //! per stage, in the stages' order: each stage says what its part holds,
-//! as JSON members and as text ([`ExplanationPart`]). Nothing here knows a
+//! as JSON members and as text (`ExplanationPart`). Nothing here knows a
 //! stage.
 
 use crate::request::lookup::ObjectRef;
@@ -72,7 +72,7 @@ impl Explanation {
     /// The explanation as text for one request of `kind` whose evaluation
     /// made `requests`: unless `verbose`, each part leaves out what only
     /// `--verbose` lists. A note a part contradicts is worded again
-    /// ([`ExplanationPart::revise_notes`]).
+    /// (`ExplanationPart::revise_notes`).
     pub fn text(&self, kind: &str, requests: &[ObjectRef], verbose: bool) -> String {
         let mut notes = self.notes.clone();
         for part in &self.parts {
