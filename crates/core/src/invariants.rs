@@ -29,7 +29,7 @@
 use crate::capi::owner_link;
 use crate::capi::rules::{CAPI_RULES, Endpoint, Flow, ParentLink, Rule, Unit};
 use crate::evaluate::route::{is_kubernetes_group, is_sig_group};
-use crate::json::fields::{ANNOTATIONS, FieldPath, Path};
+use crate::json::fields::{ANNOTATIONS, FieldPath};
 use crate::json::keyed_list;
 use crate::json::sorted_map;
 use crate::kube::duration;
@@ -47,6 +47,7 @@ use serde_json::{Map, Value};
 pub mod fuzz_oracles;
 mod tag_field;
 mod tagged;
+mod value_paths;
 mod violation;
 pub(crate) use tag_field::{Owned, check_owned_field, check_removals_said, check_tag_field};
 pub(crate) use tagged::{
@@ -54,6 +55,8 @@ pub(crate) use tagged::{
 };
 pub(crate) use tagged::{is_managed_resource, managed_resource_family};
 pub(crate) use tagged::{managed_resource_left_alone, managed_resource_prefix};
+use value_paths::{drop_null_parents, get, prune_created_parents};
+pub(crate) use value_paths::{segments, take};
 pub(crate) use violation::Violation;
 
 /// The tag-key prefix the built-in profiles put in force by default
@@ -326,71 +329,6 @@ fn holds(unit: Unit, before: Option<&Value>, after: &Value) -> bool {
                 .flatten()
                 .all(|old| index.position_of(old).is_some());
             kept && entries.iter().all(Value::is_object)
-        }
-    }
-}
-
-/// The value at `path`, if any.
-fn get<'v>(root: &'v Value, path: &[&str]) -> Option<&'v Value> {
-    path.iter().try_fold(root, |value, key| value.get(*key))
-}
-
-/// The segments of `path`, as the checks here take them.
-pub(crate) fn segments(path: &Path) -> Vec<&str> {
-    path.segments().collect()
-}
-
-/// Removes and returns the value at `path` (also for the fuzz target's own
-/// check of the fields it takes out before this module's).
-pub(crate) fn take(root: &mut Value, path: &[&str]) -> Option<Value> {
-    let (last, parents) = path.split_last()?;
-    let mut current = root;
-    for segment in parents {
-        current = current.as_object_mut()?.get_mut(*segment)?;
-    }
-    current.as_object_mut()?.remove(*last)
-}
-
-/// A mutation may create the parents of a map it adds (e.g.
-/// `spec.template.metadata`); once the maps are taken out, drop parents that
-/// are empty in `after` and absent in `before`.
-fn prune_created_parents(after: &mut Value, before: &Value, path: &[&str]) {
-    if let Some((_map, parents)) = path.split_last() {
-        prune(after, Some(before), parents);
-    }
-}
-
-/// `null` along a map's parent chain means absent (the policy may fill it).
-fn drop_null_parents(root: &mut Value, path: &[&str]) {
-    let mut current = root;
-    for segment in &path[..path.len().saturating_sub(1)] {
-        let Some(map) = current.as_object_mut() else {
-            return;
-        };
-        if map.get(*segment).is_some_and(Value::is_null) {
-            map.remove(*segment);
-            return;
-        }
-        match map.get_mut(*segment) {
-            Some(next) => current = next,
-            None => return,
-        }
-    }
-}
-
-fn prune(after: &mut Value, before: Option<&Value>, parents: &[&str]) {
-    let Some((first, rest)) = parents.split_first() else {
-        return;
-    };
-    let Some(map) = after.as_object_mut() else {
-        return;
-    };
-    // `null` reads as absent everywhere in the policy (fields::get).
-    let before_child = before.and_then(|b| b.get(*first)).filter(|v| !v.is_null());
-    if let Some(child) = map.get_mut(*first) {
-        prune(child, before_child, rest);
-        if before_child.is_none() && child.as_object().is_some_and(Map::is_empty) {
-            map.remove(*first);
         }
     }
 }
