@@ -123,9 +123,7 @@ pub(crate) fn for_kind(child: ChildKind, settings: &CapiSettings) -> CapiForKind
 /// What the CAPI stage reads of an object of kind `child`, under any
 /// settings.
 pub(crate) fn object_paths(child: &ChildKind, projection: &mut Projection<'_>) {
-    for path in OBJECT_PATHS.into_iter().chain(child.object_paths()) {
-        projection.keep(path.iter().copied());
-    }
+    projection.keep_all(OBJECT_PATHS.into_iter().chain(child.object_paths()));
 }
 
 impl<'r> StageForKind<'r> for CapiForKind<'r> {

@@ -39,10 +39,18 @@ impl<'p> Projection<'p> {
     /// The projection keeping exactly `paths` (and everything below them).
     pub fn of(paths: &[&[&'p str]]) -> Self {
         let mut root = Projection::default();
-        for path in paths {
-            root.keep(path.iter().copied());
-        }
+        root.keep_all(paths.iter().copied());
         root
+    }
+
+    /// Keeps each of `paths` (and everything below them) as well.
+    pub(crate) fn keep_all<'a, 's: 'a + 'p>(
+        &mut self,
+        paths: impl IntoIterator<Item = &'a [&'s str]>,
+    ) {
+        for path in paths {
+            self.keep(path.iter().copied());
+        }
     }
 
     /// Whether it keeps nothing.

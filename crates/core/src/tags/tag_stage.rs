@@ -67,16 +67,9 @@ pub(crate) fn default_object_paths(
         return false;
     }
     let rows = KindRows::of(kind, true, None);
-    keep_paths([LABELS, ANNOTATIONS], projection);
+    projection.keep_all([LABELS, ANNOTATIONS]);
     table_paths(rows.table(), DEFAULT_PROVIDER_SEGMENTS, projection);
     true
-}
-
-/// Keeps each of `paths` in `projection`.
-fn keep_paths<'a>(paths: impl IntoIterator<Item = &'a [&'a str]>, projection: &mut Projection<'a>) {
-    for path in paths {
-        projection.keep(path.iter().copied());
-    }
 }
 
 /// Keeps the object paths of the table's row for the kind in
@@ -104,7 +97,7 @@ impl<'r> StageForKind<'r> for TagsForKind<'r> {
     /// The labels and annotations (the label set), and what the rows the
     /// kind may be covered by read.
     fn object_paths<'a>(&'a self, projection: &mut Projection<'a>) {
-        keep_paths([LABELS, ANNOTATIONS], projection);
+        projection.keep_all([LABELS, ANNOTATIONS]);
         table_paths(self.rows.table(), &self.provider, projection);
         if let Some(row) = &self.managed {
             for path in row.reads() {
