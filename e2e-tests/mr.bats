@@ -116,6 +116,19 @@ patched() {
   echo "$response" | jq -e '.warnings == ["cloud tags: composite resource XNetwork checkout-net (platform.example.org/v1alpha1) that composed this managed resource was not found, so its tags are left as submitted"]'
 }
 
+@test "an XR whose label set is malformed refuses the CREATE retryably (code 500), naming the XR" {
+  definition "$BATS_TEST_TMPDIR/policy.yaml" platform.example.org/v1alpha1/XNetwork
+  # The same XR, its label-set annotation a JSON array: Crossplane composes
+  # again once the XR is corrected, so the refusal is not the MR's fault.
+  sed 's|^\(    cloud-tags.plexsphere.io/labels:\).*|\1 '"'"'["not", "an object"]'"'"'|' \
+    "$MR/examples/vpc_from_xnetwork.parents.yaml" >"$BATS_TEST_TMPDIR/parents.yaml"
+  grep -q 'labels: .\["not"' "$BATS_TEST_TMPDIR/parents.yaml"
+  evaluate "$BATS_TEST_TMPDIR/policy.yaml" "$MR/examples/vpc_from_xnetwork.json" "$BATS_TEST_TMPDIR/parents.yaml"
+  [ "$(echo "$response" | jq -r .allowed)" = false ]
+  [ "$(echo "$response" | jq -r .status.code)" = 500 ]
+  echo "$response" | jq -e '.status.message | startswith("cannot use XNetwork checkout-net (platform.example.org/v1alpha1), whose labels become this object'"'"'s cloud tags: metadata.annotations[\"cloud-tags.plexsphere.io/labels\"]: expected a JSON object") and endswith("the request can be retried once that object is corrected")'
+}
+
 @test "without managedResources a managed resource keeps the not-a-composite warning" {
   run --separate-stderr "$KWCTL" run --request-path "$MR/examples/vpc_from_xnetwork.json" "$POLICY"
   [ "$status" -eq 0 ]

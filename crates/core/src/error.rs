@@ -41,6 +41,23 @@ pub(crate) enum Error {
         /// `host_lookup::readable_host_error`).
         message: String,
     },
+    /// An object a stage read of the cluster is malformed where the stage
+    /// reads it, and the stage reads it for a request that the object's
+    /// owner, not the request's author, makes (a managed resource's
+    /// CREATE, which Crossplane composes again on its next reconcile):
+    /// not the request's fault, so retryable, once that object is mended.
+    #[error(
+        "cannot use {object}, {reader}: {error}; the request can be retried once that object \
+         is corrected"
+    )]
+    ReadMalformed {
+        /// The object read.
+        object: Box<ObjectRef>,
+        /// Who read it, in the stage's words.
+        reader: Cow<'static, str>,
+        /// The field and what is wrong with it.
+        error: FieldError,
+    },
     /// The settings do not parse (only when `validate_settings`, which
     /// refuses them, was bypassed).
     #[error("policy settings are not valid: {0}")]
@@ -53,8 +70,9 @@ pub(crate) enum Fault {
     /// The object (or an object it names) is malformed: 400, and fixing
     /// the object is the way out.
     Object,
-    /// The cluster did not answer a look-up: 500, and the request can be
-    /// retried.
+    /// The cluster did not answer a look-up, or answered with an object
+    /// the request's author does not own and a stage cannot use: 500, and
+    /// the request can be retried.
     Cluster,
     /// The policy's own configuration: 500 (the request is not at fault),
     /// and only fixing the settings helps.
@@ -66,7 +84,7 @@ impl Error {
     pub(crate) fn fault(&self) -> Fault {
         match self {
             Error::Malformed { .. } => Fault::Object,
-            Error::Lookup { .. } => Fault::Cluster,
+            Error::Lookup { .. } | Error::ReadMalformed { .. } => Fault::Cluster,
             Error::Settings(_) => Fault::Configuration,
         }
     }
@@ -125,6 +143,15 @@ mod tests {
                     object: Box::new(cluster()),
                     reader: "whose labels become this object's cloud tags".into(),
                     message: "forbidden".to_owned(),
+                },
+                Fault::Cluster,
+                500,
+            ),
+            (
+                Error::ReadMalformed {
+                    object: Box::new(cluster()),
+                    reader: "whose labels become this object's cloud tags".into(),
+                    error: field_error(),
                 },
                 Fault::Cluster,
                 500,

@@ -63,12 +63,19 @@ pub(crate) fn removed(field: &str, key: &str, prefix: &str) -> String {
 }
 
 /// The Cluster an infrastructure object names was not found: its own
-/// labels alone became tags.
+/// labels alone became tags. A v1beta2 look-up names the likely cause, a
+/// CAPI that does not serve that version yet; a look-up at the version an
+/// ownerReference gives has no such cause to name.
 pub(crate) fn cluster_not_found(cluster: &ObjectRef) -> String {
     let namespace = cluster.namespace.as_deref().unwrap_or_default();
+    let cause = if cluster.api_version.ends_with("/v1beta2") {
+        " (CAPI 1.10 and older serve no v1beta2 Cluster)"
+    } else {
+        ""
+    };
     format!(
         "cloud tags: Cluster {}/{} ({}) was not found, so only this object's own labels became \
-         tags (CAPI 1.10 and older serve no v1beta2 Cluster)",
+         tags{cause}",
         clip(namespace, 40),
         clip(&cluster.name, 60),
         clip(&cluster.api_version, 30)
@@ -113,6 +120,29 @@ mod tests {
             name: "n".repeat(253),
             namespace: Some("s".repeat(63)),
         }));
+    }
+
+    /// Only a v1beta2 look-up names CAPI's versions as the likely cause: a
+    /// Cluster looked up at the version its ownerReference gives is just
+    /// not there.
+    #[test]
+    fn a_cluster_not_found_names_a_cause_only_for_v1beta2() {
+        let cluster = |api_version: &str| ObjectRef {
+            api_version: api_version.to_owned(),
+            kind: "Cluster".to_owned(),
+            name: "gone".to_owned(),
+            namespace: Some("default".to_owned()),
+        };
+        assert_eq!(
+            cluster_not_found(&cluster("cluster.x-k8s.io/v1beta2")),
+            "cloud tags: Cluster default/gone (cluster.x-k8s.io/v1beta2) was not found, so only \
+             this object's own labels became tags (CAPI 1.10 and older serve no v1beta2 Cluster)"
+        );
+        assert_eq!(
+            cluster_not_found(&cluster("cluster.x-k8s.io/v1beta1")),
+            "cloud tags: Cluster default/gone (cluster.x-k8s.io/v1beta1) was not found, so only \
+             this object's own labels became tags"
+        );
     }
 
     #[test]

@@ -20,7 +20,7 @@ use crate::request::plan::Edit;
 use crate::request::reads::Reads;
 use crate::tags::decision::transform::Transformed;
 use crate::tags::said::clip;
-use crate::tags::tag_errors::{TAG_SOURCE_READER, malformed};
+use crate::tags::tag_errors::TAG_SOURCE_READER;
 use crate::tags::targets::Target;
 use serde_json::Value;
 
@@ -51,7 +51,8 @@ pub(crate) fn read(xr: ObjectRef, reads: &mut Reads) -> (ObjectRef, Result<Value
 }
 
 /// What an MR whose XR could not be used gets: on CREATE, a failure that
-/// may pass rejects (retryably, naming the XR); otherwise it is allowed,
+/// may pass (a look-up that failed, a label set that is malformed until
+/// the XR is corrected) rejects, retryably, naming the XR; otherwise it is allowed,
 /// with one warning and, when its tag field's policy entries differ from
 /// the stored ones (an UPDATE's old object), the edit that puts them
 /// back. An XR that does not exist leaves the MR as submitted.
@@ -74,7 +75,11 @@ pub(crate) fn unread(
             });
         }
         Unread::Malformed(error) if create => {
-            return Err(malformed(Some(xr.clone()), error));
+            return Err(Error::ReadMalformed {
+                object: Box::new(xr.clone()),
+                reader: TAG_SOURCE_READER.into(),
+                error,
+            });
         }
         Unread::Failed(message) => failed(xr, &message),
         Unread::Malformed(error) => failed(xr, &error.to_string()),
