@@ -141,6 +141,23 @@ fn adopted_resources_are_not_refused_for_their_tag_field() {
     assert_eq!(outcome, Outcome::allow());
 }
 
+/// The label set decides adoption, and an annotation entry wins over a
+/// label: with the annotation malformed the policy cannot tell, so the XR
+/// is refused naming the annotation, even when its labels say adopted
+/// (docs/cloud-tags.md, "The seeds' vocabulary").
+#[test]
+fn a_malformed_label_set_is_refused_even_when_the_labels_say_adopted() {
+    let mut xr = legacy_network();
+    xr["metadata"]["labels"]["platform/origin"] = json!("adopted");
+    xr["metadata"]["annotations"] = json!({"cloud-tags.plexsphere.io/labels": "{not json"});
+    let (outcome, _) = run(xr, SETTINGS);
+    assert!(
+        matches!(&outcome.verdict, Verdict::Reject { code: 400, message }
+            if message.contains(r#"metadata.annotations["cloud-tags.plexsphere.io/labels"]"#)),
+        "{outcome:?}"
+    );
+}
+
 #[test]
 fn provider_path_setting_and_case_insensitive_match() {
     let mut xr = legacy_network();
