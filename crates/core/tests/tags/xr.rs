@@ -144,7 +144,7 @@ fn adopted_resources_are_not_refused_for_their_tag_field() {
 /// The label set decides adoption, and an annotation entry wins over a
 /// label: with the annotation malformed the policy cannot tell, so the XR
 /// is refused naming the annotation, even when its labels say adopted
-/// (docs/cloud-tags.md, "The seeds' vocabulary").
+/// (docs/cloud-tags.md, "The seed's vocabulary").
 #[test]
 fn a_malformed_label_set_is_refused_even_when_the_labels_say_adopted() {
     let mut xr = legacy_network();
