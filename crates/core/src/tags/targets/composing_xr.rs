@@ -52,10 +52,10 @@ pub(crate) fn read(xr: ObjectRef, reads: &mut Reads) -> (ObjectRef, Result<Value
 
 /// What an MR whose XR could not be used gets: on CREATE, a failure that
 /// may pass (a look-up that failed, a label set that is malformed until
-/// the XR is corrected) rejects, retryably, naming the XR; otherwise it is allowed,
-/// with one warning and, when its tag field's policy entries differ from
-/// the stored ones (an UPDATE's old object), the edit that puts them
-/// back. An XR that does not exist leaves the MR as submitted.
+/// the XR is corrected) rejects, retryably, naming the XR; otherwise it
+/// is allowed, with one warning and, when its tag field's policy entries
+/// differ from the stored ones (an UPDATE's old object), the edit that
+/// puts them back. An XR that does not exist leaves the MR as submitted.
 pub(crate) fn unread(
     unread: Unread,
     xr: &ObjectRef,
