@@ -244,14 +244,20 @@ fn plan_flows<'r>(
     let in_place = settings.in_place_fields();
     let mut reported = Reported::default();
     if let Resolved::Parent(rule, parent) = &trace.resolved {
+        let lacks = lacked_by_child(request);
+        let version = request.kind.version.as_str();
         let mut decisions = Vec::new();
         for flow in rule.flows() {
             match flow {
                 Flow::Map(flow) => {
-                    let steps = plan_map(rule, parent, flow, object, plan, traced)?;
+                    let steps = plan_map(rule, parent, flow, request, plan, traced)?;
                     trace.maps.extend(steps);
                 }
-                Flow::Field(field) if in_place => {
+                Flow::Field(field)
+                    if in_place
+                        && (field.to.at(version))
+                            .is_some_and(|to| !rules::is_lacked(lacks, to.path)) =>
+                {
                     plan_field(rule, parent, field, request, &mut decisions, plan)?;
                     let removals = decisions.iter().filter_map(FieldDecision::removal_warning);
                     reported.warnings.extend(removals);
@@ -297,20 +303,31 @@ fn plan_flows<'r>(
     Ok(reported)
 }
 
+/// The paths the request's kind, at its version, has no field under: the
+/// API server would drop what is written there, so nothing is
+/// (capi/rules/schema_gaps.rs).
+fn lacked_by_child(request: &AdmissionRequest) -> &'static [&'static [&'static str]] {
+    let kind = &request.kind;
+    rules::lacked_by(&kind.group, &kind.kind, &kind.version)
+}
+
 /// Plans one map flow: the parent's keys into each target map of the
-/// child; returns what it decided for each map when `trace` asks.
+/// child its CRD holds; returns what it decided for each map when `trace`
+/// asks.
 fn plan_map(
     rule: &Rule,
     parent: &Parent,
     flow: &'static MapFlow,
-    object: &Value,
+    request: &AdmissionRequest,
     plan: &mut Plan,
     trace: bool,
 ) -> Result<Vec<MapStep>, Error> {
+    let object = &request.object;
     let source = fields::string_map(&parent.object, flow.from)
         .map_err(|error| malformed(rule, &parent.reference, error))?;
+    let lacks = lacked_by_child(request);
     let mut steps = Vec::new();
-    for &to in flow.to {
+    for &to in flow.to.iter().filter(|to| !rules::is_lacked(lacks, to)) {
         let kept = rule.bookkeeping.for_map(to);
         let current = fields::string_map(object, to)?;
         // Each offered key's rule is decided here, once; the edit records

@@ -27,7 +27,7 @@
 //! only tags, it never changes.
 
 use crate::capi::owner_link;
-use crate::capi::rules::{CAPI_RULES, Endpoint, Flow, ParentLink, Rule, Unit};
+use crate::capi::rules::{self, CAPI_RULES, Endpoint, Flow, ParentLink, Rule, Unit};
 use crate::evaluate::route::{is_kubernetes_group, is_sig_group};
 use crate::json::fields::{ANNOTATIONS, FieldPath};
 use crate::json::keyed_list;
@@ -337,8 +337,9 @@ fn holds(unit: Unit, before: Option<&Value>, after: &Value) -> bool {
 /// [`CAPI_RULES`]: the targets of the rules for its `group`/`kind` that
 /// `applies` keeps (the caller knows which parent links the object has),
 /// each field at the child's `version` only, so a field another kind or
-/// version declares at the same path is not allowed here. The invariant
-/// checks and the fuzz targets hold the policy to exactly these.
+/// version declares at the same path is not allowed here, nor a path the
+/// kind's CRD lacks (`capi/rules/schema_gaps.rs`). The invariant checks and
+/// the fuzz targets hold the policy to exactly these.
 fn contract_targets_for(
     group: &str,
     kind: &str,
@@ -348,12 +349,16 @@ fn contract_targets_for(
     let rules = CAPI_RULES
         .iter()
         .filter(|rule| rule.child.matches(group, kind) && applies(rule));
+    let lacks = rules::lacked_by(group, kind, version);
+    let held = |path: &[&str]| !rules::is_lacked(lacks, path);
     let mut maps: Vec<&'static [&'static str]> = Vec::new();
     let mut fields: Vec<Endpoint> = Vec::new();
     for flow in rules.flat_map(Rule::flows) {
         match flow {
-            Flow::Map(map) => maps.extend(map.to.iter().copied()),
-            Flow::Field(field) => fields.extend(field.to.at(version).copied()),
+            Flow::Map(map) => maps.extend(map.to.iter().copied().filter(|to| held(to))),
+            Flow::Field(field) => {
+                fields.extend(field.to.at(version).copied().filter(|to| held(to.path)));
+            }
         }
     }
     maps.sort();

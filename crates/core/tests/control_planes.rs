@@ -349,3 +349,171 @@ fn control_planes_without_the_contract_path_leave_their_objects_alone() {
         }
     }
 }
+
+/// A Cluster at `version` whose topology sets every in-place field a
+/// control plane can take, and its ClusterClass, which declares machine
+/// infrastructure (so the machine template's metadata flows too). The
+/// policy reads them at its child's version, as the API server serves them.
+fn topology_parents(version: &str) -> MapLookup {
+    let taints = json!([{"key": "example.com/dedicated", "value": "control-plane",
+                         "effect": "NoSchedule", "propagation": "Always"}]);
+    let gates = json!([{"conditionType": "example.com/CNIReady"}]);
+    let labels = json!({"labels": {"platform.example.com/team": "payments"}});
+    let v1beta1 = version == "v1beta1";
+    let topology = if v1beta1 {
+        json!({"class": "cp-class", "version": "v1.31.0",
+               "controlPlane": {"replicas": 3, "metadata": labels, "nodeDrainTimeout": "2m",
+                                "nodeVolumeDetachTimeout": "5m", "nodeDeletionTimeout": "30s",
+                                "readinessGates": gates, "taints": taints}})
+    } else {
+        json!({"classRef": {"name": "cp-class"}, "version": "v1.31.0",
+               "controlPlane": {"replicas": 3, "metadata": labels,
+                                "deletion": {"nodeDrainTimeoutSeconds": 120, "nodeVolumeDetachTimeoutSeconds": 300,
+                                             "nodeDeletionTimeoutSeconds": 30},
+                                "readinessGates": gates, "taints": taints}})
+    };
+    let template = |group: &str, kind: &str| json!({"apiVersion": format!("{group}/{version}"), "kind": kind, "name": "cp"});
+    let (control_plane, infrastructure) = (
+        template(GROUP, "KubeadmControlPlaneTemplate"),
+        template("infrastructure.cluster.x-k8s.io", "DockerMachineTemplate"),
+    );
+    let class_control_plane = if v1beta1 {
+        json!({"ref": control_plane, "machineInfrastructure": {"ref": infrastructure}})
+    } else {
+        json!({"templateRef": control_plane, "machineInfrastructure": {"templateRef": infrastructure}})
+    };
+    let api_version = format!("cluster.x-k8s.io/{version}");
+    MapLookup::default()
+        .with_object(json!({"apiVersion": api_version, "kind": "Cluster",
+                            "metadata": {"name": "c1", "namespace": "default"},
+                            "spec": {"topology": topology}}))
+        .with_object(json!({"apiVersion": api_version, "kind": "ClusterClass",
+                            "metadata": {"name": "cp-class", "namespace": "default"},
+                            "spec": {"controlPlane": class_control_plane}}))
+}
+
+/// `control_plane` as the topology controller creates it for Cluster `c1`.
+fn topology_owned(mut control_plane: Value) -> Value {
+    control_plane["metadata"]["labels"] =
+        json!({"cluster.x-k8s.io/cluster-name": "c1", "topology.cluster.x-k8s.io/owned": ""});
+    control_plane
+}
+
+/// An AWSManagedControlPlane (CAPA v2.11, EKS): no machine template.
+fn eks() -> Value {
+    json!({"apiVersion": format!("{GROUP}/v1beta2"), "kind": "AWSManagedControlPlane",
+           "metadata": {"name": "eks-cp", "namespace": "default"},
+           "spec": {"region": "eu-west-1", "version": "v1.31"}})
+}
+
+/// CAPI writes a topology control plane's in-place fields whatever its
+/// kind, and the API server drops what the kind's CRD lacks; the policy
+/// writes only what the CRD declares (capi/rules/schema_gaps.rs), so the
+/// object it returns is one the cluster stores as it is, and validate mode
+/// accepts it: otherwise every write would be refused, for ever.
+#[test]
+fn a_topology_control_plane_gets_only_the_fields_its_crd_declares() {
+    let gates = json!([{"conditionType": "example.com/CNIReady"}]);
+    let taints = json!([{"key": "example.com/dedicated", "value": "control-plane",
+                         "effect": "NoSchedule", "propagation": "Always"}]);
+    // (control plane, its machine template as the policy leaves it: the
+    // fields other than metadata and the infrastructure reference)
+    let cases = [
+        (
+            rke2("v1beta2", Value::Null),
+            json!({"spec": {"deletion": {"nodeDrainTimeoutSeconds": 120,
+            "nodeVolumeDetachTimeoutSeconds": 300, "nodeDeletionTimeoutSeconds": 30}}}),
+        ),
+        (
+            rke2("v1beta1", Value::Null),
+            json!({"nodeDrainTimeout": "2m0s",
+            "nodeVolumeDetachTimeout": "5m0s", "nodeDeletionTimeout": "30s"}),
+        ),
+        (k0s("v1beta1"), json!({})),
+        (k0s("v1beta2"), json!({})),
+        (kairos(), json!({"nodeDrainTimeout": "90s"})),
+        (eks(), Value::Null),
+    ];
+    for (control_plane, kept) in cases {
+        let kind = format!("{} {}", control_plane["kind"], control_plane["apiVersion"]);
+        let version = control_plane["apiVersion"]
+            .as_str()
+            .unwrap()
+            .rsplit('/')
+            .next()
+            .unwrap();
+        let lookup = topology_parents(version);
+        let child = topology_owned(control_plane);
+        assert_valid(&child);
+        let (outcome, stored) = run("CREATE", child.clone(), &lookup);
+        assert!(matches!(outcome.verdict, Verdict::Allow(_)), "{kind}");
+        assert_valid(&stored);
+        let template = &stored["spec"]["machineTemplate"];
+        if kept.is_null() {
+            assert_eq!(template, &Value::Null, "{kind}");
+        } else {
+            let mut rest = template.clone();
+            let rest = rest.as_object_mut().unwrap();
+            let metadata = rest.remove("metadata").unwrap();
+            assert_eq!(
+                metadata["labels"]["platform.example.com/team"], "payments",
+                "{kind}"
+            );
+            rest.remove("infrastructureRef");
+            if let Some(spec) = rest.get_mut("spec").and_then(Value::as_object_mut) {
+                spec.remove("infrastructureRef");
+            }
+            assert_eq!(Value::Object(rest.clone()), kept, "{kind}");
+        }
+        assert_eq!(
+            stored["metadata"]["labels"]["platform.example.com/team"], "payments",
+            "{kind}"
+        );
+        // The stored object is what mutate mode returns, unchanged.
+        let (outcome, _) = run_with("UPDATE", stored.clone(), &lookup, r#"{"mode": "validate"}"#);
+        assert!(
+            matches!(outcome.verdict, Verdict::Allow(_)),
+            "{kind}: {:?}",
+            outcome.verdict
+        );
+    }
+    // KubeadmControlPlane, the reference, declares every field.
+    let kcp = |version: &str| {
+        let template = if version == "v1beta1" {
+            json!({"infrastructureRef": {"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1",
+                                          "kind": "DockerMachineTemplate", "name": "cp"}})
+        } else {
+            json!({"spec": {"infrastructureRef": {"apiGroup": "infrastructure.cluster.x-k8s.io",
+                                                   "kind": "DockerMachineTemplate", "name": "cp"}}})
+        };
+        json!({"apiVersion": format!("{GROUP}/{version}"), "kind": "KubeadmControlPlane",
+               "metadata": {"name": "kcp", "namespace": "default"},
+               "spec": {"replicas": 3, "version": "v1.31.0", "machineTemplate": template, "kubeadmConfigSpec": {}}})
+    };
+    for version in ["v1beta1", "v1beta2"] {
+        let lookup = topology_parents(version);
+        let (_, stored) = run("CREATE", topology_owned(kcp(version)), &lookup);
+        let template = &stored["spec"]["machineTemplate"];
+        let (fields, drain) = if version == "v1beta1" {
+            (template, &template["nodeDrainTimeout"])
+        } else {
+            (
+                &template["spec"],
+                &template["spec"]["deletion"]["nodeDrainTimeoutSeconds"],
+            )
+        };
+        assert_eq!(
+            drain,
+            &if version == "v1beta1" {
+                json!("2m0s")
+            } else {
+                json!(120)
+            }
+        );
+        assert_eq!(
+            (&fields["readinessGates"], &fields["taints"]),
+            (&gates, &taints),
+            "{version}"
+        );
+    }
+}

@@ -17,12 +17,15 @@
 // (contract), the three node timeouts every Machine-creating edge carries,
 // the field flows of the topology edges, those of the MachineSet and
 // Machine edges, and the rows that use them (table). Each file imports only
-// the files before it.
+// the files before it. Beside them, the paths some child kinds' CRDs lack
+// (schema_gaps), which the rules do not write on those kinds.
 mod contract;
 pub(super) mod machine_fields;
 mod node_timeouts;
+mod schema_gaps;
 mod table;
 mod topology_fields;
 
 pub(crate) use contract::*;
+pub(crate) use schema_gaps::{is_lacked, lacked_by};
 pub(crate) use table::CAPI_RULES;
