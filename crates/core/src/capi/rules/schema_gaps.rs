@@ -4,7 +4,8 @@
 //! metadata and in-place fields whatever its kind, at the paths of its
 //! contract version, and the API server prunes what the kind's schema
 //! lacks. The policy writes only what the object can keep (docs/capi.md,
-//! "Contract version"): a write the API server drops would come back on
+//! "In-place fields: timeouts, minReadySeconds, readiness gates, taints",
+//! the contract version): a write the API server drops would come back on
 //! every request, and validate mode would refuse the stored object for
 //! ever. A kind without a row here is taken to hold every path the
 //! contract names at its version, as KubeadmControlPlane, the reference,
