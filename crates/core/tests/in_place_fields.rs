@@ -763,3 +763,35 @@ fn malformed_field_values_are_rejected_naming_the_object_and_field() {
         }
     );
 }
+
+/// CAPI never creates a worker whose class the ClusterClass lacks; if one
+/// exists, its topology entry still applies, with nothing from the class
+/// (docs/capi.md, "Parent not found").
+#[test]
+fn a_worker_whose_class_the_cluster_class_lacks_gets_its_topology_entry_only() {
+    for version in ["v1beta1", "v1beta2"] {
+        let mut class = quick_start_class(version);
+        class["spec"]["workers"]["machineDeployments"][0]["class"] = json!("another-worker");
+        let lookup = MapLookup::default()
+            .with_object(topology_cluster(version))
+            .with_object(class);
+        let before = topology_machine_deployment(version);
+        let (_, md) = run("UPDATE", before.clone(), &lookup);
+        let spec = &md["spec"]["template"]["spec"];
+        assert_eq!(
+            spec["readinessGates"],
+            json!([{"conditionType": "example.com/NetworkReady"}, {"conditionType": "topology.example.com/Ready"}]),
+            "{version}: the topology's gate added"
+        );
+        let (min_ready, drain) = if version == "v1beta1" {
+            (&md["spec"]["minReadySeconds"], "nodeDrainTimeout")
+        } else {
+            (&spec["minReadySeconds"], "deletion")
+        };
+        assert_eq!(min_ready, 5, "{version}: the topology's");
+        assert_eq!(
+            spec[drain], before["spec"]["template"]["spec"][drain],
+            "{version}: the class's drain timeout is not there to flow"
+        );
+    }
+}
