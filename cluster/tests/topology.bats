@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # A Cluster with a topology and its ClusterClass, through the real topology controller with
 # examples/capi-policy.yaml in front: the KubeadmControlPlane and AWSCluster it creates carry what the
-# contract says, and so does its MachineDeployment; a bare one, dry-run on the server, shows the policy's part.
+# contract says, and so does its MachineDeployment; a bare one, dry-run on the server, shows the policy's part,
+# and a KairosControlPlane, dry-run, that the policy writes nothing its CRD lacks.
 
 setup_file() {
   load helpers
@@ -61,4 +62,16 @@ md() { kubectl get machinedeployments -n default -l topology.cluster.x-k8s.io/de
   # A dry run stores nothing.
   run kubectl get machinedeployment topo-demo-md-0-dry-run -n default
   [ "$status" -ne 0 ]
+}
+
+@test "a topology KairosControlPlane, dry-run on the server, is not mutated: nothing the topology sets is missing that its CRD holds" {
+  # Before the policy followed each kind's CRD it wrote the topology's drain timeout under
+  # spec.machineTemplate.spec, which the API server dropped: the audit log showed the create mutated.
+  run kubectl create --dry-run=server -o json -f "$ROOT/cluster/objects/topology-kairoscontrolplane.yaml"
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  expect "$output" '.spec.machineTemplate.metadata.labels."cp-tier"' gold
+  expect "$output" '.spec.machineTemplate.spec // "absent"' absent
+  eventually 30 "webhook_called clusterwide-capi-metadata-propagation kairoscontrolplanes topo-demo-kairos-dry-run"
+  run webhook_mutated clusterwide-capi-metadata-propagation kairoscontrolplanes topo-demo-kairos-dry-run
+  [ "$status" -eq 1 ]
 }
