@@ -766,7 +766,8 @@ fn malformed_field_values_are_rejected_naming_the_object_and_field() {
 
 /// CAPI never creates a worker whose class the ClusterClass lacks; if one
 /// exists, its topology entry still applies, with nothing from the class
-/// (docs/capi.md, "Parent not found").
+/// (docs/capi.md, "Cluster API: what flows where", on a parent not
+/// found).
 #[test]
 fn a_worker_whose_class_the_cluster_class_lacks_gets_its_topology_entry_only() {
     for version in ["v1beta1", "v1beta2"] {
