@@ -266,7 +266,7 @@ mod tests {
     )]
     #[case::type_error_before_the_syntax_error(
         r#"{"mode": 5, oops}"#,
-        "settings: expected value at line 1 column 10"
+        "settings: invalid type: integer `5`, expected `mutate` or `validate` at line 1 column 10"
     )]
     fn settings_not_json_names_the_line_and_column(#[case] json: &str, #[case] problem: &str) {
         assert_eq!(problems(json), [problem]);
@@ -432,6 +432,18 @@ mod tests {
             problems(r#"{"mode":"audit"}"#),
             ["mode: unknown variant `audit`, expected `mutate` or `validate`"]
         );
+        for (value, found) in [
+            ("1", "integer `1`"),
+            ("null", "null"),
+            ("true", "boolean `true`"),
+        ] {
+            assert_eq!(
+                problems(&format!(r#"{{"mode":{value}}}"#)),
+                [format!(
+                    "mode: invalid type: {found}, expected `mutate` or `validate`"
+                )]
+            );
+        }
     }
 
     #[test]

@@ -21,6 +21,7 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::support;
+use crate::request::mode::MODES;
 use metadata_propagation_core::settings::{RawSettings, Settings};
 use metadata_propagation_core::tags::profiles::profile::{GENERIC, TagProfile};
 use metadata_propagation_core::tags::profiles::user_profile::raw_profile::RawProfile;
@@ -157,6 +158,12 @@ impl<'de> de::Deserializer<'de> for Probe<'_> {
     }
 
     fn deserialize_string<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        // `mode` is read as a string, so that a value of another type is
+        // refused naming the valid ones: its variants are MODES.
+        if self.path == "mode" {
+            self.record(Shape::Enum(MODES.to_vec()));
+            return visitor.visit_str(MODES[0]);
+        }
         self.record(Shape::String);
         visitor.visit_string(String::new())
     }

@@ -112,9 +112,9 @@ fn compile_all(field: &str, patterns: &[String]) -> Result<Vec<KeyPattern>, Sett
         // A literal (the usual `^example\.com/`) is never compiled, and
         // holds nothing Go refuses: only a pattern to compile is checked.
         let compile = |pattern: &str| {
-            if let Some(reason) = go_regex::go_refuses(pattern) {
+            if let Some(reason) = go_regex::dialects_part(pattern) {
                 let pattern = pattern.to_owned();
-                return Err(PatternProblem::GoRefuses { pattern, reason });
+                return Err(PatternProblem::GoDialect { pattern, reason });
             }
             RegexBuilder::new(pattern)
                 .size_limit(REGEX_SIZE_LIMIT)
@@ -149,16 +149,16 @@ enum PatternProblem {
         /// regex-lite's reason.
         error: regex_lite::Error,
     },
-    /// A pattern Go's RE2 refuses although regex-lite accepts it: Cluster
-    /// API's flags would refuse it.
+    /// A pattern Go's RE2 refuses, or reads otherwise than regex-lite:
+    /// Cluster API's flags would refuse it, or sync other keys.
     #[error(
         "invalid regex {}: {reason}; Cluster API compiles these patterns with Go's regexp",
         quoted(.pattern)
     )]
-    GoRefuses {
+    GoDialect {
         /// The pattern as written.
         pattern: String,
-        /// What Go refuses, and the fix.
+        /// Where Go and regex-lite part, and the fix.
         reason: String,
     },
 }

@@ -1,24 +1,34 @@
-//! What Go's RE2 (`regexp.Compile`) refuses in a node-sync pattern that
-//! regex-lite accepts. The patterns are the ones a team gives Cluster API's
+//! Where Go's RE2 (`regexp.Compile`) and regex-lite part on a node-sync
+//! pattern. The patterns are the ones a team gives Cluster API's
 //! `--additional-sync-machine-labels` / `-annotations` flags, which CAPI
 //! compiles with Go's `regexp`: a pattern Go refuses stops CAPI's manager
-//! from starting, so the policy refuses it too rather than call it synced.
+//! from starting, and one Go reads otherwise selects other keys, so the
+//! policy refuses both rather than call a key synced.
 //!
-//! Three rules of Go's parser (`regexp/syntax/parse.go`) regex-lite does
-//! not have: a repetition operator may not follow another (`a**`, `a*+`,
-//! `a{2}{3}`; one lazy `?` is part of its operator: `a*?`), a repeat count
-//! is at most 1000, and so are the copies nested repeat counts make
-//! (`(a{2}){1000}`). go_regex_cases.tsv holds the cases, with Go's verdict
+//! Go's parser (`regexp/syntax/parse.go`) refuses what regex-lite accepts
+//! where a repetition operator may not follow another (`a**`,
+//! `a*+`, `a{2}{3}`; one lazy `?` is part of its operator: `a*?`), a repeat
+//! count is at most 1000, and so are the copies nested repeat counts make
+//! (`(a{2}){1000}`); it knows the flags `i`, `m`, `s` and `U` only (not
+//! `x`, `R`, `u`), and no `\u` / `\U` escape. It reads otherwise what
+//! regex-lite reads as a word boundary (`\<`, `\>`, `\b{start}`), and
+//! takes as a literal a `{` that starts no repeat count and an octal
+//! escape (`\101`), both of which regex-lite refuses with a reason that
+//! does not say so. go_regex_cases.tsv holds the cases, with Go's verdict
 //! on each.
 
 /// Go's largest repeat count (`regexp/syntax`: `ErrInvalidRepeatSize`
 /// above it).
 const REPEAT_MAX: u64 = 1000;
 
-/// Why Go's `regexp.Compile` refuses `pattern`, if it does for one of the
-/// rules above; regex-lite judges everything else.
-pub(crate) fn go_refuses(pattern: &str) -> Option<String> {
+/// Why the policy refuses `pattern`, where Go's `regexp.Compile` and
+/// regex-lite part for one of the reasons above; regex-lite judges
+/// everything else.
+pub(crate) fn dialects_part(pattern: &str) -> Option<String> {
     let chars: Vec<char> = pattern.chars().collect();
+    if let Some(reason) = escape_or_flag(&chars) {
+        return Some(reason);
+    }
     let mut groups = vec![Group::default()];
     // The operator just read, while a following one would stack on it.
     let mut last_repeat: Option<String> = None;
@@ -78,10 +88,14 @@ pub(crate) fn go_refuses(pattern: &str) -> Option<String> {
                     }
                     (Some(end), end)
                 }
-                // Not a repeat: Go reads `{` as a literal.
+                // Not a repeat: Go reads `{` as a literal, regex-lite as
+                // a broken repeat count (or, now and then, a literal).
                 None => {
-                    groups[top].atom(1);
-                    (None, i + 1)
+                    return Some(
+                        "Go reads this { as the character {, regex-lite as the start of a \
+                         repeat count: write \\{"
+                            .to_owned(),
+                    );
                 }
             },
             _ => {
@@ -114,6 +128,88 @@ pub(crate) fn go_refuses(pattern: &str) -> Option<String> {
         }
     }
     None
+}
+
+/// The first escape or flag group of `chars` that Go refuses or reads
+/// otherwise than regex-lite, and why. `\Q…\E`, which regex-lite refuses
+/// (docs/settings.md says why), ends the scan.
+fn escape_or_flag(chars: &[char]) -> Option<String> {
+    let mut class_end_at = 0;
+    let mut i = 0;
+    while i < chars.len() {
+        let in_class = i < class_end_at;
+        match chars[i] {
+            '[' if !in_class => {
+                class_end_at = class_end(chars, i);
+                i += 1;
+            }
+            '\\' => match chars.get(i + 1) {
+                Some('Q') | None => return None,
+                Some(&c) => {
+                    if let Some(reason) = escape(chars, i, c, in_class) {
+                        return Some(reason);
+                    }
+                    i += 2;
+                }
+            },
+            '(' if !in_class && chars.get(i + 1) == Some(&'?') => {
+                if let Some(reason) = flags(&chars[i + 2..]) {
+                    return Some(reason);
+                }
+                i += 2;
+            }
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// What Go makes of the escape `\c` at `at` where regex-lite differs.
+fn escape(chars: &[char], at: usize, c: char, in_class: bool) -> Option<String> {
+    match c {
+        'u' | 'U' => Some(format!(
+            "Go has no \\{c} escape: write \\x{{…}} with the code point (\\x{{74}} for t)"
+        )),
+        '<' | '>' if !in_class => Some(format!(
+            "Go reads \\{c} as the character {c}, regex-lite as a word boundary: write {c} for \
+             the character, \\b for a boundary"
+        )),
+        'b' if !in_class && chars.get(at + 2) == Some(&'{') => Some(
+            "Go reads \\b{…} as a word boundary followed by the text {…}, regex-lite as one \
+             kind of boundary: write \\b, or \\b\\{…} for the text"
+                .to_owned(),
+        ),
+        // Go reads `\0` and `\1`…`\7` before another octal digit as a
+        // character code of up to three octal digits; a lone `\1`…`\7` is
+        // a backreference, which both refuse.
+        '0'..='7' => {
+            let octal = |c: &&char| ('0'..='7').contains(*c);
+            let digits: String = chars[at + 1..].iter().take(3).take_while(octal).collect();
+            if c != '0' && digits.len() < 2 {
+                return None;
+            }
+            let code = u32::from_str_radix(&digits, 8).unwrap_or_default();
+            Some(format!(
+                "Go reads \\{digits} as the character code {digits} in octal, regex-lite takes \
+                 no octal escape: write \\x{{{code:x}}}"
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// The flags Go knows (`regexp/syntax`: `i`, `m`, `s`, `U`, and `-` to
+/// clear), in the group `(?…)` or `(?…:…)` whose text after `(?` is
+/// `rest`; a named group (`(?P<n>`, `(?<n>`) has none.
+fn flags(rest: &[char]) -> Option<String> {
+    if matches!(rest.first(), Some('P' | '<')) {
+        return None;
+    }
+    let flags = rest.iter().take_while(|&&c| c != ')' && c != ':');
+    let unknown = flags.copied().find(|c| !"imsU-".contains(*c))?;
+    Some(format!(
+        "Go knows the flags i, m, s and U only, not {unknown}: remove it"
+    ))
 }
 
 /// The items of one group, each weighed by the copies its nested repeat
@@ -212,9 +308,11 @@ mod tests {
 
     /// go_regex_cases.tsv, whose verdicts `make unit-tests` checks against
     /// Go's `regexp.Compile` (scripts/go_regex_agree): a pattern Go refuses
-    /// is refused here or by regex-lite; one Go accepts passes here.
+    /// is refused here or by regex-lite; one Go reads otherwise than
+    /// regex-lite (`differs`, which Go accepts) is refused here; one Go
+    /// accepts and reads alike passes here.
     #[test]
-    fn the_policy_refuses_what_go_refuses() {
+    fn the_policy_refuses_where_go_and_regex_lite_part() {
         let rows = include_str!("go_regex_cases.tsv")
             .lines()
             .filter(|line| !line.is_empty() && !line.starts_with('#'));
@@ -222,10 +320,14 @@ mod tests {
             let (pattern, verdict) = row.split_once('\t').expect("pattern\tverdict");
             let lite_refuses = regex_lite::Regex::new(pattern).is_err();
             match verdict {
-                "ok" => assert_eq!(go_refuses(pattern), None, "{pattern}"),
+                "ok" => assert_eq!(dialects_part(pattern), None, "{pattern}"),
                 "refused" => assert!(
-                    go_refuses(pattern).is_some() || lite_refuses,
+                    dialects_part(pattern).is_some() || lite_refuses,
                     "{pattern}: Go refuses it, the policy accepts it"
+                ),
+                "differs" => assert!(
+                    dialects_part(pattern).is_some(),
+                    "{pattern}: Go reads it otherwise, the policy does not say so"
                 ),
                 other => panic!("{pattern}: verdict {other}"),
             }
@@ -233,7 +335,7 @@ mod tests {
     }
 
     #[test]
-    fn what_go_refuses_is_named() {
+    fn why_the_policy_refuses_is_named() {
         for (pattern, reason) in [
             (
                 "a**",
@@ -263,8 +365,32 @@ mod tests {
                 "a{1,99999999999}",
                 "Go allows a repeat count of at most 1000, not 99999999999",
             ),
+            (
+                "(?x)^team$",
+                "Go knows the flags i, m, s and U only, not x: remove it",
+            ),
+            (
+                r"^\u0074eam$",
+                r"Go has no \u escape: write \x{…} with the code point (\x{74} for t)",
+            ),
+            (
+                r"\<team",
+                r"Go reads \< as the character <, regex-lite as a word boundary: write < for the character, \b for a boundary",
+            ),
+            (
+                r"\b{start}team",
+                r"Go reads \b{…} as a word boundary followed by the text {…}, regex-lite as one kind of boundary: write \b, or \b\{…} for the text",
+            ),
+            (
+                r"^\101",
+                r"Go reads \101 as the character code 101 in octal, regex-lite takes no octal escape: write \x{41}",
+            ),
+            (
+                "a{,3}",
+                r"Go reads this { as the character {, regex-lite as the start of a repeat count: write \{",
+            ),
         ] {
-            assert_eq!(go_refuses(pattern).as_deref(), Some(reason), "{pattern}");
+            assert_eq!(dialects_part(pattern).as_deref(), Some(reason), "{pattern}");
         }
     }
 }

@@ -31,9 +31,12 @@ pub enum SettingsError {
 }
 
 /// Parses settings given as YAML or JSON; an empty or `null` document is `{}`.
+/// JSON is read as JSON first: a YAML parser refuses some JSON, such as a
+/// character outside the BMP escaped as a surrogate pair (`"\ud83d\ude00"`).
 pub fn settings_from_text(text: &str) -> Result<Value, SettingsError> {
-    let value: Value =
-        serde_norway::from_str(text).map_err(|e| SettingsError::Syntax(e.to_string()))?;
+    let value: Value = serde_json::from_str(text)
+        .or_else(|_| serde_norway::from_str(text))
+        .map_err(|e| SettingsError::Syntax(e.to_string()))?;
     match value {
         Value::Null => Ok(Value::Object(Map::new())),
         Value::Object(_) => Ok(value),
@@ -172,6 +175,16 @@ mod tests {
         assert_eq!(
             settings_from_text(yaml),
             Ok(json!({"propagate": ["team"], "enabled": true}))
+        );
+    }
+
+    /// What Python's `json.dump` and `jq -a` write for a character outside
+    /// the BMP, which a YAML parser refuses.
+    #[test]
+    fn json_settings_with_an_escaped_surrogate_pair_are_read_as_json() {
+        assert_eq!(
+            settings_from_text(r#"{"cloudTags": {"prefix": "\ud83d\ude00:"}}"#),
+            Ok(json!({"cloudTags": {"prefix": "\u{1F600}:"}}))
         );
     }
 
