@@ -187,6 +187,11 @@ for name, settings, message in [
     ("settings_regex_go_refuses", {"capi": {"additionalSyncMachineLabels": ["^node\\.example\\.com/.**"]}},
      'capi.additionalSyncMachineLabels[0]: invalid regex "^node\\\\.example\\\\.com/.**": Go refuses a '
      "repetition operator after another (**)"),
+    ("settings_regex_go_reads_otherwise", {"capi": {"additionalSyncMachineLabels": ["\\<team"]}},
+     'capi.additionalSyncMachineLabels[0]: invalid regex "\\\\<team": Go reads \\< as the character <, '
+     "regex-lite as a word boundary"),
+    ("settings_mode_not_a_string", {"mode": 1},
+     "mode: invalid type: integer `1`, expected `mutate` or `validate`"),
     ("settings_seeded_key", {"cloudTags": {"propagatingLabels": ["platform/env", "platform/mesh-ip"]}},
      'cloudTags.propagatingLabels[1]: "platform/mesh-ip" is a seeded platform label'),
     ("settings_empty_provider_path", {"cloudTags": {"providerPath": ""}},

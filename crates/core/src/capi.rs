@@ -244,13 +244,14 @@ fn plan_flows<'r>(
     let in_place = settings.in_place_fields();
     let mut reported = Reported::default();
     if let Resolved::Parent(rule, parent) = &trace.resolved {
-        let lacks = lacked_by_child(request);
-        let version = request.kind.version.as_str();
+        let kind = &request.kind;
+        let (version, lacks) = (kind.version.as_str(), lacked_by_child(request));
+        let target = Target { object, lacks };
         let mut decisions = Vec::new();
         for flow in rule.flows() {
             match flow {
                 Flow::Map(flow) => {
-                    let steps = plan_map(rule, parent, flow, request, plan, traced)?;
+                    let steps = plan_map(rule, parent, flow, &target, plan, traced)?;
                     trace.maps.extend(steps);
                 }
                 Flow::Field(field)
@@ -311,6 +312,13 @@ fn lacked_by_child(request: &AdmissionRequest) -> &'static [&'static [&'static s
     rules::lacked_by(&kind.group, &kind.kind, &kind.version)
 }
 
+/// The object a rule's flows write to, and the paths its CRD lacks, which
+/// they leave alone.
+struct Target<'r> {
+    object: &'r Value,
+    lacks: &'static [&'static [&'static str]],
+}
+
 /// Plans one map flow: the parent's keys into each target map of the
 /// child its CRD holds; returns what it decided for each map when `trace`
 /// asks.
@@ -318,16 +326,19 @@ fn plan_map(
     rule: &Rule,
     parent: &Parent,
     flow: &'static MapFlow,
-    request: &AdmissionRequest,
+    target: &Target<'_>,
     plan: &mut Plan,
     trace: bool,
 ) -> Result<Vec<MapStep>, Error> {
-    let object = &request.object;
+    let object = target.object;
     let source = fields::string_map(&parent.object, flow.from)
         .map_err(|error| malformed(rule, &parent.reference, error))?;
-    let lacks = lacked_by_child(request);
     let mut steps = Vec::new();
-    for &to in flow.to.iter().filter(|to| !rules::is_lacked(lacks, to)) {
+    for &to in flow
+        .to
+        .iter()
+        .filter(|to| !rules::is_lacked(target.lacks, to))
+    {
         let kept = rule.bookkeeping.for_map(to);
         let current = fields::string_map(object, to)?;
         // Each offered key's rule is decided here, once; the edit records
