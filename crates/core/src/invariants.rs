@@ -333,13 +333,10 @@ fn holds(unit: Unit, before: Option<&Value>, after: &Value) -> bool {
     }
 }
 
-/// What the contract lets the policy write on one child, read from
-/// [`CAPI_RULES`]: the targets of the rules for its `group`/`kind` that
-/// `applies` keeps (the caller knows which parent links the object has),
-/// each field at the child's `version` only, so a field another kind or
-/// version declares at the same path is not allowed here, nor a path the
-/// kind's CRD lacks (`capi/rules/schema_gaps.rs`). The invariant checks and
-/// the fuzz targets hold the policy to exactly these.
+/// What the contract lets the policy write on one child: the targets in
+/// [`CAPI_RULES`] of the rules for its `group`/`kind` that `applies` keeps
+/// (the caller knows its parent links), each field at its `version` only,
+/// less what its CRD lacks. The invariant checks and fuzz targets hold it.
 fn contract_targets_for(
     group: &str,
     kind: &str,
@@ -349,18 +346,17 @@ fn contract_targets_for(
     let rules = CAPI_RULES
         .iter()
         .filter(|rule| rule.child.matches(group, kind) && applies(rule));
-    let lacks = rules::lacked_by(group, kind, version);
-    let held = |path: &[&str]| !rules::is_lacked(lacks, path);
     let mut maps: Vec<&'static [&'static str]> = Vec::new();
     let mut fields: Vec<Endpoint> = Vec::new();
     for flow in rules.flat_map(Rule::flows) {
         match flow {
-            Flow::Map(map) => maps.extend(map.to.iter().copied().filter(|to| held(to))),
-            Flow::Field(field) => {
-                fields.extend(field.to.at(version).copied().filter(|to| held(to.path)));
-            }
+            Flow::Map(map) => maps.extend(map.to.iter().copied()),
+            Flow::Field(field) => fields.extend(field.to.at(version).copied()),
         }
     }
+    let lacks = rules::lacked_by(group, kind, version);
+    maps.retain(|to| !rules::is_lacked(lacks, to));
+    fields.retain(|to| !rules::is_lacked(lacks, to.path));
     maps.sort();
     maps.dedup();
     fields.sort_by_key(|e| e.path);
