@@ -386,8 +386,44 @@ AzureCluster default/azure-dev (infrastructure.cluster.x-k8s.io/v1beta1): ✗ DE
   [ "$status" -eq 2 ]
   [[ "$output" == "Error: Provided settings are not valid: cloudTags.propagatingLabels[0]: "* ]]
 
+  # A file with no document is an output that went missing, not an empty
+  # cluster (an empty List is that: 0 objects, exit 0).
+  printf '# nothing here\n' > "$TMP/empty.yaml"
+  run "$RUNNER" audit -f "$TMP/empty.yaml"
+  [ "$status" -eq 2 ]
+  [ "$output" = "Error: $TMP/empty.yaml holds no YAML or JSON document (an empty file, or only comments): write it with \`kubectl get <kinds> -A -o yaml > $TMP/empty.yaml\`" ]
+  printf 'apiVersion: v1\nitems: []\nkind: List\n' > "$TMP/none.yaml"
+  run "$RUNNER" audit -f "$TMP/none.yaml"
+  [ "$status" -eq 0 ]
+
+  # A policy is the live audit's source of settings and rules; beside a
+  # dump it would be ignored, so it is refused.
+  run "$RUNNER" audit -f "$DUMPS/xr_providers.yaml" --policy examples/capi-policy.yaml
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"cannot be used with"* ]]
+
   run "$RUNNER" audit
   [ "$status" -eq 2 ]
+}
+
+@test "a typed list, as the API server serves it (kubectl get --raw), is read as its items" {
+  python3 - "$DUMPS/quickstart_v1beta2_drift.yaml" > "$TMP/typed.json" <<'PY'
+import json, sys, yaml
+objects = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+items = []
+for d in objects:
+    items.extend(d["items"] if d.get("kind") == "List" else [d])
+machines = [o for o in items if o["kind"] == "Machine"]
+rest = [o for o in items if o["kind"] != "Machine"]
+print(json.dumps({"apiVersion": "v1", "kind": "List", "items": rest}))
+print(json.dumps({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineList",
+                  "metadata": {"resourceVersion": "4242"}, "items": machines}))
+PY
+  "$RUNNER" audit -f "$DUMPS/quickstart_v1beta2_drift.yaml" > "$TMP/as-list.txt" || true
+  run "$RUNNER" audit -f "$TMP/typed.json"
+  [ "$status" -eq 1 ]
+  [ "$(tail -n 1 <<<"$output")" = "$(tail -n 1 "$TMP/as-list.txt")" ]
+  [ "$(grep -c 'Machine default/' <<<"$output")" -eq "$(grep -c 'Machine default/' "$TMP/as-list.txt")" ]
 }
 
 @test "a malformed object is rejected, not a bad dump: exit 1" {

@@ -112,12 +112,16 @@ fn numbered(values: Vec<Value>) -> Vec<(usize, Value)> {
 /// Every object in `text` ([`documents`]), with its origin in `file`; arrays
 /// and `kind: List` documents are flattened ([`flattened`]).
 pub fn objects(text: &str, file: &str) -> Result<Vec<(Origin, Value)>, AuditError> {
-    let documents = documents(text).map_err(|e| AuditError::Syntax {
+    Ok(flattened(named_documents(text, file)?, file))
+}
+
+/// [`documents`], a document that does not parse named in `file`.
+fn named_documents(text: &str, file: &str) -> Result<Vec<(usize, Value)>, AuditError> {
+    documents(text).map_err(|e| AuditError::Syntax {
         file: file.to_owned(),
         document: e.document,
         reason: e.reason,
-    })?;
-    Ok(flattened(documents, file))
+    })
 }
 
 /// The objects in `documents` (as [`documents`] numbers them), each with its
@@ -141,8 +145,19 @@ pub fn flattened(documents: Vec<(usize, Value)>, file: &str) -> Vec<(Origin, Val
 /// object with a non-empty string `apiVersion` and `kind`, and a `metadata`
 /// object with a non-empty string `name` (and a string `namespace`, when it
 /// has one).
+///
+/// A text with no document at all (empty, or only comments) is refused
+/// too: it is an output that went missing (a `kubectl get` that failed
+/// into the file), not a cluster with nothing in it, which a `List` with no
+/// `items` stands for.
 pub fn kubernetes_objects(text: &str, file: &str) -> Result<Vec<(Origin, Value)>, AuditError> {
-    let objects = objects(text, file)?;
+    let documents = named_documents(text, file)?;
+    if documents.is_empty() {
+        return Err(AuditError::NoDocument {
+            file: file.to_owned(),
+        });
+    }
+    let objects = flattened(documents, file);
     for (origin, object) in &objects {
         if let Err(problem) = check_kubernetes_object(object) {
             return Err(AuditError::NotAnObject {
@@ -182,8 +197,17 @@ fn flatten(value: Value, origin: Origin, out: &mut Vec<(Origin, Value)>) {
     }
 }
 
+/// A `List` (what `kubectl get` prints), or a typed list as the API server
+/// serves one (`MachineList`, what `kubectl get --raw` prints): a kind
+/// ending in `List` that has `items`. No object kind has a top-level
+/// `items` beside `metadata`; a typed list's `metadata` holds only the
+/// list's `resourceVersion`.
 fn is_list(map: &serde_json::Map<String, Value>) -> bool {
-    map.get("kind").and_then(Value::as_str) == Some("List")
+    match map.get("kind").and_then(Value::as_str) {
+        Some("List") => true,
+        Some(kind) => kind.ends_with("List") && map.contains_key("items"),
+        None => false,
+    }
 }
 
 /// Why `object` is not a Kubernetes object, if it is not one, with the
@@ -382,6 +406,40 @@ mod tests {
                 .to_string(),
             "list.json document 1 item 2: not a Kubernetes object: `metadata.name` is missing"
         );
+    }
+
+    #[test]
+    fn kubernetes_objects_reads_typed_lists_and_refuses_a_text_without_documents() {
+        // `kubectl get --raw /apis/cluster.x-k8s.io/v1beta2/machines`
+        let typed = r#"{"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineList",
+            "metadata": {"resourceVersion": "42"}, "items": [
+            {"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Machine", "metadata": {"name": "m"}}]}"#;
+        let read = kubernetes_objects(typed, "machines.json").unwrap();
+        assert_eq!(read.len(), 1);
+        assert_eq!(
+            read[0].0,
+            Origin {
+                file: "machines.json".to_owned(),
+                document: 1,
+                items: vec![1]
+            }
+        );
+        // A kind ending in `List` without `items` is an object like any other.
+        let object =
+            r#"{"apiVersion": "example.com/v1", "kind": "AllowList", "metadata": {"name": "a"}}"#;
+        assert_eq!(kubernetes_objects(object, "a.json").unwrap().len(), 1);
+        // An empty List is a cluster with nothing in it; an empty text is not a dump.
+        assert_eq!(
+            kubernetes_objects("apiVersion: v1\nitems: []\nkind: List\n", "d.yaml").unwrap(),
+            []
+        );
+        for empty in ["", "# only a comment\n", "---\n---\n"] {
+            assert_eq!(
+                kubernetes_objects(empty, "d.yaml").unwrap_err().to_string(),
+                "d.yaml holds no YAML or JSON document (an empty file, or only comments): \
+                 write it with `kubectl get <kinds> -A -o yaml > d.yaml`"
+            );
+        }
     }
 
     #[test]

@@ -49,6 +49,15 @@ pub enum AuditError {
         /// The parser's message (with line and column).
         reason: String,
     },
+    /// The text holds no document at all.
+    #[error(
+        "{file} holds no YAML or JSON document (an empty file, or only comments): \
+         write it with `kubectl get <kinds> -A -o yaml > {file}`"
+    )]
+    NoDocument {
+        /// The file.
+        file: String,
+    },
     /// A document (or List item) is not a Kubernetes object.
     #[error("{origin}: not a Kubernetes object: {problem}")]
     NotAnObject {

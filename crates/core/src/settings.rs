@@ -333,11 +333,11 @@ mod tests {
     #[test]
     fn settings_refused_at_evaluation_name_every_member_at_fault() {
         let err =
-            Settings::parse(br#"{"mode":"audit","capi":{"inPlaceFields":null}}"#).unwrap_err();
+            Settings::parse(br#"{"mode":"audit","capi":{"inPlaceFields":"no"}}"#).unwrap_err();
         assert_eq!(
             rendered(err),
             [
-                "capi.inPlaceFields: invalid type: null, expected a boolean",
+                "capi.inPlaceFields: invalid type: string \"no\", expected a boolean",
                 "mode: unknown variant `audit`, expected `mutate` or `validate`",
             ]
         );
@@ -432,11 +432,7 @@ mod tests {
             problems(r#"{"mode":"audit"}"#),
             ["mode: unknown variant `audit`, expected `mutate` or `validate`"]
         );
-        for (value, found) in [
-            ("1", "integer `1`"),
-            ("null", "null"),
-            ("true", "boolean `true`"),
-        ] {
+        for (value, found) in [("1", "integer `1`"), ("true", "boolean `true`")] {
             assert_eq!(
                 problems(&format!(r#"{{"mode":{value}}}"#)),
                 [format!(
@@ -444,6 +440,24 @@ mod tests {
                 )]
             );
         }
+    }
+
+    /// A wrongly typed object of the settings is described as the user
+    /// writes it, never by the policy's own type names.
+    #[test]
+    fn settings_a_wrongly_typed_object_is_described_by_its_shape() {
+        assert_eq!(
+            problems(r#"{"cloudTags":{"managedResources":"aws"}}"#),
+            [
+                "cloudTags.managedResources: invalid type: string \"aws\", expected an object with `families` and `kinds`"
+            ]
+        );
+        assert_eq!(
+            problems(r#"{"cloudTags":{"managedResources":{"families":["aws"],"kinds":["VPC"]}}}"#),
+            [
+                "cloudTags.managedResources.kinds[0]: invalid type: string \"VPC\", expected a row such as {\"group\": \"ec2.aws.upbound.io\", \"kind\": \"VPC\", \"field\": \"spec.forProvider.tags\"}"
+            ]
+        );
     }
 
     #[test]

@@ -628,6 +628,17 @@ fn profiles_question() -> Value {
 /// `path` (`reservedPrefixes[].prefix`) removed from `entry`, taking the
 /// first element of each list on the way.
 fn without(entry: &Value, path: &str) -> Value {
+    with_member(entry, path, None)
+}
+
+/// `entry` with the member at `path` (as [`without`] names it) written
+/// `null`.
+fn nulled(entry: &Value, path: &str) -> Value {
+    with_member(entry, path, Some(Value::Null))
+}
+
+/// `entry` with the member at `path` replaced by `value`, or removed.
+fn with_member(entry: &Value, path: &str, value: Option<Value>) -> Value {
     let mut entry = entry.clone();
     let mut node = &mut entry;
     let parts: Vec<&str> = path.split('.').collect();
@@ -637,10 +648,13 @@ fn without(entry: &Value, path: &str) -> Value {
             None => &mut node[*part],
         };
     }
-    node.as_object_mut()
-        .expect("an object on the path")
-        .remove(parts[parts.len() - 1])
-        .unwrap_or_else(|| panic!("{path} is in the entry"));
+    let members = node.as_object_mut().expect("an object on the path");
+    let last = parts[parts.len() - 1];
+    let old = match value {
+        Some(value) => members.insert(last.to_owned(), value),
+        None => members.remove(last),
+    };
+    old.unwrap_or_else(|| panic!("{path} is in the entry"));
     entry
 }
 
@@ -713,6 +727,86 @@ fn an_optional_profile_field_defaults_to_what_leaving_it_out_gives() {
             Some(&with_defaults),
             "{PROFILES}[].{}: its default is not what leaving it out gives",
             q.variable
+        );
+    }
+}
+
+/// Written `null`, an optional profile field is unset, as Go's
+/// encoding/json and Rancher's form for an emptied field have it: the
+/// strict parse and the member-by-member read (of a profile another
+/// problem makes refused) both give what leaving it out gives.
+#[test]
+fn an_optional_profile_field_written_null_is_what_leaving_it_out_gives() {
+    let entry = new_entry(&profiles_question()["sequence_questions"], false);
+    let optional: Vec<Question> = profile_questions()
+        .into_iter()
+        .filter(|q| is_profile_field(q) && !q.required())
+        .collect();
+    assert!(
+        optional.len() >= 3,
+        "valueCharacters, reservedPrefixes, prefix"
+    );
+    for q in optional {
+        let left_out = without(&entry, &q.variable);
+        let null = nulled(&entry, &q.variable);
+        assert_eq!(
+            as_profile(&null).ok(),
+            as_profile(&left_out).ok(),
+            "{PROFILES}[].{}: written null",
+            q.variable
+        );
+        // An unknown member makes the strict parse refuse the profile, so
+        // it is read member by member: the problems are the same.
+        let refused = |mut profile: Value| {
+            profile["unknownField"] = json!(1);
+            let settings = json!({"cloudTags": {"profiles": [profile]}});
+            Settings::from_json(settings.to_string().as_bytes())
+                .expect_err("an unknown field is refused")
+                .to_string()
+        };
+        assert_eq!(
+            refused(null),
+            refused(left_out),
+            "{PROFILES}[].{} written null, read member by member",
+            q.variable
+        );
+    }
+}
+
+/// Every setting written `null` (a section or a field) is its default, as
+/// when it is left out: the form Rancher's UI sends for a field left empty,
+/// and what YAML writes for a key without a value.
+#[test]
+fn a_setting_written_null_is_its_default() {
+    let defaults: RawSettings = serde_json::from_str("{}").expect("{} is valid");
+    let paths: Vec<String> = settings_shapes()
+        .into_keys()
+        .filter(|path| !path.contains("[]"))
+        .collect();
+    assert!(
+        paths.len() >= 14,
+        "every setting, sections included: {paths:?}"
+    );
+    for path in paths {
+        let mut document = Map::new();
+        insert_at(&mut document, &path, Value::Null);
+        let text = Value::Object(document).to_string();
+        let read: RawSettings = serde_json::from_str(&text)
+            .unwrap_or_else(|e| panic!("{text}: {path} written null is refused: {e}"));
+        assert_eq!(read, defaults, "{text}: {path} written null");
+        // Beside another setting's problem, read member by member, it is
+        // not one: the problems are those of `{}` with that problem.
+        let mut refused: Value = serde_json::from_str(&text).expect("JSON");
+        refused["unknownSetting"] = json!(1);
+        let error = |document: &Value| {
+            Settings::from_json(document.to_string().as_bytes())
+                .expect_err("an unknown setting is refused")
+                .to_string()
+        };
+        assert_eq!(
+            error(&refused),
+            error(&json!({"unknownSetting": 1})),
+            "{refused}"
         );
     }
 }

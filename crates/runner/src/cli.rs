@@ -478,6 +478,17 @@ mod tests {
         assert_eq!(err.kind(), ErrorKind::MissingRequiredArgument);
     }
 
+    /// A deployed policy or a policy manifest is where `--cluster` reads its
+    /// settings and rules; beside a dump it would be ignored, so it is
+    /// refused (a dump takes `--settings-path`).
+    #[test]
+    fn cli_audit_of_a_dump_refuses_a_policy_source() {
+        for source in [["--policy", "p.yaml"], ["--policy-name", "p"]] {
+            let err = parse(&["audit", "-f", "a.yaml", source[0], source[1]]).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::ArgumentConflict, "{source:?}: {err}");
+        }
+    }
+
     #[test]
     fn cli_patch_takes_an_object_and_a_patch() {
         let cli = parse(&["patch", "--object", "o.json", "--patch", "-"]).unwrap();

@@ -7,6 +7,7 @@
 use super::go_regex;
 use crate::capi::key_pattern::KeyPattern;
 use crate::json::fields::FieldPath;
+use crate::json::null_unset::null_is_default;
 use crate::json::quote::quoted;
 use crate::settings_problem::{SettingsError, SettingsProblem, SettingsProblemKind, prepared};
 use regex_lite::RegexBuilder;
@@ -24,12 +25,15 @@ const REGEX_SIZE_LIMIT: usize = 1 << 20;
 pub(crate) struct RawCapiSettings {
     /// Like CAPI's `--additional-sync-machine-labels`: RE2 regexes matched
     /// (unanchored) against Machine label keys.
+    #[serde(deserialize_with = "null_is_default")]
     pub(crate) additional_sync_machine_labels: Vec<String>,
     /// Like CAPI's `--additional-sync-machine-annotations`.
+    #[serde(deserialize_with = "null_is_default")]
     pub(crate) additional_sync_machine_annotations: Vec<String>,
     /// Propagate the in-place fields (timeouts, `minReadySeconds`,
     /// readiness gates, taints, deletion order, machine naming) as well as
-    /// labels and annotations. Default `true`.
+    /// labels and annotations. Default `true`, `null` included.
+    #[serde(deserialize_with = "null_is_true")]
     pub(crate) in_place_fields: bool,
 }
 
@@ -41,6 +45,11 @@ impl Default for RawCapiSettings {
             in_place_fields: true,
         }
     }
+}
+
+/// `capi.inPlaceFields` read with `null` as its default, `true`.
+fn null_is_true<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<bool, D::Error> {
+    Option::<bool>::deserialize(deserializer).map(|set| set.unwrap_or(true))
 }
 
 /// The `capi` section, with its patterns compiled on first use.

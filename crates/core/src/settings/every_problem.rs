@@ -32,7 +32,8 @@ pub(super) fn read(text: &str) -> Option<(RawSettings, Vec<SettingsProblem>)> {
             continue;
         }
         let Member { key, value } = &top[i];
-        if !SECTIONS.contains(&key.as_str()) {
+        // A section written `null` is unset, read whole like any member.
+        if !SECTIONS.contains(&key.as_str()) || value.get() == "null" {
             let document = alone(key, value);
             if is_valid(&document, &mut problems) {
                 valid.push(member_text(key, value.get()));

@@ -3,6 +3,7 @@
 //! every `validate` payload parse, before anything is prepared.
 
 use crate::capi::RawCapiSettings;
+use crate::json::null_unset::null_is_default;
 use crate::request::mode::Mode;
 use crate::tags::RawCloudTagSettings;
 use serde::Deserialize;
@@ -10,15 +11,19 @@ use serde::de::value::MapAccessDeserializer;
 use serde::de::{Deserializer, MapAccess, Visitor};
 use std::fmt;
 
-/// The settings as written by the user (camelCase, all optional).
+/// The settings as written by the user (camelCase, all optional, `null`
+/// meaning unset).
 #[derive(Debug, Default, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub(crate) struct RawSettings {
     /// `mutate` (default) or `validate`.
+    #[serde(deserialize_with = "null_is_default")]
     pub(crate) mode: Mode,
     /// Cluster API propagation settings.
+    #[serde(deserialize_with = "null_is_default")]
     pub(crate) capi: RawCapiSettings,
     /// Crossplane XR cloud-tag settings.
+    #[serde(deserialize_with = "null_is_default")]
     pub(crate) cloud_tags: RawCloudTagSettings,
 }
 

@@ -7,6 +7,7 @@
 
 use super::profiles::Profiles;
 use crate::json::fields::FieldPath;
+use crate::json::null_unset::null_is_default;
 use crate::json::quote::quoted;
 use crate::request::mode::Mode;
 use crate::settings_problem::{self, SettingsError, SettingsProblem, SettingsProblemKind};
@@ -35,8 +36,10 @@ pub(crate) const DEFAULT_PROVIDER_SEGMENTS: &[&str] = &["spec", "parameters", "p
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub(crate) struct RawCloudTagSettings {
     /// Exact qualified label keys opted into tag propagation.
+    #[serde(deserialize_with = "null_is_default")]
     pub(crate) propagating_labels: Vec<String>,
     /// Dotted path to the provider name inside the XR.
+    #[serde(deserialize_with = "null_is_default_path")]
     pub(crate) provider_path: String,
     /// User-defined tag profiles, tried before the built-in ones. Kept as
     /// their JSON text until an XR needs them: each is parsed and checked by
@@ -44,9 +47,11 @@ pub(crate) struct RawCloudTagSettings {
     /// problems, shape errors included, at once. As text, not as
     /// `serde_json::Value`s: a profile is read straight into its fields,
     /// never built as a tree first.
+    #[serde(deserialize_with = "null_is_default")]
     pub(crate) profiles: Vec<ProfileText>,
     /// Also stamp tags on the CAPI infrastructure kinds
     /// (docs/infrastructure-tags.md). Off by default: no object changes on upgrade.
+    #[serde(deserialize_with = "null_is_default")]
     pub(crate) capi_infrastructure: bool,
     /// The tag-key prefix that marks the policy's own tags, where the
     /// applied profile has none of its own ([`TagKeys`]); `None` when the
@@ -55,10 +60,21 @@ pub(crate) struct RawCloudTagSettings {
     /// string means set, even when it spells a default.
     pub(crate) prefix: Option<String>,
     /// Qualified label key → the tag-key body used instead of that key.
+    #[serde(deserialize_with = "null_is_default")]
     pub(crate) tag_keys: Bodies,
     /// `cloudTags.managedResources`: the managed-resource families tagged,
     /// and rows added to their catalogue.
+    #[serde(deserialize_with = "null_is_default")]
     pub(crate) managed_resources: RawManagedResources,
+}
+
+/// `cloudTags.providerPath` read with `null` as its default,
+/// [`DEFAULT_PROVIDER_PATH`].
+fn null_is_default_path<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<String, D::Error> {
+    Option::<String>::deserialize(deserializer)
+        .map(|set| set.unwrap_or_else(|| DEFAULT_PROVIDER_PATH.to_owned()))
 }
 
 impl Default for RawCloudTagSettings {

@@ -57,13 +57,13 @@ pub struct LiveArgs {
     /// A deployed ClusterAdmissionPolicy: its settings, rules, mode and
     /// contextAwareResources, read from the cluster. Repeatable.
     #[arg(long = "policy-name", value_name = "NAME", group = "policy_source",
-          requires = "cluster", conflicts_with_all = ["policy_files", "settings_path", "settings_json"])]
+          requires = "cluster", conflicts_with_all = ["policy_files", "settings_path", "settings_json", "dumps"])]
     pub policy_names: Vec<String>,
 
     /// A ClusterAdmissionPolicy manifest (YAML or JSON) instead of a
     /// deployed one. Repeatable.
     #[arg(long = "policy", value_name = "FILE", group = "policy_source",
-          requires = "cluster", conflicts_with_all = ["settings_path", "settings_json"])]
+          requires = "cluster", conflicts_with_all = ["settings_path", "settings_json", "dumps"])]
     pub policy_files: Vec<PathBuf>,
 
     /// List only the objects in this namespace (cluster-scoped kinds are

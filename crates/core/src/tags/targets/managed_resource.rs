@@ -11,6 +11,7 @@
 
 use super::mr_catalogue::{self, Family};
 use crate::json::fields::{self, FieldPath, Path};
+use crate::json::null_unset::null_is_default;
 use crate::json::quote::quoted;
 use crate::kube::owners;
 use crate::request::lookup::ObjectRef;
@@ -64,17 +65,27 @@ pub(crate) fn has_shape(object: &Value) -> bool {
 
 /// `cloudTags.managedResources`, as written.
 #[derive(Debug, Default, Deserialize, PartialEq)]
-#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+#[serde(
+    default,
+    deny_unknown_fields,
+    rename_all = "camelCase",
+    expecting = "an object with `families` and `kinds`"
+)]
 pub(crate) struct RawManagedResources {
     /// The families whose MRs are tagged.
+    #[serde(deserialize_with = "null_is_default")]
     families: Vec<String>,
     /// Rows that add to or override the catalogue.
+    #[serde(deserialize_with = "null_is_default")]
     kinds: Vec<RawKindRow>,
 }
 
 /// One row of `cloudTags.managedResources.kinds`, as written.
 #[derive(Debug, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a row such as {\"group\": \"ec2.aws.upbound.io\", \"kind\": \"VPC\", \"field\": \"spec.forProvider.tags\"}"
+)]
 struct RawKindRow {
     group: String,
     kind: String,

@@ -3,22 +3,27 @@
 
 use super::profile_problem::{CHARACTERS_LEN_MAX, ProfileProblem};
 use crate::json::fields::FieldPath;
+use crate::json::null_unset::null_is_default;
 use crate::settings_problem::SettingsProblem;
 use crate::tags::profiles::char_class::CharSet;
 use crate::tags::profiles::char_class::KeyCharacters;
 
 /// `keyCharacters` and `valueCharacters`: `sets` ∪ `extra` ∖ `except`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(
+    deny_unknown_fields,
+    rename_all = "camelCase",
+    expecting = "character classes such as {\"sets\": [\"ascii-letters\"], \"extra\": \"-_\"}"
+)]
 pub(crate) struct RawKeyCharacters {
     /// Named sets (`letters`, `digits`, `non-control`, ...).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_is_default")]
     pub(crate) sets: Vec<CharSet>,
     /// Characters admitted besides the sets.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_is_default")]
     pub(crate) extra: String,
     /// Characters refused even when a set admits them.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_is_default")]
     pub(crate) except: String,
 }
 

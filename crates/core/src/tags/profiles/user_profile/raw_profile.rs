@@ -3,6 +3,7 @@
 //! member by member when that parse refuses it.
 
 use super::characters::RawKeyCharacters;
+use crate::json::null_unset::null_is_default;
 use crate::tags::profiles::profile::Unit;
 
 /// One entry of `cloudTags.profiles` as written.
@@ -29,10 +30,10 @@ pub(crate) struct RawProfile {
     pub(crate) key_characters: RawKeyCharacters,
     /// Characters admitted in the value, in the same form; left out (or
     /// with no sets, extra or except at all), any value is admitted.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_is_default")]
     pub(crate) value_characters: RawKeyCharacters,
     /// Reserved qualified-key prefixes (default none).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_is_default")]
     pub(crate) reserved_prefixes: Vec<RawReservedPrefix>,
     /// The profile's own tag-key prefix, winning over `cloudTags.prefix`
     /// for the objects it applies to (default: none of its own).
@@ -42,7 +43,11 @@ pub(crate) struct RawProfile {
 
 /// One reserved prefix.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(
+    deny_unknown_fields,
+    rename_all = "camelCase",
+    expecting = "a reserved prefix such as {\"prefix\": \"aws:\", \"ignoreCase\": true}"
+)]
 pub(crate) struct RawReservedPrefix {
     /// The prefix of the qualified key.
     pub(crate) prefix: String,
