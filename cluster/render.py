@@ -243,9 +243,11 @@ def kubewarden(ca_pem, base_url, module, policy_files):
 
 
 def webhook_configuration(ca_pem, base_url, name, unique, spec):
-    selector = {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "NotIn",
-                                      "values": ["kubewarden"]}]}
-    selector["matchExpressions"] += (spec.get("namespaceSelector") or {}).get("matchExpressions") or []
+    # kubewarden-controller's webhookNamespaceSelector: the policy's own
+    # selector, whole, with the exclusion of its deployments namespace added.
+    selector = json.loads(json.dumps(spec.get("namespaceSelector") or {}))
+    selector["matchExpressions"] = (selector.get("matchExpressions") or []) + [
+        {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kubewarden"]}]
     webhook = {"name": unique + ".kubewarden.admission", "admissionReviewVersions": ["v1"],
                "clientConfig": {"url": f"{base_url}/validate/{unique}", "caBundle": ca_pem},
                "rules": spec["rules"], "failurePolicy": spec.get("failurePolicy", "Fail"),

@@ -311,6 +311,10 @@ FIXER_POLICIES = ["examples/capi-policy.yaml", "examples/xr-policy.yaml", "examp
 FIXER_VERBS = {"get", "list", "patch"}
 # --policy-name reads the deployed policy.
 POLICY_RESOURCE = ("policies.kubewarden.io", "clusteradmissionpolicies")
+# --policy-name also reads the webhook kubewarden-controller registered for
+# the policy, for the selectors the API server calls it under.
+WEBHOOK_RESOURCES = {("admissionregistration.k8s.io", "mutatingwebhookconfigurations"),
+                     ("admissionregistration.k8s.io", "validatingwebhookconfigurations")}
 # The two matchConditions shapes of examples/mr-policy.yaml, whitespace folded:
 # the group is `<family><suffix>` or ends with `.<family><suffix>`; the
 # resource is not one of a list. Another shape is a problem, so that a new
@@ -364,7 +368,7 @@ def fixer_needs(problems):
                             needed[(g, r)] = set(FIXER_VERBS)
             for resource in spec.get("contextAwareResources") or []:
                 parents.add((resource["apiVersion"].rpartition("/")[0], plural(resource["kind"])))
-    for parent in parents | {POLICY_RESOURCE}:
+    for parent in parents | {POLICY_RESOURCE} | WEBHOOK_RESOURCES:
         needed.setdefault(parent, {"get"})
     return needed, wildcards
 
@@ -415,6 +419,7 @@ def check_fixer(problems):
     for (g, r), verbs in sorted(needed.items()):
         for verb in sorted(verbs - granted.get((g, r), set())):
             why = ("--policy-name reads the policy" if (g, r) == POLICY_RESOURCE
+                   else "--policy-name reads the policy's webhook" if (g, r) in WEBHOOK_RESOURCES
                    else "a rule matches it" if verbs == FIXER_VERBS else "a contextAwareResources entry lists it")
             problems.append(f"{rbac}: the ClusterRole does not grant {verb} on {r} ({g or 'core'}): {why} "
                             f"({policies})")

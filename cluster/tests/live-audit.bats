@@ -2,7 +2,8 @@
 # `policy-runner audit --cluster`'s own mechanics against the real API server (docs/validate-and-audit.md,
 # "Objects that were there first"): lists a page at a time, a parent that was not listed read once, the
 # contextAwareResources check as policy-server makes it, a dry run that stores nothing, --max-objects, a
-# second --fix that writes nothing, Ctrl-C between two writes, a kind the runner may not list, and bad input.
+# second --fix that writes nothing, Ctrl-C between two writes, a kind the runner may not list, an object
+# the policy's webhook is never called for, and bad input.
 # The objects (cluster/objects/live-audit.yaml): a namespaced XR and the five VPCs it composes, in the
 # namespace live-audit, under cluster/policies/managed-resources.yaml (deployed: its webhook tags the VPCs).
 # objects-there-first.bats brings a whole cluster into line; this file counts requests.
@@ -33,6 +34,7 @@ teardown_file() {
   kubectl delete clusterrolebinding live-audit-reader --ignore-not-found >/dev/null
   kubectl delete clusterrole live-audit-reader --ignore-not-found >/dev/null
   kubectl delete "$VPCS" --all -n live-audit --ignore-not-found >/dev/null
+  kubectl delete "$VPCS" kw-vpc -n kubewarden --ignore-not-found >/dev/null
   kubectl delete networks.network.example.org --all -n live-audit --ignore-not-found --wait=false >/dev/null
 }
 
@@ -213,6 +215,32 @@ YAML
   grep -q '^warning: not listed: securitygroups.ec2.aws.m.upbound.io: forbidden: needs verb list' "$BATS_TEST_TMPDIR/stderr"
 }
 
+@test "an object the webhook is never called for is not audited: Kubewarden's own namespace, as the registered webhook says" {
+  # A VPC in the namespace kubewarden-controller keeps out of every policy's webhook (as the test bed
+  # registers it): no write can reach the policy there, so the deployed policy's audit leaves it out and
+  # says so; a manifest, which has no registered webhook, is judged by its own selectors, and lists it.
+  named "$ROOT/cluster/objects/live-audit.yaml" la-net-vpc1 | python3 -c 'import json, sys, yaml
+vpc = yaml.safe_load(sys.stdin)
+vpc["metadata"].update(name="kw-vpc", namespace="kubewarden", labels={"crossplane.io/composite": "kw-net"})
+del vpc["metadata"]["ownerReferences"]
+print(json.dumps(vpc))' | kubectl apply -f - >/dev/null
+  audit_kw() {
+    status=0
+    "$RUNNER" audit --cluster -n kubewarden -l crossplane.io/composite=kw-net -o json "$@" \
+      >"$BATS_TEST_TMPDIR/kw.json" 2>"$BATS_TEST_TMPDIR/stderr" || status=$?
+    sed 's/^/  stderr: /' "$BATS_TEST_TMPDIR/stderr"
+    report=$(cat "$BATS_TEST_TMPDIR/kw.json")
+  }
+  audit_kw --policy-name managed-resource-tags --fix
+  [ "$status" -eq 0 ]
+  jq -e '.policies[0].unselected == 1 and ([.policies[0].report.objects[] | select(.kind == "VPC")] | length == 0)
+    and .policies[0].selectorsFrom == "mutatingwebhookconfigurations.admissionregistration.k8s.io clusterwide-managed-resource-tags"
+    and .fix.objects == [] and (.requests.patch // 0) == 0' <<<"$report"
+  audit_kw --policy "$POLICY"
+  jq -e '.policies[0].unselected == 0 and ([.policies[0].report.objects[] | select(.kind == "VPC")] | length == 1)' <<<"$report"
+  kubectl delete "$VPCS" kw-vpc -n kubewarden >/dev/null
+}
+
 @test "bad input exits 2 and says what is wrong: a policy not in the cluster, a kubeconfig that is not there" {
   live --policy-name no-such-policy
   [ "$status" -eq 2 ]
@@ -222,4 +250,18 @@ YAML
   grep -q "cannot read the kubeconfig $BATS_TEST_TMPDIR/missing" "$BATS_TEST_TMPDIR/stderr"
   run "$RUNNER" audit --cluster -f x.yaml
   [ "$status" -eq 2 ]
+  # No API server where the kubeconfig points: exit 2, naming the server and what to check.
+  printf '%s\n' 'apiVersion: v1' 'kind: Config' 'current-context: nowhere' \
+    'clusters: [{name: nowhere, cluster: {server: "https://127.0.0.1:1"}}]' \
+    'users: [{name: nobody, user: {token: t}}]' \
+    'contexts: [{name: nowhere, context: {cluster: nowhere, user: nobody}}]' >"$BATS_TEST_TMPDIR/nowhere.kubeconfig"
+  run "$RUNNER" audit --cluster --policy "$POLICY" --kubeconfig "$BATS_TEST_TMPDIR/nowhere.kubeconfig"
+  echo "$output"
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"cannot reach the API server at https://127.0.0.1:1/: "*"check that the cluster is up"* ]]
+  # A label selector the API server refuses is the user's to correct: exit 2 at the first list, naming it.
+  run "$RUNNER" audit --cluster --policy "$POLICY" -n live-audit -l 'a in (b'
+  echo "$output"
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"Error: -l \"a in (b\": the API server refuses the label selector: cannot list "* ]]
 }

@@ -482,6 +482,24 @@ mod tests {
     /// settings and rules; beside a dump it would be ignored, so it is
     /// refused (a dump takes `--settings-path`).
     #[test]
+    fn cli_audit_max_objects_is_at_least_one() {
+        let args = [
+            "audit",
+            "--cluster",
+            "--policy",
+            "p.yaml",
+            "--fix",
+            "--max-objects",
+        ];
+        let err = parse(&[&args[..], &["0"]].concat()).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::ValueValidation);
+        let Command::Audit(audit) = parse(&[&args[..], &["2"]].concat()).unwrap().command else {
+            panic!("expected audit");
+        };
+        assert_eq!(audit.live.max_objects, Some(2));
+    }
+
+    #[test]
     fn cli_audit_of_a_dump_refuses_a_policy_source() {
         for source in [["--policy", "p.yaml"], ["--policy-name", "p"]] {
             let err = parse(&["audit", "-f", "a.yaml", source[0], source[1]]).unwrap_err();

@@ -98,7 +98,8 @@ pub struct LiveArgs {
     pub burst: u32,
 
     /// With `--fix`: write at most N objects in this run.
-    #[arg(long, value_name = "N", requires = "fix")]
+    #[arg(long, value_name = "N", requires = "fix",
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub max_objects: Option<usize>,
 
     /// Objects per list page (`limit`).

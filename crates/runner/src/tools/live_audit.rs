@@ -21,6 +21,7 @@ mod listing;
 mod output;
 mod pace;
 mod progress;
+mod webhook_scope;
 mod writes;
 
 use std::cell::RefCell;
@@ -71,8 +72,8 @@ fn run(args: &AuditArgs) -> Result<ExitCode> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let client = runtime.block_on(connect(live))?;
-    let api = Api::new(client, runtime, Pace::new(live.qps, live.burst));
+    let (client, server) = runtime.block_on(connect(live))?;
+    let api = Api::new(client, server, runtime, Pace::new(live.qps, live.burst));
     // Ctrl-C stops the run between two requests, never inside a write.
     let interrupted = Arc::new(AtomicBool::new(false));
     {
@@ -93,8 +94,11 @@ fn run(args: &AuditArgs) -> Result<ExitCode> {
             .collect::<Result<_>>()?;
         files.into_iter().flatten().collect()
     } else {
+        // A name given twice is one policy, audited once.
+        let mut names = BTreeSet::new();
         live.policy_names
             .iter()
+            .filter(|name| names.insert(name.as_str()))
             .map(|name| deployed::from_cluster(&api, name))
             .collect::<Result<_>>()?
     };
@@ -106,6 +110,7 @@ fn run(args: &AuditArgs) -> Result<ExitCode> {
     let mut listed: BTreeMap<Resource, Result<Vec<(Origin, Value)>, Unlisted>> = BTreeMap::new();
     let mut unlisted: BTreeSet<Unlisted> = BTreeSet::new();
     let mut audits = Vec::new();
+    let mut namespaces = BTreeMap::new();
     for policy in policies {
         let (resources, missing) = discovery.borrow_mut().matched(&api, &policy.rules);
         unlisted.extend(missing);
@@ -125,6 +130,11 @@ fn run(args: &AuditArgs) -> Result<ExitCode> {
             });
             match list {
                 Ok(found) => objects.extend(found.iter().cloned()),
+                Err(missing) if missing.bad_request && live.selector.is_some() => bail!(
+                    "-l {:?}: the API server refuses the label selector: {}",
+                    live.selector.as_deref().unwrap_or_default(),
+                    missing.message
+                ),
                 Err(missing) => {
                     if unlisted.insert(missing.clone()) {
                         eprintln!(
@@ -135,6 +145,9 @@ fn run(args: &AuditArgs) -> Result<ExitCode> {
                 }
             }
         }
+        let listed_count = objects.len();
+        let objects = selected(&api, &policy, objects, &mut namespaces)?;
+        let unselected = listed_count - objects.len();
         let reads = ClusterReads {
             api: &api,
             discovery: &discovery,
@@ -143,7 +156,11 @@ fn run(args: &AuditArgs) -> Result<ExitCode> {
         };
         let report = audit_live(objects, &policy.settings, &reads)
             .with_context(|| format!("ClusterAdmissionPolicy {}", policy.name))?;
-        audits.push(Audit { policy, report });
+        audits.push(Audit {
+            policy,
+            report,
+            unselected,
+        });
     }
     drop(listed);
 
@@ -208,10 +225,64 @@ fn run(args: &AuditArgs) -> Result<ExitCode> {
     })
 }
 
+/// The labels of each namespace read so far (`None`: it is gone).
+type NamespaceLabels = BTreeMap<String, Option<serde_json::Map<String, Value>>>;
+
+/// The `objects` `policy`'s webhook is called for ([`webhook_scope`]); a
+/// namespace is read (once for the run) only when the selector asks for
+/// more than its name.
+fn selected(
+    api: &Api,
+    policy: &Deployed,
+    objects: Vec<(Origin, Value)>,
+    namespaces: &mut NamespaceLabels,
+) -> Result<Vec<(Origin, Value)>> {
+    let scope = &policy.scope;
+    let resource = Resource {
+        group: String::new(),
+        version: "v1".to_owned(),
+        plural: "namespaces".to_owned(),
+        kind: "Namespace".to_owned(),
+        namespaced: false,
+    };
+    let mut kept = Vec::with_capacity(objects.len());
+    for (origin, object) in objects {
+        let namespace = object["metadata"]["namespace"].as_str().unwrap_or_default();
+        if scope.reads_namespaces() && !namespace.is_empty() && !namespaces.contains_key(namespace)
+        {
+            let labels = match api.get(&resource, None, namespace) {
+                Ok(found) => Some(
+                    found["metadata"]["labels"]
+                        .as_object()
+                        .cloned()
+                        .unwrap_or_default(),
+                ),
+                Err(failure) if failure.code == Some(404) => None,
+                Err(failure) => bail!(
+                    "cannot read namespace {namespace}, whose labels the namespaceSelector of {} \
+                     selects on: {}{failure}",
+                    scope.from,
+                    if failure.code == Some(403) {
+                        "forbidden: needs verb get on namespaces; "
+                    } else {
+                        ""
+                    }
+                ),
+            };
+            namespaces.insert(namespace.to_owned(), labels);
+        }
+        let labels = namespaces.get(namespace).and_then(Option::as_ref);
+        if scope.selects(&object, labels) {
+            kept.push((origin, object));
+        }
+    }
+    Ok(kept)
+}
+
 /// The client kubectl would use: `--kubeconfig` or KUBECONFIG or
 /// ~/.kube/config, at `--context` or the current one; in a pod, the
 /// in-cluster configuration.
-async fn connect(live: &LiveArgs) -> Result<kube::Client> {
+async fn connect(live: &LiveArgs) -> Result<(kube::Client, String)> {
     let options = KubeConfigOptions {
         context: live.context.clone(),
         ..KubeConfigOptions::default()
@@ -229,5 +300,7 @@ async fn connect(live: &LiveArgs) -> Result<kube::Client> {
             .await
             .context("no cluster to audit: set KUBECONFIG, --kubeconfig, or run in a pod")?,
     };
-    kube::Client::try_from(config).context("cannot build a client for the cluster")
+    let server = config.cluster_url.to_string();
+    let client = kube::Client::try_from(config).context("cannot build a client for the cluster")?;
+    Ok((client, server))
 }

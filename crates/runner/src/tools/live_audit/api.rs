@@ -55,6 +55,19 @@ impl From<kube::Error> for Failure {
     }
 }
 
+/// A request that reached no API server at `server`, with what to check.
+fn unreachable(server: &str, error: &kube::Error) -> String {
+    // The innermost cause says why (`Connection refused`, a certificate).
+    let mut cause: &dyn std::error::Error = error;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    format!(
+        "cannot reach the API server at {server}: {cause}; check that the cluster is up and that \
+         the kubeconfig (--kubeconfig, KUBECONFIG) and its context (--context) are the ones meant"
+    )
+}
+
 /// A request kube could not build (a name it cannot put in a path).
 fn built(error: kube::core::request::Error) -> Failure {
     Failure {
@@ -114,15 +127,18 @@ impl Resource {
 /// the runtime.
 pub(super) struct Api {
     client: kube::Client,
+    /// The API server's URL, named when it cannot be reached.
+    server: String,
     runtime: Runtime,
     pace: RefCell<Pace>,
     counts: RefCell<BTreeMap<&'static str, usize>>,
 }
 
 impl Api {
-    pub(super) fn new(client: kube::Client, runtime: Runtime, pace: Pace) -> Api {
+    pub(super) fn new(client: kube::Client, server: String, runtime: Runtime, pace: Pace) -> Api {
         Api {
             client,
+            server,
             runtime,
             pace: RefCell::new(pace),
             counts: RefCell::default(),
@@ -144,7 +160,18 @@ impl Api {
         *self.counts.borrow_mut().entry(verb).or_default() += 1;
         self.runtime
             .block_on(self.client.request::<Value>(request))
-            .map_err(Failure::from)
+            .map_err(|error| self.failure(error))
+    }
+
+    /// `error` as a [`Failure`]; one that reached no API server names it.
+    fn failure(&self, error: kube::Error) -> Failure {
+        match error {
+            kube::Error::Service(_) | kube::Error::HyperError(_) => Failure {
+                code: None,
+                message: unreachable(&self.server, &error),
+            },
+            other => Failure::from(other),
+        }
     }
 
     /// One page of `resource`'s objects: its items, and the token of the
@@ -239,7 +266,7 @@ impl Api {
         let list = self
             .runtime
             .block_on(self.client.list_api_groups())
-            .map_err(Failure::from)?;
+            .map_err(|error| self.failure(error))?;
         Ok(list
             .groups
             .into_iter()
@@ -274,7 +301,7 @@ impl Api {
             ),
         };
         Ok(answer
-            .map_err(Failure::from)?
+            .map_err(|error| self.failure(error))?
             .resources
             .into_iter()
             .filter(|r| !r.name.contains('/'))

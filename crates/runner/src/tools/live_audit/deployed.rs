@@ -3,7 +3,8 @@
 //! Of each it keeps what policy-server acts on: the settings, the rules
 //! (which kinds are listed), `spec.mode` and `spec.mutating` (what a fix
 //! can expect of the webhook), and `spec.contextAwareResources` (what the
-//! look-ups may read).
+//! look-ups may read), and the selectors its webhook is called under
+//! ([`WebhookScope`]).
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -13,6 +14,7 @@ use cluster_audit::{AuditSettings, Report};
 use serde_json::Value;
 
 use super::api::{Api, Resource};
+use super::webhook_scope::WebhookScope;
 
 /// One rule of a policy: the groups, versions and resources it matches.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,12 +48,16 @@ pub(super) struct Deployed {
     /// `apiVersion` and `kind` of each resource the look-ups may read.
     pub(super) context_aware: BTreeSet<(String, String)>,
     pub(super) settings: AuditSettings,
+    /// The objects its webhook is called for, besides its rules.
+    pub(super) scope: WebhookScope,
 }
 
 /// One policy's audit: the policy, and its report on the cluster.
 pub(super) struct Audit {
     pub(super) policy: Deployed,
     pub(super) report: Report,
+    /// Listed objects its webhook is never called for, left unaudited.
+    pub(super) unselected: usize,
 }
 
 const GROUP: &str = "policies.kubewarden.io";
@@ -76,7 +82,51 @@ pub(super) fn from_cluster(api: &Api, name: &str) -> Result<Deployed> {
         ),
         _ => anyhow::anyhow!("cannot read ClusterAdmissionPolicy {name}: {failure}"),
     })?;
-    parse(&object, "the cluster".to_owned())
+    let mut policy = parse(&object, "the cluster".to_owned())?;
+    if let Some(scope) = registered_scope(api, &policy)? {
+        policy.scope = scope;
+    }
+    Ok(policy)
+}
+
+/// The selectors of the webhook kubewarden-controller registered for
+/// `policy` (`clusterwide-<name>`, mutating or validating as the policy
+/// is): the policy's own, and the exclusion of Kubewarden's namespace the
+/// controller adds. `None`, with a warning, when it cannot be read: the
+/// policy's own selectors stand in.
+fn registered_scope(api: &Api, policy: &Deployed) -> Result<Option<WebhookScope>> {
+    let plural = match policy.mutating {
+        true => "mutatingwebhookconfigurations",
+        false => "validatingwebhookconfigurations",
+    };
+    let resource = Resource {
+        group: "admissionregistration.k8s.io".to_owned(),
+        version: "v1".to_owned(),
+        plural: plural.to_owned(),
+        kind: String::new(),
+        namespaced: false,
+    };
+    let name = format!("clusterwide-{}", policy.name);
+    let why = match api.get(&resource, None, &name) {
+        Ok(config) => {
+            let from = format!("{plural}.admissionregistration.k8s.io {name}");
+            return WebhookScope::read(&config["webhooks"][0], from).map(Some);
+        }
+        Err(failure) if failure.code == Some(404) => {
+            "it is not registered (is the policy active?)".to_owned()
+        }
+        Err(failure) if failure.code == Some(403) => format!(
+            "forbidden: needs verb get on {plural}.admissionregistration.k8s.io ({failure})"
+        ),
+        Err(failure) => failure.to_string(),
+    };
+    eprintln!(
+        "warning: cannot read the webhook of ClusterAdmissionPolicy {} ({name}): {why}; \
+         judging by the policy's own namespaceSelector and objectSelector, without \
+         Kubewarden's exclusion of its own namespace",
+        policy.name
+    );
+    Ok(None)
 }
 
 /// Reads the ClusterAdmissionPolicies of a manifest (YAML or JSON, one or
@@ -166,6 +216,8 @@ fn parse(object: &Value, source: String) -> Result<Deployed> {
     let raw = serde_json::to_vec(&settings).expect("JSON values always serialise");
     let settings = AuditSettings::from_json(&raw)
         .with_context(|| format!("{source}: ClusterAdmissionPolicy {name}"))?;
+    let scope = WebhookScope::read(spec, format!("ClusterAdmissionPolicy {name}"))
+        .with_context(|| source.clone())?;
     Ok(Deployed {
         name,
         source,
@@ -174,6 +226,7 @@ fn parse(object: &Value, source: String) -> Result<Deployed> {
         rules,
         context_aware,
         settings,
+        scope,
     })
 }
 

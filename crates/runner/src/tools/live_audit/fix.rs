@@ -4,7 +4,7 @@
 //! deployed settings) makes the change; the runner never writes a patch it
 //! computed. Then the object is read again and judged again, and ends in
 //! one [`Outcome`]. A write that finds the object moved on (409) re-reads
-//! it, judges it again and tries again, at most [`RETRIES`] times: someone
+//! it, judges it again and tries again, [`TRIES`] writes at most: someone
 //! else's write is never overwritten.
 
 use std::fmt;
@@ -13,8 +13,9 @@ use serde_json::{Value, json};
 
 use super::api::{Api, Failure, Resource};
 
-/// Writes after the first one that found the object moved on.
-pub(super) const RETRIES: u32 = 3;
+/// Writes of one object at most: the first, and those after each that
+/// found the object moved on (docs/validate-and-audit.md, `conflict`).
+pub(super) const TRIES: u32 = 3;
 
 /// How one deviating object ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -133,7 +134,7 @@ impl Fixer<'_> {
         };
         let mut current = object.clone();
         let mut attempts = 0;
-        while attempts <= RETRIES {
+        while attempts < TRIES {
             let version = current["metadata"]["resourceVersion"]
                 .as_str()
                 .unwrap_or_default()
@@ -158,6 +159,9 @@ impl Fixer<'_> {
                     }
                     Err(failure) => failure,
                 },
+                // The last try refused: nothing more is written, so nothing
+                // more is read.
+                Err(failure) if failure.code == Some(409) && attempts == TRIES => break,
                 Err(failure) if failure.code == Some(409) => {
                     // Someone else wrote it since it was read: read it again,
                     // and write again only if it still deviates.

@@ -24,6 +24,9 @@ pub(super) struct Unlisted {
     /// Whether the cluster serves it: a kind a policy names for a provider
     /// the cluster does not run is noted, and fails nothing.
     pub(super) served: bool,
+    /// Whether the list was refused as a bad request (400): with `-l`, the
+    /// selector, which is the user's input to correct, not a kind to note.
+    pub(super) bad_request: bool,
 }
 
 /// What the cluster serves, found once per run: each group's preferred
@@ -105,6 +108,7 @@ impl Discovery {
                     verb: String::new(),
                     message: format!("the cluster does not serve the API group {group:?}"),
                     served: false,
+                    bad_request: false,
                 });
                 continue;
             };
@@ -134,6 +138,7 @@ impl Discovery {
                         versions.join(", ")
                     ),
                     served: false,
+                    bad_request: false,
                 });
             }
             found.extend(matched);
@@ -198,6 +203,7 @@ pub(super) fn list(
                     _ => format!("cannot list {}: {failure}", resource.name()),
                 },
                 served: true,
+                bad_request: failure.code == Some(400),
             })?;
         objects.extend(items.into_iter().enumerate().map(|(i, item)| {
             let origin = Origin {

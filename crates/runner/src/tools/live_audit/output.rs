@@ -25,6 +25,14 @@ pub(super) fn audit_text(audits: &[Audit], unlisted: &BTreeSet<Unlisted>) -> Str
             policy.name, policy.mode, policy.source
         );
         out.push_str(&render::text(&audit.report));
+        if audit.unselected > 0 {
+            let _ = writeln!(
+                out,
+                "{} listed objects not audited: outside the namespaceSelector or objectSelector of {}, \
+                 so its webhook is never called for them",
+                audit.unselected, policy.scope.from
+            );
+        }
     }
     let (served, not_served): (Vec<&Unlisted>, Vec<&Unlisted>) =
         unlisted.iter().partition(|missing| missing.served);
@@ -52,6 +60,8 @@ pub(super) fn audit_json(audits: &[Audit], unlisted: &BTreeSet<Unlisted>) -> Val
             "mode": audit.policy.mode,
             "source": audit.policy.source,
             "report": render::json(&audit.report),
+            "unselected": audit.unselected,
+            "selectorsFrom": audit.policy.scope.from,
         })).collect::<Vec<_>>(),
         "unlisted": unlisted.iter().map(|missing| json!({
             "resource": missing.resource, "verb": missing.verb, "message": missing.message,
