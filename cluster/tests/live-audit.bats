@@ -259,6 +259,9 @@ print(json.dumps(vpc))' | kubectl apply -f - >/dev/null
   echo "$output"
   [ "$status" -eq 2 ]
   [[ "$output" == *"cannot reach the API server at https://127.0.0.1:1/: "*"check that the cluster is up"* ]]
+  run "$RUNNER" audit --cluster --policy "$POLICY" --kubeconfig "$BATS_TEST_TMPDIR/nowhere.kubeconfig" --context nope
+  [ "$status" -eq 2 ]
+  [ "$output" = "Error: the kubeconfig $BATS_TEST_TMPDIR/nowhere.kubeconfig has no context \"nope\"; its contexts: nowhere" ]
   # A label selector the API server refuses is the user's to correct: exit 2 at the first list, naming it.
   run "$RUNNER" audit --cluster --policy "$POLICY" -n live-audit -l 'a in (b'
   echo "$output"

@@ -279,6 +279,25 @@ fn selected(
     Ok(kept)
 }
 
+/// Refuses a `--context` the kubeconfig (read from `source`) does not
+/// have, naming those it has, as `kubectl config get-contexts` would.
+fn has_context(kubeconfig: &Kubeconfig, context: Option<&str>, source: &str) -> Result<()> {
+    match context {
+        Some(context) if !kubeconfig.contexts.iter().any(|c| c.name == context) => {
+            let names: Vec<&str> = kubeconfig
+                .contexts
+                .iter()
+                .map(|c| c.name.as_str())
+                .collect();
+            bail!(
+                "the kubeconfig {source} has no context {context:?}; its contexts: {}",
+                names.join(", ")
+            )
+        }
+        _ => Ok(()),
+    }
+}
+
 /// The client kubectl would use: `--kubeconfig` or KUBECONFIG or
 /// ~/.kube/config, at `--context` or the current one; in a pod, the
 /// in-cluster configuration.
@@ -289,13 +308,28 @@ async fn connect(live: &LiveArgs) -> Result<(kube::Client, String)> {
     };
     let config = match (&live.kubeconfig, &live.context) {
         (Some(path), _) => {
-            let kubeconfig = Kubeconfig::read_from(path)
-                .with_context(|| format!("cannot read the kubeconfig {}", path.display()))?;
+            let kubeconfig = Kubeconfig::read_from(path).with_context(|| {
+                format!(
+                    "cannot read the kubeconfig {} (a `kind: Config` file, as `kubectl config view \
+                     --raw` prints one)",
+                    path.display()
+                )
+            })?;
+            has_context(
+                &kubeconfig,
+                live.context.as_deref(),
+                &path.display().to_string(),
+            )?;
             Config::from_custom_kubeconfig(kubeconfig, &options).await?
         }
-        (None, Some(context)) => Config::from_kubeconfig(&options)
-            .await
-            .with_context(|| format!("cannot use the kubeconfig context {context}"))?,
+        (None, Some(context)) => {
+            let kubeconfig = Kubeconfig::read()
+                .with_context(|| format!("cannot read the kubeconfig for the context {context}"))?;
+            has_context(&kubeconfig, Some(context), "(KUBECONFIG or ~/.kube/config)")?;
+            Config::from_custom_kubeconfig(kubeconfig, &options)
+                .await
+                .with_context(|| format!("cannot use the kubeconfig context {context}"))?
+        }
         (None, None) => Config::infer()
             .await
             .context("no cluster to audit: set KUBECONFIG, --kubeconfig, or run in a pod")?,
