@@ -140,48 +140,50 @@ impl Fixer<'_> {
                 .unwrap_or_default()
                 .to_owned();
             attempts += 1;
-            let failure = match self
-                .api
-                .touch(resource, namespace, name, &version, self.dry_run)
-            {
-                // What a dry run answers is the object admission would store.
-                Ok(answer) if self.dry_run => {
-                    let done = self.judged(resource, &current, &answer, Outcome::WouldFix);
-                    return end(done.0, done.1, attempts, done.2);
-                }
-                Ok(_) => match self.api.get(resource, namespace, name) {
-                    Ok(read) => {
-                        let done = self.judged(resource, &current, &read, Outcome::Fixed);
-                        return Done {
-                            after: Some(read),
-                            ..end(done.0, done.1, attempts, done.2)
-                        };
+            // The failure, and the verb of the request that failed.
+            let (failure, verb) =
+                match self
+                    .api
+                    .touch(resource, namespace, name, &version, self.dry_run)
+                {
+                    // What a dry run answers is the object admission would store.
+                    Ok(answer) if self.dry_run => {
+                        let done = self.judged(resource, &current, &answer, Outcome::WouldFix);
+                        return end(done.0, done.1, attempts, done.2);
                     }
-                    Err(failure) => failure,
-                },
-                // The last try refused: nothing more is written, so nothing
-                // more is read.
-                Err(failure) if failure.code == Some(409) && attempts == TRIES => break,
-                Err(failure) if failure.code == Some(409) => {
-                    // Someone else wrote it since it was read: read it again,
-                    // and write again only if it still deviates.
-                    match self.api.get(resource, namespace, name) {
+                    Ok(_) => match self.api.get(resource, namespace, name) {
                         Ok(read) => {
-                            if (self.judge)(&read) == Judgement::Compliant {
-                                let message =
-                                    "compliant after another writer's change; nothing written"
-                                        .to_owned();
-                                return end(Outcome::Fixed, message, attempts, json!([]));
-                            }
-                            current = read;
-                            continue;
+                            let done = self.judged(resource, &current, &read, Outcome::Fixed);
+                            return Done {
+                                after: Some(read),
+                                ..end(done.0, done.1, attempts, done.2)
+                            };
                         }
-                        Err(failure) => failure,
+                        Err(failure) => (failure, "get"),
+                    },
+                    // The last try refused: nothing more is written, so nothing
+                    // more is read.
+                    Err(failure) if failure.code == Some(409) && attempts == TRIES => break,
+                    Err(failure) if failure.code == Some(409) => {
+                        // Someone else wrote it since it was read: read it again,
+                        // and write again only if it still deviates.
+                        match self.api.get(resource, namespace, name) {
+                            Ok(read) => {
+                                if (self.judge)(&read) == Judgement::Compliant {
+                                    let message =
+                                        "compliant after another writer's change; nothing written"
+                                            .to_owned();
+                                    return end(Outcome::Fixed, message, attempts, json!([]));
+                                }
+                                current = read;
+                                continue;
+                            }
+                            Err(failure) => (failure, "get"),
+                        }
                     }
-                }
-                Err(failure) => failure,
-            };
-            let (outcome, message) = classify(&failure, resource);
+                    Err(failure) => (failure, "patch"),
+                };
+            let (outcome, message) = classify(&failure, verb, resource);
             return end(outcome, message, attempts, json!([]));
         }
         let message = format!(
@@ -240,7 +242,10 @@ impl Fixer<'_> {
 }
 
 /// The outcome of a write or read the API server refused.
-fn classify(failure: &Failure, resource: &Resource) -> (Outcome, String) {
+/// How a request of `verb` on `resource` that failed ends the object.
+/// A 4xx is admission's refusal, but for the client's own (401: not
+/// authenticated, 408 and 429: slow down), which are errors to run again.
+fn classify(failure: &Failure, verb: &str, resource: &Resource) -> (Outcome, String) {
     match failure.code {
         Some(404) => (
             Outcome::Gone,
@@ -249,12 +254,13 @@ fn classify(failure: &Failure, resource: &Resource) -> (Outcome, String) {
         Some(403) => (
             Outcome::Forbidden,
             format!(
-                "forbidden: needs verbs get and patch on {} ({failure})",
+                "forbidden: needs verb {verb} on {} ({failure})",
                 resource.name()
             ),
         ),
         Some(code)
-            if failure.message.contains("admission webhook") || (400..500).contains(&code) =>
+            if failure.message.contains("admission webhook")
+                || ((400..500).contains(&code) && !matches!(code, 401 | 408 | 429)) =>
         {
             (Outcome::Rejected, failure.message.clone())
         }
@@ -311,24 +317,34 @@ mod tests {
 
     #[test]
     fn refusals_become_named_outcomes() {
-        let (outcome, message) = classify(&failure(403, "machines is forbidden"), &machines());
+        let (outcome, message) =
+            classify(&failure(403, "machines is forbidden"), "patch", &machines());
         assert_eq!(outcome, Outcome::Forbidden);
         assert!(
-            message.contains("needs verbs get and patch on machines.cluster.x-k8s.io"),
+            message.contains("needs verb patch on machines.cluster.x-k8s.io"),
             "{message}"
         );
+        let (_, message) = classify(&failure(403, "forbidden"), "get", &machines());
+        assert!(message.contains("needs verb get on machines"), "{message}");
+        for code in [401, 408, 429] {
+            assert_eq!(
+                classify(&failure(code, "slow down"), "patch", &machines()).0,
+                Outcome::Error,
+                "{code}"
+            );
+        }
         assert_eq!(
-            classify(&failure(404, "not found"), &machines()).0,
+            classify(&failure(404, "not found"), "patch", &machines()).0,
             Outcome::Gone
         );
         let denied =
             "admission webhook \"clusterwide-capi.kubewarden.admission\" denied the request: no";
         assert_eq!(
-            classify(&failure(400, denied), &machines()),
+            classify(&failure(400, denied), "patch", &machines()),
             (Outcome::Rejected, denied.to_owned())
         );
         assert_eq!(
-            classify(&failure(503, "unavailable"), &machines()).0,
+            classify(&failure(503, "unavailable"), "patch", &machines()).0,
             Outcome::Error
         );
         let offline = Failure {
@@ -336,7 +352,7 @@ mod tests {
             message: "connection refused".to_owned(),
         };
         assert_eq!(
-            classify(&offline, &machines()),
+            classify(&offline, "patch", &machines()),
             (Outcome::Error, "connection refused".to_owned())
         );
     }
