@@ -145,19 +145,30 @@ pub fn flattened(documents: Vec<(usize, Value)>, file: &str) -> Vec<(Origin, Val
 /// object with a non-empty string `apiVersion` and `kind`, and a `metadata`
 /// object with a non-empty string `name` (and a string `namespace`, when it
 /// has one).
-///
-/// A text with no document at all (empty, or only comments) is refused
-/// too: it is an output that went missing (a `kubectl get` that failed
-/// into the file), not a cluster with nothing in it, which a `List` with no
-/// `items` stands for.
 pub fn kubernetes_objects(text: &str, file: &str) -> Result<Vec<(Origin, Value)>, AuditError> {
+    checked(objects(text, file)?)
+}
+
+/// [`kubernetes_objects`] for a file named on a command line, which must
+/// hold a document: an empty one (or one of comments only) is an output
+/// that went missing (a `kubectl get` that failed into the file), not a
+/// cluster with nothing in it, which a `List` with no `items` stands for.
+/// (A page's empty paste is its starting state, and audits nothing.)
+pub fn kubernetes_objects_in_file(
+    text: &str,
+    file: &str,
+) -> Result<Vec<(Origin, Value)>, AuditError> {
     let documents = named_documents(text, file)?;
     if documents.is_empty() {
         return Err(AuditError::NoDocument {
             file: file.to_owned(),
         });
     }
-    let objects = flattened(documents, file);
+    checked(flattened(documents, file))
+}
+
+/// `objects`, or the first that is not a Kubernetes object.
+fn checked(objects: Vec<(Origin, Value)>) -> Result<Vec<(Origin, Value)>, AuditError> {
     for (origin, object) in &objects {
         if let Err(problem) = check_kubernetes_object(object) {
             return Err(AuditError::NotAnObject {
@@ -434,8 +445,11 @@ mod tests {
             []
         );
         for empty in ["", "# only a comment\n", "---\n---\n"] {
+            assert_eq!(kubernetes_objects(empty, "pasted").unwrap(), []);
             assert_eq!(
-                kubernetes_objects(empty, "d.yaml").unwrap_err().to_string(),
+                kubernetes_objects_in_file(empty, "d.yaml")
+                    .unwrap_err()
+                    .to_string(),
                 "d.yaml holds no YAML or JSON document (an empty file, or only comments): \
                  write it with `kubectl get <kinds> -A -o yaml > d.yaml`"
             );

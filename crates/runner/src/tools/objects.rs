@@ -46,10 +46,11 @@ pub fn objects_in(text: &str, file: &str) -> Result<Vec<Value>, ObjectsError> {
 }
 
 /// [`read_objects`] with each object's origin, refusing anything that is not
-/// a Kubernetes object ([`dump::kubernetes_objects`]).
+/// a Kubernetes object, and a file with no document
+/// ([`dump::kubernetes_objects_in_file`]).
 pub fn read_kubernetes_objects(path: &Path) -> Result<Vec<(Origin, Value)>, ObjectsError> {
     let text = read(path)?;
-    Ok(dump::kubernetes_objects(
+    Ok(dump::kubernetes_objects_in_file(
         &text,
         &path.display().to_string(),
     )?)
