@@ -47,6 +47,12 @@ created_machine() {
 
 @test "the RKE2 manager's Machine carries the machine template's metadata and drain timeout; RKE2's annotations stay" {
   # CAPRKE2 v0.21.0 writes the template's labels and annotations, and its drain timeout, on the Machine itself.
+  # Its pre-terminate hook comes with a later reconcile (applyHookToActiveMachines), so the Machine is read
+  # once the hook is there: under load a read right after the create can come first.
+  created_machine rke2-demo >/dev/null
+  hook='pre-terminate.delete.hook.machine.cluster.x-k8s.io/rke2-cleanup'
+  eventually 120 "kubectl get machines -n default -l cluster.x-k8s.io/cluster-name=rke2-demo -o json |
+    jq -e --arg h '$hook' '.items[0].metadata.annotations | has(\$h)'"
   m=$(created_machine rke2-demo)
   expect "$m" '.metadata.ownerReferences[0].kind + " " + .metadata.ownerReferences[0].name' 'RKE2ControlPlane rke2-demo'
   expect "$m" '.metadata.labels."platform.example.com/team"' payments
