@@ -95,15 +95,21 @@ pub(super) fn from_cluster(api: &Api, name: &str) -> Result<Deployed> {
 /// controller adds. `None`, with a warning, when it cannot be read: the
 /// policy's own selectors stand in.
 fn registered_scope(api: &Api, policy: &Deployed) -> Result<Option<WebhookScope>> {
-    let plural = match policy.mutating {
-        true => "mutatingwebhookconfigurations",
-        false => "validatingwebhookconfigurations",
+    let (plural, kind) = match policy.mutating {
+        true => (
+            "mutatingwebhookconfigurations",
+            "MutatingWebhookConfiguration",
+        ),
+        false => (
+            "validatingwebhookconfigurations",
+            "ValidatingWebhookConfiguration",
+        ),
     };
     let resource = Resource {
         group: "admissionregistration.k8s.io".to_owned(),
         version: "v1".to_owned(),
         plural: plural.to_owned(),
-        kind: String::new(),
+        kind: kind.to_owned(),
         namespaced: false,
     };
     let name = format!("clusterwide-{}", policy.name);

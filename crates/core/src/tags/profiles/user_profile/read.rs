@@ -108,25 +108,21 @@ fn by_member(
         }
         let at = field.member(key);
         let text = value.get();
-        // An optional member written `null` is unset, as in the strict parse.
-        let result =
-            match key.as_str() {
-                "name" => decode(text, &at).map(|v| read.name = Some(v)),
-                "providers" => decode(text, &at).map(|v| read.providers = Some(v)),
-                "keyMax" => decode(text, &at).map(|v| read.key_max = Some(v)),
-                "valueMax" => decode(text, &at).map(|v| read.value_max = Some(v)),
-                "unit" => decode(text, &at).map(|v| read.unit = Some(v)),
-                "cap" => decode(text, &at).map(|v| read.cap = Some(v)),
-                "keyCharacters" => decode(text, &at).map(|v| read.key_characters = Some(v)),
-                "valueCharacters" => decode(text, &at)
-                    .map(|v: Option<_>| read.value_characters = v.unwrap_or_default()),
-                "reservedPrefixes" => decode(text, &at)
-                    .map(|v: Option<_>| read.reserved_prefixes = v.unwrap_or_default()),
-                "prefix" => decode(text, &at).map(|v| read.prefix = v),
-                // Alone, a profile always misses a required member: serde stops
-                // at the unknown key first and names it.
-                _ => json_members::read::<RawProfile>(&alone(key, value), field).map(drop),
-            };
+        let result = match key.as_str() {
+            "name" => decode(text, &at).map(|v| read.name = Some(v)),
+            "providers" => decode(text, &at).map(|v| read.providers = Some(v)),
+            "keyMax" => decode(text, &at).map(|v| read.key_max = Some(v)),
+            "valueMax" => decode(text, &at).map(|v| read.value_max = Some(v)),
+            "unit" => decode(text, &at).map(|v| read.unit = Some(v)),
+            "cap" => decode(text, &at).map(|v| read.cap = Some(v)),
+            "keyCharacters" => decode(text, &at).map(|v| read.key_characters = Some(v)),
+            "valueCharacters" => decode_optional(text, &at).map(|v| read.value_characters = v),
+            "reservedPrefixes" => decode_optional(text, &at).map(|v| read.reserved_prefixes = v),
+            "prefix" => decode(text, &at).map(|v| read.prefix = v),
+            // Alone, a profile always misses a required member: serde stops
+            // at the unknown key first and names it.
+            _ => json_members::read::<RawProfile>(&alone(key, value), field).map(drop),
+        };
         if let Err(problem) = result {
             problems.push(problem);
         }
@@ -147,6 +143,15 @@ fn by_member(
 /// The member at `at`, read as [`RawProfile`]'s derive reads it.
 fn decode<'t, T: Deserialize<'t>>(text: &'t str, at: &FieldPath) -> Result<T, SettingsProblem> {
     json_members::read(text, at)
+}
+
+/// An optional member at `at`, `null` read as unset (its default), as the
+/// strict parse reads it ([`crate::json::null_unset`]).
+fn decode_optional<'t, T: Deserialize<'t> + Default>(
+    text: &'t str,
+    at: &FieldPath,
+) -> Result<T, SettingsProblem> {
+    decode::<Option<T>>(text, at).map(Option::unwrap_or_default)
 }
 
 #[cfg(test)]
