@@ -799,8 +799,8 @@ mod tests {
         let new = json!({"acme-env": "p", "CostCenter": "42"});
         let said = [
             "some other warning".to_owned(),
-            removed(&field, "plexsphere:team", "plexsphere:"),
-            removed(&field, "acme-billing-account", "acme-"),
+            removed(&field, "plexsphere:team", "plexsphere:", None),
+            removed(&field, "acme-billing-account", "acme-", None),
         ];
         assert_eq!(check(old.clone(), new.clone(), &said), Ok(()));
         assert_eq!(
@@ -808,12 +808,15 @@ mod tests {
             Err(r#"spec.cloudTags["acme-billing-account"] was removed without its warning"#.into())
         );
         // Said under the wrong prefix: not its warning.
-        let wrong = [removed(&field, "plexsphere:team", "acme-"), said[2].clone()];
+        let wrong = [
+            removed(&field, "plexsphere:team", "acme-", None),
+            said[2].clone(),
+        ];
         assert!(check(old.clone(), new.clone(), &wrong).is_err());
         // Said twice, or said of an entry that stayed.
         let twice = [said[1].clone(), said[1].clone(), said[2].clone()];
         assert!(check(old.clone(), new.clone(), &twice).is_err());
-        let kept = [removed(&field, "acme-env", "acme-")];
+        let kept = [removed(&field, "acme-env", "acme-", None)];
         assert!(check(old.clone(), old.clone(), &kept).is_err());
         assert_eq!(check(old.clone(), old, &[]), Ok(()));
         // A list-shaped field (CAPO): by key; a corrected entry is no removal.
@@ -829,7 +832,7 @@ mod tests {
             prefix: "acme-",
             old_prefix: None,
         };
-        let said = [removed(&list_field, "acme-a", "acme-")];
+        let said = [removed(&list_field, "acme-a", "acme-", None)];
         let list = |warnings: &[String]| {
             check_removals_said(capo, list_owned, Some(&old), Some(&new), warnings)
         };

@@ -229,9 +229,40 @@ fn existing_user_entries_take_room_under_the_cap() {
     );
     assert!(
         outcome.warnings[0].contains(
-            "count-cap (44 user entries of the field and 1 tags with lower-sorting keys already \
+            "count-cap (44 user entries of the field and 1 tag with lower-sorting keys already \
              reached the cap of 45)"
         ),
+        "{:?}",
+        outcome.warnings
+    );
+}
+
+/// A tag the policy wrote before, whose label the profile now skips, goes,
+/// and its removal warning points at the skip rather than saying that no
+/// opted-in label gives it.
+#[test]
+fn a_tag_whose_label_is_now_skipped_goes_with_a_warning_naming_the_skip() {
+    let mut request = fixture("awsmachine_create_from_machineset");
+    let mut tags: serde_json::Map<String, Value> = (0..44)
+        .map(|i| (format!("user-{i:02}"), json!("x")))
+        .collect();
+    tags.insert("plexsphere:environment".into(), json!("staging"));
+    request.object["spec"]["additionalTags"] = Value::Object(tags);
+    request.object["metadata"]["labels"]["environment"] = json!("prod");
+    let (outcome, machine) = run(&request, ON, &parents());
+    assert_eq!(
+        machine["spec"]["additionalTags"].get("plexsphere:environment"),
+        None
+    );
+    assert_eq!(
+        outcome.warnings[1..],
+        [
+            "cloud tag removed from spec.additionalTags: \"plexsphere:environment\" (its label \
+          \"environment\" was skipped, see above)"
+        ]
+    );
+    assert!(
+        outcome.warnings[0].contains("\"environment\""),
         "{:?}",
         outcome.warnings
     );
@@ -524,6 +555,61 @@ fn a_profile_that_can_never_admit_its_prefix_gives_one_summary_warning() {
                {"qualifiedKey": "environment", "tagKey": "plexsphere:environment",
                 "provider": "gcp-plain", "reason": "key-character-class"}])
     );
+}
+
+/// A prefix in force that opens with a prefix the provider reserves would
+/// have CAPA's webhook deny every write the policy tags (`aws:env`), so it
+/// is refused like a prefix of refused characters: one summary warning,
+/// every label recorded, no tag written; the user's `aws:`-free entries
+/// stay. A prefix that makes only some tag keys reserved (`a` before a
+/// label `ws:x`) skips just those.
+#[test]
+fn a_prefix_in_force_the_provider_reserves_writes_no_tag() {
+    for prefix in ["aws:", "AWS:team-"] {
+        let set = ON.replacen(
+            "\"capiInfrastructure\":true,",
+            &format!("\"capiInfrastructure\":true,\"prefix\":\"{prefix}\","),
+            1,
+        );
+        assert_ne!(set, ON);
+        let (outcome, aws) = run(&fixture("awscluster_create_topology"), &set, &parents());
+        assert_eq!(
+            aws["spec"]["additionalTags"],
+            json!({"owner-email": "sre@acme.example"}),
+            "{prefix}"
+        );
+        assert_eq!(
+            outcome.warnings,
+            [format!(
+                "cloud tags skipped: no tag can ever propagate under provider profile capa: the \
+                 mandated prefix \"{prefix}\" starts with its reserved prefix \"aws:\"; 4 \
+                 opted-in label(s) skipped, each recorded in annotation \
+                 cloud-tags.plexsphere.io/skipped"
+            )]
+        );
+        let skips = skipped(&aws);
+        let reasons: Vec<&str> = (skips.as_array().unwrap().iter())
+            .map(|skip| skip["reason"].as_str().unwrap_or_default())
+            .collect();
+        assert_eq!(reasons, ["reserved-prefix"; 4], "{prefix}");
+    }
+
+    let set = r#"{"cloudTags":{"capiInfrastructure":true,"prefix":"a",
+        "propagatingLabels":["environment","ws:x"]}}"#;
+    let mut request = fixture("awscluster_create_handmade");
+    request.object["metadata"]["annotations"] =
+        json!({LABELS_ANNOTATION: r#"{"environment":"prod","ws:x":"y"}"#});
+    let (outcome, aws) = run(&request, set, &MapLookup::default());
+    assert_eq!(
+        aws["spec"]["additionalTags"],
+        json!({"aenvironment": "prod"})
+    );
+    assert_eq!(
+        skipped(&aws),
+        json!([{"qualifiedKey": "ws:x", "tagKey": "aws:x", "provider": "capa",
+                "reason": "reserved-prefix"}])
+    );
+    assert_eq!(outcome.warnings.len(), 1, "{:?}", outcome.warnings);
 }
 
 /// An object of each row's kind, created by hand (no Cluster), carrying
@@ -819,7 +905,7 @@ fn a_map_field_of_the_wrong_shape_is_rejected_naming_it() {
 #[case::list_is_a_map("OpenStackMachine", json!({"a": "b"}),
     "spec.serverMetadata: expected a list of {key, value} objects, found an object")]
 #[case::list_entry_without_key("OpenStackMachine", json!([{"value": "b"}]),
-    "spec.serverMetadata[0].key: required, and missing or empty")]
+    "spec.serverMetadata[0].key: required, and missing")]
 #[case::list_value_not_a_string("OpenStackMachine", json!([{"key": "a", "value": 2}]),
     "spec.serverMetadata[0].value: expected a string, found a number")]
 #[case::list_entry_not_an_object("OpenStackMachine", json!(["a=b"]),

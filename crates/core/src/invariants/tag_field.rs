@@ -151,14 +151,22 @@ pub(crate) fn check_removals_said(
     // What every removal warning for this field opens with, whatever the
     // key and prefix: the text two of them share.
     let (a, b) = (
-        said::removed(&field, "a", "p"),
-        said::removed(&field, "b", "p"),
+        said::removed(&field, "a", "p", None),
+        said::removed(&field, "b", "p", None),
     );
-    let opening = &a[..a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count()];
+    let opening = shared_start(&a, &b);
     let mut said: Vec<&String> = warnings.iter().filter(|w| w.starts_with(opening)).collect();
     for key in &removed {
-        let expected = said::removed(&field, key, owned.of(key));
-        match said.iter().position(|w| **w == expected) {
+        // Given by no opted-in label, or by one that was skipped (which
+        // label, the skip warning says).
+        let expected = said::removed(&field, key, owned.of(key), None);
+        let skipped = said::removed(&field, key, owned.of(key), Some("a"));
+        let (stem, end) = (
+            shared_start(&expected, &skipped),
+            " was skipped, see above)",
+        );
+        let is_said = |w: &String| *w == expected || (w.starts_with(stem) && w.ends_with(end));
+        match said.iter().position(|w| is_said(w)) {
             Some(i) => {
                 said.swap_remove(i);
             }
@@ -173,6 +181,12 @@ pub(crate) fn check_removals_said(
         Some(extra) => Err(Violation::SaidNotRemoved((*extra).clone())),
         None => Ok(()),
     }
+}
+
+/// The longest start `a` and `b` share.
+fn shared_start<'a>(a: &'a str, b: &str) -> &'a str {
+    let length = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
+    a.get(..length).unwrap_or_default()
 }
 
 /// Whether `value` is a tag field of `layout`.

@@ -236,6 +236,9 @@ pub(crate) enum Problem {
     /// A field that must be set is absent or empty.
     #[error("required, and missing or empty")]
     Required,
+    /// A field that must be present is absent (or null); empty is fine.
+    #[error("required, and missing")]
+    Missing,
     /// The text is not a Go duration.
     #[error(transparent)]
     Duration(#[from] InvalidDuration),

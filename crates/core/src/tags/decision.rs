@@ -133,7 +133,8 @@ pub(crate) fn decide(
                 Some(old) if !keys.owns(key) => old,
                 _ => keys.prefix,
             };
-            said::removed(&path, key, prefix)
+            let skip = (transformed.skipped.iter()).find(|skip| skip.tag_key == *key);
+            said::removed(&path, key, prefix, skip.map(|skip| skip.qualified_key))
         }));
     }
     let field = target.tag_field();

@@ -52,14 +52,22 @@ pub(crate) fn fallback(provider: Option<&str>, path: &str) -> String {
 }
 
 /// An entry the policy removes from `field` (dotted) of the object: under
-/// `prefix`, which the policy owns, and given by no opted-in label.
-pub(crate) fn removed(field: &str, key: &str, prefix: &str) -> String {
-    format!(
-        "cloud tag removed from {field}: {} (the policy owns keys under prefix {} and no \
-         opted-in label gives this one)",
-        quoted(&clip(key, 80)),
-        quoted(&clip(prefix, 30))
-    )
+/// `prefix`, which the policy owns, and given by no opted-in label, or by
+/// one the profile refused (`skipped_label`, whose skip is warned before).
+pub(crate) fn removed(field: &str, key: &str, prefix: &str, skipped_label: Option<&str>) -> String {
+    let key = clip(key, 80);
+    let key = quoted(&key);
+    match skipped_label {
+        Some(label) => format!(
+            "cloud tag removed from {field}: {key} (its label {} was skipped, see above)",
+            quoted(&clip(label, 60))
+        ),
+        None => format!(
+            "cloud tag removed from {field}: {key} (the policy owns keys under prefix {} and no \
+             opted-in label gives this one)",
+            quoted(&clip(prefix, 30))
+        ),
+    }
 }
 
 /// The Cluster an infrastructure object names was not found: its own
@@ -110,8 +118,8 @@ mod tests {
     fn every_warning_fits_with_the_longest_inputs() {
         let long = "k".repeat(600);
         let prefix = "p".repeat(64);
-        fits(&removed("spec.additionalTags", &long, &prefix));
-        fits(&removed("spec.serverMetadata", &long, &prefix));
+        fits(&removed("spec.additionalTags", &long, &prefix, None));
+        fits(&removed("spec.serverMetadata", &long, &prefix, Some(&long)));
         fits(&fallback(Some(&long), &long));
         fits(&fallback(None, &long));
         fits(&cluster_not_found(&ObjectRef {
@@ -148,9 +156,14 @@ mod tests {
     #[test]
     fn warnings_name_what_happened() {
         assert_eq!(
-            removed("spec.additionalTags", "acme-billing-account", "acme-"),
+            removed("spec.additionalTags", "acme-billing-account", "acme-", None),
             "cloud tag removed from spec.additionalTags: \"acme-billing-account\" (the policy \
              owns keys under prefix \"acme-\" and no opted-in label gives this one)"
+        );
+        assert_eq!(
+            removed("spec.additionalTags", "acme-owner", "acme-", Some("owner")),
+            "cloud tag removed from spec.additionalTags: \"acme-owner\" (its label \"owner\" was \
+             skipped, see above)"
         );
         assert_eq!(
             fallback(Some("ibm"), "spec.parameters.provider"),

@@ -108,16 +108,26 @@ impl fmt::Display for SkipReason<'_> {
             ),
             SkipReason::CountCap { cap, taken: 0 } => write!(
                 f,
-                "{cap} tags with lower-sorting keys already reached the cap of {cap}"
+                "{cap} {} with lower-sorting keys already reached the cap of {cap}",
+                plural(cap, "tag", "tags")
             ),
-            SkipReason::CountCap { cap, taken } => write!(
-                f,
-                "{taken} user entries of the field and {} tags with lower-sorting keys already \
-                 reached the cap of {cap}",
-                cap.saturating_sub(taken)
-            ),
+            SkipReason::CountCap { cap, taken } => {
+                let tags = cap.saturating_sub(taken);
+                write!(
+                    f,
+                    "{taken} {} of the field and {tags} {} with lower-sorting keys already \
+                     reached the cap of {cap}",
+                    plural(taken, "user entry", "user entries"),
+                    plural(tags, "tag", "tags")
+                )
+            }
         }
     }
+}
+
+/// `one` for a count of 1, else `many`.
+fn plural(count: usize, one: &'static str, many: &'static str) -> &'static str {
+    if count == 1 { one } else { many }
 }
 
 /// One label that did not become a tag.
@@ -151,8 +161,12 @@ impl TagProfile {
     /// every tag key starts with the prefix in force, so a class that
     /// refuses one of its characters, or a key ceiling too short for the
     /// prefix and one more character, leaves nothing to propagate (GCP
-    /// label keys refuse the `:` of `plexsphere:`).
-    pub(crate) fn blocks_every_tag(&self, prefix: &str) -> Option<SkipReason<'static>> {
+    /// label keys refuse the `:` of `plexsphere:`), and so does a prefix
+    /// that opens with a reserved one (`aws:` on AWS).
+    pub(crate) fn blocks_every_tag(&self, prefix: &str) -> Option<SkipReason<'_>> {
+        if let Some(reserved) = self.reserved_prefix_of(prefix) {
+            return Some(SkipReason::ReservedPrefix { prefix: reserved });
+        }
         let shortest = self.unit.measure(prefix) + 1;
         if shortest > self.key_max {
             return Some(SkipReason::KeyTooLong {
@@ -199,7 +213,13 @@ fn check_after_prefix<'p>(
     tag_key: &str,
     value: &str,
 ) -> Option<SkipReason<'p>> {
-    if let Some(prefix) = profile.reserved_prefix_of(qualified_key) {
+    // The contract reserves on the qualified key; the cloud checks the tag
+    // key, so a prefix in force that makes one reserved (`aws:` itself, or
+    // `a` before `ws:x`) is refused too rather than written for the
+    // provider to deny.
+    let reserved =
+        (profile.reserved_prefix_of(qualified_key)).or_else(|| profile.reserved_prefix_of(tag_key));
+    if let Some(prefix) = reserved {
         return Some(SkipReason::ReservedPrefix { prefix });
     }
     let unit = profile.unit;

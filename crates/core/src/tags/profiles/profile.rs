@@ -374,11 +374,12 @@ impl TagProfile {
             .any(|p| p.eq_ignore_ascii_case(provider))
     }
 
-    /// The reserved prefix `qualified_key` starts with, if any.
-    pub(crate) fn reserved_prefix_of(&self, qualified_key: &str) -> Option<&str> {
+    /// The reserved prefix `key` (a qualified key, a tag key or a prefix)
+    /// starts with, if any.
+    pub(crate) fn reserved_prefix_of(&self, key: &str) -> Option<&str> {
         self.reserved_prefixes
             .iter()
-            .find(|r| r.matches(qualified_key))
+            .find(|r| r.matches(key))
             .map(|r| &*r.prefix)
     }
 }

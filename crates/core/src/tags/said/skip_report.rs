@@ -57,6 +57,11 @@ pub(crate) fn blocked(profile: &TagProfile, keys: &TagKeys<'_>) -> Option<String
             quoted(&character.to_string()),
             quoted(prefix)
         ),
+        SkipReason::ReservedPrefix { prefix: reserved } => format!(
+            "the mandated prefix {} starts with its reserved prefix {}",
+            quoted(prefix),
+            quoted(reserved)
+        ),
         SkipReason::KeyTooLong { limit, unit, .. } => format!(
             "its key ceiling of {limit} {} leaves no room after the mandated prefix {}",
             unit.noun(),

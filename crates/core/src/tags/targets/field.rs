@@ -157,7 +157,7 @@ fn list_entry<'o>(
             Some(Value::String(s)) => Ok(s.as_str()),
             None | Some(Value::Null) => Err(FieldError::new(
                 FieldPath::of(&[&at, name]),
-                Problem::Required,
+                Problem::Missing,
             )),
             Some(other) => Err(FieldError::expected(
                 FieldPath::of(&[&at, name]),
