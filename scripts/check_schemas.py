@@ -108,6 +108,7 @@ RUST_SCHEMA_KINDS = [
     ("controlplane.cluster.x-k8s.io", "AWSManagedControlPlane"),
     ("infrastructure.cluster.x-k8s.io", "AzureCluster"),
     ("infrastructure.cluster.x-k8s.io", "AzureMachine"),
+    ("infrastructure.cluster.x-k8s.io", "AzureMachinePool"),
     ("infrastructure.cluster.x-k8s.io", "GCPCluster"),
     ("infrastructure.cluster.x-k8s.io", "GCPMachine"),
     ("infrastructure.cluster.x-k8s.io", "GCPManagedMachinePool"),

@@ -728,16 +728,30 @@ fn object_profile(kind: &str) -> &'static str {
 // CREATE and UPDATE per target row
 // ---------------------------------------------------------------------------
 
-/// A minimal object of each row's kind its CRD accepts (when vendored).
+/// A minimal object of each row's kind its CRD accepts: every row's CRD is
+/// vendored, so an object it would refuse fails here rather than going
+/// unchecked.
 fn minimal(kind: &str, api_version: &str) -> Value {
+    let object = minimal_unchecked(kind, api_version);
+    assert_eq!(
+        support::crd_schema::failures(&object),
+        Some(Vec::new()),
+        "{api_version} {kind}: not an object its CRD accepts"
+    );
+    object
+}
+
+fn minimal_unchecked(kind: &str, api_version: &str) -> Value {
     let spec = match kind {
         "AWSMachine" => json!({"instanceType": "m6i.large"}),
         "AWSMachinePool" => json!({"minSize": 1, "maxSize": 3,
             "awsLaunchTemplate": {"instanceType": "m6i.large"}}),
         "AzureCluster" => json!({"location": "westeurope"}),
-        "AzureMachine" | "AzureMachinePool" => {
+        "AzureMachine" => {
             json!({"vmSize": "Standard_D2s_v5", "osDisk": {"osType": "Linux", "diskSizeGB": 30}})
         }
+        "AzureMachinePool" => json!({"location": "westeurope",
+            "template": {"vmSize": "Standard_D2s_v5", "osDisk": {"osType": "Linux"}}}),
         "GCPCluster" => json!({"project": "p-1", "region": "europe-west3"}),
         "GCPMachine" => json!({"instanceType": "n2-standard-4"}),
         "OpenStackMachine" => json!({"image": {"filter": {"name": "ubuntu-2404"}}}),
