@@ -152,6 +152,10 @@ ANNOTATION = "cloud-tags.plexsphere.io/labels"
 case("xr_labels_annotation_not_json", write("xr_labels_annotation_not_json", with_object(
     XR, lambda o: o["metadata"].setdefault("annotations", {}).__setitem__(ANNOTATION, "platform/env=prod"))),
      TAGS, "rejected", 'metadata.annotations["cloud-tags.plexsphere.io/labels"]: not valid JSON')
+case("xr_labels_annotation_empty", write("xr_labels_annotation_empty", with_object(
+    XR, lambda o: o["metadata"].setdefault("annotations", {}).__setitem__(ANNOTATION, ""))),
+     TAGS, "rejected",
+     'metadata.annotations["cloud-tags.plexsphere.io/labels"]: empty; write {} for no labels, or remove the annotation')
 case("xr_labels_annotation_nested", write("xr_labels_annotation_nested", with_object(
     XR, lambda o: o["metadata"].setdefault("annotations", {}).__setitem__(
         ANNOTATION, json.dumps({"platform/env": {"value": "prod"}})))),

@@ -49,6 +49,10 @@ impl<'a> Entries<'a> {
 // Each variant says what the annotation is not.
 #[allow(clippy::enum_variant_names)]
 pub(crate) enum Malformed {
+    /// Empty, or JSON whitespace only: the way `kubectl annotate …=` clears
+    /// a value, which is no JSON document.
+    #[error("empty; write {{}} for no labels, or remove the annotation")]
+    Empty,
     /// Not JSON at all (serde_json's message).
     #[error(
         "not valid JSON ({0}); expected an object such as {{\"acme:team/owner\":\"payments\"}}"
@@ -70,6 +74,9 @@ pub(crate) enum Malformed {
 
 /// Decodes the annotation's text.
 pub(crate) fn decode(text: &str) -> Result<Entries<'_>, Malformed> {
+    if (text.bytes()).all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')) {
+        return Err(Malformed::Empty);
+    }
     // From text, as every other decode in the module: one copy of
     // serde_json's reader (`wire::Payload::decode` says why text).
     let document: Document<'_> =
@@ -323,6 +330,17 @@ mod tests {
         ] {
             assert_eq!(owned(decode(text)), through_value(text), "{text}");
         }
+    }
+
+    #[test]
+    fn an_empty_annotation_says_how_to_clear_it() {
+        for text in ["", " \n\t"] {
+            assert_eq!(decode(text), Err(Malformed::Empty));
+        }
+        assert_eq!(
+            Malformed::Empty.to_string(),
+            "empty; write {} for no labels, or remove the annotation"
+        );
     }
 
     #[test]

@@ -134,7 +134,9 @@ pub(super) fn parse_labels_annotation<'o>(
     labels_annotation::decode(text).map_err(|malformed| {
         let field = match &malformed {
             Malformed::NotAString { key, .. } => labels_annotation_field().key(key),
-            Malformed::NotJson(_) | Malformed::NotAnObject(_) => labels_annotation_field(),
+            Malformed::Empty | Malformed::NotJson(_) | Malformed::NotAnObject(_) => {
+                labels_annotation_field()
+            }
         };
         FieldError::new(field, malformed)
     })
