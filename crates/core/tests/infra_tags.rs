@@ -1006,6 +1006,61 @@ fn validate_mode_lists_the_tag_deviations() {
     );
 }
 
+/// A list-shaped tag field is reported entry by entry, and one whose only
+/// fault is its order says so, naming the order expected.
+#[test]
+fn validate_mode_reports_a_tag_list_entry_by_entry() {
+    let validate = ON.replacen("{\"cloudTags\"", "{\"mode\":\"validate\",\"cloudTags\"", 1);
+    assert_ne!(validate, ON);
+    let request = fixture("openstackmachine_create_from_machineset");
+    let (_, mutated) = run(&request, ON, &parents());
+    let tags = mutated["spec"]["serverMetadata"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert_eq!(tags[0], json!({"key": "role", "value": "gpu-worker"}));
+    let deviation = |tags: Vec<Value>| {
+        let mut request = request.clone();
+        request.object = mutated.clone();
+        request.object["spec"]["serverMetadata"] = Value::Array(tags);
+        let outcome = evaluate(&request, &settings(&validate), &parents());
+        let (message, _) = rejection(&outcome);
+        let at = message.find("spec.serverMetadata: ").expect(message);
+        message[at..].to_owned()
+    };
+
+    // The user's entry last: only the order is wrong.
+    let mut reordered = tags.clone();
+    reordered.rotate_left(1);
+    let keys: Vec<String> = (tags.iter())
+        .map(|tag| format!("\"{}\"", tag["key"].as_str().unwrap()))
+        .collect();
+    let said = deviation(reordered);
+    assert!(
+        said.starts_with(&format!(
+            "spec.serverMetadata: out of order (expected {}), from ",
+            keys.join(", ")
+        )),
+        "{said}"
+    );
+
+    // A policy entry changed, another gone, a stale one added.
+    let mut changed = tags.clone();
+    let second = changed[1]["key"].as_str().unwrap().to_owned();
+    changed[1]["value"] = json!("edited");
+    let third = changed.remove(2);
+    changed.push(json!({"key": "plexsphere:old", "value": "x"}));
+    let said = deviation(changed);
+    let expected = format!(
+        "spec.serverMetadata: \"{second}\" is \"edited\" (expected {}), missing \"{}\" \
+         (expected {}), remove \"plexsphere:old\", from ",
+        tags[1]["value"],
+        third["key"].as_str().unwrap(),
+        third["value"]
+    );
+    assert!(said.starts_with(&expected), "{said}\n{expected}");
+}
+
 #[test]
 fn the_explanation_shows_the_tags_decision() {
     let (_, explanation) = explain(

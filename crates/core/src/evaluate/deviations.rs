@@ -10,6 +10,7 @@ use crate::request::plan::{Change, Edit, FieldEdit, MapEdit, Plan};
 use crate::settings::Mode;
 use crate::tags::said::clip;
 use crate::tags::{ANNOTATIONS, SKIPPED_ANNOTATION};
+use serde_json::Value;
 
 /// The longest warning kube-apiserver passes on whole, in characters.
 const WARNING_MAX: usize = 255;
@@ -118,8 +119,63 @@ fn describe_field(edit: &FieldEdit) -> String {
     }
     match &edit.was {
         None => format!("missing (expected {}, from {})", edit.value, edit.source),
-        Some(was) => format!("is {was} (expected {}, from {})", edit.value, edit.source),
+        Some(was) => match (key_value_pairs(was), key_value_pairs(&edit.value)) {
+            (Some(was), Some(expected)) => {
+                format!("{}, from {}", describe_pairs(&was, &expected), edit.source)
+            }
+            _ => format!("is {was} (expected {}, from {})", edit.value, edit.source),
+        },
     }
+}
+
+/// A list of `{key, value}` string pairs (a tag list such as
+/// OpenStackMachine's `spec.serverMetadata`), as pairs; `None` for any
+/// other value, taints among them (they carry an `effect`).
+fn key_value_pairs(value: &Value) -> Option<Vec<(&str, &str)>> {
+    (value.as_array()?.iter())
+        .map(|item| {
+            let item = item.as_object().filter(|item| item.len() == 2)?;
+            Some((item.get("key")?.as_str()?, item.get("value")?.as_str()?))
+        })
+        .collect()
+}
+
+/// A tag list's deviations entry by entry, in the words of a map's
+/// ([`describe`]); when only the order differs, the keys in the order
+/// expected (the user's entries first, then the policy's).
+fn describe_pairs(was: &[(&str, &str)], expected: &[(&str, &str)]) -> String {
+    fn value_of<'a>(pairs: &[(&str, &'a str)], key: &str) -> Option<&'a str> {
+        (pairs.iter()).find(|(k, _)| *k == key).map(|(_, v)| *v)
+    }
+    let mut items: Vec<String> = Vec::new();
+    for &(key, value) in expected {
+        match value_of(was, key) {
+            None => items.push(format!(
+                "missing {} (expected {})",
+                quoted(key),
+                quoted(value)
+            )),
+            Some(found) if found != value => items.push(format!(
+                "{} is {} (expected {})",
+                quoted(key),
+                quoted(found),
+                quoted(value)
+            )),
+            Some(_) => {}
+        }
+    }
+    for &(key, _) in was {
+        if value_of(expected, key).is_none() {
+            items.push(format!("remove {}", quoted(key)));
+        }
+    }
+    if items.is_empty() {
+        let order: Vec<String> = (expected.iter())
+            .map(|(key, _)| quoted(key).to_string())
+            .collect();
+        items.push(format!("out of order (expected {})", order.join(", ")));
+    }
+    items.join(", ")
 }
 
 /// `missing "k" (expected "v")`, `"k" is "w" (expected "v")`,
@@ -147,6 +203,48 @@ fn describe(edit: &MapEdit) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    fn tag_list_edit(was: Value, value: Value) -> FieldEdit {
+        FieldEdit {
+            path: crate::json::fields::Path::Static(&["spec", "serverMetadata"]),
+            entry: None,
+            value,
+            was: Some(was),
+            source: "the labels".to_owned(),
+        }
+    }
+
+    #[test]
+    fn a_tag_list_is_described_entry_by_entry() {
+        let edit = tag_list_edit(
+            json!([{"key": "b", "value": "1"}, {"key": "p:old", "value": "x"},
+                   {"key": "p:env", "value": "dev"}]),
+            json!([{"key": "b", "value": "1"}, {"key": "p:env", "value": "prod"},
+                   {"key": "p:team", "value": "a\"b"}]),
+        );
+        assert_eq!(
+            describe_field(&edit),
+            r#""p:env" is "dev" (expected "prod"), missing "p:team" (expected "a\"b"), remove "p:old", from the labels"#
+        );
+        let edit = tag_list_edit(
+            json!([{"key": "p:env", "value": "dev"}, {"key": "b", "value": "1"}]),
+            json!([{"key": "b", "value": "1"}, {"key": "p:env", "value": "dev"}]),
+        );
+        assert_eq!(
+            describe_field(&edit),
+            r#"out of order (expected "b", "p:env"), from the labels"#
+        );
+        // Taints carry an effect: a list of other objects is shown whole.
+        let taints = tag_list_edit(
+            json!([{"key": "k", "value": "v", "effect": "NoSchedule"}]),
+            json!([]),
+        );
+        assert_eq!(
+            describe_field(&taints),
+            r#"is [{"effect":"NoSchedule","key":"k","value":"v"}] (expected [], from the labels)"#
+        );
+    }
 
     #[test]
     fn report_quotes_keys_and_values_as_json() {
