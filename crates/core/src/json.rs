@@ -3,6 +3,7 @@
 //! format, a settings document read member by member, `null` as a setting's
 //! default, and quoting.
 
+pub(crate) mod field_path;
 pub mod fields;
 pub(crate) mod json_members;
 pub(crate) mod keyed_list;
