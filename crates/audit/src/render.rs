@@ -208,11 +208,12 @@ fn object_json(object: &Audited, id: &str, parent: Option<String>, depth: usize)
     out.insert("kind".into(), json!(reference.kind));
     out.insert("namespace".into(), json!(reference.namespace));
     out.insert("name".into(), json!(reference.name));
-    out.insert(
-        "source".into(),
-        json!({"file": object.origin.file,
-               "document": object.origin.document, "items": object.origin.items}),
-    );
+    let source = match object.origin.listed_from() {
+        Some(list) => json!({"list": list}),
+        None => json!({"file": object.origin.file,
+                       "document": object.origin.document, "items": object.origin.items}),
+    };
+    out.insert("source".into(), source);
     out.insert("parent".into(), json!(parent));
     out.insert("depth".into(), json!(depth));
     out.insert("status".into(), json!(object.status().as_str()));

@@ -66,10 +66,23 @@ pub struct LiveArgs {
           requires = "cluster", conflicts_with_all = ["settings_path", "settings_json", "dumps"])]
     pub policy_files: Vec<PathBuf>,
 
-    /// List only the objects in this namespace (cluster-scoped kinds are
-    /// listed whole).
+    /// Audit (and fix) only the objects in this namespace. Cluster-scoped
+    /// kinds are in no namespace: they are left out, and the report names
+    /// them, unless `--cluster-scoped` is given.
     #[arg(short = 'n', long, value_name = "NAMESPACE", requires = "cluster")]
     pub namespace: Option<String>,
+
+    /// With `-n`: also audit (and fix) the cluster-scoped kinds the rules
+    /// match, listed whole (or as `-l` selects).
+    #[arg(long, requires = "namespace")]
+    pub cluster_scoped: bool,
+
+    /// A policy whose `spec.module` names this repository (any tag or
+    /// digest) runs this module too: a mirror of
+    /// ghcr.io/plexsphere/policies/metadata-propagation. Repeatable. Any
+    /// other module's policy is refused.
+    #[arg(long = "module", value_name = "REPOSITORY", requires = "cluster")]
+    pub modules: Vec<String>,
 
     /// List only the objects this label selector matches (kubectl's
     /// syntax); parents it leaves out are read one by one.

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use kube::core::Request;
-use kube::core::params::{GetParams, ListParams, Patch, PatchParams};
+use kube::core::params::{GetParams, ListParams, Patch, PatchParams, PostParams};
 use serde_json::Value;
 use tokio::runtime::Runtime;
 
@@ -256,6 +256,42 @@ impl Api {
             .patch(name, &params, &Patch::Merge(body))
             .map_err(built)?;
         self.send("patch", request)
+    }
+
+    /// Whether the runner's own user may `verb` objects of `resource` (in
+    /// `namespace`, or in every namespace when `None`), as a
+    /// SelfSubjectAccessReview answers it: the API server's authorizers
+    /// decide, as they would for the request itself, which is not sent.
+    /// The reason the authorizer gave comes with a refusal.
+    pub(super) fn may(
+        &self,
+        verb: &str,
+        resource: &Resource,
+        namespace: Option<&str>,
+    ) -> Result<(bool, String), Failure> {
+        let review = serde_json::json!({
+            "apiVersion": "authorization.k8s.io/v1",
+            "kind": "SelfSubjectAccessReview",
+            "spec": {"resourceAttributes": {
+                "verb": verb,
+                "group": resource.group,
+                "version": resource.version,
+                "resource": resource.plural,
+                "namespace": namespace.unwrap_or_default(),
+            }},
+        });
+        let body = serde_json::to_vec(&review).expect("JSON values always serialise");
+        let request = Request::new("/apis/authorization.k8s.io/v1/selfsubjectaccessreviews")
+            .create(&PostParams::default(), body)
+            .map_err(built)?;
+        let answer = self.send("access-review", request)?;
+        let status = &answer["status"];
+        let reason = status["reason"]
+            .as_str()
+            .or_else(|| status["evaluationError"].as_str())
+            .unwrap_or_default()
+            .to_owned();
+        Ok((status["allowed"].as_bool() == Some(true), reason))
     }
 
     /// Every API group: its preferred version and the versions it serves

@@ -50,6 +50,15 @@ pub(super) struct Deployed {
     pub(super) settings: AuditSettings,
     /// The objects its webhook is called for, besides its rules.
     pub(super) scope: WebhookScope,
+    /// `spec.module`: the module it runs ("" when the spec has none).
+    pub(super) module: String,
+    /// `status.policyStatus` as kubewarden-controller sets it (`active`,
+    /// `pending`, …); `None` for a manifest, or a policy no controller
+    /// has seen.
+    pub(super) status: Option<String>,
+    /// Whether its webhook (`clusterwide-NAME`) is registered, or why it
+    /// cannot be said; `None` until it was read.
+    pub(super) registered: Option<Result<(), String>>,
 }
 
 /// One policy's audit: the policy, and its report on the cluster.
@@ -60,11 +69,53 @@ pub(super) struct Audit {
     pub(super) unselected: usize,
 }
 
+/// The repository this module is published under (artifacthub-pkg.yml's
+/// `containersImages`); a mirror is named with `--module`.
+pub(super) const REPOSITORY: &str = "ghcr.io/plexsphere/policies/metadata-propagation";
+
+/// The repository a module reference names: without its scheme
+/// (`registry://`), tag and digest, so `registry://ghcr.io/o/p:v1` and
+/// `ghcr.io/o/p@sha256:…` both name `ghcr.io/o/p`. A registry's port is
+/// before the first `/`, a tag after the last.
+pub(super) fn repository(reference: &str) -> &str {
+    let rest = reference
+        .strip_prefix("registry://")
+        .unwrap_or(reference)
+        .trim_end_matches('/');
+    let rest = rest.split_once('@').map_or(rest, |(name, _)| name);
+    let last = rest.rfind('/').map_or(0, |slash| slash + 1);
+    match rest[last..].find(':') {
+        Some(colon) if last > 0 => &rest[..last + colon],
+        _ => rest,
+    }
+}
+
+/// Refuses a policy whose `spec.module` is not this module (or a mirror
+/// `accepted` names): its settings and rules are another module's.
+pub(super) fn this_module(policy_name: &str, module: &str, accepted: &[String]) -> Result<()> {
+    let repository = repository(module);
+    let ours = std::iter::once(REPOSITORY).chain(accepted.iter().map(|m| self::repository(m)));
+    if ours.clone().any(|known| known == repository) {
+        return Ok(());
+    }
+    let known: Vec<&str> = ours.collect();
+    let runs = match module {
+        "" => "has no spec.module".to_owned(),
+        module => format!("runs the module {module}"),
+    };
+    bail!(
+        "ClusterAdmissionPolicy {policy_name} {runs}, not this policy ({}): its settings and rules \
+         are another module's, so nothing is audited or written by them. For a mirror of this \
+         policy, name its repository: --module REPOSITORY",
+        known.join(", ")
+    )
+}
+
 const GROUP: &str = "policies.kubewarden.io";
 const KIND: &str = "ClusterAdmissionPolicy";
 
 /// Reads ClusterAdmissionPolicy `name` from the cluster.
-pub(super) fn from_cluster(api: &Api, name: &str) -> Result<Deployed> {
+pub(super) fn from_cluster(api: &Api, name: &str, accepted: &[String]) -> Result<Deployed> {
     let resource = Resource {
         group: GROUP.to_owned(),
         version: "v1".to_owned(),
@@ -82,19 +133,43 @@ pub(super) fn from_cluster(api: &Api, name: &str) -> Result<Deployed> {
         ),
         _ => anyhow::anyhow!("cannot read ClusterAdmissionPolicy {name}: {failure}"),
     })?;
-    let mut policy = parse(&object, "the cluster".to_owned())?;
-    if let Some(scope) = registered_scope(api, &policy)? {
-        policy.scope = scope;
+    let mut policy = parse(&object, "the cluster".to_owned(), accepted)?;
+    policy.status = object["status"]["policyStatus"].as_str().map(str::to_owned);
+    match registered_scope(api, &policy)? {
+        Ok(scope) => {
+            policy.scope = scope;
+            policy.registered = Some(Ok(()));
+        }
+        Err(why) => {
+            eprintln!(
+                "warning: cannot read the webhook of ClusterAdmissionPolicy {} (clusterwide-{}): {why}; \
+                 judging by the policy's own namespaceSelector and objectSelector, without \
+                 Kubewarden's exclusion of its own namespace",
+                policy.name, policy.name
+            );
+            policy.registered = Some(Err(why));
+        }
     }
     Ok(policy)
+}
+
+/// Whether the webhook of `policy` is registered (`Ok`), or why it cannot
+/// be said, read once: `--fix` writes only through a registered one.
+pub(super) fn registration(api: &Api, policy: &mut Deployed) -> Result<(), String> {
+    if policy.registered.is_none() {
+        let read = registered_scope(api, policy).map_err(|error| format!("{error:#}"));
+        policy.registered = Some(read.and_then(|scope| scope.map(|_| ())));
+    }
+    policy.registered.clone().unwrap_or(Ok(()))
 }
 
 /// The selectors of the webhook kubewarden-controller registered for
 /// `policy` (`clusterwide-<name>`, mutating or validating as the policy
 /// is): the policy's own, and the exclusion of Kubewarden's namespace the
-/// controller adds. `None`, with a warning, when it cannot be read: the
-/// policy's own selectors stand in.
-fn registered_scope(api: &Api, policy: &Deployed) -> Result<Option<WebhookScope>> {
+/// controller adds. The inner `Err` says why it cannot be read (not
+/// registered, forbidden): the caller decides whether the policy's own
+/// selectors stand in.
+fn registered_scope(api: &Api, policy: &Deployed) -> Result<Result<WebhookScope, String>> {
     let (plural, kind) = match policy.mutating {
         true => (
             "mutatingwebhookconfigurations",
@@ -116,29 +191,25 @@ fn registered_scope(api: &Api, policy: &Deployed) -> Result<Option<WebhookScope>
     let why = match api.get(&resource, None, &name) {
         Ok(config) => {
             let from = format!("{plural}.admissionregistration.k8s.io {name}");
-            return WebhookScope::read(&config["webhooks"][0], from).map(Some);
+            return WebhookScope::read(&config["webhooks"][0], from).map(Ok);
         }
         Err(failure) if failure.code == Some(404) => {
-            "it is not registered (is the policy active?)".to_owned()
+            format!(
+                "{plural}.admissionregistration.k8s.io {name} is not registered (is the policy active?)"
+            )
         }
         Err(failure) if failure.code == Some(403) => format!(
             "forbidden: needs verb get on {plural}.admissionregistration.k8s.io ({failure})"
         ),
         Err(failure) => failure.to_string(),
     };
-    eprintln!(
-        "warning: cannot read the webhook of ClusterAdmissionPolicy {} ({name}): {why}; \
-         judging by the policy's own namespaceSelector and objectSelector, without \
-         Kubewarden's exclusion of its own namespace",
-        policy.name
-    );
-    Ok(None)
+    Ok(Err(why))
 }
 
 /// Reads the ClusterAdmissionPolicies of a manifest (YAML or JSON, one or
 /// several documents; its other documents, such as the policy's RBAC, are
 /// passed over).
-pub(super) fn from_file(path: &Path) -> Result<Vec<Deployed>> {
+pub(super) fn from_file(path: &Path, accepted: &[String]) -> Result<Vec<Deployed>> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     let source = path.display().to_string();
@@ -152,7 +223,7 @@ pub(super) fn from_file(path: &Path) -> Result<Vec<Deployed>> {
     let policies: Vec<Deployed> = documents
         .iter()
         .filter(|(_, document)| document["kind"] == KIND)
-        .map(|(_, document)| parse(document, source.clone()))
+        .map(|(_, document)| parse(document, source.clone(), accepted))
         .collect::<Result<_>>()?;
     if policies.is_empty() {
         bail!("{source} holds no {GROUP} {KIND}");
@@ -160,7 +231,8 @@ pub(super) fn from_file(path: &Path) -> Result<Vec<Deployed>> {
     Ok(policies)
 }
 
-fn parse(object: &Value, source: String) -> Result<Deployed> {
+/// `accepted`: the mirrors `--module` names ([`this_module`]).
+fn parse(object: &Value, source: String, accepted: &[String]) -> Result<Deployed> {
     let name = object["metadata"]["name"]
         .as_str()
         .unwrap_or_default()
@@ -173,6 +245,10 @@ fn parse(object: &Value, source: String) -> Result<Deployed> {
         );
     }
     let spec = &object["spec"];
+    // Before anything of the spec is read: another module's settings would
+    // be refused in this module's words, or worse, accepted.
+    let module = spec["module"].as_str().unwrap_or_default().to_owned();
+    this_module(&name, &module, accepted).with_context(|| source.clone())?;
     let strings = |value: &Value| -> Vec<String> {
         value
             .as_array()
@@ -233,6 +309,9 @@ fn parse(object: &Value, source: String) -> Result<Deployed> {
         context_aware,
         settings,
         scope,
+        module,
+        status: None,
+        registered: None,
     })
 }
 
@@ -240,7 +319,12 @@ fn parse(object: &Value, source: String) -> Result<Deployed> {
 mod tests {
     use super::*;
 
-    fn manifest(spec: Value) -> Value {
+    /// A manifest of this module's policy with `spec` (and its module).
+    fn manifest(mut spec: Value) -> Value {
+        if spec.get("module").is_none() {
+            spec["module"] =
+                "registry://ghcr.io/plexsphere/policies/metadata-propagation:v0.1.0".into();
+        }
         serde_json::json!({
             "apiVersion": "policies.kubewarden.io/v1",
             "kind": "ClusterAdmissionPolicy",
@@ -260,6 +344,7 @@ mod tests {
                 "settings": {"cloudTags": {"propagatingLabels": ["team"]}},
             })),
             "p.yaml".to_owned(),
+            &[],
         )
         .unwrap();
         assert_eq!(
@@ -289,6 +374,7 @@ mod tests {
                 "settings": {"mode": "sideways"},
             })),
             "p.yaml".to_owned(),
+            &[],
         )
         .err()
         .unwrap();
@@ -299,6 +385,7 @@ mod tests {
         let error = parse(
             &serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap"}),
             "c.yaml".to_owned(),
+            &[],
         )
         .err()
         .unwrap();
@@ -306,6 +393,102 @@ mod tests {
             error
                 .to_string()
                 .contains("not a policies.kubewarden.io ClusterAdmissionPolicy")
+        );
+    }
+
+    #[test]
+    fn another_modules_policy_is_refused_before_its_settings_are_read() {
+        let error = parse(
+            &manifest(serde_json::json!({
+                "module": "registry://ghcr.io/kubewarden/policies/safe-labels:v1.0.0",
+                "rules": [{"apiGroups": ["*"], "apiVersions": ["*"], "resources": ["*"], "operations": ["*"]}],
+                "settings": {"denied_labels": ["cost-center"]},
+            })),
+            "p.yaml".to_owned(),
+            &[],
+        )
+        .err()
+        .unwrap();
+        let error = format!("{error:#}");
+        assert!(
+            error.starts_with("p.yaml: ClusterAdmissionPolicy p runs the module registry://ghcr.io/kubewarden/policies/safe-labels:v1.0.0"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_reference_names_its_repository_without_scheme_tag_or_digest() {
+        for reference in [
+            "registry://ghcr.io/plexsphere/policies/metadata-propagation:v0.1.0",
+            "ghcr.io/plexsphere/policies/metadata-propagation@sha256:0123abcd",
+            "registry://ghcr.io/plexsphere/policies/metadata-propagation:v1@sha256:0123abcd",
+            "ghcr.io/plexsphere/policies/metadata-propagation",
+        ] {
+            assert_eq!(repository(reference), REPOSITORY, "{reference}");
+        }
+        assert_eq!(
+            repository("registry://mirror.example.com:5000/platform/mp:v1"),
+            "mirror.example.com:5000/platform/mp"
+        );
+        assert_eq!(
+            repository("mirror.example.com:5000/mp"),
+            "mirror.example.com:5000/mp"
+        );
+        assert_eq!(
+            repository("file:///var/lib/policies/policy.wasm"),
+            "file:///var/lib/policies/policy.wasm"
+        );
+    }
+
+    #[test]
+    fn another_modules_policy_is_refused_naming_its_module() {
+        this_module(
+            "p",
+            "registry://ghcr.io/plexsphere/policies/metadata-propagation:v0.1.0",
+            &[],
+        )
+        .unwrap();
+        let error = this_module(
+            "safe-labels",
+            "registry://ghcr.io/kubewarden/policies/safe-labels:v1.0.0",
+            &[],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            error.starts_with(
+                "ClusterAdmissionPolicy safe-labels runs the module \
+                 registry://ghcr.io/kubewarden/policies/safe-labels:v1.0.0, not this policy \
+                 (ghcr.io/plexsphere/policies/metadata-propagation)"
+            ),
+            "{error}"
+        );
+        assert!(error.ends_with("--module REPOSITORY"), "{error}");
+        let error = this_module("bare", "", &[]).unwrap_err().to_string();
+        assert!(
+            error.starts_with("ClusterAdmissionPolicy bare has no spec.module"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_mirror_named_with_module_is_this_module() {
+        let mirror = ["registry.example.com/platform/metadata-propagation:v0.1.0".to_owned()];
+        this_module(
+            "p",
+            "registry://registry.example.com/platform/metadata-propagation@sha256:00",
+            &mirror,
+        )
+        .unwrap();
+        let error = this_module("p", "registry://registry.example.com/other:v1", &mirror)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains(
+                "(ghcr.io/plexsphere/policies/metadata-propagation, \
+                 registry.example.com/platform/metadata-propagation)"
+            ),
+            "{error}"
         );
     }
 }

@@ -36,8 +36,21 @@ pub(super) enum Outcome {
     Rejected,
     /// Anything else: the API server's or the connection's message.
     Error,
-    /// Not written: `--max-objects` reached, or Ctrl-C.
+    /// Not written: `--max-objects` reached, or a signal (SIGINT, SIGTERM).
     NotAttempted,
+}
+
+/// What an outcome leaves to do, which the run's exit code says
+/// ([`super::exit::Exit`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Left {
+    /// Nothing: in line, or deleted.
+    Nothing,
+    /// A person must look: admission, RBAC or another writer stands in the way.
+    Person,
+    /// Running again brings it into line: it was not written, or the
+    /// request failed on the way (a timeout, a 5xx).
+    RunAgain,
 }
 
 impl Outcome {
@@ -59,6 +72,31 @@ impl Outcome {
     pub(super) fn succeeded(self) -> bool {
         matches!(self, Outcome::Fixed | Outcome::WouldFix)
     }
+
+    /// What is left to do after it: a deleted object needs nothing, as one
+    /// in line does (docs/validate-and-audit.md, the outcomes' table).
+    pub(super) fn left(self) -> Left {
+        match self {
+            Outcome::Fixed | Outcome::WouldFix | Outcome::Gone => Left::Nothing,
+            Outcome::Unchanged | Outcome::Conflict | Outcome::Forbidden | Outcome::Rejected => {
+                Left::Person
+            }
+            Outcome::Error | Outcome::NotAttempted => Left::RunAgain,
+        }
+    }
+
+    /// Every outcome, in the order reports count them.
+    pub(super) const ALL: [Outcome; 9] = [
+        Outcome::Fixed,
+        Outcome::WouldFix,
+        Outcome::Gone,
+        Outcome::Unchanged,
+        Outcome::Conflict,
+        Outcome::Forbidden,
+        Outcome::Rejected,
+        Outcome::Error,
+        Outcome::NotAttempted,
+    ];
 }
 
 impl fmt::Display for Outcome {
@@ -94,6 +132,21 @@ impl Done {
             after: None,
         }
     }
+}
+
+/// What `--fix` did in one run.
+#[derive(Debug, Default)]
+pub(super) struct FixRun {
+    /// Each written (or not) object's ending, in the order they were taken.
+    pub(super) done: Vec<Done>,
+    /// The deviating objects the audit found, each once however many
+    /// policies found it: the run's one count of them.
+    pub(super) deviating: usize,
+    /// Children that deviated only once their parent was written (from
+    /// what admission wrote on it), written after it in this run.
+    pub(super) after_parent: usize,
+    /// Why nothing was written, when the pre-flight refused the fix.
+    pub(super) refused: Vec<String>,
 }
 
 /// What the audit makes of an object as read now.
@@ -270,10 +323,15 @@ fn classify(failure: &Failure, verb: &str, resource: &Resource) -> (Outcome, Str
 
 /// What admission changed: a JSON patch from `before` to `after`, without
 /// the bookkeeping every write moves (resourceVersion, generation,
-/// managedFields).
+/// managedFields) and without `status`: a write of the object never changes
+/// its status (the status subresource does), so a status change between the
+/// read and the write is a controller's, not admission's.
 pub(super) fn changes(before: &Value, after: &Value) -> Value {
     let strip = |object: &Value| {
         let mut object = object.clone();
+        if let Some(map) = object.as_object_mut() {
+            map.remove("status");
+        }
         if let Some(metadata) = object["metadata"].as_object_mut() {
             for key in ["resourceVersion", "generation", "managedFields"] {
                 metadata.remove(key);
@@ -358,11 +416,30 @@ mod tests {
     }
 
     #[test]
+    fn a_deleted_object_leaves_nothing_to_do_and_a_refusal_needs_a_person() {
+        let left = |outcome: Outcome| outcome.left();
+        assert_eq!(left(Outcome::Gone), Left::Nothing);
+        assert_eq!(left(Outcome::Fixed), Left::Nothing);
+        assert_eq!(left(Outcome::WouldFix), Left::Nothing);
+        for outcome in [
+            Outcome::Unchanged,
+            Outcome::Conflict,
+            Outcome::Forbidden,
+            Outcome::Rejected,
+        ] {
+            assert_eq!(left(outcome), Left::Person, "{outcome}");
+        }
+        assert_eq!(left(Outcome::NotAttempted), Left::RunAgain);
+        assert_eq!(left(Outcome::Error), Left::RunAgain);
+    }
+
+    #[test]
     fn changes_leave_out_the_bookkeeping_of_a_write() {
         let before = json!({"metadata": {"name": "m", "resourceVersion": "1", "generation": 1,
                              "managedFields": [], "labels": {"a": "1"}}});
         let after = json!({"metadata": {"name": "m", "resourceVersion": "2", "generation": 2,
-                            "managedFields": [{"manager": "x"}], "labels": {"a": "1", "b": "2"}}});
+                            "managedFields": [{"manager": "x"}], "labels": {"a": "1", "b": "2"}},
+                           "status": {"conditions": [{"observedGeneration": 2}]}});
         assert_eq!(
             changes(&before, &after),
             json!([{"op": "add", "path": "/metadata/labels/b", "value": "2"}])

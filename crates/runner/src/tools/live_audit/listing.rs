@@ -174,7 +174,7 @@ fn acted_on(resource: &Resource) -> bool {
 }
 
 /// Lists `resource` whole, a page of `limit` at a time: each object with
-/// where it was read (the list, its page, its place in the page).
+/// the list it was read from.
 pub(super) fn list(
     api: &Api,
     resource: &Resource,
@@ -182,10 +182,10 @@ pub(super) fn list(
     selector: Option<&str>,
     limit: u32,
 ) -> Result<Vec<(Origin, Value)>, Unlisted> {
-    let file = format!("list {}/{}", resource.name(), resource.version);
+    let list = format!("{}/{}", resource.name(), resource.version);
     let mut objects = Vec::new();
     let mut token = None;
-    for page in 1.. {
+    loop {
         let (items, next) = api
             .list_page(resource, namespace, selector, limit, token)
             .map_err(|failure| Unlisted {
@@ -205,14 +205,11 @@ pub(super) fn list(
                 served: true,
                 bad_request: failure.code == Some(400),
             })?;
-        objects.extend(items.into_iter().enumerate().map(|(i, item)| {
-            let origin = Origin {
-                file: file.clone(),
-                document: page,
-                items: vec![i + 1],
-            };
-            (origin, item)
-        }));
+        objects.extend(
+            items
+                .into_iter()
+                .map(|item| (Origin::list(list.clone()), item)),
+        );
         match next {
             Some(next) => token = Some(next),
             None => break,

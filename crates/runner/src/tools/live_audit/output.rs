@@ -2,14 +2,16 @@
 //! it, the kinds not listed, and the fix's outcomes, as text or as one
 //! JSON document.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
+use std::time::Duration;
 
 use cluster_audit::render;
 use serde_json::{Value, json};
 
 use super::deployed::Audit;
-use super::fix::Done;
+use super::exit::Exit;
+use super::fix::{FixRun, Outcome};
 use super::listing::Unlisted;
 
 pub(super) fn audit_text(audits: &[Audit], unlisted: &BTreeSet<Unlisted>) -> String {
@@ -59,6 +61,7 @@ pub(super) fn audit_json(audits: &[Audit], unlisted: &BTreeSet<Unlisted>) -> Val
             "name": audit.policy.name,
             "mode": audit.policy.mode,
             "source": audit.policy.source,
+            "module": audit.policy.module,
             "report": render::json(&audit.report),
             "unselected": audit.unselected,
             "selectorsFrom": audit.policy.scope.from,
@@ -70,22 +73,45 @@ pub(super) fn audit_json(audits: &[Audit], unlisted: &BTreeSet<Unlisted>) -> Val
     })
 }
 
-fn fix_summary(fixed: &[Done]) -> (usize, usize) {
-    let ok = fixed.iter().filter(|done| done.outcome.succeeded()).count();
-    (ok, fixed.len() - ok)
+/// `run`'s outcomes counted, in [`Outcome::ALL`]'s order, the ones that
+/// happened only.
+fn outcome_counts(run: &FixRun) -> Vec<(Outcome, usize)> {
+    Outcome::ALL
+        .iter()
+        .map(|&outcome| {
+            let n = run.done.iter().filter(|d| d.outcome == outcome).count();
+            (outcome, n)
+        })
+        .filter(|&(_, n)| n > 0)
+        .collect()
 }
 
-pub(super) fn fix_text(fixed: &[Done], dry_run: bool, out: &mut String) {
+/// The fix's section of the text report: one line per object, its outcome
+/// first, and the changes admission made (or, in a dry run, would make) on
+/// the lines under it; then the count.
+pub(super) fn fix_text(run: &FixRun, dry_run: bool, out: &mut String) {
+    out.push('\n');
+    if !run.refused.is_empty() {
+        let _ = writeln!(out, "fix: nothing written; before the first write:");
+        for why in &run.refused {
+            let _ = writeln!(out, "  {why}");
+        }
+        return;
+    }
+    if run.done.is_empty() {
+        let _ = writeln!(out, "fix: nothing deviates; nothing written");
+        return;
+    }
     let _ = writeln!(
         out,
-        "\nfix{}:",
+        "fix{}, parents before children:",
         if dry_run {
             " (dry run: nothing was stored)"
         } else {
             ""
         }
     );
-    for done in fixed {
+    for done in &run.done {
         let _ = writeln!(
             out,
             "  {:<13} {}: {}",
@@ -93,32 +119,187 @@ pub(super) fn fix_text(fixed: &[Done], dry_run: bool, out: &mut String) {
             done.id,
             done.message
         );
-        if dry_run {
-            for change in done.changes.as_array().into_iter().flatten() {
-                let _ = writeln!(out, "      {change}");
-            }
+        for change in done.changes.as_array().into_iter().flatten() {
+            let _ = writeln!(out, "      {change}");
         }
     }
-    let (ok, not) = fix_summary(fixed);
-    let verb = if dry_run { "would be fixed" } else { "fixed" };
+    let counts: Vec<String> = outcome_counts(run)
+        .into_iter()
+        .map(|(outcome, n)| format!("{n} {outcome}"))
+        .collect();
     let _ = writeln!(
         out,
-        "fix: {} deviating, {ok} {verb}, {not} not fixed",
-        fixed.len()
+        "fix: {} deviating{}: {}",
+        run.deviating,
+        after_parent(run),
+        counts.join(", ")
     );
 }
 
-pub(super) fn fix_json(fixed: &[Done], dry_run: bool) -> Value {
-    let (ok, not) = fix_summary(fixed);
+/// ", and N more once their parent was written", when there were.
+fn after_parent(run: &FixRun) -> String {
+    match run.after_parent {
+        0 => String::new(),
+        n => format!(", and {n} more once their parent was written"),
+    }
+}
+
+pub(super) fn fix_json(run: &FixRun, dry_run: bool) -> Value {
+    let ok = run.done.iter().filter(|d| d.outcome.succeeded()).count();
     json!({
         "dryRun": dry_run,
-        "objects": fixed.iter().map(|done| json!({
+        "refused": run.refused,
+        "objects": run.done.iter().map(|done| json!({
             "id": done.id,
             "outcome": done.outcome.as_str(),
             "message": done.message,
             "attempts": done.attempts,
             "changes": done.changes,
         })).collect::<Vec<_>>(),
-        "summary": {"deviating": fixed.len(), "fixed": ok, "notFixed": not},
+        "summary": {
+            "deviating": run.deviating,
+            "afterParent": run.after_parent,
+            "fixed": ok,
+            "notFixed": run.done.len() - ok,
+        },
     })
+}
+
+/// What a live audit's scope left out: with `-n`, the cluster-scoped kinds
+/// the policies' rules match (listed only with `--cluster-scoped`).
+pub(super) struct Scope<'a> {
+    pub(super) namespace: Option<&'a str>,
+    pub(super) left_out: &'a BTreeSet<String>,
+}
+
+pub(super) fn scope_text(scope: &Scope<'_>, out: &mut String) {
+    if let (Some(namespace), false) = (scope.namespace, scope.left_out.is_empty()) {
+        let names: Vec<&str> = scope.left_out.iter().map(String::as_str).collect();
+        let _ = writeln!(
+            out,
+            "\nleft out by -n {namespace}: {} (cluster-scoped: in no namespace; --cluster-scoped \
+             audits and fixes them too)",
+            names.join(", ")
+        );
+    }
+}
+
+pub(super) fn scope_json(scope: &Scope<'_>) -> Value {
+    json!({"namespace": scope.namespace, "leftOut": scope.left_out})
+}
+
+/// The run in one object, for a log pipeline: how it ended, what it found
+/// and did, what it cost. `-o json` carries it as `summary`; the text
+/// report ends with it on one line, `summary: ` and the object.
+pub(super) struct Summary<'a> {
+    pub(super) exit: Exit,
+    pub(super) audits: &'a [Audit],
+    pub(super) deviating: usize,
+    pub(super) fix: Option<&'a FixRun>,
+    pub(super) not_listed: usize,
+    pub(super) left_out: usize,
+    pub(super) interrupted: Option<&'a str>,
+    pub(super) requests: &'a BTreeMap<&'static str, usize>,
+    pub(super) elapsed: Duration,
+}
+
+pub(super) fn summary_json(summary: &Summary<'_>) -> Value {
+    let audited: usize = summary
+        .audits
+        .iter()
+        .map(|a| a.report.summary().audited)
+        .sum();
+    let rejected: usize = summary
+        .audits
+        .iter()
+        .map(|a| a.report.summary().rejected)
+        .sum();
+    let outcomes = summary.fix.map(|run| {
+        Outcome::ALL
+            .iter()
+            .map(|&outcome| {
+                let n = run.done.iter().filter(|d| d.outcome == outcome).count();
+                (outcome.as_str().to_owned(), json!(n))
+            })
+            .collect::<serde_json::Map<String, Value>>()
+    });
+    // Tenths of a second: a log line that reads as a duration.
+    let seconds = (summary.elapsed.as_secs_f64() * 10.0).round() / 10.0;
+    json!({
+        "result": summary.exit.as_str(),
+        "exitCode": summary.exit.code(),
+        "audited": audited,
+        "deviating": summary.deviating,
+        "afterParent": summary.fix.map_or(0, |run| run.after_parent),
+        "rejected": rejected,
+        "outcomes": outcomes,
+        "fixRefused": summary.fix.is_some_and(|run| !run.refused.is_empty()),
+        "notListed": summary.not_listed,
+        "leftOut": summary.left_out,
+        "interrupted": summary.interrupted,
+        "requests": summary.requests,
+        "seconds": seconds,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::live_audit::fix::Done;
+
+    fn done(outcome: Outcome, changes: Value) -> Done {
+        Done {
+            id: "MachineSet default/ms (cluster.x-k8s.io/v1beta2)".to_owned(),
+            outcome,
+            message: "admission changed 1 field".to_owned(),
+            attempts: 1,
+            changes,
+            after: None,
+        }
+    }
+
+    #[test]
+    fn a_fix_shows_each_objects_changes_and_one_count_of_deviating_objects() {
+        let run = FixRun {
+            done: vec![
+                done(
+                    Outcome::Fixed,
+                    json!([{"op": "add", "path": "/metadata/labels/a", "value": "1"}]),
+                ),
+                done(Outcome::Gone, json!([])),
+            ],
+            deviating: 1,
+            after_parent: 1,
+            refused: Vec::new(),
+        };
+        let mut out = String::new();
+        fix_text(&run, false, &mut out);
+        assert_eq!(
+            out,
+            "\nfix, parents before children:\n  \
+             fixed         MachineSet default/ms (cluster.x-k8s.io/v1beta2): admission changed 1 field\n      \
+             {\"op\":\"add\",\"path\":\"/metadata/labels/a\",\"value\":\"1\"}\n  \
+             gone          MachineSet default/ms (cluster.x-k8s.io/v1beta2): admission changed 1 field\n\
+             fix: 1 deviating, and 1 more once their parent was written: 1 fixed, 1 gone\n"
+        );
+    }
+
+    #[test]
+    fn no_section_header_stands_alone() {
+        let mut out = String::new();
+        fix_text(&FixRun::default(), false, &mut out);
+        assert_eq!(out, "\nfix: nothing deviates; nothing written\n");
+        let refused = FixRun {
+            deviating: 2,
+            refused: vec!["the webhook of ClusterAdmissionPolicy p: not registered".to_owned()],
+            ..FixRun::default()
+        };
+        let mut out = String::new();
+        fix_text(&refused, false, &mut out);
+        assert_eq!(
+            out,
+            "\nfix: nothing written; before the first write:\n  \
+             the webhook of ClusterAdmissionPolicy p: not registered\n"
+        );
+    }
 }

@@ -1,17 +1,17 @@
 //! How far a `--fix` run is, on stderr: a bar redrawn in place on a
-//! terminal (objects done of total, fixed, failed, time left), one plain
-//! line per object otherwise (a CI log, a pipe).
+//! terminal (objects done of total, in line, left to do, time left), one
+//! plain line per object otherwise (a CI log, a pipe).
 
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
-use super::fix::Done;
+use super::fix::{Done, Left};
 
 pub(super) struct Progress {
     total: usize,
     done: usize,
-    fixed: usize,
-    failed: usize,
+    in_line: usize,
+    left: usize,
     started: Instant,
     terminal: bool,
 }
@@ -21,25 +21,37 @@ impl Progress {
         Progress {
             total,
             done: 0,
-            fixed: 0,
-            failed: 0,
+            in_line: 0,
+            left: 0,
             started: Instant::now(),
             terminal: std::io::stderr().is_terminal(),
         }
     }
 
-    /// One more object to write (a child that deviates once its parent
-    /// is written).
-    pub(super) fn grow(&mut self) {
-        self.total += 1;
+    /// `more` objects to write: children of `parent` that deviate from
+    /// what admission just wrote on it, said on a line of their own so the
+    /// total that grows is explained.
+    pub(super) fn grow(&mut self, parent: &str, more: usize) {
+        if more == 0 {
+            return;
+        }
+        self.total += more;
+        let mut err = std::io::stderr().lock();
+        if self.terminal {
+            let _ = write!(err, "\r\x1b[2K");
+        }
+        let _ = writeln!(
+            err,
+            "fix: {more} more to write: {} of {parent} deviate from it as admission wrote it",
+            if more == 1 { "a child" } else { "children" }
+        );
     }
 
     pub(super) fn record(&mut self, done: &Done) {
         self.done += 1;
-        if done.outcome.succeeded() {
-            self.fixed += 1;
-        } else {
-            self.failed += 1;
+        match done.outcome.left() {
+            Left::Nothing => self.in_line += 1,
+            Left::Person | Left::RunAgain => self.left += 1,
         }
         let mut err = std::io::stderr().lock();
         let _ = if self.terminal {
@@ -69,13 +81,13 @@ impl Progress {
             done => self.started.elapsed() / done as u32 * (self.total - done) as u32,
         };
         format!(
-            "[{}{}] {}/{} fixed {} failed {}, about {} s left",
+            "[{}{}] {}/{} in line {}, left {}, about {} s left",
             "#".repeat(filled),
             ".".repeat(WIDTH - filled),
             self.done,
             self.total,
-            self.fixed,
-            self.failed,
+            self.in_line,
+            self.left,
             left.as_secs()
         )
     }

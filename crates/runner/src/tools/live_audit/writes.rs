@@ -5,7 +5,6 @@
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use cluster_audit::tree::Identity;
 use cluster_audit::{Status, reevaluate};
@@ -15,23 +14,22 @@ use serde_json::{Value, json};
 use super::api::{Api, Resource};
 use super::cluster_reads::{ClusterReads, Reads};
 use super::deployed::Audit;
-use super::fix::{self, Done, Fixer, Judgement};
+use super::fix::{self, Done, FixRun, Fixer, Judgement};
 use super::listing::Discovery;
+use super::preflight::Access;
 use super::progress::Progress;
+use super::signals::Stop;
 use crate::cli::LiveArgs;
 
-/// Brings each deviating object into line, in tree order, one write each.
-pub(super) fn fix_all(
-    api: &Api,
-    discovery: &RefCell<Discovery>,
-    read: &Reads,
-    audits: &mut [Audit],
-    live: &LiveArgs,
-    interrupted: &AtomicBool,
-) -> Vec<Done> {
-    // Each deviating object once, in the first policy's tree order that
-    // names it, with every policy that found it deviating.
-    let mut targets: Vec<(Identity, Vec<usize>)> = Vec::new();
+/// Objects to write, each with the policies (their place in the audits)
+/// that found it deviating.
+type Targets = Vec<(Identity, Vec<usize>)>;
+
+/// Each deviating object once, in the first policy's tree order that
+/// names it, with every policy that found it deviating, and where each is
+/// in that list. Its length is the run's one count of deviating objects.
+pub(super) fn deviating(audits: &[Audit]) -> (Targets, BTreeMap<Identity, usize>) {
+    let mut targets: Targets = Vec::new();
     let mut at: BTreeMap<Identity, usize> = BTreeMap::new();
     for (p, audit) in audits.iter().enumerate() {
         for (index, _) in audit.report.tree.walk() {
@@ -46,6 +44,47 @@ pub(super) fn fix_all(
                     targets.push((object.identity.clone(), vec![p]));
                 }
             }
+        }
+    }
+    (targets, at)
+}
+
+/// The object `identity` as the first of `flagged` audited it, and its id.
+fn audited(audits: &[Audit], flagged: &[usize], identity: &Identity) -> (Value, String) {
+    let audit = &audits[flagged[0]];
+    let found = audit
+        .report
+        .objects
+        .iter()
+        .find(|o| &o.identity == identity);
+    let found = found.expect("a target is an object of the report that flagged it");
+    (found.object.clone(), found.reference.to_string())
+}
+
+/// Brings each deviating object into line, in tree order, one write each.
+pub(super) fn fix_all(
+    api: &Api,
+    discovery: &RefCell<Discovery>,
+    read: &Reads,
+    audits: &mut [Audit],
+    live: &LiveArgs,
+    stop: &Stop,
+) -> FixRun {
+    let (mut targets, mut at) = deviating(audits);
+    let found = targets.len();
+    // Pre-flight, before the first write: whether the runner may patch
+    // each kind (and namespace) to be written.
+    let mut access = Access::default();
+    for (identity, flagged) in &targets {
+        if stop.requested().is_some() {
+            break;
+        }
+        let (object, _) = audited(audits, flagged, identity);
+        let api_version = object["apiVersion"].as_str().unwrap_or_default();
+        let kind = object["kind"].as_str().unwrap_or_default();
+        if let Ok(resource) = discovery.borrow_mut().kind(api, api_version, kind) {
+            let namespace = object["metadata"]["namespace"].as_str();
+            let _ = access.may_patch(api, &resource, namespace.filter(|ns| !ns.is_empty()));
         }
     }
     match targets.len() {
@@ -66,27 +105,17 @@ pub(super) fn fix_all(
     while let Some((identity, flagged)) = targets.get(next).cloned() {
         next += 1;
         let (identity, flagged) = (&identity, &flagged);
-        let (object, id) = {
-            let audit = &audits[flagged[0]];
-            let found = audit
-                .report
-                .objects
-                .iter()
-                .find(|o| &o.identity == identity);
-            let found = found.expect("a target is an object of the report that flagged it");
-            (found.object.clone(), found.reference.to_string())
-        };
-        let stop = match () {
-            _ if interrupted.load(Ordering::SeqCst) => {
-                Some("interrupted (Ctrl-C) before its write")
+        let (object, id) = audited(audits, flagged, identity);
+        let written = results.iter().filter(|d: &&Done| d.attempts > 0).count();
+        let not_now = match stop.requested() {
+            Some(signal) => Some(format!("interrupted ({signal}) before its write")),
+            None if live.max_objects.is_some_and(|max| written >= max) => {
+                Some("--max-objects reached before its write".to_owned())
             }
-            _ if live.max_objects.is_some_and(|max| results.len() >= max) => {
-                Some("--max-objects reached before its write")
-            }
-            _ => None,
+            None => None,
         };
-        let done = match stop {
-            Some(why) => Done::not_attempted(id, why),
+        let done = match not_now {
+            Some(why) => Done::not_attempted(id, &why),
             None => {
                 let api_version = object["apiVersion"].as_str().unwrap_or_default();
                 let kind = object["kind"].as_str().unwrap_or_default();
@@ -100,18 +129,35 @@ pub(super) fn fix_all(
                         changes: json!([]),
                         after: None,
                     },
-                    Ok(resource) => {
-                        let shared: &[Audit] = audits;
-                        let judge = |now: &Value| judge(shared, flagged, now, api, discovery, read);
-                        let hint = |resource: &Resource| hint(shared, flagged, resource);
-                        let fixer = Fixer {
-                            api,
-                            dry_run: live.dry_run,
-                            judge: &judge,
-                            hint: &hint,
-                        };
-                        fixer.fix(id, &resource, &object)
-                    }
+                    Ok(resource) => match access.may_patch(
+                        api,
+                        &resource,
+                        object["metadata"]["namespace"]
+                            .as_str()
+                            .filter(|ns| !ns.is_empty()),
+                    ) {
+                        Err(message) => Done {
+                            id,
+                            outcome: fix::Outcome::Forbidden,
+                            message,
+                            attempts: 0,
+                            changes: json!([]),
+                            after: None,
+                        },
+                        Ok(()) => {
+                            let shared: &[Audit] = audits;
+                            let judge =
+                                |now: &Value| judge(shared, flagged, now, api, discovery, read);
+                            let hint = |resource: &Resource| hint(shared, flagged, resource);
+                            let fixer = Fixer {
+                                api,
+                                dry_run: live.dry_run,
+                                judge: &judge,
+                                hint: &hint,
+                            };
+                            fixer.fix(id, &resource, &object)
+                        }
+                    },
                 }
             }
         };
@@ -133,6 +179,7 @@ pub(super) fn fix_all(
                     );
                 }
             }
+            let before = targets.len();
             for (child, p) in children {
                 if at.contains_key(&child) {
                     continue;
@@ -143,15 +190,20 @@ pub(super) fn fix_all(
                 if let Judgement::Deviates(_) = judge(audits, &[p], now, api, discovery, read) {
                     at.insert(child.clone(), targets.len());
                     targets.push((child, vec![p]));
-                    progress.grow();
                 }
             }
+            progress.grow(&done.id, targets.len() - before);
         }
         progress.record(&done);
         results.push(done);
     }
     progress.finish();
-    results
+    FixRun {
+        deviating: found,
+        after_parent: targets.len() - found,
+        done: results,
+        refused: Vec::new(),
+    }
 }
 
 /// The verdict of every policy that found the object deviating on it as it
