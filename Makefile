@@ -113,6 +113,43 @@ $(RUNNER): $(RUNNER_SOURCES) $(POLICY_SOURCES)
 
 runner: $(RUNNER)
 
+# The runner a cluster runs (docs/releasing.md, "The runner image"): linked
+# statically against musl for linux/amd64, the full runner (`audit --cluster`
+# needs the `network` feature), the `dist` profile (the host profile,
+# stripped). ring's C code is compiled by musl-gcc (Debian's musl-tools). Its
+# bytes are a function of the commit: beside the dependencies' paths
+# (MODULE_RUSTFLAGS), the build directory (where build scripts write the
+# code they generate) and the checkout are remapped too, so two checkouts
+# with their own build directories agree (make check-reproducible).
+DIST_TARGET := x86_64-unknown-linux-musl
+DIST_RUNNER := $(or $(CARGO_TARGET_DIR),target)/$(DIST_TARGET)/dist/policy-runner
+DIST_RUSTFLAGS := $(MODULE_RUSTFLAGS) --remap-path-prefix=$(CARGO_BUILD_BUILD_DIR)=/build --remap-path-prefix=$(CURDIR)=/src
+
+$(DIST_RUNNER): $(RUNNER_SOURCES) $(POLICY_SOURCES) rust-toolchain.toml
+	@rustup target list --installed 2>/dev/null | grep -qx $(DIST_TARGET) || rustup target add $(DIST_TARGET)
+	@command -v musl-gcc >/dev/null || { echo "musl-gcc is missing (ring's C code for $(DIST_TARGET)): apt-get install musl-tools" >&2; exit 1; }
+	RUSTFLAGS='$(DIST_RUSTFLAGS)' $(CARGO) build --locked -p policy-runner --profile dist --target $(DIST_TARGET)
+	touch $@
+
+.PHONY: static-runner
+static-runner: $(DIST_RUNNER)
+
+# The runner's OCI image (scripts/oci_image.py): one layer holding
+# /policy-runner alone, its entrypoint, user 65532:65532, written as an OCI
+# image layout in one tar without a container daemon; its timestamps the
+# commit's, so the digest is a function of the binary and the commit. A few
+# seconds, so it is written afresh each time (its labels name HEAD).
+# `make release` writes the release's into the release folder.
+RUNNER_IMAGE := $(or $(CARGO_TARGET_DIR),target)/policy-runner-image-linux-amd64.tar
+.PHONY: runner-image $(RUNNER_IMAGE)
+$(RUNNER_IMAGE): $(DIST_RUNNER)
+	@python3 scripts/oci_image.py --binary $(DIST_RUNNER) --version '$(POLICY_VERSION)' --tag '$(TAG)' \
+	  --revision "$$(git rev-parse HEAD)" --created "$$(git log -1 --format=%ct HEAD)" \
+	  --source "$$(sed -n 's/^ *io\.kubewarden\.policy\.source: *//p' policy-metadata.yml)" -o $@ >/dev/null
+	@echo "$@: $$(python3 scripts/oci_image.py --digest $@)"
+
+runner-image: $(RUNNER_IMAGE)
+
 annotated-policy.wasm: policy.wasm policy-metadata.yml README.md $(RUNNER_DEP)
 	rm -f annotated-policy.wasm
 	$(KWCTL) annotate -m policy-metadata.yml -u README.md -o annotated-policy.wasm policy.wasm
@@ -197,7 +234,7 @@ E2E_TMP := e2e-tests/.tmp
 # The project's runner is needed whichever host answers: it applies the
 # patches, and it answers the suites' --parents and records the sessions a
 # real kwctl then replays.
-e2e-tests: annotated-policy.wasm $(RUNNER) $(CARGO_CYCLONEDX)
+e2e-tests: annotated-policy.wasm $(RUNNER) $(CARGO_CYCLONEDX) $(DIST_RUNNER)
 	rm -rf $(E2E_TMP) && mkdir -p $(E2E_TMP)
 	KWCTL=e2e-tests/record-kwctl KWCTL_REAL=$(KWCTL) KWCTL_RECORD=$(E2E_TMP)/invocations.jsonl \
 	  POLICY=annotated-policy.wasm scripts/bats_checked.sh e2e-tests/capi.bats e2e-tests/infra.bats e2e-tests/inplace.bats e2e-tests/xr.bats
@@ -219,7 +256,7 @@ e2e-tests: annotated-policy.wasm $(RUNNER) $(CARGO_CYCLONEDX)
 	# make release's refusals and folder, and the folder's module pushed,
 	# signed with cosign, verified and pulled (docs/releasing.md).
 	scripts/bats_checked.sh e2e-tests/changelog.bats
-	RUNNER=$(RUNNER) scripts/bats_checked.sh e2e-tests/release.bats
+	RUNNER=$(RUNNER) DIST_RUNNER=$(DIST_RUNNER) scripts/bats_checked.sh e2e-tests/release.bats
 
 # A management cluster of real components on loopback (cluster/up.sh): etcd,
 # kube-apiserver, kubectl, CAPI's core manager, RKE2's control-plane manager
@@ -241,8 +278,9 @@ cluster-up: $(CLUSTER_DEP)
 cluster-down:
 	cluster/down.sh
 
-cluster-test: $(CLUSTER_DEP)
-	cluster/test.sh
+# cluster/tests/runner-image.bats runs the binary of the runner's image.
+cluster-test: $(CLUSTER_DEP) runner-image
+	RUNNER_IMAGE=$(RUNNER_IMAGE) cluster/test.sh
 
 # Everything CI runs: the README's test command. The tools it needs are
 # checked first, each missing one named with the command that installs it.
@@ -366,6 +404,10 @@ print-cargo-cyclonedx:
 print-module:
 	@echo $(MODULE)
 
+.PHONY: print-dist-runner
+print-dist-runner:
+	@echo $(DIST_RUNNER)
+
 # The checkout whose sources the shared cache was last built from (see
 # CACHE_DIR); running any target makes it this one.
 cache-owner:
@@ -477,10 +519,36 @@ push: $(PUSH_MODULE) $(PUSH_DEP)
 	out=$$($(PUSH_TOOL) push "$${flags[@]}" -o json $(PUSH_MODULE) "registry://$$uri"); \
 	jq -r .immutable_ref <<<"$$out"
 
+# `make push-runner-image REGISTRY=host[:port]/repository [TAG=vX.Y.Z]` pushes
+# the runner's image (PUSH_IMAGE: by default the one `make runner-image`
+# writes, or a release folder's) with `cosign load`, which uploads an OCI
+# image layout as it is, so the registry holds the manifest whose digest the
+# layout names (the release notes print it): the registry's answer for the
+# tag is checked against it (`cosign triangulate`, deprecated for cosign 4 but
+# in the pinned 3.1.3, names the signature tag of the digest the registry
+# resolves). Then it prints the immutable reference.
+# Credentials and loopback registries as for `make push`.
+PUSH_IMAGE ?= $(RUNNER_IMAGE)
+.PHONY: push-runner-image
+push-runner-image: $(PUSH_IMAGE)
+	@test -n "$(REGISTRY)" || { echo "usage: make push-runner-image REGISTRY=host[:port]/repository [TAG=$(TAG)] [PUSH_IMAGE=file]" >&2; exit 2; }
+	@set -euo pipefail; cosign='$(COSIGN_BIN)'; \
+	uri="$(REGISTRY):$(TAG)"; uri="$${uri#registry://}"; host="$${uri%%/*}"; flags=(); \
+	case "$$host" in 127.*|localhost|localhost:*) flags=(--allow-http-registry);; esac; \
+	layout=$$(mktemp -d); trap 'rm -rf "$$layout"' EXIT; \
+	tar -xf '$(PUSH_IMAGE)' -C "$$layout"; \
+	digest=$$(jq -r '.manifests[0].digest' "$$layout/index.json"); \
+	"$$cosign" load "$${flags[@]}" --dir "$$layout" "$$uri" >&2; \
+	sig=$$("$$cosign" triangulate "$${flags[@]}" "$$uri" 2> >(grep -v '^Command "triangulate" is deprecated' >&2)); \
+	[ "$${sig##*:}" = "sha256-$${digest#sha256:}.sig" ] || \
+	  { echo "make push-runner-image: the registry's $$uri is $${sig##*:}, not the layout's $$digest" >&2; exit 1; }; \
+	echo "$${uri%:*}@$$digest"
+
 # `make release VERSION=x.y.z`: the release folder RELEASE_DIR
 # (target/release-x.y.z/): the annotated module, policy.wasm, their SBOM
 # (CycloneDX), artifacthub-pkg.yml at the version with the module's digest,
-# SHA256SUMS, the release notes from CHANGELOG.md with the digest to pin, and
+# the static runner with its SBOM and its image (make static-runner),
+# SHA256SUMS, the release notes from CHANGELOG.md with the digests to pin, and
 # build-info.txt (scripts/release.sh says what each holds). It refuses, before
 # building anything, a version CHANGELOG.md lacks, one Cargo.toml and
 # policy-metadata.yml do not carry, and a working tree with uncommitted changes.
@@ -488,8 +556,9 @@ RELEASE_DIR ?= target/release-$(VERSION)
 .PHONY: release
 release:
 	@scripts/release.sh preflight '$(VERSION)'
-	@$(MAKE) --no-print-directory policy.wasm $(RUNNER) $(CARGO_CYCLONEDX)
+	@$(MAKE) --no-print-directory policy.wasm $(RUNNER) $(CARGO_CYCLONEDX) $(DIST_RUNNER)
 	@RUNNER=$(RUNNER) WASM_OPT=$(WASM_OPT) CARGO_CYCLONEDX=$(CARGO_CYCLONEDX) CARGO=$(CARGO) \
+	  DIST_RUNNER=$(DIST_RUNNER) DIST_TARGET=$(DIST_TARGET) \
 	  $(ARTIFACTHUB_ENV) scripts/release.sh assemble '$(VERSION)' '$(RELEASE_DIR)'
 
 # Two builds of the committed HEAD, each `make release` in a fresh clone in
@@ -501,7 +570,7 @@ check-reproducible: $(RUNNER) $(WASM_OPT) $(CARGO_CYCLONEDX)
 	scripts/check_reproducible.sh
 
 # `make sign REF=<registry/repository@sha256:…> [SBOM=file] [COSIGN_KEY=file]`
-# signs a pushed module with cosign (built from cluster/components/cosign)
+# signs a pushed module (or the runner's image) with cosign (built from cluster/components/cosign)
 # and attaches SBOM as a signed CycloneDX attestation, both in cosign's
 # classic form (the `sha256-<digest>.sig` and `.att` tags), which kwctl and
 # policy-server read, as Kubewarden signs its own policies; cosign 3's

@@ -16,10 +16,16 @@
 #   answers a bundled request as the local one does, and verification fails
 #   for an altered module, a signature moved to it, and another key. The key
 #   pair is made, and the signature and attestation verified, by the lines of
-#   docs/releasing.md's "Publishing a build of your own", run as written.
+#   docs/releasing.md's "Publishing a build of your own", run as written;
+# - the folder's static runner has no interpreter and no shared library and
+#   runs, its SBOM names every crate cargo builds into it, and its image (an
+#   OCI image layout in a tar) holds that binary alone as a non-root user;
+#   the image goes through the registry with `make push-runner-image` at the
+#   digest the notes print, is signed by `make sign` with its SBOM attached,
+#   verified, and pulled back by digest through the registry's HTTP API.
 #
-# Run from the repository root after `make policy.wasm runner` (make
-# e2e-tests does): `make release` runs in a clone of HEAD that gets this
+# Run from the repository root after `make policy.wasm runner static-runner`
+# (make e2e-tests does): `make release` runs in a clone of HEAD that gets this
 # checkout's module and runner (scripts/release_clone.sh), so nothing is
 # rebuilt; make check-reproducible checks that clean builds agree. What the
 # tests need and the project builds (the module, the runner, the pinned
@@ -30,18 +36,22 @@ bats_require_minimum_version 1.5.0
 
 RUNNER=${RUNNER:-target/host/policy-runner}
 REPO=policies/metadata-propagation
+RUNNER_REPO=policies/metadata-propagation-runner
+IMAGE=policy-runner-image-linux-amd64.tar
+OCI_MANIFEST=application/vnd.oci.image.manifest.v1+json
 
 setup_file() {
   export FAILURE=""
   local tool
-  for tool in git jq curl python3 sha256sum base64 docker-registry strings; do
+  for tool in git jq curl python3 sha256sum base64 docker-registry strings readelf tar gzip; do
     if ! command -v "$tool" >/dev/null 2>&1; then
       FAILURE="'$tool' is required by these tests (make check-tools names what is missing)"
       return 0
     fi
   done
-  if [ ! -x "$RUNNER" ] || [ ! -f policy.wasm ]; then
-    FAILURE="no runner at $RUNNER or no policy.wasm: run 'make policy.wasm runner' first"
+  export DIST_RUNNER=${DIST_RUNNER:-$(make -s --no-print-directory print-dist-runner)}
+  if [ ! -x "$RUNNER" ] || [ ! -f policy.wasm ] || [ ! -x "$DIST_RUNNER" ]; then
+    FAILURE="no runner at $RUNNER, no static runner at $DIST_RUNNER or no policy.wasm: run 'make policy.wasm runner static-runner' first"
     return 0
   fi
   export ROOT=$PWD
@@ -255,14 +265,15 @@ run_documented() {
 
 # ---------------------------------------------------------------- the folder
 
-@test "the release folder holds the modules, SBOM, Artifact Hub package, checksums, notes and build info" {
+@test "the release folder holds the modules, the static runner, its image, SBOMs, Artifact Hub package, checksums, notes and build info" {
   run ls "$DIR"
   echo "$output"
   [ "$output" = "$(printf '%s\n' RELEASE_NOTES.md SHA256SUMS annotated-policy.wasm artifacthub-pkg.yml \
-    build-info.txt policy.wasm sbom.cdx.json)" ]
+    build-info.txt policy-runner-image-linux-amd64.tar policy-runner-linux-amd64 policy-runner-linux-amd64.cdx.json \
+    policy.wasm sbom.cdx.json)" ]
   (cd "$DIR" && sha256sum --strict -c SHA256SUMS)
   [ "$(cut -d' ' -f3 "$DIR/SHA256SUMS" | tr '\n' ' ')" = \
-    "annotated-policy.wasm policy.wasm sbom.cdx.json artifacthub-pkg.yml " ]
+    "annotated-policy.wasm policy.wasm sbom.cdx.json artifacthub-pkg.yml policy-runner-linux-amd64 policy-runner-linux-amd64.cdx.json $IMAGE " ]
 }
 
 @test "the annotated module is policy.wasm plus the metadata at VERSION and the README" {
@@ -354,6 +365,117 @@ run_documented() {
   grep -q "^rustc: rustc $channel " "$info"
   grep -q "^wasm-opt: wasm-opt version $(make -s --no-print-directory print-wasm-opt | sed 's#.*/wasm-opt-0\.\([0-9]*\)\..*#\1#')" "$info"
   grep -qx "cargo-cyclonedx: cargo-cyclonedx $(basename "$(dirname "$(dirname "$CARGO_CYCLONEDX")")" | sed 's/^cargo-cyclonedx-//')" "$info"
+}
+
+# ---------------------------------------------------------------- the runner
+
+# layout: the release's runner image, its OCI image layout unpacked (once).
+layout() {
+  local dir=$BATS_FILE_TMPDIR/layout
+  if [ ! -f "$dir/index.json" ]; then
+    mkdir -p "$dir"
+    tar -xf "$DIR/$IMAGE" -C "$dir"
+  fi
+  echo "$dir"
+}
+
+# image_holds_the_runner MANIFEST BLOBS: the image MANIFEST (a file) whose blobs lie in the folder BLOBS,
+# each named by its sha256, runs /policy-runner as 65532:65532 with nothing else set, and its one layer
+# holds that file alone (no shell, no directory): the release's static runner.
+image_holds_the_runner() {
+  local manifest=$1 blobs=$2 config layer diff
+  jq -e --arg t "$OCI_MANIFEST" '.schemaVersion == 2 and .mediaType == $t and (.layers | length) == 1
+      and .layers[0].mediaType == "application/vnd.oci.image.layer.v1.tar+gzip"
+      and .config.mediaType == "application/vnd.oci.image.config.v1+json"' "$manifest"
+  config=$blobs/$(jq -r '.config.digest | ltrimstr("sha256:")' "$manifest")
+  layer=$blobs/$(jq -r '.layers[0].digest | ltrimstr("sha256:")' "$manifest")
+  diff=sha256:$(gzip -dc "$layer" | sha256sum | cut -d' ' -f1)
+  jq -e --arg v "$VERSION" --arg rev "$(git -C "$CLONE" rev-parse HEAD)" --arg diff "$diff" '
+      .os == "linux" and .architecture == "amd64"
+      and .config.User == "65532:65532" and .config.Entrypoint == ["/policy-runner"]
+      and .config.Cmd == null and .config.Env == null
+      and .config.Labels["org.opencontainers.image.version"] == $v
+      and .config.Labels["org.opencontainers.image.revision"] == $rev
+      and .config.Labels["org.opencontainers.image.licenses"] == "Apache-2.0"
+      and .rootfs == {type: "layers", diff_ids: [$diff]}' "$config"
+  gzip -dc "$layer" | tar -tvf - >"$BATS_TEST_TMPDIR/layer.txt"
+  cat "$BATS_TEST_TMPDIR/layer.txt"
+  [ "$(awk '{print $1, $2, $6}' "$BATS_TEST_TMPDIR/layer.txt")" = "-rwxr-xr-x 0/0 policy-runner" ]
+  gzip -dc "$layer" | tar -xOf - policy-runner | cmp - "$DIR/policy-runner-linux-amd64"
+}
+
+@test "the static runner is make static-runner's: no interpreter, no shared library, and it runs with an empty environment" {
+  bin=$DIR/policy-runner-linux-amd64
+  cmp "$bin" "$DIST_RUNNER"
+  [ -x "$bin" ]
+  readelf -hW "$bin" | grep -Eq 'Machine: +Advanced Micro Devices X86-64'
+  run readelf -lW "$bin"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"LOAD"* ]]
+  [[ "$output" != *"INTERP"* ]]
+  run readelf -dW "$bin"
+  [[ "$output" != *"NEEDED"* ]]
+  run env -i "$bin" --version
+  [ "$status" -eq 0 ]
+  [ "$output" = "$("$RUNNER" --version)" ]
+  # The full runner: the live audit and the webhook server are in it.
+  env -i "$bin" audit --help | grep -q -- '--cluster'
+  env -i "$bin" serve --help >/dev/null
+  # Stripped, and no path of the machine that built it.
+  run readelf -SW "$bin"
+  [[ "$output" != *".symtab"* ]]
+  run ! grep -q -a -F -e "$ROOT/" -e "$HOME/" -e "${CARGO_HOME:-$HOME/.cargo}/" "$bin"
+}
+
+@test "the runner's SBOM is CycloneDX of every crate cargo builds into it for x86_64-unknown-linux-musl" {
+  sbom=$DIR/policy-runner-linux-amd64.cdx.json
+  jq -e '.bomFormat == "CycloneDX" and .specVersion == "1.5" and .metadata.component.name == "policy-runner"
+      and (.metadata.tools | any(.name == "cargo-cyclonedx"))' "$sbom"
+  jq -r '.components[] | "\(.name) \(.version)"' "$sbom" | sort -u >"$BATS_TEST_TMPDIR/sbom.txt"
+  cargo tree --locked --offline -p policy-runner --target x86_64-unknown-linux-musl -e normal \
+    --prefix none -f '{p}' | sed 's/ (.*//; s/ v/ /' | grep -v '^policy-runner ' |
+    sort -u >"$BATS_TEST_TMPDIR/cargo.txt"
+  # cargo tree also names psm and stacker, which no musl build compiles: pest's stack guard turns them on
+  # for x86_64-unknown-linux-gnu only, where the proc macro pest_derive is built, and cargo tree merges
+  # that host build's dependencies into the target's (the musl build directory holds no libstacker).
+  missing=$(comm -23 "$BATS_TEST_TMPDIR/cargo.txt" "$BATS_TEST_TMPDIR/sbom.txt" | cut -d' ' -f1 | tr '\n' ' ')
+  echo "in cargo tree, not in the SBOM: $missing"
+  [ "$missing" = "psm stacker " ]
+  # More where cargo metadata's resolve, which cargo-cyclonedx reads, turns on optional dependencies of
+  # wasmtime's that the runner's features leave off (its debug-info and fiber support). A new one fails
+  # here, to be looked at.
+  extra=$(comm -13 "$BATS_TEST_TMPDIR/cargo.txt" "$BATS_TEST_TMPDIR/sbom.txt" | cut -d' ' -f1 | tr '\n' ' ')
+  echo "in the SBOM, not in the runner: $extra"
+  [ "$extra" = "addr2line cpp_demangle embedded-io embedded-io rustc-demangle wasmtime-internal-fiber wasmtime-internal-jit-debug " ]
+  for crate in wasmtime kube-client oci-client ring rustls metadata-propagation-core; do
+    grep -q "^$crate " "$BATS_TEST_TMPDIR/sbom.txt"
+  done
+  # No dev-dependency (wat: the tests' guest) and no path of the machine that made it.
+  run ! grep -q '^wat ' "$BATS_TEST_TMPDIR/sbom.txt"
+  run ! grep -q -e "$CLONE" -e "$HOME/" "$sbom"
+}
+
+@test "the runner image is an OCI image layout of one manifest at the digest the notes print, holding the static runner alone" {
+  l=$(layout)
+  jq -e '. == {imageLayoutVersion: "1.0.0"}' "$l/oci-layout"
+  for blob in "$l"/blobs/sha256/*; do
+    [ "$(sha256sum "$blob" | cut -d' ' -f1)" = "$(basename "$blob")" ]
+  done
+  jq -e --arg tag "v$VERSION" '.manifests | length == 1
+      and .[0].annotations["org.opencontainers.image.ref.name"] == $tag
+      and .[0].platform == {architecture: "amd64", os: "linux"}' "$l/index.json"
+  digest=$(jq -r '.manifests[0].digest' "$l/index.json")
+  [ "$(python3 scripts/oci_image.py --digest "$DIR/$IMAGE")" = "$digest" ]
+  grep -qF "ghcr.io/plexsphere/policies/metadata-propagation-runner@$digest\`" "$DIR/RELEASE_NOTES.md"
+  grep -qx "runner image digest: $digest" "$DIR/build-info.txt"
+  image_holds_the_runner "$l/blobs/sha256/${digest#sha256:}" "$l/blobs/sha256"
+  # A function of the binary and the commit: written again elsewhere, the same bytes.
+  labels=$(jq -r '.annotations' "$l/blobs/sha256/${digest#sha256:}")
+  python3 scripts/oci_image.py --binary "$DIR/policy-runner-linux-amd64" --version "$VERSION" --tag "v$VERSION" \
+    --revision "$(jq -r '."org.opencontainers.image.revision"' <<<"$labels")" \
+    --created "$(git -C "$CLONE" log -1 --format=%ct HEAD)" \
+    --source "$(jq -r '."org.opencontainers.image.source"' <<<"$labels")" -o "$BATS_TEST_TMPDIR/again.tar" >/dev/null
+  cmp "$DIR/$IMAGE" "$BATS_TEST_TMPDIR/again.tar"
 }
 
 # ---------------------------------------------------------------- push and sign
@@ -474,4 +596,65 @@ EOF
   echo "stderr: $stderr"
   [ "$status" -ne 0 ]
   [ ! -s "$BATS_TEST_TMPDIR/tampered.wasm" ]
+}
+
+# ---------------------------------------------------------------- the runner image, pushed
+
+runner_ref() { cat "$BATS_FILE_TMPDIR/runner_ref"; }
+
+@test "make push-runner-image sends the release's runner image, at the digest the release notes print" {
+  run --separate-stderr make -s --no-print-directory push-runner-image REGISTRY="$REGISTRY/$RUNNER_REPO" \
+    TAG="v$VERSION" PUSH_IMAGE="$DIR/$IMAGE"
+  echo "stdout: $output"
+  echo "stderr: $stderr"
+  [ "$status" -eq 0 ]
+  ref=$(tail -n1 <<<"$output")
+  [[ "$ref" =~ ^$REGISTRY/$RUNNER_REPO@sha256:[0-9a-f]{64}$ ]]
+  echo "$ref" >"$BATS_FILE_TMPDIR/runner_ref"
+  grep -qF -e "-runner@${ref#*@}\`" "$DIR/RELEASE_NOTES.md"
+  # The registry's own answer for the tag.
+  digest=$(curl -fsS -o /dev/null -D - -H "Accept: $OCI_MANIFEST" \
+    "http://$REGISTRY/v2/$RUNNER_REPO/manifests/v$VERSION" | tr -d '\r' | sed -n 's/^[Dd]ocker-[Cc]ontent-[Dd]igest: //p')
+  [ "$digest" = "${ref#*@}" ]
+}
+
+@test "make sign signs the runner image with a key pair, its SBOM attached; cosign verify, as documented, accepts both" {
+  ref=$(runner_ref)
+  digest=${ref#*@}
+  run --separate-stderr make -s --no-print-directory sign REF="$ref" SBOM="$DIR/policy-runner-linux-amd64.cdx.json" \
+    COSIGN_KEY="$BATS_FILE_TMPDIR/cosign.key"
+  echo "stderr: $stderr"
+  [ "$status" -eq 0 ]
+  tags=$(curl -fsS "http://$REGISTRY/v2/$RUNNER_REPO/tags/list" | jq -r '.tags[]' | sort)
+  [ "$tags" = "$(printf '%s\n' "sha256-${digest#sha256:}.att" "sha256-${digest#sha256:}.sig" "v$VERSION")" ]
+  run --separate-stderr run_documented 'cosign verify' "$ref"
+  echo "stderr: $stderr"
+  [ "$status" -eq 0 ]
+  jq -e --arg d "$digest" 'length == 1 and .[0].critical.image["docker-manifest-digest"] == $d' <<<"$output"
+  run --separate-stderr run_documented 'cosign verify-attestation' "$ref"
+  [ "$status" -eq 0 ]
+  statement=$(jq -r .payload <<<"$output" | base64 -d)
+  diff <(jq -S .predicate <<<"$statement") <(jq -S . "$DIR/policy-runner-linux-amd64.cdx.json")
+  # Another key does not verify it.
+  run --separate-stderr run_documented 'cosign verify' "$ref" "$BATS_FILE_TMPDIR/other.pub"
+  [ "$status" -ne 0 ]
+  [[ "$stderr" == *"no matching signatures"* ]]
+}
+
+@test "pulled by digest through the registry's API, the runner image is the release's: /policy-runner alone, as 65532, and it runs" {
+  ref=$(runner_ref)
+  digest=${ref#*@}
+  pulled=$BATS_TEST_TMPDIR/pulled
+  mkdir -p "$pulled/rootfs"
+  curl -fsS -H "Accept: $OCI_MANIFEST" "http://$REGISTRY/v2/$RUNNER_REPO/manifests/$digest" >"$pulled/manifest.json"
+  [ "sha256:$(sha256sum <"$pulled/manifest.json" | cut -d' ' -f1)" = "$digest" ]
+  for blob in $(jq -r '.config.digest, .layers[].digest' "$pulled/manifest.json"); do
+    curl -fsS "http://$REGISTRY/v2/$RUNNER_REPO/blobs/$blob" >"$pulled/${blob#sha256:}"
+    [ "sha256:$(sha256sum <"$pulled/${blob#sha256:}" | cut -d' ' -f1)" = "$blob" ]
+  done
+  image_holds_the_runner "$pulled/manifest.json" "$pulled"
+  gzip -dc "$pulled/$(jq -r '.layers[0].digest | ltrimstr("sha256:")' "$pulled/manifest.json")" | tar -xf - -C "$pulled/rootfs"
+  run env -i "$pulled/rootfs/policy-runner" --version
+  [ "$status" -eq 0 ]
+  [ "$output" = "$("$RUNNER" --version)" ]
 }

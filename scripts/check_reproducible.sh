@@ -11,10 +11,12 @@
 # checkout's runner, the host tool that annotates (a clone's copy, newer than
 # its sources, so make does not rebuild it).
 #
-# Compared: cargo's module, policy.wasm, and every file of the two release
-# folders (annotated module, SBOM, artifacthub-pkg.yml, SHA256SUMS, notes,
-# build-info.txt); and no module names a path of the build (the clone, its
-# build directory, CARGO_HOME). The scratch directory is removed when the
+# Compared: cargo's module, policy.wasm, the static runner (make
+# static-runner), the runner image's digest, and every file of the two
+# release folders (annotated module, SBOM, artifacthub-pkg.yml, the static
+# runner, its SBOM and image, SHA256SUMS, notes, build-info.txt); and no
+# module and no runner names a path of the build (the clone, its build
+# directory, CARGO_HOME). The scratch directory is removed when the
 # check passes and kept for inspection when it fails. Each build's time is
 # printed.
 set -euo pipefail
@@ -22,6 +24,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=$PWD
 version=$(sed -n 's/^ *io\.kubewarden\.policy\.version: *//p' policy-metadata.yml)
 module=$(make -s --no-print-directory print-module)
+dist=$(make -s --no-print-directory print-dist-runner)
 wasm_opt=$(make -s --no-print-directory print-wasm-opt)
 cdx=$(make -s --no-print-directory print-cargo-cyclonedx)
 for f in target/host/policy-runner "$wasm_opt" "$cdx"; do
@@ -62,7 +65,7 @@ build a "$a" "$real_cargo_home"
 build b "$b" "$tmp/cargo-home-b"
 
 failed=0
-for f in "$module" policy.wasm; do
+for f in "$module" policy.wasm "$dist"; do
   if cmp -s "$a/$f" "$b/$f"; then
     echo "check-reproducible: $f identical ($(wc -c <"$a/$f") bytes, sha256 $(sha256sum "$a/$f" | cut -c1-16)…)"
   else
@@ -71,6 +74,15 @@ for f in "$module" policy.wasm; do
   fi
 done
 rel=target/release-$version
+image=policy-runner-image-linux-amd64.tar
+digest_a=$(python3 scripts/oci_image.py --digest "$a/$rel/$image")
+digest_b=$(python3 scripts/oci_image.py --digest "$b/$rel/$image")
+if [ "$digest_a" = "$digest_b" ]; then
+  echo "check-reproducible: the runner image's digest is the same: $digest_a"
+else
+  echo "check-reproducible: the runner image's digest differs: $digest_a and $digest_b" >&2
+  failed=1
+fi
 if diff -r "$a/$rel" "$b/$rel" >"$tmp/diff" 2>&1; then
   echo "check-reproducible: the release folders are identical: $(cd "$a/$rel" && ls | tr '\n' ' ')"
 else
@@ -78,8 +90,8 @@ else
   echo "check-reproducible: the release folders differ" >&2
   failed=1
 fi
-# No path of either build in any module (strings of 6+ bytes).
-for f in "$a/$module" "$a/policy.wasm" "$a/$rel/annotated-policy.wasm" "$b/$module" "$b/policy.wasm"; do
+# No path of either build in any module or runner (strings of 6+ bytes).
+for f in "$a/$module" "$a/policy.wasm" "$a/$rel/annotated-policy.wasm" "$b/$module" "$b/policy.wasm" "$a/$dist" "$b/$dist"; do
   if strings -n 6 "$f" | grep -F -e "$tmp" -e "$real_cargo_home" -e "$HOME/" >"$tmp/paths"; then
     echo "check-reproducible: $f names a path of its build:" >&2
     sed 's/^/  /' "$tmp/paths" | head -n 5 >&2

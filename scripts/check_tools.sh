@@ -5,8 +5,8 @@
 # installs all of them; on a Debian machine with only rustup (as root, or with sudo):
 #
 #   apt-get update
-#   apt-get install -y bats jq g++ curl python3-yaml python3-jsonschema docker-registry
-#   rustup target add wasm32-wasip1 && rustup component add rustfmt clippy
+#   apt-get install -y bats jq g++ curl python3-yaml python3-jsonschema docker-registry musl-tools
+#   rustup target add wasm32-wasip1 x86_64-unknown-linux-musl && rustup component add rustfmt clippy
 #
 # Which tests need which tool (docs/development.md, "Tools"):
 #   a C++ compiler             binaryen's wasm-opt, built from the pinned wasm-opt crate:
@@ -17,6 +17,9 @@
 #   docker-registry, curl      e2e-tests/distribution.bats (push and pull to a real OCI registry)
 #   rustfmt, clippy            make fmt, make lint
 #   wasm32-wasip1              the policy module
+#   musl-gcc, the x86_64-unknown-linux-musl target
+#                              the static runner (make static-runner): the release tests, the runner
+#                              image's cluster test
 #   go 1.26 or later, openssl  cluster-test: the test bed's components are built from their Go modules,
 #                              its certificates made with openssl (docs/test-bed.md)
 set -uo pipefail
@@ -31,6 +34,8 @@ need 'command -v cargo' "cargo (Rust)" "install rustup: https://rustup.rs"
 need 'rustup target list --installed | grep -qx wasm32-wasip1' "the wasm32-wasip1 target" "rustup target add wasm32-wasip1"
 need 'cargo fmt --version' "rustfmt" "rustup component add rustfmt"
 need 'cargo clippy --version' "clippy" "rustup component add clippy"
+need 'rustup target list --installed | grep -qx x86_64-unknown-linux-musl' "the x86_64-unknown-linux-musl target" "rustup target add x86_64-unknown-linux-musl"
+need 'command -v musl-gcc' "musl-gcc (the static runner: ring's C code)" "$apt musl-tools"
 need 'command -v c++' "a C++ compiler (binaryen's wasm-opt is built from source)" "$apt g++"
 need 'command -v bats' "bats" "$apt bats"
 need 'command -v jq' "jq" "$apt jq"

@@ -26,13 +26,22 @@
 #                          (cargo-cyclonedx, wasm32-wasip1, no dev-dependencies)
 #   artifacthub-pkg.yml    Artifact Hub's package at VERSION, `digest:` the
 #                          annotated module's sha256
-#   SHA256SUMS             the four files above (sha256sum -c SHA256SUMS)
+#   policy-runner-linux-amd64
+#                          the runner, linked statically (musl), for a cluster
+#                          or a CI job (make static-runner)
+#   policy-runner-linux-amd64.cdx.json
+#                          its CycloneDX SBOM (the runner's dependencies for
+#                          x86_64-unknown-linux-musl, default features)
+#   policy-runner-image-linux-amd64.tar
+#                          the runner's OCI image as an OCI image layout in a
+#                          tar (scripts/oci_image.py): /policy-runner alone
+#   SHA256SUMS             the seven files above (sha256sum -c SHA256SUMS)
 #   RELEASE_NOTES.md       the changelog's section for VERSION, the digests,
-#                          the reference to pin and how to verify it
+#                          the references to pin and how to verify them
 #   build-info.txt         the commit and the tool versions that made the bytes
 #
 # Environment (the Makefile sets it): RUNNER, WASM_OPT, CARGO_CYCLONEDX, CARGO,
-# SOURCE_DATE_EPOCH (artifacthub-pkg.yml's createdAt).
+# DIST_RUNNER, DIST_TARGET, SOURCE_DATE_EPOCH (artifacthub-pkg.yml's createdAt).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -79,29 +88,49 @@ preflight() {
 # Cargo.toml). The scratch path in its bom-refs becomes
 # /metadata-propagation-policy and its timestamp is the commit's
 # (SOURCE_DATE_EPOCH): the file is a function of the commit.
+#
+# sbom OUT TARGET PACKAGE MEMBER...: the SBOM of the workspace member PACKAGE
+# (its folder) for TARGET, made in a scratch workspace of MEMBER... alone.
+# The runner's is made the same way: its members (the policy crate, the
+# core, the audit library and the runner) without their dev-dependencies,
+# for the target it is released for.
 sbom() {
-  local out=$1 scratch epoch
+  local out=$1 target=$2 package=$3 scratch epoch member folders=()
+  shift 3
+  for member in "$@"; do [ "$member" = . ] || folders+=("$member"); done
   scratch=$(mktemp -d)
   epoch=$(git log -1 --format=%ct HEAD)
-  git ls-files -z Cargo.toml Cargo.lock rust-toolchain.toml src crates/core | xargs -0 cp --parents -t "$scratch"
-  python3 scripts/sbom_workspace.py "$scratch"
+  git ls-files -z Cargo.toml Cargo.lock rust-toolchain.toml src "${folders[@]}" | xargs -0 cp --parents -t "$scratch"
+  python3 scripts/sbom_workspace.py "$scratch" "$@"
   (cd "$scratch" && SOURCE_DATE_EPOCH=$epoch \
-    "$CARGO_CYCLONEDX" cyclonedx -qq --format json --spec-version 1.5 --target wasm32-wasip1 \
+    "$CARGO_CYCLONEDX" cyclonedx -qq --format json --spec-version 1.5 --target "$target" \
     --no-build-deps --override-filename sbom)
-  sed "s#file://$scratch#file:///metadata-propagation-policy#g" "$scratch/sbom.json" >"$out"
+  sed "s#file://$scratch#file:///metadata-propagation-policy#g" "$scratch/$package/sbom.json" >"$out"
   rm -rf "$scratch"
-  if grep -q "$scratch" "$out"; then die "sbom.cdx.json still names the scratch directory $scratch"; fi
+  if grep -q "$scratch" "$out"; then die "$(basename "$out") still names the scratch directory $scratch"; fi
   jq -e '.bomFormat == "CycloneDX" and (.components | length) > 0' "$out" >/dev/null ||
-    die "cargo-cyclonedx wrote no components"
+    die "cargo-cyclonedx wrote no components for $package"
 }
 
 assemble() {
-  local version=$1 dir=$2 tmp module_sha manifest_digest oci source
+  local version=$1 dir=$2 tmp module_sha manifest_digest oci source image_digest
   tmp=$(mktemp -d)
   trap 'rm -rf "$tmp"' RETURN
   cp policy.wasm "$tmp/policy.wasm"
   "$RUNNER" annotate -m policy-metadata.yml -u README.md -o "$tmp/annotated-policy.wasm" policy.wasm
-  sbom "$tmp/sbom.cdx.json"
+  sbom "$tmp/sbom.cdx.json" wasm32-wasip1 . . crates/core
+
+  # The runner, static, with its SBOM and its image.
+  # No program interpreter, no shared library: it runs in an image that holds nothing else.
+  if readelf -lW "$DIST_RUNNER" | grep -q INTERP || readelf -dW "$DIST_RUNNER" | grep -q NEEDED; then
+    die "$DIST_RUNNER is not linked statically (readelf names an interpreter or a shared library)"
+  fi
+  install -m 0755 "$DIST_RUNNER" "$tmp/policy-runner-linux-amd64"
+  sbom "$tmp/policy-runner-linux-amd64.cdx.json" "$DIST_TARGET" crates/runner . crates/core crates/audit crates/runner
+  image_digest=$(python3 scripts/oci_image.py --binary "$tmp/policy-runner-linux-amd64" --version "$version" \
+    --tag "v$version" --revision "$(git rev-parse HEAD)" --created "$(git log -1 --format=%ct HEAD)" \
+    --source "$(sed -n 's/^ *io\.kubewarden\.policy\.source: *//p' policy-metadata.yml)" \
+    -o "$tmp/policy-runner-image-linux-amd64.tar")
 
   module_sha=$(sha256sum "$tmp/annotated-policy.wasm" | cut -d' ' -f1)
   "$RUNNER" scaffold artifacthub --metadata-path policy-metadata.yml --questions-path questions-ui.yml \
@@ -111,7 +140,8 @@ assemble() {
   rm "$tmp/artifacthub.yml"
   grep -qx "version: $version" "$tmp/artifacthub-pkg.yml" || die "artifacthub-pkg.yml is not at version $version"
 
-  (cd "$tmp" && sha256sum annotated-policy.wasm policy.wasm sbom.cdx.json artifacthub-pkg.yml >SHA256SUMS)
+  (cd "$tmp" && sha256sum annotated-policy.wasm policy.wasm sbom.cdx.json artifacthub-pkg.yml \
+    policy-runner-linux-amd64 policy-runner-linux-amd64.cdx.json policy-runner-image-linux-amd64.tar >SHA256SUMS)
 
   manifest_digest=$(python3 scripts/oci_manifest.py "$tmp/annotated-policy.wasm")
   oci=$(sed -n 's/^ *io\.kubewarden\.policy\.ociUrl: *//p' policy-metadata.yml)
@@ -131,6 +161,11 @@ assemble() {
     echo "- Signed with cosign by \`.github/workflows/release.yml\` (keyless, GitHub's OIDC identity);"
     echo "  the SBOM (\`sbom.cdx.json\`, CycloneDX) is attached as a signed attestation. How to verify:"
     echo "  [Verifying a release and pinning it]($source/blob/v$version/docs/releasing.md#verifying-a-release-and-pinning-it)."
+    echo "- Runner image (\`policy-runner\` linked statically, linux/amd64, for \`audit --cluster --fix\` in a"
+    echo "  pod): \`$oci-runner@$image_digest\` (the tag \`v$version\` names the same manifest), signed the"
+    echo "  same way, with \`policy-runner-linux-amd64.cdx.json\` attached as its SBOM. The binary alone is"
+    echo "  \`policy-runner-linux-amd64\`, sha256 \`$(sha256sum "$tmp/policy-runner-linux-amd64" | cut -d' ' -f1)\`:"
+    echo "  [The runner image]($source/blob/v$version/docs/releasing.md#the-runner-image)."
   } >"$tmp/RELEASE_NOTES.md"
 
   {
@@ -142,6 +177,9 @@ assemble() {
     echo "cargo-cyclonedx: cargo-cyclonedx $("$CARGO_CYCLONEDX" cyclonedx --version | awk '{print $NF}')"
     echo "annotated by: policy-runner $("$RUNNER" --version | awk '{print $NF}')"
     echo "oci manifest digest: $manifest_digest"
+    echo "runner target: $DIST_TARGET (cargo profile dist)"
+    echo "runner C compiler: $(musl-gcc --version | head -n1)"
+    echo "runner image digest: $image_digest"
   } >"$tmp/build-info.txt"
 
   rm -rf "$dir"
@@ -151,6 +189,7 @@ assemble() {
   echo "make release: $dir"
   ls -l "$dir" | tail -n +2 | awk '{print "  " $5 "\t" $9}'
   echo "  pin: registry://$oci@$manifest_digest"
+  echo "  runner image: $oci-runner@$image_digest"
 }
 
 case ${1:-} in
