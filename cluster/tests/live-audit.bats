@@ -2,8 +2,9 @@
 # `policy-runner audit --cluster`'s own mechanics against the real API server (docs/validate-and-audit.md,
 # "Objects that were there first"): lists a page at a time, a parent that was not listed read once, the
 # contextAwareResources check as policy-server makes it, a dry run that stores nothing, --max-objects, a
-# second --fix that writes nothing, Ctrl-C between two writes, a kind the runner may not list, an object
-# the policy's webhook is never called for, and bad input.
+# second --fix that writes nothing, Ctrl-C and SIGTERM between two writes, a kind the runner may not list,
+# an object the policy's webhook is never called for, bad input, an object deleted before its write, -n
+# and a cluster-scoped kind, the pre-flight (RBAC, a policy not active), and another module's policy.
 # The objects (cluster/objects/live-audit.yaml): a namespaced XR and the five VPCs it composes, in the
 # namespace live-audit, under cluster/policies/managed-resources.yaml (deployed: its webhook tags the VPCs).
 # objects-there-first.bats brings a whole cluster into line; this file counts requests.
@@ -19,7 +20,7 @@ setup_file() {
   apply_named "$OBJECTS" live-audit >/dev/null
   kubectl delete "$VPCS" --all -n live-audit --ignore-not-found >/dev/null
   kubectl delete networks.network.example.org --all -n live-audit --ignore-not-found --timeout=60s >/dev/null
-  kubectl delete serviceaccount reader -n live-audit --ignore-not-found >/dev/null
+  kubectl delete serviceaccount reader no-patch -n live-audit --ignore-not-found >/dev/null
   apply_named "$OBJECTS" la-net >/dev/null
   local uid
   uid=$(kubectl get networks.network.example.org la-net -n live-audit -o jsonpath='{.metadata.uid}')
@@ -31,8 +32,12 @@ setup_file() {
 
 teardown_file() {
   load helpers
-  kubectl delete clusterrolebinding live-audit-reader --ignore-not-found >/dev/null
-  kubectl delete clusterrole live-audit-reader --ignore-not-found >/dev/null
+  kubectl delete clusterrolebinding live-audit-reader live-audit-no-patch --ignore-not-found >/dev/null
+  kubectl delete clusterrole live-audit-reader live-audit-no-patch --ignore-not-found >/dev/null
+  kubectl delete clusteradmissionpolicies.policies.kubewarden.io la-unregistered la-safe-labels --ignore-not-found >/dev/null
+  kubectl delete buckets.storage.gcp.upbound.io la-xnet-bucket --ignore-not-found --wait=false >/dev/null
+  kubectl delete xnetworks.network.example.org la-xnet --ignore-not-found --wait=false >/dev/null
+  kubectl patch xnetworks.network.example.org la-xnet --type merge -p '{"metadata":{"finalizers":null}}' >/dev/null 2>&1 || true
   kubectl delete "$VPCS" --all -n live-audit --ignore-not-found >/dev/null
   kubectl delete "$VPCS" kw-vpc -n kubewarden --ignore-not-found >/dev/null
   kubectl delete networks.network.example.org --all -n live-audit --ignore-not-found --wait=false >/dev/null
@@ -77,6 +82,42 @@ drift() {
   sleep 6
 }
 
+# mark: the API server's audit log's length now; fixer_patches MARK: the fixer's PATCHes (its field manager)
+# the API server answered after line MARK, one "namespace/name code" a line.
+mark() { wc -l <"$STATE/audit.log"; }
+fixer_patches() {
+  tail -n +"$(($1 + 1))" "$STATE/audit.log" | jq -r -R 'fromjson? | select(.stage == "ResponseComplete"
+    and .verb == "patch" and (.requestURI | test("[?&]fieldManager=metadata-propagation-fix(&|$)")))
+    | "\(.objectRef.namespace // "")/\(.objectRef.name) \(.responseStatus.code)"'
+}
+
+# fix_in_background ARGS...: the fix of the five VPCs at one request a second, in the background ($pid),
+# -o json into $BATS_TEST_TMPDIR/report.json, stderr into $BATS_TEST_TMPDIR/stderr.
+fix_in_background() {
+  "$RUNNER" audit --cluster -n live-audit -l crossplane.io/composite=la-net -o json --policy-name managed-resource-tags \
+    --fix --qps 1 --burst 1 "$@" >"$BATS_TEST_TMPDIR/report.json" 2>"$BATS_TEST_TMPDIR/stderr" &
+  pid=$!
+}
+
+# until_stderr PATTERN: waits (up to 120 s, polling every 0.1 s) for a line of the run's stderr.
+until_stderr() {
+  for _ in $(seq 1200); do
+    if grep -q "$1" "$BATS_TEST_TMPDIR/stderr"; then return 0; fi
+    sleep 0.1
+  done
+  echo "no line $1 on stderr:" >&2
+  cat "$BATS_TEST_TMPDIR/stderr" >&2
+  return 1
+}
+
+# vpc_again NAME: the VPC created again as setup_file creates it.
+vpc_again() {
+  local uid
+  uid=$(kubectl get networks.network.example.org la-net -n live-audit -o jsonpath='{.metadata.uid}')
+  named "$ROOT/cluster/objects/live-audit.yaml" "$1" | python3 -c 'import json, sys, yaml; print(json.dumps(yaml.safe_load(sys.stdin)))' |
+    jq --arg uid "$uid" '.metadata.ownerReferences[0].uid = $uid' | kubectl create -f - >/dev/null
+}
+
 # tag VPC: the VPC's cost-center tag as stored.
 tag() { kubectl get "$VPCS" "$1" -n live-audit -o json | jq -r '.spec.forProvider.tags["plexsphere:cost-center"]'; }
 
@@ -97,8 +138,9 @@ tag() { kubectl get "$VPCS" "$1" -n live-audit -o json | jq -r '.spec.forProvide
   [ "$(jq -c '[.policies[0].report.objects[] | .id] | sort' <<<"$report")" = "$one_page" ]
   # The VPCs' list took three requests instead of one; every other resource's fits in one page either way.
   [ "$(requests list)" -eq $((lists_one + 2)) ]
-  jq -e '[.policies[0].report.objects[] | select(.kind == "VPC") | .source | [.document, .items[0]]] | sort
-    == [[1,1],[1,2],[2,1],[2,2],[3,1]]' <<<"$report"
+  # Each VPC's source names its list, whichever page held it.
+  jq -e '[.policies[0].report.objects[] | select(.kind == "VPC") | .source]
+    | length == 5 and all(keys == ["list"] and (.list | startswith("vpcs.ec2.aws.m.upbound.io/")))' <<<"$report"
 }
 
 @test "a parent that was not listed is read once, with the policy's field masks, however many children ask" {
@@ -143,7 +185,9 @@ yaml.safe_dump_all(docs, sys.stdout)' "$POLICY" >"$BATS_TEST_TMPDIR/policy.yaml"
   [ "$(tag la-net-vpc1)" = cc-3100 ]
 
   live --policy-name managed-resource-tags --fix --max-objects 2
-  [ "$status" -eq 1 ]
+  # Cut short: run again (exit 3).
+  [ "$status" -eq 3 ]
+  jq -e '.summary.result == "run-again" and .summary.outcomes["not-attempted"] == 3' <<<"$report"
   [ "$(requests patch)" -eq 2 ]
   jq -e '[.fix.objects[].outcome] == ["fixed", "fixed", "not-attempted", "not-attempted", "not-attempted"]' <<<"$report"
 
@@ -160,7 +204,7 @@ yaml.safe_dump_all(docs, sys.stdout)' "$POLICY" >"$BATS_TEST_TMPDIR/policy.yaml"
   grep -qx 'fix: nothing deviates; nothing to write' "$BATS_TEST_TMPDIR/stderr"
 }
 
-@test "Ctrl-C stops the fix after the write in flight; the objects left are not attempted" {
+@test "Ctrl-C stops the fix after the write in flight; the objects left are not attempted; exit 3" {
   drift cc-3300
   "$RUNNER" audit --cluster -n live-audit -l crossplane.io/composite=la-net -o json --policy-name managed-resource-tags \
     --fix --qps 1 --burst 1 \
@@ -171,8 +215,8 @@ yaml.safe_dump_all(docs, sys.stdout)' "$POLICY" >"$BATS_TEST_TMPDIR/policy.yaml"
   status=0
   wait "$pid" || status=$?
   cat "$BATS_TEST_TMPDIR/stderr"
-  [ "$status" -eq 1 ]
-  grep -q '^interrupted: stopping after the request in flight' "$BATS_TEST_TMPDIR/stderr"
+  [ "$status" -eq 3 ]
+  grep -q '^interrupted (SIGINT): stopping after the request in flight' "$BATS_TEST_TMPDIR/stderr"
   report=$(cat "$BATS_TEST_TMPDIR/report.json")
   # Fixed ones first, then only not-attempted ones, at least one of them; each fixed one is stored so.
   jq -e '[.fix.objects[].outcome] as $o | ($o | index("not-attempted")) as $i
@@ -267,4 +311,233 @@ print(json.dumps(vpc))' | kubectl apply -f - >/dev/null
   echo "$output"
   [ "$status" -eq 2 ]
   [[ "$output" == *"Error: -l \"a in (b\": the API server refuses the label selector: cannot list "* ]]
+}
+
+@test "SIGTERM stops the fix after the write in flight and prints the report, exit 3; no write is cut short" {
+  # A Job's pod gets SIGTERM at its deadline, on an eviction or a drain.
+  drift cc-3400
+  from=$(mark)
+  fix_in_background
+  until_stderr '^fix 1/5: fixed'
+  kill -TERM "$pid"
+  status=0
+  wait "$pid" || status=$?
+  cat "$BATS_TEST_TMPDIR/stderr"
+  [ "$status" -eq 3 ]
+  grep -q '^interrupted (SIGTERM): stopping after the request in flight' "$BATS_TEST_TMPDIR/stderr"
+  report=$(cat "$BATS_TEST_TMPDIR/report.json")
+  jq -e '.summary.interrupted == "SIGTERM" and .summary.result == "run-again" and .summary.exitCode == 3' <<<"$report"
+  jq -e '[.fix.objects[].outcome] as $o | ($o | index("not-attempted")) as $i
+    | $i != null and $i >= 1 and ($o[:$i] | all(. == "fixed")) and ($o[$i:] | all(. == "not-attempted"))
+    and ($o[$i:] | length) == .summary.outcomes["not-attempted"]' <<<"$report"
+  jq -e '.fix.objects[] | select(.outcome == "not-attempted") | .message == "interrupted (SIGTERM) before its write"' <<<"$report"
+  # The API server's audit log: every PATCH the fixer sent was answered 200 (none cut short), one per fixed
+  # object, and each fixed object is stored with the new tag.
+  patches=$(fixer_patches "$from")
+  echo "$patches"
+  [ -n "$patches" ]
+  [ -z "$(grep -v ' 200$' <<<"$patches" || true)" ]
+  [ "$(wc -l <<<"$patches")" -eq "$(jq '[.fix.objects[] | select(.outcome == "fixed")] | length' <<<"$report")" ]
+  for name in $(jq -r '.fix.objects[] | select(.outcome == "fixed") | .id | split("/")[1] | split(" ")[0]' <<<"$report"); do
+    [ "$(tag "$name")" = cc-3400 ]
+  done
+  # A second signal while the first is honoured ends the run at once, without the report.
+  drift cc-3450
+  fix_in_background
+  until_stderr '^fix 1/5: '
+  kill -TERM "$pid"
+  sleep 0.3
+  kill -TERM "$pid"
+  status=0
+  wait "$pid" || status=$?
+  cat "$BATS_TEST_TMPDIR/stderr"
+  [ "$status" -eq 3 ]
+  grep -q '^interrupted again (SIGTERM): stopping at once' "$BATS_TEST_TMPDIR/stderr"
+  [ ! -s "$BATS_TEST_TMPDIR/report.json" ]
+  live --policy-name managed-resource-tags --fix
+  [ "$status" -eq 0 ]
+}
+
+@test "an object deleted before its write ends gone, and the run exits 0: nothing is left to do" {
+  drift cc-3600
+  # The VPC the fixer writes last, as a dry run orders them.
+  live --policy-name managed-resource-tags --fix --dry-run
+  last=$(jq -r '.fix.objects[-1].id | split("/")[1] | split(" ")[0]' <<<"$report")
+  echo "written last: $last"
+  fix_in_background
+  until_stderr '^fix: writing 5 objects'
+  # One request a second: the last one is deleted before its turn.
+  kubectl delete "$VPCS" "$last" -n live-audit >/dev/null
+  status=0
+  wait "$pid" || status=$?
+  cat "$BATS_TEST_TMPDIR/stderr"
+  report=$(cat "$BATS_TEST_TMPDIR/report.json")
+  vpc_again "$last"
+  [ "$status" -eq 0 ]
+  jq -e --arg last "$last" '[.fix.objects[] | select(.outcome == "gone") | .id] | length == 1 and (.[0] | contains($last))' <<<"$report"
+  jq -e '.summary.result == "in-line" and .summary.outcomes.gone == 1 and .summary.outcomes.fixed == 4' <<<"$report"
+}
+
+@test "-n bounds the writes: a cluster-scoped kind is left out and named, and written only with --cluster-scoped" {
+  # A cluster-scoped XR and the cluster-scoped Bucket it composes, whose tags drift from the XR's labels.
+  kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: network.example.org/v1alpha1
+kind: XNetwork
+metadata:
+  name: la-xnet
+  labels: {cost-center: cc-4100, crossplane.io/composite: la-xnet}
+spec:
+  parameters: {region: europe-west3}
+YAML
+  uid=$(kubectl get xnetworks.network.example.org la-xnet -o jsonpath='{.metadata.uid}')
+  kubectl apply -f - >/dev/null <<YAML
+apiVersion: storage.gcp.upbound.io/v1beta1
+kind: Bucket
+metadata:
+  name: la-xnet-bucket
+  labels: {crossplane.io/composite: la-xnet}
+  annotations: {crossplane.io/composition-resource-name: bucket}
+  ownerReferences:
+    - {apiVersion: network.example.org/v1alpha1, kind: XNetwork, name: la-xnet, uid: $uid, controller: true,
+       blockOwnerDeletion: true}
+spec:
+  forProvider: {location: EU}
+YAML
+  kubectl label xnetworks.network.example.org la-xnet --overwrite cost-center=cc-4200 >/dev/null
+  sleep 6
+  bucket() { kubectl get buckets.storage.gcp.upbound.io la-xnet-bucket -o json; }
+  before=$(bucket | jq -r .metadata.resourceVersion)
+  from=$(mark)
+  scoped() {
+    status=0
+    "$RUNNER" audit --cluster -n live-audit -l crossplane.io/composite=la-xnet --policy-name managed-resource-tags \
+      --fix --qps 100 --burst 100 "$@" >"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/stderr" || status=$?
+    cat "$BATS_TEST_TMPDIR/out" "$BATS_TEST_TMPDIR/stderr"
+  }
+  scoped -o json
+  [ "$status" -eq 0 ]
+  report=$(cat "$BATS_TEST_TMPDIR/out")
+  jq -e '.scope.namespace == "live-audit" and (.scope.leftOut | index("buckets.storage.gcp.upbound.io") != null)
+    and (.requests.patch // 0) == 0 and .summary.leftOut == (.scope.leftOut | length)' <<<"$report"
+  [ "$(bucket | jq -r .metadata.resourceVersion)" = "$before" ]
+  [ -z "$(fixer_patches "$from")" ]
+  scoped
+  [ "$status" -eq 0 ]
+  grep -q '^left out by -n live-audit: .*buckets.storage.gcp.upbound.io.* (cluster-scoped: in no namespace; --cluster-scoped audits and fixes them too)$' "$BATS_TEST_TMPDIR/out"
+  # Asked for, the Bucket is listed and written, once.
+  scoped -o json --cluster-scoped
+  [ "$status" -eq 0 ]
+  report=$(cat "$BATS_TEST_TMPDIR/out")
+  jq -e '.scope.leftOut == [] and .requests.patch == 1
+    and ([.fix.objects[] | select(.outcome == "fixed" and (.id | contains("la-xnet-bucket")))] | length == 1)' <<<"$report"
+  bucket | jq -e '.spec.forProvider.labels | to_entries | any(.value == "cc-4200")'
+  [ "$(fixer_patches "$from" | wc -l)" -eq 1 ]
+  kubectl delete buckets.storage.gcp.upbound.io la-xnet-bucket --wait=false >/dev/null
+  kubectl delete xnetworks.network.example.org la-xnet --wait=false >/dev/null
+  kubectl patch xnetworks.network.example.org la-xnet --type merge -p '{"metadata":{"finalizers":null}}' >/dev/null 2>&1 || true
+}
+
+@test "pre-flight: a kind the runner may not patch ends forbidden with no write sent, and a policy that is not active writes nothing, dry run or not" {
+  drift cc-3700
+  kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: live-audit-no-patch}
+rules:
+  - apiGroups: [ec2.aws.m.upbound.io, azure.m.upbound.io, network.azure.m.upbound.io]
+    resources: ["*"]
+    verbs: [get, list]
+  - apiGroups: [network.example.org]
+    resources: [networks]
+    verbs: [get]
+  - apiGroups: [policies.kubewarden.io]
+    resources: [clusteradmissionpolicies]
+    verbs: [get]
+  - apiGroups: [admissionregistration.k8s.io]
+    resources: [mutatingwebhookconfigurations]
+    verbs: [get]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: live-audit-no-patch}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: live-audit-no-patch}
+subjects: [{kind: ServiceAccount, name: no-patch, namespace: live-audit}]
+YAML
+  kubectl create serviceaccount no-patch -n live-audit >/dev/null
+  kubeconfig "$BATS_TEST_TMPDIR/no-patch.kubeconfig" no-patch --token="$(kubectl create token no-patch -n live-audit)"
+  eventually 30 'kubectl auth can-i list vpcs.ec2.aws.m.upbound.io -n live-audit --as=system:serviceaccount:live-audit:no-patch'
+  for dry in "" --dry-run; do
+    from=$(mark)
+    live --policy-name managed-resource-tags --fix $dry --kubeconfig "$BATS_TEST_TMPDIR/no-patch.kubeconfig"
+    [ "$status" -eq 1 ]
+    jq -e '[.fix.objects[] | select(.outcome == "forbidden" and .attempts == 0
+        and (.message | startswith("forbidden: needs verb patch on vpcs.ec2.aws.m.upbound.io"))
+        and (.message | endswith("no write was sent")))] | length == 5' <<<"$report"
+    jq -e '(.requests.patch // 0) == 0 and .requests["access-review"] >= 1 and .summary.result == "needs-a-person"' <<<"$report"
+    [ -z "$(fixer_patches "$from")" ]
+  done
+  # A policy whose webhook is not registered: the manifest of the deployed one under another name.
+  python3 -c 'import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+policy = next(d for d in docs if d["kind"] == "ClusterAdmissionPolicy")
+policy["metadata"]["name"] = "la-unregistered"
+yaml.safe_dump(policy, sys.stdout)' "$POLICY" >"$BATS_TEST_TMPDIR/unregistered.yaml"
+  for dry in "" --dry-run; do
+    from=$(mark)
+    live --policy "$BATS_TEST_TMPDIR/unregistered.yaml" --fix $dry
+    [ "$status" -eq 1 ]
+    jq -e '.fix.objects == [] and .fix.summary.deviating == 5 and (.requests.patch // 0) == 0
+      and (.fix.refused[0] | contains("clusterwide-la-unregistered is not registered"))' <<<"$report"
+    grep -q '^fix: nothing written: the webhook of ClusterAdmissionPolicy la-unregistered: ' "$BATS_TEST_TMPDIR/stderr"
+    [ -z "$(fixer_patches "$from")" ]
+  done
+  # A policy kubewarden-controller has not made active (its status, as the controller sets it).
+  kubectl apply -f "$BATS_TEST_TMPDIR/unregistered.yaml" >/dev/null
+  kubectl patch clusteradmissionpolicies.policies.kubewarden.io la-unregistered --subresource=status --type=merge \
+    -p '{"status":{"policyStatus":"pending"}}' >/dev/null
+  live --policy-name la-unregistered --fix --dry-run
+  kubectl delete clusteradmissionpolicies.policies.kubewarden.io la-unregistered >/dev/null
+  [ "$status" -eq 1 ]
+  jq -e '.fix.refused == ["ClusterAdmissionPolicy la-unregistered is pending, not active (`kubectl get clusteradmissionpolicy la-unregistered`): its policy server does not serve it yet"]' <<<"$report"
+  # The text report says it too, under the audit, and ends with the summary line.
+  status=0
+  "$RUNNER" audit --cluster -n live-audit -l crossplane.io/composite=la-net --policy "$BATS_TEST_TMPDIR/unregistered.yaml" \
+    --fix --qps 100 --burst 100 >"$BATS_TEST_TMPDIR/out" 2>/dev/null || status=$?
+  cat "$BATS_TEST_TMPDIR/out"
+  [ "$status" -eq 1 ]
+  grep -qx 'fix: nothing written; before the first write:' "$BATS_TEST_TMPDIR/out"
+  tail -n 1 "$BATS_TEST_TMPDIR/out" | sed 's/^summary: //' | jq -e '.result == "needs-a-person" and .fixRefused and .deviating == 5'
+  live --policy-name managed-resource-tags --fix
+  [ "$status" -eq 0 ]
+}
+
+@test "another module's policy is refused before anything is judged by it, naming its module; --module names a mirror" {
+  python3 -c 'import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+policy = next(d for d in docs if d["kind"] == "ClusterAdmissionPolicy")
+policy["metadata"]["name"] = "la-safe-labels"
+policy["spec"]["module"] = "registry://ghcr.io/kubewarden/policies/safe-labels:v1.0.0"
+policy["spec"]["settings"] = {"denied_labels": ["cost-center"]}
+yaml.safe_dump(policy, sys.stdout)' "$POLICY" >"$BATS_TEST_TMPDIR/safe-labels.yaml"
+  from=$(mark)
+  live --policy "$BATS_TEST_TMPDIR/safe-labels.yaml" --fix
+  [ "$status" -eq 2 ]
+  grep -q "ClusterAdmissionPolicy la-safe-labels runs the module registry://ghcr.io/kubewarden/policies/safe-labels:v1.0.0, not this policy (ghcr.io/plexsphere/policies/metadata-propagation)" "$BATS_TEST_TMPDIR/stderr"
+  grep -q -- '--module REPOSITORY' "$BATS_TEST_TMPDIR/stderr"
+  # Deployed, by name: the same.
+  kubectl apply -f "$BATS_TEST_TMPDIR/safe-labels.yaml" >/dev/null
+  live --policy-name la-safe-labels --fix
+  kubectl delete clusteradmissionpolicies.policies.kubewarden.io la-safe-labels >/dev/null
+  [ "$status" -eq 2 ]
+  grep -q "ClusterAdmissionPolicy la-safe-labels runs the module registry://ghcr.io/kubewarden/policies/safe-labels:v1.0.0" "$BATS_TEST_TMPDIR/stderr"
+  [ -z "$(fixer_patches "$from")" ]
+  # This policy from a mirror: refused until --module names the mirror's repository.
+  sed 's|registry://ghcr.io/plexsphere/policies/metadata-propagation:|registry://mirror.example.com:5000/platform/metadata-propagation:|' \
+    "$POLICY" >"$BATS_TEST_TMPDIR/mirror.yaml"
+  grep -q 'mirror.example.com:5000' "$BATS_TEST_TMPDIR/mirror.yaml"
+  live --policy "$BATS_TEST_TMPDIR/mirror.yaml"
+  [ "$status" -eq 2 ]
+  live --policy "$BATS_TEST_TMPDIR/mirror.yaml" --module mirror.example.com:5000/platform/metadata-propagation
+  [ "$status" -eq 0 ]
+  jq -e '.policies[0].module == "registry://mirror.example.com:5000/platform/metadata-propagation:v0.1.0"' <<<"$report"
 }
