@@ -25,6 +25,13 @@
   resource, no wildcard. A rule matching `*` (the MR example's) is read
   with its matchConditions; the ClusterRole names kinds it matches, at
   least one, with the same three verbs.
+- The fixer's CronJob fits its RBAC: examples/fixer-cronjob.yaml holds one
+  CronJob, in a Namespace fixer-rbac.yaml defines with Pod Security
+  `restricted` enforced, as the ServiceAccount fixer-rbac.yaml binds; its
+  image is the runner's (policy-metadata.yml's ociUrl + `-runner`) at
+  policy-metadata.yml's version; each `--policy-name` names a policy of
+  FIXER_POLICIES whose rules match no `*`; its podFailurePolicy names its
+  container.
 - The list of what `make check` runs, in docs/development.md's table and in
   README.md's sentence, is the Makefile's `check:` prerequisites, in order.
 - Every shell block of README.md and docs/*.md (info string `console`, `sh`,
@@ -437,6 +444,73 @@ def check_fixer(problems):
         problems.append(f"{rbac}: no ClusterRoleBinding binds the ClusterRole to the ServiceAccount the file defines")
 
 
+# A CronJob that runs the fixer on a schedule with fixer-rbac.yaml's
+# ServiceAccount (docs/deploying.md, "Fixing drift on a schedule").
+FIXER_CRONJOB = "examples/fixer-cronjob.yaml"
+METADATA = "policy-metadata.yml"
+
+
+def check_fixer_cronjob(problems):
+    """examples/fixer-cronjob.yaml runs in fixer-rbac.yaml's namespace, as
+    its ServiceAccount, the image of this version, on the example policies
+    it can list."""
+    path = FIXER_CRONJOB
+    documents = [d for d in yaml.safe_load_all(read(path)) if d]
+    if [d.get("kind") for d in documents] != ["CronJob"]:
+        problems.append(f"{path}: {[d.get('kind') for d in documents]}, not one CronJob (the Namespace, "
+                        f"ServiceAccount and ClusterRole are {FIXER_RBAC}'s)")
+        return
+    cronjob = documents[0]
+    namespace = cronjob["metadata"].get("namespace")
+    rbac = [d for d in yaml.safe_load_all(read(FIXER_RBAC)) if d]
+    namespaces = {d["metadata"]["name"]: d for d in rbac if d.get("kind") == "Namespace"}
+    accounts = {(d["metadata"]["name"], d["metadata"].get("namespace")) for d in rbac
+                if d.get("kind") == "ServiceAccount"}
+    if namespace not in namespaces:
+        problems.append(f"{path}: its namespace {namespace!r} is not the Namespace {FIXER_RBAC} defines")
+    else:
+        labels = namespaces[namespace]["metadata"].get("labels") or {}
+        if labels.get("pod-security.kubernetes.io/enforce") != "restricted":
+            problems.append(f"{FIXER_RBAC}: the Namespace {namespace} does not enforce Pod Security `restricted` "
+                            "(label pod-security.kubernetes.io/enforce)")
+    pod = cronjob["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+    account = pod.get("serviceAccountName")
+    if (account, namespace) not in accounts:
+        problems.append(f"{path}: serviceAccountName {account!r} in {namespace!r} is not the ServiceAccount "
+                        f"{FIXER_RBAC} defines")
+    annotations = yaml.safe_load(read(METADATA))["annotations"]
+    image = f"{annotations['io.kubewarden.policy.ociUrl']}-runner:v{annotations['io.kubewarden.policy.version']}"
+    containers = pod.get("containers") or []
+    for container in containers:
+        if container.get("image", "").split("@")[0] != image:
+            problems.append(f"{path}: container {container.get('name')} runs {container.get('image')}, not "
+                            f"{image} ({METADATA}'s ociUrl and version)")
+    policies = {}
+    for policy_path in FIXER_POLICIES:
+        for document in yaml.safe_load_all(read(policy_path)):
+            if document and document.get("kind") == "ClusterAdmissionPolicy":
+                rules = document.get("spec", {}).get("rules") or []
+                star = any("*" in r.get("apiGroups", []) + r.get("resources", []) for r in rules)
+                policies[document["metadata"]["name"]] = (policy_path, star)
+    for container in containers:
+        args = container.get("args") or []
+        names = [args[i + 1] for i, a in enumerate(args[:-1]) if a == "--policy-name"]
+        if not names:
+            problems.append(f"{path}: container {container.get('name')} names no --policy-name")
+        for name in names:
+            if name not in policies:
+                problems.append(f"{path}: --policy-name {name} is no policy of {', '.join(FIXER_POLICIES)}")
+            elif policies[name][1]:
+                problems.append(f"{path}: --policy-name {name} ({policies[name][0]}) has a rule matching `*`: "
+                                "every kind the cluster serves would be listed, and the fixer may list few")
+    names = {c.get("name") for c in containers}
+    failure = cronjob["spec"]["jobTemplate"]["spec"].get("podFailurePolicy") or {}
+    for rule in failure.get("rules") or []:
+        named = (rule.get("onExitCodes") or {}).get("containerName")
+        if named is not None and named not in names:
+            problems.append(f"{path}: a podFailurePolicy rule names container {named!r}, which the pod does not have")
+
+
 def makefile_check_targets():
     m = re.search(r"^check:([^\n]*)$", read("Makefile"), re.M)
     if not m:
@@ -557,6 +631,7 @@ def main():
     check_section_references(problems)
     check_grants(problems)
     check_fixer(problems)
+    check_fixer_cronjob(problems)
     check_make_check_lists(problems)
     counts = None
     if "--no-run" not in sys.argv[1:]:
