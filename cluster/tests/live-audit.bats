@@ -110,6 +110,32 @@ until_stderr() {
   return 1
 }
 
+# interrupted SIGNAL VALUE: the VPCs' tags drift to VALUE, and SIGNAL (INT, TERM) comes once the fix has
+# written one VPC: the run stops after the write in flight and prints the report, exit 3; the objects
+# written first are fixed and stored so, the rest not attempted. The report in $report.
+interrupted() {
+  drift "$2"
+  fix_in_background
+  until_stderr '^fix 1/5: fixed'
+  kill -"$1" "$pid"
+  status=0
+  wait "$pid" || status=$?
+  cat "$BATS_TEST_TMPDIR/stderr"
+  [ "$status" -eq 3 ]
+  grep -q "^interrupted (SIG$1): stopping after the request in flight" "$BATS_TEST_TMPDIR/stderr"
+  report=$(cat "$BATS_TEST_TMPDIR/report.json")
+  jq -e --arg s "SIG$1" '.summary.interrupted == $s and .summary.result == "run-again" and .summary.exitCode == 3' <<<"$report"
+  # Fixed ones first, then only not-attempted ones, at least one of them.
+  jq -e --arg s "SIG$1" '[.fix.objects[].outcome] as $o | ($o | index("not-attempted")) as $i
+    | $i != null and $i >= 1 and ($o[:$i] | all(. == "fixed")) and ($o[$i:] | all(. == "not-attempted"))
+    and ($o[$i:] | length) == .summary.outcomes["not-attempted"]
+    and ([.fix.objects[] | select(.outcome == "not-attempted") | .message] | unique == ["interrupted (\($s)) before its write"])' \
+    <<<"$report"
+  for name in $(jq -r '.fix.objects[] | select(.outcome == "fixed") | .id | split("/")[1] | split(" ")[0]' <<<"$report"); do
+    [ "$(tag "$name")" = "$2" ]
+  done
+}
+
 # vpc_again NAME: the VPC created again as setup_file creates it.
 vpc_again() {
   local uid
@@ -205,25 +231,7 @@ yaml.safe_dump_all(docs, sys.stdout)' "$POLICY" >"$BATS_TEST_TMPDIR/policy.yaml"
 }
 
 @test "Ctrl-C stops the fix after the write in flight; the objects left are not attempted; exit 3" {
-  drift cc-3300
-  "$RUNNER" audit --cluster -n live-audit -l crossplane.io/composite=la-net -o json --policy-name managed-resource-tags \
-    --fix --qps 1 --burst 1 \
-    >"$BATS_TEST_TMPDIR/report.json" 2>"$BATS_TEST_TMPDIR/stderr" &
-  pid=$!
-  eventually 120 "grep -q '^fix 1/5: fixed' '$BATS_TEST_TMPDIR/stderr'"
-  kill -INT "$pid"
-  status=0
-  wait "$pid" || status=$?
-  cat "$BATS_TEST_TMPDIR/stderr"
-  [ "$status" -eq 3 ]
-  grep -q '^interrupted (SIGINT): stopping after the request in flight' "$BATS_TEST_TMPDIR/stderr"
-  report=$(cat "$BATS_TEST_TMPDIR/report.json")
-  # Fixed ones first, then only not-attempted ones, at least one of them; each fixed one is stored so.
-  jq -e '[.fix.objects[].outcome] as $o | ($o | index("not-attempted")) as $i
-    | $i != null and $i >= 1 and ($o[:$i] | all(. == "fixed")) and ($o[$i:] | all(. == "not-attempted"))' <<<"$report"
-  for name in $(jq -r '.fix.objects[] | select(.outcome == "fixed") | .id | split("/")[1] | split(" ")[0]' <<<"$report"); do
-    [ "$(tag "$name")" = cc-3300 ]
-  done
+  interrupted INT cc-3300
   live --policy-name managed-resource-tags --fix
   [ "$status" -eq 0 ]
 }
@@ -315,32 +323,15 @@ print(json.dumps(vpc))' | kubectl apply -f - >/dev/null
 
 @test "SIGTERM stops the fix after the write in flight and prints the report, exit 3; no write is cut short" {
   # A Job's pod gets SIGTERM at its deadline, on an eviction or a drain.
-  drift cc-3400
   from=$(mark)
-  fix_in_background
-  until_stderr '^fix 1/5: fixed'
-  kill -TERM "$pid"
-  status=0
-  wait "$pid" || status=$?
-  cat "$BATS_TEST_TMPDIR/stderr"
-  [ "$status" -eq 3 ]
-  grep -q '^interrupted (SIGTERM): stopping after the request in flight' "$BATS_TEST_TMPDIR/stderr"
-  report=$(cat "$BATS_TEST_TMPDIR/report.json")
-  jq -e '.summary.interrupted == "SIGTERM" and .summary.result == "run-again" and .summary.exitCode == 3' <<<"$report"
-  jq -e '[.fix.objects[].outcome] as $o | ($o | index("not-attempted")) as $i
-    | $i != null and $i >= 1 and ($o[:$i] | all(. == "fixed")) and ($o[$i:] | all(. == "not-attempted"))
-    and ($o[$i:] | length) == .summary.outcomes["not-attempted"]' <<<"$report"
-  jq -e '.fix.objects[] | select(.outcome == "not-attempted") | .message == "interrupted (SIGTERM) before its write"' <<<"$report"
+  interrupted TERM cc-3400
   # The API server's audit log: every PATCH the fixer sent was answered 200 (none cut short), one per fixed
-  # object, and each fixed object is stored with the new tag.
+  # object.
   patches=$(fixer_patches "$from")
   echo "$patches"
   [ -n "$patches" ]
   [ -z "$(grep -v ' 200$' <<<"$patches" || true)" ]
   [ "$(wc -l <<<"$patches")" -eq "$(jq '[.fix.objects[] | select(.outcome == "fixed")] | length' <<<"$report")" ]
-  for name in $(jq -r '.fix.objects[] | select(.outcome == "fixed") | .id | split("/")[1] | split(" ")[0]' <<<"$report"); do
-    [ "$(tag "$name")" = cc-3400 ]
-  done
   # A second signal while the first is honoured ends the run at once, without the report.
   drift cc-3450
   fix_in_background

@@ -87,7 +87,7 @@ fn run(args: &AuditArgs) -> Result<Exit> {
         OutputFormat::Json => audit_json(&audits, &unlisted),
     };
     let fixed = match live.fix {
-        true => Some(fix(&api, &discovery, &read, &mut audits, live, &stop)),
+        true => Some(fix_all(&api, &discovery, &read, &mut audits, live, &stop)),
         false => None,
     };
     let (deviating, _) = writes::deviating(&audits);
@@ -307,34 +307,6 @@ fn list_and_judge(
         unlisted,
         left_out,
     }))
-}
-
-/// `--fix`, after the pre-flight: every policy whose webhook is to write
-/// must be active and registered, or nothing is written.
-fn fix(
-    api: &Api,
-    discovery: &RefCell<Discovery>,
-    read: &Reads,
-    audits: &mut [Audit],
-    live: &LiveArgs,
-    stop: &Stop,
-) -> FixRun {
-    let refused: Vec<String> = audits
-        .iter_mut()
-        .filter_map(|audit| preflight::active(api, &mut audit.policy))
-        .collect();
-    if !refused.is_empty() {
-        let (deviating, _) = writes::deviating(audits);
-        for why in &refused {
-            eprintln!("fix: nothing written: {why}");
-        }
-        return FixRun {
-            deviating: deviating.len(),
-            refused,
-            ..FixRun::default()
-        };
-    }
-    fix_all(api, discovery, read, audits, live, stop)
 }
 
 /// The report of a run a signal stopped while it was listing: nothing was

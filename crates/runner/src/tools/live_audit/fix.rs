@@ -122,11 +122,13 @@ pub(super) struct Done {
 }
 
 impl Done {
-    pub(super) fn not_attempted(id: String, why: &str) -> Done {
+    /// An ending with no write sent: not attempted, forbidden by the
+    /// pre-flight, or a kind discovery cannot place.
+    pub(super) fn unwritten(id: String, outcome: Outcome, message: String) -> Done {
         Done {
             id,
-            outcome: Outcome::NotAttempted,
-            message: why.to_owned(),
+            outcome,
+            message,
             attempts: 0,
             changes: json!([]),
             after: None,

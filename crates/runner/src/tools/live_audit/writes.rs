@@ -9,14 +9,14 @@ use std::collections::BTreeMap;
 use cluster_audit::tree::Identity;
 use cluster_audit::{Status, reevaluate};
 use metadata_propagation_core::outcome::Verdict;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::api::{Api, Resource};
 use super::cluster_reads::{ClusterReads, Reads};
 use super::deployed::Audit;
 use super::fix::{self, Done, FixRun, Fixer, Judgement};
 use super::listing::Discovery;
-use super::preflight::Access;
+use super::preflight::{self, Access};
 use super::progress::Progress;
 use super::signals::Stop;
 use crate::cli::LiveArgs;
@@ -61,7 +61,9 @@ fn audited(audits: &[Audit], flagged: &[usize], identity: &Identity) -> (Value, 
     (found.object.clone(), found.reference.to_string())
 }
 
-/// Brings each deviating object into line, in tree order, one write each.
+/// Brings each deviating object into line, in tree order, one write each,
+/// after the pre-flight: every policy whose webhook is to write must be
+/// active and registered, or nothing is written.
 pub(super) fn fix_all(
     api: &Api,
     discovery: &RefCell<Discovery>,
@@ -72,6 +74,20 @@ pub(super) fn fix_all(
 ) -> FixRun {
     let (mut targets, mut at) = deviating(audits);
     let found = targets.len();
+    let refused: Vec<String> = audits
+        .iter_mut()
+        .filter_map(|audit| preflight::active(api, &mut audit.policy))
+        .collect();
+    if !refused.is_empty() {
+        for why in &refused {
+            eprintln!("fix: nothing written: {why}");
+        }
+        return FixRun {
+            deviating: found,
+            refused,
+            ..FixRun::default()
+        };
+    }
     // Pre-flight, before the first write: whether the runner may patch
     // each kind (and namespace) to be written.
     let mut access = Access::default();
@@ -115,20 +131,13 @@ pub(super) fn fix_all(
             None => None,
         };
         let done = match not_now {
-            Some(why) => Done::not_attempted(id, &why),
+            Some(why) => Done::unwritten(id, fix::Outcome::NotAttempted, why),
             None => {
                 let api_version = object["apiVersion"].as_str().unwrap_or_default();
                 let kind = object["kind"].as_str().unwrap_or_default();
                 let resource = discovery.borrow_mut().kind(api, api_version, kind);
                 match resource {
-                    Err(message) => Done {
-                        id,
-                        outcome: fix::Outcome::Error,
-                        message,
-                        attempts: 0,
-                        changes: json!([]),
-                        after: None,
-                    },
+                    Err(message) => Done::unwritten(id, fix::Outcome::Error, message),
                     Ok(resource) => match access.may_patch(
                         api,
                         &resource,
@@ -136,14 +145,7 @@ pub(super) fn fix_all(
                             .as_str()
                             .filter(|ns| !ns.is_empty()),
                     ) {
-                        Err(message) => Done {
-                            id,
-                            outcome: fix::Outcome::Forbidden,
-                            message,
-                            attempts: 0,
-                            changes: json!([]),
-                            after: None,
-                        },
+                        Err(message) => Done::unwritten(id, fix::Outcome::Forbidden, message),
                         Ok(()) => {
                             let shared: &[Audit] = audits;
                             let judge =
