@@ -136,6 +136,26 @@ interrupted() {
   done
 }
 
+# account NAME RULES: a ServiceAccount NAME in live-audit bound to a ClusterRole live-audit-NAME of RULES
+# (YAML, the list under `rules:`), and a kubeconfig for it, $BATS_TEST_TMPDIR/NAME.kubeconfig.
+account() {
+  kubectl apply -f - >/dev/null <<YAML
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: live-audit-$1}
+rules: $2
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: live-audit-$1}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: live-audit-$1}
+subjects: [{kind: ServiceAccount, name: $1, namespace: live-audit}]
+YAML
+  # No controller makes a namespace's default ServiceAccount here.
+  kubectl create serviceaccount "$1" -n live-audit >/dev/null
+  kubeconfig "$BATS_TEST_TMPDIR/$1.kubeconfig" "$1" --token="$(kubectl create token "$1" -n live-audit)"
+}
+
 # vpc_again NAME: the VPC created again as setup_file creates it.
 vpc_again() {
   local uid
@@ -237,28 +257,14 @@ yaml.safe_dump_all(docs, sys.stdout)' "$POLICY" >"$BATS_TEST_TMPDIR/policy.yaml"
 }
 
 @test "a kind the runner may not list is named with the missing verb, and the others are audited" {
-  kubectl apply -f - >/dev/null <<'YAML'
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: live-audit-reader}
-rules:
+  account reader '
   - apiGroups: [ec2.aws.m.upbound.io]
     resources: [vpcs]
     verbs: [get, list]
   - apiGroups: [network.example.org]
     resources: [networks]
-    verbs: [get]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: live-audit-reader}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: live-audit-reader}
-subjects: [{kind: ServiceAccount, name: reader, namespace: live-audit}]
-YAML
-  # No controller makes a namespace's default ServiceAccount here.
-  kubectl create serviceaccount reader -n live-audit >/dev/null
-  kubeconfig "$BATS_TEST_TMPDIR/kubeconfig" reader --token="$(kubectl create token reader -n live-audit)"
-  live --policy "$POLICY" --kubeconfig "$BATS_TEST_TMPDIR/kubeconfig"
+    verbs: [get]'
+  live --policy "$POLICY" --kubeconfig "$BATS_TEST_TMPDIR/reader.kubeconfig"
   [ "$status" -eq 1 ]
   [ "$(vpcs compliant)" -eq 5 ]
   jq -e '.unlisted | any(.resource == "securitygroups.ec2.aws.m.upbound.io" and .verb == "list" and .served
@@ -430,11 +436,7 @@ YAML
 
 @test "pre-flight: a kind the runner may not patch ends forbidden with no write sent, and a policy that is not active writes nothing, dry run or not" {
   drift cc-3700
-  kubectl apply -f - >/dev/null <<'YAML'
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: live-audit-no-patch}
-rules:
+  account no-patch '
   - apiGroups: [ec2.aws.m.upbound.io, azure.m.upbound.io, network.azure.m.upbound.io]
     resources: ["*"]
     verbs: [get, list]
@@ -446,16 +448,7 @@ rules:
     verbs: [get]
   - apiGroups: [admissionregistration.k8s.io]
     resources: [mutatingwebhookconfigurations]
-    verbs: [get]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: live-audit-no-patch}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: live-audit-no-patch}
-subjects: [{kind: ServiceAccount, name: no-patch, namespace: live-audit}]
-YAML
-  kubectl create serviceaccount no-patch -n live-audit >/dev/null
-  kubeconfig "$BATS_TEST_TMPDIR/no-patch.kubeconfig" no-patch --token="$(kubectl create token no-patch -n live-audit)"
+    verbs: [get]'
   eventually 30 'kubectl auth can-i list vpcs.ec2.aws.m.upbound.io -n live-audit --as=system:serviceaccount:live-audit:no-patch'
   for dry in "" --dry-run; do
     from=$(mark)
