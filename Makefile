@@ -120,15 +120,26 @@ runner: $(RUNNER)
 # bytes are a function of the commit: beside the dependencies' paths
 # (MODULE_RUSTFLAGS), the build directory (where build scripts write the
 # code they generate) and the checkout are remapped too, so two checkouts
-# with their own build directories agree (make check-reproducible).
+# with their own build directories agree (make check-reproducible). Two
+# more places name CARGO_HOME: ring's C objects (-ffile-prefix-map), and
+# the code cranelift-codegen's build script generates, whose comments carry
+# its generator's file!() (a host crate, which RUSTFLAGS do not reach once
+# --target is given): cargo's host.rustflags remap it too. host.rustflags is
+# unstable in cargo (-Zhost-config), hence RUSTC_BOOTSTRAP=1 for this build,
+# as `make fuzz` uses it.
 DIST_TARGET := x86_64-unknown-linux-musl
 DIST_RUNNER := $(or $(CARGO_TARGET_DIR),target)/$(DIST_TARGET)/dist/policy-runner
+CARGO_HOME_DIR := $(or $(CARGO_HOME),$(HOME)/.cargo)
 DIST_RUSTFLAGS := $(MODULE_RUSTFLAGS) --remap-path-prefix=$(CARGO_BUILD_BUILD_DIR)=/build --remap-path-prefix=$(CURDIR)=/src
+DIST_CARGO := RUSTC_BOOTSTRAP=1 RUSTFLAGS='$(DIST_RUSTFLAGS)' \
+  CFLAGS_$(subst -,_,$(DIST_TARGET))='-ffile-prefix-map=$(CARGO_HOME_DIR)=/cargo' \
+  $(CARGO) -Zhost-config -Ztarget-applies-to-host --config target-applies-to-host=false \
+  --config 'host.rustflags=["--remap-path-prefix=$(CARGO_HOME_DIR)=/cargo"]'
 
 $(DIST_RUNNER): $(RUNNER_SOURCES) $(POLICY_SOURCES) rust-toolchain.toml
 	@rustup target list --installed 2>/dev/null | grep -qx $(DIST_TARGET) || rustup target add $(DIST_TARGET)
 	@command -v musl-gcc >/dev/null || { echo "musl-gcc is missing (ring's C code for $(DIST_TARGET)): apt-get install musl-tools" >&2; exit 1; }
-	RUSTFLAGS='$(DIST_RUSTFLAGS)' $(CARGO) build --locked -p policy-runner --profile dist --target $(DIST_TARGET)
+	$(DIST_CARGO) build --locked -p policy-runner --profile dist --target $(DIST_TARGET)
 	touch $@
 
 .PHONY: static-runner
