@@ -168,6 +168,15 @@ EOF
 
 pushed_ref() { cat "$BATS_FILE_TMPDIR/immutable_ref"; }
 
+# signed REF SBOM: `make sign` of REF with the test key pair (no transparency log), SBOM attached as a
+# signed attestation; it must succeed. Its stdout in $output, its stderr in $stderr.
+signed() {
+  run --separate-stderr make -s --no-print-directory sign REF="$1" SBOM="$2" COSIGN_KEY="$BATS_FILE_TMPDIR/cosign.key"
+  echo "stdout: $output"
+  echo "stderr: $stderr"
+  [ "$status" -eq 0 ]
+}
+
 # documented PREFIX: the line of docs/releasing.md's "Publishing a build of
 # your own" that starts with PREFIX (a command and its first words).
 documented() {
@@ -494,11 +503,7 @@ image_holds_the_runner() {
 @test "make sign signs with a key pair and no transparency log, and attaches the SBOM as a signed attestation" {
   ref=$(pushed_ref)
   digest=${ref#*@}
-  run --separate-stderr make -s --no-print-directory sign REF="$ref" SBOM="$DIR/sbom.cdx.json" \
-    COSIGN_KEY="$BATS_FILE_TMPDIR/cosign.key"
-  echo "stdout: $output"
-  echo "stderr: $stderr"
-  [ "$status" -eq 0 ]
+  signed "$ref" "$DIR/sbom.cdx.json"
   # cosign's classic form, which kwctl and policy-server read: the .sig and
   # .att tags of the digest, and no Sigstore bundle.
   tags=$(curl -fsS "http://$REGISTRY/v2/$REPO/tags/list" | jq -r '.tags[]' | sort)
@@ -621,10 +626,7 @@ runner_ref() { cat "$BATS_FILE_TMPDIR/runner_ref"; }
 @test "make sign signs the runner image with a key pair, its SBOM attached; cosign verify, as documented, accepts both" {
   ref=$(runner_ref)
   digest=${ref#*@}
-  run --separate-stderr make -s --no-print-directory sign REF="$ref" SBOM="$DIR/policy-runner-linux-amd64.cdx.json" \
-    COSIGN_KEY="$BATS_FILE_TMPDIR/cosign.key"
-  echo "stderr: $stderr"
-  [ "$status" -eq 0 ]
+  signed "$ref" "$DIR/policy-runner-linux-amd64.cdx.json"
   tags=$(curl -fsS "http://$REGISTRY/v2/$RUNNER_REPO/tags/list" | jq -r '.tags[]' | sort)
   [ "$tags" = "$(printf '%s\n' "sha256-${digest#sha256:}.att" "sha256-${digest#sha256:}.sig" "v$VERSION")" ]
   run --separate-stderr run_documented 'cosign verify' "$ref"

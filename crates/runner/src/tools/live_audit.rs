@@ -9,14 +9,17 @@
 //! ([`preflight`]). Every request is paced ([`pace`]) and counted; SIGINT
 //! and SIGTERM stop the run between two requests ([`signals`]).
 //!
-//! The run reads as its steps: connect, read the policies, list and
-//! judge, fix, report; its exit code says what is left to do ([`exit`]).
+//! The run reads as its steps: connect ([`connect`]), read the policies,
+//! list and judge ([`judging`]), fix, report; its exit code says what is
+//! left to do ([`exit`]).
 
 mod api;
 mod cluster_reads;
+mod connect;
 mod deployed;
 mod exit;
 mod fix;
+mod judging;
 mod listing;
 mod output;
 mod pace;
@@ -33,20 +36,18 @@ use std::io::Write as _;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use anyhow::{Context, Result, anyhow, bail};
-use cluster_audit::{Origin, audit_live};
-use kube::config::{Config, KubeConfigOptions, Kubeconfig};
+use anyhow::{Result, anyhow, bail};
 use serde_json::{Value, json};
 
 use crate::cli::{AuditArgs, LiveArgs, OutputFormat};
-use api::{Api, Resource};
-use cluster_reads::{ClusterReads, Reads};
+use api::Api;
+use connect::connect;
 use deployed::{Audit, Deployed};
 use exit::Exit;
 use fix::{FixRun, Left};
+use judging::{Judged, list_and_judge};
 use listing::{Discovery, Unlisted};
 use output::{Scope, Summary, audit_json, audit_text, fix_json, fix_text, scope_json, scope_text};
-use pace::Pace;
 use signals::Stop;
 use writes::fix_all;
 
@@ -179,24 +180,6 @@ fn exit_of(
     )
 }
 
-/// The client kubectl would use, paced ([`connect_client`]).
-fn connect(live: &LiveArgs) -> Result<Api> {
-    // kube's client config uses the process default provider
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
-    let (client, server) = runtime.block_on(connect_client(live))?;
-    Ok(Api::new(
-        client,
-        server,
-        runtime,
-        Pace::new(live.qps, live.burst),
-    ))
-}
-
 /// The policies to judge by: the deployed ones `--policy-name` names, or
 /// the manifests `--policy` names; each must run this module (or a mirror
 /// `--module` names).
@@ -216,97 +199,6 @@ fn read_policies(api: &Api, live: &LiveArgs) -> Result<Vec<Deployed>> {
         .filter(|name| names.insert(name.as_str()))
         .map(|name| deployed::from_cluster(api, name, &live.modules))
         .collect()
-}
-
-/// Every policy's audit of what it is called for, the kinds not listed,
-/// and those the scope left out. `None` when a signal stopped the listing.
-struct Judged {
-    audits: Vec<Audit>,
-    unlisted: BTreeSet<Unlisted>,
-    left_out: BTreeSet<String>,
-}
-
-/// Lists the kinds each policy's rules match, within the scope (`-n`
-/// leaves out cluster-scoped kinds, unless `--cluster-scoped`), each kind
-/// once for all policies, and judges the objects each policy's webhook is
-/// called for.
-fn list_and_judge(
-    api: &Api,
-    discovery: &RefCell<Discovery>,
-    read: &Reads,
-    policies: Vec<Deployed>,
-    live: &LiveArgs,
-    stop: &Stop,
-) -> Result<Option<Judged>> {
-    let mut listed: BTreeMap<Resource, Result<Vec<(Origin, Value)>, Unlisted>> = BTreeMap::new();
-    let mut unlisted: BTreeSet<Unlisted> = BTreeSet::new();
-    let mut left_out: BTreeSet<String> = BTreeSet::new();
-    let mut audits = Vec::new();
-    let mut namespaces = BTreeMap::new();
-    for policy in policies {
-        let (resources, missing) = discovery.borrow_mut().matched(api, &policy.rules);
-        unlisted.extend(missing);
-        let (resources, outside): (Vec<Resource>, Vec<Resource>) =
-            resources.into_iter().partition(|resource| {
-                resource.namespaced || live.namespace.is_none() || live.cluster_scoped
-            });
-        left_out.extend(outside.iter().map(Resource::name));
-        let mut objects = Vec::new();
-        for resource in resources {
-            if stop.requested().is_some() {
-                return Ok(None);
-            }
-            let list = listed.entry(resource.clone()).or_insert_with(|| {
-                listing::list(
-                    api,
-                    &resource,
-                    live.namespace.as_deref(),
-                    live.selector.as_deref(),
-                    live.page_size,
-                )
-            });
-            match list {
-                Ok(found) => objects.extend(found.iter().cloned()),
-                Err(missing) if missing.bad_request && live.selector.is_some() => bail!(
-                    "-l {:?}: the API server refuses the label selector: {}",
-                    live.selector.as_deref().unwrap_or_default(),
-                    missing.message
-                ),
-                Err(missing) => {
-                    if unlisted.insert(missing.clone()) {
-                        eprintln!(
-                            "warning: not listed: {}: {}",
-                            missing.resource, missing.message
-                        );
-                    }
-                }
-            }
-        }
-        if stop.requested().is_some() {
-            return Ok(None);
-        }
-        let listed_count = objects.len();
-        let objects = selected(api, &policy, objects, &mut namespaces)?;
-        let unselected = listed_count - objects.len();
-        let reads = ClusterReads {
-            api,
-            discovery,
-            granted: &policy.context_aware,
-            read,
-        };
-        let report = audit_live(objects, &policy.settings, &reads)
-            .with_context(|| format!("ClusterAdmissionPolicy {}", policy.name))?;
-        audits.push(Audit {
-            policy,
-            report,
-            unselected,
-        });
-    }
-    Ok(Some(Judged {
-        audits,
-        unlisted,
-        left_out,
-    }))
 }
 
 /// The report of a run a signal stopped while it was listing: nothing was
@@ -341,118 +233,4 @@ fn report_cut_short(args: &AuditArgs, api: &Api, stop: &Stop, started: Instant) 
             Exit::BadInput
         }
     }
-}
-
-/// The labels of each namespace read so far (`None`: it is gone).
-type NamespaceLabels = BTreeMap<String, Option<serde_json::Map<String, Value>>>;
-
-/// The `objects` `policy`'s webhook is called for ([`webhook_scope`]); a
-/// namespace is read (once for the run) only when the selector asks for
-/// more than its name.
-fn selected(
-    api: &Api,
-    policy: &Deployed,
-    objects: Vec<(Origin, Value)>,
-    namespaces: &mut NamespaceLabels,
-) -> Result<Vec<(Origin, Value)>> {
-    let scope = &policy.scope;
-    let resource = Resource {
-        group: String::new(),
-        version: "v1".to_owned(),
-        plural: "namespaces".to_owned(),
-        kind: "Namespace".to_owned(),
-        namespaced: false,
-    };
-    let mut kept = Vec::with_capacity(objects.len());
-    for (origin, object) in objects {
-        let namespace = object["metadata"]["namespace"].as_str().unwrap_or_default();
-        if scope.reads_namespaces() && !namespace.is_empty() && !namespaces.contains_key(namespace)
-        {
-            let labels = match api.get(&resource, None, namespace) {
-                Ok(found) => Some(
-                    found["metadata"]["labels"]
-                        .as_object()
-                        .cloned()
-                        .unwrap_or_default(),
-                ),
-                Err(failure) if failure.code == Some(404) => None,
-                Err(failure) => bail!(
-                    "cannot read namespace {namespace}, whose labels the namespaceSelector of {} \
-                     selects on: {}{failure}",
-                    scope.from,
-                    if failure.code == Some(403) {
-                        "forbidden: needs verb get on namespaces; "
-                    } else {
-                        ""
-                    }
-                ),
-            };
-            namespaces.insert(namespace.to_owned(), labels);
-        }
-        let labels = namespaces.get(namespace).and_then(Option::as_ref);
-        if scope.selects(&object, labels) {
-            kept.push((origin, object));
-        }
-    }
-    Ok(kept)
-}
-
-/// Refuses a `--context` the kubeconfig (read from `source`) does not
-/// have, naming those it has, as `kubectl config get-contexts` would.
-fn has_context(kubeconfig: &Kubeconfig, context: Option<&str>, source: &str) -> Result<()> {
-    match context {
-        Some(context) if !kubeconfig.contexts.iter().any(|c| c.name == context) => {
-            let names: Vec<&str> = kubeconfig
-                .contexts
-                .iter()
-                .map(|c| c.name.as_str())
-                .collect();
-            bail!(
-                "the kubeconfig {source} has no context {context:?}; its contexts: {}",
-                names.join(", ")
-            )
-        }
-        _ => Ok(()),
-    }
-}
-
-/// The client kubectl would use: `--kubeconfig` or KUBECONFIG or
-/// ~/.kube/config, at `--context` or the current one; in a pod, the
-/// in-cluster configuration.
-async fn connect_client(live: &LiveArgs) -> Result<(kube::Client, String)> {
-    let options = KubeConfigOptions {
-        context: live.context.clone(),
-        ..KubeConfigOptions::default()
-    };
-    let config = match (&live.kubeconfig, &live.context) {
-        (Some(path), _) => {
-            let kubeconfig = Kubeconfig::read_from(path).with_context(|| {
-                format!(
-                    "cannot read the kubeconfig {} (a `kind: Config` file, as `kubectl config view \
-                     --raw` prints one)",
-                    path.display()
-                )
-            })?;
-            has_context(
-                &kubeconfig,
-                live.context.as_deref(),
-                &path.display().to_string(),
-            )?;
-            Config::from_custom_kubeconfig(kubeconfig, &options).await?
-        }
-        (None, Some(context)) => {
-            let kubeconfig = Kubeconfig::read()
-                .with_context(|| format!("cannot read the kubeconfig for the context {context}"))?;
-            has_context(&kubeconfig, Some(context), "(KUBECONFIG or ~/.kube/config)")?;
-            Config::from_custom_kubeconfig(kubeconfig, &options)
-                .await
-                .with_context(|| format!("cannot use the kubeconfig context {context}"))?
-        }
-        (None, None) => Config::infer()
-            .await
-            .context("no cluster to audit: set KUBECONFIG, --kubeconfig, or run in a pod")?,
-    };
-    let server = config.cluster_url.to_string();
-    let client = kube::Client::try_from(config).context("cannot build a client for the cluster")?;
-    Ok((client, server))
 }

@@ -73,8 +73,7 @@ pub(super) fn audit_json(audits: &[Audit], unlisted: &BTreeSet<Unlisted>) -> Val
     })
 }
 
-/// `run`'s outcomes counted, in [`Outcome::ALL`]'s order, the ones that
-/// happened only.
+/// `run`'s outcomes counted, each of [`Outcome::ALL`] in its order.
 fn outcome_counts(run: &FixRun) -> Vec<(Outcome, usize)> {
     Outcome::ALL
         .iter()
@@ -82,7 +81,6 @@ fn outcome_counts(run: &FixRun) -> Vec<(Outcome, usize)> {
             let n = run.done.iter().filter(|d| d.outcome == outcome).count();
             (outcome, n)
         })
-        .filter(|&(_, n)| n > 0)
         .collect()
 }
 
@@ -125,6 +123,7 @@ pub(super) fn fix_text(run: &FixRun, dry_run: bool, out: &mut String) {
     }
     let counts: Vec<String> = outcome_counts(run)
         .into_iter()
+        .filter(|&(_, n)| n > 0)
         .map(|(outcome, n)| format!("{n} {outcome}"))
         .collect();
     let _ = writeln!(
@@ -204,23 +203,14 @@ pub(super) struct Summary<'a> {
 }
 
 pub(super) fn summary_json(summary: &Summary<'_>) -> Value {
-    let audited: usize = summary
-        .audits
-        .iter()
-        .map(|a| a.report.summary().audited)
-        .sum();
-    let rejected: usize = summary
-        .audits
-        .iter()
-        .map(|a| a.report.summary().rejected)
-        .sum();
+    let (audited, rejected) = summary.audits.iter().fold((0, 0), |(a, r), audit| {
+        let counts = audit.report.summary();
+        (a + counts.audited, r + counts.rejected)
+    });
     let outcomes = summary.fix.map(|run| {
-        Outcome::ALL
-            .iter()
-            .map(|&outcome| {
-                let n = run.done.iter().filter(|d| d.outcome == outcome).count();
-                (outcome.as_str().to_owned(), json!(n))
-            })
+        outcome_counts(run)
+            .into_iter()
+            .map(|(outcome, n)| (outcome.as_str().to_owned(), json!(n)))
             .collect::<serde_json::Map<String, Value>>()
     });
     // Tenths of a second: a log line that reads as a duration.

@@ -6,6 +6,7 @@
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
+use cluster_audit::Audited;
 use cluster_audit::tree::Identity;
 use cluster_audit::{Status, reevaluate};
 use metadata_propagation_core::outcome::Verdict;
@@ -49,16 +50,31 @@ pub(super) fn deviating(audits: &[Audit]) -> (Targets, BTreeMap<Identity, usize>
     (targets, at)
 }
 
-/// The object `identity` as the first of `flagged` audited it, and its id.
-fn audited(audits: &[Audit], flagged: &[usize], identity: &Identity) -> (Value, String) {
+/// The object `identity` as the first of `flagged` audited it.
+fn audited<'a>(audits: &'a [Audit], flagged: &[usize], identity: &Identity) -> &'a Audited {
     let audit = &audits[flagged[0]];
     let found = audit
         .report
         .objects
         .iter()
         .find(|o| &o.identity == identity);
-    let found = found.expect("a target is an object of the report that flagged it");
-    (found.object.clone(), found.reference.to_string())
+    found.expect("a target is an object of the report that flagged it")
+}
+
+/// Where `object` is written: its resource, as discovery serves its
+/// kind, and its namespace (`None` when cluster-scoped).
+fn place<'a>(
+    api: &Api,
+    discovery: &RefCell<Discovery>,
+    object: &'a Value,
+) -> Result<(Resource, Option<&'a str>), String> {
+    let api_version = object["apiVersion"].as_str().unwrap_or_default();
+    let kind = object["kind"].as_str().unwrap_or_default();
+    let resource = discovery.borrow_mut().kind(api, api_version, kind)?;
+    let namespace = object["metadata"]["namespace"]
+        .as_str()
+        .filter(|ns| !ns.is_empty());
+    Ok((resource, namespace))
 }
 
 /// Brings each deviating object into line, in tree order, one write each,
@@ -95,12 +111,9 @@ pub(super) fn fix_all(
         if stop.requested().is_some() {
             break;
         }
-        let (object, _) = audited(audits, flagged, identity);
-        let api_version = object["apiVersion"].as_str().unwrap_or_default();
-        let kind = object["kind"].as_str().unwrap_or_default();
-        if let Ok(resource) = discovery.borrow_mut().kind(api, api_version, kind) {
-            let namespace = object["metadata"]["namespace"].as_str();
-            let _ = access.may_patch(api, &resource, namespace.filter(|ns| !ns.is_empty()));
+        let object = &audited(audits, flagged, identity).object;
+        if let Ok((resource, namespace)) = place(api, discovery, object) {
+            let _ = access.may_patch(api, &resource, namespace);
         }
     }
     match targets.len() {
@@ -117,12 +130,13 @@ pub(super) fn fix_all(
     }
     let mut progress = Progress::new(targets.len());
     let mut results = Vec::with_capacity(targets.len());
+    let mut written = 0;
     let mut next = 0;
     while let Some((identity, flagged)) = targets.get(next).cloned() {
         next += 1;
         let (identity, flagged) = (&identity, &flagged);
-        let (object, id) = audited(audits, flagged, identity);
-        let written = results.iter().filter(|d: &&Done| d.attempts > 0).count();
+        let target = audited(audits, flagged, identity);
+        let (object, id) = (&target.object, target.reference.to_string());
         let not_now = match stop.requested() {
             Some(signal) => Some(format!("interrupted ({signal}) before its write")),
             None if live.max_objects.is_some_and(|max| written >= max) => {
@@ -132,37 +146,28 @@ pub(super) fn fix_all(
         };
         let done = match not_now {
             Some(why) => Done::unwritten(id, fix::Outcome::NotAttempted, why),
-            None => {
-                let api_version = object["apiVersion"].as_str().unwrap_or_default();
-                let kind = object["kind"].as_str().unwrap_or_default();
-                let resource = discovery.borrow_mut().kind(api, api_version, kind);
-                match resource {
-                    Err(message) => Done::unwritten(id, fix::Outcome::Error, message),
-                    Ok(resource) => match access.may_patch(
-                        api,
-                        &resource,
-                        object["metadata"]["namespace"]
-                            .as_str()
-                            .filter(|ns| !ns.is_empty()),
-                    ) {
-                        Err(message) => Done::unwritten(id, fix::Outcome::Forbidden, message),
-                        Ok(()) => {
-                            let shared: &[Audit] = audits;
-                            let judge =
-                                |now: &Value| judge(shared, flagged, now, api, discovery, read);
-                            let hint = |resource: &Resource| hint(shared, flagged, resource);
-                            let fixer = Fixer {
-                                api,
-                                dry_run: live.dry_run,
-                                judge: &judge,
-                                hint: &hint,
-                            };
-                            fixer.fix(id, &resource, &object)
-                        }
-                    },
-                }
-            }
+            None => match place(api, discovery, object) {
+                Err(message) => Done::unwritten(id, fix::Outcome::Error, message),
+                Ok((resource, namespace)) => match access.may_patch(api, &resource, namespace) {
+                    Err(message) => Done::unwritten(id, fix::Outcome::Forbidden, message),
+                    Ok(()) => {
+                        let shared: &[Audit] = audits;
+                        let judge = |now: &Value| judge(shared, flagged, now, api, discovery, read);
+                        let hint = |resource: &Resource| hint(shared, flagged, resource);
+                        let fixer = Fixer {
+                            api,
+                            dry_run: live.dry_run,
+                            judge: &judge,
+                            hint: &hint,
+                        };
+                        fixer.fix(id, &resource, object)
+                    }
+                },
+            },
         };
+        if done.attempts > 0 {
+            written += 1;
+        }
         // A child is judged against its parent as it is now; one that
         // deviates only now (from what admission wrote on its parent) is
         // written in this run too, after its parent.
