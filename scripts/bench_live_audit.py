@@ -60,7 +60,9 @@ PAGE = 500
 CLUSTERS, NETWORKS, MDS_PER_STEP = 4, 8, 8
 PACES = [("default (--qps 5 --burst 10)", []), ("unpaced (--qps 1000 --burst 1000)", ["--qps", "1000", "--burst", "1000"])]
 GROUPS = {"cluster.x-k8s.io", "controlplane.cluster.x-k8s.io", "bootstrap.cluster.x-k8s.io",
-          "infrastructure.cluster.x-k8s.io", "platform.example.org", "network.example.org", "policies.kubewarden.io"}
+          "infrastructure.cluster.x-k8s.io", "platform.example.org", "network.example.org", "policies.kubewarden.io",
+          # the webhook configuration registered for each policy, whose selectors the runner reads
+          "admissionregistration.k8s.io"}
 CAPI = "cluster.x-k8s.io/v1beta2"
 # Run around the runner alone, so that RUSAGE_CHILDREN's peak is the runner's, not a kubectl's.
 WRAPPER = r"""
@@ -367,9 +369,9 @@ def check(runs, fix, after_fix):
     gets = {r["requests"].get("get") for r in runs}
     if len(gets) != 1:
         failures.append(f"the GETs grow with the objects: {sorted(g for g in gets if g is not None)}")
-    elif FRESH and gets != {CLUSTERS + NETWORKS + len(POLICIES)}:
-        failures.append(f"{gets.pop()} GETs, not the {CLUSTERS + NETWORKS} parents not listed and the "
-                        f"{len(POLICIES)} policies")
+    elif FRESH and gets != {CLUSTERS + NETWORKS + 2 * len(POLICIES)}:
+        failures.append(f"{gets.pop()} GETs, not the {CLUSTERS + NETWORKS} parents not listed, the "
+                        f"{len(POLICIES)} policies and their webhook configurations")
     summary = (fix["fix"] or {}).get("summary") or {}
     if fix["rc"] != 0 or summary.get("deviating") != FIX_OBJECTS or summary.get("fixed") != FIX_OBJECTS:
         failures.append(f"--fix: exit {fix['rc']}, {summary}")
@@ -413,11 +415,12 @@ def table(runs, fix, after_fix):
               f"An audit afterwards: {after_fix['deviating']} deviating.",
               "",
               "runner: the JSON `requests` of `policy-runner audit --cluster -o json`; API server: the increase of "
-              "`apiserver_request_total` (kubectl get --raw /metrics) over the run, the policies' groups, the XRs' and "
-              "Kubewarden's, no subresource; pages: ceil(objects / page size) of each kind listed, an empty kind one "
+              "`apiserver_request_total` (kubectl get --raw /metrics) over the run, the policies' groups, the XRs', "
+              "Kubewarden's and the webhook configurations', no subresource; pages: ceil(objects / page size) of each kind listed, an empty kind one "
               f"page; besides, each run makes {runs[0]['requests']['discovery']} discovery requests, paced too (the "
               f"default pace's wall time is mostly the pace); GETs: the parents no rule lists ({CLUSTERS} Clusters, {NETWORKS} Networks) and the "
-              f"{len(POLICIES)} ClusterAdmissionPolicies, whatever the number of objects. Peak RSS: getrusage "
+              f"{len(POLICIES)} ClusterAdmissionPolicies with the webhook configuration registered for each, whatever "
+              "the number of objects. Peak RSS: getrusage "
               "RUSAGE_CHILDREN of a process that runs the runner alone."]
     return "\n".join(lines)
 
