@@ -55,13 +55,16 @@ pub(super) fn list_and_judge(
                 return Ok(None);
             }
             let list = listed.entry(resource.clone()).or_insert_with(|| {
+                let mut found = Vec::new();
                 listing::list(
                     api,
                     &resource,
                     live.namespace.as_deref(),
                     live.selector.as_deref(),
                     live.page_size,
+                    &mut |page| found.extend(page),
                 )
+                .map(|_| found)
             });
             match list {
                 Ok(found) => objects.extend(found.iter().cloned()),

@@ -173,17 +173,26 @@ fn acted_on(resource: &Resource) -> bool {
     AdmissionRequest::for_object("UPDATE", probe).acted_on()
 }
 
-/// Lists `resource` whole, a page of `limit` at a time: each object with
-/// the list it was read from.
+/// How a resource's listing went, when it was listed to the end.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(super) struct Listed {
+    /// Objects handed to the caller.
+    pub(super) objects: usize,
+}
+
+/// Lists `resource` (in `namespace`, if any, and with `selector`) page by
+/// page, `limit` objects a page, handing each page to `page` as it
+/// arrives: the listing keeps no page, so its memory is one page.
 pub(super) fn list(
     api: &Api,
     resource: &Resource,
     namespace: Option<&str>,
     selector: Option<&str>,
     limit: u32,
-) -> Result<Vec<(Origin, Value)>, Unlisted> {
+    page: &mut dyn FnMut(Vec<(Origin, Value)>),
+) -> Result<Listed, Unlisted> {
     let list = format!("{}/{}", resource.name(), resource.version);
-    let mut objects = Vec::new();
+    let mut listed = Listed::default();
     let mut token = None;
     loop {
         let (items, next) = api
@@ -205,17 +214,19 @@ pub(super) fn list(
                 served: true,
                 bad_request: failure.code == Some(400),
             })?;
-        objects.extend(
+        listed.objects += items.len();
+        page(
             items
                 .into_iter()
-                .map(|item| (Origin::list(list.clone()), item)),
+                .map(|item| (Origin::list(list.clone()), item))
+                .collect(),
         );
         match next {
             Some(next) => token = Some(next),
             None => break,
         }
     }
-    Ok(objects)
+    Ok(listed)
 }
 
 #[cfg(test)]
