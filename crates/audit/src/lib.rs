@@ -23,6 +23,7 @@
 
 pub mod dump;
 mod dump_answers;
+pub mod live;
 pub mod render;
 pub mod report;
 pub mod tree;
@@ -31,9 +32,9 @@ use metadata_propagation_core::lookup::ObjectRef;
 use thiserror::Error;
 
 pub use dump::Origin;
+pub use dump_answers::{Answer, LiveSource, LookupRecord};
 pub use report::{
-    Answer, AuditSettings, Audited, Evaluation, LiveSource, LookupRecord, Report, Status, Summary,
-    audit_live, audit_objects, reevaluate,
+    AuditSettings, Audited, Detail, Evaluation, Report, Status, Summary, audit_objects,
 };
 
 /// Why a dump cannot be audited; each names the file and the document.

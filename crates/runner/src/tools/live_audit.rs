@@ -41,6 +41,7 @@ use serde_json::{Value, json};
 
 use crate::cli::{AuditArgs, LiveArgs, OutputFormat};
 use api::Api;
+use cluster_reads::Cluster;
 use connect::connect;
 use deployed::{Audit, Deployed};
 use exit::Exit;
@@ -74,21 +75,29 @@ fn run(args: &AuditArgs) -> Result<Exit> {
             .map_err(|failure| anyhow!("cannot discover the cluster's API groups: {failure}"))?,
     );
     let read = RefCell::new(BTreeMap::new());
-    let Some(judged) = list_and_judge(&api, &discovery, &read, policies, live, &stop)? else {
+    let cluster = Cluster {
+        api: &api,
+        discovery: &discovery,
+        read: &read,
+    };
+    let judged = list_and_judge(cluster, policies, live, args.full, &stop)?;
+    let Some(judged) = judged else {
         return Ok(report_cut_short(args, &api, &stop, started));
     };
     let Judged {
         mut audits,
         unlisted,
         left_out,
+        mut parents,
     } = judged;
     // The audit as it was found, rendered before any write.
+    let form = crate::tools::audit::form(args);
     let rendered = match args.output {
-        OutputFormat::Text => Value::String(audit_text(&audits, &unlisted)),
-        OutputFormat::Json => audit_json(&audits, &unlisted),
+        OutputFormat::Text => Value::String(audit_text(&audits, &unlisted, form)),
+        OutputFormat::Json => audit_json(&audits, &unlisted, form),
     };
     let fixed = match live.fix {
-        true => Some(fix_all(&api, &discovery, &read, &mut audits, live, &stop)),
+        true => Some(fix_all(cluster, &mut audits, &mut parents, live, &stop)),
         false => None,
     };
     let (deviating, _) = writes::deviating(&audits);

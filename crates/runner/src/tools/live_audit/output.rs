@@ -14,7 +14,11 @@ use super::exit::Exit;
 use super::fix::{FixRun, Outcome};
 use super::listing::Unlisted;
 
-pub(super) fn audit_text(audits: &[Audit], unlisted: &BTreeSet<Unlisted>) -> String {
+pub(super) fn audit_text(
+    audits: &[Audit],
+    unlisted: &BTreeSet<Unlisted>,
+    form: render::Form,
+) -> String {
     let mut out = String::new();
     for (i, audit) in audits.iter().enumerate() {
         if i > 0 {
@@ -26,7 +30,7 @@ pub(super) fn audit_text(audits: &[Audit], unlisted: &BTreeSet<Unlisted>) -> Str
             "policy {} (mode {}, from {})",
             policy.name, policy.mode, policy.source
         );
-        out.push_str(&render::text(&audit.report));
+        out.push_str(&render::text(&audit.report, form));
         if audit.unselected > 0 {
             let _ = writeln!(
                 out,
@@ -55,14 +59,18 @@ pub(super) fn audit_text(audits: &[Audit], unlisted: &BTreeSet<Unlisted>) -> Str
     out
 }
 
-pub(super) fn audit_json(audits: &[Audit], unlisted: &BTreeSet<Unlisted>) -> Value {
+pub(super) fn audit_json(
+    audits: &[Audit],
+    unlisted: &BTreeSet<Unlisted>,
+    form: render::Form,
+) -> Value {
     json!({
         "policies": audits.iter().map(|audit| json!({
             "name": audit.policy.name,
             "mode": audit.policy.mode,
             "source": audit.policy.source,
             "module": audit.policy.module,
-            "report": render::json(&audit.report),
+            "report": render::json(&audit.report, form),
             "unselected": audit.unselected,
             "selectorsFrom": audit.policy.scope.from,
         })).collect::<Vec<_>>(),
