@@ -2,10 +2,11 @@
 //! itself, a merge patch of the resourceVersion audited, so the admission
 //! chain in front of the cluster (the deployed policy's webhook, with the
 //! deployed settings) makes the change; the runner never writes a patch it
-//! computed. Then the object is read again and judged again, and ends in
-//! one [`Outcome`]. A write that finds the object moved on (409) re-reads
-//! it, judges it again and tries again, [`TRIES`] writes at most: someone
-//! else's write is never overwritten.
+//! computed. The write's answer, the object as the API server stored it,
+//! is judged again, and the object ends in one [`Outcome`]: one request
+//! per deviating object. A write that finds the object moved on (409)
+//! re-reads it, judges it again and tries again, [`TRIES`] writes at most:
+//! someone else's write is never overwritten.
 
 use std::fmt;
 
@@ -20,7 +21,7 @@ pub(super) const TRIES: u32 = 3;
 /// How one deviating object ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(super) enum Outcome {
-    /// Read again after the write, it keeps the contract.
+    /// As stored by the write, it keeps the contract.
     Fixed,
     /// A dry run: admission would bring it into line.
     WouldFix,
@@ -117,7 +118,7 @@ pub(super) struct Done {
     /// What admission changed (or would change): a JSON patch from the
     /// object as read before the write to the object after it.
     pub(super) changes: Value,
-    /// The object as read after the write.
+    /// The object as the write stored it (the write's answer).
     pub(super) after: Option<Value>,
 }
 
@@ -206,16 +207,15 @@ impl Fixer<'_> {
                         let done = self.judged(resource, &current, &answer, Outcome::WouldFix);
                         return end(done.0, done.1, attempts, done.2);
                     }
-                    Ok(_) => match self.api.get(resource, namespace, name) {
-                        Ok(read) => {
-                            let done = self.judged(resource, &current, &read, Outcome::Fixed);
-                            return Done {
-                                after: Some(read),
-                                ..end(done.0, done.1, attempts, done.2)
-                            };
-                        }
-                        Err(failure) => (failure, "get"),
-                    },
+                    // The write's answer is the object as stored, after the
+                    // whole admission chain: nothing to read again.
+                    Ok(stored) => {
+                        let done = self.judged(resource, &current, &stored, Outcome::Fixed);
+                        return Done {
+                            after: Some(stored),
+                            ..end(done.0, done.1, attempts, done.2)
+                        };
+                    }
                     // The last try refused: nothing more is written, so nothing
                     // more is read.
                     Err(failure) if failure.code == Some(409) && attempts == TRIES => break,
