@@ -30,7 +30,8 @@ pub(super) struct Unlisted {
 }
 
 /// What the cluster serves, found once per run: each group's preferred
-/// and served versions, and each group version's resources.
+/// and served versions, and each group version's resources (all at once
+/// from aggregated discovery, else each when first needed).
 pub(super) struct Discovery {
     groups: BTreeMap<String, (String, Vec<String>)>,
     resources: BTreeMap<(String, String), Served>,
@@ -40,13 +41,22 @@ pub(super) struct Discovery {
 type Served = Result<Vec<(Resource, Vec<String>)>, Failure>;
 
 impl Discovery {
+    /// The groups, and with aggregated discovery every group version's
+    /// resources: then [`Discovery::kind`] and [`Discovery::matched`] send
+    /// no request.
     pub(super) fn new(api: &Api) -> Result<Discovery, Failure> {
-        let mut groups = api.groups()?;
-        groups.insert(String::new(), ("v1".to_owned(), vec!["v1".to_owned()]));
-        Ok(Discovery {
-            groups,
-            resources: BTreeMap::new(),
-        })
+        let discovered = api.discover()?;
+        let mut groups = discovered.groups;
+        groups
+            .entry(String::new())
+            .or_insert_with(|| ("v1".to_owned(), vec!["v1".to_owned()]));
+        let resources = discovered
+            .resources
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(group_version, resources)| (group_version, Ok(resources)))
+            .collect();
+        Ok(Discovery { groups, resources })
     }
 
     fn served(&mut self, api: &Api, group: &str, version: &str) -> &Served {
@@ -231,6 +241,7 @@ pub(super) fn list(
 
 #[cfg(test)]
 mod tests {
+    use super::super::api::fake_api_server::{discovery, fake_api};
     use super::*;
 
     fn strings(items: &[&str]) -> Vec<String> {
@@ -257,6 +268,53 @@ mod tests {
             ["v1beta1"]
         );
         assert!(candidates(&strings(&["v1alpha4"]), "v1beta2", &served).is_empty());
+    }
+
+    /// The resources a CAPI policy's rules match, discovered from a server
+    /// with or without aggregated discovery, and the requests sent.
+    fn discovered(aggregated: bool) -> (Vec<String>, usize) {
+        let (api, log) = fake_api(discovery(aggregated));
+        let mut discovery = Discovery::new(&api).unwrap();
+        let rule = |group: &str, resources: &[&str]| Rule {
+            groups: strings(&[group]),
+            versions: strings(&["*"]),
+            resources: strings(resources),
+            operations: strings(&["UPDATE"]),
+        };
+        let rules = [
+            rule("cluster.x-k8s.io", &["machinesets", "machinesets/scale"]),
+            rule("apps", &["deployments"]),
+            rule("", &["pods"]),
+        ];
+        let (found, unlisted) = discovery.matched(&api, &rules);
+        assert!(unlisted.is_empty(), "{unlisted:?}");
+        let namespace = discovery.kind(&api, "v1", "Namespace").unwrap();
+        assert!(!namespace.namespaced);
+        let mut names: Vec<String> = found
+            .iter()
+            .map(|r| format!("{}/{}", r.name(), r.version))
+            .collect();
+        names.push(namespace.name());
+        let sent = log.lock().unwrap().len();
+        assert_eq!(api.counts(), BTreeMap::from([("discovery", sent)]));
+        (names, sent)
+    }
+
+    #[test]
+    fn aggregated_discovery_answers_every_look_up_from_its_two_requests() {
+        let (aggregated, sent) = discovered(true);
+        assert_eq!(
+            aggregated,
+            [
+                "pods/v1",
+                "deployments.apps/v1",
+                "machinesets.cluster.x-k8s.io/v1beta2",
+                "namespaces"
+            ]
+        );
+        assert_eq!(sent, 2);
+        // Without it: `/apis`, then the three group versions looked in.
+        assert_eq!(discovered(false), (aggregated, 1 + 3));
     }
 
     #[test]
