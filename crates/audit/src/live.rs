@@ -9,16 +9,18 @@
 //! listed (yet) is asked of the cluster ([`LiveSource`]).
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::collections::hash_map::{DefaultHasher, Entry};
+use std::collections::{BTreeMap, HashMap};
+use std::hash::{Hash, Hasher};
 
 use metadata_propagation_core::lookup::{Lookup, LookupError, ObjectRef};
 use metadata_propagation_core::projection::Projection;
 use metadata_propagation_core::request::AdmissionRequest;
 use serde_json::Value;
 
-use crate::AuditError;
-use crate::dump::Origin;
+use crate::audit_error::AuditError;
 use crate::dump_answers::{LiveSource, Recorder};
+use crate::origin::Origin;
 use crate::report::{
     AuditSettings, Audited, Evaluation, Report, Status, evaluate_object, reference,
 };
@@ -140,6 +142,43 @@ pub fn reevaluate(
     evaluate(object, settings, parents, live)
 }
 
+/// The objects judged so far, found by identity without a second copy of
+/// it: by its hash, and, for the rare identity whose hash another already
+/// has, by the identity itself.
+#[derive(Default)]
+struct Seen {
+    by_hash: HashMap<u64, usize>,
+    collided: BTreeMap<Identity, usize>,
+}
+
+impl Seen {
+    fn hash(identity: &Identity) -> u64 {
+        // Fixed keys: the same run, the same table.
+        let mut hasher = DefaultHasher::new();
+        identity.hash(&mut hasher);
+        hasher.finish()
+    }
+
+    fn get(&self, objects: &[Audited], identity: &Identity) -> Option<usize> {
+        match self.by_hash.get(&Self::hash(identity)) {
+            Some(&i) if objects[i].identity == *identity => Some(i),
+            Some(_) => self.collided.get(identity).copied(),
+            None => None,
+        }
+    }
+
+    fn insert(&mut self, identity: &Identity, index: usize) {
+        match self.by_hash.entry(Self::hash(identity)) {
+            Entry::Vacant(entry) => {
+                entry.insert(index);
+            }
+            Entry::Occupied(_) => {
+                self.collided.insert(identity.clone(), index);
+            }
+        }
+    }
+}
+
 /// One policy's audit of a live cluster, fed a page at a time.
 pub struct LiveAudit<'a> {
     settings: &'a AuditSettings,
@@ -147,7 +186,7 @@ pub struct LiveAudit<'a> {
     full: bool,
     objects: Vec<Audited>,
     parent: Vec<Option<usize>>,
-    seen: BTreeMap<Identity, usize>,
+    seen: Seen,
 }
 
 impl<'a> LiveAudit<'a> {
@@ -160,7 +199,7 @@ impl<'a> LiveAudit<'a> {
             full,
             objects: Vec::new(),
             parent: Vec::new(),
-            seen: BTreeMap::new(),
+            seen: Seen::default(),
         }
     }
 
@@ -173,7 +212,7 @@ impl<'a> LiveAudit<'a> {
         object: &Value,
     ) -> Result<(), AuditError> {
         let identity = Identity::of(object);
-        if let Some(&first) = self.seen.get(&identity) {
+        if let Some(first) = self.seen.get(&self.objects, &identity) {
             return Err(AuditError::Duplicate {
                 origin,
                 first: self.objects[first].origin.clone(),
@@ -181,18 +220,16 @@ impl<'a> LiveAudit<'a> {
             });
         }
         let mut evaluation = evaluate(object, self.settings, parents, self.live);
-        let parent = tree::parent_of(object, &identity, &|id| self.seen.get(id).copied());
-        let fails = matches!(
-            Status::of(evaluation.as_ref()),
-            Status::Deviates | Status::Rejected
-        );
+        let parent = tree::parent_of(object, &identity, &|id| self.seen.get(&self.objects, id));
+        let status = Status::of(evaluation.as_ref());
+        let fails = matches!(status, Status::Deviates | Status::Rejected);
         // `--fix` judges the children of what it writes again: they stay
         // whole under an object that fails.
         let whole = self.full || fails || parent.is_some_and(|p| self.objects[p].whole);
         if !(self.full || fails) {
-            evaluation.iter_mut().for_each(|e| e.detail = None);
+            evaluation = None;
         }
-        self.seen.insert(identity.clone(), self.objects.len());
+        self.seen.insert(&identity, self.objects.len());
         self.parent.push(parent);
         self.objects.push(Audited {
             origin,
@@ -200,14 +237,16 @@ impl<'a> LiveAudit<'a> {
             identity,
             object: if whole { object.clone() } else { Value::Null },
             whole,
-            evaluation,
+            status,
+            evaluation: evaluation.map(Box::new),
         });
         Ok(())
     }
 
     /// The report: every object judged, and the tree over them.
     pub fn finish(self) -> Report {
-        let identities: Vec<Identity> = self.objects.iter().map(|o| o.identity.clone()).collect();
+        drop(self.seen);
+        let identities: Vec<&Identity> = self.objects.iter().map(|o| &o.identity).collect();
         let tree = Tree::of_parents(self.parent, &identities);
         Report {
             objects: self.objects,

@@ -20,9 +20,9 @@ use metadata_propagation_core::request::AdmissionRequest;
 use metadata_propagation_core::settings::Settings;
 use serde_json::{Value, json};
 
-use crate::AuditError;
-use crate::dump::Origin;
+use crate::audit_error::AuditError;
 use crate::dump_answers::{Dump, LookupRecord, Recorder};
+use crate::origin::Origin;
 use crate::tree::{Identity, Tree};
 
 /// The settings as given, in validate mode whatever `mode` they name: the
@@ -95,7 +95,8 @@ fn audit(objects: Vec<(Origin, Value)>, settings: &AuditSettings) -> Result<Repo
             identity: Identity::of(&request.object),
             object: request.object,
             whole: true,
-            evaluation,
+            status: Status::of(evaluation.as_ref()),
+            evaluation: evaluation.map(Box::new),
         })
         .collect();
     let tree = {
@@ -129,9 +130,13 @@ pub struct Audited {
     /// object that fails and the objects under it (every object with
     /// `--full`).
     pub whole: bool,
+    /// The verdict.
+    pub status: Status,
     /// `None` when the policy does not act on its kind (Cluster,
-    /// ClusterClass, Kubernetes' own kinds).
-    pub evaluation: Option<Evaluation>,
+    /// ClusterClass, Kubernetes' own kinds), and, in a live audit, for a
+    /// compliant object (kept with `--full`). Boxed: most objects of a
+    /// live audit keep none, and a report holds every object.
+    pub evaluation: Option<Box<Evaluation>>,
 }
 
 /// What the policy answered for one object, and why.
@@ -185,7 +190,7 @@ impl Status {
 impl Audited {
     /// The verdict.
     pub fn status(&self) -> Status {
-        Status::of(self.evaluation.as_ref())
+        self.status
     }
 }
 

@@ -33,7 +33,7 @@ const INFRASTRUCTURE: &str = "infrastructure.cluster.x-k8s.io";
 /// What identifies an object in a dump: group, kind, namespace, name. The
 /// version is left out: an ownerReference may name its owner at another
 /// version than the one the dump was printed at.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Identity {
     /// API group ("" for the core group).
     pub group: String,
@@ -130,12 +130,13 @@ impl Tree {
             .enumerate()
             .map(|(i, (object, identity))| parent_of(object, identity, &find).filter(|&p| p != i))
             .collect();
-        Tree::of_parents(parent, identities)
+        let identities: Vec<&Identity> = identities.iter().collect();
+        Tree::of_parents(parent, &identities)
     }
 
     /// The tree over objects whose parents are known (`parent[i]`, an
     /// index into `identities`).
-    pub fn of_parents(mut parent: Vec<Option<usize>>, identities: &[Identity]) -> Tree {
+    pub fn of_parents(mut parent: Vec<Option<usize>>, identities: &[&Identity]) -> Tree {
         break_cycles(&mut parent, identities);
         let mut children = vec![Vec::new(); parent.len()];
         let mut roots = Vec::new();
@@ -146,7 +147,7 @@ impl Tree {
             }
         }
         let sort = |list: &mut Vec<usize>| {
-            list.sort_by(|&a, &b| order(&identities[a], &identities[b]));
+            list.sort_by(|&a, &b| order(identities[a], identities[b]));
         };
         children.iter_mut().for_each(sort);
         sort(&mut roots);
@@ -230,7 +231,7 @@ pub fn rank(group: &str, kind: &str) -> u8 {
 /// Ownership in a consistent dump has no cycles; in one that has, the
 /// object that sorts first in each cycle becomes a root. Each object's chain
 /// of parents is walked once: a walk stops at an object already checked.
-fn break_cycles(parent: &mut [Option<usize>], identities: &[Identity]) {
+fn break_cycles(parent: &mut [Option<usize>], identities: &[&Identity]) {
     #[derive(Clone, Copy, PartialEq, Eq)]
     enum State {
         Unvisited,
@@ -249,7 +250,7 @@ fn break_cycles(parent: &mut [Option<usize>], identities: &[Identity]) {
                     let first = path[at..]
                         .iter()
                         .copied()
-                        .min_by(|&a, &b| order(&identities[a], &identities[b]))
+                        .min_by(|&a, &b| order(identities[a], identities[b]))
                         .unwrap_or(n);
                     parent[first] = None;
                     break;

@@ -25,6 +25,8 @@ pub(super) struct Judged {
     pub(super) audits: Vec<Audit>,
     pub(super) unlisted: BTreeSet<Unlisted>,
     pub(super) left_out: BTreeSet<String>,
+    /// The kinds listed again after their continue token expired.
+    pub(super) relisted: BTreeSet<String>,
     pub(super) parents: Parents,
 }
 
@@ -78,6 +80,7 @@ pub(super) fn list_and_judge(
     let mut parents = Parents::default();
     let mut namespaces = NamespaceLabels::new();
     let mut progress = Listing::new();
+    let mut relisted = BTreeSet::new();
     for resource in order {
         if stop.requested().is_some() {
             return Ok(None);
@@ -129,7 +132,11 @@ pub(super) fn list_and_judge(
         }
         progress.kind_done(&resource.name());
         match listed {
-            Ok(_) => {}
+            Ok(listed) => {
+                if listed.relisted_after_expiry {
+                    relisted.insert(resource.name());
+                }
+            }
             Err(missing) if missing.bad_request && live.selector.is_some() => bail!(
                 "-l {:?}: the API server refuses the label selector: {}",
                 live.selector.as_deref().unwrap_or_default(),
@@ -161,6 +168,7 @@ pub(super) fn list_and_judge(
         audits,
         unlisted,
         left_out,
+        relisted,
         parents,
     }))
 }

@@ -177,6 +177,9 @@ pub(super) fn fix_json(run: &FixRun, dry_run: bool) -> Value {
 pub(super) struct Scope<'a> {
     pub(super) namespace: Option<&'a str>,
     pub(super) left_out: &'a BTreeSet<String>,
+    /// The kinds listed again from their first page after their continue
+    /// token expired (410).
+    pub(super) relisted: &'a BTreeSet<String>,
 }
 
 pub(super) fn scope_text(scope: &Scope<'_>, out: &mut String) {
@@ -189,10 +192,19 @@ pub(super) fn scope_text(scope: &Scope<'_>, out: &mut String) {
             names.join(", ")
         );
     }
+    if !scope.relisted.is_empty() {
+        let names: Vec<&str> = scope.relisted.iter().map(String::as_str).collect();
+        let _ = writeln!(
+            out,
+            "\nlisted again from the first page, its continue token having expired (410): {} \
+             (each object audited once)",
+            names.join(", ")
+        );
+    }
 }
 
 pub(super) fn scope_json(scope: &Scope<'_>) -> Value {
-    json!({"namespace": scope.namespace, "leftOut": scope.left_out})
+    json!({"namespace": scope.namespace, "leftOut": scope.left_out, "relisted": scope.relisted})
 }
 
 /// The run in one object, for a log pipeline: how it ended, what it found
