@@ -26,7 +26,7 @@ object_file() {
 }
 
 @test "v1beta2 quick-start, planted drift: the tree marks the five deviating objects, exit 1" {
-  run "$RUNNER" audit -f "$DUMPS/quickstart_v1beta2_drift.yaml"
+  run "$RUNNER" audit --full -f "$DUMPS/quickstart_v1beta2_drift.yaml"
   echo "$output"
   [ "$status" -eq 1 ]
   diff <(printf '%s\n' "$output" | sed -n '1,29p') - <<'TREE'
@@ -113,7 +113,7 @@ Machine default/capi-quickstart-md-1-x7k2p-9ttvz (cluster.x-k8s.io/v1beta2): ✗
 
 @test "v1beta2 and v1beta1 quick-start, clean: every object complies, exit 0" {
   for version in v1beta1 v1beta2; do
-    run "$RUNNER" audit -f "$DUMPS/quickstart_${version}_clean.yaml"
+    run "$RUNNER" audit --full -f "$DUMPS/quickstart_${version}_clean.yaml"
     echo "$output"
     [ "$status" -eq 0 ]
     [ "${lines[0]}" = "ClusterClass default/quick-start (cluster.x-k8s.io/$version): not evaluated" ]
@@ -127,7 +127,7 @@ Machine default/capi-quickstart-md-1-x7k2p-9ttvz (cluster.x-k8s.io/v1beta2): ✗
 }
 
 @test "v1beta1 quick-start, planted drift, as JSON: summary, tree and per-object details" {
-  run "$RUNNER" audit -o json -f "$DUMPS/quickstart_v1beta1_drift.yaml"
+  run "$RUNNER" audit --full -o json -f "$DUMPS/quickstart_v1beta1_drift.yaml"
   [ "$status" -eq 1 ]
   echo "$output" | jq -e '.summary == {"objects": 29, "audited": 27, "compliant": 22, "deviating": 5, "rejected": 0, "notEvaluated": 2}'
   echo "$output" | jq -e '[.objects[] | select(.status == "deviates") | .id] == [
@@ -188,7 +188,7 @@ Machine default/capi-quickstart-md-1-x7k2p-9ttvz (cluster.x-k8s.io/v1beta2): ✗
 }
 
 @test "an XR on each provider: every label's tag fate, the deviating ones marked, exit 1" {
-  run "$RUNNER" audit -f "$DUMPS/xr_providers.yaml" --settings-path "$XR_SETTINGS"
+  run "$RUNNER" audit --full -f "$DUMPS/xr_providers.yaml" --settings-path "$XR_SETTINGS"
   echo "$output"
   [ "$status" -eq 1 ]
   [ "${lines[0]}" = "XNetwork payments-network-7xk2p (platform.example.org/v1alpha1): ✓ compliant" ]
@@ -204,7 +204,7 @@ Machine default/capi-quickstart-md-1-x7k2p-9ttvz (cluster.x-k8s.io/v1beta2): ✗
   [[ "$output" == *'  deviation: spec.cloudTags: missing "plexsphere:acme:checkout/on call" (expected "orders-sre"), missing "plexsphere:acme:checkout/region" (expected "東京"), missing "plexsphere:platform/env" (expected "staging"), missing "plexsphere:platform/team" (expected "orders")'* ]]
   [ "${lines[-1]}" = "4 objects audited, 2 deviate" ]
 
-  run "$RUNNER" audit -o json -f "$DUMPS/xr_providers.yaml" --settings-path "$XR_SETTINGS"
+  run "$RUNNER" audit --full -o json -f "$DUMPS/xr_providers.yaml" --settings-path "$XR_SETTINGS"
   [ "$status" -eq 1 ]
   echo "$output" | jq -e '[.objects[] | [.explanation.cloudTags.profile, .status]] == [
     ["aws", "compliant"], ["generic", "deviates"], ["openstack", "deviates"], ["hetzner", "compliant"]]'
@@ -216,7 +216,7 @@ Machine default/capi-quickstart-md-1-x7k2p-9ttvz (cluster.x-k8s.io/v1beta2): ✗
 }
 
 @test "cloud tags on CAPI infrastructure, clean: every tag as the policy writes it, infra objects under their Cluster or Machine, exit 0" {
-  run "$RUNNER" audit -f "$DUMPS/capi_infra_clean.yaml" --settings-path "$INFRA_SETTINGS"
+  run "$RUNNER" audit --full -f "$DUMPS/capi_infra_clean.yaml" --settings-path "$INFRA_SETTINGS"
   echo "$output"
   [ "$status" -eq 0 ]
   diff <(printf '%s\n' "$output" | sed -n '1,15p') - <<'TREE'
@@ -245,13 +245,13 @@ AWSCluster default/aws-prod (infrastructure.cluster.x-k8s.io/v1beta2): ✓ compl
   [ "${lines[-1]}" = "12 objects audited, 0 deviate (3 more not evaluated: the policy does not act on their kind)" ]
 
   # the same dump with the feature at its default: the tag fields are not the policy's
-  run "$RUNNER" audit -o json -f "$DUMPS/capi_infra_clean.yaml"
+  run "$RUNNER" audit --full -o json -f "$DUMPS/capi_infra_clean.yaml"
   [ "$status" -eq 0 ]
   echo "$output" | jq -e '[.objects[] | select(.apiVersion | startswith("infrastructure.")) | .lookups | length] == [0, 0, 0, 0, 0]'
 }
 
 @test "cloud tags on CAPI infrastructure, planted drift: exactly the three tag deviations, exit 1" {
-  run "$RUNNER" audit -f "$DUMPS/capi_infra_drift.yaml" --settings-path "$INFRA_SETTINGS"
+  run "$RUNNER" audit --full -f "$DUMPS/capi_infra_drift.yaml" --settings-path "$INFRA_SETTINGS"
   echo "$output"
   [ "$status" -eq 1 ]
   [ "$(printf '%s\n' "$output" | grep -c '── .*: ✗ DEVIATES')" -eq 3 ]
@@ -283,7 +283,7 @@ AzureCluster default/azure-dev (infrastructure.cluster.x-k8s.io/v1beta1): ✗ DE
   [[ "$output" == *'    {"op":"remove","path":"/spec/additionalTags/plexsphere:project"}'* ]]
   [ "${lines[-1]}" = "12 objects audited, 3 deviate (3 more not evaluated: the policy does not act on their kind)" ]
 
-  run "$RUNNER" audit -o json -f "$DUMPS/capi_infra_drift.yaml" --settings-path "$INFRA_SETTINGS"
+  run "$RUNNER" audit --full -o json -f "$DUMPS/capi_infra_drift.yaml" --settings-path "$INFRA_SETTINGS"
   [ "$status" -eq 1 ]
   echo "$output" | jq -e '.summary == {"objects": 15, "audited": 12, "compliant": 9, "deviating": 3, "rejected": 0, "notEvaluated": 3}'
   echo "$output" | jq -e '[.objects[] | select(.status == "deviates") | [.id, .deviations]] == [
@@ -300,7 +300,7 @@ AzureCluster default/azure-dev (infrastructure.cluster.x-k8s.io/v1beta1): ✗ DE
 @test "JSON input and several files: the same verdicts as the YAML dumps" {
   python3 -c 'import json, sys, yaml; json.dump(yaml.safe_load(open(sys.argv[1])), open(sys.argv[2], "w"))' \
     "$DUMPS/quickstart_v1beta2_drift.yaml" "$TMP/dump.json"
-  run "$RUNNER" audit -o json -f "$TMP/dump.json" -f "$DUMPS/xr_providers.yaml" --settings-path "$XR_SETTINGS"
+  run "$RUNNER" audit --full -o json -f "$TMP/dump.json" -f "$DUMPS/xr_providers.yaml" --settings-path "$XR_SETTINGS"
   [ "$status" -eq 1 ]
   echo "$output" | jq -e '.summary == {"objects": 33, "audited": 31, "compliant": 24, "deviating": 7, "rejected": 0, "notEvaluated": 2}'
   echo "$output" | jq -e '[.objects[] | select(.name == "capi-quickstart-md-1-x7k2p") | .source] == [{"file": "'"$TMP"'/dump.json", "document": 1, "items": [6]}]'
@@ -315,7 +315,7 @@ AzureCluster default/azure-dev (infrastructure.cluster.x-k8s.io/v1beta1): ✗ DE
   # (to files: `run` would split 37 MB of JSON into lines)
   SCALE="$DUMPS/scale/capi_v1beta2_100_clusters.json"
   status=0
-  "$RUNNER" audit -o json -f "$SCALE" > "$TMP/scale.json" || status=$?
+  "$RUNNER" audit --full -o json -f "$SCALE" > "$TMP/scale.json" || status=$?
   [ "$status" -eq 1 ]
   # the parts asserted on, read once
   jq '{summary, tree: [.tree[] | {id, children: [.children[] | {id}]}],
@@ -347,7 +347,7 @@ AzureCluster default/azure-dev (infrastructure.cluster.x-k8s.io/v1beta1): ✗ DE
   jq -e '[.objects[] | select(.status == "deviates" and .kind == "MachinePool") | .name][0:2] == ["team-02-dev-mp-0-p95k4", "team-04-prod-2-mp-0-vvr6g"]' "$TMP/scale.json"
 
   status=0
-  "$RUNNER" audit -f "$SCALE" > "$TMP/scale.txt" || status=$?
+  "$RUNNER" audit --full -f "$SCALE" > "$TMP/scale.txt" || status=$?
   [ "$status" -eq 1 ]
   [ "$(grep -c '── .*: ✗ DEVIATES' "$TMP/scale.txt")" -eq 100 ]  # tree lines
   [ "$(grep -c '^[A-Z].*: ✗ DEVIATES$' "$TMP/scale.txt")" -eq 100 ]  # details headers
@@ -355,54 +355,54 @@ AzureCluster default/azure-dev (infrastructure.cluster.x-k8s.io/v1beta1): ✗ DE
 }
 
 @test "bad input exits 2, naming the file and the document" {
-  run "$RUNNER" audit -f "$TMP/missing.yaml"
+  run "$RUNNER" audit --full -f "$TMP/missing.yaml"
   [ "$status" -eq 2 ]
   [[ "$output" == "Error: cannot read $TMP/missing.yaml: "* ]]
   # The I/O error once, not repeated by the message and its source.
   [ "$(grep -o 'os error 2' <<<"$output" | wc -l)" -eq 1 ]
 
   printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\nkind: [\n' > "$TMP/syntax.yaml"
-  run "$RUNNER" audit -f "$TMP/syntax.yaml"
+  run "$RUNNER" audit --full -f "$TMP/syntax.yaml"
   echo "$output"
   [ "$status" -eq 2 ]
   [[ "$output" == "Error: $TMP/syntax.yaml document 2: not valid YAML or JSON: "* ]]
 
   printf '{"apiVersion": "v1", "kind": "List", "items": [\n{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}},\n{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {}}]}\n' > "$TMP/list.json"
-  run "$RUNNER" audit -f "$TMP/list.json"
+  run "$RUNNER" audit --full -f "$TMP/list.json"
   echo "$output"
   [ "$status" -eq 2 ]
   [ "$output" = "Error: $TMP/list.json document 1 item 2: not a Kubernetes object: \`metadata.name\` is missing" ]
 
   printf -- '---\n- just\n- strings\n' > "$TMP/strings.yaml"
-  run "$RUNNER" audit -f "$TMP/strings.yaml"
+  run "$RUNNER" audit --full -f "$TMP/strings.yaml"
   [ "$status" -eq 2 ]
   [ "$output" = "Error: $TMP/strings.yaml document 1 item 1: not a Kubernetes object: expected an object, found a string" ]
 
-  run "$RUNNER" audit -f "$DUMPS/xr_providers.yaml" -f "$DUMPS/xr_providers.yaml"
+  run "$RUNNER" audit --full -f "$DUMPS/xr_providers.yaml" -f "$DUMPS/xr_providers.yaml"
   [ "$status" -eq 2 ]
   [ "$output" = "Error: test_data/dumps/xr_providers.yaml document 1: XNetwork payments-network-7xk2p (platform.example.org/v1alpha1) is also at test_data/dumps/xr_providers.yaml document 1; a dump must list each object once" ]
 
-  run "$RUNNER" audit -f "$DUMPS/xr_providers.yaml" --settings-json '{"cloudTags":{"propagatingLabels":["platform/origin"]}}'
+  run "$RUNNER" audit --full -f "$DUMPS/xr_providers.yaml" --settings-json '{"cloudTags":{"propagatingLabels":["platform/origin"]}}'
   [ "$status" -eq 2 ]
   [[ "$output" == "Error: Provided settings are not valid: cloudTags.propagatingLabels[0]: "* ]]
 
   # A file with no document is an output that went missing, not an empty
   # cluster (an empty List is that: 0 objects, exit 0).
   printf '# nothing here\n' > "$TMP/empty.yaml"
-  run "$RUNNER" audit -f "$TMP/empty.yaml"
+  run "$RUNNER" audit --full -f "$TMP/empty.yaml"
   [ "$status" -eq 2 ]
   [ "$output" = "Error: $TMP/empty.yaml holds no YAML or JSON document (an empty file, or only comments): write it with \`kubectl get <kinds> -A -o yaml > $TMP/empty.yaml\`" ]
   printf 'apiVersion: v1\nitems: []\nkind: List\n' > "$TMP/none.yaml"
-  run "$RUNNER" audit -f "$TMP/none.yaml"
+  run "$RUNNER" audit --full -f "$TMP/none.yaml"
   [ "$status" -eq 0 ]
 
   # A policy is the live audit's source of settings and rules; beside a
   # dump it would be ignored, so it is refused.
-  run "$RUNNER" audit -f "$DUMPS/xr_providers.yaml" --policy examples/capi-policy.yaml
+  run "$RUNNER" audit --full -f "$DUMPS/xr_providers.yaml" --policy examples/capi-policy.yaml
   [ "$status" -eq 2 ]
   [[ "$output" == *"cannot be used with"* ]]
 
-  run "$RUNNER" audit
+  run "$RUNNER" audit --full
   [ "$status" -eq 2 ]
 }
 
@@ -419,8 +419,8 @@ print(json.dumps({"apiVersion": "v1", "kind": "List", "items": rest}))
 print(json.dumps({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineList",
                   "metadata": {"resourceVersion": "4242"}, "items": machines}))
 PY
-  "$RUNNER" audit -f "$DUMPS/quickstart_v1beta2_drift.yaml" > "$TMP/as-list.txt" || true
-  run "$RUNNER" audit -f "$TMP/typed.json"
+  "$RUNNER" audit --full -f "$DUMPS/quickstart_v1beta2_drift.yaml" > "$TMP/as-list.txt" || true
+  run "$RUNNER" audit --full -f "$TMP/typed.json"
   [ "$status" -eq 1 ]
   [ "$(tail -n 1 <<<"$output")" = "$(tail -n 1 "$TMP/as-list.txt")" ]
   [ "$(grep -c 'Machine default/' <<<"$output")" -eq "$(grep -c 'Machine default/' "$TMP/as-list.txt")" ]
@@ -434,7 +434,7 @@ metadata:
   namespace: default
   ownerReferences:
   - {apiVersion: cluster.x-k8s.io/v1beta2, kind: MachineSet, uid: u, controller: true}' machine.yaml
-  run "$RUNNER" audit -f "$TMP/machine.yaml"
+  run "$RUNNER" audit --full -f "$TMP/machine.yaml"
   echo "$output"
   [ "$status" -eq 1 ]
   [ "${lines[0]}" = "Machine default/m (cluster.x-k8s.io/v1beta2): ✗ REJECTED" ]
@@ -452,7 +452,7 @@ del ms["metadata"]["labels"]["nodepool"]
 ms["metadata"]["ownerReferences"][0]["apiVersion"] = "cluster.x-k8s.io/v1beta1"
 yaml.safe_dump_all([md, ms], open(sys.argv[2], "w"))
 PY
-  run "$RUNNER" audit -f "$TMP/mixed.yaml"
+  run "$RUNNER" audit --full -f "$TMP/mixed.yaml"
   echo "$output"
   [ "$status" -eq 0 ]
   [ "${lines[1]}" = "└── MachineSet default/capi-quickstart-md-1-x7k2p (cluster.x-k8s.io/v1beta2): ✓ compliant" ]

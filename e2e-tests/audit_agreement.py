@@ -103,7 +103,7 @@ def main(argv):
         return 2
     runner, policy, dump = argv[1:4]
     settings = {}
-    audit_args = [runner, "audit", "-o", "json", "-f", dump]
+    audit_args = [runner, "audit", "--full", "-o", "json", "-f", dump]
     if len(argv) == 5:
         with open(argv[4], encoding="utf-8") as f:
             settings = json.load(f)

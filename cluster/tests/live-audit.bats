@@ -52,7 +52,7 @@ setup() {
 # $report, the exit code in $status, stderr in $BATS_TEST_TMPDIR/stderr (printed for a failing test's log).
 live() {
   status=0
-  "$RUNNER" audit --cluster -n live-audit -l crossplane.io/composite=la-net -o json --qps 100 --burst 100 "$@" \
+  "$RUNNER" audit --full --cluster -n live-audit -l crossplane.io/composite=la-net -o json --qps 100 --burst 100 "$@" \
     >"$BATS_TEST_TMPDIR/report.json" \
     2>"$BATS_TEST_TMPDIR/stderr" || status=$?
   report=$(cat "$BATS_TEST_TMPDIR/report.json")
@@ -94,7 +94,7 @@ fixer_patches() {
 # fix_in_background ARGS...: the fix of the five VPCs at one request a second, in the background ($pid),
 # -o json into $BATS_TEST_TMPDIR/report.json, stderr into $BATS_TEST_TMPDIR/stderr.
 fix_in_background() {
-  "$RUNNER" audit --cluster -n live-audit -l crossplane.io/composite=la-net -o json --policy-name managed-resource-tags \
+  "$RUNNER" audit --full --cluster -n live-audit -l crossplane.io/composite=la-net -o json --policy-name managed-resource-tags \
     --fix --qps 1 --burst 1 "$@" >"$BATS_TEST_TMPDIR/report.json" 2>"$BATS_TEST_TMPDIR/stderr" &
   pid=$!
 }
@@ -284,7 +284,7 @@ del vpc["metadata"]["ownerReferences"]
 print(json.dumps(vpc))' | kubectl apply -f - >/dev/null
   audit_kw() {
     status=0
-    "$RUNNER" audit --cluster -n kubewarden -l crossplane.io/composite=kw-net -o json "$@" \
+    "$RUNNER" audit --full --cluster -n kubewarden -l crossplane.io/composite=kw-net -o json "$@" \
       >"$BATS_TEST_TMPDIR/kw.json" 2>"$BATS_TEST_TMPDIR/stderr" || status=$?
     sed 's/^/  stderr: /' "$BATS_TEST_TMPDIR/stderr"
     report=$(cat "$BATS_TEST_TMPDIR/kw.json")
@@ -306,22 +306,22 @@ print(json.dumps(vpc))' | kubectl apply -f - >/dev/null
   live --policy "$POLICY" --kubeconfig "$BATS_TEST_TMPDIR/missing"
   [ "$status" -eq 2 ]
   grep -q "cannot read the kubeconfig $BATS_TEST_TMPDIR/missing" "$BATS_TEST_TMPDIR/stderr"
-  run "$RUNNER" audit --cluster -f x.yaml
+  run "$RUNNER" audit --full --cluster -f x.yaml
   [ "$status" -eq 2 ]
   # No API server where the kubeconfig points: exit 2, naming the server and what to check.
   printf '%s\n' 'apiVersion: v1' 'kind: Config' 'current-context: nowhere' \
     'clusters: [{name: nowhere, cluster: {server: "https://127.0.0.1:1"}}]' \
     'users: [{name: nobody, user: {token: t}}]' \
     'contexts: [{name: nowhere, context: {cluster: nowhere, user: nobody}}]' >"$BATS_TEST_TMPDIR/nowhere.kubeconfig"
-  run "$RUNNER" audit --cluster --policy "$POLICY" --kubeconfig "$BATS_TEST_TMPDIR/nowhere.kubeconfig"
+  run "$RUNNER" audit --full --cluster --policy "$POLICY" --kubeconfig "$BATS_TEST_TMPDIR/nowhere.kubeconfig"
   echo "$output"
   [ "$status" -eq 2 ]
   [[ "$output" == *"cannot reach the API server at https://127.0.0.1:1/: "*"check that the cluster is up"* ]]
-  run "$RUNNER" audit --cluster --policy "$POLICY" --kubeconfig "$BATS_TEST_TMPDIR/nowhere.kubeconfig" --context nope
+  run "$RUNNER" audit --full --cluster --policy "$POLICY" --kubeconfig "$BATS_TEST_TMPDIR/nowhere.kubeconfig" --context nope
   [ "$status" -eq 2 ]
   [ "$output" = "Error: the kubeconfig $BATS_TEST_TMPDIR/nowhere.kubeconfig has no context \"nope\"; its contexts: nowhere" ]
   # A label selector the API server refuses is the user's to correct: exit 2 at the first list, naming it.
-  run "$RUNNER" audit --cluster --policy "$POLICY" -n live-audit -l 'a in (b'
+  run "$RUNNER" audit --full --cluster --policy "$POLICY" -n live-audit -l 'a in (b'
   echo "$output"
   [ "$status" -eq 2 ]
   [[ "$output" == *"Error: -l \"a in (b\": the API server refuses the label selector: cannot list "* ]]
@@ -407,7 +407,7 @@ YAML
   from=$(mark)
   scoped() {
     status=0
-    "$RUNNER" audit --cluster -n live-audit -l crossplane.io/composite=la-xnet --policy-name managed-resource-tags \
+    "$RUNNER" audit --full --cluster -n live-audit -l crossplane.io/composite=la-xnet --policy-name managed-resource-tags \
       --fix --qps 100 --burst 100 "$@" >"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/stderr" || status=$?
     cat "$BATS_TEST_TMPDIR/out" "$BATS_TEST_TMPDIR/stderr"
   }
@@ -485,7 +485,7 @@ yaml.safe_dump(policy, sys.stdout)' "$POLICY" >"$BATS_TEST_TMPDIR/unregistered.y
   jq -e '.fix.refused == ["ClusterAdmissionPolicy la-unregistered is pending, not active (`kubectl get clusteradmissionpolicy la-unregistered`): its policy server does not serve it yet"]' <<<"$report"
   # The text report says it too, under the audit, and ends with the summary line.
   status=0
-  "$RUNNER" audit --cluster -n live-audit -l crossplane.io/composite=la-net --policy "$BATS_TEST_TMPDIR/unregistered.yaml" \
+  "$RUNNER" audit --full --cluster -n live-audit -l crossplane.io/composite=la-net --policy "$BATS_TEST_TMPDIR/unregistered.yaml" \
     --fix --qps 100 --burst 100 >"$BATS_TEST_TMPDIR/out" 2>/dev/null || status=$?
   cat "$BATS_TEST_TMPDIR/out"
   [ "$status" -eq 1 ]

@@ -19,7 +19,7 @@ SELECTOR=cluster.x-k8s.io/deployment-name=md-demo-workers
 audit_compliant() {
   kubectl get clusters,machinedeployments,machinesets,machines,awsmachines,kubeadmconfigs -n default -o json \
     >"$BATS_TEST_TMPDIR/dump.json"
-  run "$RUNNER" audit -f "$BATS_TEST_TMPDIR/dump.json" --settings-json "$(settings_of "$ROOT/examples/capi-policy.yaml")"
+  run "$RUNNER" audit --full -f "$BATS_TEST_TMPDIR/dump.json" --settings-json "$(settings_of "$ROOT/examples/capi-policy.yaml")"
   echo "$output"
   [ "$status" -eq 0 ]
   [[ "$output" == *" 0 deviate"* ]]

@@ -43,9 +43,9 @@ setup_file() {
   remove_leftovers
   # The other scenarios' objects into line, with the webhooks registered; what one fix cannot bring into
   # line is the baseline ("Kind namespace/name" a line) the exit codes allow for.
-  "$RUNNER" audit --cluster "${POLICY_ARGS[@]}" --fix --qps 50 --burst 50 -o json \
+  "$RUNNER" audit --full --cluster "${POLICY_ARGS[@]}" --fix --qps 50 --burst 50 -o json \
     >"$BATS_FILE_TMPDIR/prefix.json" 2>"$BATS_FILE_TMPDIR/prefix.stderr" || true
-  "$RUNNER" audit --cluster "${POLICY_ARGS[@]}" --qps 50 --burst 50 -o json 2>/dev/null |
+  "$RUNNER" audit --full --cluster "${POLICY_ARGS[@]}" --qps 50 --burst 50 -o json 2>/dev/null |
     jq -r '[.policies[].report.objects[] | select(.status == "deviates" or .status == "rejected")
       | "\(.kind) \(.namespace // "")/\(.name)"] | unique[]' >"$BATS_FILE_TMPDIR/baseline" || true
 }
@@ -215,7 +215,7 @@ register() {
 # $report, the exit code in $status; its stderr and the fix's outcomes printed (a failing test's log).
 live() {
   status=0
-  "$RUNNER" audit --cluster "${POLICY_ARGS[@]}" -o json "$@" >"$BATS_TEST_TMPDIR/report.json" \
+  "$RUNNER" audit --full --cluster "${POLICY_ARGS[@]}" -o json "$@" >"$BATS_TEST_TMPDIR/report.json" \
     2>"$BATS_TEST_TMPDIR/stderr" || status=$?
   report=$(cat "$BATS_TEST_TMPDIR/report.json")
   echo "policy-runner audit --cluster $*: exit $status"
@@ -403,7 +403,7 @@ matches_fresh_creates() {
   expect "$report" '[.policies[].name] | sort | join(" ")' "capi-metadata-propagation managed-resource-tags xr-cloud-tags"
   expect "$report" '[.unlisted[] | select(.served != false)] | length' 0
   expect "$report" .fix null
-  run "$RUNNER" audit --cluster "${POLICY_ARGS[@]}" --qps 50 --burst 50
+  run "$RUNNER" audit --full --cluster "${POLICY_ARGS[@]}" --qps 50 --burst 50
   [ "$status" -eq 1 ]
   [[ "$output" == *"policy capi-metadata-propagation (mode protect, from the cluster)"* ]]
   [[ "$output" == *"policy xr-cloud-tags (mode protect, from the cluster)"* ]]
@@ -485,7 +485,7 @@ matches_fresh_creates() {
   resource=$(resource_of "$(outcome_of "$kind" "$name" | jq -r "$REF"'ref.apiVersion')" "$kind")
   echo "written last: $id"
   from=$(mark)
-  "$RUNNER" audit --cluster "${POLICY_ARGS[@]}" -o json --fix --qps 1 --burst 1 \
+  "$RUNNER" audit --full --cluster "${POLICY_ARGS[@]}" -o json --fix --qps 1 --burst 1 \
     >"$BATS_TEST_TMPDIR/report.json" 2>"$BATS_TEST_TMPDIR/stderr" 3>&- &
   pid=$!
   echo "$pid" >"$BATS_FILE_TMPDIR/fixer.pid"

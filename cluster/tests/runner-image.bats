@@ -157,7 +157,7 @@ writes_as_fixer_since() {
 
 @test "in the in-cluster configuration, the image's binary audits and fixes as the fixer ServiceAccount" {
   from=$(wc -l <"$STATE/audit.log")
-  run --separate-stderr in_pod "$SECRETS" audit --cluster --policy-name capi-metadata-propagation -n "$NS" -o json
+  run --separate-stderr in_pod "$SECRETS" audit --full --cluster --policy-name capi-metadata-propagation -n "$NS" -o json
   echo "stderr: $stderr"
   [ "$status" -eq 1 ]
   jq -e '[.policies[].report.objects[] | select(.kind == "MachineSet" and .namespace == "runner-image")]
@@ -166,7 +166,7 @@ writes_as_fixer_since() {
   [ -z "$(writes_as_fixer_since "$from")" ]
 
   from=$(wc -l <"$STATE/audit.log")
-  run --separate-stderr in_pod "$SECRETS" audit --cluster --policy-name capi-metadata-propagation -n "$NS" --fix -o json
+  run --separate-stderr in_pod "$SECRETS" audit --full --cluster --policy-name capi-metadata-propagation -n "$NS" --fix -o json
   echo "stderr: $stderr"
   jq -c '.fix.objects[]?' <<<"$output" || true
   [ "$status" -eq 0 ]
@@ -186,7 +186,7 @@ writes_as_fixer_since() {
 @test "without the ServiceAccount's files, the image's binary finds no configuration and reads nothing" {
   empty=$BATS_TEST_TMPDIR/empty
   mkdir -p "$empty"
-  run --separate-stderr in_pod "$empty" audit --cluster --policy-name capi-metadata-propagation -n "$NS" -o json
+  run --separate-stderr in_pod "$empty" audit --full --cluster --policy-name capi-metadata-propagation -n "$NS" -o json
   echo "stderr: $stderr"
   # Bad input (exit 2): with no kubeconfig either, nothing to audit.
   [ "$status" -eq 2 ]

@@ -3,13 +3,12 @@
 //! each one recorded for the report.
 
 use std::cell::{OnceCell, RefCell};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use metadata_propagation_core::lookup::{Lookup, LookupError, ObjectRef};
 use metadata_propagation_core::projection::Projection;
 use serde_json::Value;
 
-use crate::report::{Answer, LiveSource, LookupRecord};
 use crate::tree::Identity;
 
 /// The dump as the policy's look-ups see it: answered as `MapLookup`
@@ -19,9 +18,7 @@ use crate::tree::Identity;
 /// dump. A parent is asked for by every child (a Cluster by its control
 /// plane, MachineDeployments and MachinePools, a MachineSet by each
 /// Machine), so each object is serialized once, when first asked for, and
-/// each projection of it decoded once. Behind a live cluster, what was not
-/// listed is asked of it, and a kind the policy may not read is refused
-/// first.
+/// each projection of it decoded once.
 pub(crate) struct Dump<'a> {
     objects: Vec<&'a Value>,
     index: BTreeMap<ObjectRef, usize>,
@@ -29,14 +26,13 @@ pub(crate) struct Dump<'a> {
     answers: Vec<RefCell<Answers>>,
     /// The apiVersion each object is listed at.
     versions: BTreeMap<Identity, String>,
-    live: Option<&'a dyn LiveSource>,
 }
 
 /// What a look-up of one object answered for each projection asked so far.
 type Answers = Vec<(Projection<'static>, Result<Value, LookupError>)>;
 
 impl<'a> Dump<'a> {
-    pub(crate) fn new(objects: Vec<&'a Value>, live: Option<&'a dyn LiveSource>) -> Self {
+    pub(crate) fn new(objects: Vec<&'a Value>) -> Self {
         let index = objects
             .iter()
             .enumerate()
@@ -55,7 +51,6 @@ impl<'a> Dump<'a> {
             answers: objects.iter().map(|_| RefCell::default()).collect(),
             objects,
             versions,
-            live,
         }
     }
 }
@@ -66,14 +61,8 @@ impl Lookup for Dump<'_> {
         object: &ObjectRef,
         projection: &Projection<'static>,
     ) -> Result<Value, LookupError> {
-        if let Some(refusal) = self.live.and_then(|live| live.refusal(object)) {
-            return Err(LookupError::Denied(refusal));
-        }
         let Some(&i) = self.index.get(object) else {
-            return match self.live {
-                Some(live) => live.get(object, projection),
-                None => Err(LookupError::NotFound),
-            };
+            return Err(LookupError::NotFound);
         };
         let mut answers = self.answers[i].borrow_mut();
         if let Some((_, answer)) = answers.iter().find(|(p, _)| p == projection) {
@@ -89,10 +78,70 @@ impl Lookup for Dump<'_> {
     }
 }
 
-/// [`Lookup`] over the dump that records every request.
+/// A live cluster behind an audit (`policy-runner audit --cluster`): what
+/// the listed objects cannot answer, and which kinds the policy may read.
+pub trait LiveSource {
+    /// The host's refusal when the policy may not read `object`'s kind (its
+    /// `contextAwareResources` do not grant it); asked before any answer,
+    /// listed or not, as policy-server asks it before it reads.
+    fn refusal(&self, object: &ObjectRef) -> Option<String>;
+
+    /// An object that was not listed, read from the cluster with the field
+    /// masks of `projection`, and decoded through it.
+    fn get(
+        &self,
+        object: &ObjectRef,
+        projection: &Projection<'static>,
+    ) -> Result<Value, LookupError>;
+}
+
+/// One look-up an evaluation made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LookupRecord {
+    /// The object asked for.
+    pub reference: ObjectRef,
+    /// The field masks sent with it (what the policy reads of it).
+    pub field_masks: BTreeSet<String>,
+    /// What the dump answered.
+    pub answer: Answer,
+}
+
+/// What the dump answered to one look-up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    /// The object, from the dump.
+    Found,
+    /// Not in the dump at that apiVersion. `in_dump_at`: the apiVersion the
+    /// dump does list it at, if another; an API server would answer with it
+    /// converted, which the audit cannot do.
+    NotFound {
+        /// The apiVersion the dump lists the object at.
+        in_dump_at: Option<String>,
+    },
+    /// The dump's object could not be read for the policy.
+    Failed(String),
+}
+
+/// A [`Lookup`] (the dump, or a live audit's parents) that records every
+/// request.
 pub(crate) struct Recorder<'a> {
-    pub(crate) dump: &'a Dump<'a>,
+    pub(crate) lookup: &'a dyn Lookup,
+    /// The apiVersion each object of a dump is listed at, to say where a
+    /// look-up at another version would have found it (`None` behind a
+    /// live cluster, which converts).
+    pub(crate) listed_at: Option<&'a BTreeMap<Identity, String>>,
     pub(crate) records: RefCell<Vec<LookupRecord>>,
+}
+
+impl<'a> Recorder<'a> {
+    /// Records the look-ups `dump` answers.
+    pub(crate) fn of_dump(dump: &'a Dump<'a>) -> Self {
+        Recorder {
+            lookup: dump,
+            listed_at: Some(&dump.versions),
+            records: RefCell::default(),
+        }
+    }
 }
 
 impl Lookup for Recorder<'_> {
@@ -101,17 +150,16 @@ impl Lookup for Recorder<'_> {
         object: &ObjectRef,
         projection: &Projection<'static>,
     ) -> Result<Value, LookupError> {
-        let answer = self.dump.get(object, projection);
+        let answer = self.lookup.get(object, projection);
         let recorded = match &answer {
             Ok(_) => Answer::Found,
             // An API server converts an object listed at another version;
             // a dump cannot.
             Err(LookupError::NotFound) => Answer::NotFound {
                 in_dump_at: self
-                    .dump
-                    .versions
-                    .get(&Identity::of_ref(object))
-                    .filter(|&at| *at != object.api_version && self.dump.live.is_none())
+                    .listed_at
+                    .and_then(|versions| versions.get(&Identity::of_ref(object)))
+                    .filter(|&at| *at != object.api_version)
                     .cloned(),
             },
             Err(LookupError::Denied(message) | LookupError::Failed(message)) => {

@@ -1,31 +1,75 @@
-//! The audit report as text for people and as one JSON document for scripts.
+//! The audit report as text for people and as one JSON document for scripts,
+//! in two forms ([`Form`]).
 //!
-//! Text: the ownership tree, one line per object with its verdict
+//! Full text: the ownership tree, one line per object with its verdict
 //! (`✗ DEVIATES` / `✗ REJECTED` marks the objects that fail) and, for a
 //! Machine, the keys CAPI syncs to its Node; then, for every object the
 //! policy acts on, in tree order, its deviations, look-ups and explanation
-//! and the patch mutate mode would apply; last, the summary line.
+//! and the patch mutate mode would apply; last, the summary line. Compact
+//! text: the same for the objects that fail, drawn in their tree with the
+//! parents that place them; the others counted per kind.
 //!
-//! JSON: `{"summary", "tree", "objects"}`. `tree` nests `{"id", "children"}`;
-//! `objects` lists every object once, in tree order, with its details.
+//! Full JSON: `{"summary", "tree", "objects"}`. `tree` nests `{"id",
+//! "children"}`; `objects` lists every object once, in tree order, with its
+//! details. Compact JSON: `{"summary", "objects"}`, every object with its
+//! identity, parent and status, and the details of an object that fails.
 
 use std::fmt::Write as _;
 
 use metadata_propagation_core::outcome::Verdict;
 use serde_json::{Map, Value, json};
 
-use crate::report::{Answer, Audited, Evaluation, LookupRecord, Report, Status};
+use crate::dump_answers::{Answer, LookupRecord};
+use crate::report::{Audited, Evaluation, Report, Status};
+
+/// How much of a report to print.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    /// Every object with its details.
+    Full,
+    /// The objects that fail with their details, in their tree; the others
+    /// counted per kind (text) or with their status only (JSON).
+    Compact,
+}
+
+/// Whether an object is printed whole in `form`: every object in full, and
+/// the objects that fail in compact.
+fn detailed(object: &Audited, form: Form) -> bool {
+    form == Form::Full || matches!(object.status(), Status::Deviates | Status::Rejected)
+}
+
+/// The objects drawn in `form`: every one in full; in compact, the objects
+/// that fail and their ancestors.
+fn drawn(report: &Report, form: Form) -> Vec<bool> {
+    let mut drawn: Vec<bool> = (report.objects.iter())
+        .map(|object| detailed(object, form))
+        .collect();
+    for (index, _) in report.tree.walk().into_iter().rev() {
+        if let (true, Some(parent)) = (drawn[index], report.tree.parent[index]) {
+            drawn[parent] = true;
+        }
+    }
+    drawn
+}
 
 /// The report as text.
-pub fn text(report: &Report) -> String {
+pub fn text(report: &Report, form: Form) -> String {
     let mut out = String::new();
-    tree_text(report, &mut out);
+    let drawn = drawn(report, form);
+    tree_text(report, &drawn, &mut out);
     for (index, _) in report.tree.walk() {
         let object = &report.objects[index];
-        if let Some(evaluation) = &object.evaluation {
+        if let Some(evaluation) = object
+            .evaluation
+            .as_ref()
+            .filter(|_| detailed(object, form))
+        {
             out.push('\n');
             details_text(object, evaluation, &mut out);
         }
+    }
+    if form == Form::Compact {
+        counted_text(report, &mut out);
     }
     let summary = report.summary();
     let plural = |n: usize, one: &'static str, many: &'static str| if n == 1 { one } else { many };
@@ -51,19 +95,48 @@ pub fn text(report: &Report) -> String {
     out
 }
 
-/// One line per object, drawn as a tree.
-fn tree_text(report: &Report, out: &mut String) {
+/// In compact text, the objects that do not fail, counted per status and
+/// kind: `compliant: 7 Machine, 2 MachineSet; not evaluated: 1 Cluster`.
+fn counted_text(report: &Report, out: &mut String) {
+    let mut parts = Vec::new();
+    for (status, name) in [
+        (Status::Compliant, "compliant"),
+        (Status::NotEvaluated, "not evaluated"),
+    ] {
+        let mut kinds: std::collections::BTreeMap<&str, usize> = Default::default();
+        for object in report.objects.iter().filter(|o| o.status() == status) {
+            *kinds.entry(object.reference.kind.as_str()).or_default() += 1;
+        }
+        if !kinds.is_empty() {
+            let counts: Vec<String> = kinds
+                .iter()
+                .map(|(kind, n)| format!("{n} {kind}"))
+                .collect();
+            parts.push(format!("{name}: {}", counts.join(", ")));
+        }
+    }
+    if !parts.is_empty() {
+        let _ = write!(out, "\n{} (--full lists each)\n", parts.join("; "));
+    }
+}
+
+/// One line per drawn object, drawn as a tree.
+fn tree_text(report: &Report, drawn: &[bool], out: &mut String) {
     // (object, prefix of its line, prefix of its children's lines)
     let mut stack: Vec<(usize, String, String)> = report
         .tree
         .roots
         .iter()
+        .filter(|&&root| drawn[root])
         .rev()
         .map(|&root| (root, String::new(), String::new()))
         .collect();
     while let Some((index, prefix, child_prefix)) = stack.pop() {
         let _ = writeln!(out, "{prefix}{}", headline(&report.objects[index]));
-        let children = &report.tree.children[index];
+        let children: Vec<usize> = (report.tree.children[index].iter())
+            .copied()
+            .filter(|&child| drawn[child])
+            .collect();
         for (k, &child) in children.iter().enumerate().rev() {
             let last = k + 1 == children.len();
             let (connector, continuation) = if last {
@@ -95,7 +168,8 @@ fn headline(object: &Audited) -> String {
     if let Some((labels, annotations)) = object
         .evaluation
         .as_ref()
-        .and_then(|e| e.explanation.synced_to_node())
+        .and_then(|e| e.detail.as_ref())
+        .and_then(|d| d.explanation.synced_to_node())
     {
         let list = |keys: Vec<&str>| {
             if keys.is_empty() {
@@ -128,16 +202,18 @@ fn details_text(object: &Audited, evaluation: &Evaluation, out: &mut String) {
     for warning in &evaluation.outcome.warnings {
         let _ = writeln!(out, "  warning: {warning}");
     }
-    for lookup in &evaluation.lookups {
-        let _ = writeln!(
-            out,
-            "  look-up: {}: {}",
-            lookup.reference,
-            answer_text(lookup)
-        );
-    }
-    for line in evaluation.explanation.to_string().lines() {
-        let _ = writeln!(out, "  {line}");
+    if let Some(detail) = &evaluation.detail {
+        for lookup in &detail.lookups {
+            let _ = writeln!(
+                out,
+                "  look-up: {}: {}",
+                lookup.reference,
+                answer_text(lookup)
+            );
+        }
+        for line in detail.explanation.to_string().lines() {
+            let _ = writeln!(out, "  {line}");
+        }
     }
     if let Some(ops) = evaluation.patch.as_array().filter(|ops| !ops.is_empty()) {
         let _ = writeln!(out, "  patch (what mutate mode would apply):");
@@ -162,8 +238,7 @@ fn answer_text(lookup: &LookupRecord) -> String {
 }
 
 /// The report as one JSON document.
-pub fn json(report: &Report) -> Value {
-    let summary = report.summary();
+pub fn json(report: &Report, form: Form) -> Value {
     let ids: Vec<String> = report
         .objects
         .iter()
@@ -175,20 +250,35 @@ pub fn json(report: &Report) -> Value {
         .into_iter()
         .map(|(index, depth)| {
             let parent = report.tree.parent[index].map(|p| ids[p].clone());
-            object_json(&report.objects[index], &ids[index], parent, depth)
+            let object = &report.objects[index];
+            match detailed(object, form) {
+                true => object_json(object, &ids[index], parent, depth),
+                false => json!({"id": ids[index], "apiVersion": object.reference.api_version,
+                    "kind": object.reference.kind, "namespace": object.reference.namespace,
+                    "name": object.reference.name, "parent": parent,
+                    "status": object.status().as_str()}),
+            }
         })
         .collect();
+    if form == Form::Compact {
+        return json!({"summary": summary_json(report), "objects": objects});
+    }
     json!({
-        "summary": {
-            "objects": summary.objects,
-            "audited": summary.audited,
-            "compliant": summary.compliant,
-            "deviating": summary.deviating,
-            "rejected": summary.rejected,
-            "notEvaluated": summary.objects - summary.audited,
-        },
+        "summary": summary_json(report),
         "tree": report.tree.roots.iter().map(|&r| tree_json(report, &ids, r)).collect::<Vec<_>>(),
         "objects": objects,
+    })
+}
+
+fn summary_json(report: &Report) -> Value {
+    let summary = report.summary();
+    json!({
+        "objects": summary.objects,
+        "audited": summary.audited,
+        "compliant": summary.compliant,
+        "deviating": summary.deviating,
+        "rejected": summary.rejected,
+        "notEvaluated": summary.objects - summary.audited,
     })
 }
 
@@ -238,15 +328,17 @@ fn object_json(object: &Audited, id: &str, parent: Option<String>, depth: usize)
     out.insert("deviations".into(), json!(evaluation.deviations));
     out.insert("warnings".into(), json!(outcome.warnings));
     out.insert("auditAnnotations".into(), json!(outcome.audit_annotations));
-    if let Some((labels, annotations)) = evaluation.explanation.synced_to_node() {
-        out.insert(
-            "nodeKeys".into(),
-            json!({"labels": labels, "annotations": annotations}),
-        );
+    if let Some(detail) = &evaluation.detail {
+        if let Some((labels, annotations)) = detail.explanation.synced_to_node() {
+            out.insert(
+                "nodeKeys".into(),
+                json!({"labels": labels, "annotations": annotations}),
+            );
+        }
+        let lookups: Vec<Value> = detail.lookups.iter().map(lookup_json).collect();
+        out.insert("lookups".into(), json!(lookups));
+        out.insert("explanation".into(), json!(detail.explanation));
     }
-    let lookups: Vec<Value> = evaluation.lookups.iter().map(lookup_json).collect();
-    out.insert("lookups".into(), json!(lookups));
-    out.insert("explanation".into(), json!(evaluation.explanation));
     out.insert("patch".into(), evaluation.patch.clone());
     Value::Object(out)
 }

@@ -9,22 +9,20 @@
 //! JSON patch mutate mode would apply, both rendered from the one plan mutate
 //! mode makes.
 
-use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use metadata_propagation_core::evaluate;
 use metadata_propagation_core::explain::Explanation;
-use metadata_propagation_core::lookup::{LookupError, ObjectRef};
+use metadata_propagation_core::lookup::ObjectRef;
 use metadata_propagation_core::outcome::{Outcome, Verdict};
 use metadata_propagation_core::plan::Plan;
-use metadata_propagation_core::projection::Projection;
 use metadata_propagation_core::request::AdmissionRequest;
 use metadata_propagation_core::settings::Settings;
 use serde_json::{Value, json};
 
-use crate::AuditError;
-use crate::dump::Origin;
-use crate::dump_answers::{Dump, Recorder};
+use crate::audit_error::AuditError;
+use crate::dump_answers::{Dump, LookupRecord, Recorder};
+use crate::origin::Origin;
 use crate::tree::{Identity, Tree};
 
 /// The settings as given, in validate mode whatever `mode` they name: the
@@ -54,42 +52,10 @@ pub fn audit_objects(
     objects: Vec<(Origin, Value)>,
     settings: &AuditSettings,
 ) -> Result<Report, AuditError> {
-    audit(objects, settings, None)
+    audit(objects, settings)
 }
 
-/// Audits the objects listed from a live cluster: look-ups of objects that
-/// were not listed go to `live`, and every look-up is first checked against
-/// the kinds the policy may read, as policy-server checks it.
-pub fn audit_live(
-    objects: Vec<(Origin, Value)>,
-    settings: &AuditSettings,
-    live: &dyn LiveSource,
-) -> Result<Report, AuditError> {
-    audit(objects, settings, Some(live))
-}
-
-/// A live cluster behind an audit (`policy-runner audit --cluster`): what
-/// the listed objects cannot answer, and which kinds the policy may read.
-pub trait LiveSource {
-    /// The host's refusal when the policy may not read `object`'s kind (its
-    /// `contextAwareResources` do not grant it); asked before any answer,
-    /// listed or not, as policy-server asks it before it reads.
-    fn refusal(&self, object: &ObjectRef) -> Option<String>;
-
-    /// An object that was not listed, read from the cluster with the field
-    /// masks of `projection`, and decoded through it.
-    fn get(
-        &self,
-        object: &ObjectRef,
-        projection: &Projection<'static>,
-    ) -> Result<Value, LookupError>;
-}
-
-fn audit(
-    objects: Vec<(Origin, Value)>,
-    settings: &AuditSettings,
-    live: Option<&dyn LiveSource>,
-) -> Result<Report, AuditError> {
+fn audit(objects: Vec<(Origin, Value)>, settings: &AuditSettings) -> Result<Report, AuditError> {
     let mut seen: BTreeMap<Identity, Origin> = BTreeMap::new();
     for (origin, object) in &objects {
         let identity = Identity::of(object);
@@ -109,13 +75,13 @@ fn audit(
         .into_iter()
         .map(|(origin, object)| (origin, AdmissionRequest::for_object("UPDATE", object)))
         .unzip();
-    let dump = Dump::new(requests.iter().map(|r| &r.object).collect(), live);
+    let dump = Dump::new(requests.iter().map(|r| &r.object).collect());
     let evaluations: Vec<Option<Evaluation>> = requests
         .iter()
         .map(|request| {
             request
                 .acted_on()
-                .then(|| evaluate_object(request, settings, &dump))
+                .then(|| evaluate_object(request, settings, Recorder::of_dump(&dump)))
         })
         .collect();
     drop(dump);
@@ -128,7 +94,9 @@ fn audit(
             reference: reference(&request.object),
             identity: Identity::of(&request.object),
             object: request.object,
-            evaluation,
+            whole: true,
+            status: Status::of(evaluation.as_ref()),
+            evaluation: evaluation.map(Box::new),
         })
         .collect();
     let tree = {
@@ -139,35 +107,9 @@ fn audit(
     Ok(Report { objects, tree })
 }
 
-/// Evaluates `object` again, as read after a write, among the other objects
-/// of `report` (it takes the place of the one with its identity): `None`
-/// when the policy does not act on its kind.
-pub fn reevaluate(
-    report: &Report,
-    object: Value,
-    settings: &AuditSettings,
-    live: Option<&dyn LiveSource>,
-) -> Option<Evaluation> {
-    let request = AdmissionRequest::for_object("UPDATE", object);
-    if !request.acted_on() {
-        return None;
-    }
-    let identity = Identity::of(&request.object);
-    let others = report
-        .objects
-        .iter()
-        .filter(|o| o.identity != identity)
-        .map(|o| &o.object);
-    let dump = Dump::new(
-        std::iter::once(&request.object).chain(others).collect(),
-        live,
-    );
-    Some(evaluate_object(&request, settings, &dump))
-}
-
 /// The identity the policy's look-ups use, which the report prints (an
 /// empty namespace as none).
-fn reference(object: &Value) -> ObjectRef {
+pub(crate) fn reference(object: &Value) -> ObjectRef {
     let mut reference = ObjectRef::of(object);
     reference.namespace = reference.namespace.filter(|ns| !ns.is_empty());
     reference
@@ -182,11 +124,19 @@ pub struct Audited {
     pub reference: ObjectRef,
     /// Its identity in the tree.
     pub identity: Identity,
-    /// The object as read.
+    /// The object as read, when [`Audited::whole`]; else `null`.
     pub object: Value,
+    /// Whether `object` is kept: always in a dump; in a live audit, for an
+    /// object that fails and the objects under it (every object with
+    /// `--full`).
+    pub whole: bool,
+    /// The verdict.
+    pub status: Status,
     /// `None` when the policy does not act on its kind (Cluster,
-    /// ClusterClass, Kubernetes' own kinds).
-    pub evaluation: Option<Evaluation>,
+    /// ClusterClass, Kubernetes' own kinds), and, in a live audit, for a
+    /// compliant object (kept with `--full`). Boxed: most objects of a
+    /// live audit keep none, and a report holds every object.
+    pub evaluation: Option<Box<Evaluation>>,
 }
 
 /// What the policy answered for one object, and why.
@@ -194,14 +144,22 @@ pub struct Audited {
 pub struct Evaluation {
     /// The validate-mode outcome.
     pub outcome: Outcome,
-    /// Why each key and tag did or did not flow.
-    pub explanation: Explanation,
-    /// The look-ups the evaluation made, in order.
-    pub lookups: Vec<LookupRecord>,
     /// The validate-mode report, one entry per target map.
     pub deviations: Vec<String>,
     /// The JSON patch mutate mode would apply (`[]` when none).
     pub patch: Value,
+    /// Why, and what was looked up: kept for every object of a dump, and,
+    /// in a live audit, for the objects that fail (all with `--full`).
+    pub detail: Option<Detail>,
+}
+
+/// Why an evaluation ended as it did.
+#[derive(Debug)]
+pub struct Detail {
+    /// Why each key and tag did or did not flow.
+    pub explanation: Explanation,
+    /// The look-ups the evaluation made, in order.
+    pub lookups: Vec<LookupRecord>,
 }
 
 /// The audit's verdict on one object.
@@ -232,7 +190,7 @@ impl Status {
 impl Audited {
     /// The verdict.
     pub fn status(&self) -> Status {
-        Status::of(self.evaluation.as_ref())
+        self.status
     }
 }
 
@@ -305,43 +263,13 @@ impl Report {
     }
 }
 
-/// One look-up an evaluation made.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LookupRecord {
-    /// The object asked for.
-    pub reference: ObjectRef,
-    /// The field masks sent with it (what the policy reads of it).
-    pub field_masks: BTreeSet<String>,
-    /// What the dump answered.
-    pub answer: Answer,
-}
-
-/// What the dump answered to one look-up.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Answer {
-    /// The object, from the dump.
-    Found,
-    /// Not in the dump at that apiVersion. `in_dump_at`: the apiVersion the
-    /// dump does list it at, if another; an API server would answer with it
-    /// converted, which the audit cannot do.
-    NotFound {
-        /// The apiVersion the dump lists the object at.
-        in_dump_at: Option<String>,
-    },
-    /// The dump's object could not be read for the policy.
-    Failed(String),
-}
-
-/// Evaluates one object the policy acts on.
-fn evaluate_object(
+/// Evaluates one object the policy acts on, its look-ups answered by
+/// `recorder`.
+pub(crate) fn evaluate_object(
     request: &AdmissionRequest,
     settings: &AuditSettings,
-    dump: &Dump<'_>,
+    recorder: Recorder<'_>,
 ) -> Evaluation {
-    let recorder = Recorder {
-        dump,
-        records: RefCell::new(Vec::new()),
-    };
     let (outcome, explanation) = evaluate::explain(request, &settings.validate, &recorder);
     // Validate mode keeps the plan its report was rendered from: the
     // deviations and the patch come from that one decision.
@@ -351,10 +279,12 @@ fn evaluate_object(
     };
     Evaluation {
         outcome,
-        explanation,
-        lookups: recorder.records.into_inner(),
         deviations,
         patch,
+        detail: Some(Detail {
+            explanation,
+            lookups: recorder.records.into_inner(),
+        }),
     }
 }
 
@@ -368,6 +298,7 @@ fn patch(object: &Value, plan: &Plan) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Answer;
 
     fn origin(document: usize) -> Origin {
         Origin {
@@ -450,7 +381,11 @@ mod tests {
             let statuses: Vec<Status> = report.objects.iter().map(Audited::status).collect();
             assert_eq!(statuses, [Status::Compliant, status]);
             let mr = report.objects[1].evaluation.as_ref().unwrap();
-            assert_eq!(mr.lookups.len(), 1, "its XR, from the dump");
+            assert_eq!(
+                mr.detail.as_ref().unwrap().lookups.len(),
+                1,
+                "its XR, from the dump"
+            );
             assert_eq!(report.tree.parent[1], Some(0), "under its XR");
         }
     }
@@ -598,7 +533,14 @@ mod tests {
         // the policy reads the parent at the ownerReference's version; the
         // dump has it at another one: not found, so allowed unchanged
         assert_eq!(ms.status(), Status::Compliant);
-        let lookups = &ms.evaluation.as_ref().unwrap().lookups;
+        let lookups = &ms
+            .evaluation
+            .as_ref()
+            .unwrap()
+            .detail
+            .as_ref()
+            .unwrap()
+            .lookups;
         assert_eq!(lookups.len(), 1);
         assert_eq!(
             lookups[0].reference.to_string(),
@@ -656,10 +598,15 @@ mod tests {
                 "value": "payments-core"}])
         );
         assert_eq!(
-            evaluation.lookups[0].reference.to_string(),
+            evaluation.detail.as_ref().unwrap().lookups[0]
+                .reference
+                .to_string(),
             "Cluster default/c (cluster.x-k8s.io/v1beta2)"
         );
-        assert_eq!(evaluation.lookups[0].answer, Answer::Found);
+        assert_eq!(
+            evaluation.detail.as_ref().unwrap().lookups[0].answer,
+            Answer::Found
+        );
         // under its Cluster, by its cluster-name label
         assert_eq!(report.tree.parent, [None, Some(0)]);
         // the feature off: the tag field is not the policy's

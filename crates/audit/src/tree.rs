@@ -33,7 +33,7 @@ const INFRASTRUCTURE: &str = "infrastructure.cluster.x-k8s.io";
 /// What identifies an object in a dump: group, kind, namespace, name. The
 /// version is left out: an ownerReference may name its owner at another
 /// version than the one the dump was printed at.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Identity {
     /// API group ("" for the core group).
     pub group: String,
@@ -123,15 +123,22 @@ impl Tree {
             .enumerate()
             .map(|(i, id)| (id, i))
             .collect();
-        let mut parent: Vec<Option<usize>> = objects
+        let find = |identity: &Identity| index.get(identity).copied();
+        let parent: Vec<Option<usize>> = objects
             .iter()
             .zip(identities)
             .enumerate()
-            .map(|(i, (object, identity))| parent_of(object, identity, &index).filter(|&p| p != i))
+            .map(|(i, (object, identity))| parent_of(object, identity, &find).filter(|&p| p != i))
             .collect();
-        break_cycles(&mut parent, identities);
+        let identities: Vec<&Identity> = identities.iter().collect();
+        Tree::of_parents(parent, &identities)
+    }
 
-        let mut children = vec![Vec::new(); objects.len()];
+    /// The tree over objects whose parents are known (`parent[i]`, an
+    /// index into `identities`).
+    pub fn of_parents(mut parent: Vec<Option<usize>>, identities: &[&Identity]) -> Tree {
+        break_cycles(&mut parent, identities);
+        let mut children = vec![Vec::new(); parent.len()];
         let mut roots = Vec::new();
         for (i, p) in parent.iter().enumerate() {
             match p {
@@ -140,7 +147,7 @@ impl Tree {
             }
         }
         let sort = |list: &mut Vec<usize>| {
-            list.sort_by(|&a, &b| order(&identities[a], &identities[b]));
+            list.sort_by(|&a, &b| order(identities[a], identities[b]));
         };
         children.iter_mut().for_each(sort);
         sort(&mut roots);
@@ -164,57 +171,67 @@ impl Tree {
     }
 }
 
-fn parent_of(
+/// `object`'s parent among the objects `find` knows (by identity).
+pub(crate) fn parent_of(
     object: &Value,
     identity: &Identity,
-    index: &BTreeMap<&Identity, usize>,
+    find: &dyn Fn(&Identity) -> Option<usize>,
 ) -> Option<usize> {
     let namespace = identity.namespace.as_deref();
     if (identity.group.as_str(), identity.kind.as_str()) == (CORE, "Cluster")
-        && let Some(class) = cluster_class(object, index)
+        && let Some(class) = cluster_class(object, find)
     {
         return Some(class);
     }
     // Malformed ownerReferences give no parent here; the policy's
     // evaluation of the object reports them.
     let refs = capi::owners(object);
-    let find = |(owner, _): &(ObjectRef, bool)| {
+    let owner_found = |(owner, _): &(ObjectRef, bool)| {
         // Owners are in the object's namespace, or cluster-scoped.
-        [namespace, None].into_iter().find_map(|ns| {
-            index
-                .get(&Identity::new(owner.group(), &owner.kind, ns, &owner.name))
-                .copied()
-        })
+        [namespace, None]
+            .into_iter()
+            .find_map(|ns| find(&Identity::new(owner.group(), &owner.kind, ns, &owner.name)))
     };
     let controller = refs
         .iter()
         .filter(|(_, controller)| *controller)
-        .find_map(find);
-    let any = || refs.iter().find_map(find);
+        .find_map(owner_found);
+    let any = || refs.iter().find_map(owner_found);
     controller.or_else(any).or_else(|| {
         let cluster = capi::labelled_cluster(object)?;
-        index
-            .get(&Identity::new(CORE, "Cluster", namespace, cluster))
-            .copied()
+        find(&Identity::new(CORE, "Cluster", namespace, cluster))
     })
 }
 
-fn cluster_class(cluster: &Value, index: &BTreeMap<&Identity, usize>) -> Option<usize> {
+fn cluster_class(cluster: &Value, find: &dyn Fn(&Identity) -> Option<usize>) -> Option<usize> {
     let (name, class_namespace) = capi::cluster_class(cluster)?;
-    index
-        .get(&Identity::new(
-            CORE,
-            "ClusterClass",
-            Some(class_namespace),
-            name,
-        ))
-        .copied()
+    find(&Identity::new(
+        CORE,
+        "ClusterClass",
+        Some(class_namespace),
+        name,
+    ))
+}
+
+/// Whether a look-up can ask for an object of `identity`'s kind: every
+/// kind but the leaves of the chain (InfraMachines and other
+/// infrastructure objects, BootstrapConfigs) and Crossplane's managed
+/// resources (`spec.forProvider`, which no object is composed under).
+pub(crate) fn may_be_parent(identity: &Identity, object: &Value) -> bool {
+    let leaf = matches!(kind_rank(&identity.group, &identity.kind), 7 | 8);
+    !leaf && object["spec"].get("forProvider").is_none()
+}
+
+/// The rank of `identity`'s kind in the chain: the order a live audit
+/// lists kinds in, parents first.
+pub fn rank(group: &str, kind: &str) -> u8 {
+    kind_rank(group, kind)
 }
 
 /// Ownership in a consistent dump has no cycles; in one that has, the
 /// object that sorts first in each cycle becomes a root. Each object's chain
 /// of parents is walked once: a walk stops at an object already checked.
-fn break_cycles(parent: &mut [Option<usize>], identities: &[Identity]) {
+fn break_cycles(parent: &mut [Option<usize>], identities: &[&Identity]) {
     #[derive(Clone, Copy, PartialEq, Eq)]
     enum State {
         Unvisited,
@@ -233,7 +250,7 @@ fn break_cycles(parent: &mut [Option<usize>], identities: &[Identity]) {
                     let first = path[at..]
                         .iter()
                         .copied()
-                        .min_by(|&a, &b| order(&identities[a], &identities[b]))
+                        .min_by(|&a, &b| order(identities[a], identities[b]))
                         .unwrap_or(n);
                     parent[first] = None;
                     break;

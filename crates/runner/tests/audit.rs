@@ -228,6 +228,7 @@ fn check_case(case: &Case) {
     let dump_path = repo(&format!("test_data/dumps/{}", case.dump));
     let mut args = vec![
         "audit".to_owned(),
+        "--full".to_owned(),
         "-o".to_owned(),
         "json".to_owned(),
         "-f".to_owned(),

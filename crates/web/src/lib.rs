@@ -74,7 +74,10 @@ pub fn audit_report(dump: &str, settings: &str) -> Result<Value, String> {
     let objects =
         cluster_audit::dump::kubernetes_objects(dump, DUMP_NAME).map_err(|e| e.to_string())?;
     let report = cluster_audit::audit_objects(objects, settings).map_err(|e| e.to_string())?;
-    Ok(cluster_audit::render::json(&report))
+    Ok(cluster_audit::render::json(
+        &report,
+        cluster_audit::render::Form::Full,
+    ))
 }
 
 /// What the page renders, serialized as camelCase JSON.

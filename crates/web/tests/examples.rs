@@ -231,7 +231,10 @@ fn audit_of_the_example_dump_is_the_cli_json_report() {
     let objects = cluster_audit::dump::kubernetes_objects(&dump, DUMP_NAME).unwrap();
     let audit_settings = cluster_audit::AuditSettings::from_json(settings.as_bytes()).unwrap();
     let report = cluster_audit::audit_objects(objects, &audit_settings).unwrap();
-    assert_eq!(page, cluster_audit::render::json(&report));
+    assert_eq!(
+        page,
+        cluster_audit::render::json(&report, cluster_audit::render::Form::Full)
+    );
 
     // What the page marks, read by hand from test_data/dumps/gen.py's planted drift.
     assert_eq!(

@@ -30,6 +30,15 @@ pub struct AuditArgs {
     #[arg(short = 'o', long, value_enum, default_value_t = OutputFormat::Text)]
     pub output: OutputFormat,
 
+    /// The full report: every object with its explanation, look-ups and
+    /// patch (text: in the whole tree). By default, only the objects that
+    /// deviate or are rejected get them, drawn with the parents that place
+    /// them, and the others are counted per kind (JSON: listed with their
+    /// status). A live audit keeps every object whole for it, so its memory
+    /// grows with the cluster.
+    #[arg(long)]
+    pub full: bool,
+
     /// Audit the live cluster instead of a dump: the kinds the policies'
     /// rules match, listed page by page (docs/validate-and-audit.md,
     /// "Objects that were there first").

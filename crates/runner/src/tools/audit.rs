@@ -32,11 +32,14 @@ pub fn audit(args: &AuditArgs) -> ExitCode {
         }
     };
     let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
+    let form = form(args);
     let written = match args.output {
-        OutputFormat::Text => stdout.write_all(render::text(&report).as_bytes()),
-        OutputFormat::Json => serde_json::to_writer_pretty(&mut stdout, &render::json(&report))
-            .map_err(std::io::Error::from)
-            .and_then(|()| stdout.write_all(b"\n")),
+        OutputFormat::Text => stdout.write_all(render::text(&report, form).as_bytes()),
+        OutputFormat::Json => {
+            serde_json::to_writer_pretty(&mut stdout, &render::json(&report, form))
+                .map_err(std::io::Error::from)
+                .and_then(|()| stdout.write_all(b"\n"))
+        }
     };
     // A reader that stops early (`| head`) closes the pipe: the verdict
     // still stands, so the exit code is still the audit's.
@@ -55,6 +58,14 @@ pub fn audit(args: &AuditArgs) -> ExitCode {
     // 10,000 objects and their explanations object by object was a tenth
     // of the audit's time, for memory the process is about to return.
     std::process::exit(code.into())
+}
+
+/// How much of the report to print (`--full`).
+pub(crate) fn form(args: &AuditArgs) -> render::Form {
+    match args.full {
+        true => render::Form::Full,
+        false => render::Form::Compact,
+    }
 }
 
 /// Reads the dumps and the settings and audits every object.

@@ -41,6 +41,7 @@ use serde_json::{Value, json};
 
 use crate::cli::{AuditArgs, LiveArgs, OutputFormat};
 use api::Api;
+use cluster_reads::Cluster;
 use connect::connect;
 use deployed::{Audit, Deployed};
 use exit::Exit;
@@ -63,62 +64,109 @@ pub fn audit(args: &AuditArgs) -> ExitCode {
     }
 }
 
+/// The run, step by step: connect, read the policies, discover, list and
+/// judge, fix, report.
 fn run(args: &AuditArgs) -> Result<Exit> {
     let started = Instant::now();
     let live = &args.live;
     let api = connect(live)?;
     let stop = Stop::watch(api.runtime(), Exit::RunAgain.code())?;
     let policies = read_policies(&api, live)?;
-    let discovery = RefCell::new(
-        Discovery::new(&api)
-            .map_err(|failure| anyhow!("cannot discover the cluster's API groups: {failure}"))?,
-    );
+    let discovery = discover(&api)?;
     let read = RefCell::new(BTreeMap::new());
-    let Some(judged) = list_and_judge(&api, &discovery, &read, policies, live, &stop)? else {
+    let cluster = Cluster {
+        api: &api,
+        discovery: &discovery,
+        read: &read,
+    };
+    let judged = list_and_judge(cluster, policies, live, args.full, &stop)?;
+    let Some(mut judged) = judged else {
         return Ok(report_cut_short(args, &api, &stop, started));
     };
-    let Judged {
-        mut audits,
-        unlisted,
-        left_out,
-    } = judged;
     // The audit as it was found, rendered before any write.
-    let rendered = match args.output {
-        OutputFormat::Text => Value::String(audit_text(&audits, &unlisted)),
-        OutputFormat::Json => audit_json(&audits, &unlisted),
-    };
-    let fixed = match live.fix {
-        true => Some(fix_all(&api, &discovery, &read, &mut audits, live, &stop)),
-        false => None,
-    };
-    let (deviating, _) = writes::deviating(&audits);
-    let exit = exit_of(&audits, fixed.as_ref(), &unlisted, stop.requested());
-    let requests = api.counts();
-    let summary = output::summary_json(&Summary {
+    let found = found(args, &judged);
+    let fixed = live.fix.then(|| {
+        let Judged {
+            audits, parents, ..
+        } = &mut judged;
+        fix_all(cluster, audits, parents, live, &stop)
+    });
+    let exit = exit_of(
+        &judged.audits,
+        fixed.as_ref(),
+        &judged.unlisted,
+        stop.requested(),
+    );
+    let ran = Ran {
         exit,
-        audits: &audits,
-        deviating: fixed.as_ref().map_or(deviating.len(), |run| run.deviating),
-        fix: fixed.as_ref(),
-        not_listed: unlisted.iter().filter(|u| u.served).count(),
-        left_out: left_out.len(),
+        requests: api.counts(),
         interrupted: stop.requested(),
-        requests: &requests,
         elapsed: started.elapsed(),
+    };
+    print(&report(args, &judged, found, fixed.as_ref(), &ran))?;
+    Ok(exit)
+}
+
+/// What the cluster serves, found once for the run.
+fn discover(api: &Api) -> Result<RefCell<Discovery>> {
+    let discovery = Discovery::new(api)
+        .map_err(|failure| anyhow!("cannot discover the cluster's API groups: {failure}"))?;
+    Ok(RefCell::new(discovery))
+}
+
+/// The audit as it was found, in the output format and form asked for.
+fn found(args: &AuditArgs, judged: &Judged) -> Value {
+    let form = crate::tools::audit::form(args);
+    match args.output {
+        OutputFormat::Text => Value::String(audit_text(&judged.audits, &judged.unlisted, form)),
+        OutputFormat::Json => audit_json(&judged.audits, &judged.unlisted, form),
+    }
+}
+
+/// How the run ended and what it cost.
+struct Ran<'a> {
+    exit: Exit,
+    requests: BTreeMap<&'static str, usize>,
+    interrupted: Option<&'a str>,
+    elapsed: std::time::Duration,
+}
+
+/// The report: the audit as found, the scope, the fix, the requests and
+/// the summary.
+fn report(
+    args: &AuditArgs,
+    judged: &Judged,
+    found: Value,
+    fixed: Option<&FixRun>,
+    ran: &Ran,
+) -> String {
+    let live = &args.live;
+    let (deviating, _) = writes::deviating(&judged.audits);
+    let summary = output::summary_json(&Summary {
+        exit: ran.exit,
+        audits: &judged.audits,
+        deviating: fixed.map_or(deviating.len(), |run| run.deviating),
+        fix: fixed,
+        not_listed: judged.unlisted.iter().filter(|u| u.served).count(),
+        left_out: judged.left_out.len(),
+        interrupted: ran.interrupted,
+        requests: &ran.requests,
+        elapsed: ran.elapsed,
     });
     let scope = Scope {
         namespace: live.namespace.as_deref(),
-        left_out: &left_out,
+        left_out: &judged.left_out,
+        relisted: &judged.relisted,
     };
     let mut out = String::new();
-    match (args.output, rendered) {
+    match (args.output, found) {
         (OutputFormat::Text, Value::String(text)) => {
             out.push_str(&text);
             scope_text(&scope, &mut out);
-            if let Some(fixed) = &fixed {
+            if let Some(fixed) = fixed {
                 fix_text(fixed, live.dry_run, &mut out);
             }
-            let requests = requests
-                .iter()
+            let requests = (ran.requests.iter())
                 .map(|(verb, n)| format!("{n} {verb}"))
                 .collect::<Vec<_>>()
                 .join(", ");
@@ -126,18 +174,15 @@ fn run(args: &AuditArgs) -> Result<Exit> {
             let _ = writeln!(out, "summary: {summary}");
         }
         (_, mut document) => {
-            document["requests"] = json!(requests);
+            document["requests"] = json!(ran.requests);
             document["scope"] = scope_json(&scope);
-            document["fix"] = fixed
-                .as_ref()
-                .map_or(Value::Null, |fixed| fix_json(fixed, live.dry_run));
+            document["fix"] = fixed.map_or(Value::Null, |fixed| fix_json(fixed, live.dry_run));
             document["summary"] = summary;
             out = serde_json::to_string_pretty(&document).expect("JSON values always serialise");
             out.push('\n');
         }
     }
-    print(&out)?;
-    Ok(exit)
+    out
 }
 
 /// Writes the report on stdout; a reader that went away (`| head`) is not

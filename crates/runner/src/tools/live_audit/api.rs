@@ -7,6 +7,7 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fmt;
 
+use hyper::body::Bytes;
 use kube::core::Request;
 use kube::core::params::{GetParams, ListParams, Patch, PatchParams, PostParams};
 use serde_json::Value;
@@ -14,6 +15,17 @@ use tokio::runtime::Runtime;
 
 use super::pace::Pace;
 use crate::host::cluster::error_chain;
+
+mod discovery_lists;
+#[cfg(test)]
+pub(super) mod fake_api_server;
+mod pushback;
+
+/// The key under which [`Api::counts`] counts the requests sent again
+/// after the API server pushed back (429, or a 5xx with `Retry-After`):
+/// each request is counted once, its first try under its verb and each
+/// retry under this key, so the counts add up to the requests sent.
+pub(super) const RETRIED: &str = "retried";
 
 /// The field manager the fixer's writes carry, so a reader of
 /// `managedFields` or an audit log sees who wrote.
@@ -150,17 +162,79 @@ impl Api {
         &self.runtime
     }
 
-    /// Requests sent so far, by verb.
+    /// Requests sent so far, by verb (`discovery`, `list`, `get`, `patch`,
+    /// `access-review`), and the retries after a push-back ([`RETRIED`]).
     pub(super) fn counts(&self) -> BTreeMap<&'static str, usize> {
         self.counts.borrow().clone()
     }
 
+    fn count(&self, key: &'static str) {
+        *self.counts.borrow_mut().entry(key).or_default() += 1;
+    }
+
+    /// Sends `request`, counted under `verb`, and returns the API server's
+    /// JSON answer. A push-back (429, or a 5xx with `Retry-After`) is waited
+    /// out and the request sent again, [`pushback::RETRIES`] times at most,
+    /// each retry paced and counted under [`RETRIED`].
     fn send(&self, verb: &'static str, request: http::Request<Vec<u8>>) -> Result<Value, Failure> {
-        self.pace.borrow_mut().wait();
-        *self.counts.borrow_mut().entry(verb).or_default() += 1;
-        self.runtime
-            .block_on(self.client.request::<Value>(request))
-            .map_err(|error| self.failure(error))
+        let body = self.exchange(verb, request)?;
+        serde_json::from_slice(&body).map_err(|error| Failure {
+            code: None,
+            message: format!("the API server's answer is not JSON: {error}"),
+        })
+    }
+
+    /// The body of the API server's successful answer to `request`.
+    fn exchange(
+        &self,
+        verb: &'static str,
+        request: http::Request<Vec<u8>>,
+    ) -> Result<Bytes, Failure> {
+        let mut tries = 0;
+        loop {
+            self.pace.borrow_mut().wait();
+            tries += 1;
+            self.count(if tries == 1 { verb } else { RETRIED });
+            let sent = request.clone().map(kube::client::Body::from);
+            let (status, retry_after, body) = self
+                .runtime
+                .block_on(async {
+                    let response = self.client.send(sent).await?;
+                    let status = response.status();
+                    let retry_after = response
+                        .headers()
+                        .get(http::header::RETRY_AFTER)
+                        .and_then(|value| value.to_str().ok())
+                        .map(str::to_owned);
+                    let body = response.into_body().collect_bytes().await?;
+                    Ok::<_, kube::Error>((status, retry_after, body))
+                })
+                .map_err(|error| self.failure(error))?;
+            if status.is_success() {
+                return Ok(body);
+            }
+            let mut failure = refused(status, &body);
+            let Some(delay) = pushback::delay(status, retry_after.as_deref()) else {
+                return Err(failure);
+            };
+            if tries > pushback::RETRIES {
+                failure.message = format!(
+                    "the API server pushed back ({}, Retry-After) on each of {tries} tries: {}",
+                    status.as_u16(),
+                    failure.message
+                );
+                return Err(failure);
+            }
+            if !pushback::wait(&self.runtime, delay) {
+                failure.message = format!(
+                    "the API server pushed back ({}, Retry-After), and a signal came during the \
+                     wait: {}",
+                    status.as_u16(),
+                    failure.message
+                );
+                return Err(failure);
+            }
+        }
     }
 
     /// `error` as a [`Failure`]; one that reached no API server names it.
@@ -293,64 +367,17 @@ impl Api {
             .to_owned();
         Ok((status["allowed"].as_bool() == Some(true), reason))
     }
+}
 
-    /// Every API group: its preferred version and the versions it serves
-    /// (one request; the core group is not among them).
-    pub(super) fn groups(&self) -> Result<BTreeMap<String, (String, Vec<String>)>, Failure> {
-        self.pace.borrow_mut().wait();
-        *self.counts.borrow_mut().entry("discovery").or_default() += 1;
-        let list = self
-            .runtime
-            .block_on(self.client.list_api_groups())
-            .map_err(|error| self.failure(error))?;
-        Ok(list
-            .groups
-            .into_iter()
-            .map(|group| {
-                let versions: Vec<String> = group.versions.into_iter().map(|v| v.version).collect();
-                let preferred = group
-                    .preferred_version
-                    .map(|v| v.version)
-                    .or_else(|| versions.first().cloned())
-                    .unwrap_or_default();
-                (group.name, (preferred, versions))
-            })
-            .collect())
-    }
-
-    /// The resources one group version serves (`""` for the core group),
-    /// with their verbs; subresources left out.
-    pub(super) fn resources(
-        &self,
-        group: &str,
-        version: &str,
-    ) -> Result<Vec<(Resource, Vec<String>)>, Failure> {
-        self.pace.borrow_mut().wait();
-        *self.counts.borrow_mut().entry("discovery").or_default() += 1;
-        let answer = match group {
-            "" => self
-                .runtime
-                .block_on(self.client.list_core_api_resources(version)),
-            _ => self.runtime.block_on(
-                self.client
-                    .list_api_group_resources(&format!("{group}/{version}")),
-            ),
-        };
-        Ok(answer
-            .map_err(|error| self.failure(error))?
-            .resources
-            .into_iter()
-            .filter(|r| !r.name.contains('/'))
-            .map(|r| {
-                let resource = Resource {
-                    group: group.to_owned(),
-                    version: version.to_owned(),
-                    plural: r.name,
-                    kind: r.kind,
-                    namespaced: r.namespaced,
-                };
-                (resource, r.verbs)
-            })
-            .collect())
+/// The API server's refusal: its Status's message, or the answer's text
+/// when it is not a Status (`404 page not found`).
+fn refused(status: http::StatusCode, body: &[u8]) -> Failure {
+    let status_message = serde_json::from_slice::<Value>(body)
+        .ok()
+        .and_then(|answer| answer["message"].as_str().map(str::to_owned));
+    Failure {
+        code: Some(status.as_u16()),
+        message: status_message
+            .unwrap_or_else(|| String::from_utf8_lossy(body).trim_end().to_owned()),
     }
 }

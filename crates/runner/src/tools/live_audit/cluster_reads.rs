@@ -3,7 +3,9 @@
 //! `contextAwareResources` is refused with policy-server's text, anything
 //! else is a GET, pruned by the look-up's field masks. Answers are kept for
 //! the run (policy-server keeps them 5 s), so a parent that was not listed
-//! is read once however many children ask for it.
+//! is read once however many children ask for it. The namespaces a
+//! webhook's namespaceSelector selects on are read here too: every GET of
+//! an audit is in this file.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -13,13 +15,47 @@ use metadata_propagation_core::lookup::{LookupError, ObjectRef};
 use metadata_propagation_core::projection::Projection;
 use serde_json::Value;
 
-use super::api::Api;
+use super::api::{Api, Failure, Resource};
 use super::listing::Discovery;
 use crate::host::callback::ACCESS_DENIED;
 use crate::host::field_mask;
 
+/// The labels of namespace `name`, which a webhook's namespaceSelector
+/// selects on: `None` when it is gone.
+pub(super) fn namespace_labels(
+    api: &Api,
+    name: &str,
+) -> Result<Option<serde_json::Map<String, Value>>, Failure> {
+    let namespaces = Resource {
+        group: String::new(),
+        version: "v1".to_owned(),
+        plural: "namespaces".to_owned(),
+        kind: "Namespace".to_owned(),
+        namespaced: false,
+    };
+    match api.get(&namespaces, None, name) {
+        Ok(found) => Ok(Some(
+            found["metadata"]["labels"]
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+        )),
+        Err(failure) if failure.code == Some(404) => Ok(None),
+        Err(failure) => Err(failure),
+    }
+}
+
 /// The objects read one by one, and why not, shared by every policy.
 pub(super) type Reads = RefCell<BTreeMap<ObjectRef, Result<Value, LookupError>>>;
+
+/// The cluster a run talks to: the client, what discovery found, and the
+/// objects read one by one.
+#[derive(Clone, Copy)]
+pub(super) struct Cluster<'a> {
+    pub(super) api: &'a Api,
+    pub(super) discovery: &'a RefCell<Discovery>,
+    pub(super) read: &'a Reads,
+}
 
 /// The cluster behind one policy's audit.
 pub(super) struct ClusterReads<'a> {

@@ -1,6 +1,7 @@
 //! The client a live audit talks through: the one kubectl would use
 //! (`--kubeconfig` or KUBECONFIG or ~/.kube/config, at `--context`), or in
-//! a pod the in-cluster configuration; its requests paced.
+//! a pod the in-cluster configuration; its requests paced, and retried
+//! only by [`Api`].
 
 use anyhow::{Context, Result, bail};
 use kube::config::{Config, KubeConfigOptions, Kubeconfig};
@@ -54,7 +55,7 @@ async fn connect_client(live: &LiveArgs) -> Result<(kube::Client, String)> {
         context: live.context.clone(),
         ..KubeConfigOptions::default()
     };
-    let config = match (&live.kubeconfig, &live.context) {
+    let mut config = match (&live.kubeconfig, &live.context) {
         (Some(path), _) => {
             let kubeconfig = Kubeconfig::read_from(path).with_context(|| {
                 format!(
@@ -82,6 +83,10 @@ async fn connect_client(live: &LiveArgs) -> Result<(kube::Client, String)> {
             .await
             .context("no cluster to audit: set KUBECONFIG, --kubeconfig, or run in a pod")?,
     };
+    // kube's own retry layer would resend a 429 or 503 up to 15 times,
+    // outside the pace and the counts; [`Api`] retries instead, paced,
+    // counted and bounded.
+    config.default_retry = false;
     let server = config.cluster_url.to_string();
     let client = kube::Client::try_from(config).context("cannot build a client for the cluster")?;
     Ok((client, server))

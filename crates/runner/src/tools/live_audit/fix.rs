@@ -2,10 +2,11 @@
 //! itself, a merge patch of the resourceVersion audited, so the admission
 //! chain in front of the cluster (the deployed policy's webhook, with the
 //! deployed settings) makes the change; the runner never writes a patch it
-//! computed. Then the object is read again and judged again, and ends in
-//! one [`Outcome`]. A write that finds the object moved on (409) re-reads
-//! it, judges it again and tries again, [`TRIES`] writes at most: someone
-//! else's write is never overwritten.
+//! computed. The write's answer, the object as the API server stored it,
+//! is judged again, and the object ends in one [`Outcome`]: one request
+//! per deviating object. A write that finds the object moved on (409)
+//! re-reads it, judges it again and tries again, [`TRIES`] writes at most:
+//! someone else's write is never overwritten.
 
 use std::fmt;
 
@@ -20,7 +21,7 @@ pub(super) const TRIES: u32 = 3;
 /// How one deviating object ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(super) enum Outcome {
-    /// Read again after the write, it keeps the contract.
+    /// As stored by the write, it keeps the contract.
     Fixed,
     /// A dry run: admission would bring it into line.
     WouldFix,
@@ -117,7 +118,7 @@ pub(super) struct Done {
     /// What admission changed (or would change): a JSON patch from the
     /// object as read before the write to the object after it.
     pub(super) changes: Value,
-    /// The object as read after the write.
+    /// The object as the write stored it (the write's answer).
     pub(super) after: Option<Value>,
 }
 
@@ -206,16 +207,15 @@ impl Fixer<'_> {
                         let done = self.judged(resource, &current, &answer, Outcome::WouldFix);
                         return end(done.0, done.1, attempts, done.2);
                     }
-                    Ok(_) => match self.api.get(resource, namespace, name) {
-                        Ok(read) => {
-                            let done = self.judged(resource, &current, &read, Outcome::Fixed);
-                            return Done {
-                                after: Some(read),
-                                ..end(done.0, done.1, attempts, done.2)
-                            };
-                        }
-                        Err(failure) => (failure, "get"),
-                    },
+                    // The write's answer is the object as stored, after the
+                    // whole admission chain: nothing to read again.
+                    Ok(stored) => {
+                        let done = self.judged(resource, &current, &stored, Outcome::Fixed);
+                        return Done {
+                            after: Some(stored),
+                            ..end(done.0, done.1, attempts, done.2)
+                        };
+                    }
                     // The last try refused: nothing more is written, so nothing
                     // more is read.
                     Err(failure) if failure.code == Some(409) && attempts == TRIES => break,
@@ -356,6 +356,10 @@ fn plural(n: usize, one: &'static str, many: &'static str) -> &'static str {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::super::api::fake_api_server::{Answer, Seen, fake_api, ok, status};
     use super::*;
 
     fn machines() -> Resource {
@@ -433,6 +437,71 @@ mod tests {
         }
         assert_eq!(left(Outcome::NotAttempted), Left::RunAgain);
         assert_eq!(left(Outcome::Error), Left::RunAgain);
+    }
+
+    /// What `fix` does against a server answering `respond`: the ending,
+    /// and the methods of the requests it sent. An object keeps the
+    /// contract when it has the label `b`.
+    fn fixed(
+        respond: impl Fn(&Seen) -> Answer + Send + Sync + 'static,
+    ) -> (Done, Vec<String>, BTreeMap<&'static str, usize>) {
+        let (api, log) = fake_api(respond);
+        let judge = |object: &Value| match object["metadata"]["labels"]["b"].is_string() {
+            true => Judgement::Compliant,
+            false => Judgement::Deviates(vec!["no label b".to_owned()]),
+        };
+        let fixer = Fixer {
+            api: &api,
+            dry_run: false,
+            judge: &judge,
+            hint: &|_| String::new(),
+        };
+        let object = json!({"metadata": {"name": "m", "namespace": "default",
+                                         "resourceVersion": "1", "labels": {"a": "1"}}});
+        let done = fixer.fix("Machine default/m".to_owned(), &machines(), &object);
+        let methods = log
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|s| s.method.clone())
+            .collect();
+        (done, methods, api.counts())
+    }
+
+    fn stored(version: &str) -> Value {
+        json!({"metadata": {"name": "m", "namespace": "default", "resourceVersion": version,
+                            "labels": {"a": "1", "b": "2"}}})
+    }
+
+    #[test]
+    fn a_written_object_is_judged_from_the_writes_answer_without_reading_it_again() {
+        let (done, methods, counts) = fixed(|_| ok(&stored("2")));
+        assert_eq!(done.outcome, Outcome::Fixed, "{}", done.message);
+        assert_eq!(done.after, Some(stored("2")));
+        assert_eq!(
+            done.changes,
+            json!([{"op": "add", "path": "/metadata/labels/b", "value": "2"}])
+        );
+        assert_eq!(methods, ["PATCH"]);
+        assert_eq!(counts, BTreeMap::from([("patch", 1)]));
+    }
+
+    #[test]
+    fn a_conflict_reads_the_object_again_before_the_next_write() {
+        let moved_on = json!({"metadata": {"name": "m", "namespace": "default",
+                                           "resourceVersion": "5", "labels": {"a": "1"}}});
+        let patches = AtomicUsize::new(0);
+        let (done, methods, counts) = fixed(move |seen| match seen.method.as_str() {
+            "GET" => ok(&moved_on),
+            _ => match patches.fetch_add(1, Ordering::SeqCst) {
+                0 => status(409, "the object has been modified", Vec::new()),
+                _ => ok(&stored("6")),
+            },
+        });
+        assert_eq!(done.outcome, Outcome::Fixed, "{}", done.message);
+        assert_eq!((done.attempts, done.after), (2, Some(stored("6"))));
+        assert_eq!(methods, ["PATCH", "GET", "PATCH"]);
+        assert_eq!(counts, BTreeMap::from([("get", 1), ("patch", 2)]));
     }
 
     #[test]

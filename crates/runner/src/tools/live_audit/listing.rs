@@ -4,7 +4,7 @@
 //! cluster does not serve, is set aside with the reason, and the rest goes
 //! on.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use cluster_audit::Origin;
 use metadata_propagation_core::request::AdmissionRequest;
@@ -30,7 +30,8 @@ pub(super) struct Unlisted {
 }
 
 /// What the cluster serves, found once per run: each group's preferred
-/// and served versions, and each group version's resources.
+/// and served versions, and each group version's resources (all at once
+/// from aggregated discovery, else each when first needed).
 pub(super) struct Discovery {
     groups: BTreeMap<String, (String, Vec<String>)>,
     resources: BTreeMap<(String, String), Served>,
@@ -40,13 +41,22 @@ pub(super) struct Discovery {
 type Served = Result<Vec<(Resource, Vec<String>)>, Failure>;
 
 impl Discovery {
+    /// The groups, and with aggregated discovery every group version's
+    /// resources: then [`Discovery::kind`] and [`Discovery::matched`] send
+    /// no request.
     pub(super) fn new(api: &Api) -> Result<Discovery, Failure> {
-        let mut groups = api.groups()?;
-        groups.insert(String::new(), ("v1".to_owned(), vec!["v1".to_owned()]));
-        Ok(Discovery {
-            groups,
-            resources: BTreeMap::new(),
-        })
+        let discovered = api.discover()?;
+        let mut groups = discovered.groups;
+        groups
+            .entry(String::new())
+            .or_insert_with(|| ("v1".to_owned(), vec!["v1".to_owned()]));
+        let resources = discovered
+            .resources
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(group_version, resources)| (group_version, Ok(resources)))
+            .collect();
+        Ok(Discovery { groups, resources })
     }
 
     fn served(&mut self, api: &Api, group: &str, version: &str) -> &Served {
@@ -176,13 +186,41 @@ fn acted_on(resource: &Resource) -> bool {
 /// How a resource's listing went, when it was listed to the end.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(super) struct Listed {
-    /// Objects handed to the caller.
+    /// Objects handed to the caller, each once.
     pub(super) objects: usize,
+    /// Whether the continue token expired (410 Gone: the API server keeps a
+    /// list's snapshot about five minutes, which a slow judge or a low
+    /// `--qps` outlasts) and the kind was listed again from its first
+    /// page, handing over only the objects the first listing had not.
+    pub(super) relisted_after_expiry: bool,
+}
+
+/// The objects of one kind handed to the caller so far, by namespace and
+/// name: what a listing started again must not hand over twice.
+#[derive(Debug, Default)]
+struct Handed {
+    seen: HashSet<(String, String)>,
+}
+
+impl Handed {
+    /// `items` less those already handed over, which are now handed.
+    fn fresh(&mut self, items: Vec<Value>) -> Vec<Value> {
+        items
+            .into_iter()
+            .filter(|item| {
+                let metadata = &item["metadata"];
+                let key = |field: &str| metadata[field].as_str().unwrap_or_default().to_owned();
+                self.seen.insert((key("namespace"), key("name")))
+            })
+            .collect()
+    }
 }
 
 /// Lists `resource` (in `namespace`, if any, and with `selector`) page by
 /// page, `limit` objects a page, handing each page to `page` as it
-/// arrives: the listing keeps no page, so its memory is one page.
+/// arrives: the listing keeps no page, only the names of the objects it
+/// handed over. A continue token that expires (410) starts the listing
+/// again once; a second expiry leaves the kind unlisted.
 pub(super) fn list(
     api: &Api,
     resource: &Resource,
@@ -193,27 +231,22 @@ pub(super) fn list(
 ) -> Result<Listed, Unlisted> {
     let list = format!("{}/{}", resource.name(), resource.version);
     let mut listed = Listed::default();
+    let mut handed = Handed::default();
     let mut token = None;
     loop {
-        let (items, next) = api
-            .list_page(resource, namespace, selector, limit, token)
-            .map_err(|failure| Unlisted {
-                resource: resource.name(),
-                verb: if failure.code == Some(403) {
-                    "list".to_owned()
-                } else {
-                    String::new()
-                },
-                message: match failure.code {
-                    Some(403) => format!(
-                        "forbidden: needs verb list on {} ({failure})",
-                        resource.name()
-                    ),
-                    _ => format!("cannot list {}: {failure}", resource.name()),
-                },
-                served: true,
-                bad_request: failure.code == Some(400),
-            })?;
+        let continued = token.is_some();
+        let (items, next) = match api.list_page(resource, namespace, selector, limit, token) {
+            Ok(answer) => answer,
+            Err(failure)
+                if failure.code == Some(410) && continued && !listed.relisted_after_expiry =>
+            {
+                listed.relisted_after_expiry = true;
+                token = None;
+                continue;
+            }
+            Err(failure) => return Err(unlisted(resource, &failure, continued)),
+        };
+        let items = handed.fresh(items);
         listed.objects += items.len();
         page(
             items
@@ -229,8 +262,33 @@ pub(super) fn list(
     Ok(listed)
 }
 
+/// The kind `resource` left unlisted by `failure`, of a page after the
+/// first when `continued`.
+fn unlisted(resource: &Resource, failure: &Failure, continued: bool) -> Unlisted {
+    let name = resource.name();
+    Unlisted {
+        resource: name.clone(),
+        verb: if failure.code == Some(403) {
+            "list".to_owned()
+        } else {
+            String::new()
+        },
+        message: match failure.code {
+            Some(403) => format!("forbidden: needs verb list on {name} ({failure})"),
+            Some(410) if continued => format!(
+                "cannot list {name}: its continue token expired again in the listing started \
+                 over after the first expiry ({failure})"
+            ),
+            _ => format!("cannot list {name}: {failure}"),
+        },
+        served: true,
+        bad_request: failure.code == Some(400),
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::super::api::fake_api_server::{discovery, fake_api, ok, status};
     use super::*;
 
     fn strings(items: &[&str]) -> Vec<String> {
@@ -257,6 +315,152 @@ mod tests {
             ["v1beta1"]
         );
         assert!(candidates(&strings(&["v1alpha4"]), "v1beta2", &served).is_empty());
+    }
+
+    /// The resources a CAPI policy's rules match, discovered from a server
+    /// with or without aggregated discovery, and the requests sent.
+    fn discovered(aggregated: bool) -> (Vec<String>, usize) {
+        let (api, log) = fake_api(discovery(aggregated));
+        let mut discovery = Discovery::new(&api).unwrap();
+        let rule = |group: &str, resources: &[&str]| Rule {
+            groups: strings(&[group]),
+            versions: strings(&["*"]),
+            resources: strings(resources),
+            operations: strings(&["UPDATE"]),
+        };
+        let rules = [
+            rule("cluster.x-k8s.io", &["machinesets", "machinesets/scale"]),
+            rule("apps", &["deployments"]),
+            rule("", &["pods"]),
+        ];
+        let (found, unlisted) = discovery.matched(&api, &rules);
+        assert!(unlisted.is_empty(), "{unlisted:?}");
+        let namespace = discovery.kind(&api, "v1", "Namespace").unwrap();
+        assert!(!namespace.namespaced);
+        let mut names: Vec<String> = found
+            .iter()
+            .map(|r| format!("{}/{}", r.name(), r.version))
+            .collect();
+        names.push(namespace.name());
+        let sent = log.lock().unwrap().len();
+        assert_eq!(api.counts(), BTreeMap::from([("discovery", sent)]));
+        (names, sent)
+    }
+
+    #[test]
+    fn aggregated_discovery_answers_every_look_up_from_its_two_requests() {
+        let (aggregated, sent) = discovered(true);
+        assert_eq!(
+            aggregated,
+            [
+                "pods/v1",
+                "deployments.apps/v1",
+                "machinesets.cluster.x-k8s.io/v1beta2",
+                "namespaces"
+            ]
+        );
+        assert_eq!(sent, 2);
+        // Without it: `/apis`, then the three group versions looked in.
+        assert_eq!(discovered(false), (aggregated, 1 + 3));
+    }
+
+    fn machine(name: &str) -> Value {
+        serde_json::json!({"metadata": {"name": name, "namespace": "default"}})
+    }
+
+    #[test]
+    fn a_listing_started_again_hands_over_only_what_it_had_not() {
+        let mut handed = Handed::default();
+        let names = |items: Vec<Value>| -> Vec<String> {
+            items
+                .iter()
+                .map(|i| i["metadata"]["name"].as_str().unwrap().to_owned())
+                .collect()
+        };
+        assert_eq!(
+            names(handed.fresh(vec![machine("a"), machine("b")])),
+            ["a", "b"]
+        );
+        let mut other_namespace = machine("a");
+        other_namespace["metadata"]["namespace"] = "prod".into();
+        let again = vec![machine("a"), machine("b"), machine("c"), other_namespace];
+        assert_eq!(names(handed.fresh(again)), ["c", "a"]);
+        assert!(handed.fresh(vec![machine("c")]).is_empty());
+    }
+
+    /// Lists machines from a server whose pages after the first answer 410
+    /// `expiries` times, then as asked: the names handed over, in order.
+    fn listed_through_expiry(expiries: usize) -> (Result<Listed, Unlisted>, Vec<String>, usize) {
+        let expired = std::sync::atomic::AtomicUsize::new(0);
+        let (api, log) = fake_api(move |seen| {
+            let list = |names: &[&str], next: &str| {
+                let items: Vec<Value> = names.iter().map(|n| machine(n)).collect();
+                ok(&serde_json::json!({"kind": "MachineList", "items": items,
+                                       "metadata": {"continue": next}}))
+            };
+            match seen.uri.split_once("continue=") {
+                None => list(&["m1", "m2"], "page-2"),
+                Some(_) if expired.fetch_add(1, std::sync::atomic::Ordering::SeqCst) < expiries => {
+                    status(
+                        410,
+                        "The provided continue parameter is too old",
+                        Vec::new(),
+                    )
+                }
+                Some((_, "page-2")) => list(&["m2", "m3"], "page-3"),
+                Some(_) => list(&["m4"], ""),
+            }
+        });
+        let machines = Resource {
+            group: "cluster.x-k8s.io".to_owned(),
+            version: "v1beta2".to_owned(),
+            plural: "machines".to_owned(),
+            kind: "Machine".to_owned(),
+            namespaced: true,
+        };
+        let mut names = Vec::new();
+        let listed = list(&api, &machines, None, None, 2, &mut |page| {
+            names.extend(
+                page.iter()
+                    .map(|(_, o)| o["metadata"]["name"].as_str().unwrap().to_owned()),
+            );
+        });
+        let sent = log.lock().unwrap().len();
+        (listed, names, sent)
+    }
+
+    #[test]
+    fn an_expired_continue_token_lists_the_kind_again_once_without_handing_an_object_twice() {
+        let (listed, names, sent) = listed_through_expiry(0);
+        assert_eq!(
+            listed,
+            Ok(Listed {
+                objects: 4,
+                relisted_after_expiry: false
+            })
+        );
+        assert_eq!((names, sent), (strings(&["m1", "m2", "m3", "m4"]), 3));
+
+        let (listed, names, sent) = listed_through_expiry(1);
+        assert_eq!(
+            listed,
+            Ok(Listed {
+                objects: 4,
+                relisted_after_expiry: true
+            })
+        );
+        // Page 1, the 410, page 1 again (m1 and m2 not handed again), 2, 3.
+        assert_eq!((names, sent), (strings(&["m1", "m2", "m3", "m4"]), 5));
+
+        let (listed, names, sent) = listed_through_expiry(2);
+        let unlisted = listed.unwrap_err();
+        assert!(unlisted.served && unlisted.verb.is_empty());
+        assert!(
+            unlisted.message.contains("expired again") && unlisted.message.contains("(410)"),
+            "{}",
+            unlisted.message
+        );
+        assert_eq!((names, sent), (strings(&["m1", "m2"]), 4));
     }
 
     #[test]

@@ -14,7 +14,11 @@ use super::exit::Exit;
 use super::fix::{FixRun, Outcome};
 use super::listing::Unlisted;
 
-pub(super) fn audit_text(audits: &[Audit], unlisted: &BTreeSet<Unlisted>) -> String {
+pub(super) fn audit_text(
+    audits: &[Audit],
+    unlisted: &BTreeSet<Unlisted>,
+    form: render::Form,
+) -> String {
     let mut out = String::new();
     for (i, audit) in audits.iter().enumerate() {
         if i > 0 {
@@ -26,7 +30,7 @@ pub(super) fn audit_text(audits: &[Audit], unlisted: &BTreeSet<Unlisted>) -> Str
             "policy {} (mode {}, from {})",
             policy.name, policy.mode, policy.source
         );
-        out.push_str(&render::text(&audit.report));
+        out.push_str(&render::text(&audit.report, form));
         if audit.unselected > 0 {
             let _ = writeln!(
                 out,
@@ -55,14 +59,18 @@ pub(super) fn audit_text(audits: &[Audit], unlisted: &BTreeSet<Unlisted>) -> Str
     out
 }
 
-pub(super) fn audit_json(audits: &[Audit], unlisted: &BTreeSet<Unlisted>) -> Value {
+pub(super) fn audit_json(
+    audits: &[Audit],
+    unlisted: &BTreeSet<Unlisted>,
+    form: render::Form,
+) -> Value {
     json!({
         "policies": audits.iter().map(|audit| json!({
             "name": audit.policy.name,
             "mode": audit.policy.mode,
             "source": audit.policy.source,
             "module": audit.policy.module,
-            "report": render::json(&audit.report),
+            "report": render::json(&audit.report, form),
             "unselected": audit.unselected,
             "selectorsFrom": audit.policy.scope.from,
         })).collect::<Vec<_>>(),
@@ -169,6 +177,9 @@ pub(super) fn fix_json(run: &FixRun, dry_run: bool) -> Value {
 pub(super) struct Scope<'a> {
     pub(super) namespace: Option<&'a str>,
     pub(super) left_out: &'a BTreeSet<String>,
+    /// The kinds listed again from their first page after their continue
+    /// token expired (410).
+    pub(super) relisted: &'a BTreeSet<String>,
 }
 
 pub(super) fn scope_text(scope: &Scope<'_>, out: &mut String) {
@@ -181,10 +192,19 @@ pub(super) fn scope_text(scope: &Scope<'_>, out: &mut String) {
             names.join(", ")
         );
     }
+    if !scope.relisted.is_empty() {
+        let names: Vec<&str> = scope.relisted.iter().map(String::as_str).collect();
+        let _ = writeln!(
+            out,
+            "\nlisted again from the first page, its continue token having expired (410): {} \
+             (each object audited once)",
+            names.join(", ")
+        );
+    }
 }
 
 pub(super) fn scope_json(scope: &Scope<'_>) -> Value {
-    json!({"namespace": scope.namespace, "leftOut": scope.left_out})
+    json!({"namespace": scope.namespace, "leftOut": scope.left_out, "relisted": scope.relisted})
 }
 
 /// The run in one object, for a log pipeline: how it ended, what it found

@@ -92,3 +92,55 @@ impl Progress {
         )
     }
 }
+
+/// How far the listing is, on stderr: per kind, the objects listed and
+/// judged and the time so far, redrawn in place on a terminal; one plain
+/// line per kind listed otherwise.
+pub(super) struct Listing {
+    started: Instant,
+    terminal: bool,
+    listed: usize,
+    judged: usize,
+}
+
+impl Listing {
+    pub(super) fn new() -> Listing {
+        Listing {
+            started: Instant::now(),
+            terminal: std::io::stderr().is_terminal(),
+            listed: 0,
+            judged: 0,
+        }
+    }
+
+    /// A page of `kind` arrived: `listed` objects, `judged` of them judged
+    /// by at least one policy.
+    pub(super) fn page(&mut self, kind: &str, listed: usize, judged: usize) {
+        self.listed += listed;
+        self.judged += judged;
+        if self.terminal {
+            let mut err = std::io::stderr().lock();
+            let _ = write!(err, "\r\x1b[2K{}", self.line(kind));
+            let _ = err.flush();
+        }
+    }
+
+    /// `kind` is listed to its end.
+    pub(super) fn kind_done(&mut self, kind: &str) {
+        let mut err = std::io::stderr().lock();
+        let _ = match self.terminal {
+            true => write!(err, "\r\x1b[2K"),
+            false => writeln!(err, "{}", self.line(kind)),
+        };
+        let _ = err.flush();
+    }
+
+    fn line(&self, kind: &str) -> String {
+        format!(
+            "audit: {kind}: {} listed, {} judged in all, {} s",
+            self.listed,
+            self.judged,
+            self.started.elapsed().as_secs()
+        )
+    }
+}

@@ -6,14 +6,14 @@
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
-use cluster_audit::Audited;
+use cluster_audit::live::{Parents, reevaluate};
 use cluster_audit::tree::Identity;
-use cluster_audit::{Status, reevaluate};
+use cluster_audit::{Audited, Status};
 use metadata_propagation_core::outcome::Verdict;
 use serde_json::Value;
 
 use super::api::{Api, Resource};
-use super::cluster_reads::{ClusterReads, Reads};
+use super::cluster_reads::{Cluster, ClusterReads};
 use super::deployed::Audit;
 use super::fix::{self, Done, FixRun, Fixer, Judgement};
 use super::listing::Discovery;
@@ -81,13 +81,13 @@ fn place<'a>(
 /// after the pre-flight: every policy whose webhook is to write must be
 /// active and registered, or nothing is written.
 pub(super) fn fix_all(
-    api: &Api,
-    discovery: &RefCell<Discovery>,
-    read: &Reads,
+    cluster: Cluster,
     audits: &mut [Audit],
+    parents: &mut Parents,
     live: &LiveArgs,
     stop: &Stop,
 ) -> FixRun {
+    let Cluster { api, discovery, .. } = cluster;
     let (mut targets, mut at) = deviating(audits);
     let found = targets.len();
     let refused: Vec<String> = audits
@@ -152,7 +152,8 @@ pub(super) fn fix_all(
                     Err(message) => Done::unwritten(id, fix::Outcome::Forbidden, message),
                     Ok(()) => {
                         let shared: &[Audit] = audits;
-                        let judge = |now: &Value| judge(shared, flagged, now, api, discovery, read);
+                        let seen: &Parents = parents;
+                        let judge = |now: &Value| judge(shared, flagged, now, cluster, seen);
                         let hint = |resource: &Resource| hint(shared, flagged, resource);
                         let fixer = Fixer {
                             api,
@@ -173,6 +174,7 @@ pub(super) fn fix_all(
         // written in this run too, after its parent.
         let wrote = done.changes.as_array().is_some_and(|c| !c.is_empty());
         if let Some(after) = done.after.as_ref().filter(|_| !live.dry_run && wrote) {
+            parents.keep(after);
             let mut children: Vec<(Identity, usize)> = Vec::new();
             for (p, audit) in audits.iter_mut().enumerate() {
                 let objects = &mut audit.report.objects;
@@ -193,8 +195,12 @@ pub(super) fn fix_all(
                 }
                 let audit = &audits[p];
                 let now = audit.report.objects.iter().find(|o| o.identity == child);
-                let now = &now.expect("a child is an object of its report").object;
-                if let Judgement::Deviates(_) = judge(audits, &[p], now, api, discovery, read) {
+                let now = now.expect("a child is an object of its report");
+                // Under an object that failed, every object is kept whole.
+                if !now.whole {
+                    continue;
+                }
+                if let Judgement::Deviates(_) = judge(audits, &[p], &now.object, cluster, parents) {
                     at.insert(child.clone(), targets.len());
                     targets.push((child, vec![p]));
                 }
@@ -219,10 +225,14 @@ fn judge(
     audits: &[Audit],
     flagged: &[usize],
     now: &Value,
-    api: &Api,
-    discovery: &RefCell<Discovery>,
-    read: &Reads,
+    cluster: Cluster,
+    parents: &Parents,
 ) -> Judgement {
+    let Cluster {
+        api,
+        discovery,
+        read,
+    } = cluster;
     let mut deviations = Vec::new();
     for &p in flagged {
         let audit = &audits[p];
@@ -232,12 +242,7 @@ fn judge(
             granted: &audit.policy.context_aware,
             read,
         };
-        let evaluation = reevaluate(
-            &audit.report,
-            now.clone(),
-            &audit.policy.settings,
-            Some(&reads),
-        );
+        let evaluation = reevaluate(now, &audit.policy.settings, parents, &reads);
         match Status::of(evaluation.as_ref()) {
             Status::Compliant | Status::NotEvaluated => {}
             Status::Deviates => {
