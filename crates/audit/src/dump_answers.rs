@@ -29,7 +29,7 @@ pub(crate) struct Dump<'a> {
 }
 
 /// What a look-up of one object answered for each projection asked so far.
-type Answers = Vec<(Projection<'static>, Result<Value, LookupError>)>;
+pub(crate) type Answers = Vec<(Projection<'static>, Result<Value, LookupError>)>;
 
 impl<'a> Dump<'a> {
     pub(crate) fn new(objects: Vec<&'a Value>) -> Self {
@@ -64,18 +64,28 @@ impl Lookup for Dump<'_> {
         let Some(&i) = self.index.get(object) else {
             return Err(LookupError::NotFound);
         };
-        let mut answers = self.answers[i].borrow_mut();
-        if let Some((_, answer)) = answers.iter().find(|(p, _)| p == projection) {
-            return answer.clone();
-        }
-        let json =
-            self.json[i].get_or_init(|| serde_json::to_vec(self.objects[i]).unwrap_or_default());
-        let answer = projection
-            .decode(json)
-            .map_err(|e| LookupError::Failed(e.to_string()));
-        answers.push((projection.clone(), answer.clone()));
-        answer
+        decoded(&self.answers[i], projection, || {
+            self.json[i].get_or_init(|| serde_json::to_vec(self.objects[i]).unwrap_or_default())
+        })
     }
+}
+
+/// What `projection` reads of one object: answered once per projection,
+/// decoded from the object's `json` the first time.
+pub(crate) fn decoded<'j>(
+    answers: &RefCell<Answers>,
+    projection: &Projection<'static>,
+    json: impl FnOnce() -> &'j [u8],
+) -> Result<Value, LookupError> {
+    let mut answers = answers.borrow_mut();
+    if let Some((_, answer)) = answers.iter().find(|(p, _)| p == projection) {
+        return answer.clone();
+    }
+    let answer = projection
+        .decode(json())
+        .map_err(|e| LookupError::Failed(e.to_string()));
+    answers.push((projection.clone(), answer.clone()));
+    answer
 }
 
 /// A live cluster behind an audit (`policy-runner audit --cluster`): what

@@ -19,7 +19,7 @@ use metadata_propagation_core::request::AdmissionRequest;
 use serde_json::Value;
 
 use crate::audit_error::AuditError;
-use crate::dump_answers::{LiveSource, Recorder};
+use crate::dump_answers::{Answers, LiveSource, Recorder, decoded};
 use crate::origin::Origin;
 use crate::report::{
     AuditSettings, Audited, Evaluation, Report, Status, evaluate_object, reference,
@@ -37,7 +37,7 @@ pub struct Parents {
 struct View {
     api_version: String,
     json: Box<[u8]>,
-    answers: RefCell<Vec<(Projection<'static>, Result<Value, LookupError>)>>,
+    answers: RefCell<Answers>,
 }
 
 impl Parents {
@@ -99,15 +99,7 @@ impl Lookup for LiveLookup<'_> {
         let Some(view) = view.filter(|view| view.api_version == object.api_version) else {
             return self.live.get(object, projection);
         };
-        let mut answers = view.answers.borrow_mut();
-        if let Some((_, answer)) = answers.iter().find(|(p, _)| p == projection) {
-            return answer.clone();
-        }
-        let answer = projection
-            .decode(&view.json)
-            .map_err(|e| LookupError::Failed(e.to_string()));
-        answers.push((projection.clone(), answer.clone()));
-        answer
+        decoded(&view.answers, projection, || &view.json)
     }
 }
 

@@ -359,18 +359,8 @@ mod tests {
     use std::collections::BTreeMap;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
-    use super::super::api::fake_api_server::{Answer, Seen, fake_api, ok, status};
+    use super::super::api::fake_api_server::{Answer, Seen, fake_api, machines, ok, status};
     use super::*;
-
-    fn machines() -> Resource {
-        Resource {
-            group: "cluster.x-k8s.io".to_owned(),
-            version: "v1beta2".to_owned(),
-            plural: "machines".to_owned(),
-            kind: "Machine".to_owned(),
-            namespaced: true,
-        }
-    }
 
     fn failure(code: u16, message: &str) -> Failure {
         Failure {

@@ -10,7 +10,7 @@ use hyper::body::Bytes;
 use hyper::{Request, Response};
 use serde_json::{Value, json};
 
-use super::Api;
+use super::{Api, Resource};
 use crate::tools::live_audit::pace::Pace;
 
 /// A request the fake server received.
@@ -79,6 +79,17 @@ pub(in crate::tools::live_audit) fn fake_api(
 }
 
 /// A 200 with `body` as JSON.
+/// The Machines of CAPI's core group, a kind the tests list, read and write.
+pub(in crate::tools::live_audit) fn machines() -> Resource {
+    Resource {
+        group: "cluster.x-k8s.io".to_owned(),
+        version: "v1beta2".to_owned(),
+        plural: "machines".to_owned(),
+        kind: "Machine".to_owned(),
+        namespaced: true,
+    }
+}
+
 pub(in crate::tools::live_audit) fn ok(body: &Value) -> Answer {
     (200, Vec::new(), body.to_string())
 }

@@ -63,19 +63,9 @@ mod tests {
 
     use serde_json::json;
 
-    use super::super::fake_api_server::{fake_api, ok, status};
-    use super::super::{RETRIED, Resource};
+    use super::super::fake_api_server::{fake_api, machines, ok, status};
+    use super::super::RETRIED;
     use super::*;
-
-    fn machines() -> Resource {
-        Resource {
-            group: "cluster.x-k8s.io".to_owned(),
-            version: "v1beta2".to_owned(),
-            plural: "machines".to_owned(),
-            kind: "Machine".to_owned(),
-            namespaced: true,
-        }
-    }
 
     fn counts(pairs: &[(&'static str, usize)]) -> BTreeMap<&'static str, usize> {
         pairs.iter().copied().collect()
