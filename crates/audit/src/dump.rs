@@ -10,7 +10,6 @@
 //! the page takes what was pasted, and both read it through this module, so
 //! a text means the same objects in either.
 
-
 use metadata_propagation_core::fields::type_name;
 use serde::Deserialize;
 use serde_json::Value;
