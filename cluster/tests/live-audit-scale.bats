@@ -195,7 +195,7 @@ fixer_patches() {
   [ "$(results)" = "$baseline" ]
 }
 
-@test "429 from API Priority and Fairness while another client loads the priority level: the runner waits and its report is the unloaded one" {
+@test "429 from API Priority and Fairness while another client loads the priority level: the runner waits, counts each retry, and its report is the unloaded one" {
   # Two ServiceAccounts that may read everything: the runner's (audit) and a second client's (load); a
   # priority level of the fewest seats the API server's shares allow, no queue (a request that finds every
   # seat taken is rejected at once, 429), and a FlowSchema of each ServiceAccount to it: they share its seats,
@@ -256,7 +256,7 @@ YAML
   # The API server's seats for the level (600 in all, shared by the levels' shares: 1 share gets 3 seats).
   eventually 30 'kubectl get --raw /metrics | grep -E "^apiserver_flowcontrol_nominal_limit_seats\{priority_level=\"las-one-seat\"\} [1-3]$"'
   eventually 30 'kubectl auth can-i list "$VPCS" -n "$NS" --as=system:serviceaccount:$NS:audit'
-  live --kubeconfig "$BATS_TEST_TMPDIR/audit.kubeconfig" --policy "$POLICY" --qps 1000 --burst 1000
+  live --kubeconfig "$BATS_TEST_TMPDIR/audit.kubeconfig" --policy "$POLICY" --page-size 2 --qps 1000 --burst 1000
   [ "$status" -eq 0 ]
   baseline=$(results)
   [ "$(jq 'length' <<<"$baseline")" -eq "$COUNT" ]
@@ -274,14 +274,17 @@ YAML
     loaders+=($!)
   done
   sleep 2
-  live --kubeconfig "$BATS_TEST_TMPDIR/audit.kubeconfig" --policy "$POLICY" --qps 1000 --burst 1000
+  # Two VPCs a page: some thirty requests, each of which may find the seats taken.
+  live --kubeconfig "$BATS_TEST_TMPDIR/audit.kubeconfig" --policy "$POLICY" --page-size 2 --qps 1000 --burst 1000
   wait "${loaders[@]}"
   echo "the second client's answers: $(cat "$BATS_TEST_TMPDIR"/load.* | sort | uniq -c | tr '\n' ' ')"
   echo "rejected (429): the runner's $(($(rejected las-runner) - runner_rejected)), the second client's $(($(rejected las-load) - load_rejected))"
   # The API server did reject the runner's requests, and the second client's.
   [ "$(rejected las-runner)" -gt "$runner_rejected" ]
   [ "$(rejected las-load)" -gt "$load_rejected" ]
-  # The runner waited them out: complete, and the same report.
+  # The runner waited them out and sent each again, counted apart: as many retries as rejections.
+  [ "$(requests retried)" -eq "$(($(rejected las-runner) - runner_rejected))" ]
+  # Complete, and the same report.
   [ "$status" -eq 0 ]
   jq -e '.unlisted == [] and .summary.notListed == 0' <<<"$report"
   [ "$(results)" = "$baseline" ]
