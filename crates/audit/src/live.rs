@@ -48,20 +48,12 @@ impl Parents {
         if !tree::may_be_parent(&identity, object) {
             return;
         }
-        let mut view = object.clone();
-        if let Some(fields) = view.as_object_mut() {
-            fields.remove("status");
-        }
-        if let Some(metadata) = view["metadata"].as_object_mut() {
-            metadata.remove("managedFields");
-        }
-        let json = serde_json::to_vec(&view).expect("JSON values always serialise");
         let api_version = object["apiVersion"].as_str().unwrap_or_default().to_owned();
         self.views.insert(
             identity,
             View {
                 api_version,
-                json: json.into_boxed_slice(),
+                json: view(object),
                 answers: RefCell::default(),
             },
         );
@@ -76,6 +68,20 @@ impl Parents {
     pub fn is_empty(&self) -> bool {
         self.views.is_empty()
     }
+}
+
+/// What a look-up can read of `object`, as compact JSON: all of it but
+/// `metadata.managedFields` and `status`, which no policy field mask names.
+pub fn view(object: &Value) -> Box<[u8]> {
+    let mut view = object.clone();
+    if let Some(fields) = view.as_object_mut() {
+        fields.remove("status");
+    }
+    if let Some(metadata) = view["metadata"].as_object_mut() {
+        metadata.remove("managedFields");
+    }
+    let json = serde_json::to_vec(&view).expect("JSON values always serialise");
+    json.into_boxed_slice()
 }
 
 /// The look-ups of one policy's live audit: refused as policy-server

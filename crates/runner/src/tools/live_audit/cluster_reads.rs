@@ -45,8 +45,11 @@ pub(super) fn namespace_labels(
     }
 }
 
-/// The objects read one by one, and why not, shared by every policy.
-pub(super) type Reads = RefCell<BTreeMap<ObjectRef, Result<Value, LookupError>>>;
+/// The objects read one by one (compact JSON, without `managedFields` and
+/// `status`, which no field mask names), and why not, shared by every
+/// policy: a parent that was not listed is asked for by each of its
+/// children, and a whole object as a value is many times its text.
+pub(super) type Reads = RefCell<BTreeMap<ObjectRef, Result<Box<[u8]>, LookupError>>>;
 
 /// The cluster a run talks to: the client, what discovery found, and the
 /// objects read one by one.
@@ -62,14 +65,15 @@ pub(super) struct ClusterReads<'a> {
     pub(super) api: &'a Api,
     pub(super) discovery: &'a RefCell<Discovery>,
     pub(super) granted: &'a BTreeSet<(String, String)>,
-    /// Whole objects read so far (or why not), shared by every policy.
+    /// The objects read so far (or why not), shared by every policy.
     pub(super) read: &'a Reads,
 }
 
 impl ClusterReads<'_> {
     fn read(&self, object: &ObjectRef) -> Result<Value, LookupError> {
         if let Some(answer) = self.read.borrow().get(object) {
-            return answer.clone();
+            let json = answer.as_ref().map_err(Clone::clone)?;
+            return serde_json::from_slice(json).map_err(|e| LookupError::Failed(e.to_string()));
         }
         let resource = self
             .discovery
@@ -94,10 +98,9 @@ impl ClusterReads<'_> {
                     _ => LookupError::Failed(failure.to_string()),
                 })
         });
-        self.read
-            .borrow_mut()
-            .insert(object.clone(), answer.clone());
-        answer
+        let kept = answer.map(|whole| cluster_audit::live::view(&whole));
+        self.read.borrow_mut().insert(object.clone(), kept);
+        self.read(object)
     }
 }
 
