@@ -126,6 +126,36 @@ Machine default/capi-quickstart-md-1-x7k2p-9ttvz (cluster.x-k8s.io/v1beta2): ✗
   done
 }
 
+@test "the default report is compact: the objects that fail in their tree, the others counted; --full lists each" {
+  run "$RUNNER" audit -f "$DUMPS/quickstart_v1beta2_drift.yaml"
+  echo "$output"
+  [ "$status" -eq 1 ]
+  compact=$output
+  full=$("$RUNNER" audit --full -f "$DUMPS/quickstart_v1beta2_drift.yaml" || true)
+  # The tree: the five that deviate, under the parents that place them, and nothing else.
+  [ "$(printf '%s\n' "$compact" | sed '/^$/q' | grep -c ' (cluster.x-k8s.io/v1beta2): ')" -eq 8 ]
+  [[ "$compact" == *"    └── MachineDeployment default/capi-quickstart-md-1 (cluster.x-k8s.io/v1beta2): ✓ compliant
+        └── MachineSet default/capi-quickstart-md-1-x7k2p (cluster.x-k8s.io/v1beta2): ✗ DEVIATES"* ]]
+  [[ "$compact" != *"KubeadmControlPlane default/capi-quickstart-wqx5r"* ]]
+  # Each one that fails has the detail the full report gives it, word for word.
+  machine='Machine default/capi-quickstart-md-1-x7k2p-9ttvz (cluster.x-k8s.io/v1beta2): ✗ DEVIATES
+  read from test_data/dumps/quickstart_v1beta2_drift.yaml document 1 item 13'
+  [[ "$compact" == *"$machine"* && "$full" == *"$machine"* ]]
+  [ "${lines[-2]}" = "compliant: 7 DockerMachine, 7 KubeadmConfig, 1 KubeadmControlPlane, 5 Machine, 1 MachineDeployment, 1 MachinePool; not evaluated: 1 Cluster, 1 ClusterClass (--full lists each)" ]
+  [ "${lines[-1]}" = "27 objects audited, 5 deviate (2 more not evaluated: the policy does not act on their kind)" ]
+  [ "$(printf '%s\n' "$compact" | wc -l)" -lt "$(printf '%s\n' "$full" | wc -l)" ]
+  # JSON: every object with its identity, parent and status; the detail for the five only.
+  run "$RUNNER" audit -o json -f "$DUMPS/quickstart_v1beta2_drift.yaml"
+  [ "$status" -eq 1 ]
+  echo "$output" | jq -e 'keys == ["objects", "summary"] and (.objects | length) == 29'
+  echo "$output" | jq -e '[.objects[] | select(.status != "deviates") | keys] | unique == [["apiVersion", "id", "kind", "name", "namespace", "parent", "status"]]'
+  echo "$output" | jq -e '[.objects[] | select(.status == "deviates") | .patch | length > 0] == [true, true, true, true, true]'
+  full_json=$("$RUNNER" audit --full -o json -f "$DUMPS/quickstart_v1beta2_drift.yaml" || true)
+  [ "$(jq -c '.summary' <<<"$output")" = "$(jq -c '.summary' <<<"$full_json")" ]
+  [ "$(jq -c '[.objects[] | select(.status == "deviates")]' <<<"$output")" = "$(jq -c '[.objects[] | select(.status == "deviates")]' <<<"$full_json")" ]
+  [ "$(jq -c '[.objects[] | [.id, .parent, .status]]' <<<"$output")" = "$(jq -c '[.objects[] | [.id, .parent, .status]]' <<<"$full_json")" ]
+}
+
 @test "v1beta1 quick-start, planted drift, as JSON: summary, tree and per-object details" {
   run "$RUNNER" audit --full -o json -f "$DUMPS/quickstart_v1beta1_drift.yaml"
   [ "$status" -eq 1 ]

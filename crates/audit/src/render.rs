@@ -17,6 +17,7 @@
 use std::fmt::Write as _;
 
 use metadata_propagation_core::outcome::Verdict;
+use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::{Map, Value, json};
 
 use crate::dump_answers::{Answer, LookupRecord};
@@ -239,35 +240,78 @@ fn answer_text(lookup: &LookupRecord) -> String {
 
 /// The report as one JSON document.
 pub fn json(report: &Report, form: Form) -> Value {
-    let ids: Vec<String> = report
-        .objects
-        .iter()
-        .map(|o| o.reference.to_string())
-        .collect();
-    let objects: Vec<Value> = report
-        .tree
-        .walk()
-        .into_iter()
-        .map(|(index, depth)| {
-            let parent = report.tree.parent[index].map(|p| ids[p].clone());
-            let object = &report.objects[index];
-            match detailed(object, form) {
-                true => object_json(object, &ids[index], parent, depth),
-                false => json!({"id": ids[index], "apiVersion": object.reference.api_version,
-                    "kind": object.reference.kind, "namespace": object.reference.namespace,
-                    "name": object.reference.name, "parent": parent,
-                    "status": object.status().as_str()}),
-            }
-        })
-        .collect();
-    if form == Form::Compact {
-        return json!({"summary": summary_json(report), "objects": objects});
+    serde_json::to_value(Json { report, form }).expect("a report always serialises")
+}
+
+/// The report as one JSON document, serialised as it is written: the
+/// compact form's entries are never built as values, which at 100,000
+/// objects are hundreds of MB (`serde_json::to_writer` it where the
+/// document is large).
+pub struct Json<'a> {
+    /// The report.
+    pub report: &'a Report,
+    /// Its form.
+    pub form: Form,
+}
+
+impl Serialize for Json<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let report = self.report;
+        // Keys in the order a JSON value sorts them: the same bytes as
+        // the document built as a value.
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("objects", &Entries(self))?;
+        map.serialize_entry("summary", &summary_json(report))?;
+        if self.form == Form::Full {
+            let roots = report.tree.roots.iter();
+            let tree: Vec<Value> = roots.map(|&r| tree_json(report, r)).collect();
+            map.serialize_entry("tree", &tree)?;
+        }
+        map.end()
     }
-    json!({
-        "summary": summary_json(report),
-        "tree": report.tree.roots.iter().map(|&r| tree_json(report, &ids, r)).collect::<Vec<_>>(),
-        "objects": objects,
-    })
+}
+
+/// Every object of the report, in tree order, one at a time.
+struct Entries<'a>(&'a Json<'a>);
+
+impl Serialize for Entries<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let Json { report, form } = *self.0;
+        let walk = report.tree.walk();
+        let mut seq = serializer.serialize_seq(Some(walk.len()))?;
+        for (index, depth) in walk {
+            let parent = report.tree.parent[index].map(|p| report.objects[p].reference.to_string());
+            let object = &report.objects[index];
+            let id = object.reference.to_string();
+            match detailed(object, form) {
+                true => seq.serialize_element(&object_json(object, &id, parent, depth))?,
+                false => seq.serialize_element(&Lean {
+                    api_version: &object.reference.api_version,
+                    id,
+                    kind: &object.reference.kind,
+                    name: &object.reference.name,
+                    namespace: object.reference.namespace.as_deref(),
+                    parent,
+                    status: object.status().as_str(),
+                })?,
+            }
+        }
+        seq.end()
+    }
+}
+
+/// A compact entry: the object's identity, parent and status, its keys
+/// sorted as a JSON value sorts them.
+#[derive(serde::Serialize)]
+struct Lean<'a> {
+    #[serde(rename = "apiVersion")]
+    api_version: &'a str,
+    id: String,
+    kind: &'a str,
+    name: &'a str,
+    namespace: Option<&'a str>,
+    parent: Option<String>,
+    status: &'static str,
 }
 
 fn summary_json(report: &Report) -> Value {
@@ -282,12 +326,12 @@ fn summary_json(report: &Report) -> Value {
     })
 }
 
-fn tree_json(report: &Report, ids: &[String], index: usize) -> Value {
+fn tree_json(report: &Report, index: usize) -> Value {
     let children: Vec<Value> = report.tree.children[index]
         .iter()
-        .map(|&c| tree_json(report, ids, c))
+        .map(|&c| tree_json(report, c))
         .collect();
-    json!({"id": ids[index], "children": children})
+    json!({"id": report.objects[index].reference.to_string(), "children": children})
 }
 
 fn object_json(object: &Audited, id: &str, parent: Option<String>, depth: usize) -> Value {

@@ -35,11 +35,15 @@ pub fn audit(args: &AuditArgs) -> ExitCode {
     let form = form(args);
     let written = match args.output {
         OutputFormat::Text => stdout.write_all(render::text(&report, form).as_bytes()),
-        OutputFormat::Json => {
-            serde_json::to_writer_pretty(&mut stdout, &render::json(&report, form))
-                .map_err(std::io::Error::from)
-                .and_then(|()| stdout.write_all(b"\n"))
-        }
+        OutputFormat::Json => serde_json::to_writer_pretty(
+            &mut stdout,
+            &render::Json {
+                report: &report,
+                form,
+            },
+        )
+        .map_err(std::io::Error::from)
+        .and_then(|()| stdout.write_all(b"\n")),
     };
     // A reader that stops early (`| head`) closes the pipe: the verdict
     // still stands, so the exit code is still the audit's.

@@ -103,7 +103,9 @@ fn run(args: &AuditArgs) -> Result<Exit> {
         interrupted: stop.requested(),
         elapsed: started.elapsed(),
     };
-    print(&report(args, &judged, found, fixed.as_ref(), &ran))?;
+    let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
+    let written = report(args, &judged, found, fixed.as_ref(), &ran, &mut stdout);
+    printed(written.and_then(|()| stdout.flush()))?;
     Ok(exit)
 }
 
@@ -114,13 +116,12 @@ fn discover(api: &Api) -> Result<RefCell<Discovery>> {
     Ok(RefCell::new(discovery))
 }
 
-/// The audit as it was found, in the output format and form asked for.
-fn found(args: &AuditArgs, judged: &Judged) -> Value {
+/// The audit as it was found, as text; JSON is written at the end, as it
+/// is serialised (`--fix` changes no field the report prints: it replaces
+/// the objects it wrote, and leaves their verdicts as found).
+fn found(args: &AuditArgs, judged: &Judged) -> Option<String> {
     let form = crate::tools::audit::form(args);
-    match args.output {
-        OutputFormat::Text => Value::String(audit_text(&judged.audits, &judged.unlisted, form)),
-        OutputFormat::Json => audit_json(&judged.audits, &judged.unlisted, form),
-    }
+    (args.output == OutputFormat::Text).then(|| audit_text(&judged.audits, &judged.unlisted, form))
 }
 
 /// How the run ended and what it cost.
@@ -136,10 +137,11 @@ struct Ran<'a> {
 fn report(
     args: &AuditArgs,
     judged: &Judged,
-    found: Value,
+    found: Option<String>,
     fixed: Option<&FixRun>,
     ran: &Ran,
-) -> String {
+    stdout: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
     let live = &args.live;
     let (deviating, _) = writes::deviating(&judged.audits);
     let summary = output::summary_json(&Summary {
@@ -158,10 +160,8 @@ fn report(
         left_out: &judged.left_out,
         relisted: &judged.relisted,
     };
-    let mut out = String::new();
-    match (args.output, found) {
-        (OutputFormat::Text, Value::String(text)) => {
-            out.push_str(&text);
+    match found {
+        Some(mut out) => {
             scope_text(&scope, &mut out);
             if let Some(fixed) = fixed {
                 fix_text(fixed, live.dry_run, &mut out);
@@ -172,32 +172,42 @@ fn report(
                 .join(", ");
             let _ = writeln!(out, "requests: {requests}");
             let _ = writeln!(out, "summary: {summary}");
+            stdout.write_all(out.as_bytes())
         }
-        (_, mut document) => {
-            document["requests"] = json!(ran.requests);
-            document["scope"] = scope_json(&scope);
-            document["fix"] = fixed.map_or(Value::Null, |fixed| fix_json(fixed, live.dry_run));
-            document["summary"] = summary;
-            out = serde_json::to_string_pretty(&document).expect("JSON values always serialise");
-            out.push('\n');
+        None => {
+            let mut fields = serde_json::Map::new();
+            fields.insert("requests".to_owned(), json!(ran.requests));
+            fields.insert("scope".to_owned(), scope_json(&scope));
+            let fix = fixed.map_or(Value::Null, |fixed| fix_json(fixed, live.dry_run));
+            fields.insert("fix".to_owned(), fix);
+            fields.insert("summary".to_owned(), summary);
+            let form = crate::tools::audit::form(args);
+            let document = audit_json(&judged.audits, &judged.unlisted, form, fields);
+            serde_json::to_writer_pretty(&mut *stdout, &document)?;
+            stdout.write_all(b"\n")
         }
     }
-    out
 }
 
-/// Writes the report on stdout; a reader that went away (`| head`) is not
-/// an error.
-fn print(out: &str) -> Result<()> {
-    let mut stdout = std::io::stdout().lock();
-    match stdout
-        .write_all(out.as_bytes())
-        .and_then(|()| stdout.flush())
-    {
+/// Whether the report was written on stdout; a reader that went away
+/// (`| head`) is not an error.
+fn printed(written: std::io::Result<()>) -> Result<()> {
+    match written {
         Err(error) if error.kind() != std::io::ErrorKind::BrokenPipe => {
             bail!("cannot write the report: {error}")
         }
         _ => Ok(()),
     }
+}
+
+/// Writes `out` on stdout ([`printed`]).
+fn print(out: &str) -> Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    printed(
+        stdout
+            .write_all(out.as_bytes())
+            .and_then(|()| stdout.flush()),
+    )
 }
 
 /// What is left to do after the run ([`Exit`]).

@@ -7,7 +7,8 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use cluster_audit::render;
-use serde_json::{Value, json};
+use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::{Map, Value, json};
 
 use super::deployed::Audit;
 use super::exit::Exit;
@@ -59,26 +60,78 @@ pub(super) fn audit_text(
     out
 }
 
-pub(super) fn audit_json(
-    audits: &[Audit],
+/// The live audit's JSON document: `fields`, and each policy's report
+/// under `policies`, serialised as it is written (a report of 100,000
+/// objects built as a value first is hundreds of MB).
+pub(super) fn audit_json<'a>(
+    audits: &'a [Audit],
     unlisted: &BTreeSet<Unlisted>,
     form: render::Form,
-) -> Value {
-    json!({
-        "policies": audits.iter().map(|audit| json!({
-            "name": audit.policy.name,
-            "mode": audit.policy.mode,
-            "source": audit.policy.source,
-            "module": audit.policy.module,
-            "report": render::json(&audit.report, form),
-            "unselected": audit.unselected,
-            "selectorsFrom": audit.policy.scope.from,
-        })).collect::<Vec<_>>(),
-        "unlisted": unlisted.iter().map(|missing| json!({
-            "resource": missing.resource, "verb": missing.verb, "message": missing.message,
-            "served": missing.served,
-        })).collect::<Vec<_>>(),
-    })
+    mut fields: Map<String, Value>,
+) -> Spliced<Vec<Spliced<render::Json<'a>>>> {
+    let policies = (audits.iter())
+        .map(|audit| Spliced {
+            fields: json_map(json!({
+                "name": audit.policy.name,
+                "mode": audit.policy.mode,
+                "source": audit.policy.source,
+                "module": audit.policy.module,
+                "unselected": audit.unselected,
+                "selectorsFrom": audit.policy.scope.from,
+            })),
+            key: "report",
+            value: render::Json {
+                report: &audit.report,
+                form,
+            },
+        })
+        .collect();
+    let unlisted: Vec<Value> = (unlisted.iter())
+        .map(|missing| {
+            json!({"resource": missing.resource, "verb": missing.verb,
+                "message": missing.message, "served": missing.served})
+        })
+        .collect();
+    fields.insert("unlisted".to_owned(), Value::Array(unlisted));
+    Spliced {
+        fields,
+        key: "policies",
+        value: policies,
+    }
+}
+
+fn json_map(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
+}
+
+/// A JSON object of `fields` and one more entry, `key`, whose value is
+/// serialised as it is written; its keys in the order a JSON value sorts
+/// them, so the bytes are the document's as a value.
+pub(super) struct Spliced<T> {
+    pub(super) fields: Map<String, Value>,
+    pub(super) key: &'static str,
+    pub(super) value: T,
+}
+
+impl<T: Serialize> Serialize for Spliced<T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        let mut spliced = false;
+        for (key, value) in &self.fields {
+            if !spliced && key.as_str() > self.key {
+                map.serialize_entry(self.key, &self.value)?;
+                spliced = true;
+            }
+            map.serialize_entry(key, value)?;
+        }
+        if !spliced {
+            map.serialize_entry(self.key, &self.value)?;
+        }
+        map.end()
+    }
 }
 
 /// `run`'s outcomes counted, each of [`Outcome::ALL`] in its order.

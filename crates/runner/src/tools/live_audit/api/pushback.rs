@@ -63,8 +63,8 @@ mod tests {
 
     use serde_json::json;
 
-    use super::super::fake_api_server::{fake_api, machines, ok, status};
     use super::super::RETRIED;
+    use super::super::fake_api_server::{fake_api, machines, ok, status};
     use super::*;
 
     fn counts(pairs: &[(&'static str, usize)]) -> BTreeMap<&'static str, usize> {
