@@ -58,16 +58,6 @@ impl Parents {
             },
         );
     }
-
-    /// How many objects are kept.
-    pub fn len(&self) -> usize {
-        self.views.len()
-    }
-
-    /// Whether none is.
-    pub fn is_empty(&self) -> bool {
-        self.views.is_empty()
-    }
 }
 
 /// What a look-up can read of `object`, as compact JSON: all of it but
@@ -109,8 +99,9 @@ impl Lookup for LiveLookup<'_> {
     }
 }
 
-/// Evaluates `object` (the policy acts on its kind) against `parents`.
-fn evaluate(
+/// Evaluates `object` against `parents`, as listed or (`--fix`) as read
+/// after a write: `None` when the policy does not act on its kind.
+pub fn evaluate(
     object: &Value,
     settings: &AuditSettings,
     parents: &Parents,
@@ -127,17 +118,6 @@ fn evaluate(
         records: RefCell::default(),
     };
     Some(evaluate_object(&request, settings, recorder))
-}
-
-/// Evaluates `object` again, as read after a write: `None` when the policy
-/// does not act on its kind.
-pub fn reevaluate(
-    object: &Value,
-    settings: &AuditSettings,
-    parents: &Parents,
-    live: &dyn LiveSource,
-) -> Option<Evaluation> {
-    evaluate(object, settings, parents, live)
 }
 
 /// The objects judged so far, found by identity without a second copy of

@@ -6,7 +6,7 @@
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
-use cluster_audit::live::{Parents, reevaluate};
+use cluster_audit::live::{Parents, evaluate};
 use cluster_audit::tree::Identity;
 use cluster_audit::{Audited, Status};
 use metadata_propagation_core::outcome::Verdict;
@@ -242,7 +242,7 @@ fn judge(
             granted: &audit.policy.context_aware,
             read,
         };
-        let evaluation = reevaluate(now, &audit.policy.settings, parents, &reads);
+        let evaluation = evaluate(now, &audit.policy.settings, parents, &reads);
         match Status::of(evaluation.as_ref()) {
             Status::Compliant | Status::NotEvaluated => {}
             Status::Deviates => {
