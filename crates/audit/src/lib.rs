@@ -36,5 +36,5 @@ pub use audit_error::AuditError;
 pub use dump_answers::{Answer, LiveSource, LookupRecord};
 pub use origin::Origin;
 pub use report::{
-    AuditSettings, Audited, Detail, Evaluation, Report, Status, Summary, audit_objects,
+    AuditSettings, Audited, Detail, Evaluation, Listed, Report, Status, Summary, audit_objects,
 };

@@ -9,35 +9,41 @@
 //! listed (yet) is asked of the cluster ([`LiveSource`]).
 
 use std::cell::RefCell;
-use std::collections::hash_map::{DefaultHasher, Entry};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::hash_map::DefaultHasher;
+use std::collections::{BTreeSet, HashMap};
 use std::hash::{Hash, Hasher};
+use std::sync::Arc;
 
+use hashbrown::HashTable;
 use metadata_propagation_core::lookup::{Lookup, LookupError, ObjectRef};
 use metadata_propagation_core::projection::Projection;
 use metadata_propagation_core::request::AdmissionRequest;
 use serde_json::Value;
 
 use crate::audit_error::AuditError;
-use crate::dump_answers::{Answers, LiveSource, Recorder, decoded};
-use crate::origin::Origin;
+use crate::dump_answers::{LiveSource, Recorder};
 use crate::report::{
-    AuditSettings, Audited, Evaluation, Report, Status, evaluate_object, reference,
+    AuditSettings, Audited, Evaluation, Listed, Report, Status, evaluate_object, reference,
 };
 use crate::tree::{self, Identity, Tree};
 
-/// The objects a look-up can ask for, as listed: compact JSON without
-/// `metadata.managedFields` and `status`, which no policy field mask names.
+/// The objects a look-up can ask for, as listed: of each, what the
+/// policy's look-ups read of a parent ([`READ`]), as compact JSON, decoded
+/// through a look-up's projection when asked (a parent is asked by each of
+/// its children, and decoding a small view is cheap beside keeping every
+/// projection's answer for every parent of a cluster). A look-up that
+/// reads anything else is asked of the cluster.
 #[derive(Default)]
 pub struct Parents {
-    views: BTreeMap<Identity, View>,
+    views: HashMap<Identity, View>,
+    /// The apiVersions listed, each kept once.
+    versions: BTreeSet<Arc<str>>,
 }
 
-/// One possible parent, and what each projection asked so far answered.
+/// One possible parent.
 struct View {
-    api_version: String,
+    api_version: Arc<str>,
     json: Box<[u8]>,
-    answers: RefCell<Answers>,
 }
 
 impl Parents {
@@ -48,16 +54,60 @@ impl Parents {
         if !tree::may_be_parent(&identity, object) {
             return;
         }
-        let api_version = object["apiVersion"].as_str().unwrap_or_default().to_owned();
-        self.views.insert(
-            identity,
-            View {
-                api_version,
-                json: view(object),
-                answers: RefCell::default(),
-            },
-        );
+        let api_version = object["apiVersion"].as_str().unwrap_or_default();
+        let api_version = match self.versions.get(api_version) {
+            Some(known) => Arc::clone(known),
+            None => {
+                let new: Arc<str> = Arc::from(api_version);
+                self.versions.insert(Arc::clone(&new));
+                new
+            }
+        };
+        let json = parent_view(object);
+        self.views.insert(identity, View { api_version, json });
     }
+}
+
+/// What the policy's look-ups read of a parent: its labels and
+/// annotations, and fields of its spec (the rules' field masks:
+/// `metadata.labels`, `spec.template.metadata.annotations`, …).
+/// `metadata` is most of a listed object besides (owner references,
+/// timestamps, uid), which none of them reads.
+const READ: [&[&str]; 3] = [
+    &["metadata", "labels"],
+    &["metadata", "annotations"],
+    &["spec"],
+];
+
+/// `object` as [`Parents`] keep it: what [`READ`] names, as compact JSON.
+fn parent_view(object: &Value) -> Box<[u8]> {
+    let mut view = serde_json::Map::new();
+    for path in READ {
+        let Some(value) = path.iter().try_fold(object, |value, key| value.get(key)) else {
+            continue;
+        };
+        let (last, parents) = path.split_last().expect("paths are not empty");
+        let mut at = &mut view;
+        for key in parents {
+            let entry = at
+                .entry(*key)
+                .or_insert_with(|| Value::Object(Default::default()));
+            at = entry
+                .as_object_mut()
+                .expect("only objects are made on the way");
+        }
+        at.insert((*last).to_owned(), value.clone());
+    }
+    let json = serde_json::to_vec(&view).expect("JSON values always serialise");
+    json.into_boxed_slice()
+}
+
+/// Whether every path `projection` reads is in [`READ`].
+fn reads_view(projection: &Projection<'static>) -> bool {
+    projection.field_masks().iter().all(|mask| {
+        let path: Vec<&str> = mask.split('.').collect();
+        READ.iter().any(|read| path.starts_with(read))
+    })
 }
 
 /// What a look-up can read of `object`, as compact JSON: all of it but
@@ -92,10 +142,11 @@ impl Lookup for LiveLookup<'_> {
             return Err(LookupError::Denied(refusal));
         }
         let view = self.parents.views.get(&Identity::of_ref(object));
-        let Some(view) = view.filter(|view| view.api_version == object.api_version) else {
+        let view = view.filter(|view| *view.api_version == object.api_version);
+        let Some(view) = view.filter(|_| reads_view(projection)) else {
             return self.live.get(object, projection);
         };
-        decoded(&view.answers, projection, || &view.json)
+        (projection.decode(&view.json)).map_err(|e| LookupError::Failed(e.to_string()))
     }
 }
 
@@ -121,12 +172,12 @@ pub fn evaluate(
 }
 
 /// The objects judged so far, found by identity without a second copy of
-/// it: by its hash, and, for the rare identity whose hash another already
-/// has, by the identity itself.
+/// it: a table of their places in the report, hashed by the identity kept
+/// there (4 bytes an object, where a map keyed by identity would hold a
+/// second copy of each).
 #[derive(Default)]
 struct Seen {
-    by_hash: HashMap<u64, usize>,
-    collided: BTreeMap<Identity, usize>,
+    places: HashTable<u32>,
 }
 
 impl Seen {
@@ -138,22 +189,19 @@ impl Seen {
     }
 
     fn get(&self, objects: &[Audited], identity: &Identity) -> Option<usize> {
-        match self.by_hash.get(&Self::hash(identity)) {
-            Some(&i) if objects[i].identity == *identity => Some(i),
-            Some(_) => self.collided.get(identity).copied(),
-            None => None,
-        }
+        let found = (self.places).find(Self::hash(identity), |&i| {
+            objects[i as usize].identity == *identity
+        });
+        found.map(|&i| i as usize)
     }
 
-    fn insert(&mut self, identity: &Identity, index: usize) {
-        match self.by_hash.entry(Self::hash(identity)) {
-            Entry::Vacant(entry) => {
-                entry.insert(index);
-            }
-            Entry::Occupied(_) => {
-                self.collided.insert(identity.clone(), index);
-            }
-        }
+    /// Adds `objects`' last object, which [`Seen::get`] did not find.
+    fn insert_last(&mut self, objects: &[Audited]) {
+        let last = objects.last().expect("an object was just added");
+        let place = tree::narrow(objects.len() - 1);
+        (self.places).insert_unique(Self::hash(&last.identity), place, |&i| {
+            Self::hash(&objects[i as usize].identity)
+        });
     }
 }
 
@@ -163,7 +211,8 @@ pub struct LiveAudit<'a> {
     live: &'a dyn LiveSource,
     full: bool,
     objects: Vec<Audited>,
-    parent: Vec<Option<usize>>,
+    /// Each object's parent ([`tree::NO_PARENT`]: none judged).
+    parent: Vec<u32>,
     seen: Seen,
 }
 
@@ -181,19 +230,19 @@ impl<'a> LiveAudit<'a> {
         }
     }
 
-    /// Judges one listed object; an object listed twice is refused, naming
-    /// both lists.
+    /// Judges one object of the list `listed`; an object listed twice is
+    /// refused, naming both lists.
     pub fn judge(
         &mut self,
         parents: &Parents,
-        origin: Origin,
+        listed: &Arc<Listed>,
         object: &Value,
     ) -> Result<(), AuditError> {
         let identity = Identity::of(object);
         if let Some(first) = self.seen.get(&self.objects, &identity) {
             return Err(AuditError::Duplicate {
-                origin,
-                first: self.objects[first].origin.clone(),
+                origin: listed.origin.clone(),
+                first: self.objects[first].origin().clone(),
                 object: Box::new(reference(object)),
             });
         }
@@ -203,22 +252,24 @@ impl<'a> LiveAudit<'a> {
         let fails = matches!(status, Status::Deviates | Status::Rejected);
         // `--fix` judges the children of what it writes again: they stay
         // whole under an object that fails.
-        let whole = self.full || fails || parent.is_some_and(|p| self.objects[p].whole);
+        let whole = self.full || fails || parent.is_some_and(|p| self.objects[p].whole());
         if !(self.full || fails) {
             evaluation = None;
         }
-        self.seen.insert(&identity, self.objects.len());
-        self.parent.push(parent);
-        self.objects.push(Audited {
-            origin,
-            reference: reference(object),
-            identity,
-            object: if whole { object.clone() } else { Value::Null },
-            whole,
-            status,
-            evaluation: evaluation.map(Box::new),
-        });
+        self.parent
+            .push(parent.map_or(tree::NO_PARENT, tree::narrow));
+        let object = whole.then(|| object.clone());
+        let audited = Audited::new(Arc::clone(listed), identity, object, status, evaluation);
+        self.objects.push(audited);
+        self.seen.insert_last(&self.objects);
         Ok(())
+    }
+
+    /// Makes room for `n` more objects, exactly: a page's worth at a time,
+    /// so that a report of 100,000 objects is not one of 131,072 places.
+    pub fn expect(&mut self, n: usize) {
+        self.objects.reserve_exact(n);
+        self.parent.reserve_exact(n);
     }
 
     /// The report: every object judged, and the tree over them.
@@ -230,5 +281,75 @@ impl<'a> LiveAudit<'a> {
             objects: self.objects,
             tree,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+
+    use serde_json::json;
+
+    use super::*;
+
+    /// A cluster that answers every read with the same object, counting
+    /// the reads.
+    struct Counted {
+        reads: Cell<usize>,
+        answer: Value,
+    }
+
+    impl LiveSource for Counted {
+        fn refusal(&self, _: &ObjectRef) -> Option<String> {
+            None
+        }
+
+        fn get(
+            &self,
+            _: &ObjectRef,
+            projection: &Projection<'static>,
+        ) -> Result<Value, LookupError> {
+            self.reads.set(self.reads.get() + 1);
+            let json = serde_json::to_vec(&self.answer).unwrap();
+            projection
+                .decode(&json)
+                .map_err(|e| LookupError::Failed(e.to_string()))
+        }
+    }
+
+    #[test]
+    fn a_parent_is_answered_from_its_view_unless_the_look_up_reads_outside_it() {
+        let machine_set = json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineSet",
+            "metadata": {"name": "ms", "namespace": "default", "uid": "u-1",
+                         "labels": {"a": "1"}, "ownerReferences": [{"kind": "MachineDeployment"}]},
+            "spec": {"template": {"metadata": {"labels": {"b": "2"}}}},
+            "status": {"replicas": 3}});
+        let mut parents = Parents::default();
+        parents.keep(&machine_set);
+        let live = Counted {
+            reads: Cell::new(0),
+            answer: machine_set.clone(),
+        };
+        let lookup = LiveLookup {
+            parents: &parents,
+            live: &live,
+        };
+        let reference = ObjectRef::of(&machine_set);
+        let read = |paths: &[&[&'static str]]| lookup.get(&reference, &Projection::of(paths));
+
+        let labels = read(&[&["metadata", "labels"], &["spec", "template", "metadata"]]);
+        assert_eq!(
+            labels.unwrap(),
+            json!({"metadata": {"labels": {"a": "1"}},
+                   "spec": {"template": {"metadata": {"labels": {"b": "2"}}}}})
+        );
+        assert_eq!(live.reads.get(), 0, "answered from the view");
+
+        // The view keeps no uid: the cluster answers, with the object's own.
+        assert_eq!(
+            read(&[&["metadata", "uid"]]).unwrap(),
+            json!({"metadata": {"uid": "u-1"}})
+        );
+        assert_eq!(live.reads.get(), 1);
     }
 }

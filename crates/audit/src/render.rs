@@ -48,7 +48,7 @@ fn drawn(report: &Report, form: Form) -> Vec<bool> {
         .map(|object| detailed(object, form))
         .collect();
     for (index, _) in report.tree.walk().into_iter().rev() {
-        if let (true, Some(parent)) = (drawn[index], report.tree.parent[index]) {
+        if let (true, Some(parent)) = (drawn[index], report.tree.parent(index)) {
             drawn[parent] = true;
         }
     }
@@ -108,7 +108,7 @@ fn counted_text(report: &Report, out: &mut String) {
     ] {
         let mut kinds: std::collections::BTreeMap<&str, usize> = Default::default();
         for object in report.objects.iter().filter(|o| o.status() == status) {
-            *kinds.entry(object.reference.kind.as_str()).or_default() += 1;
+            *kinds.entry(object.identity.kind()).or_default() += 1;
         }
         if !kinds.is_empty() {
             let counts: Vec<String> = kinds
@@ -126,18 +126,14 @@ fn counted_text(report: &Report, out: &mut String) {
 /// One line per drawn object, drawn as a tree.
 fn tree_text(report: &Report, drawn: &[bool], out: &mut String) {
     // (object, prefix of its line, prefix of its children's lines)
-    let mut stack: Vec<(usize, String, String)> = report
-        .tree
-        .roots
-        .iter()
-        .filter(|&&root| drawn[root])
+    let mut stack: Vec<(usize, String, String)> = (report.tree.roots())
+        .filter(|&root| drawn[root])
         .rev()
-        .map(|&root| (root, String::new(), String::new()))
+        .map(|root| (root, String::new(), String::new()))
         .collect();
     while let Some((index, prefix, child_prefix)) = stack.pop() {
         let _ = writeln!(out, "{prefix}{}", headline(&report.objects[index]));
-        let children: Vec<usize> = (report.tree.children[index].iter())
-            .copied()
+        let children: Vec<usize> = (report.tree.children(index))
             .filter(|&child| drawn[child])
             .collect();
         for (k, &child) in children.iter().enumerate().rev() {
@@ -167,7 +163,7 @@ fn marker(status: Status) -> &'static str {
 
 /// `Kind namespace/name (apiVersion): verdict`, and a Machine's Node keys.
 fn headline(object: &Audited) -> String {
-    let mut line = format!("{}: {}", object.reference, marker(object.status()));
+    let mut line = format!("{}: {}", object.reference(), marker(object.status()));
     if let Some((labels, annotations)) = object
         .evaluation
         .as_ref()
@@ -192,8 +188,8 @@ fn headline(object: &Audited) -> String {
 }
 
 fn details_text(object: &Audited, evaluation: &Evaluation, out: &mut String) {
-    let _ = writeln!(out, "{}: {}", object.reference, marker(object.status()));
-    let _ = writeln!(out, "  read from {}", object.origin);
+    let _ = writeln!(out, "{}: {}", object.reference(), marker(object.status()));
+    let _ = writeln!(out, "  read from {}", object.origin());
     for deviation in &evaluation.deviations {
         let _ = writeln!(out, "  deviation: {deviation}");
     }

@@ -10,6 +10,7 @@
 //! mode makes.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use metadata_propagation_core::evaluate;
 use metadata_propagation_core::explain::Explanation;
@@ -89,18 +90,16 @@ fn audit(objects: Vec<(Origin, Value)>, settings: &AuditSettings) -> Result<Repo
         .into_iter()
         .zip(requests)
         .zip(evaluations)
-        .map(|((origin, request), evaluation)| Audited {
-            origin,
-            reference: reference(&request.object),
-            identity: Identity::of(&request.object),
-            object: request.object,
-            whole: true,
-            status: Status::of(evaluation.as_ref()),
-            evaluation: evaluation.map(Box::new),
+        .map(|((origin, request), evaluation)| {
+            let api_version = request.object["apiVersion"].as_str().unwrap_or_default();
+            let listed = Listed::new(origin, api_version);
+            let identity = Identity::of(&request.object);
+            let status = Status::of(evaluation.as_ref());
+            Audited::new(listed, identity, Some(request.object), status, evaluation)
         })
         .collect();
     let tree = {
-        let values: Vec<&Value> = objects.iter().map(|o| &o.object).collect();
+        let values: Vec<&Value> = objects.iter().filter_map(Audited::object).collect();
         let identities: Vec<Identity> = objects.iter().map(|o| o.identity.clone()).collect();
         Tree::build(&values, &identities)
     };
@@ -115,21 +114,16 @@ pub(crate) fn reference(object: &Value) -> ObjectRef {
     reference
 }
 
-/// One object of the dump and what the audit found.
+/// One object of the dump and what the audit found. A live audit keeps one
+/// per object of the cluster: what many share (where it was read, the
+/// apiVersion) is kept once ([`Listed`]), and the object itself only when
+/// it is whole.
 #[derive(Debug)]
 pub struct Audited {
-    /// Where it was read.
-    pub origin: Origin,
-    /// Its apiVersion, kind, namespace and name.
-    pub reference: ObjectRef,
+    listed: Arc<Listed>,
     /// Its identity in the tree.
     pub identity: Identity,
-    /// The object as read, when [`Audited::whole`]; else `null`.
-    pub object: Value,
-    /// Whether `object` is kept: always in a dump; in a live audit, for an
-    /// object that fails and the objects under it (every object with
-    /// `--full`).
-    pub whole: bool,
+    object: Option<Box<Value>>,
     /// The verdict.
     pub status: Status,
     /// `None` when the policy does not act on its kind (Cluster,
@@ -137,6 +131,85 @@ pub struct Audited {
     /// compliant object (kept with `--full`). Boxed: most objects of a
     /// live audit keep none, and a report holds every object.
     pub evaluation: Option<Box<Evaluation>>,
+}
+
+/// Where objects were read and at which apiVersion: a document of a dump,
+/// or an API server's list (all its objects).
+#[derive(Debug, PartialEq, Eq)]
+pub struct Listed {
+    /// Where.
+    pub origin: Origin,
+    /// The apiVersion.
+    pub api_version: String,
+}
+
+impl Listed {
+    /// Objects read at `api_version` from `origin`.
+    pub fn new(origin: Origin, api_version: &str) -> Arc<Listed> {
+        Arc::new(Listed {
+            origin,
+            api_version: api_version.to_owned(),
+        })
+    }
+}
+
+impl Audited {
+    /// The object `identity`, read as `listed` says, kept whole when
+    /// `object` holds it, and the verdict on it (with the evaluation it
+    /// came from, when kept).
+    pub(crate) fn new(
+        listed: Arc<Listed>,
+        identity: Identity,
+        object: Option<Value>,
+        status: Status,
+        evaluation: Option<Evaluation>,
+    ) -> Audited {
+        Audited {
+            identity,
+            listed,
+            object: object.map(Box::new),
+            status,
+            evaluation: evaluation.map(Box::new),
+        }
+    }
+
+    /// Where it was read.
+    pub fn origin(&self) -> &Origin {
+        &self.listed.origin
+    }
+
+    /// The apiVersion it was read at.
+    pub fn api_version(&self) -> &str {
+        &self.listed.api_version
+    }
+
+    /// Its apiVersion, kind, namespace and name.
+    pub fn reference(&self) -> ObjectRef {
+        let identity = &self.identity;
+        ObjectRef {
+            api_version: self.listed.api_version.clone(),
+            kind: identity.kind().to_owned(),
+            namespace: identity.namespace().map(str::to_owned),
+            name: identity.name().to_owned(),
+        }
+    }
+
+    /// The object as read (or as `--fix` wrote it), when it is kept:
+    /// always in a dump; in a live audit, for an object that fails and the
+    /// objects under it (every object with `--full`).
+    pub fn object(&self) -> Option<&Value> {
+        self.object.as_deref()
+    }
+
+    /// Whether the object is kept ([`Audited::object`]).
+    pub fn whole(&self) -> bool {
+        self.object.is_some()
+    }
+
+    /// Keeps `object` (as `--fix` wrote it) in place of the one read.
+    pub fn replace_object(&mut self, object: Value) {
+        self.object = Some(Box::new(object));
+    }
 }
 
 /// What the policy answered for one object, and why.
@@ -312,6 +385,10 @@ mod tests {
         AuditSettings::from_json(b"{}").unwrap()
     }
 
+    fn parents(tree: &Tree) -> Vec<Option<usize>> {
+        (0..tree.len()).map(|i| tree.parent(i)).collect()
+    }
+
     fn audit(objects: Vec<Value>) -> Result<Report, AuditError> {
         let objects = objects
             .into_iter()
@@ -386,7 +463,7 @@ mod tests {
                 1,
                 "its XR, from the dump"
             );
-            assert_eq!(report.tree.parent[1], Some(0), "under its XR");
+            assert_eq!(report.tree.parent(1), Some(0), "under its XR");
         }
     }
 
@@ -448,7 +525,7 @@ mod tests {
         assert!(rejected.deviations.is_empty());
         // the MachineDeployment names no owner, the malformed MachineSet no
         // readable one: both are roots
-        assert_eq!(report.tree.parent, [None, None, Some(1), None]);
+        assert_eq!(parents(&report.tree), [None, None, Some(1), None]);
     }
 
     /// A control plane's Machine, for every provider: the RKE2 one lacks
@@ -518,7 +595,7 @@ mod tests {
             deviating.deviations,
             [r#"metadata.labels: missing "platform.example.com/team" (expected "payments")"#]
         );
-        assert_eq!(report.tree.parent, [None, None, Some(0), Some(1)]);
+        assert_eq!(parents(&report.tree), [None, None, Some(0), Some(1)]);
     }
 
     #[test]
@@ -558,7 +635,7 @@ mod tests {
                 .contains("spec.template.metadata.labels")
         );
         // the tree ignores versions: the MachineSet is under its MachineDeployment
-        assert_eq!(report.tree.parent, [None, Some(0)]);
+        assert_eq!(parents(&report.tree), [None, Some(0)]);
     }
 
     #[test]
@@ -608,7 +685,7 @@ mod tests {
             Answer::Found
         );
         // under its Cluster, by its cluster-name label
-        assert_eq!(report.tree.parent, [None, Some(0)]);
+        assert_eq!(parents(&report.tree), [None, Some(0)]);
         // the feature off: the tag field is not the policy's
         let off = audit_with(&settings(), "payments-core");
         assert_eq!(off.objects[1].status(), Status::Compliant);

@@ -27,50 +27,12 @@ use metadata_propagation_core::capi;
 use metadata_propagation_core::lookup::ObjectRef;
 use serde_json::Value;
 
+mod identity;
+
+pub use identity::Identity;
+
 const CORE: &str = "cluster.x-k8s.io";
 const INFRASTRUCTURE: &str = "infrastructure.cluster.x-k8s.io";
-
-/// What identifies an object in a dump: group, kind, namespace, name. The
-/// version is left out: an ownerReference may name its owner at another
-/// version than the one the dump was printed at.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Identity {
-    /// API group ("" for the core group).
-    pub group: String,
-    /// Kind.
-    pub kind: String,
-    /// Namespace; `None` for cluster-scoped objects.
-    pub namespace: Option<String>,
-    /// Name.
-    pub name: String,
-}
-
-impl Identity {
-    /// The identity of a checked Kubernetes object (see
-    /// [`crate::dump::kubernetes_objects`]).
-    pub fn of(object: &Value) -> Identity {
-        Identity::of_ref(&ObjectRef::of(object))
-    }
-
-    /// The identity of the object a look-up asks for.
-    pub fn of_ref(reference: &ObjectRef) -> Identity {
-        Identity {
-            group: reference.group().to_owned(),
-            kind: reference.kind.clone(),
-            namespace: reference.namespace.clone().filter(|ns| !ns.is_empty()),
-            name: reference.name.clone(),
-        }
-    }
-
-    fn new(group: &str, kind: &str, namespace: Option<&str>, name: &str) -> Identity {
-        Identity {
-            group: group.to_owned(),
-            kind: kind.to_owned(),
-            namespace: namespace.map(str::to_owned),
-            name: name.to_owned(),
-        }
-    }
-}
 
 /// Where a kind sits in the chain; every kind outside it comes last.
 fn kind_rank(group: &str, kind: &str) -> u8 {
@@ -92,27 +54,44 @@ fn kind_rank(group: &str, kind: &str) -> u8 {
 /// Kind rank, then namespace and name (cluster-scoped first), then kind
 /// and group to separate objects that share a name.
 pub fn order(a: &Identity, b: &Identity) -> Ordering {
-    fn key(i: &Identity) -> (u8, &Option<String>, &String, &String, &String) {
+    fn key(i: &Identity) -> (u8, Option<&str>, &str, &str, &str) {
         (
-            kind_rank(&i.group, &i.kind),
-            &i.namespace,
-            &i.name,
-            &i.kind,
-            &i.group,
+            kind_rank(i.group(), i.kind()),
+            i.namespace(),
+            i.name(),
+            i.kind(),
+            i.group(),
         )
     }
     key(a).cmp(&key(b))
 }
 
-/// The tree over the objects `0..n` of a dump.
+/// The tree over the objects `0..n` of a dump: each object's parent, and
+/// each object's children as one run of a shared list (a live audit has
+/// one tree node per object of the cluster).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tree {
-    /// Each object's parent.
-    pub parent: Vec<Option<usize>>,
-    /// Each object's children, sorted.
-    pub children: Vec<Vec<usize>>,
+    /// Each object's parent ([`NO_PARENT`]: a root).
+    parent: Vec<u32>,
+    /// Where each object's children start in `children`; one more entry
+    /// marks the end of the last object's.
+    first_child: Vec<u32>,
+    /// Every object's children, sorted, object by object.
+    children: Vec<u32>,
     /// The roots, sorted.
-    pub roots: Vec<usize>,
+    roots: Vec<u32>,
+}
+
+/// A root's parent in [`Tree::of_parents`].
+pub const NO_PARENT: u32 = u32::MAX;
+
+fn index(i: u32) -> usize {
+    i as usize
+}
+
+/// Object `i`'s place in a tree (fewer than `u32::MAX` objects).
+pub fn narrow(i: usize) -> u32 {
+    u32::try_from(i).expect("fewer than u32::MAX objects")
 }
 
 impl Tree {
@@ -124,48 +103,94 @@ impl Tree {
             .map(|(i, id)| (id, i))
             .collect();
         let find = |identity: &Identity| index.get(identity).copied();
-        let parent: Vec<Option<usize>> = objects
+        let parent: Vec<u32> = objects
             .iter()
             .zip(identities)
             .enumerate()
-            .map(|(i, (object, identity))| parent_of(object, identity, &find).filter(|&p| p != i))
+            .map(|(i, (object, identity))| {
+                let parent = parent_of(object, identity, &find).filter(|&p| p != i);
+                parent.map_or(NO_PARENT, narrow)
+            })
             .collect();
         let identities: Vec<&Identity> = identities.iter().collect();
         Tree::of_parents(parent, &identities)
     }
 
     /// The tree over objects whose parents are known (`parent[i]`, an
-    /// index into `identities`).
-    pub fn of_parents(mut parent: Vec<Option<usize>>, identities: &[&Identity]) -> Tree {
+    /// index into `identities`, or [`NO_PARENT`]).
+    pub fn of_parents(mut parent: Vec<u32>, identities: &[&Identity]) -> Tree {
         break_cycles(&mut parent, identities);
-        let mut children = vec![Vec::new(); parent.len()];
-        let mut roots = Vec::new();
-        for (i, p) in parent.iter().enumerate() {
+        let mut count = vec![0u32; parent.len() + 1];
+        for &p in parent.iter().filter(|&&p| p != NO_PARENT) {
+            count[index(p) + 1] += 1;
+        }
+        for i in 1..count.len() {
+            count[i] += count[i - 1];
+        }
+        let first_child = count;
+        let mut next = first_child.clone();
+        let roots_count = parent.iter().filter(|&&p| p == NO_PARENT).count();
+        let mut children = vec![0u32; parent.len() - roots_count];
+        let mut roots = Vec::with_capacity(roots_count);
+        for (i, &p) in parent.iter().enumerate() {
             match p {
-                Some(p) => children[*p].push(i),
-                None => roots.push(i),
+                NO_PARENT => roots.push(narrow(i)),
+                p => {
+                    children[index(next[index(p)])] = narrow(i);
+                    next[index(p)] += 1;
+                }
             }
         }
-        let sort = |list: &mut Vec<usize>| {
-            list.sort_by(|&a, &b| order(identities[a], identities[b]));
+        drop(next);
+        let sort = |list: &mut [u32]| {
+            list.sort_by(|&a, &b| order(identities[index(a)], identities[index(b)]));
         };
-        children.iter_mut().for_each(sort);
+        for i in 0..parent.len() {
+            sort(&mut children[index(first_child[i])..index(first_child[i + 1])]);
+        }
         sort(&mut roots);
         Tree {
             parent,
+            first_child,
             children,
             roots,
         }
+    }
+
+    /// Object `i`'s parent.
+    pub fn parent(&self, i: usize) -> Option<usize> {
+        Some(self.parent[i]).filter(|&p| p != NO_PARENT).map(index)
+    }
+
+    /// Object `i`'s children, sorted.
+    pub fn children(&self, i: usize) -> impl DoubleEndedIterator<Item = usize> + '_ {
+        let run = index(self.first_child[i])..index(self.first_child[i + 1]);
+        self.children[run].iter().map(|&c| index(c))
+    }
+
+    /// The roots, sorted.
+    pub fn roots(&self) -> impl DoubleEndedIterator<Item = usize> + '_ {
+        self.roots.iter().map(|&r| index(r))
+    }
+
+    /// How many objects the tree holds.
+    pub fn len(&self) -> usize {
+        self.parent.len()
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.parent.is_empty()
     }
 
     /// Every object, parents before children, siblings in order, with its
     /// depth (roots are at 0).
     pub fn walk(&self) -> Vec<(usize, usize)> {
         let mut out = Vec::with_capacity(self.parent.len());
-        let mut stack: Vec<(usize, usize)> = self.roots.iter().rev().map(|&r| (r, 0)).collect();
+        let mut stack: Vec<(usize, usize)> = self.roots().rev().map(|r| (r, 0)).collect();
         while let Some((node, depth)) = stack.pop() {
             out.push((node, depth));
-            stack.extend(self.children[node].iter().rev().map(|&c| (c, depth + 1)));
+            stack.extend(self.children(node).rev().map(|c| (c, depth + 1)));
         }
         out
     }
@@ -177,8 +202,8 @@ pub(crate) fn parent_of(
     identity: &Identity,
     find: &dyn Fn(&Identity) -> Option<usize>,
 ) -> Option<usize> {
-    let namespace = identity.namespace.as_deref();
-    if (identity.group.as_str(), identity.kind.as_str()) == (CORE, "Cluster")
+    let namespace = identity.namespace();
+    if (identity.group(), identity.kind()) == (CORE, "Cluster")
         && let Some(class) = cluster_class(object, find)
     {
         return Some(class);
@@ -218,7 +243,7 @@ fn cluster_class(cluster: &Value, find: &dyn Fn(&Identity) -> Option<usize>) -> 
 /// infrastructure objects, BootstrapConfigs) and Crossplane's managed
 /// resources (`spec.forProvider`, which no object is composed under).
 pub(crate) fn may_be_parent(identity: &Identity, object: &Value) -> bool {
-    let leaf = matches!(kind_rank(&identity.group, &identity.kind), 7 | 8);
+    let leaf = matches!(kind_rank(identity.group(), identity.kind()), 7 | 8);
     !leaf && object["spec"].get("forProvider").is_none()
 }
 
@@ -231,7 +256,7 @@ pub fn rank(group: &str, kind: &str) -> u8 {
 /// Ownership in a consistent dump has no cycles; in one that has, the
 /// object that sorts first in each cycle becomes a root. Each object's chain
 /// of parents is walked once: a walk stops at an object already checked.
-fn break_cycles(parent: &mut [Option<usize>], identities: &[&Identity]) {
+fn break_cycles(parent: &mut [u32], identities: &[&Identity]) {
     #[derive(Clone, Copy, PartialEq, Eq)]
     enum State {
         Unvisited,
@@ -252,13 +277,13 @@ fn break_cycles(parent: &mut [Option<usize>], identities: &[&Identity]) {
                         .copied()
                         .min_by(|&a, &b| order(identities[a], identities[b]))
                         .unwrap_or(n);
-                    parent[first] = None;
+                    parent[first] = NO_PARENT;
                     break;
                 }
                 State::Unvisited => {
                     state[n] = State::OnPath;
                     path.push(n);
-                    node = parent[n];
+                    node = Some(parent[n]).filter(|&p| p != NO_PARENT).map(index);
                 }
             }
         }
@@ -294,7 +319,7 @@ mod tests {
         let identities: Vec<Identity> = objects.iter().map(Identity::of).collect();
         let names = identities
             .iter()
-            .map(|i| format!("{} {}", i.kind, i.name))
+            .map(|i| format!("{} {}", i.kind(), i.name()))
             .collect();
         (Tree::build(&refs, &identities), names)
     }
@@ -417,7 +442,7 @@ mod tests {
             object(v1, "ClusterClass", "cc", json!({})),
         ];
         let (tree, names) = tree_of(&objects);
-        assert_eq!(tree.parent[0], Some(1));
+        assert_eq!(tree.parent(0), Some(1));
         assert_eq!(
             lines(&tree, &names),
             ["ClusterClass cc", "  Cluster c", "ClusterClass cc"]
@@ -452,11 +477,17 @@ mod tests {
             object(v1, "MachineSet", "x", owned_by("MachineSet", "y", true)),
         ];
         let (tree, _) = tree_of(&objects);
-        assert_eq!(tree.parent[0], Some(1));
+        assert_eq!(tree.parent(0), Some(1));
         // a and b own each other: a sorts first and becomes the root; c,
         // owned by b, stays under it
-        assert_eq!(tree.parent[3..6], [None, Some(3), Some(4)]);
+        assert_eq!(
+            (3..6).map(|i| tree.parent(i)).collect::<Vec<_>>(),
+            [None, Some(3), Some(4)]
+        );
         // x → z → y → x, walked from z: x sorts first
-        assert_eq!(tree.parent[6..9], [Some(8), Some(6), None]);
+        assert_eq!(
+            (6..9).map(|i| tree.parent(i)).collect::<Vec<_>>(),
+            [Some(8), Some(6), None]
+        );
     }
 }

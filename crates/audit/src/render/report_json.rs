@@ -33,8 +33,8 @@ impl Serialize for Json<'_> {
         map.serialize_entry("objects", &Entries(self))?;
         map.serialize_entry("summary", &summary_json(report))?;
         if self.form == Form::Full {
-            let roots = report.tree.roots.iter();
-            let tree: Vec<Value> = roots.map(|&r| tree_json(report, r)).collect();
+            let roots = report.tree.roots();
+            let tree: Vec<Value> = roots.map(|r| tree_json(report, r)).collect();
             map.serialize_entry("tree", &tree)?;
         }
         map.end()
@@ -50,17 +50,18 @@ impl Serialize for Entries<'_> {
         let walk = report.tree.walk();
         let mut seq = serializer.serialize_seq(Some(walk.len()))?;
         for (index, depth) in walk {
-            let parent = report.tree.parent[index].map(|p| report.objects[p].reference.to_string());
+            let parent =
+                (report.tree.parent(index)).map(|p| report.objects[p].reference().to_string());
             let object = &report.objects[index];
-            let id = object.reference.to_string();
+            let id = object.reference().to_string();
             match detailed(object, form) {
                 true => seq.serialize_element(&object_json(object, &id, parent, depth))?,
                 false => seq.serialize_element(&Lean {
-                    api_version: &object.reference.api_version,
+                    api_version: object.api_version(),
                     id,
-                    kind: &object.reference.kind,
-                    name: &object.reference.name,
-                    namespace: object.reference.namespace.as_deref(),
+                    kind: object.identity.kind(),
+                    name: object.identity.name(),
+                    namespace: object.identity.namespace(),
                     parent,
                     status: object.status().as_str(),
                 })?,
@@ -97,25 +98,24 @@ fn summary_json(report: &Report) -> Value {
 }
 
 fn tree_json(report: &Report, index: usize) -> Value {
-    let children: Vec<Value> = report.tree.children[index]
-        .iter()
-        .map(|&c| tree_json(report, c))
+    let children: Vec<Value> = (report.tree.children(index))
+        .map(|c| tree_json(report, c))
         .collect();
-    json!({"id": report.objects[index].reference.to_string(), "children": children})
+    json!({"id": report.objects[index].reference().to_string(), "children": children})
 }
 
 fn object_json(object: &Audited, id: &str, parent: Option<String>, depth: usize) -> Value {
-    let reference = &object.reference;
+    let reference = &object.reference();
     let mut out = Map::new();
     out.insert("id".into(), json!(id));
     out.insert("apiVersion".into(), json!(reference.api_version));
     out.insert("kind".into(), json!(reference.kind));
     out.insert("namespace".into(), json!(reference.namespace));
     out.insert("name".into(), json!(reference.name));
-    let source = match object.origin.listed_from() {
+    let origin = object.origin();
+    let source = match origin.listed_from() {
         Some(list) => json!({"list": list}),
-        None => json!({"file": object.origin.file,
-                       "document": object.origin.document, "items": object.origin.items}),
+        None => json!({"file": origin.file, "document": origin.document, "items": origin.items}),
     };
     out.insert("source".into(), source);
     out.insert("parent".into(), json!(parent));

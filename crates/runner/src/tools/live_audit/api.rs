@@ -3,9 +3,9 @@
 //! counted by verb, on the raw JSON the server sends (objects stay JSON
 //! values: nothing passes through a typed struct that could drop a field).
 
-use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Mutex;
 
 use hyper::body::Bytes;
 use kube::core::Request;
@@ -15,6 +15,9 @@ use tokio::runtime::Runtime;
 
 use super::pace::Pace;
 use crate::host::cluster::error_chain;
+
+/// A lock is never poisoned: no code holding one panics.
+const UNPOISONED: &str = "no thread panics holding the lock";
 
 mod discovery_lists;
 #[cfg(test)]
@@ -134,16 +137,17 @@ impl Resource {
     }
 }
 
-/// The API server behind a live audit. Single-threaded: the audit and the
-/// fix run on the caller's thread, each request waiting for its answer on
-/// the runtime.
+/// The API server behind a live audit. The audit runs on the caller's
+/// thread, each request waiting for its answer on the runtime; `--fix`
+/// sends a few writes at once from threads of its own, each taking its
+/// turn at the one pace.
 pub(super) struct Api {
     client: kube::Client,
     /// The API server's URL, named when it cannot be reached.
     server: String,
     runtime: Runtime,
-    pace: RefCell<Pace>,
-    counts: RefCell<BTreeMap<&'static str, usize>>,
+    pace: Mutex<Pace>,
+    counts: Mutex<BTreeMap<&'static str, usize>>,
 }
 
 impl Api {
@@ -152,8 +156,8 @@ impl Api {
             client,
             server,
             runtime,
-            pace: RefCell::new(pace),
-            counts: RefCell::default(),
+            pace: Mutex::new(pace),
+            counts: Mutex::default(),
         }
     }
 
@@ -165,11 +169,16 @@ impl Api {
     /// Requests sent so far, by verb (`discovery`, `list`, `get`, `patch`,
     /// `access-review`), and the retries after a push-back ([`RETRIED`]).
     pub(super) fn counts(&self) -> BTreeMap<&'static str, usize> {
-        self.counts.borrow().clone()
+        self.counts.lock().expect(UNPOISONED).clone()
     }
 
     fn count(&self, key: &'static str) {
-        *self.counts.borrow_mut().entry(key).or_default() += 1;
+        *self
+            .counts
+            .lock()
+            .expect(UNPOISONED)
+            .entry(key)
+            .or_default() += 1;
     }
 
     /// Sends `request`, counted under `verb`, and returns the API server's
@@ -192,7 +201,10 @@ impl Api {
     ) -> Result<Bytes, Failure> {
         let mut tries = 0;
         loop {
-            self.pace.borrow_mut().wait();
+            // Waited out of the lock: requests sent from other threads
+            // (`--fix`'s writes) take their turns meanwhile.
+            let wait = self.pace.lock().expect(UNPOISONED).turn();
+            std::thread::sleep(wait);
             tries += 1;
             self.count(if tries == 1 { verb } else { RETRIED });
             let sent = request.clone().map(kube::client::Body::from);

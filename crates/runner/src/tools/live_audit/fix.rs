@@ -173,13 +173,42 @@ pub(super) struct Fixer<'a> {
     pub(super) hint: &'a dyn Fn(&Resource) -> String,
 }
 
+/// The first write of `object` (as audited): what [`Fixer::fix`] makes of
+/// its answer. It needs nothing but the API, so the first writes of objects
+/// that do not wait on one another go together, from threads of their own.
+pub(super) fn first_write(
+    api: &Api,
+    dry_run: bool,
+    resource: &Resource,
+    object: &Value,
+) -> Result<Value, Failure> {
+    let (namespace, name) = namespace_and_name(object);
+    api.touch(resource, namespace, name, resource_version(object), dry_run)
+}
+
+fn namespace_and_name(object: &Value) -> (Option<&str>, &str) {
+    let metadata = &object["metadata"];
+    let namespace = metadata["namespace"].as_str().filter(|ns| !ns.is_empty());
+    (namespace, metadata["name"].as_str().unwrap_or_default())
+}
+
+fn resource_version(object: &Value) -> &str {
+    object["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap_or_default()
+}
+
 impl Fixer<'_> {
-    /// Brings `object` (as audited, deviating) into line.
-    pub(super) fn fix(&self, id: String, resource: &Resource, object: &Value) -> Done {
-        let namespace = object["metadata"]["namespace"]
-            .as_str()
-            .filter(|ns| !ns.is_empty());
-        let name = object["metadata"]["name"].as_str().unwrap_or_default();
+    /// Brings `object` (as audited, deviating) into line, from the answer
+    /// to its first write ([`first_write`]).
+    pub(super) fn fix(
+        &self,
+        id: String,
+        resource: &Resource,
+        object: &Value,
+        first: Result<Value, Failure>,
+    ) -> Done {
+        let (namespace, name) = namespace_and_name(object);
         let end = |outcome, message: String, attempts, changes| Done {
             id: id.clone(),
             outcome,
@@ -189,55 +218,52 @@ impl Fixer<'_> {
             after: None,
         };
         let mut current = object.clone();
+        let mut answer = Some(first);
         let mut attempts = 0;
         while attempts < TRIES {
-            let version = current["metadata"]["resourceVersion"]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned();
             attempts += 1;
+            let written = answer.take().unwrap_or_else(|| {
+                let version = resource_version(&current);
+                (self.api).touch(resource, namespace, name, version, self.dry_run)
+            });
             // The failure, and the verb of the request that failed.
-            let (failure, verb) =
-                match self
-                    .api
-                    .touch(resource, namespace, name, &version, self.dry_run)
-                {
-                    // What a dry run answers is the object admission would store.
-                    Ok(answer) if self.dry_run => {
-                        let done = self.judged(resource, &current, &answer, Outcome::WouldFix);
-                        return end(done.0, done.1, attempts, done.2);
-                    }
-                    // The write's answer is the object as stored, after the
-                    // whole admission chain: nothing to read again.
-                    Ok(stored) => {
-                        let done = self.judged(resource, &current, &stored, Outcome::Fixed);
-                        return Done {
-                            after: Some(stored),
-                            ..end(done.0, done.1, attempts, done.2)
-                        };
-                    }
-                    // The last try refused: nothing more is written, so nothing
-                    // more is read.
-                    Err(failure) if failure.code == Some(409) && attempts == TRIES => break,
-                    Err(failure) if failure.code == Some(409) => {
-                        // Someone else wrote it since it was read: read it again,
-                        // and write again only if it still deviates.
-                        match self.api.get(resource, namespace, name) {
-                            Ok(read) => {
-                                if (self.judge)(&read) == Judgement::Compliant {
-                                    let message =
-                                        "compliant after another writer's change; nothing written"
-                                            .to_owned();
-                                    return end(Outcome::Fixed, message, attempts, json!([]));
-                                }
-                                current = read;
-                                continue;
+            let (failure, verb) = match written {
+                // What a dry run answers is the object admission would store.
+                Ok(answer) if self.dry_run => {
+                    let done = self.judged(resource, &current, &answer, Outcome::WouldFix);
+                    return end(done.0, done.1, attempts, done.2);
+                }
+                // The write's answer is the object as stored, after the
+                // whole admission chain: nothing to read again.
+                Ok(stored) => {
+                    let done = self.judged(resource, &current, &stored, Outcome::Fixed);
+                    return Done {
+                        after: Some(stored),
+                        ..end(done.0, done.1, attempts, done.2)
+                    };
+                }
+                // The last try refused: nothing more is written, so nothing
+                // more is read.
+                Err(failure) if failure.code == Some(409) && attempts == TRIES => break,
+                Err(failure) if failure.code == Some(409) => {
+                    // Someone else wrote it since it was read: read it again,
+                    // and write again only if it still deviates.
+                    match self.api.get(resource, namespace, name) {
+                        Ok(read) => {
+                            if (self.judge)(&read) == Judgement::Compliant {
+                                let message =
+                                    "compliant after another writer's change; nothing written"
+                                        .to_owned();
+                                return end(Outcome::Fixed, message, attempts, json!([]));
                             }
-                            Err(failure) => (failure, "get"),
+                            current = read;
+                            continue;
                         }
+                        Err(failure) => (failure, "get"),
                     }
-                    Err(failure) => (failure, "patch"),
-                };
+                }
+                Err(failure) => (failure, "patch"),
+            };
             let (outcome, message) = classify(&failure, verb, resource);
             return end(outcome, message, attempts, json!([]));
         }
@@ -448,7 +474,8 @@ mod tests {
         };
         let object = json!({"metadata": {"name": "m", "namespace": "default",
                                          "resourceVersion": "1", "labels": {"a": "1"}}});
-        let done = fixer.fix("Machine default/m".to_owned(), &machines(), &object);
+        let first = first_write(&api, false, &machines(), &object);
+        let done = fixer.fix("Machine default/m".to_owned(), &machines(), &object, first);
         let methods = log
             .lock()
             .unwrap()

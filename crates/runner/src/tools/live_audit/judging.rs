@@ -4,6 +4,7 @@
 //! it arrives, then dropped ([`cluster_audit::live`]).
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use anyhow::{Result, anyhow, bail};
 use cluster_audit::live::{LiveAudit, Parents};
@@ -89,23 +90,24 @@ pub(super) fn list_and_judge(
             .filter(|&p| kinds[p].contains(resource))
             .collect();
         let mut failure: Option<anyhow::Error> = None;
-        let mut judge_page = |page: Vec<(cluster_audit::Origin, Value)>| {
+        let mut judge_page = |listed: &Arc<cluster_audit::Listed>, page: Vec<Value>| {
             if failure.is_some() {
                 return;
             }
             // A page's own objects can be parents of one another.
-            page.iter().for_each(|(_, object)| parents.keep(object));
+            page.iter().for_each(|object| parents.keep(object));
             let mut judged = BTreeSet::new();
             for &p in &judged_by {
                 let policy = &policies[p];
-                for (i, (origin, object)) in page.iter().enumerate() {
+                judges[p].expect(page.len());
+                for (i, object) in page.iter().enumerate() {
                     let outcome = selected(api, policy, object, &mut namespaces).and_then(|yes| {
                         if !yes {
                             unselected[p] += 1;
                             return Ok(());
                         }
                         judged.insert(i);
-                        (judges[p].judge(&parents, origin.clone(), object))
+                        (judges[p].judge(&parents, listed, object))
                             .map_err(|e| anyhow!(e))
                             .map_err(|e| {
                                 e.context(format!("ClusterAdmissionPolicy {}", policy.name))

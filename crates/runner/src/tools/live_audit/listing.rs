@@ -5,6 +5,7 @@
 //! on.
 
 use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
 
 use cluster_audit::Origin;
 use metadata_propagation_core::request::AdmissionRequest;
@@ -227,9 +228,11 @@ pub(super) fn list(
     namespace: Option<&str>,
     selector: Option<&str>,
     limit: u32,
-    page: &mut dyn FnMut(Vec<(Origin, Value)>),
+    page: &mut dyn FnMut(&Arc<cluster_audit::Listed>, Vec<Value>),
 ) -> Result<Listed, Unlisted> {
     let list = format!("{}/{}", resource.name(), resource.version);
+    // Where every object of the list was read, kept once for all of them.
+    let read = cluster_audit::Listed::new(Origin::list(list), &resource.api_version());
     let mut listed = Listed::default();
     let mut handed = Handed::default();
     let mut token = None;
@@ -248,12 +251,7 @@ pub(super) fn list(
         };
         let items = handed.fresh(items);
         listed.objects += items.len();
-        page(
-            items
-                .into_iter()
-                .map(|item| (Origin::list(list.clone()), item))
-                .collect(),
-        );
+        page(&read, items);
         match next {
             Some(next) => token = Some(next),
             None => break,
@@ -419,10 +417,10 @@ mod tests {
             namespaced: true,
         };
         let mut names = Vec::new();
-        let listed = list(&api, &machines, None, None, 2, &mut |page| {
+        let listed = list(&api, &machines, None, None, 2, &mut |_, page| {
             names.extend(
                 page.iter()
-                    .map(|(_, o)| o["metadata"]["name"].as_str().unwrap().to_owned()),
+                    .map(|o| o["metadata"]["name"].as_str().unwrap().to_owned()),
             );
         });
         let sent = log.lock().unwrap().len();

@@ -38,12 +38,10 @@ impl Pace {
         Duration::from_secs_f64(-self.tokens / self.qps)
     }
 
-    /// Blocks until the next request may go.
-    pub(super) fn wait(&mut self) {
-        let wait = self.take(Instant::now());
-        if !wait.is_zero() {
-            std::thread::sleep(wait);
-        }
+    /// How long the next request waits before it may go (its turn taken
+    /// now).
+    pub(super) fn turn(&mut self) -> Duration {
+        self.take(Instant::now())
     }
 }
 

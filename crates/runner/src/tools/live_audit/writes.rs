@@ -4,7 +4,7 @@
 //! found the object deviating).
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use cluster_audit::live::{Parents, evaluate};
 use cluster_audit::tree::Identity;
@@ -12,7 +12,7 @@ use cluster_audit::{Audited, Status};
 use metadata_propagation_core::outcome::Verdict;
 use serde_json::Value;
 
-use super::api::{Api, Resource};
+use super::api::{Api, Failure, Resource};
 use super::cluster_reads::{Cluster, ClusterReads};
 use super::deployed::Audit;
 use super::fix::{self, Done, FixRun, Fixer, Judgement};
@@ -25,6 +25,11 @@ use crate::cli::LiveArgs;
 /// Objects to write, each with the policies (their place in the audits)
 /// that found it deviating.
 type Targets = Vec<(Identity, Vec<usize>)>;
+
+/// The first writes in flight at once at most (fewer when `--burst` is
+/// lower): enough to keep the pace when the admission chain takes longer
+/// than a turn of it.
+const IN_FLIGHT: u32 = 16;
 
 /// Each deviating object once, in the first policy's tree order that
 /// names it, with every policy that found it deviating, and where each is
@@ -50,15 +55,44 @@ pub(super) fn deviating(audits: &[Audit]) -> (Targets, BTreeMap<Identity, usize>
     (targets, at)
 }
 
+/// Where each object kept whole is in each policy's report: the only
+/// objects `--fix` writes or judges again.
+type Whole = HashMap<Identity, Vec<(usize, usize)>>;
+
+fn whole(audits: &[Audit]) -> Whole {
+    let mut whole: Whole = HashMap::new();
+    for (p, audit) in audits.iter().enumerate() {
+        for (i, object) in audit.report.objects.iter().enumerate() {
+            if object.whole() {
+                whole
+                    .entry(object.identity.clone())
+                    .or_default()
+                    .push((p, i));
+            }
+        }
+    }
+    whole
+}
+
 /// The object `identity` as the first of `flagged` audited it.
-fn audited<'a>(audits: &'a [Audit], flagged: &[usize], identity: &Identity) -> &'a Audited {
-    let audit = &audits[flagged[0]];
-    let found = audit
-        .report
-        .objects
-        .iter()
-        .find(|o| &o.identity == identity);
-    found.expect("a target is an object of the report that flagged it")
+fn audited<'a>(
+    audits: &'a [Audit],
+    whole: &Whole,
+    flagged: &[usize],
+    identity: &Identity,
+) -> &'a Audited {
+    let places = whole.get(identity).map(Vec::as_slice).unwrap_or_default();
+    let found = places.iter().find(|(p, _)| *p == flagged[0]);
+    let (p, i) = found.expect("a target is an object its report keeps whole");
+    &audits[*p].report.objects[*i]
+}
+
+/// The object a target was audited as: kept whole, as every object that
+/// fails is.
+fn object_of(audited: &Audited) -> &Value {
+    audited
+        .object()
+        .expect("an object that fails is kept whole")
 }
 
 /// Where `object` is written: its resource, as discovery serves its
@@ -79,7 +113,10 @@ fn place<'a>(
 
 /// Brings each deviating object into line, in tree order, one write each,
 /// after the pre-flight: every policy whose webhook is to write must be
-/// active and registered, or nothing is written.
+/// active and registered, or nothing is written. Objects that do not wait
+/// on one another (none is the parent of another) have their first writes
+/// sent together, up to `--burst` (at most [`IN_FLIGHT`]) at once, each at
+/// its turn of the pace; each is then judged in order.
 pub(super) fn fix_all(
     cluster: Cluster,
     audits: &mut [Audit],
@@ -104,6 +141,7 @@ pub(super) fn fix_all(
             ..FixRun::default()
         };
     }
+    let whole = whole(audits);
     // Pre-flight, before the first write: whether the runner may patch
     // each kind (and namespace) to be written.
     let mut access = Access::default();
@@ -111,7 +149,7 @@ pub(super) fn fix_all(
         if stop.requested().is_some() {
             break;
         }
-        let object = &audited(audits, flagged, identity).object;
+        let object = object_of(audited(audits, &whole, flagged, identity));
         if let Ok((resource, namespace)) = place(api, discovery, object) {
             let _ = access.may_patch(api, &resource, namespace);
         }
@@ -128,87 +166,139 @@ pub(super) fn fix_all(
             }
         ),
     }
+    let in_flight = live.burst.min(IN_FLIGHT) as usize;
     let mut progress = Progress::new(targets.len());
     let mut results = Vec::with_capacity(targets.len());
     let mut written = 0;
     let mut next = 0;
-    while let Some((identity, flagged)) = targets.get(next).cloned() {
-        next += 1;
-        let (identity, flagged) = (&identity, &flagged);
-        let target = audited(audits, flagged, identity);
-        let (object, id) = (&target.object, target.reference.to_string());
-        let not_now = match stop.requested() {
-            Some(signal) => Some(format!("interrupted ({signal}) before its write")),
-            None if live.max_objects.is_some_and(|max| written >= max) => {
-                Some("--max-objects reached before its write".to_owned())
+    while next < targets.len() {
+        // The next objects that do not wait on one another, each with
+        // where it is written or why it is not.
+        let mut batch: Vec<(usize, Result<Resource, Done>)> = Vec::new();
+        let mut in_batch: Vec<&Identity> = Vec::new();
+        while let Some((identity, flagged)) = targets.get(next) {
+            let target = audited(audits, &whole, flagged, identity);
+            let report = &audits[flagged[0]].report;
+            let index = whole[identity]
+                .iter()
+                .find(|(p, _)| *p == flagged[0])
+                .map(|&(_, i)| i);
+            let parent = index
+                .and_then(|i| report.tree.parent(i))
+                .map(|p| &report.objects[p].identity);
+            let waits = parent.is_some_and(|parent| in_batch.contains(&parent));
+            let attempted = batch.iter().filter(|(_, b)| b.is_ok()).count();
+            if waits || batch.len() == in_flight.max(1) {
+                break;
             }
-            None => None,
-        };
-        let done = match not_now {
-            Some(why) => Done::unwritten(id, fix::Outcome::NotAttempted, why),
-            None => match place(api, discovery, object) {
-                Err(message) => Done::unwritten(id, fix::Outcome::Error, message),
-                Ok((resource, namespace)) => match access.may_patch(api, &resource, namespace) {
-                    Err(message) => Done::unwritten(id, fix::Outcome::Forbidden, message),
-                    Ok(()) => {
-                        let shared: &[Audit] = audits;
-                        let seen: &Parents = parents;
-                        let judge = |now: &Value| judge(shared, flagged, now, cluster, seen);
-                        let hint = |resource: &Resource| hint(shared, flagged, resource);
-                        let fixer = Fixer {
-                            api,
-                            dry_run: live.dry_run,
-                            judge: &judge,
-                            hint: &hint,
-                        };
-                        fixer.fix(id, &resource, object)
+            let (object, id) = (object_of(target), target.reference().to_string());
+            let not_now = match stop.requested() {
+                Some(signal) => Some(format!("interrupted ({signal}) before its write")),
+                None if live
+                    .max_objects
+                    .is_some_and(|max| written + attempted >= max) =>
+                {
+                    Some("--max-objects reached before its write".to_owned())
+                }
+                None => None,
+            };
+            let placed = match not_now {
+                Some(why) => Err(Done::unwritten(id, fix::Outcome::NotAttempted, why)),
+                None => match place(api, discovery, object) {
+                    Err(message) => Err(Done::unwritten(id, fix::Outcome::Error, message)),
+                    Ok((resource, namespace)) => {
+                        match access.may_patch(api, &resource, namespace) {
+                            Err(message) => {
+                                Err(Done::unwritten(id, fix::Outcome::Forbidden, message))
+                            }
+                            Ok(()) => Ok(resource),
+                        }
                     }
                 },
-            },
-        };
-        if done.attempts > 0 {
-            written += 1;
+            };
+            in_batch.push(identity);
+            batch.push((next, placed));
+            next += 1;
         }
-        // A child is judged against its parent as it is now; one that
-        // deviates only now (from what admission wrote on its parent) is
-        // written in this run too, after its parent.
-        let wrote = done.changes.as_array().is_some_and(|c| !c.is_empty());
-        if let Some(after) = done.after.as_ref().filter(|_| !live.dry_run && wrote) {
-            parents.keep(after);
-            let mut children: Vec<(Identity, usize)> = Vec::new();
-            for (p, audit) in audits.iter_mut().enumerate() {
-                let objects = &mut audit.report.objects;
-                if let Some(i) = objects.iter().position(|o| &o.identity == identity) {
-                    objects[i].object = after.clone();
-                    let tree = &audit.report.tree;
+        // The first writes, together: the pace spaces them.
+        let firsts: Vec<Option<Result<Value, Failure>>> = std::thread::scope(|scope| {
+            let sent: Vec<_> = (batch.iter())
+                .map(|(t, placed)| {
+                    let (identity, flagged) = &targets[*t];
+                    let object = object_of(audited(audits, &whole, flagged, identity));
+                    placed.as_ref().ok().map(|resource| {
+                        scope.spawn(move || fix::first_write(api, live.dry_run, resource, object))
+                    })
+                })
+                .collect();
+            let answers = sent
+                .into_iter()
+                .map(|handle| handle.map(|h| h.join().expect("a write never panics")));
+            answers.collect()
+        });
+        for ((t, placed), first) in batch.into_iter().zip(firsts) {
+            let (identity, flagged) = targets[t].clone();
+            let (identity, flagged) = (&identity, &flagged);
+            let done = match (placed, first) {
+                (Err(done), _) => done,
+                (Ok(resource), Some(first)) => {
+                    let target = audited(audits, &whole, flagged, identity);
+                    let (object, id) = (object_of(target), target.reference().to_string());
+                    let shared: &[Audit] = audits;
+                    let seen: &Parents = parents;
+                    let judge = |now: &Value| judge(shared, flagged, now, cluster, seen);
+                    let hint = |resource: &Resource| hint(shared, flagged, resource);
+                    let fixer = Fixer {
+                        api,
+                        dry_run: live.dry_run,
+                        judge: &judge,
+                        hint: &hint,
+                    };
+                    fixer.fix(id, &resource, object, first)
+                }
+                (Ok(_), None) => unreachable!("every placed object's first write was sent"),
+            };
+            if done.attempts > 0 {
+                written += 1;
+            }
+            // A child is judged against its parent as it is now; one that
+            // deviates only now (from what admission wrote on its parent) is
+            // written in this run too, after its parent.
+            let wrote = done.changes.as_array().is_some_and(|c| !c.is_empty());
+            if let Some(after) = done.after.as_ref().filter(|_| !live.dry_run && wrote) {
+                parents.keep(after);
+                let mut children: Vec<(Identity, usize)> = Vec::new();
+                for &(p, i) in whole.get(identity).map(Vec::as_slice).unwrap_or_default() {
+                    let report = &mut audits[p].report;
+                    report.objects[i].replace_object(after.clone());
+                    let objects = &report.objects;
                     children.extend(
-                        tree.children[i]
-                            .iter()
-                            .map(|&c| (objects[c].identity.clone(), p)),
+                        (report.tree.children(i)).map(|c| (objects[c].identity.clone(), p)),
                     );
                 }
+                let before = targets.len();
+                for (child, p) in children {
+                    if at.contains_key(&child) {
+                        continue;
+                    }
+                    // Under an object that failed, every object is kept whole.
+                    let Some(&(_, c)) = whole
+                        .get(&child)
+                        .and_then(|places| places.iter().find(|(q, _)| *q == p))
+                    else {
+                        continue;
+                    };
+                    let now = object_of(&audits[p].report.objects[c]);
+                    if let Judgement::Deviates(_) = judge(audits, &[p], now, cluster, parents) {
+                        at.insert(child.clone(), targets.len());
+                        targets.push((child, vec![p]));
+                    }
+                }
+                progress.grow(&done.id, targets.len() - before);
             }
-            let before = targets.len();
-            for (child, p) in children {
-                if at.contains_key(&child) {
-                    continue;
-                }
-                let audit = &audits[p];
-                let now = audit.report.objects.iter().find(|o| o.identity == child);
-                let now = now.expect("a child is an object of its report");
-                // Under an object that failed, every object is kept whole.
-                if !now.whole {
-                    continue;
-                }
-                if let Judgement::Deviates(_) = judge(audits, &[p], &now.object, cluster, parents) {
-                    at.insert(child.clone(), targets.len());
-                    targets.push((child, vec![p]));
-                }
-            }
-            progress.grow(&done.id, targets.len() - before);
+            progress.record(&done);
+            results.push(done);
         }
-        progress.record(&done);
-        results.push(done);
     }
     progress.finish();
     FixRun {
