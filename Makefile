@@ -19,6 +19,8 @@ export CARGO_BUILD_BUILD_DIR ?= $(CACHE_DIR)/target
 # its crates are rebuilt from its own sources; dependencies are reused.
 $(shell mkdir -p '$(CACHE_DIR)' && if [ "$$(cat '$(CACHE_DIR)/checkout' 2>/dev/null)" != '$(CURDIR)' ]; then \
   git ls-files -z | xargs -0 touch -c; echo '$(CURDIR)' >'$(CACHE_DIR)/checkout'; fi)
+# The full runner, every command (`make runner`, the tests, the docs' commands,
+# the benchmarks). `make demo` builds its lean one apart (DEMO_RUNNER).
 RUNNER := target/host/policy-runner
 # e2e tests and annotation use a real kwctl when one is on the PATH (or
 # given: `make e2e-tests KWCTL=kwctl`), else the runner.
@@ -108,8 +110,13 @@ release-tools: $(WASM_OPT) $(CARGO_CYCLONEDX)
 	cluster/components/build.sh cosign actionlint >/dev/null
 
 # The runner links the policy's core (explain, audit), so core changes rebuild it.
+# Cargo leaves a binary it finds fresh with its old date, so a manifest or
+# Cargo.lock newer than it (a checkout, an edit that does not concern the
+# runner) would have make call cargo again on every run: touched, as the
+# module is.
 $(RUNNER): $(RUNNER_SOURCES) $(POLICY_SOURCES)
 	$(CARGO) build --locked -p policy-runner --profile host
+	touch $@
 
 runner: $(RUNNER)
 
@@ -170,15 +177,21 @@ annotated-policy.wasm: policy.wasm policy-metadata.yml README.md $(RUNNER_DEP)
 # rustc's module annotated as it is (the pinned wasm-opt, binaryen's C++,
 # is most of a cold first build; its pass changes the bytes, not the
 # answers), and the runner without its `network` feature (push, pull,
-# serve, scaffold: half its dependencies), beside the full one in
-# target/demo/. The tests, the release and the size check use policy.wasm
-# and the full runner.
+# serve, scaffold: half its dependencies). The tests, the release and the
+# size check use policy.wasm and the full runner.
+# The lean runner lives beside the full one, in a target directory of its
+# own (target/demo/host/policy-runner): in one directory the two binaries
+# would share a path, each build replacing the other's. Both builds share
+# the build cache, where a unit's hash includes its features, so each
+# feature set keeps its own compiled crates and switching between `make
+# demo`, `make runner` and `make check` compiles nothing already built.
 DEMO_DIR := $(or $(CARGO_TARGET_DIR),target)/demo
 DEMO_RUNNER := $(DEMO_DIR)/host/policy-runner
 DEMO_POLICY := $(DEMO_DIR)/annotated-policy.wasm
 
 $(DEMO_RUNNER): $(RUNNER_SOURCES) $(POLICY_SOURCES)
 	CARGO_TARGET_DIR=$(DEMO_DIR) $(CARGO) build --locked -p policy-runner --profile host --no-default-features
+	touch $@
 
 $(DEMO_POLICY): $(MODULE) policy-metadata.yml README.md $(DEMO_RUNNER)
 	rm -f $@
