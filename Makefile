@@ -179,18 +179,20 @@ annotated-policy.wasm: policy.wasm policy-metadata.yml README.md $(RUNNER_DEP)
 # answers), and the runner without its `network` feature (push, pull,
 # serve, scaffold: half its dependencies). The tests, the release and the
 # size check use policy.wasm and the full runner.
-# The lean runner lives beside the full one, in a target directory of its
-# own (target/demo/host/policy-runner): in one directory the two binaries
-# would share a path, each build replacing the other's. Both builds share
-# the build cache, where a unit's hash includes its features, so each
-# feature set keeps its own compiled crates and switching between `make
+# The lean runner lives beside the full one, in target and build
+# directories of its own (target/demo/host/policy-runner, $(CACHE_DIR)/demo):
+# in one target directory the two binaries would share a path, and in one
+# build directory the policy crate's library (a cdylib, whose file name
+# carries no hash of its features) would be rebuilt by each feature set in
+# turn, making the other's runner stale. Apart, switching between `make
 # demo`, `make runner` and `make check` compiles nothing already built.
 DEMO_DIR := $(or $(CARGO_TARGET_DIR),target)/demo
 DEMO_RUNNER := $(DEMO_DIR)/host/policy-runner
 DEMO_POLICY := $(DEMO_DIR)/annotated-policy.wasm
 
 $(DEMO_RUNNER): $(RUNNER_SOURCES) $(POLICY_SOURCES)
-	CARGO_TARGET_DIR=$(DEMO_DIR) $(CARGO) build --locked -p policy-runner --profile host --no-default-features
+	CARGO_TARGET_DIR=$(DEMO_DIR) CARGO_BUILD_BUILD_DIR=$(CACHE_DIR)/demo \
+	  $(CARGO) build --locked -p policy-runner --profile host --no-default-features
 	touch $@
 
 $(DEMO_POLICY): $(MODULE) policy-metadata.yml README.md $(DEMO_RUNNER)
