@@ -21,25 +21,12 @@ use metadata_propagation_core::outcome::Verdict;
 use crate::dump_answers::{Answer, LookupRecord};
 use crate::report::{Audited, Evaluation, Report, Status};
 
+mod form;
 mod report_json;
 
+use form::detailed;
+pub use form::Form;
 pub use report_json::{Json, json};
-
-/// How much of a report to print.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Form {
-    /// Every object with its details.
-    Full,
-    /// The objects that fail with their details, in their tree; the others
-    /// counted per kind (text) or with their status only (JSON).
-    Compact,
-}
-
-/// Whether an object is printed whole in `form`: every object in full, and
-/// the objects that fail in compact.
-fn detailed(object: &Audited, form: Form) -> bool {
-    form == Form::Full || matches!(object.status(), Status::Deviates | Status::Rejected)
-}
 
 /// The objects drawn in `form`: every one in full; in compact, the objects
 /// that fail and their ancestors.

@@ -4,7 +4,7 @@ use metadata_propagation_core::outcome::Verdict;
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::{Map, Value, json};
 
-use super::{Form, detailed};
+use super::form::{Form, detailed};
 use crate::dump_answers::{Answer, LookupRecord};
 use crate::report::{Audited, Report};
 
