@@ -87,7 +87,12 @@ fn decide<'r>(
     }
 }
 
-/// [`decide`] for an object it tags.
+/// What [`decide`] answers for an object: its warnings, and when asked,
+/// its record.
+type Answer<'s> = Result<(Vec<String>, Option<Trace<'s>>), Error>;
+
+/// [`decide`] for an object it tags: by the row's label source, each with
+/// its own function.
 fn tag<'s>(
     tagging: Tagging<'_>,
     request: &AdmissionRequest,
@@ -95,118 +100,207 @@ fn tag<'s>(
     reads: &mut Reads,
     plan: &mut Plan,
     trace: bool,
-) -> Result<(Vec<String>, Option<Trace<'s>>), Error> {
+) -> Answer<'s> {
     let Tagging {
         target,
         field,
         source,
     } = tagging;
     let source = source.map(|(source, _)| source);
-    let object = &request.object;
     let Some(current) = field else {
         return Ok((Vec::new(), trace.then_some(Trace::CreateOnly(target))));
     };
-    let warn_removals = settings.mutates();
-    let settings = settings.prepared()?;
-    let own = |error| malformed(own_reference(&target, request), error);
-
-    // The label set: the object's labels and annotations as they will be
-    // stored (after the plan's metadata edits), over the Cluster's; or, for
-    // a managed resource, its composite resource's alone. Borrowed from
-    // the plan: everything below is computed into owned edits before the
-    // plan is changed.
-    let annotations = plan.resulting_map(object, ANNOTATIONS).map_err(own)?;
-    let found = match (target.labels, source) {
-        (LabelSource::ComposingResource, Some(xr)) => {
-            match targets::composing_xr::read(xr, reads) {
-                (xr, Ok(value)) => SourceFound::ComposingXr(xr, value),
-                (xr, Err(unread)) => {
-                    let row = (&target, &current);
-                    return xr_unread((xr, unread), row, request, settings, plan, trace);
-                }
-            }
+    let row = Row {
+        warn_removals: settings.mutates(),
+        settings: settings.prepared()?,
+        target,
+        current,
+        request,
+        trace,
+    };
+    match row.target.labels {
+        LabelSource::ComposingResource => tag_from_composing_xr(row, source, reads, plan),
+        LabelSource::Object | LabelSource::ClusterAndObject => {
+            tag_from_cluster_and_object(row, source, reads, plan)
         }
-        (_, source) => targets::label_source::read_cluster(source, reads)?,
+    }
+}
+
+/// What tagging one object under its row shares, whatever its label
+/// source.
+struct Row<'o, 'r, 's> {
+    target: Target,
+    current: Current<'o>,
+    request: &'r AdmissionRequest,
+    settings: &'s CloudTagSettings,
+    warn_removals: bool,
+    trace: bool,
+}
+
+/// A row whose label set is the object's own, over its Cluster's when
+/// the row reads one: the object's labels and annotations as they will be
+/// stored (after the plan's metadata edits), over the Cluster's.
+fn tag_from_cluster_and_object<'s>(
+    row: Row<'_, '_, 's>,
+    source: Option<ObjectRef>,
+    reads: &mut Reads,
+    plan: &mut Plan,
+) -> Answer<'s> {
+    let object = &row.request.object;
+    let annotations = plan.resulting_map(object, ANNOTATIONS);
+    let annotations = annotations.map_err(|error| row.malformed(error))?;
+    let found = targets::label_source::read_cluster(source, reads)?;
+    let looked_up =
+        (found.layers()).map_err(|error| malformed(found.read().map(|(r, _)| r.clone()), error))?;
+    let own_layers = OwnLayers::read(plan, object, &annotations);
+    let own_layers = own_layers.map_err(|error| row.malformed(error))?;
+    // Later sources win: the Cluster's labels, its annotation, the
+    // object's labels, its annotation.
+    let set = own_layers.over(looked_up.set());
+    match row.decide(&set, &annotations, &found)? {
+        Some(decided) => Ok(row.stamp(decided, found, plan)),
+        None => Ok((Vec::new(), row.trace.then_some(Trace::Adopted))),
+    }
+}
+
+/// A managed resource's row: its composite resource's label set alone
+/// (its own labels are Crossplane's bookkeeping and the Composition's).
+fn tag_from_composing_xr<'s>(
+    row: Row<'_, '_, 's>,
+    source: Option<ObjectRef>,
+    reads: &mut Reads,
+    plan: &mut Plan,
+) -> Answer<'s> {
+    let object = &row.request.object;
+    let annotations = plan.resulting_map(object, ANNOTATIONS);
+    let annotations = annotations.map_err(|error| row.malformed(error))?;
+    let found = match source.map(|xr| targets::composing_xr::read(xr, reads)) {
+        Some((xr, Ok(value))) => SourceFound::ComposingXr(xr, value),
+        Some((xr, Err(unread))) => return row.xr_unread((xr, unread), plan),
+        None => targets::label_source::read_cluster(None, reads)?,
     };
     let looked_up = match found.layers() {
         Ok(layers) => layers,
         Err(error) => {
             return match found {
                 SourceFound::ComposingXr(xr, _) => {
-                    let row = (&target, &current);
-                    let unread = Unread::Malformed(error);
-                    xr_unread((xr, unread), row, request, settings, plan, trace)
+                    row.xr_unread((xr, Unread::Malformed(error)), plan)
                 }
                 _ => Err(malformed(found.read().map(|(r, _)| r.clone()), error)),
             };
         }
     };
-    let own_layers = (target.labels != LabelSource::ComposingResource)
-        .then(|| OwnLayers::read(plan, object, &annotations))
-        .transpose()
-        .map_err(own)?;
-    // Later sources win: the looked-up object's labels, its annotation,
-    // the object's labels, its annotation.
-    let set = match &own_layers {
-        Some(own_layers) => own_layers.over(looked_up.set()),
-        None => looked_up.set(),
-    };
-    if target.adopted_left_alone && set.marks_adopted() {
-        return Ok((Vec::new(), trace.then_some(Trace::Adopted)));
+    let set = looked_up.set();
+    match row.decide(&set, &annotations, &found)? {
+        Some(decided) => Ok(row.stamp(decided, found, plan)),
+        None => Ok((Vec::new(), row.trace.then_some(Trace::Adopted))),
+    }
+}
+
+/// The tags decided over a label set, and the profile they were decided
+/// under.
+struct TagsOf<'o, 's> {
+    decided: decision::Decided,
+    provider: Option<&'o str>,
+    profile: (&'s TagProfile, Origin),
+}
+
+impl<'o, 'r: 'o, 's> Row<'o, 'r, 's> {
+    /// `error`, in the object's words.
+    fn malformed(&self, error: FieldError) -> Error {
+        malformed(own_reference(&self.target, self.request), error)
     }
 
-    let chosen = choose_profile(&target, request, settings).map_err(own)?;
-    let owned = chosen.owned(settings);
-    let Chosen {
-        provider,
-        profile,
-        origin,
-        ..
-    } = chosen;
-    let keys = settings.tag_keys(profile);
-    let fallback = (target.profile == ProfileChoice::Provider && origin == Origin::Fallback)
-        .then(|| said::fallback(provider, &settings.provider_path.join(".")));
-    // Named only in explanations: formatted only for one.
-    let looked_up_name = match (found.read(), trace) {
-        (Some((reference, _)), true) => reference.to_string(),
-        _ => String::new(),
-    };
-    let decided = decision::decide(
-        Inputs {
-            target: &target,
-            set: &set,
-            current: &current,
-            profile: (profile, origin),
-            keys,
-            owned,
-            propagating: &settings.propagating_labels,
-            annotations: &annotations,
-            cluster: &looked_up_name,
-            fallback,
-            warn_removals,
-        },
-        trace,
-        || said::why::labels_source(&found, profile),
-    );
-    if let Some(edit) = decided.edit {
-        plan.push(edit);
-    }
-    plan.merge(decided.skipped);
-    let mut warnings = decided.warnings;
-    if let SourceFound::ClusterNotFound(reference) = &found {
-        warnings.push(said::cluster_not_found(reference));
-    }
-    let trace = decided.explained.map(|cloud_tags| {
-        Trace::Tagged(Box::new(Tagged {
-            target,
-            cloud_tags,
-            provider_path: settings.provider_path.join("."),
-            provider: provider.map(str::to_owned),
-            found,
+    /// The tags over `set`, under the profile the row chooses; `None` when
+    /// the set leaves the object as submitted (adopted).
+    fn decide(
+        &self,
+        set: &decision::label_set::LabelSet<'_>,
+        annotations: &fields::StringMap<'_>,
+        found: &SourceFound,
+    ) -> Result<Option<TagsOf<'r, 's>>, Error> {
+        let (target, settings) = (&self.target, self.settings);
+        if target.adopted_left_alone && set.marks_adopted() {
+            return Ok(None);
+        }
+        let chosen = choose_profile(target, self.request, settings);
+        let chosen = chosen.map_err(|error| self.malformed(error))?;
+        let owned = chosen.owned(settings);
+        let Chosen {
+            provider,
+            profile,
+            origin,
+            ..
+        } = chosen;
+        let fallback = (target.profile == ProfileChoice::Provider && origin == Origin::Fallback)
+            .then(|| said::fallback(provider, &settings.provider_path.join(".")));
+        // Named only in explanations: formatted only for one.
+        let looked_up_name = match (found.read(), self.trace) {
+            (Some((reference, _)), true) => reference.to_string(),
+            _ => String::new(),
+        };
+        let decided = decision::decide(
+            Inputs {
+                target,
+                set,
+                current: &self.current,
+                profile: (profile, origin),
+                keys: settings.tag_keys(profile),
+                owned,
+                propagating: &settings.propagating_labels,
+                annotations,
+                cluster: &looked_up_name,
+                fallback,
+                warn_removals: self.warn_removals,
+            },
+            self.trace,
+            || said::why::labels_source(found, profile),
+        );
+        Ok(Some(TagsOf {
+            decided,
+            provider,
             profile: (profile, origin),
         }))
-    });
-    Ok((warnings, trace))
+    }
+
+    /// Adds the tags to `plan`; their warnings and, when asked, the record.
+    fn stamp(
+        self,
+        tags: TagsOf<'_, 's>,
+        found: SourceFound,
+        plan: &mut Plan,
+    ) -> (Vec<String>, Option<Trace<'s>>) {
+        let TagsOf {
+            decided,
+            provider,
+            profile,
+        } = tags;
+        if let Some(edit) = decided.edit {
+            plan.push(edit);
+        }
+        plan.merge(decided.skipped);
+        let mut warnings = decided.warnings;
+        if let SourceFound::ClusterNotFound(reference) = &found {
+            warnings.push(said::cluster_not_found(reference));
+        }
+        let trace = decided.explained.map(|cloud_tags| {
+            Trace::Tagged(Box::new(Tagged {
+                target: self.target,
+                cloud_tags,
+                provider_path: self.settings.provider_path.join("."),
+                provider: provider.map(str::to_owned),
+                found,
+                profile,
+            }))
+        });
+        (warnings, trace)
+    }
+
+    /// [`xr_unread`], for this row.
+    fn xr_unread(&self, xr: (ObjectRef, Unread), plan: &mut Plan) -> Answer<'s> {
+        let row = (&self.target, &self.current);
+        xr_unread(xr, row, self.request, self.settings, plan, self.trace)
+    }
 }
 
 /// What a managed resource whose composite resource `xr` could not be used
