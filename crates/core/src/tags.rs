@@ -117,83 +117,75 @@ fn tag<'s>(
         current,
         request,
         trace,
+        reads,
+        plan,
     };
     match row.target.labels {
-        LabelSource::ComposingResource => tag_from_composing_xr(row, source, reads, plan),
+        LabelSource::ComposingResource => row.tag_by_composing_xr(source),
         LabelSource::Object | LabelSource::ClusterAndObject => {
-            tag_from_cluster_and_object(row, source, reads, plan)
+            row.tag_by_cluster_and_object(source)
         }
     }
 }
 
 /// What tagging one object under its row shares, whatever its label
 /// source.
-struct Row<'o, 'r, 's> {
+struct Row<'a, 's> {
     target: Target,
-    current: Current<'o>,
-    request: &'r AdmissionRequest,
+    current: Current<'a>,
+    request: &'a AdmissionRequest,
     settings: &'s CloudTagSettings,
     warn_removals: bool,
     trace: bool,
+    reads: &'a mut Reads,
+    plan: &'a mut Plan,
 }
 
-/// A row whose label set is the object's own, over its Cluster's when
-/// the row reads one: the object's labels and annotations as they will be
-/// stored (after the plan's metadata edits), over the Cluster's.
-fn tag_from_cluster_and_object<'s>(
-    row: Row<'_, '_, 's>,
-    source: Option<ObjectRef>,
-    reads: &mut Reads,
-    plan: &mut Plan,
-) -> Answer<'s> {
-    let object = &row.request.object;
-    let annotations = plan.resulting_map(object, ANNOTATIONS);
-    let annotations = annotations.map_err(|error| row.malformed(error))?;
-    let found = targets::label_source::read_cluster(source, reads)?;
-    let looked_up =
-        (found.layers()).map_err(|error| malformed(found.read().map(|(r, _)| r.clone()), error))?;
-    let own_layers = OwnLayers::read(plan, object, &annotations);
-    let own_layers = own_layers.map_err(|error| row.malformed(error))?;
-    // Later sources win: the Cluster's labels, its annotation, the
-    // object's labels, its annotation.
-    let set = own_layers.over(looked_up.set());
-    match row.decide(&set, &annotations, &found)? {
-        Some(decided) => Ok(row.stamp(decided, found, plan)),
-        None => Ok((Vec::new(), row.trace.then_some(Trace::Adopted))),
+impl<'a, 's> Row<'a, 's> {
+    /// A row whose label set is the object's own, over its Cluster's when
+    /// the row reads one: the object's labels and annotations as they
+    /// will be stored (after the plan's metadata edits), over the
+    /// Cluster's.
+    fn tag_by_cluster_and_object(self, cluster: Option<ObjectRef>) -> Answer<'s> {
+        let object = &self.request.object;
+        let annotations = (self.plan.resulting_map(&self.request.object, ANNOTATIONS))
+            .map_err(|error| malformed(own_reference(&self.target, self.request), error))?;
+        let found = targets::label_source::read_cluster(cluster, self.reads)?;
+        let looked_up = (found.layers())
+            .map_err(|error| malformed(found.read().map(|(r, _)| r.clone()), error))?;
+        let own_layers = OwnLayers::read(self.plan, object, &annotations);
+        let own_layers = own_layers.map_err(|error| self.malformed(error))?;
+        // Later sources win: the Cluster's labels, its annotation, the
+        // object's labels, its annotation.
+        let set = own_layers.over(looked_up.set());
+        let tags = self.decide(&set, &annotations, &found)?;
+        self.stamp(tags, found)
     }
-}
 
-/// A managed resource's row: its composite resource's label set alone
-/// (its own labels are Crossplane's bookkeeping and the Composition's).
-fn tag_from_composing_xr<'s>(
-    row: Row<'_, '_, 's>,
-    source: Option<ObjectRef>,
-    reads: &mut Reads,
-    plan: &mut Plan,
-) -> Answer<'s> {
-    let object = &row.request.object;
-    let annotations = plan.resulting_map(object, ANNOTATIONS);
-    let annotations = annotations.map_err(|error| row.malformed(error))?;
-    let found = match source.map(|xr| targets::composing_xr::read(xr, reads)) {
-        Some((xr, Ok(value))) => SourceFound::ComposingXr(xr, value),
-        Some((xr, Err(unread))) => return row.xr_unread((xr, unread), plan),
-        None => targets::label_source::read_cluster(None, reads)?,
-    };
-    let looked_up = match found.layers() {
-        Ok(layers) => layers,
-        Err(error) => {
-            return match found {
-                SourceFound::ComposingXr(xr, _) => {
-                    row.xr_unread((xr, Unread::Malformed(error)), plan)
-                }
-                _ => Err(malformed(found.read().map(|(r, _)| r.clone()), error)),
-            };
-        }
-    };
-    let set = looked_up.set();
-    match row.decide(&set, &annotations, &found)? {
-        Some(decided) => Ok(row.stamp(decided, found, plan)),
-        None => Ok((Vec::new(), row.trace.then_some(Trace::Adopted))),
+    /// A managed resource's row: its composite resource's label set alone
+    /// (its own labels are Crossplane's bookkeeping and the
+    /// Composition's).
+    fn tag_by_composing_xr(self, xr: Option<ObjectRef>) -> Answer<'s> {
+        let annotations = (self.plan.resulting_map(&self.request.object, ANNOTATIONS))
+            .map_err(|error| malformed(own_reference(&self.target, self.request), error))?;
+        let found = match xr.map(|xr| targets::composing_xr::read(xr, self.reads)) {
+            Some((xr, Ok(value))) => SourceFound::ComposingXr(xr, value),
+            Some((xr, Err(unread))) => return self.xr_unread((xr, unread)),
+            None => targets::label_source::read_cluster(None, self.reads)?,
+        };
+        let looked_up = match found.layers() {
+            Ok(layers) => layers,
+            Err(error) => {
+                return match found {
+                    SourceFound::ComposingXr(xr, _) => {
+                        self.xr_unread((xr, Unread::Malformed(error)))
+                    }
+                    _ => Err(malformed(found.read().map(|(r, _)| r.clone()), error)),
+                };
+            }
+        };
+        let tags = self.decide(&looked_up.set(), &annotations, &found)?;
+        self.stamp(tags, found)
     }
 }
 
@@ -205,7 +197,7 @@ struct TagsOf<'o, 's> {
     profile: (&'s TagProfile, Origin),
 }
 
-impl<'o, 'r: 'o, 's> Row<'o, 'r, 's> {
+impl<'a, 's> Row<'a, 's> {
     /// `error`, in the object's words.
     fn malformed(&self, error: FieldError) -> Error {
         malformed(own_reference(&self.target, self.request), error)
@@ -218,7 +210,7 @@ impl<'o, 'r: 'o, 's> Row<'o, 'r, 's> {
         set: &decision::label_set::LabelSet<'_>,
         annotations: &fields::StringMap<'_>,
         found: &SourceFound,
-    ) -> Result<Option<TagsOf<'r, 's>>, Error> {
+    ) -> Result<Option<TagsOf<'a, 's>>, Error> {
         let (target, settings) = (&self.target, self.settings);
         if target.adopted_left_alone && set.marks_adopted() {
             return Ok(None);
@@ -263,22 +255,21 @@ impl<'o, 'r: 'o, 's> Row<'o, 'r, 's> {
         }))
     }
 
-    /// Adds the tags to `plan`; their warnings and, when asked, the record.
-    fn stamp(
-        self,
-        tags: TagsOf<'_, 's>,
-        found: SourceFound,
-        plan: &mut Plan,
-    ) -> (Vec<String>, Option<Trace<'s>>) {
-        let TagsOf {
+    /// Adds `tags` to the plan; their warnings and, when asked, the
+    /// record. `None`: the object is left as submitted (adopted).
+    fn stamp(self, tags: Option<TagsOf<'_, 's>>, found: SourceFound) -> Answer<'s> {
+        let Some(TagsOf {
             decided,
             provider,
             profile,
-        } = tags;
+        }) = tags
+        else {
+            return Ok((Vec::new(), self.trace.then_some(Trace::Adopted)));
+        };
         if let Some(edit) = decided.edit {
-            plan.push(edit);
+            self.plan.push(edit);
         }
-        plan.merge(decided.skipped);
+        self.plan.merge(decided.skipped);
         let mut warnings = decided.warnings;
         if let SourceFound::ClusterNotFound(reference) = &found {
             warnings.push(said::cluster_not_found(reference));
@@ -293,13 +284,13 @@ impl<'o, 'r: 'o, 's> Row<'o, 'r, 's> {
                 profile,
             }))
         });
-        (warnings, trace)
+        Ok((warnings, trace))
     }
 
     /// [`xr_unread`], for this row.
-    fn xr_unread(&self, xr: (ObjectRef, Unread), plan: &mut Plan) -> Answer<'s> {
+    fn xr_unread(self, xr: (ObjectRef, Unread)) -> Answer<'s> {
         let row = (&self.target, &self.current);
-        xr_unread(xr, row, self.request, self.settings, plan, self.trace)
+        xr_unread(xr, row, self.request, self.settings, self.plan, self.trace)
     }
 }
 
