@@ -30,14 +30,13 @@ pub(crate) mod topology;
 use crate::error::Error;
 use crate::explain::Explanation;
 use crate::json::fields;
-use crate::json::projection::Projection;
 use crate::kube::owners::owner_refs;
 use crate::request::AdmissionRequest;
 use crate::request::lookup::ObjectRef;
 use crate::request::plan::{MapEdit, Plan};
 use crate::request::reads::Need;
 use crate::request::reads::Reads;
-use crate::stage::{Reported, Stage, StageForKind, StageReport, StageTrace};
+use crate::stage::{Declared, Reported, Stage, StageForKind, StageReport, StageTrace};
 use capi_errors::malformed;
 pub(crate) use child_kind::ChildKind;
 use in_place::{FieldDecision, MalformedIn};
@@ -120,18 +119,14 @@ pub(crate) fn for_kind(child: ChildKind, settings: &CapiSettings) -> CapiForKind
     CapiForKind { child, settings }
 }
 
-/// What the CAPI stage reads of an object of kind `child`, under any
-/// settings.
-pub(crate) fn object_paths(child: &ChildKind, projection: &mut Projection<'_>) {
-    projection.keep_all(OBJECT_PATHS.into_iter().chain(child.object_paths()));
-}
-
 impl<'r> StageForKind<'r> for CapiForKind<'r> {
     type Stage = CapiStage<'r>;
     type Explained = capi_explanation::CapiExplanation;
 
-    fn object_paths<'a>(&'a self, projection: &mut Projection<'a>) {
-        object_paths(&self.child, projection);
+    /// The object's kind and metadata, and its rules' paths, under any
+    /// settings; nothing of an old object.
+    fn reads<'a>(&'a self, reads: &mut Declared<'a>) {
+        reads.object(OBJECT_PATHS.into_iter().chain(self.child.object_paths()));
     }
 
     fn needs(&self, request: &'r AdmissionRequest) -> Result<Option<CapiStage<'r>>, Error> {

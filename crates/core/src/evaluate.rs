@@ -11,7 +11,8 @@ pub(crate) mod route;
 mod stage_list;
 
 pub(crate) use object_projection::{
-    default_object_projection, default_projection_covers, object_projection, old_object_projection,
+    default_projection_covers, object_projection, old_object_projection,
+    with_projection_before_settings,
 };
 pub(crate) use route::{Route, not_acted_on, route};
 pub(crate) use stage_list::{ForKind, Needing, stages};

@@ -95,6 +95,7 @@ mod behaviour {
     mod capi_conformance;
     mod capi_metadata;
     mod control_planes;
+    mod declared_reads;
     mod explain;
     mod fuzz_findings;
     mod in_place_fields;
@@ -103,7 +104,7 @@ mod behaviour {
     mod lookup_masks;
     mod managed_resources;
     mod node_sync;
-    mod passthrough;
+    pub(crate) mod passthrough;
     mod profile_problems;
     mod questions_ui;
     mod settings;

@@ -13,7 +13,7 @@ use crate::json::fields::{self, FieldPath};
 use crate::settings_problem::SettingsProblemKind;
 #[cfg(feature = "invariants")]
 use crate::tags::CloudTagSettings;
-use crate::tags::TagSettings;
+use crate::tags::{RawCloudTagSettings, TagSettings};
 
 mod every_problem;
 mod raw;
@@ -168,6 +168,25 @@ impl Refused {
         match self {
             Refused::Members(_, problems) => SettingsError { problems },
             Refused::Document(error) => error,
+        }
+    }
+}
+
+impl Settings {
+    /// The settings the wire assumes while it reads the payload, before the
+    /// settings, which come after the request, are read: the defaults,
+    /// with the CAPI infrastructure kinds tagged, so that their tag field
+    /// is decoded in the same pass when `cloudTags.capiInfrastructure`
+    /// turns out on.
+    pub(crate) fn before_read() -> Self {
+        let tags = RawCloudTagSettings {
+            capi_infrastructure: true,
+            ..RawCloudTagSettings::default()
+        };
+        Self {
+            mode: Mode::default(),
+            capi: CapiSettings::default(),
+            tags: TagSettings::new(tags, Mode::default()),
         }
     }
 }

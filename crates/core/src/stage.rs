@@ -26,21 +26,10 @@ pub(crate) trait StageForKind<'r> {
     /// rendered into it ([`StageTrace::render`]).
     type Explained: ExplanationPart + Default;
 
-    /// Keeps the paths of the object the stage reads or writes in
-    /// `projection`.
-    fn object_paths<'a>(&'a self, projection: &mut Projection<'a>);
-
-    /// Keeps the paths of an UPDATE's old object the stage reads in
-    /// `projection`.
-    fn old_object_paths<'a>(&'a self, _projection: &mut Projection<'a>) {}
-
-    /// Whether what the stage declares under the default settings (what
-    /// the wire splits the object through while it reads the payload,
-    /// before the settings) covers its [`StageForKind::object_paths`] under
-    /// these settings.
-    fn covered_by_default(&self) -> bool {
-        true
-    }
+    /// Declares, in `reads`, every path of the request's object and old
+    /// object the stage reads or writes: the one place that says so, for
+    /// every row and every setting.
+    fn reads<'a>(&'a self, reads: &mut Declared<'a>);
 
     /// What the stage reads of the cluster for `request`, named before any
     /// look-up, after what it reads of the object itself (an object at
@@ -81,6 +70,94 @@ pub(crate) trait Stage<'r> {
 pub(crate) trait StageTrace {
     /// Puts the record into `explanation`, in words.
     fn render(self: Box<Self>, request: &AdmissionRequest, explanation: &mut Explanation);
+}
+
+/// Which part of its reads a stage's [`StageForKind::reads`] is asked for:
+/// every stage is asked the same, and keeps only what is asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Part {
+    /// The paths of the object.
+    Object,
+    /// The paths of an UPDATE's old object.
+    OldObject,
+    /// Only whether the settings name paths of the object beyond those a
+    /// stage reads before the settings are known.
+    BySettings,
+}
+
+/// What the stages declare they read of one part of a request
+/// ([`StageForKind::reads`]).
+pub(crate) struct Declared<'a> {
+    part: Part,
+    projection: Projection<'a>,
+    by_settings: bool,
+}
+
+impl<'a> Declared<'a> {
+    /// Nothing yet, of `part`.
+    pub(crate) fn of(part: Part) -> Self {
+        Self {
+            part,
+            projection: Projection::default(),
+            by_settings: false,
+        }
+    }
+
+    /// Paths of the object the stage reads whatever the settings say, or
+    /// that the settings may only leave out.
+    pub(crate) fn object<'p, 's: 'p + 'a>(
+        &mut self,
+        paths: impl IntoIterator<Item = &'p [&'s str]>,
+    ) {
+        if self.part == Part::Object {
+            self.projection.keep_all(paths);
+        }
+    }
+
+    /// A path of the object the stage reads, of `segments`.
+    pub(crate) fn object_path(&mut self, segments: impl IntoIterator<Item = &'a str>) {
+        if self.part == Part::Object {
+            self.projection.keep(segments);
+        }
+    }
+
+    /// Paths of the object that only the settings name (a moved provider,
+    /// a managed resource's tag field), and none for a kind the settings
+    /// may make the stage read more of: what the wire splits before the
+    /// settings are known cannot hold them.
+    pub(crate) fn object_by_settings(
+        &mut self,
+        paths: impl IntoIterator<Item = impl IntoIterator<Item = &'a str>>,
+    ) {
+        self.by_settings = true;
+        if self.part == Part::Object {
+            for path in paths {
+                self.projection.keep(path);
+            }
+        }
+    }
+
+    /// A path of the old object, of `segments`, when `read` says the stage
+    /// reads it (asked only of the old object's declaration).
+    pub(crate) fn old_object(
+        &mut self,
+        read: impl FnOnce() -> bool,
+        segments: impl IntoIterator<Item = &'a str>,
+    ) {
+        if self.part == Part::OldObject && read() {
+            self.projection.keep(segments);
+        }
+    }
+
+    /// Whether a stage declared paths only the settings name.
+    pub(crate) fn by_settings(&self) -> bool {
+        self.by_settings
+    }
+
+    /// What the stages declared of the part.
+    pub(crate) fn into_projection(self) -> Projection<'a> {
+        self.projection
+    }
 }
 
 /// What a stage reports besides the edits it adds to the plan.

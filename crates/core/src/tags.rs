@@ -87,7 +87,12 @@ fn decide<'r>(
     }
 }
 
-/// [`decide`] for an object it tags.
+/// What [`decide`] answers for an object: its warnings, and when asked,
+/// its record.
+type Answer<'s> = Result<(Vec<String>, Option<Trace<'s>>), Error>;
+
+/// [`decide`] for an object it tags: by the row's label source, each with
+/// its own function.
 fn tag<'s>(
     tagging: Tagging<'_>,
     request: &AdmissionRequest,
@@ -95,118 +100,198 @@ fn tag<'s>(
     reads: &mut Reads,
     plan: &mut Plan,
     trace: bool,
-) -> Result<(Vec<String>, Option<Trace<'s>>), Error> {
+) -> Answer<'s> {
     let Tagging {
         target,
         field,
         source,
     } = tagging;
     let source = source.map(|(source, _)| source);
-    let object = &request.object;
     let Some(current) = field else {
         return Ok((Vec::new(), trace.then_some(Trace::CreateOnly(target))));
     };
-    let warn_removals = settings.mutates();
-    let settings = settings.prepared()?;
-    let own = |error| malformed(own_reference(&target, request), error);
-
-    // The label set: the object's labels and annotations as they will be
-    // stored (after the plan's metadata edits), over the Cluster's; or, for
-    // a managed resource, its composite resource's alone. Borrowed from
-    // the plan: everything below is computed into owned edits before the
-    // plan is changed.
-    let annotations = plan.resulting_map(object, ANNOTATIONS).map_err(own)?;
-    let found = match (target.labels, source) {
-        (LabelSource::ComposingResource, Some(xr)) => {
-            match targets::composing_xr::read(xr, reads) {
-                (xr, Ok(value)) => SourceFound::ComposingXr(xr, value),
-                (xr, Err(unread)) => {
-                    let row = (&target, &current);
-                    return xr_unread((xr, unread), row, request, settings, plan, trace);
-                }
-            }
-        }
-        (_, source) => targets::label_source::read_cluster(source, reads)?,
-    };
-    let looked_up = match found.layers() {
-        Ok(layers) => layers,
-        Err(error) => {
-            return match found {
-                SourceFound::ComposingXr(xr, _) => {
-                    let row = (&target, &current);
-                    let unread = Unread::Malformed(error);
-                    xr_unread((xr, unread), row, request, settings, plan, trace)
-                }
-                _ => Err(malformed(found.read().map(|(r, _)| r.clone()), error)),
-            };
-        }
-    };
-    let own_layers = (target.labels != LabelSource::ComposingResource)
-        .then(|| OwnLayers::read(plan, object, &annotations))
-        .transpose()
-        .map_err(own)?;
-    // Later sources win: the looked-up object's labels, its annotation,
-    // the object's labels, its annotation.
-    let set = match &own_layers {
-        Some(own_layers) => own_layers.over(looked_up.set()),
-        None => looked_up.set(),
-    };
-    if target.adopted_left_alone && set.marks_adopted() {
-        return Ok((Vec::new(), trace.then_some(Trace::Adopted)));
-    }
-
-    let chosen = choose_profile(&target, request, settings).map_err(own)?;
-    let owned = chosen.owned(settings);
-    let Chosen {
-        provider,
-        profile,
-        origin,
-        ..
-    } = chosen;
-    let keys = settings.tag_keys(profile);
-    let fallback = (target.profile == ProfileChoice::Provider && origin == Origin::Fallback)
-        .then(|| said::fallback(provider, &settings.provider_path.join(".")));
-    // Named only in explanations: formatted only for one.
-    let looked_up_name = match (found.read(), trace) {
-        (Some((reference, _)), true) => reference.to_string(),
-        _ => String::new(),
-    };
-    let decided = decision::decide(
-        Inputs {
-            target: &target,
-            set: &set,
-            current: &current,
-            profile: (profile, origin),
-            keys,
-            owned,
-            propagating: &settings.propagating_labels,
-            annotations: &annotations,
-            cluster: &looked_up_name,
-            fallback,
-            warn_removals,
-        },
+    let row = Row {
+        warn_removals: settings.mutates(),
+        settings: settings.prepared()?,
+        target,
+        current,
+        request,
         trace,
-        || said::why::labels_source(&found, profile),
-    );
-    if let Some(edit) = decided.edit {
-        plan.push(edit);
+        reads,
+        plan,
+    };
+    match row.target.labels {
+        LabelSource::ComposingResource => row.tag_by_composing_xr(source),
+        LabelSource::Object | LabelSource::ClusterAndObject => {
+            row.tag_by_cluster_and_object(source)
+        }
     }
-    plan.merge(decided.skipped);
-    let mut warnings = decided.warnings;
-    if let SourceFound::ClusterNotFound(reference) = &found {
-        warnings.push(said::cluster_not_found(reference));
+}
+
+/// What tagging one object under its row shares, whatever its label
+/// source.
+struct Row<'a, 's> {
+    target: Target,
+    current: Current<'a>,
+    request: &'a AdmissionRequest,
+    settings: &'s CloudTagSettings,
+    warn_removals: bool,
+    trace: bool,
+    reads: &'a mut Reads,
+    plan: &'a mut Plan,
+}
+
+impl<'a, 's> Row<'a, 's> {
+    /// A row whose label set is the object's own, over its Cluster's when
+    /// the row reads one: the object's labels and annotations as they
+    /// will be stored (after the plan's metadata edits), over the
+    /// Cluster's.
+    fn tag_by_cluster_and_object(self, cluster: Option<ObjectRef>) -> Answer<'s> {
+        let object = &self.request.object;
+        let annotations = (self.plan.resulting_map(&self.request.object, ANNOTATIONS))
+            .map_err(|error| malformed(own_reference(&self.target, self.request), error))?;
+        let found = targets::label_source::read_cluster(cluster, self.reads)?;
+        let looked_up = (found.layers())
+            .map_err(|error| malformed(found.read().map(|(r, _)| r.clone()), error))?;
+        let own_layers = OwnLayers::read(self.plan, object, &annotations);
+        let own_layers = own_layers.map_err(|error| self.malformed(error))?;
+        // Later sources win: the Cluster's labels, its annotation, the
+        // object's labels, its annotation.
+        let set = own_layers.over(looked_up.set());
+        let tags = self.decide(&set, &annotations, &found)?;
+        self.stamp(tags, found)
     }
-    let trace = decided.explained.map(|cloud_tags| {
-        Trace::Tagged(Box::new(Tagged {
-            target,
-            cloud_tags,
-            provider_path: settings.provider_path.join("."),
-            provider: provider.map(str::to_owned),
-            found,
+
+    /// A managed resource's row: its composite resource's label set alone
+    /// (its own labels are Crossplane's bookkeeping and the
+    /// Composition's).
+    fn tag_by_composing_xr(self, xr: Option<ObjectRef>) -> Answer<'s> {
+        let annotations = (self.plan.resulting_map(&self.request.object, ANNOTATIONS))
+            .map_err(|error| malformed(own_reference(&self.target, self.request), error))?;
+        let found = match xr.map(|xr| targets::composing_xr::read(xr, self.reads)) {
+            Some((xr, Ok(value))) => SourceFound::ComposingXr(xr, value),
+            Some((xr, Err(unread))) => return self.xr_unread((xr, unread)),
+            None => targets::label_source::read_cluster(None, self.reads)?,
+        };
+        let looked_up = match found.layers() {
+            Ok(layers) => layers,
+            Err(error) => {
+                return match found {
+                    SourceFound::ComposingXr(xr, _) => {
+                        self.xr_unread((xr, Unread::Malformed(error)))
+                    }
+                    _ => Err(malformed(found.read().map(|(r, _)| r.clone()), error)),
+                };
+            }
+        };
+        let tags = self.decide(&looked_up.set(), &annotations, &found)?;
+        self.stamp(tags, found)
+    }
+}
+
+/// The tags decided over a label set, and the profile they were decided
+/// under.
+struct TagsOf<'o, 's> {
+    decided: decision::Decided,
+    provider: Option<&'o str>,
+    profile: (&'s TagProfile, Origin),
+}
+
+impl<'a, 's> Row<'a, 's> {
+    /// `error`, in the object's words.
+    fn malformed(&self, error: FieldError) -> Error {
+        malformed(own_reference(&self.target, self.request), error)
+    }
+
+    /// The tags over `set`, under the profile the row chooses; `None` when
+    /// the set leaves the object as submitted (adopted).
+    fn decide(
+        &self,
+        set: &decision::label_set::LabelSet<'_>,
+        annotations: &fields::StringMap<'_>,
+        found: &SourceFound,
+    ) -> Result<Option<TagsOf<'a, 's>>, Error> {
+        let (target, settings) = (&self.target, self.settings);
+        if target.adopted_left_alone && set.marks_adopted() {
+            return Ok(None);
+        }
+        let chosen = choose_profile(target, self.request, settings);
+        let chosen = chosen.map_err(|error| self.malformed(error))?;
+        let owned = chosen.owned(settings);
+        let Chosen {
+            provider,
+            profile,
+            origin,
+            ..
+        } = chosen;
+        let fallback = (target.profile == ProfileChoice::Provider && origin == Origin::Fallback)
+            .then(|| said::fallback(provider, &settings.provider_path.join(".")));
+        // Named only in explanations: formatted only for one.
+        let looked_up_name = match (found.read(), self.trace) {
+            (Some((reference, _)), true) => reference.to_string(),
+            _ => String::new(),
+        };
+        let decided = decision::decide(
+            Inputs {
+                target,
+                set,
+                current: &self.current,
+                profile: (profile, origin),
+                keys: settings.tag_keys(profile),
+                owned,
+                propagating: &settings.propagating_labels,
+                annotations,
+                cluster: &looked_up_name,
+                fallback,
+                warn_removals: self.warn_removals,
+            },
+            self.trace,
+            || said::why::labels_source(found, profile),
+        );
+        Ok(Some(TagsOf {
+            decided,
+            provider,
             profile: (profile, origin),
         }))
-    });
-    Ok((warnings, trace))
+    }
+
+    /// Adds `tags` to the plan; their warnings and, when asked, the
+    /// record. `None`: the object is left as submitted (adopted).
+    fn stamp(self, tags: Option<TagsOf<'_, 's>>, found: SourceFound) -> Answer<'s> {
+        let Some(TagsOf {
+            decided,
+            provider,
+            profile,
+        }) = tags
+        else {
+            return Ok((Vec::new(), self.trace.then_some(Trace::Adopted)));
+        };
+        if let Some(edit) = decided.edit {
+            self.plan.push(edit);
+        }
+        self.plan.merge(decided.skipped);
+        let mut warnings = decided.warnings;
+        if let SourceFound::ClusterNotFound(reference) = &found {
+            warnings.push(said::cluster_not_found(reference));
+        }
+        let trace = decided.explained.map(|cloud_tags| {
+            Trace::Tagged(Box::new(Tagged {
+                target: self.target,
+                cloud_tags,
+                provider_path: self.settings.provider_path.join("."),
+                provider: provider.map(str::to_owned),
+                found,
+                profile,
+            }))
+        });
+        Ok((warnings, trace))
+    }
+
+    /// [`xr_unread`], for this row.
+    fn xr_unread(self, xr: (ObjectRef, Unread)) -> Answer<'s> {
+        let row = (&self.target, &self.current);
+        xr_unread(xr, row, self.request, self.settings, self.plan, self.trace)
+    }
 }
 
 /// What a managed resource whose composite resource `xr` could not be used

@@ -56,7 +56,7 @@ fn whole_object_answer(payload: &[u8], lookup: &MapLookup) -> Vec<u8> {
 /// `parents/` folders, `*_parent.json`, `*.parents.yaml`: YAML or JSON
 /// documents, or `List`s, as `policy-runner run --parents` reads them) and
 /// the payloads of the replay sessions that remain.
-fn parents(root: &Path) -> Vec<Value> {
+pub(super) fn parents(root: &Path) -> Vec<Value> {
     let mut objects = Vec::new();
     for file in files(root) {
         let text = fs::read_to_string(&file).unwrap();
@@ -98,7 +98,7 @@ fn parents(root: &Path) -> Vec<Value> {
     objects
 }
 
-fn lookup(objects: &[Value]) -> MapLookup {
+pub(super) fn lookup(objects: &[Value]) -> MapLookup {
     objects.iter().fold(MapLookup::default(), |lookup, object| {
         lookup.with_object(object.clone())
     })
@@ -123,7 +123,7 @@ fn files(root: &Path) -> Vec<PathBuf> {
 
 /// The requests: recorded AdmissionRequests and AdmissionReviews as they
 /// are, and bare objects as a CREATE and as an UPDATE.
-fn requests(root: &Path) -> Vec<(String, Value)> {
+pub(super) fn requests(root: &Path) -> Vec<(String, Value)> {
     let mut out = Vec::new();
     for file in files(root) {
         let name = file.to_string_lossy().into_owned();
@@ -156,7 +156,7 @@ fn requests(root: &Path) -> Vec<(String, Value)> {
 
 /// The settings a request is run under: the defaults, validate mode, and
 /// every settings document beside it (the ones its own tests use).
-fn settings(request: &str) -> Vec<Value> {
+pub(super) fn settings(request: &str) -> Vec<Value> {
     let mut out = vec![Value::Null, json!({"mode": "validate"})];
     let dir = Path::new(request.split(" as ").next().unwrap())
         .parent()

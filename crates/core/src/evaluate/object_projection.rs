@@ -1,72 +1,77 @@
 //! What of a request's object the policy decodes: what its stages declare
-//! they read ([`crate::stage::StageForKind`]); the rest passes through as
-//! text.
+//! they read ([`crate::stage::StageForKind::reads`]); the rest passes
+//! through as text.
 
 use super::route::Route;
-use super::stage_list::ForKind;
+use super::stage_list::{ForKind, stages};
 use crate::json::projection::Projection;
 use crate::request::GroupVersionKind;
-use crate::{capi, tags};
+use crate::settings::Settings;
+use crate::stage::{Declared, Part};
+
+/// What `stages` declare of `part`.
+fn declared<'a>(stages: &'a [ForKind<'_>], part: Part) -> Declared<'a> {
+    let mut declared = Declared::of(part);
+    for stage in stages {
+        stage.reads(&mut declared);
+    }
+    declared
+}
 
 /// The parts of a request's object its `stages` read and write: decoded by
 /// [`crate::wire`], while the rest (`status`, `managedFields`, spec
 /// subtrees no stage reads) passes through as text (`Projection::split`).
 pub(crate) fn object_projection<'a>(stages: &'a [ForKind<'_>]) -> Projection<'a> {
-    let mut projection = Projection::default();
-    for stage in stages {
-        stage.object_paths(&mut projection);
-    }
-    projection
+    declared(stages, Part::Object).into_projection()
 }
 
 /// The parts of an UPDATE's old object its `stages` read (a composite
 /// resource's provider, a managed resource's tag field), or `None` when
 /// they read none.
 pub(crate) fn old_object_projection<'a>(stages: &'a [ForKind<'_>]) -> Option<Projection<'a>> {
-    let mut projection = Projection::default();
-    for stage in stages {
-        stage.old_object_paths(&mut projection);
-    }
+    let projection = declared(stages, Part::OldObject).into_projection();
     (!projection.is_empty()).then_some(projection)
 }
 
-/// Whether [`default_object_projection`] keeps everything
-/// [`object_projection`] keeps for `stages`, known from the stages without
-/// building either: a fresh instance builds every projection again on
-/// every request, so [`crate::wire`] builds the stages' one only when this
-/// says it might differ.
+/// Whether what the wire split the object through before the settings
+/// ([`with_projection_before_settings`]) keeps everything
+/// [`object_projection`] keeps for `stages`: no stage declares a path only
+/// the settings name. Known without building either projection: a fresh
+/// instance builds every projection again on every request, so
+/// [`crate::wire`] builds the stages' one only when this says it might
+/// differ.
 pub(crate) fn default_projection_covers(stages: &[ForKind<'_>]) -> bool {
-    stages.iter().all(|stage| stage.covered_by_default())
+    !declared(stages, Part::BySettings).by_settings()
 }
 
-/// What [`crate::wire`] splits the object through while it reads the
-/// payload, before the settings, which come after the request, are known:
-/// what the stages of `route` read of an object of `kind` under the
-/// default settings, with the tag field of a CAPI infrastructure kind (a
-/// small map, decoded for nothing when `cloudTags.capiInfrastructure` is
-/// off). It covers the settings' projection unless
-/// `cloudTags.providerPath` moves the provider. `None` when the route does
-/// not act, and for a kind the settings may make a managed-resource row
-/// for, whose tag field only they name: its object is kept as text, to be
-/// split once, through the settings' projection.
-pub(crate) fn default_object_projection(
+/// Calls `split` with what [`crate::wire`] splits the object through while
+/// it reads the payload, before the settings, which come after the
+/// request, are known: what the stages for `kind` on `route` declare under
+/// the settings the wire assumes then ([`Settings::before_read`]). `None`
+/// when the route does not act, and when a stage declares paths only the
+/// settings name: the object is then kept as text, to be split once,
+/// through the settings' projection.
+pub(crate) fn with_projection_before_settings<R>(
     kind: &GroupVersionKind,
     route: Route,
-) -> Option<Projection<'static>> {
-    let mut projection = Projection::default();
-    match route {
-        Route::NotActedOn => return None,
-        Route::Capi(child) => capi::object_paths(&child, &mut projection),
-        Route::CloudTags => {}
+    split: impl FnOnce(Option<&Projection<'_>>) -> R,
+) -> R {
+    if route == Route::NotActedOn {
+        return split(None);
     }
-    tags::tag_stage::default_object_paths(kind, &mut projection).then_some(projection)
+    let settings = Settings::before_read();
+    let stages = stages(kind, route, &settings);
+    let declared = declared(&stages, Part::Object);
+    match declared.by_settings() {
+        true => split(None),
+        false => split(Some(&declared.into_projection())),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::evaluate::route;
-    use crate::settings::Settings;
 
     fn kind(group: &str, version: &str, kind: &str) -> GroupVersionKind {
         GroupVersionKind {
@@ -109,8 +114,9 @@ mod tests {
                     assert!(stages.is_empty(), "{kind:?}");
                     continue;
                 }
-                let covers = default_object_projection(kind, route)
-                    .is_some_and(|default| default.covers(&object_projection(&stages)));
+                let covers = with_projection_before_settings(kind, route, |before| {
+                    before.is_some_and(|before| before.covers(&object_projection(&stages)))
+                });
                 if default_projection_covers(&stages) {
                     assert!(covers, "{document} {kind:?}");
                 } else {

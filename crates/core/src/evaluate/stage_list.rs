@@ -11,12 +11,11 @@
 use super::route::Route;
 use crate::error::Error;
 use crate::explain::ExplanationPart;
-use crate::json::projection::Projection;
 use crate::request::plan::Plan;
 use crate::request::reads::{Need, Reads};
 use crate::request::{AdmissionRequest, GroupVersionKind};
 use crate::settings::Settings;
-use crate::stage::{Stage, StageForKind, StageReport};
+use crate::stage::{Declared, Stage, StageForKind, StageReport};
 use crate::{capi, tags};
 
 /// The list's rows become [`ForKind`], [`Needing`] and [`stages`].
@@ -65,24 +64,10 @@ macro_rules! stage_list {
         }
 
         impl<'r> ForKind<'r> {
-            /// [`StageForKind::object_paths`].
-            pub(crate) fn object_paths<'a>(&'a self, projection: &mut Projection<'a>) {
+            /// [`StageForKind::reads`].
+            pub(crate) fn reads<'a>(&'a self, reads: &mut Declared<'a>) {
                 match self {
-                    $(ForKind::$name(stage) => stage.object_paths(projection),)*
-                }
-            }
-
-            /// [`StageForKind::old_object_paths`].
-            pub(crate) fn old_object_paths<'a>(&'a self, projection: &mut Projection<'a>) {
-                match self {
-                    $(ForKind::$name(stage) => stage.old_object_paths(projection),)*
-                }
-            }
-
-            /// [`StageForKind::covered_by_default`].
-            pub(crate) fn covered_by_default(&self) -> bool {
-                match self {
-                    $(ForKind::$name(stage) => stage.covered_by_default(),)*
+                    $(ForKind::$name(stage) => stage.reads(reads),)*
                 }
             }
 

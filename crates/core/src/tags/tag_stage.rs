@@ -5,15 +5,17 @@
 use super::tag_annotations::{ANNOTATIONS, LABELS};
 use super::tag_needs::{self, TagNeeds};
 use super::tag_settings::{DEFAULT_PROVIDER_SEGMENTS, TagSettings};
-use super::targets::{ProfileChoice, Target};
+use super::tagged_object::NAME_PATHS;
+use super::targets::label_source::OWNER_PATHS;
+use super::targets::{LabelSource, ProfileChoice, Target};
 use super::{Trace, render};
 use crate::error::Error;
 use crate::explain::Explanation;
-use crate::json::projection::Projection;
+use crate::json::fields::Segments;
 use crate::request::plan::Plan;
 use crate::request::reads::{Need, Reads};
 use crate::request::{AdmissionRequest, GroupVersionKind};
-use crate::stage::{Stage, StageForKind, StageReport, StageTrace};
+use crate::stage::{Declared, Stage, StageForKind, StageReport, StageTrace};
 use crate::tags::said::tags_explanation::TagsExplanation;
 use crate::tags::targets::covering_row::KindRows;
 use crate::tags::targets::managed_resource::family_of;
@@ -29,6 +31,8 @@ pub(crate) struct TagsForKind<'r> {
     /// `cloudTags.providerPath`, where the kind's row chooses its profile
     /// by the provider (empty otherwise).
     provider: Cow<'r, [&'r str]>,
+    /// Whether the kind is of a managed-resource family's group.
+    of_a_family: bool,
 }
 
 /// The tags stage for `kind` under `settings`.
@@ -51,82 +55,67 @@ pub(crate) fn for_kind<'r>(kind: &GroupVersionKind, settings: &'r TagSettings) -
         managed: rows.managed_row(kind),
         rows,
         provider,
+        of_a_family: family_of(&kind.group).is_some(),
     }
 }
 
-/// Keeps in `projection` what the tags read of an object of `kind` under
-/// the default settings, before the settings are read: the infrastructure
-/// rows in force, the provider at its default path. False, keeping
-/// nothing, for a kind of a managed-resource family's group, which the
-/// settings may make a row for, with a tag field they name.
-pub(crate) fn default_object_paths(
-    kind: &GroupVersionKind,
-    projection: &mut Projection<'static>,
-) -> bool {
-    if family_of(&kind.group).is_some() {
-        return false;
-    }
-    let rows = KindRows::of(kind, true, None);
-    projection.keep_all([LABELS, ANNOTATIONS]);
-    table_paths(rows.table(), DEFAULT_PROVIDER_SEGMENTS, projection);
-    true
-}
-
-/// Keeps the object paths of the table's row for the kind in
-/// `projection`: its tag field, what tells its objects apart, and
-/// `provider` where it chooses its profile by the provider.
-fn table_paths<'a>(
-    row: Option<&'static Target>,
-    provider: &'a [&'a str],
-    projection: &mut Projection<'a>,
-) {
-    if let Some(row) = row {
-        for path in row.reads() {
-            projection.keep(path);
-        }
-        if row.profile == ProfileChoice::Provider {
-            projection.keep(provider.iter().copied());
-        }
-    }
+/// What the decision of `row` reads of the object besides its labels and
+/// annotations: the row's tag field and what tells its objects apart
+/// ([`Target::reads`]), what finds the object its label set starts from
+/// (its owners), and what names it in messages.
+fn row_reads(row: &Target) -> impl Iterator<Item = Segments<'_, '_>> {
+    let owners: &[&[&str]] = match row.labels {
+        LabelSource::Object => &[],
+        LabelSource::ClusterAndObject | LabelSource::ComposingResource => &OWNER_PATHS,
+    };
+    let named: &[&[&str]] = match row.named_in_messages {
+        true => &NAME_PATHS,
+        false => &[],
+    };
+    let paths = owners.iter().chain(named).map(|path| Segments::of(path));
+    row.reads().chain(paths)
 }
 
 impl<'r> StageForKind<'r> for TagsForKind<'r> {
     type Stage = TagStage<'r>;
     type Explained = TagsExplanation;
 
-    /// The labels and annotations (the label set), and what the rows the
-    /// kind may be covered by read.
-    fn object_paths<'a>(&'a self, projection: &mut Projection<'a>) {
-        projection.keep_all([LABELS, ANNOTATIONS]);
-        table_paths(self.rows.table(), &self.provider, projection);
-        if let Some(row) = &self.managed {
-            for path in row.reads() {
-                projection.keep(path);
-            }
-        }
-    }
-
-    /// A composite resource's provider, when the prefix in force may
+    /// The labels and annotations (the label set) and, for each row the
+    /// kind may be covered by, what its decision reads ([`Target::reads`]),
+    /// the provider where it chooses its profile by the provider, and of
+    /// an UPDATE's old object the provider, when the prefix in force may
     /// differ between profiles, and a managed resource's tag field (its
     /// stored entries stay when its composite resource cannot be read).
-    fn old_object_paths<'a>(&'a self, projection: &mut Projection<'a>) {
+    /// A moved provider and a managed-resource row's paths are the
+    /// settings' (`cloudTags.capiInfrastructure` off only drops rows).
+    fn reads<'a>(&'a self, reads: &mut Declared<'a>) {
+        reads.object([LABELS, ANNOTATIONS]);
+        if let Some(row) = self.rows.table() {
+            for path in row_reads(row) {
+                reads.object_path(path);
+            }
+            match &self.provider {
+                Cow::Borrowed([]) => {}
+                Cow::Borrowed(path) => reads.object_path(path.iter().copied()),
+                Cow::Owned(path) => reads.object_by_settings([path.iter().copied()]),
+            }
+        }
+        match &self.managed {
+            Some(row) => reads.object_by_settings(row_reads(row)),
+            // The settings may make a managed-resource row for the kind,
+            // with a tag field they name.
+            None if self.of_a_family => reads.object_by_settings(None::<[&str; 0]>),
+            None => {}
+        }
         // Whether prefixes vary is asked only of a row that reads the
         // provider: it prepares the whole section.
         let varies = || (self.settings.prepared()).is_ok_and(|tags| tags.prefixes_vary());
-        if !self.provider.is_empty() && varies() {
-            projection.keep(self.provider.iter().copied());
+        if !self.provider.is_empty() {
+            reads.old_object(varies, self.provider.iter().copied());
         }
         if let Some(row) = &self.managed {
-            projection.keep(row.field.segments());
+            reads.old_object(|| true, row.field.segments());
         }
-    }
-
-    /// Only `cloudTags.providerPath`, when it moves the provider of a row
-    /// that reads it, and a managed-resource row make the settings'
-    /// paths differ from the default ones (`cloudTags.capiInfrastructure`
-    /// off makes them fewer).
-    fn covered_by_default(&self) -> bool {
-        matches!(self.provider, Cow::Borrowed(_)) && self.managed.is_none()
     }
 
     fn needs(&self, request: &'r AdmissionRequest) -> Result<Option<TagStage<'r>>, Error> {

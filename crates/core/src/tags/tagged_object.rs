@@ -15,6 +15,14 @@ use crate::request::plan::Plan;
 use crate::tags::decision::label_set::{LabelSet, Layer, Source};
 use serde_json::{Map, Value};
 
+/// What [`own_reference`] reads of the object, for a row named in
+/// messages.
+pub(super) const NAME_PATHS: [&[&str]; 3] = [
+    &["metadata", "name"],
+    &["metadata", "generateName"],
+    &["metadata", "namespace"],
+];
+
 /// The namespace of an infrastructure object (checked by the CAPI stage),
 /// or of a managed resource (empty when it is cluster-scoped).
 pub(super) fn own_namespace(request: &AdmissionRequest) -> &str {

@@ -2,7 +2,7 @@
 //! reads, its object split through the route's projection where the route
 //! is known as it is read, and the settings read where they stand.
 
-use crate::evaluate::{Route, default_object_projection, route};
+use crate::evaluate::{Route, route, with_projection_before_settings};
 use crate::json::projection::{Projection, Shape};
 use crate::request::AdmissionRequest;
 use crate::settings::{Settings, SettingsError, StrictSettings};
@@ -109,7 +109,7 @@ impl<'de> Visitor<'de> for PayloadVisitor {
 /// parts of the object get decoded depends on the route and the settings
 /// ([`crate::evaluate::object_projection`]); the settings come after the request, so the
 /// object is split through the route's projection as the default settings
-/// would make it (`default_object_projection`) when its kind and
+/// would make it (`with_projection_before_settings`) when its kind and
 /// operation came before it (as every host writes them), and kept as text
 /// otherwise.
 #[derive(Default)]
@@ -141,28 +141,24 @@ pub(crate) enum Object<'a> {
     /// Its text, borrowed from the payload: its kind or operation came
     /// after it, or the policy does not act on it.
     Text(&'a RawValue),
-    /// Split through `projection` (`default_object_projection`) as the
-    /// payload was read.
+    /// Split, as the payload was read, through what the stages declare
+    /// before the settings ([`with_projection_before_settings`]).
     Split {
         /// What the projection decoded.
         value: Value,
         /// The rest, as text.
         shape: Shape<'a>,
-        /// The projection it went through.
-        projection: Projection<'static>,
     },
 }
 
 impl<'a> Object<'a> {
-    /// The object split through `projection`: as read when it was split
-    /// through one that keeps everything `projection` keeps (what it keeps
+    /// The object split through `projection`: as read when `covered` says
+    /// that what it was split through keeps everything `projection` keeps
+    /// ([`crate::evaluate::default_projection_covers`]: what it keeps
     /// beyond is decoded but not read, and written back as its text),
-    /// otherwise split again from its text (written back whole into
-    /// `text`, which the new shape borrows, when it was split through
-    /// another). `covered` says, when the settings already tell, that the
-    /// projection it was split through keeps everything `projection` does
-    /// ([`crate::evaluate::default_projection_covers`]); `projection` is built only when it
-    /// is needed.
+    /// otherwise split from its text (written back whole into `text`,
+    /// which the new shape borrows, when it was split through another).
+    /// `projection` is built only when it is needed.
     pub(crate) fn split<'t, 'p>(
         self,
         covered: bool,
@@ -174,17 +170,9 @@ impl<'a> Object<'a> {
     {
         match self {
             Object::Split { value, shape, .. } if covered => Ok((value, shape)),
-            Object::Split {
-                value,
-                shape,
-                projection: read,
-            } => {
-                let projection = projection();
-                if read.covers(&projection) {
-                    return Ok((value, shape));
-                }
+            Object::Split { value, shape } => {
                 shape.write(&value, &[], text)?;
-                projection.split(text)
+                projection().split(text)
             }
             Object::Text(raw) => projection().split(raw.get().as_bytes()),
         }
@@ -235,26 +223,24 @@ impl<'de: 'a, 'a> Deserialize<'de> for Request<'a> {
                         }
                         RequestField::Namespace => request.namespace = map.next_value()?,
                         RequestField::Object => {
-                            let projection =
-                                default_object_projection(&read.request.kind, read.route);
-                            read.object = Some(match projection {
-                                // Read once: split where the route is known
-                                // and acts, as scanning it first would be a
-                                // second pass.
-                                Some(projection) => {
-                                    let (value, shape) =
-                                        map.next_value_seed(projection.splitter())?;
-                                    Object::Split {
-                                        value,
-                                        shape,
-                                        projection,
+                            let (kind, route) = (&read.request.kind, read.route);
+                            let object = with_projection_before_settings(kind, route, |split| {
+                                Ok(match split {
+                                    // Read once: split where the route is
+                                    // known and acts, as scanning it first
+                                    // would be a second pass.
+                                    Some(projection) => {
+                                        let (value, shape) =
+                                            map.next_value_seed(projection.splitter())?;
+                                        Object::Split { value, shape }
                                     }
-                                }
-                                // Scanned, not decoded: the same work as
-                                // skipping it; split once the settings say
-                                // what to decode.
-                                None => Object::Text(map.next_value()?),
+                                    // Scanned, not decoded: the same work as
+                                    // skipping it; split once the settings
+                                    // say what to decode.
+                                    None => Object::Text(map.next_value()?),
+                                })
                             });
+                            read.object = Some(object?);
                         }
                         // Borrowed, not decoded: scanning it costs what
                         // skipping it would, whatever order the fields come in.

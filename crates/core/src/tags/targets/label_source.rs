@@ -30,6 +30,12 @@ const CAPI_GROUP: &str = "cluster.x-k8s.io";
 /// The version a Cluster is read at when no ownerReference names one.
 pub(crate) const DEFAULT_CLUSTER_VERSION: &str = "cluster.x-k8s.io/v1beta2";
 /// What is read of the source: its label set.
+/// What [`cluster_reference`] and a managed resource's composing resource
+/// (`managed_resource::composing_resource`) read of the object besides
+/// its labels: its owners, in its namespace.
+pub(crate) const OWNER_PATHS: [&[&str]; 2] =
+    [&["metadata", "ownerReferences"], &["metadata", "namespace"]];
+
 const READ: [&[&str]; 2] = [&["metadata", "labels"], &["metadata", "annotations"]];
 
 /// How the search for the object a label set starts from ended.
