@@ -131,18 +131,6 @@ impl<'p> Projection<'p> {
         }
     }
 
-    /// Whether everything `other` keeps, this keeps: a value split through
-    /// this one holds whatever a reader of `other`'s paths reads.
-    // The tests check a declaration against another with it.
-    #[cfg(test)]
-    pub(crate) fn covers(&self, other: &Projection<'_>) -> bool {
-        self.all
-            || (!other.all
-                && other.children.iter().all(|(segment, theirs)| {
-                    self.child(segment).is_some_and(|ours| ours.covers(theirs))
-                }))
-    }
-
     /// Decodes `json` keeping only the projected paths.
     pub fn decode(&self, json: &[u8]) -> Result<Value, serde_json::Error> {
         let mut deserializer = serde_json::Deserializer::from_str(text(json)?);
@@ -365,6 +353,19 @@ mod tests {
     use super::*;
     use crate::json::fields::Path;
     use serde_json::json;
+
+    // Only the tests compare projections: a declaration against another.
+    impl Projection<'_> {
+        /// Whether everything `other` keeps, this keeps: a value split
+        /// through this one holds whatever a reader of `other`'s paths reads.
+        pub(crate) fn covers(&self, other: &Projection<'_>) -> bool {
+            self.all
+                || (!other.all
+                    && other.children.iter().all(|(segment, theirs)| {
+                        self.child(segment).is_some_and(|ours| ours.covers(theirs))
+                    }))
+        }
+    }
 
     /// Decoded whole, a value is what `Value::deserialize` gives: repeated
     /// keys (the last wins), unsorted keys, objects on either side of the
