@@ -24,8 +24,8 @@ use crate::report::{Audited, Evaluation, Report, Status};
 mod form;
 mod report_json;
 
-use form::detailed;
 pub use form::Form;
+use form::detailed;
 pub use report_json::{Json, json};
 
 /// The objects drawn in `form`: every one in full; in compact, the objects
