@@ -74,6 +74,15 @@ fn whole(audits: &[Audit]) -> Whole {
     whole
 }
 
+/// Where the first of `flagged` keeps the target `identity` in its report.
+fn place_in(whole: &Whole, flagged: &[usize], identity: &Identity) -> usize {
+    let places = whole.get(identity).map(Vec::as_slice).unwrap_or_default();
+    let found = places.iter().find(|(p, _)| *p == flagged[0]);
+    found
+        .expect("a target is an object its report keeps whole")
+        .1
+}
+
 /// The object `identity` as the first of `flagged` audited it.
 fn audited<'a>(
     audits: &'a [Audit],
@@ -81,10 +90,7 @@ fn audited<'a>(
     flagged: &[usize],
     identity: &Identity,
 ) -> &'a Audited {
-    let places = whole.get(identity).map(Vec::as_slice).unwrap_or_default();
-    let found = places.iter().find(|(p, _)| *p == flagged[0]);
-    let (p, i) = found.expect("a target is an object its report keeps whole");
-    &audits[*p].report.objects[*i]
+    &audits[flagged[0]].report.objects[place_in(whole, flagged, identity)]
 }
 
 /// The object a target was audited as: kept whole, as every object that
@@ -177,15 +183,10 @@ pub(super) fn fix_all(
         let mut batch: Vec<(usize, Result<Resource, Done>)> = Vec::new();
         let mut in_batch: Vec<&Identity> = Vec::new();
         while let Some((identity, flagged)) = targets.get(next) {
-            let target = audited(audits, &whole, flagged, identity);
             let report = &audits[flagged[0]].report;
-            let index = whole[identity]
-                .iter()
-                .find(|(p, _)| *p == flagged[0])
-                .map(|&(_, i)| i);
-            let parent = index
-                .and_then(|i| report.tree.parent(i))
-                .map(|p| &report.objects[p].identity);
+            let index = place_in(&whole, flagged, identity);
+            let target = &report.objects[index];
+            let parent = (report.tree.parent(index)).map(|p| &report.objects[p].identity);
             let waits = parent.is_some_and(|parent| in_batch.contains(&parent));
             let attempted = batch.iter().filter(|(_, b)| b.is_ok()).count();
             if waits || batch.len() == in_flight.max(1) {
