@@ -16,8 +16,9 @@ parent does not import the child back: a cycle is two modules that each
 need the other, whatever the path between them.
 
 The layers (LAYERS) are the core's top-level modules from the bottom up:
-the base (fields, projection, plan, owners, kind matching, the settings'
-problem type, ...), the errors and the explanation's record, the two
+JSON (fields, projection, ...), Kubernetes' vocabulary (owners, kind
+matching, an object's identity), the request with its plan and the
+settings' problem type, the errors and the explanation's record, the two
 stages (CAPI and tags, side by side: neither imports the other; each owns
 its settings section and its domain), the settings (which read the
 user's text into the stages' sections), the decision, the wire, and the
@@ -38,10 +39,9 @@ import sys
 
 
 LAYERS = [
-    (
-        "base: Kubernetes' vocabulary, JSON reading and writing, the request and its plan",
-        {"kube", "json", "request", "settings_problem"},
-    ),
+    ("JSON reading and writing", {"json"}),
+    ("Kubernetes' vocabulary", {"kube"}),
+    ("the request, its look-ups and its plan; the settings' problem type", {"request", "settings_problem"}),
     ("errors, the explanation's record and the stages' door", {"error", "explain", "stage"}),
     ("stages", {"capi", "tags"}),
     ("settings", {"settings"}),
@@ -50,6 +50,7 @@ LAYERS = [
     ("the floors' entry", {"floor"}),
     ("test oracle", {"invariants"}),
 ]
+CORE = os.path.join("crates", "core", "src")
 # Layers whose modules sit side by side and may not import each other.
 SIDE_BY_SIDE = {"stages"}
 
@@ -231,7 +232,7 @@ def cycles(graph):
 
 
 def main(argv):
-    src = next((a for a in argv if not a.startswith("--")), "crates/core/src")
+    src = next((a for a in argv if not a.startswith("--")), CORE)
     known = modules(src)
     graph = {}
     for module, path in known.items():
@@ -241,12 +242,14 @@ def main(argv):
         for module in sorted(graph):
             print(module, "->", ", ".join(sorted(graph[module])) or "-")
     found = cycles(graph)
-    breaches = layer_breaches(graph)
+    # The layers are the core's; every other crate is held to no cycle.
+    breaches = layer_breaches(graph) if os.path.normpath(src) == CORE else []
     shared = shared_names(known.values())
     if not found and not breaches and not shared:
         print(
-            f"{len(known)} modules in {src}, no import cycle, every import down a layer, "
-            "no file name twice"
+            f"{len(known)} modules in {src}, no import cycle, "
+            + ("every import down a layer, " if os.path.normpath(src) == CORE else "")
+            + "no file name twice"
         )
         return 0
     for component in found:

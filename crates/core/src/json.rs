@@ -1,11 +1,10 @@
 //! Reading and writing JSON: typed values out of untyped objects, decoding
 //! only the parts the policy reads, keyed lists, the label-set annotation's
-//! format, a settings document read member by member, `null` as a setting's
-//! default, and quoting.
+//! format, Go's duration text, `null` as a setting's default, and quoting.
 
 pub(crate) mod field_path;
 pub mod fields;
-pub(crate) mod json_members;
+pub(crate) mod go_duration;
 pub(crate) mod keyed_list;
 pub(crate) mod labels_annotation;
 pub(crate) mod null_unset;

@@ -1,8 +1,8 @@
 //! Kubernetes' vocabulary as the policy reads it: an `apiVersion`'s group
-//! and version, Cluster API's groups and kinds, ownerReferences, and Go's
-//! duration text.
+//! and version, Cluster API's groups and kinds, ownerReferences and the
+//! identity of an object.
 
 pub(crate) mod api_version;
-pub(crate) mod duration;
 pub(crate) mod kinds;
+pub(crate) mod object_ref;
 pub(crate) mod owners;

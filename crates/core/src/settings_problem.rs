@@ -3,10 +3,14 @@
 //! (not an object, a member serde refuses) are worded here; each stage
 //! words the problems of its own section where it checks them
 //! (`capi::capi_settings`, `tags::tag_settings`, the tag profiles and tag
-//! keys), and hands them over as [`SettingsProblemKind::Checked`].
+//! keys), and hands them over as [`SettingsProblemKind::Checked`]. A
+//! settings document is read member by member (`document_members`), so
+//! that every problem names its member.
 
 use crate::json::fields::FieldPath;
 use std::fmt;
+
+pub(crate) mod document_members;
 
 /// Everything wrong with a settings document, each problem naming its field.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,20 +5,22 @@
 //! `commands/` and `tools/` execute.
 
 mod audit_args;
+mod common_args;
 mod distribution;
-mod serve;
+mod serve_args;
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
 
 pub use audit_args::AuditArgs;
 #[cfg(feature = "network")]
 pub use audit_args::LiveArgs;
+pub use common_args::{OutputFormat, SettingsArgs};
 #[cfg(feature = "network")]
 pub use distribution::ArtifacthubArgs;
 pub use distribution::{AnnotateArgs, PullArgs, PushArgs, ScaffoldCommand};
-pub use serve::ServeArgs;
+pub use serve_args::ServeArgs;
 
 /// Runs a Kubewarden waPC policy module locally, the way `kwctl run` does.
 #[derive(Debug, Parser)]
@@ -194,24 +196,6 @@ pub struct RunArgs {
     pub policy: PathBuf,
 }
 
-/// `--settings-json` / `--settings-path`, shared by every command that
-/// evaluates; none means `{}`.
-#[derive(Debug, Args)]
-pub struct SettingsArgs {
-    /// Policy settings as an inline JSON (or YAML) map.
-    #[arg(
-        short = 's',
-        long,
-        value_name = "JSON",
-        conflicts_with = "settings_path"
-    )]
-    pub settings_json: Option<String>,
-
-    /// File holding the policy settings (YAML or JSON).
-    #[arg(long, value_name = "FILE")]
-    pub settings_path: Option<PathBuf>,
-}
-
 /// `policy-runner bench`: the `run` inputs plus how long to measure.
 #[derive(Debug, Args)]
 pub struct BenchArgs {
@@ -299,15 +283,6 @@ pub struct ProfileArgs {
     /// Untimed evaluations before the timed ones.
     #[arg(long, value_name = "N", default_value_t = 100)]
     pub warmup: u32,
-}
-
-/// How `bench`, `push`, `explain` and `audit` print their report.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum OutputFormat {
-    /// Text for people.
-    Text,
-    /// One JSON document, for scripts.
-    Json,
 }
 
 #[cfg(test)]

@@ -9,8 +9,8 @@
 
 use super::rules::{Endpoint, FieldFlow, Unit};
 use crate::json::fields::{self, FieldError, FieldPath, Path, Problem};
+use crate::json::go_duration::{self, Nanos};
 use crate::json::keyed_list::{self, EntryKey};
-use crate::kube::duration::{self, Nanos};
 use crate::request::plan::FieldEdit;
 use serde_json::Value;
 
@@ -148,8 +148,8 @@ pub(crate) fn decide<'a>(
             Unit::Duration | Unit::Seconds,
         ) => {
             let expected = match to.unit {
-                Unit::Duration => Value::String(duration::format(nanos)),
-                _ => Value::from(duration::to_seconds(nanos)),
+                Unit::Duration => Value::String(go_duration::format(nanos)),
+                _ => Value::from(go_duration::to_seconds(nanos)),
             };
             let differs = match found {
                 None => true,
@@ -158,7 +158,7 @@ pub(crate) fn decide<'a>(
                     // Whole seconds are what v1beta2 stores: compare there
                     // unless both sides are v1beta1 durations.
                     if whole_seconds || held_whole {
-                        duration::to_seconds(held) != duration::to_seconds(nanos)
+                        go_duration::to_seconds(held) != go_duration::to_seconds(nanos)
                     } else {
                         held != nanos
                     }
@@ -282,7 +282,7 @@ fn desired<'a>(from: &Endpoint, parent: &'a Value) -> Result<Option<Desired<'a>>
             let text = value
                 .as_str()
                 .ok_or_else(|| wrong("a duration string such as \"5m0s\""))?;
-            let nanos = duration::parse(text)
+            let nanos = go_duration::parse(text)
                 .map_err(|invalid| FieldError::new(FieldPath::of(from.path), invalid))?;
             Desired::Duration {
                 nanos,
@@ -292,7 +292,7 @@ fn desired<'a>(from: &Endpoint, parent: &'a Value) -> Result<Option<Desired<'a>>
         // The CRDs declare these int32: a value outside that range is not
         // one a cluster stores, and written to a child it would not be.
         Unit::Seconds => Desired::Duration {
-            nanos: duration::from_seconds(
+            nanos: go_duration::from_seconds(
                 int32(value).ok_or_else(|| wrong("an int32 number of seconds"))?,
             ),
             whole_seconds: true,
@@ -333,11 +333,11 @@ fn held_duration(held: &Value, unit: Unit) -> Result<(Nanos, bool), Problem> {
             let text = held
                 .as_str()
                 .ok_or_else(|| Problem::expected("a duration string such as \"5m0s\"", held))?;
-            Ok((duration::parse(text)?, false))
+            Ok((go_duration::parse(text)?, false))
         }
         _ => held
             .as_i64()
-            .map(|seconds| (duration::from_seconds(seconds), true))
+            .map(|seconds| (go_duration::from_seconds(seconds), true))
             .ok_or_else(|| Problem::expected("an integer number of seconds", held)),
     }
 }

@@ -6,9 +6,9 @@
 //! the field, so a malformed object gets a message the user can act on.
 
 pub(crate) use crate::json::field_path::{FieldPath, Path, Segments};
+use crate::json::go_duration::InvalidDuration;
 use crate::json::labels_annotation::Malformed;
 pub(crate) use crate::json::quote::quoted;
-use crate::kube::duration::InvalidDuration;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 

@@ -4,7 +4,7 @@
 
 use crate::json::fields::{self, FieldError, FieldPath, Problem};
 use crate::kube::api_version;
-use crate::request::lookup::ObjectRef;
+use crate::kube::object_ref::ObjectRef;
 use serde_json::Value;
 
 /// One ownerReference, borrowed from the object.

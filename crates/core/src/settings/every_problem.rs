@@ -1,5 +1,5 @@
 //! A refused settings document read again, member by member from the
-//! user's own text ([`crate::json::json_members`]), so that every type error, unknown
+//! user's own text ([`crate::settings_problem::document_members`]), so that every type error, unknown
 //! field and key written twice is reported at once, with the problems the
 //! checks after parsing find (a bad regex, a seeded label): one round trip
 //! to fix them all. Only refused documents come here; accepted ones are
@@ -13,7 +13,7 @@
 
 use super::raw::RawSettings;
 use crate::json::fields::FieldPath;
-use crate::json::json_members::{self, Member, alone, first_of_key};
+use crate::settings_problem::document_members::{self, Member, alone, first_of_key};
 use crate::settings_problem::{SettingsProblem, SettingsProblemKind};
 
 /// The members of the top level whose own members are read one by one.
@@ -26,7 +26,7 @@ pub(super) fn read(text: &str) -> Option<(RawSettings, Vec<SettingsProblem>)> {
     let mut problems = Vec::new();
     // The valid members, as the text of one document.
     let mut valid = Vec::new();
-    let top = json_members::members(text)?;
+    let top = document_members::members(text)?;
     for i in 0..top.len() {
         if !first_of_key(&top, i, &FieldPath::of(&[]), &mut problems) {
             continue;
@@ -40,10 +40,10 @@ pub(super) fn read(text: &str) -> Option<(RawSettings, Vec<SettingsProblem>)> {
             }
             continue;
         }
-        let Some(section) = json_members::members(value.get()) else {
+        let Some(section) = document_members::members(value.get()) else {
             problems.push(SettingsProblem::new(
                 FieldPath::of(&[key.as_str()]),
-                SettingsProblemKind::SectionNotAnObject(json_members::type_name(value)),
+                SettingsProblemKind::SectionNotAnObject(document_members::type_name(value)),
             ));
             continue;
         };
@@ -63,7 +63,7 @@ pub(super) fn read(text: &str) -> Option<(RawSettings, Vec<SettingsProblem>)> {
     }
     let document = format!("{{{}}}", valid.join(","));
     let settings =
-        json_members::read::<RawSettings>(&document, &FieldPath::of(&[])).unwrap_or_default();
+        document_members::read::<RawSettings>(&document, &FieldPath::of(&[])).unwrap_or_default();
     Some((settings, problems))
 }
 
@@ -78,7 +78,7 @@ fn member_text(key: &str, value: &str) -> String {
 /// Whether `document` is valid settings; if not, the problem, named by its
 /// path.
 fn is_valid(document: &str, problems: &mut Vec<SettingsProblem>) -> bool {
-    match json_members::read::<RawSettings>(document, &FieldPath::of(&[])) {
+    match document_members::read::<RawSettings>(document, &FieldPath::of(&[])) {
         Ok(_) => true,
         Err(problem) => {
             problems.push(problem);

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::{OutputFormat, SettingsArgs};
+use super::common_args::{OutputFormat, SettingsArgs};
 
 /// `policy-runner audit`.
 #[derive(Debug, Args)]
@@ -44,6 +44,16 @@ pub struct AuditArgs {
     /// "Objects that were there first").
     #[command(flatten)]
     pub live: LiveArgs,
+}
+
+impl AuditArgs {
+    /// How much of the report to print (`--full`).
+    pub fn form(&self) -> cluster_audit::render::Form {
+        match self.full {
+            true => cluster_audit::render::Form::Full,
+            false => cluster_audit::render::Form::Compact,
+        }
+    }
 }
 
 /// `policy-runner audit --cluster`: where the objects and the policies

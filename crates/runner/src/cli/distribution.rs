@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use super::OutputFormat;
+use super::common_args::OutputFormat;
 
 /// `policy-runner annotate`.
 #[derive(Debug, Args)]

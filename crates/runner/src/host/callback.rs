@@ -283,5 +283,4 @@ pub fn callback(host: Arc<Mutex<Host>>) -> Box<wapc::HostCallback> {
 }
 
 #[cfg(test)]
-#[path = "callback/tests.rs"]
-mod tests;
+mod host_call_tests;

@@ -189,5 +189,4 @@ pub fn error_chain(error: &dyn StdError) -> String {
 }
 
 #[cfg(test)]
-#[path = "cluster/tests.rs"]
-mod tests;
+mod cluster_lookup_tests;

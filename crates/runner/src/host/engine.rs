@@ -339,5 +339,4 @@ fn add_wapc_to_linker(linker: &mut Linker<StoreData>) -> Result<()> {
 }
 
 #[cfg(test)]
-#[path = "engine/tests.rs"]
-mod tests;
+mod guest_trap_tests;

@@ -32,7 +32,7 @@ pub fn audit(args: &AuditArgs) -> ExitCode {
         }
     };
     let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
-    let form = form(args);
+    let form = args.form();
     let written = match args.output {
         OutputFormat::Text => stdout.write_all(render::text(&report, form).as_bytes()),
         OutputFormat::Json => serde_json::to_writer_pretty(
@@ -62,14 +62,6 @@ pub fn audit(args: &AuditArgs) -> ExitCode {
     // 10,000 objects and their explanations object by object was a tenth
     // of the audit's time, for memory the process is about to return.
     std::process::exit(code.into())
-}
-
-/// How much of the report to print (`--full`).
-pub(crate) fn form(args: &AuditArgs) -> render::Form {
-    match args.full {
-        true => render::Form::Full,
-        false => render::Form::Compact,
-    }
 }
 
 /// Reads the dumps and the settings and audits every object.

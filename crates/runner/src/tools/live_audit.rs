@@ -120,7 +120,7 @@ fn discover(api: &Api) -> Result<RefCell<Discovery>> {
 /// is serialised (`--fix` changes no field the report prints: it replaces
 /// the objects it wrote, and leaves their verdicts as found).
 fn found(args: &AuditArgs, judged: &Judged) -> Option<String> {
-    let form = crate::tools::audit::form(args);
+    let form = args.form();
     (args.output == OutputFormat::Text).then(|| audit_text(&judged.audits, &judged.unlisted, form))
 }
 
@@ -181,7 +181,7 @@ fn report(
             let fix = fixed.map_or(Value::Null, |fixed| fix_json(fixed, live.dry_run));
             fields.insert("fix".to_owned(), fix);
             fields.insert("summary".to_owned(), summary);
-            let form = crate::tools::audit::form(args);
+            let form = args.form();
             let document = audit_json(&judged.audits, &judged.unlisted, form, fields);
             serde_json::to_writer_pretty(&mut *stdout, &document)?;
             stdout.write_all(b"\n")

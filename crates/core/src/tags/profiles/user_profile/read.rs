@@ -14,7 +14,7 @@
 use super::characters::RawKeyCharacters;
 use super::raw_profile::{RawProfile, RawReservedPrefix};
 use crate::json::fields::FieldPath;
-use crate::json::json_members::{self, Member, alone, first_of_key};
+use crate::settings_problem::document_members::{self, Member, alone, first_of_key};
 use crate::settings_problem::{SettingsProblem, SettingsProblemKind};
 use crate::tags::profiles::profile::Unit;
 use serde::de::{Deserialize, Error as _};
@@ -77,12 +77,12 @@ pub(super) fn read(
         return profile.into();
     }
     // Refused: read again, to name every setting at fault.
-    match json_members::members(text) {
+    match document_members::members(text) {
         Some(members) => by_member(&members, field, problems),
         // Not an object: read whole. serde's message says what a profile
         // is; or it is one written as the list of its fields, which the
         // derive reads too.
-        None => match json_members::read::<RawProfile>(text, field) {
+        None => match document_members::read::<RawProfile>(text, field) {
             Ok(profile) => profile.into(),
             Err(problem) => {
                 problems.push(problem);
@@ -121,7 +121,7 @@ fn by_member(
             "prefix" => decode(text, &at).map(|v| read.prefix = v),
             // Alone, a profile always misses a required member: serde stops
             // at the unknown key first and names it.
-            _ => json_members::read::<RawProfile>(&alone(key, value), field).map(drop),
+            _ => document_members::read::<RawProfile>(&alone(key, value), field).map(drop),
         };
         if let Err(problem) = result {
             problems.push(problem);
@@ -142,7 +142,7 @@ fn by_member(
 
 /// The member at `at`, read as [`RawProfile`]'s derive reads it.
 fn decode<'t, T: Deserialize<'t>>(text: &'t str, at: &FieldPath) -> Result<T, SettingsProblem> {
-    json_members::read(text, at)
+    document_members::read(text, at)
 }
 
 /// An optional member at `at`, `null` read as unset (its default), as the
@@ -181,7 +181,7 @@ mod tests {
     fn by_members(members: &Map<String, Value>) -> (ReadProfile, Vec<String>) {
         let mut problems = Vec::new();
         let text = Value::Object(members.clone()).to_string();
-        let members = json_members::members(&text).unwrap();
+        let members = document_members::members(&text).unwrap();
         let read = by_member(&members, &field(), &mut problems);
         (read, problems.iter().map(ToString::to_string).collect())
     }
@@ -189,7 +189,7 @@ mod tests {
     /// serde's problem with the whole profile, as the settings name it.
     fn serde_says(members: &Map<String, Value>) -> Option<String> {
         let text = Value::Object(members.clone()).to_string();
-        json_members::read::<RawProfile>(&text, &field())
+        document_members::read::<RawProfile>(&text, &field())
             .err()
             .map(|problem| problem.to_string())
     }
