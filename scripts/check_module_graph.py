@@ -114,6 +114,8 @@ def strip(text):
     text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
     text = re.sub(r"//[^\n]*", " ", text)
     text = re.sub(r'"(?:\\.|[^"\\])*"', '""', text)
+    # A visibility (`pub(in crate::capi)`) names a module, and imports nothing.
+    text = re.sub(r"pub\(in [^)]*\)", "pub", text)
     out, depth, skip_from = [], 0, None
     # Drop every item behind #[cfg(test)] (a `mod tests { … }` block or a
     # single item): from the attribute to the end of its braces.

@@ -11,24 +11,22 @@
 
 pub(crate) mod key_pattern;
 
-mod capi_errors;
-pub(crate) mod capi_explanation;
-mod capi_settings;
 mod child_kind;
+pub(crate) mod explained;
 mod go_regex;
 pub(crate) mod in_place;
+mod malformed;
 pub(crate) mod node_sync;
 pub(crate) mod owner_link;
 mod parent;
 mod parent_paths;
-mod propagation_trace;
-mod propagation_why;
+mod propagation_settings;
 mod resolve;
 pub(crate) mod rules;
 pub(crate) mod topology;
 
 use crate::error::Error;
-use crate::explain::Explanation;
+use crate::explain::ExplanationPart;
 use crate::json::fields;
 use crate::kube::owners::owner_refs;
 use crate::request::AdmissionRequest;
@@ -37,13 +35,13 @@ use crate::request::plan::{MapEdit, Plan};
 use crate::request::reads::Need;
 use crate::request::reads::Reads;
 use crate::stage::{Declared, Reported, Stage, StageForKind, StageReport, StageTrace};
-use capi_errors::malformed;
 pub(crate) use child_kind::ChildKind;
+use explained::propagation_trace::MapStep;
+pub(crate) use explained::propagation_trace::Trace;
+pub(crate) use explained::propagation_why::render;
 use in_place::{FieldDecision, MalformedIn};
+use malformed::malformed;
 use parent::Parent;
-use propagation_trace::MapStep;
-pub(crate) use propagation_trace::Trace;
-pub(crate) use propagation_why::render;
 pub(crate) use resolve::Located;
 use resolve::locate;
 use resolve::{Resolved, resolve_parent};
@@ -92,7 +90,7 @@ pub fn owners(object: &Value) -> Vec<(ObjectRef, bool)> {
         .map(|owner| (owner.object_ref(namespace), owner.controller))
         .collect()
 }
-pub(crate) use capi_settings::{CapiSettings, RawCapiSettings};
+pub(crate) use propagation_settings::{CapiSettings, RawCapiSettings};
 
 /// What every route to the CAPI rules reads of an object besides its
 /// rules' paths: its kind and its metadata. `managedFields`, the largest
@@ -121,7 +119,7 @@ pub(crate) fn for_kind(child: ChildKind, settings: &CapiSettings) -> CapiForKind
 
 impl<'r> StageForKind<'r> for CapiForKind<'r> {
     type Stage = CapiStage<'r>;
-    type Explained = capi_explanation::CapiExplanation;
+    type Explained = explained::key_fates::CapiExplanation;
 
     /// The object's kind and metadata, and its rules' paths, under any
     /// settings; nothing of an old object.
@@ -189,8 +187,14 @@ impl<'r> Stage<'r> for CapiStage<'r> {
 }
 
 impl StageTrace for Trace<'_> {
-    fn render(self: Box<Self>, request: &AdmissionRequest, explanation: &mut Explanation) {
-        render(*self, &request.object, explanation);
+    fn render(
+        self: Box<Self>,
+        request: &AdmissionRequest,
+        notes: &mut Vec<String>,
+    ) -> Box<dyn ExplanationPart> {
+        let mut part = explained::key_fates::CapiExplanation::default();
+        render(*self, &request.object, &mut part, notes);
+        Box::new(part)
     }
 }
 
@@ -293,7 +297,12 @@ fn plan_flows<'r>(
         reported.audit_annotations =
             node_sync::audit_annotations(&labels, &annotations, label_regexes, annotation_regexes);
         trace.node_sync = traced.then(|| {
-            propagation_why::node_sync(&labels, &annotations, label_regexes, annotation_regexes)
+            explained::propagation_why::node_sync(
+                &labels,
+                &annotations,
+                label_regexes,
+                annotation_regexes,
+            )
         });
     }
     Ok(reported)

@@ -111,8 +111,9 @@ fn decide_write<'r>(
     let mut plan = Plan::default();
     let mut reported = Vec::with_capacity(needs.len());
     for stage in needs {
+        let at = stage.at();
         let report = stage.decide(request, &mut reads, &mut plan, trace.wanted);
-        trace.stages.extend(report.trace);
+        trace.stages.extend(report.trace.map(|record| (at, record)));
         reported.push(report.reported?);
     }
     // The last stage's warnings come first: the cloud tags' skips, then

@@ -12,7 +12,6 @@
 
 use crate::request::lookup::ObjectRef;
 use serde::ser::{Serialize, SerializeMap, Serializer};
-use std::any::Any;
 use std::fmt;
 
 /// Everything the policy decided about one object, key by key: its JSON
@@ -28,8 +27,9 @@ pub struct Explanation {
     pub(crate) notes: Vec<String>,
 }
 
-/// A stage's part of an [`Explanation`].
-pub(crate) trait ExplanationPart: fmt::Debug + Any {
+/// A stage's part of an [`Explanation`] (`Any`: the tests read a part by
+/// its type).
+pub(crate) trait ExplanationPart: fmt::Debug + std::any::Any {
     /// Its members of the explanation's JSON object, in order.
     fn members(&self) -> Vec<(&'static str, &dyn erased_serde::Serialize)>;
 
@@ -40,33 +40,32 @@ pub(crate) trait ExplanationPart: fmt::Debug + Any {
     /// Words again, for the text of a request whose evaluation made
     /// `requests`, a note another stage wrote that this part contradicts.
     fn revise_notes(&self, _kind: &str, _requests: &[ObjectRef], _notes: &mut [String]) {}
+
+    /// The label and annotation keys it says CAPI syncs to a Node, if it
+    /// says any ([`Explanation::synced_to_node`]).
+    fn synced_to_node(&self) -> Option<(Vec<&str>, Vec<&str>)> {
+        None
+    }
 }
 
 impl Explanation {
-    /// An explanation with `parts`, each stage's empty one, and no note.
-    pub(crate) fn new(parts: Vec<Box<dyn ExplanationPart>>) -> Self {
-        Self {
-            parts,
-            notes: Vec::new(),
-        }
+    /// An explanation of `parts`, one a stage at the stage's place in the
+    /// list, and `notes`.
+    pub(crate) fn new(parts: Vec<Box<dyn ExplanationPart>>, notes: Vec<String>) -> Self {
+        Self { parts, notes }
     }
 
-    /// The part of type `T`, if the explanation has one.
-    pub(crate) fn part<T: ExplanationPart>(&self) -> Option<&T> {
-        (self.parts.iter()).find_map(|part| (part.as_ref() as &dyn Any).downcast_ref::<T>())
+    /// Each stage's part, in the stages' order: the tests read a part by
+    /// its type (`tests/support`).
+    #[cfg(test)]
+    pub(crate) fn parts(&self) -> &[Box<dyn ExplanationPart>] {
+        &self.parts
     }
 
-    /// The part of type `T`, added empty after the others if the
-    /// explanation has none.
-    pub(crate) fn part_mut<T: ExplanationPart + Default>(&mut self) -> &mut T {
-        let found = (self.parts.iter()).position(|part| (part.as_ref() as &dyn Any).is::<T>());
-        let at = found.unwrap_or_else(|| {
-            self.parts.push(Box::new(T::default()));
-            self.parts.len() - 1
-        });
-        let part: &mut dyn Any = self.parts[at].as_mut();
-        part.downcast_mut::<T>()
-            .expect("the part at `at` is a T: it was found or pushed as one")
+    /// The label and annotation keys CAPI syncs from a Machine to its
+    /// Node, as the Machine is stored; `None` for any other object.
+    pub fn synced_to_node(&self) -> Option<(Vec<&str>, Vec<&str>)> {
+        (self.parts.iter()).find_map(|part| part.synced_to_node())
     }
 
     /// The explanation as text for one request of `kind` whose evaluation

@@ -87,10 +87,9 @@ fn look_up_parents(payload: Payload<'_>, lookup: &dyn Lookup) -> Result<(), Outc
     let stages = evaluate::stages(&request.kind, route, &settings);
     let covered = evaluate::default_projection_covers(&stages);
     let projection = || evaluate::object_projection(&stages);
-    let mut text = Vec::new();
     if let Some(object) = object {
         let (value, _shape) = object
-            .split(covered, projection, &mut text)
+            .split(covered, projection)
             .map_err(|e| Outcome::reject(wire::decode_error(e)))?;
         request.object = value;
     }

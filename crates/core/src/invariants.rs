@@ -37,10 +37,10 @@ use crate::kube::owners;
 use crate::request::{AdmissionRequest, GroupVersionKind, is_write};
 use crate::settings::Settings;
 use crate::tags::SKIPPED_ANNOTATION;
+use crate::tags::contract_names::LABELS_ANNOTATION;
 use crate::tags::decision::transform::{self, Transformed};
-use crate::tags::keys::tag_key::TagKeys;
-use crate::tags::profiles::profile::TagProfile;
-use crate::tags::tag_annotations::LABELS_ANNOTATION;
+use crate::tags::keys::tag_naming::TagKeys;
+use crate::tags::profiles::provider_limits::TagProfile;
 use crate::tags::targets::COMPOSITE_RESOURCE;
 use serde_json::{Map, Value};
 
@@ -61,7 +61,7 @@ pub(crate) use violation::Violation;
 
 /// The tag-key prefix the built-in profiles put in force by default
 /// (`plexsphere:`), for inputs that write tags the policy owns.
-pub const DEFAULT_PREFIX: &str = crate::tags::profiles::profile::DEFAULT_PREFIX;
+pub const DEFAULT_PREFIX: &str = crate::tags::profiles::provider_limits::DEFAULT_PREFIX;
 
 /// Which capability produced the mutation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -109,10 +109,10 @@ mod behaviour {
     mod questions_ui;
     mod settings;
     // The src/ unit tests share its helpers too.
+    #[path = "tags/main.rs"]
+    mod stage_door;
     pub(crate) mod support;
     mod tag_keys;
-    #[path = "tags/main.rs"]
-    mod tag_stage;
     mod tag_table_ties;
     mod validate_mode;
     mod whole_payloads;

@@ -210,7 +210,7 @@ impl From<RawSettings> for Settings {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tags::profiles::profile::Origin;
+    use crate::tags::profiles::provider_limits::Origin;
     use rstest::rstest;
 
     // The tests' way in: here, where `read` is in reach.

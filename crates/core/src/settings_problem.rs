@@ -2,7 +2,7 @@
 //! setting at fault and what is wrong with it. The document's own problems
 //! (not an object, a member serde refuses) are worded here; each stage
 //! words the problems of its own section where it checks them
-//! (`capi::capi_settings`, `tags::tag_settings`, the tag profiles and tag
+//! (`capi::propagation_settings`, `tags::cloud_settings`, the tag profiles and tag
 //! keys), and hands them over as [`SettingsProblemKind::Checked`]. A
 //! settings document is read member by member (`document_members`), so
 //! that every problem names its member.

@@ -7,7 +7,7 @@
 //! nothing else of them.
 
 use crate::error::Error;
-use crate::explain::{Explanation, ExplanationPart};
+use crate::explain::ExplanationPart;
 use crate::json::projection::Projection;
 use crate::request::AdmissionRequest;
 use crate::request::plan::Plan;
@@ -22,8 +22,8 @@ pub(crate) trait StageForKind<'r> {
     /// The stage from its `needs` on.
     type Stage: Stage<'r>;
 
-    /// The stage's part of an explanation, empty until its record is
-    /// rendered into it ([`StageTrace::render`]).
+    /// The stage's part of an explanation, empty when the stage kept no
+    /// record; its record renders one ([`StageTrace::render`]).
     type Explained: ExplanationPart + Default;
 
     /// Declares, in `reads`, every path of the request's object and old
@@ -65,11 +65,17 @@ pub(crate) trait Stage<'r> {
     ) -> StageReport<'r>;
 }
 
-/// What a stage decided, for the explanation: rendered into it, after the
-/// records of the stages before it.
+/// What a stage decided, for the explanation: rendered after the records
+/// of the stages before it, into the stage's own part, at the stage's
+/// place in the list.
 pub(crate) trait StageTrace {
-    /// Puts the record into `explanation`, in words.
-    fn render(self: Box<Self>, request: &AdmissionRequest, explanation: &mut Explanation);
+    /// The record in words: the stage's part of the explanation, and the
+    /// notes on the whole object it adds to `notes`.
+    fn render(
+        self: Box<Self>,
+        request: &AdmissionRequest,
+        notes: &mut Vec<String>,
+    ) -> Box<dyn ExplanationPart>;
 }
 
 /// Which part of its reads a stage's [`StageForKind::reads`] is asked for:

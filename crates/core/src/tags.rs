@@ -10,16 +10,16 @@
 //! annotation into the request's plan, over the metadata the CAPI rules
 //! have planned, and *reports* each skip as a warning.
 
+mod cloud_settings;
+pub(crate) mod contract_names;
 pub(crate) mod decision;
+mod failures;
 pub(crate) mod keys;
+mod needs;
+mod object_read;
 pub(crate) mod profiles;
 pub(crate) mod said;
-pub(crate) mod tag_annotations;
-mod tag_errors;
-mod tag_needs;
-mod tag_settings;
-pub(crate) mod tag_stage;
-mod tagged_object;
+pub(crate) mod stage_door;
 pub(crate) mod targets;
 
 use crate::error::Error;
@@ -30,22 +30,22 @@ use crate::request::plan::Plan;
 use crate::request::reads::Reads;
 use crate::stage::{Reported, StageReport};
 use decision::Inputs;
-use profiles::profile::{GENERIC, Origin, TagProfile};
+use failures::malformed;
+use needs::{TagNeeds, Tagging};
+use object_read::{OwnLayers, own_reference};
+use profiles::provider_limits::{GENERIC, Origin, TagProfile};
 use said::tagging_trace::Tagged;
 pub(crate) use said::tagging_trace::Trace;
 pub(crate) use said::why::render;
-use tag_errors::malformed;
-use tag_needs::{TagNeeds, Tagging};
-use tagged_object::{OwnLayers, own_reference};
 use targets::composing_xr::Unread;
 use targets::field::{Current, Owned};
 use targets::label_source::SourceFound;
 use targets::{LabelSource, ProfileChoice, Target};
 
-pub(crate) use tag_annotations::ANNOTATIONS;
-pub(crate) use tag_annotations::SKIPPED_ANNOTATION;
-pub(crate) use tag_settings::CloudTagSettings;
-pub(crate) use tag_settings::{RawCloudTagSettings, TagSettings};
+pub(crate) use cloud_settings::CloudTagSettings;
+pub(crate) use cloud_settings::{RawCloudTagSettings, TagSettings};
+pub(crate) use contract_names::ANNOTATIONS;
+pub(crate) use contract_names::SKIPPED_ANNOTATION;
 
 /// The second half of the stage's door: adds the tags decision of
 /// `request`'s object to `plan` (which holds its CAPI metadata edits, if
@@ -241,7 +241,7 @@ impl<'a, 's> Row<'a, 's> {
                 owned,
                 propagating: &settings.propagating_labels,
                 annotations,
-                cluster: &looked_up_name,
+                looked_up: &looked_up_name,
                 fallback,
                 warn_removals: self.warn_removals,
             },

@@ -104,9 +104,8 @@ fn validate_steps(
     let stages = stages(&request.kind, route, &settings);
     let covered = default_projection_covers(&stages);
     let projection = || object_projection(&stages);
-    let mut text = Vec::new();
     let shape = match object
-        .map(|object| object.split(covered, projection, &mut text))
+        .map(|object| object.split(covered, projection))
         .transpose()
     {
         Ok(Some((value, shape))) => {

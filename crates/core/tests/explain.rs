@@ -2,13 +2,13 @@
 //! reason, and the same outcome as `evaluate`.
 
 use super::support;
-use metadata_propagation_core::capi::capi_explanation::{Fate, KeyFate, NodeKey};
+use metadata_propagation_core::capi::explained::key_fates::{Fate, KeyFate, NodeKey};
 use metadata_propagation_core::evaluate::{evaluate, explain};
 use metadata_propagation_core::explain::Explanation;
 use metadata_propagation_core::lookup::MapLookup;
 use metadata_propagation_core::request::AdmissionRequest;
 use metadata_propagation_core::settings::Settings;
-use metadata_propagation_core::tags::said::tags_explanation::TagFate;
+use metadata_propagation_core::tags::said::label_fates::TagFate;
 use serde_json::{Value, json};
 
 /// Explains, and checks the outcome equals the one `evaluate` gives.

@@ -13,7 +13,7 @@ use metadata_propagation_core::request::AdmissionRequest;
 use metadata_propagation_core::request::lookup::MapLookup;
 use metadata_propagation_core::request::outcome::Verdict;
 use metadata_propagation_core::settings::Settings;
-use metadata_propagation_core::tags::tag_annotations::LABELS_ANNOTATION;
+use metadata_propagation_core::tags::contract_names::LABELS_ANNOTATION;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 

@@ -17,7 +17,7 @@
 
 use super::support;
 
-use metadata_propagation_core::capi::capi_explanation::Fate;
+use metadata_propagation_core::capi::explained::key_fates::Fate;
 use metadata_propagation_core::capi::rules::{CAPI_RULES, Flow, ParentLink, Unit};
 use metadata_propagation_core::evaluate::{evaluate, explain};
 use metadata_propagation_core::invariants::{Capability, check_mutation};
@@ -26,7 +26,7 @@ use metadata_propagation_core::request::lookup::MapLookup;
 use metadata_propagation_core::request::outcome::Verdict;
 use metadata_propagation_core::request::plan::Edit;
 use metadata_propagation_core::settings::Settings;
-use metadata_propagation_core::tags::said::tags_explanation::TagFate;
+use metadata_propagation_core::tags::said::label_fates::TagFate;
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, BTreeSet};

@@ -11,7 +11,7 @@
 //! `cloudTags.profiles` is a list of objects the settings struct keeps as
 //! JSON; each entry is a [`RawProfile`], probed the same way (list elements
 //! included) under `cloudTags.profiles[]`, so a profile field added to
-//! `crates/core/src/tags/user_profile.rs` fails this test until the
+//! `crates/core/src/tags/profiles/user_defined.rs` fails this test until the
 //! `sequence_questions` ask for it and the "User-defined tag profiles"
 //! table of docs/settings.md has its row. The rows of
 //! `cloudTags.managedResources.kinds` are probed the same way
@@ -23,8 +23,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::support;
 use crate::request::mode::MODES;
 use metadata_propagation_core::settings::{RawSettings, Settings};
-use metadata_propagation_core::tags::profiles::profile::{GENERIC, TagProfile};
-use metadata_propagation_core::tags::profiles::user_profile::raw_profile::RawProfile;
+use metadata_propagation_core::tags::profiles::provider_limits::{GENERIC, TagProfile};
+use metadata_propagation_core::tags::profiles::user_defined::raw_profile::RawProfile;
 use serde::de::value::{Error, StrDeserializer};
 use serde::de::{
     self, Deserialize, DeserializeSeed, IntoDeserializer, MapAccess, SeqAccess, Visitor,

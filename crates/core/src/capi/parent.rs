@@ -3,7 +3,7 @@
 //! ClusterClass, with where each of its fields comes from, so reports and
 //! errors name the object a value was read in.
 
-use super::capi_errors::malformed;
+use super::malformed::malformed;
 use super::rules::{self, Endpoint, ReadAt, Rule};
 use super::topology;
 use crate::error::Error;

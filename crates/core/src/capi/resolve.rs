@@ -3,7 +3,7 @@
 //! masks of exactly the paths the rule reads ([`locate`]), then taken from
 //! what the request read ([`crate::request::reads`]).
 
-use super::capi_errors::malformed;
+use super::malformed::malformed;
 use super::owner_link;
 use super::parent::{FieldSource, Parent, Topology};
 use super::parent_paths::{field_sources, read_paths};

@@ -17,8 +17,9 @@ pub(super) struct Trace<'r> {
     /// Allowed before any stage ran: not a write, not an object, or a
     /// kind no stage acts on (its warnings are the outcome's).
     pub(super) not_acted_on: bool,
-    /// Each stage's decisions, in the order the stages decided.
-    pub(super) stages: Vec<Box<dyn StageTrace + 'r>>,
+    /// Each stage's decisions, in the order the stages decided, with the
+    /// stage's place in the list.
+    pub(super) stages: Vec<(usize, Box<dyn StageTrace + 'r>)>,
 }
 
 impl Trace<'_> {
@@ -35,23 +36,24 @@ impl Trace<'_> {
     /// beside it, so a note never repeats one: a kind the policy warns of
     /// gets its warning only.
     pub(super) fn render(self, request: &AdmissionRequest, outcome: &Outcome) -> Explanation {
-        let mut explanation = Explanation::new(unexplained());
+        let mut parts = unexplained();
+        let mut notes = Vec::new();
         if self.not_acted_on {
             if !request.is_write() {
-                explanation.notes.push(format!(
+                notes.push(format!(
                     "{} requests are allowed unchanged",
                     request.operation
                 ));
             } else if outcome.warnings.is_empty() {
-                explanation.notes.push(format!(
+                notes.push(format!(
                     "no propagation rule applies to a {}: allowed unchanged",
                     request.kind.kind
                 ));
             }
         }
-        for trace in self.stages {
-            trace.render(request, &mut explanation);
+        for (at, trace) in self.stages {
+            parts[at] = trace.render(request, &mut notes);
         }
-        explanation
+        Explanation::new(parts, notes)
     }
 }

@@ -21,6 +21,13 @@ use crate::{capi, tags};
 /// The list's rows become [`ForKind`], [`Needing`] and [`stages`].
 macro_rules! stage_list {
     ($($name:ident: $for_kind:ty = |$kind:ident, $route:ident, $settings:ident| $make:expr;)*) => {
+        /// The rows, in the list's order: a stage's place in the list, where
+        /// its part of an explanation goes.
+        #[derive(Clone, Copy)]
+        enum Row {
+            $($name,)*
+        }
+
         /// A stage as it stands for a request's kind under the settings.
         pub(crate) enum ForKind<'r> {
             $($name($for_kind),)*
@@ -83,6 +90,13 @@ macro_rules! stage_list {
         }
 
         impl<'r> Needing<'r> {
+            /// The stage's place in the list.
+            pub(crate) fn at(&self) -> usize {
+                match self {
+                    $(Needing::$name(_) => Row::$name as usize,)*
+                }
+            }
+
             /// [`Stage::first`].
             pub(crate) fn first(&self) -> Option<Need<'_>> {
                 match self {
@@ -115,5 +129,5 @@ macro_rules! stage_list {
 
 stage_list! {
     Capi: capi::CapiForKind<'r> = |_kind, route, settings| route.capi().map(|child| capi::for_kind(child, &settings.capi));
-    Tags: tags::tag_stage::TagsForKind<'r> = |kind, _route, settings| Some(tags::tag_stage::for_kind(kind, &settings.tags));
+    Tags: tags::stage_door::TagsForKind<'r> = |kind, _route, settings| Some(tags::stage_door::for_kind(kind, &settings.tags));
 }

@@ -1,7 +1,7 @@
 //! Which objects the policy may tag, and under which prefix: the
 //! contract's rules (docs/cloud-tags.md, "Which kinds are composite
 //! resources" and "Tag keys"), stated here apart from the code that
-//! implements them (`tags::composite`, `tags::tag_key::TagKeys`), so that
+//! implements them (`tags::composite`, `tags::keys::tag_naming::TagKeys`), so that
 //! the property tests and the fuzz targets hold that code to them rather
 //! than to itself.
 
@@ -9,8 +9,8 @@ use crate::json::fields;
 use crate::kube::owners;
 use crate::settings::Settings;
 use crate::tags::CloudTagSettings;
-use crate::tags::keys::tag_key::DEFAULT_PREFIX;
-use crate::tags::profiles::profile::{GENERIC, Origin, TagProfile};
+use crate::tags::keys::tag_naming::DEFAULT_PREFIX;
+use crate::tags::profiles::provider_limits::{GENERIC, Origin, TagProfile};
 use crate::tags::targets::Target;
 use serde_json::Value;
 

@@ -7,6 +7,7 @@
 //! look-up in the benchmark. Arrays are traversed implicitly, as in
 //! Kubewarden's field masks: a path through an array applies to every item.
 
+mod refine;
 mod whole;
 mod write;
 
@@ -201,6 +202,10 @@ pub(crate) enum Shape<'j> {
     Object(Vec<(Cow<'j, str>, Member<'j>)>),
     /// An array whose items each have their own shape.
     Array(Vec<Shape<'j>>),
+    /// A subtree split in part, then decoded whole ([`Shape::refine`]):
+    /// written through its shape, as its text would be, when no edit of the
+    /// plan touched it, as the value otherwise.
+    Rewritten(Box<Shape<'j>>),
 }
 
 /// One member of a [`Shape::Object`].

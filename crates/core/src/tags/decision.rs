@@ -15,10 +15,10 @@ use crate::json::sorted_map::map_of;
 use crate::request::plan::{Edit, MapEdit};
 use crate::tags::decision::label_set::{LabelSet, OptedIn};
 use crate::tags::keys::opted_in::OptedInKeys;
-use crate::tags::keys::tag_key::TagKeys;
-use crate::tags::profiles::profile::{Origin, TagProfile};
+use crate::tags::keys::tag_naming::TagKeys;
+use crate::tags::profiles::provider_limits::{Origin, TagProfile};
+use crate::tags::said::label_fates::CloudTags;
 use crate::tags::said::skip_report::{blocked, label_fates, removal_note, skipped_edit, warnings};
-use crate::tags::said::tags_explanation::CloudTags;
 use crate::tags::targets::field::{Current, Owned};
 
 /// What one target's tags are decided from.
@@ -40,8 +40,10 @@ pub(crate) struct Inputs<'a, 's> {
     /// The object's annotations as they will be stored (the skip
     /// annotation's edit is made against them).
     pub(crate) annotations: &'a StringMap<'s>,
-    /// The Cluster a Cluster source was read from, as explanations name it.
-    pub(crate) cluster: &'a str,
+    /// The object a looked-up label source was read from (a Cluster, or a
+    /// managed resource's composite resource), as explanations name it;
+    /// empty when the labels are the object's own or no record is kept.
+    pub(crate) looked_up: &'a str,
     /// The fallback warning, when a composite resource's provider selected
     /// no profile: given only when an opted-in label is in the label set.
     pub(crate) fallback: Option<String>,
@@ -82,7 +84,7 @@ pub(crate) fn decide(
         owned,
         propagating,
         annotations,
-        cluster,
+        looked_up,
         fallback,
         warn_removals,
     } = inputs;
@@ -112,8 +114,8 @@ pub(crate) fn decide(
         no_tag_can_propagate: blocked(profile, &keys),
         prefix: keys.prefix.to_owned(),
         prefix_from: keys.prefix_from(profile),
-        prefix_said: keys.prefix != crate::tags::keys::tag_key::DEFAULT_PREFIX,
-        labels: label_fates(set, &opted_in, &transformed, &keys, profile, cluster),
+        prefix_said: keys.prefix != crate::tags::keys::tag_naming::DEFAULT_PREFIX,
+        labels: label_fates(set, &opted_in, &transformed, &keys, profile, looked_up),
         removed: removed
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))

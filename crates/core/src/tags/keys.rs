@@ -2,7 +2,7 @@
 //! tag field are the policy's, the settings that name tags and what can be
 //! wrong with them, and the opted-in labels.
 
-pub(crate) mod key_problem;
+pub(crate) mod naming_problem;
 pub(crate) mod opted_in;
 pub(crate) mod prefix_checks;
-pub(crate) mod tag_key;
+pub(crate) mod tag_naming;

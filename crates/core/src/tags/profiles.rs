@@ -3,11 +3,13 @@
 //! row names, user profiles first (docs/cloud-tags.md, "Built-in profiles").
 
 pub(crate) mod char_class;
-pub(crate) mod profile;
+pub(crate) mod provider_limits;
 pub(crate) mod provider_refuses;
-pub(crate) mod user_profile;
+pub(crate) mod user_defined;
 
-use crate::tags::profiles::profile::{BUILT_IN, GENERIC, INFRASTRUCTURE, Origin, TagProfile};
+use crate::tags::profiles::provider_limits::{
+    BUILT_IN, GENERIC, INFRASTRUCTURE, Origin, TagProfile,
+};
 
 /// The profiles in force: the user's first, then the built-ins whose
 /// providers no user profile took over, then the fallback.
@@ -82,7 +84,7 @@ impl Profiles {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tags::profiles::profile::AWS;
+    use crate::tags::profiles::provider_limits::AWS;
     use rstest::rstest;
     use std::borrow::Cow;
 

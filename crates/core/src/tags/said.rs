@@ -5,14 +5,14 @@
 //! whole (it truncates longer ones): the keys, values and names a warning
 //! quotes are clipped in the middle when they are long.
 
+pub(crate) mod label_fates;
 pub(crate) mod skip_report;
 pub(crate) mod tagging_trace;
-pub(crate) mod tags_explanation;
 pub(crate) mod why;
 
 use crate::json::quote::quoted;
 use crate::request::lookup::ObjectRef;
-use crate::tags::profiles::user_profile::provider_value_problems;
+use crate::tags::profiles::user_defined::provider_value_problems;
 use std::borrow::Cow;
 
 /// `text` in at most `max` characters: its head and tail around an

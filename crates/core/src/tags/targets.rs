@@ -81,15 +81,23 @@ impl Match {
     }
 
     /// Whether `request` is covered: its kind, and its object's shape
-    /// where the row asks for one.
-    pub(crate) fn covers(&self, request: &AdmissionRequest) -> bool {
+    /// where the row asks for one; `composite` says whether the object is
+    /// a composite resource, asked at most once per request whichever rows
+    /// ask it (`covering_row::KindRows::row_for`).
+    pub(crate) fn covers(
+        &self,
+        request: &AdmissionRequest,
+        composite: &mut dyn FnMut() -> bool,
+    ) -> bool {
         self.may_cover(&request.kind)
             && match self {
                 Match::Kind { .. } => true,
-                Match::CompositeResource => {
-                    composite::is_composite_resource(&request.object, &request.namespace)
+                Match::CompositeResource => composite(),
+                // A user's XRD may give an XR a `forProvider`: an MR's
+                // shape, and not a composite resource's.
+                Match::ManagedResource => {
+                    managed_resource::has_shape(&request.object) && !composite()
                 }
-                Match::ManagedResource => is_managed_resource(request),
             }
     }
 
@@ -101,13 +109,6 @@ impl Match {
             Match::ManagedResource => &managed_resource::SHAPE_PATHS,
         }
     }
-}
-
-/// Whether `request`'s object is a managed resource: an MR's shape, and not
-/// a composite resource's (a user's XRD may give an XR a `forProvider`).
-fn is_managed_resource(request: &AdmissionRequest) -> bool {
-    managed_resource::has_shape(&request.object)
-        && !composite::is_composite_resource(&request.object, &request.namespace)
 }
 
 /// How a row's profile is chosen.

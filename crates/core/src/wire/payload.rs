@@ -156,23 +156,23 @@ impl<'a> Object<'a> {
     /// that what it was split through keeps everything `projection` keeps
     /// ([`crate::evaluate::default_projection_covers`]: what it keeps
     /// beyond is decoded but not read, and written back as its text),
-    /// otherwise split from its text (written back whole into `text`,
-    /// which the new shape borrows, when it was split through another).
-    /// `projection` is built only when it is needed.
-    pub(crate) fn split<'t, 'p>(
+    /// otherwise what `projection` keeps beyond is decoded from the parts
+    /// the first split kept as text ([`Shape::refine`]), or split from its
+    /// text when it was not split. `projection` is built only when it is
+    /// needed.
+    pub(crate) fn split<'p>(
         self,
         covered: bool,
         projection: impl FnOnce() -> Projection<'p>,
-        text: &'t mut Vec<u8>,
-    ) -> Result<(Value, Shape<'t>), serde_json::Error>
-    where
-        'a: 't,
-    {
+    ) -> Result<(Value, Shape<'a>), serde_json::Error> {
         match self {
             Object::Split { value, shape, .. } if covered => Ok((value, shape)),
-            Object::Split { value, shape } => {
-                shape.write(&value, &[], text)?;
-                projection().split(text)
+            Object::Split {
+                mut value,
+                mut shape,
+            } => {
+                shape.refine(&mut value, &projection())?;
+                Ok((value, shape))
             }
             Object::Text(raw) => projection().split(raw.get().as_bytes()),
         }

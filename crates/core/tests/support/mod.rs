@@ -10,14 +10,14 @@ pub(crate) mod crd_schema;
 pub(crate) mod quick_start;
 pub(crate) mod ready_profiles;
 
-use metadata_propagation_core::capi::capi_explanation::CapiExplanation;
+use metadata_propagation_core::capi::explained::key_fates::CapiExplanation;
 use metadata_propagation_core::explain::Explanation;
 use metadata_propagation_core::request::outcome::{Outcome, Verdict};
 use metadata_propagation_core::request::plan::Plan;
 use metadata_propagation_core::tags::CloudTagSettings;
-use metadata_propagation_core::tags::profiles::profile::TagProfile;
-use metadata_propagation_core::tags::profiles::user_profile::{self, ProfileText};
-use metadata_propagation_core::tags::said::tags_explanation::{CloudTags, TagsExplanation};
+use metadata_propagation_core::tags::profiles::provider_limits::TagProfile;
+use metadata_propagation_core::tags::profiles::user_defined::{self, ProfileText};
+use metadata_propagation_core::tags::said::label_fates::{CloudTags, TagsExplanation};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::LazyLock;
@@ -53,12 +53,12 @@ pub(crate) fn lookup_of_folder(
 }
 
 /// Provider values that reach every built-in XR profile
-/// ([`metadata_propagation_core::tags::profiles::profile::BUILT_IN`], each by every
+/// ([`metadata_propagation_core::tags::profiles::provider_limits::BUILT_IN`], each by every
 /// name it lists), one in another case, and two the fallback gets (an
 /// unlisted name and the empty string): what the property tests draw from,
 /// so a built-in profile added later is covered without a test change.
 pub(crate) static PROVIDERS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
-    use metadata_propagation_core::tags::profiles::profile::BUILT_IN;
+    use metadata_propagation_core::tags::profiles::provider_limits::BUILT_IN;
     let mut providers: Vec<&'static str> = BUILT_IN
         .iter()
         .flat_map(|profile| profile.providers.iter().map(|name| name.as_ref()))
@@ -93,12 +93,12 @@ pub(crate) fn prefix_in_force<'s>(object: &Value, settings: &'s CloudTagSettings
     settings.tag_keys(profile).prefix
 }
 
-/// `user_profile::prepare_profiles` of profiles given as JSON values, each
+/// `user_defined::prepare_profiles` of profiles given as JSON values, each
 /// problem rendered as the line `validate_settings` shows.
 pub(crate) fn prepare_profile_values(raw: &[Value], problems: &mut Vec<String>) -> Vec<TagProfile> {
     let raw: Vec<ProfileText> = raw.iter().map(profile_text).collect();
     let mut found = Vec::new();
-    let profiles = user_profile::prepare_profiles(&raw, &mut found);
+    let profiles = user_defined::prepare_profiles(&raw, &mut found);
     problems.extend(found.iter().map(ToString::to_string));
     profiles
 }
@@ -110,11 +110,18 @@ fn profile_text(value: &Value) -> ProfileText {
 
 /// The CAPI stage's part of `explanation`: every explanation has one.
 pub(crate) fn capi_part(explanation: &Explanation) -> &CapiExplanation {
-    (explanation.part()).expect("every explanation holds the CAPI stage's part")
+    part(explanation).expect("every explanation holds the CAPI stage's part")
 }
 
 /// What the tags stage explains of `explanation`'s object, when a row
 /// tagged it.
 pub(crate) fn cloud_tags(explanation: &Explanation) -> Option<CloudTags> {
-    (explanation.part::<TagsExplanation>()).and_then(|part| part.cloud_tags.clone())
+    part::<TagsExplanation>(explanation).and_then(|part| part.cloud_tags.clone())
+}
+
+/// The part of type `T` of `explanation`: a test reads a stage's part by
+/// its type, where the policy writes it at the stage's place in the list.
+fn part<T: 'static>(explanation: &Explanation) -> Option<&T> {
+    (explanation.parts().iter())
+        .find_map(|part| (part.as_ref() as &dyn std::any::Any).downcast_ref::<T>())
 }

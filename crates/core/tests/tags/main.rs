@@ -12,8 +12,8 @@
 use super::support;
 use metadata_propagation_core::invariants::transform_with;
 use metadata_propagation_core::tags::decision::transform::Transformed;
-use metadata_propagation_core::tags::keys::tag_key::{Bodies, TagKeys};
-use metadata_propagation_core::tags::profiles::profile::TagProfile;
+use metadata_propagation_core::tags::keys::tag_naming::{Bodies, TagKeys};
+use metadata_propagation_core::tags::profiles::provider_limits::TagProfile;
 
 mod properties;
 mod ready_made_profiles;

@@ -10,9 +10,9 @@ use metadata_propagation_core::evaluate::evaluate;
 use metadata_propagation_core::request::AdmissionRequest;
 use metadata_propagation_core::request::lookup::MapLookup;
 use metadata_propagation_core::settings::Settings;
-use metadata_propagation_core::tags::keys::tag_key::DEFAULT_PREFIX;
-use metadata_propagation_core::tags::profiles::profile::Origin;
-use metadata_propagation_core::tags::profiles::profile::{
+use metadata_propagation_core::tags::keys::tag_naming::DEFAULT_PREFIX;
+use metadata_propagation_core::tags::profiles::provider_limits::Origin;
+use metadata_propagation_core::tags::profiles::provider_limits::{
     AWS, AZURE, GENERIC, HETZNER, OPENSTACK, TagProfile,
 };
 use proptest::prelude::*;

@@ -4,8 +4,8 @@
 
 use super::transform;
 use metadata_propagation_core::tags::decision::transform::SkipReason;
-use metadata_propagation_core::tags::keys::tag_key::DEFAULT_PREFIX as TAG_PREFIX;
-use metadata_propagation_core::tags::profiles::profile::{
+use metadata_propagation_core::tags::keys::tag_naming::DEFAULT_PREFIX as TAG_PREFIX;
+use metadata_propagation_core::tags::profiles::provider_limits::{
     AWS, GENERIC, HETZNER, OPENSTACK, TagProfile,
 };
 use rstest::rstest;
@@ -293,7 +293,7 @@ fn empty_label_set_gives_no_tags_and_no_skips() {
 #[test]
 fn tags_come_sorted_by_tag_key_when_bodies_reorder_them() {
     use metadata_propagation_core::invariants::transform_with;
-    use metadata_propagation_core::tags::keys::tag_key::TagKeys;
+    use metadata_propagation_core::tags::keys::tag_naming::TagKeys;
     let bodies = BTreeMap::from([
         ("a/x".to_owned(), "z".to_owned()),
         ("b/y".to_owned(), "c".to_owned()),

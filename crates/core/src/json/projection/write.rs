@@ -49,6 +49,9 @@ impl Writer<'_> {
                 out.extend_from_slice(text.get().as_bytes());
                 Ok(())
             }
+            (Shape::Rewritten(shape), _) if !touched(path, edited) => {
+                self.shaped(shape, value, path, out)
+            }
             (Shape::Object(members), Value::Object(map)) => {
                 out.push(b'{');
                 let mut first = true;

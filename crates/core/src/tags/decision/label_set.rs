@@ -10,8 +10,8 @@
 
 use crate::json::fields::StringMap;
 use crate::json::labels_annotation::Entries;
+use crate::tags::contract_names::{LABELS_ANNOTATION, ORIGIN_LABEL};
 use crate::tags::keys::opted_in::OptedInKeys;
-use crate::tags::tag_annotations::{LABELS_ANNOTATION, ORIGIN_LABEL};
 use serde_json::{Map, Value};
 use std::cmp::Ordering;
 use std::collections::BTreeMap;

@@ -7,8 +7,8 @@
 //! Every input label ends as exactly one tag or one skip.
 
 use super::label_set::OptedIn;
-use crate::tags::keys::tag_key::TagKeys;
-use crate::tags::profiles::profile::{TagProfile, Unit};
+use crate::tags::keys::tag_naming::TagKeys;
+use crate::tags::profiles::provider_limits::{TagProfile, Unit};
 use std::fmt;
 
 /// Why a label did not become a tag. The set is closed; the variants are

@@ -4,8 +4,8 @@
 
 use crate::json::fields::FieldPath;
 use crate::settings_problem::SettingsProblem;
-pub(crate) use crate::tags::keys::key_problem::{PREFIX_MAX, TagKeyProblem};
-use crate::tags::keys::tag_key::Bodies;
+pub(crate) use crate::tags::keys::naming_problem::{PREFIX_MAX, TagKeyProblem};
+use crate::tags::keys::tag_naming::Bodies;
 
 /// Checks a prefix (`cloudTags.prefix`, or a profile's `prefix`) at `field`.
 pub(crate) fn check_prefix(field: FieldPath, prefix: &str, problems: &mut Vec<SettingsProblem>) {

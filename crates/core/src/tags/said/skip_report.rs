@@ -3,15 +3,15 @@
 //! records, each label's fate and why an entry goes. Shared by composite
 //! resources and CAPI infrastructure.
 
-use super::tags_explanation::{LabelFate, TagFate};
+use super::label_fates::{LabelFate, TagFate};
 use crate::json::fields::StringMap;
 use crate::json::quote::{push_quoted, quoted};
 use crate::request::plan::MapEdit;
+use crate::tags::contract_names::{ANNOTATIONS, SKIPPED_ANNOTATION};
 use crate::tags::decision::label_set::{LabelSet, OptedIn};
 use crate::tags::decision::transform::{self, Skip, SkipReason, Transformed};
-use crate::tags::keys::tag_key::TagKeys;
-use crate::tags::profiles::profile::TagProfile;
-use crate::tags::tag_annotations::{ANNOTATIONS, SKIPPED_ANNOTATION};
+use crate::tags::keys::tag_naming::TagKeys;
+use crate::tags::profiles::provider_limits::TagProfile;
 use std::collections::BTreeMap;
 
 /// One warning per skip, except under a profile that refuses every tag:
@@ -77,19 +77,19 @@ pub(crate) fn blocked(profile: &TagProfile, keys: &TagKeys<'_>) -> Option<String
 
 /// The fate of every label of `set` (explanations only), as the plan
 /// decided it: opted in or not in `opted_in`, tag or skip in `transformed`;
-/// `cluster` names the Cluster a Cluster source was read from.
+/// `looked_up` names the object a looked-up source was read from.
 pub(crate) fn label_fates(
     set: &LabelSet<'_>,
     opted_in: &OptedIn<'_, &str>,
     transformed: &Transformed<'_>,
     keys: &TagKeys<'_>,
     profile: &TagProfile,
-    cluster: &str,
+    looked_up: &str,
 ) -> Vec<LabelFate> {
     (set.sources().into_iter())
         .map(|(key, source)| LabelFate {
             qualified_key: key.to_owned(),
-            source: source.describe(cluster),
+            source: source.describe(looked_up),
             fate: label_fate(key, opted_in.contains_key(key), transformed, keys, profile),
         })
         .collect()

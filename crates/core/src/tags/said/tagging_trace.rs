@@ -1,9 +1,9 @@
 //! What the tags stage decided for one object, returned to the caller when
 //! it asks for it, for [`super::why::render`] to put in words.
 
-use super::tags_explanation::CloudTags;
+use super::label_fates::CloudTags;
 use crate::request::lookup::ObjectRef;
-use crate::tags::profiles::profile::{Origin, TagProfile};
+use crate::tags::profiles::provider_limits::{Origin, TagProfile};
 use crate::tags::targets::Target;
 use crate::tags::targets::label_source::SourceFound;
 use crate::tags::targets::managed_resource::LeftAlone;

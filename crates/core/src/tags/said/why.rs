@@ -2,29 +2,33 @@
 //! chose its profile and where its tags come from, worded per
 //! [`ProfileChoice`], and why an object's tags were left alone.
 
+use super::label_fates::{CloudTags, TagsExplanation};
 use super::tagging_trace::{Tagged, Trace};
-use super::tags_explanation::{CloudTags, TagsExplanation};
-use crate::explain::Explanation;
 use crate::json::quote::quoted;
 use crate::request::AdmissionRequest;
-use crate::tags::profiles::profile::{Origin, TagProfile};
-use crate::tags::tag_annotations::ORIGIN_LABEL;
+use crate::tags::contract_names::ORIGIN_LABEL;
+use crate::tags::profiles::provider_limits::{Origin, TagProfile};
 use crate::tags::targets::label_source::SourceFound;
 use crate::tags::targets::{ProfileChoice, Target};
 
-/// Puts `trace`, the stage's decisions for `request`'s object, into
-/// `explain`.
-pub(crate) fn render(trace: Trace<'_>, request: &AdmissionRequest, explain: &mut Explanation) {
+/// Puts `trace`, the stage's decisions for `request`'s object, into the
+/// stage's `part` of an explanation and its `notes`.
+pub(crate) fn render(
+    trace: Trace<'_>,
+    request: &AdmissionRequest,
+    part: &mut TagsExplanation,
+    notes: &mut Vec<String>,
+) {
     match trace {
         Trace::NotAComposite => {}
-        Trace::Untagged => explain.notes.push(format!(
+        Trace::Untagged => notes.push(format!(
             "{} ({}) is of a managed-resource family cloudTags.managedResources turns on, \
              but has no tag field in the catalogue or the settings: allowed unchanged",
             request.kind.kind, request.kind.group
         )),
         Trace::CreateOnly(target) => {
             if let Some(profile) = target.profile_name() {
-                explain.notes.push(format!(
+                notes.push(format!(
                     "{} is tagged on CREATE only ({profile} makes {} immutable): its tags are \
                      left as they are",
                     request.kind.kind,
@@ -32,14 +36,14 @@ pub(crate) fn render(trace: Trace<'_>, request: &AdmissionRequest, explain: &mut
                 ));
             }
         }
-        Trace::Adopted => explain.notes.push(format!(
+        Trace::Adopted => notes.push(format!(
             "{ORIGIN_LABEL} is \"adopted\": left exactly as submitted"
         )),
-        Trace::LeftAlone(why) => explain.notes.push(format!(
+        Trace::LeftAlone(why) => notes.push(format!(
             "a managed resource left exactly as submitted: {}",
             why.said()
         )),
-        Trace::Unread(xr) => explain.notes.push(format!(
+        Trace::Unread(xr) => notes.push(format!(
             "{xr}, the composite resource whose labels become this managed resource's tags, \
              could not be read: see the warning"
         )),
@@ -54,14 +58,14 @@ pub(crate) fn render(trace: Trace<'_>, request: &AdmissionRequest, explain: &mut
             } = *tagged;
             let provider_read = (provider_path.as_str(), provider.as_deref());
             let (provider, why) = profile_choice(&target, request, provider_read, &found, profile);
-            explain.part_mut::<TagsExplanation>().cloud_tags = Some(CloudTags {
+            part.cloud_tags = Some(CloudTags {
                 provider,
                 why,
                 field: target.named_in_messages.then(|| target.field.dotted()),
                 ..cloud_tags
             });
             if let SourceFound::ClusterNotFound(reference) = &found {
-                explain.notes.push(format!(
+                notes.push(format!(
                     "{reference} was not found: the tags come from this object's own labels"
                 ));
             }

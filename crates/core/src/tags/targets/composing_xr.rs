@@ -19,8 +19,8 @@ use crate::request::lookup::{LookupError, ObjectRef};
 use crate::request::plan::Edit;
 use crate::request::reads::Reads;
 use crate::tags::decision::transform::Transformed;
+use crate::tags::failures::TAG_SOURCE_READER;
 use crate::tags::said::clip;
-use crate::tags::tag_errors::TAG_SOURCE_READER;
 use crate::tags::targets::Target;
 use serde_json::Value;
 

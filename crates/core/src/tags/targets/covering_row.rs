@@ -6,6 +6,7 @@
 
 use crate::json::fields::Path;
 use crate::request::{AdmissionRequest, GroupVersionKind};
+use crate::tags::targets::composite::is_composite_resource;
 use crate::tags::targets::field::WhenEmpty;
 use crate::tags::targets::managed_resource::{KindTags, ManagedResources};
 use crate::tags::targets::mr_catalogue::Family;
@@ -59,22 +60,42 @@ pub(crate) enum Covered {
 /// a kind: `targets.rs` tests it), and what `cloudTags.managedResources`
 /// says of the kind. What the object's projection keeps, and where
 /// [`KindRows::row_for`] looks once the object is read.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct KindRows<'m> {
+#[derive(Debug, Clone, Default)]
+pub(crate) struct KindRows {
     table: Option<&'static Target>,
-    managed: Option<KindTags<'m>>,
+    managed: Managed,
 }
 
-impl<'m> KindRows<'m> {
+/// What `cloudTags.managedResources` says of a kind.
+#[derive(Debug, Clone, Default)]
+enum Managed {
+    /// Its family is off, or it is of no family.
+    #[default]
+    Not,
+    /// Its family is on and it has no tag field: left unchanged.
+    Untagged,
+    /// An object of the kind that has a managed resource's shape is
+    /// covered by this row, made once for the kind; another object of the
+    /// kind is left unchanged.
+    Row(Target),
+}
+
+impl KindRows {
     /// The rows for `kind`, under `cloudTags.capiInfrastructure` and
     /// `managed`, `cloudTags.managedResources` when it turns a family on.
     pub(crate) fn of(
         kind: &GroupVersionKind,
         capi_infrastructure: bool,
-        managed: Option<&'m ManagedResources>,
+        managed: Option<&ManagedResources>,
     ) -> Self {
         let table = in_force(capi_infrastructure).find(|t| t.matches.may_cover(kind));
-        let managed = managed.and_then(|managed| managed.tag_field(&kind.group, &kind.kind));
+        let managed = match managed.and_then(|managed| managed.tag_field(&kind.group, &kind.kind)) {
+            Some(KindTags::Field(family, field)) if Match::ManagedResource.may_cover(kind) => {
+                Managed::Row(managed_resource(family, field.clone()))
+            }
+            Some(KindTags::Field(..) | KindTags::NoTagField) => Managed::Untagged,
+            Some(KindTags::FamilyOff) | None => Managed::Not,
+        };
         Self { table, managed }
     }
 
@@ -85,12 +106,10 @@ impl<'m> KindRows<'m> {
 
     /// The managed-resource row the kind would be covered by, when
     /// `cloudTags.managedResources` makes one for it.
-    pub(crate) fn managed_row(&self, kind: &GroupVersionKind) -> Option<Target> {
-        match self.managed? {
-            KindTags::Field(family, field) if Match::ManagedResource.may_cover(kind) => {
-                Some(managed_resource(family, field.clone()))
-            }
-            _ => None,
+    pub(crate) fn managed_row(&self) -> Option<&Target> {
+        match &self.managed {
+            Managed::Row(row) => Some(row),
+            Managed::Not | Managed::Untagged => None,
         }
     }
 
@@ -98,18 +117,22 @@ impl<'m> KindRows<'m> {
     /// goes through, by kind and, for the composite resource and managed
     /// resources, by shape.
     pub(crate) fn row_for(&self, request: &AdmissionRequest) -> Covered {
-        if let Some(row) = self.table.filter(|t| t.matches.covers(request)) {
+        let mut known = None;
+        let mut composite = || {
+            *known.get_or_insert_with(|| is_composite_resource(&request.object, &request.namespace))
+        };
+        if let Some(row) = (self.table).filter(|t| t.matches.covers(request, &mut composite)) {
             return Covered::Row(row.clone());
         }
         // Every other kind of a family that is on (a kind without a tag
         // field, a ProviderConfig, a ProviderConfigUsage) is the family's
         // too, and goes unchanged without a warning.
-        match self.managed {
-            Some(KindTags::Field(family, field)) if Match::ManagedResource.covers(request) => {
-                Covered::Row(managed_resource(family, field.clone()))
+        match &self.managed {
+            Managed::Row(row) if row.matches.covers(request, &mut composite) => {
+                Covered::Row(row.clone())
             }
-            Some(KindTags::Field(..) | KindTags::NoTagField) => Covered::Untagged,
-            Some(KindTags::FamilyOff) | None => Covered::Not,
+            Managed::Row(_) | Managed::Untagged => Covered::Untagged,
+            Managed::Not => Covered::Not,
         }
     }
 }

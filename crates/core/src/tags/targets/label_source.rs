@@ -19,10 +19,10 @@ use crate::json::projection::Projection;
 use crate::kube::owners::{self, OwnerRef};
 use crate::request::lookup::{LookupError, ObjectRef};
 use crate::request::reads::Reads;
+use crate::tags::contract_names::{ANNOTATIONS, LABELS};
 use crate::tags::decision::label_set::{LabelSet, Layer, Source};
-use crate::tags::tag_annotations::{ANNOTATIONS, LABELS};
-use crate::tags::tag_errors::TAG_SOURCE_READER;
-use crate::tags::tagged_object::parse_labels_annotation;
+use crate::tags::failures::TAG_SOURCE_READER;
+use crate::tags::object_read::parse_labels_annotation;
 use serde_json::{Map, Value};
 
 pub(crate) use crate::kube::kinds::CLUSTER_NAME_LABEL;

@@ -6,7 +6,7 @@
 
 use crate::json::fields::FieldPath;
 use crate::json::quote::quoted;
-use crate::tags::profiles::profile::GENERIC;
+use crate::tags::profiles::provider_limits::GENERIC;
 use std::ops::RangeInclusive;
 
 /// Bounds. Wide enough for every provider we know (Azure's 512-character

@@ -10,8 +10,8 @@
 //! `gcp`, whose keys refuse `:`, else `plexsphere:`). Entries whose key
 //! starts with it are the policy's; every other entry is the user's.
 
-pub(crate) use crate::tags::profiles::profile::DEFAULT_PREFIX;
-use crate::tags::profiles::profile::TagProfile;
+pub(crate) use crate::tags::profiles::provider_limits::DEFAULT_PREFIX;
+use crate::tags::profiles::provider_limits::TagProfile;
 use std::collections::BTreeMap;
 
 /// `cloudTags.tagKeys`: qualified label key → the body of its tag key.
@@ -128,7 +128,7 @@ impl<'s> TagKeys<'s> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tags::profiles::profile::{AWS, CAPG, GCP};
+    use crate::tags::profiles::provider_limits::{AWS, CAPG, GCP};
 
     fn bodies() -> Bodies {
         Bodies::from([(

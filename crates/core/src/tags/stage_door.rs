@@ -2,21 +2,21 @@
 //! object of a kind, declared once, from the rows the kind may be covered
 //! by; then `needs` and `decide`.
 
-use super::tag_annotations::{ANNOTATIONS, LABELS};
-use super::tag_needs::{self, TagNeeds};
-use super::tag_settings::{DEFAULT_PROVIDER_SEGMENTS, TagSettings};
-use super::tagged_object::NAME_PATHS;
+use super::cloud_settings::{DEFAULT_PROVIDER_SEGMENTS, TagSettings};
+use super::contract_names::{ANNOTATIONS, LABELS};
+use super::needs::{self, TagNeeds};
+use super::object_read::NAME_PATHS;
 use super::targets::label_source::OWNER_PATHS;
 use super::targets::{LabelSource, ProfileChoice, Target};
 use super::{Trace, render};
 use crate::error::Error;
-use crate::explain::Explanation;
+use crate::explain::ExplanationPart;
 use crate::json::fields::Segments;
 use crate::request::plan::Plan;
 use crate::request::reads::{Need, Reads};
 use crate::request::{AdmissionRequest, GroupVersionKind};
 use crate::stage::{Declared, Stage, StageForKind, StageReport, StageTrace};
-use crate::tags::said::tags_explanation::TagsExplanation;
+use crate::tags::said::label_fates::TagsExplanation;
 use crate::tags::targets::covering_row::KindRows;
 use crate::tags::targets::managed_resource::family_of;
 use std::borrow::Cow;
@@ -25,9 +25,7 @@ use std::borrow::Cow;
 /// `cloudTags` section.
 pub(crate) struct TagsForKind<'r> {
     settings: &'r TagSettings,
-    rows: KindRows<'r>,
-    /// The managed-resource row the kind would be covered by.
-    managed: Option<Target>,
+    rows: KindRows,
     /// `cloudTags.providerPath`, where the kind's row chooses its profile
     /// by the provider (empty otherwise).
     provider: Cow<'r, [&'r str]>,
@@ -52,7 +50,6 @@ pub(crate) fn for_kind<'r>(kind: &GroupVersionKind, settings: &'r TagSettings) -
     };
     TagsForKind {
         settings,
-        managed: rows.managed_row(kind),
         rows,
         provider,
         of_a_family: family_of(&kind.group).is_some(),
@@ -100,7 +97,7 @@ impl<'r> StageForKind<'r> for TagsForKind<'r> {
                 Cow::Owned(path) => reads.object_by_settings([path.iter().copied()]),
             }
         }
-        match &self.managed {
+        match self.rows.managed_row() {
             Some(row) => reads.object_by_settings(row_reads(row)),
             // The settings may make a managed-resource row for the kind,
             // with a tag field they name.
@@ -113,13 +110,13 @@ impl<'r> StageForKind<'r> for TagsForKind<'r> {
         if !self.provider.is_empty() {
             reads.old_object(varies, self.provider.iter().copied());
         }
-        if let Some(row) = &self.managed {
+        if let Some(row) = self.rows.managed_row() {
             reads.old_object(|| true, row.field.segments());
         }
     }
 
     fn needs(&self, request: &'r AdmissionRequest) -> Result<Option<TagStage<'r>>, Error> {
-        let needs = tag_needs::needs(request, &self.rows)?;
+        let needs = needs::needs(request, &self.rows)?;
         Ok(needs.map(|needs| TagStage {
             needs,
             settings: self.settings,
@@ -152,7 +149,13 @@ impl<'r> Stage<'r> for TagStage<'r> {
 }
 
 impl StageTrace for Trace<'_> {
-    fn render(self: Box<Self>, request: &AdmissionRequest, explanation: &mut Explanation) {
-        render(*self, request, explanation);
+    fn render(
+        self: Box<Self>,
+        request: &AdmissionRequest,
+        notes: &mut Vec<String>,
+    ) -> Box<dyn ExplanationPart> {
+        let mut part = TagsExplanation::default();
+        render(*self, request, &mut part, notes);
+        Box::new(part)
     }
 }

@@ -2,9 +2,9 @@
 //! read of the object and of the cluster, named before any look-up, and
 //! how messages name the object.
 
-use super::tag_annotations::LABELS;
-use super::tag_errors::malformed;
-use super::tagged_object::{left_as_submitted, own_namespace, own_reference};
+use super::contract_names::LABELS;
+use super::failures::malformed;
+use super::object_read::{left_as_submitted, own_namespace, own_reference};
 use super::targets::{LabelSource, Target};
 use crate::error::Error;
 use crate::json::fields;

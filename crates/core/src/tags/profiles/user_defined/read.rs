@@ -16,7 +16,7 @@ use super::raw_profile::{RawProfile, RawReservedPrefix};
 use crate::json::fields::FieldPath;
 use crate::settings_problem::document_members::{self, Member, alone, first_of_key};
 use crate::settings_problem::{SettingsProblem, SettingsProblemKind};
-use crate::tags::profiles::profile::Unit;
+use crate::tags::profiles::provider_limits::Unit;
 use serde::de::{Deserialize, Error as _};
 
 /// A profile as read, what the checks run on. A required member is `None`

@@ -91,7 +91,7 @@ pub(crate) struct TagProfile {
     /// Prefixes of the qualified key the provider reserves.
     pub reserved_prefixes: Cow<'static, [ReservedPrefix]>,
     /// The profile's own tag-key prefix (a user profile's `prefix`), which
-    /// wins over `cloudTags.prefix` ([`crate::tags::keys::tag_key::TagKeys`]).
+    /// wins over `cloudTags.prefix` ([`crate::tags::keys::tag_naming::TagKeys`]).
     pub prefix: Option<Cow<'static, str>>,
     /// The prefix in force when neither the profile nor the settings set
     /// one: `plexsphere-` where the provider refuses `:` (GCP), else the

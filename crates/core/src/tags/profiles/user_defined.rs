@@ -13,8 +13,8 @@ mod read;
 pub(crate) use characters::RawKeyCharacters;
 pub(crate) use raw_profile::RawReservedPrefix;
 
-use super::profile::DEFAULT_PREFIX;
-use super::profile::{BUILT_IN, GENERIC, INFRASTRUCTURE, ReservedPrefix, TagProfile};
+use super::provider_limits::DEFAULT_PREFIX;
+use super::provider_limits::{BUILT_IN, GENERIC, INFRASTRUCTURE, ReservedPrefix, TagProfile};
 use crate::json::fields::FieldPath;
 use crate::settings_problem::SettingsProblem;
 use read::ReadProfile;

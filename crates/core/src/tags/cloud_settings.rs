@@ -3,7 +3,7 @@
 //! then checked and prepared the first time an object to tag needs it (a
 //! CAPI request never does). What is wrong with the section's own fields is
 //! worded here; the profiles and tag keys word theirs
-//! ([`crate::tags::profiles::user_profile`], [`crate::tags::keys::prefix_checks`]).
+//! ([`crate::tags::profiles::user_defined`], [`crate::tags::keys::prefix_checks`]).
 
 use super::profiles::Profiles;
 use crate::json::fields::FieldPath;
@@ -13,9 +13,9 @@ use crate::request::mode::Mode;
 use crate::settings_problem::{self, SettingsError, SettingsProblem, SettingsProblemKind};
 use crate::tags::keys::opted_in::OptedInKeys;
 use crate::tags::keys::prefix_checks;
-use crate::tags::keys::tag_key::{Bodies, TagKeys};
-use crate::tags::profiles::profile::TagProfile;
-use crate::tags::profiles::user_profile::{self, ProfileText};
+use crate::tags::keys::tag_naming::{Bodies, TagKeys};
+use crate::tags::profiles::provider_limits::TagProfile;
+use crate::tags::profiles::user_defined::{self, ProfileText};
 use crate::tags::targets::managed_resource::{ManagedResources, RawManagedResources};
 use serde::Deserialize;
 use std::cell::OnceCell;
@@ -43,7 +43,7 @@ pub(crate) struct RawCloudTagSettings {
     pub(crate) provider_path: String,
     /// User-defined tag profiles, tried before the built-in ones. Kept as
     /// their JSON text until an XR needs them: each is parsed and checked by
-    /// [`user_profile::prepare_profiles`], which reports every profile's
+    /// [`user_defined::prepare_profiles`], which reports every profile's
     /// problems, shape errors included, at once. As text, not as
     /// `serde_json::Value`s: a profile is read straight into its fields,
     /// never built as a tree first.
@@ -224,7 +224,7 @@ impl RawCloudTagSettings {
             ));
         }
 
-        let profiles = user_profile::prepare_profiles(&self.profiles, &mut problems);
+        let profiles = user_defined::prepare_profiles(&self.profiles, &mut problems);
         if let Some(prefix) = &self.prefix {
             prefix_checks::check_prefix(
                 FieldPath::of(&["cloudTags", "prefix"]),

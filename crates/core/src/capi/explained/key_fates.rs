@@ -2,7 +2,7 @@
 //! read, the fate of every key the parent offered, each in-place field, and
 //! a Machine's Node sync; as JSON members and as text.
 
-use crate::explain::{Explanation, ExplanationPart};
+use crate::explain::ExplanationPart;
 use crate::json::fields::quoted;
 use serde::Serialize;
 use serde_json::Value;
@@ -130,20 +130,6 @@ pub(crate) struct NodeKey {
     pub(crate) synced_by: Option<String>,
 }
 
-impl Explanation {
-    /// The label and annotation keys CAPI syncs from a Machine to its
-    /// Node, as the Machine is stored; `None` for any other object.
-    pub fn synced_to_node(&self) -> Option<(Vec<&str>, Vec<&str>)> {
-        fn synced(keys: &[NodeKey]) -> Vec<&str> {
-            (keys.iter().filter(|k| k.synced_by.is_some()))
-                .map(|k| k.key.as_str())
-                .collect()
-        }
-        let node = self.part::<CapiExplanation>()?.node_sync.as_ref()?;
-        Some((synced(&node.labels), synced(&node.annotations)))
-    }
-}
-
 impl ExplanationPart for CapiExplanation {
     /// `rule` when one applied, `paths` always, `fields` when the rule
     /// offers any, `nodeSync` for a Machine.
@@ -208,6 +194,16 @@ impl ExplanationPart for CapiExplanation {
             }
         }
         Ok(())
+    }
+
+    fn synced_to_node(&self) -> Option<(Vec<&str>, Vec<&str>)> {
+        fn synced(keys: &[NodeKey]) -> Vec<&str> {
+            (keys.iter().filter(|k| k.synced_by.is_some()))
+                .map(|k| k.key.as_str())
+                .collect()
+        }
+        let node = self.node_sync.as_ref()?;
+        Some((synced(&node.labels), synced(&node.annotations)))
     }
 }
 

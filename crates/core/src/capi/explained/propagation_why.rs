@@ -2,26 +2,31 @@
 //! and the parent it read, the fate of every key the parent offered, each
 //! in-place field, and a Machine's Node sync.
 
-use super::capi_explanation::{
+use super::key_fates::{
     CapiExplanation, Fate, FieldExplanation, KeyFate, NodeKey, NodeSync, PathExplanation, RuleUsed,
 };
-use super::in_place::FieldDecision;
-use super::node_sync;
-use super::parent::Parent;
 use super::propagation_trace::{MapStep, Trace};
-use super::resolve::Resolved;
-use super::rules::{Endpoint, KeyRule, LABELS, MapFlow};
-use super::topology::KeySources;
+use crate::capi::in_place::FieldDecision;
 use crate::capi::key_pattern::KeyPattern;
-use crate::explain::Explanation;
+use crate::capi::node_sync;
+use crate::capi::parent::Parent;
+use crate::capi::resolve::Resolved;
+use crate::capi::rules::{Endpoint, KeyRule, LABELS, MapFlow};
+use crate::capi::topology::KeySources;
 use crate::json::fields;
 use crate::json::fields::{StringMap, quoted};
 use crate::request::lookup::ObjectRef;
 use serde_json::Value;
 
-/// Puts `trace`, the stage's decisions for `object`, into `explain`.
-pub(crate) fn render(trace: Trace<'_>, object: &Value, explain: &mut Explanation) {
-    note_resolution(explain, &trace.resolved);
+/// Puts `trace`, the stage's decisions for `object`, into the stage's
+/// `part` of an explanation and its `notes`.
+pub(crate) fn render(
+    trace: Trace<'_>,
+    object: &Value,
+    part: &mut CapiExplanation,
+    notes: &mut Vec<String>,
+) {
+    note_resolution(part, notes, &trace.resolved);
     let Resolved::Parent(rule, parent) = &trace.resolved else {
         return;
     };
@@ -32,34 +37,32 @@ pub(crate) fn render(trace: Trace<'_>, object: &Value, explain: &mut Explanation
         let flow = steps[0].flow;
         let sources = key_sources(parent, flow, object);
         let from = key_from(&parent.reference, flow, sources.as_ref());
-        let part = explain.part_mut::<CapiExplanation>();
         (part.paths).extend(steps.iter().map(|step| map(step, rule.upstream, &from)));
     }
-    let part = explain.part_mut::<CapiExplanation>();
     fields(part, &trace.fields, &|from| parent.source(from));
     part.node_sync = trace.node_sync;
 }
 
 /// Records how the search for a parent ended.
-fn note_resolution(explain: &mut Explanation, resolved: &Resolved) {
+fn note_resolution(part: &mut CapiExplanation, notes: &mut Vec<String>, resolved: &Resolved) {
     match resolved {
         Resolved::Parent(rule, Parent { reference, .. }) => {
-            explain.part_mut::<CapiExplanation>().rule = Some(RuleUsed {
+            part.rule = Some(RuleUsed {
                 family: rule.family.to_owned(),
                 parent: reference.to_string(),
                 upstream: rule.upstream.to_owned(),
             });
         }
-        Resolved::NoRule => explain.notes.push(
+        Resolved::NoRule => notes.push(
             "no propagation rule applies: no matching owner reference and not topology-owned; \
              no parent looked up for its metadata"
                 .to_owned(),
         ),
-        Resolved::NotFound(rule, reference) => explain.notes.push(format!(
+        Resolved::NotFound(rule, reference) => notes.push(format!(
             "{reference} (parent of this {}) not found: allowed unchanged",
             rule.family
         )),
-        Resolved::NoTopologyEntry(rule, cluster) => explain.notes.push(format!(
+        Resolved::NoTopologyEntry(rule, cluster) => notes.push(format!(
             "{cluster} has no topology entry for this {}: allowed unchanged",
             rule.family
         )),
@@ -73,8 +76,8 @@ fn note_resolution(explain: &mut Explanation, resolved: &Resolved) {
 fn key_sources<'a>(parent: &'a Parent, flow: &MapFlow, child: &'a Value) -> Option<KeySources<'a>> {
     let topology = parent.topology.as_ref()?;
     let labels = fields::string_map(child, LABELS).ok()?;
-    let entry_name = super::resolve::entry_name(&labels, topology.entry)?;
-    let sources = super::topology::key_sources(
+    let entry_name = crate::capi::resolve::entry_name(&labels, topology.entry)?;
+    let sources = crate::capi::topology::key_sources(
         topology.shape,
         topology.entry,
         &topology.cluster,
@@ -84,8 +87,8 @@ fn key_sources<'a>(parent: &'a Parent, flow: &MapFlow, child: &'a Value) -> Opti
     )?;
     let cluster = &parent.reference;
     let namespace = cluster.namespace.as_deref().unwrap_or_default();
-    let class =
-        super::resolve::class_reference(topology.shape, &topology.cluster, namespace).ok()??;
+    let class = crate::capi::resolve::class_reference(topology.shape, &topology.cluster, namespace)
+        .ok()??;
     Some(KeySources {
         topology: (
             sources.topology.0,
@@ -185,7 +188,7 @@ fn fields(
 
 /// For every key of a Machine as stored, whether CAPI syncs it to the Node
 /// and by which criterion.
-pub(super) fn node_sync(
+pub(in crate::capi) fn node_sync(
     labels: &StringMap<'_>,
     annotations: &StringMap<'_>,
     label_regexes: &[KeyPattern],

@@ -3,8 +3,8 @@
 //! whether that set leaves it as submitted, its namespace, and how
 //! messages name it.
 
-use super::tag_annotations::{ANNOTATIONS, LABELS, LABELS_ANNOTATION};
-use super::tag_errors::malformed;
+use super::contract_names::{ANNOTATIONS, LABELS, LABELS_ANNOTATION};
+use super::failures::malformed;
 use super::targets::Target;
 use crate::error::Error;
 use crate::json::fields::{self, FieldError, FieldPath, StringMap};

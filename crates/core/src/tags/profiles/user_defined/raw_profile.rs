@@ -4,7 +4,7 @@
 
 use super::characters::RawKeyCharacters;
 use crate::json::null_unset::null_is_default;
-use crate::tags::profiles::profile::Unit;
+use crate::tags::profiles::provider_limits::Unit;
 
 /// One entry of `cloudTags.profiles` as written.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
