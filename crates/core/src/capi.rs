@@ -28,6 +28,8 @@ pub(crate) mod topology;
 use crate::error::Error;
 use crate::explain::ExplanationPart;
 use crate::json::fields;
+use crate::json::projection::Projection;
+use crate::kube::kinds;
 use crate::kube::owners::owner_refs;
 use crate::request::AdmissionRequest;
 use crate::request::lookup::ObjectRef;
@@ -45,7 +47,7 @@ use parent::Parent;
 pub(crate) use resolve::Located;
 use resolve::locate;
 use resolve::{Resolved, resolve_parent};
-use rules::{FieldFlow, Flow, KeyRule, MapFlow, Rule};
+use rules::{FieldFlow, Flow, KeyRule, MapFlow, ParentLink, Rule};
 use serde_json::Value;
 
 pub(crate) use crate::kube::kinds::is_capi_group;
@@ -122,9 +124,33 @@ impl<'r> StageForKind<'r> for CapiForKind<'r> {
     type Explained = explained::key_fates::CapiExplanation;
 
     /// The object's kind and metadata, and its rules' paths, under any
-    /// settings; nothing of an old object.
+    /// settings; nothing of an old object. Each rule's parent: an owner
+    /// of the kinds it names, or the topology's Cluster and ClusterClass,
+    /// through every path the rule may read of it.
     fn reads<'a>(&'a self, reads: &mut Declared<'a>) {
         reads.object(OBJECT_PATHS.into_iter().chain(self.child.object_paths()));
+        if !reads.declaring_lookups() {
+            return;
+        }
+        let in_place = self.settings.in_place_fields();
+        for rule in self.child.rules() {
+            match rule.parent {
+                ParentLink::ControllerOwner(parent)
+                | ParentLink::NonControllerOwner(parent)
+                | ParentLink::AnyOwner(parent) => {
+                    let paths = parent_paths::declared_read_paths(rule, in_place);
+                    reads.lookup(Some(parent.group), parent.kind, || Projection::of(&paths));
+                }
+                ParentLink::Topology(entry) => {
+                    let fields = parent_paths::all_field_sources(rule, in_place);
+                    for shape in topology::SHAPES {
+                        let [cluster, class] = shape.projections(entry, &fields);
+                        reads.lookup(Some(kinds::CORE), Some("Cluster"), || cluster);
+                        reads.lookup(Some(kinds::CORE), Some("ClusterClass"), || class);
+                    }
+                }
+            }
+        }
     }
 
     fn needs(&self, request: &'r AdmissionRequest) -> Result<Option<CapiStage<'r>>, Error> {

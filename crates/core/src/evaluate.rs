@@ -6,10 +6,13 @@
 pub(crate) mod deviations;
 
 mod decision_trace;
+mod declared_lookups;
 mod object_projection;
 pub(crate) mod route;
 mod stage_list;
 
+pub use crate::stage::DeclaredLookup;
+pub use declared_lookups::declared_lookups;
 pub(crate) use object_projection::{
     default_projection_covers, object_projection, old_object_projection,
     with_projection_before_settings,

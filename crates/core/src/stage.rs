@@ -27,8 +27,9 @@ pub(crate) trait StageForKind<'r> {
     type Explained: ExplanationPart + Default;
 
     /// Declares, in `reads`, every path of the request's object and old
-    /// object the stage reads or writes: the one place that says so, for
-    /// every row and every setting.
+    /// object the stage reads or writes, and every object it may look up,
+    /// with its mask: the one place that says so, for every row and every
+    /// setting.
     fn reads<'a>(&'a self, reads: &mut Declared<'a>);
 
     /// What the stage reads of the cluster for `request`, named before any
@@ -89,6 +90,30 @@ pub(crate) enum Part {
     /// Only whether the settings name paths of the object beyond those a
     /// stage reads before the settings are known.
     BySettings,
+    /// The objects a stage may look up, and what of each.
+    Lookups,
+}
+
+/// An object a stage may look up, by its group and kind (`None`: any), and
+/// the mask it reads it through: what an audit that lists the cluster
+/// keeps of each possible parent, and what the tests hold every look-up
+/// to.
+#[derive(Debug, Clone)]
+pub struct DeclaredLookup {
+    /// Its API group; `None`: any (a managed resource's composite
+    /// resource, of a user's XRD).
+    pub group: Option<&'static str>,
+    /// Its kind; `None`: any kind of the group.
+    pub kind: Option<&'static str>,
+    /// The mask, as paths kept whole.
+    pub projection: Projection<'static>,
+}
+
+impl DeclaredLookup {
+    /// Whether an object of `group` and `kind` is one it names.
+    pub fn names(&self, group: &str, kind: &str) -> bool {
+        self.group.is_none_or(|g| g == group) && self.kind.is_none_or(|k| k == kind)
+    }
 }
 
 /// What the stages declare they read of one part of a request
@@ -97,6 +122,7 @@ pub(crate) struct Declared<'a> {
     part: Part,
     projection: Projection<'a>,
     by_settings: bool,
+    lookups: Vec<DeclaredLookup>,
 }
 
 impl<'a> Declared<'a> {
@@ -106,7 +132,38 @@ impl<'a> Declared<'a> {
             part,
             projection: Projection::default(),
             by_settings: false,
+            lookups: Vec::new(),
         }
+    }
+
+    /// An object of `group` and `kind` (`None`: any) the stage may look
+    /// up, through the mask `projection` builds (asked only of the
+    /// look-ups' declaration: the admission path never builds it).
+    pub(crate) fn lookup(
+        &mut self,
+        group: Option<&'static str>,
+        kind: Option<&'static str>,
+        projection: impl FnOnce() -> Projection<'static>,
+    ) {
+        if self.part == Part::Lookups {
+            let projection = projection();
+            self.lookups.push(DeclaredLookup {
+                group,
+                kind,
+                projection,
+            });
+        }
+    }
+
+    /// Whether the stages are asked what they may look up: a stage builds
+    /// its masks only then.
+    pub(crate) fn declaring_lookups(&self) -> bool {
+        self.part == Part::Lookups
+    }
+
+    /// What the stages declared they may look up.
+    pub(crate) fn into_lookups(self) -> Vec<DeclaredLookup> {
+        self.lookups
     }
 
     /// Paths of the object the stage reads whatever the settings say, or

@@ -212,7 +212,7 @@ impl<'a, 's> Row<'a, 's> {
         found: &SourceFound,
     ) -> Result<Option<TagsOf<'a, 's>>, Error> {
         let (target, settings) = (&self.target, self.settings);
-        if target.adopted_left_alone && set.marks_adopted() {
+        if target.adoption.asks_tag_source() && set.marks_adopted() {
             return Ok(None);
         }
         let chosen = choose_profile(target, self.request, settings);

@@ -4,17 +4,20 @@
 //! the cases' own), each stage alone decides the same over the objects cut
 //! down to its declaration as over the whole objects. The expectation is
 //! the whole objects' decision, not the declaration: a path a stage reads
-//! and does not declare changes a decision here.
+//! and does not declare changes a decision here. Every look-up they make
+//! is of an object and through a mask one of their declared look-ups
+//! covers.
 
 use super::passthrough;
 use super::support;
 use metadata_propagation_core::evaluate::{
-    evaluate_routed, object_projection, old_object_projection, route, stages,
+    declared_lookups, evaluate_routed, object_projection, old_object_projection, route, stages,
 };
 use metadata_propagation_core::outcome::{Outcome, Verdict};
 use metadata_propagation_core::request::AdmissionRequest;
 use metadata_propagation_core::settings::Settings;
 use serde_json::{Value, json};
+use std::collections::BTreeSet;
 use std::path::Path;
 
 /// Each e2e case (`test_data/**/cases/*.yaml`) as a request and the
@@ -111,6 +114,41 @@ fn decisions(
     out
 }
 
+/// Each look-up the stages make on `request`, as `object (mask)`, that the
+/// look-ups they declare do not cover: every path of its mask kept by the
+/// mask of a declared look-up that names the object's group and kind (two
+/// stages that read one object read it once, through both their masks);
+/// with how many look-ups were made.
+fn undeclared_lookups(
+    request: &AdmissionRequest,
+    settings: &Settings,
+    parents: &[Value],
+) -> (Vec<String>, usize) {
+    let route = route(&request.kind, &request.operation);
+    let stages = stages(&request.kind, route, settings);
+    let lookup = passthrough::lookup(parents);
+    evaluate_routed(request, route, &stages, settings, &lookup);
+    let declared = declared_lookups(&request.kind, settings);
+    let kept = |declared: &BTreeSet<String>, path: &String| {
+        (declared.iter()).any(|d| d.is_empty() || path == d || path.starts_with(&format!("{d}.")))
+    };
+    let made = lookup.requests().into_iter().zip(lookup.field_masks());
+    let mut undeclared = Vec::new();
+    let mut count = 0;
+    for (object, masks) in made {
+        count += 1;
+        let naming: BTreeSet<String> = (declared.iter())
+            .filter(|d| d.names(object.group(), &object.kind))
+            .flat_map(|d| d.projection.field_masks())
+            .collect();
+        let covered = masks.iter().all(|path| kept(&naming, path));
+        if !covered {
+            undeclared.push(format!("{object} ({masks:?})"));
+        }
+    }
+    (undeclared, count)
+}
+
 #[test]
 fn each_stage_decides_the_same_over_its_declared_paths_as_over_the_whole_object() {
     let root = support::repo_path("test_data");
@@ -124,7 +162,7 @@ fn each_stage_decides_the_same_over_its_declared_paths_as_over_the_whole_object(
     let cases = cases(&root);
     assert!(cases.len() > 100, "e2e cases found: {}", cases.len());
     runs.extend(cases);
-    let (mut compared, mut changed) = (0, 0);
+    let (mut compared, mut changed, mut lookups) = (0, 0, 0);
     for (name, request, settings) in &runs {
         let Ok(request) = serde_json::from_value::<AdmissionRequest>(request.clone()) else {
             continue;
@@ -136,6 +174,12 @@ fn each_stage_decides_the_same_over_its_declared_paths_as_over_the_whole_object(
         let Ok(settings) = Settings::parse(text.as_bytes()) else {
             continue;
         };
+        let (undeclared, made) = undeclared_lookups(&request, &settings, &parents);
+        assert!(
+            undeclared.is_empty(),
+            "{name} under {text}: looked up beyond what the stages declare: {undeclared:?}"
+        );
+        lookups += made;
         for (stage, cut, whole) in decisions(&request, &settings, &parents) {
             assert_eq!(
                 cut, whole,
@@ -150,8 +194,9 @@ fn each_stage_decides_the_same_over_its_declared_paths_as_over_the_whole_object(
         }
     }
     eprintln!(
-        "{} runs, {compared} decisions compared, {changed} with edits",
+        "{} runs, {compared} decisions compared, {changed} with edits, {lookups} look-ups",
         runs.len()
     );
     assert!(changed > 100, "decisions with edits compared: {changed}");
+    assert!(lookups > 100, "look-ups held to the declaration: {lookups}");
 }

@@ -42,6 +42,40 @@ pub(super) fn read_paths(
     paths
 }
 
+/// Every parent path `rule` may read, whatever the parent's kind and
+/// version: what a look-up of its parent is declared to read
+/// ([`crate::stage::Declared::lookup`]).
+pub(super) fn declared_read_paths(rule: &Rule, in_place: bool) -> Vec<&'static [&'static str]> {
+    let mut paths = Vec::new();
+    for version in VERSIONS {
+        // No kind: a parent read by its shape is read at both versions'
+        // paths and at its probe, as when its kind and version name none.
+        for path in read_paths(rule, "", version, in_place) {
+            if !paths.contains(&path) {
+                paths.push(path);
+            }
+        }
+    }
+    paths
+}
+
+/// The field flows' sources of `rule` at every version a parent is read
+/// at.
+pub(super) fn all_field_sources(rule: &Rule, in_place: bool) -> Vec<&'static [&'static str]> {
+    let mut paths = Vec::new();
+    for version in VERSIONS {
+        for path in field_sources(rule, version, in_place) {
+            if !paths.contains(&path) {
+                paths.push(path);
+            }
+        }
+    }
+    paths
+}
+
+/// The versions the rules' field flows name paths at.
+const VERSIONS: [&str; 2] = ["v1beta1", "v1beta2"];
+
 /// The field flows' sources of `rule` at `version` (none without `in_place`).
 pub(super) fn field_sources(
     rule: &Rule,

@@ -4,7 +4,7 @@
 
 use super::contract_names::LABELS;
 use super::failures::malformed;
-use super::object_read::{left_as_submitted, own_namespace, own_reference};
+use super::object_read::{own_namespace, own_reference, own_set_adopted};
 use super::targets::{LabelSource, Target};
 use crate::error::Error;
 use crate::json::fields;
@@ -27,8 +27,8 @@ pub(crate) enum TagNeeds<'o> {
     /// An object of a managed-resource family the settings turn on that
     /// has no tag field: allowed unchanged, without a warning.
     Untagged,
-    /// Left as submitted: an adopted object whose tag field cannot be read
-    /// ([`left_as_submitted`]).
+    /// Left as submitted: adopted by its own label set, asked before any
+    /// look-up ([`Adoption::asks_own_early`](super::targets::Adoption::asks_own_early)).
     Adopted,
     /// A managed resource left as submitted, with no look-up and no
     /// warning, and why.
@@ -89,16 +89,15 @@ fn needs_of_row(target: Target, request: &AdmissionRequest) -> Result<TagNeeds<'
         }
         _ => None,
     };
-    let field = match read_field(&target, request) {
-        Ok(field) => field,
-        Err(_) if left_as_submitted(&target, request)? => return Ok(TagNeeds::Adopted),
-        Err(error) => return Err(error),
-    };
-    // A managed resource's own label set is asked only whether it is
-    // adopted: its labels are no source.
-    if composing.is_some() && left_as_submitted(&target, request)? {
+    let field = read_field(&target, request);
+    // The object's own label set, where its row asks it before any
+    // look-up: a managed resource's (its labels are no source of its tags,
+    // and are asked only this), and a composite resource's whose tag field
+    // cannot be read (an adopted object is never refused for its tags).
+    if target.adoption.asks_own_early(field.is_err()) && own_set_adopted(&target, request)? {
         return Ok(TagNeeds::Adopted);
     }
+    let field = field?;
     let source = match composing {
         Some(xr) => Some(xr),
         None => cluster_reference(&target, request)?,

@@ -50,19 +50,10 @@ pub(super) fn own_reference(target: &Target, request: &AdmissionRequest) -> Opti
     })
 }
 
-/// Whether `request`'s object is left exactly as submitted by its own label
-/// set as submitted: its row honours `platform/origin: adopted` and the
-/// object's labels, under its label-set annotation, say so. `needs` asks
-/// this when the tag field cannot be read, so that an adopted object is
-/// never refused for its tags, and of every managed resource, whose own
-/// labels are no source of its tags.
-pub(super) fn left_as_submitted(
-    target: &Target,
-    request: &AdmissionRequest,
-) -> Result<bool, Error> {
-    if !target.adopted_left_alone {
-        return Ok(false);
-    }
+/// Whether `request`'s own label set as submitted (its labels, under its
+/// label-set annotation) says it is adopted: what `needs` asks when its
+/// row's [`Adoption::asks_own_early`](crate::tags::targets::Adoption::asks_own_early).
+pub(super) fn own_set_adopted(target: &Target, request: &AdmissionRequest) -> Result<bool, Error> {
     let object = &request.object;
     let own = |error| malformed(own_reference(target, request), error);
     let annotations = fields::string_map(object, ANNOTATIONS).map_err(own)?;

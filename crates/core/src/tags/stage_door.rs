@@ -6,12 +6,13 @@ use super::cloud_settings::{DEFAULT_PROVIDER_SEGMENTS, TagSettings};
 use super::contract_names::{ANNOTATIONS, LABELS};
 use super::needs::{self, TagNeeds};
 use super::object_read::NAME_PATHS;
-use super::targets::label_source::OWNER_PATHS;
+use super::targets::label_source::{OWNER_PATHS, label_set_mask};
 use super::targets::{LabelSource, ProfileChoice, Target};
 use super::{Trace, render};
 use crate::error::Error;
 use crate::explain::ExplanationPart;
 use crate::json::fields::Segments;
+use crate::kube::kinds;
 use crate::request::plan::Plan;
 use crate::request::reads::{Need, Reads};
 use crate::request::{AdmissionRequest, GroupVersionKind};
@@ -112,6 +113,19 @@ impl<'r> StageForKind<'r> for TagsForKind<'r> {
         }
         if let Some(row) = self.rows.managed_row() {
             reads.old_object(|| true, row.field.segments());
+        }
+        // The object a row's label set starts from: the Cluster, or a
+        // managed resource's composite resource (of any XRD), masked to
+        // its label set.
+        let rows = self.rows.table().into_iter().chain(self.rows.managed_row());
+        for row in rows {
+            match row.labels {
+                LabelSource::Object => {}
+                LabelSource::ClusterAndObject => {
+                    reads.lookup(Some(kinds::CORE), Some("Cluster"), label_set_mask);
+                }
+                LabelSource::ComposingResource => reads.lookup(None, None, label_set_mask),
+            }
         }
     }
 

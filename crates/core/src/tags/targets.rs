@@ -111,6 +111,42 @@ impl Match {
     }
 }
 
+/// Which label sets say an object of a row is adopted (DESIGN, "Crossplane
+/// composite resources" and "Managed resources"). Each is asked once per
+/// request, where it is known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Adoption {
+    /// None: CAPI infrastructure is tagged whatever its labels say.
+    Never,
+    /// The label set its tags are made from, its own (a composite
+    /// resource): asked as the tags are decided, or, when its tag field
+    /// cannot be read, before ([`Adoption::asks_own_early`]).
+    OwnLabelSet,
+    /// Its own label set, before its composite resource is read, so that
+    /// an adopted managed resource costs no look-up; then the composite
+    /// resource's, which its tags are made from, once it is read.
+    OwnThenComposite,
+}
+
+impl Adoption {
+    /// Whether `needs` asks the object's own label set, before any look-up:
+    /// always for a managed resource; for a composite resource, only when
+    /// its tag field cannot be read (an adopted object is never refused
+    /// for its tags), since `decide` asks the same set otherwise.
+    pub(crate) fn asks_own_early(self, field_unreadable: bool) -> bool {
+        match self {
+            Adoption::Never => false,
+            Adoption::OwnLabelSet => field_unreadable,
+            Adoption::OwnThenComposite => true,
+        }
+    }
+
+    /// Whether `decide` asks the label set the tags are made from.
+    pub(crate) fn asks_tag_source(self) -> bool {
+        self != Adoption::Never
+    }
+}
+
 /// How a row's profile is chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ProfileChoice {
@@ -151,10 +187,10 @@ pub(crate) struct Target {
     /// Keys the provider writes into the field itself, which take room
     /// whether or not they are there yet (`Family::provider_keys`).
     pub(crate) provider_keys: &'static [&'static str],
-    /// Whether `platform/origin: adopted` in the object's own label set
-    /// leaves it as submitted (an adopted resource's tags belong to
-    /// whoever created it).
-    pub(crate) adopted_left_alone: bool,
+    /// Which label set's `platform/origin: adopted` leaves the object as
+    /// submitted (an adopted resource's tags belong to whoever created
+    /// it).
+    pub(crate) adoption: Adoption,
     /// Stamped only when `cloudTags.capiInfrastructure` is on.
     pub(crate) behind_capi_infrastructure: bool,
     /// Whether messages and explanations name the object and its tag
@@ -179,7 +215,7 @@ pub(crate) const COMPOSITE_RESOURCE: Target = Target {
     create_only: false,
     user_entries_take_room: false,
     provider_keys: &[],
-    adopted_left_alone: true,
+    adoption: Adoption::OwnLabelSet,
     behind_capi_infrastructure: false,
     named_in_messages: false,
     upstream: "the composite resource's XRD",
@@ -216,7 +252,7 @@ const fn map_row(
         create_only: false,
         user_entries_take_room: true,
         provider_keys: &[],
-        adopted_left_alone: false,
+        adoption: Adoption::Never,
         behind_capi_infrastructure: true,
         named_in_messages: true,
         upstream,
@@ -332,7 +368,7 @@ pub(crate) const TARGETS: &[Target] = &[
         create_only: true,
         user_entries_take_room: true,
         provider_keys: &[],
-        adopted_left_alone: false,
+        adoption: Adoption::Never,
         behind_capi_infrastructure: true,
         named_in_messages: true,
         upstream: "cluster-api-provider-openstack api/v1beta1/openstackmachine_types.go",

@@ -41,10 +41,11 @@ impl<'j> Shape<'j> {
                             map.insert(key.as_ref().to_owned(), read);
                             *member = Member::Read(shape);
                         }
-                        Member::Read(shape) => match map.get_mut(key.as_ref()) {
-                            Some(read) => shape.refine(read, child)?,
-                            None => {}
-                        },
+                        Member::Read(shape) => {
+                            if let Some(read) = map.get_mut(key.as_ref()) {
+                                shape.refine(read, child)?;
+                            }
+                        }
                     }
                 }
                 Ok(())

@@ -10,7 +10,7 @@ use crate::tags::targets::composite::is_composite_resource;
 use crate::tags::targets::field::WhenEmpty;
 use crate::tags::targets::managed_resource::{KindTags, ManagedResources};
 use crate::tags::targets::mr_catalogue::Family;
-use crate::tags::targets::{LabelSource, Layout, Match, ProfileChoice, TARGETS, Target};
+use crate::tags::targets::{Adoption, LabelSource, Layout, Match, ProfileChoice, TARGETS, Target};
 
 /// A managed resource's row, made for one request: the composite
 /// resource's labels become tags in the MR's own field (a map of strings
@@ -28,7 +28,7 @@ pub(crate) const fn managed_resource(family: Family, field: Path) -> Target {
         create_only: false,
         user_entries_take_room: true,
         provider_keys: family.provider_keys(),
-        adopted_left_alone: true,
+        adoption: Adoption::OwnThenComposite,
         behind_capi_infrastructure: false,
         named_in_messages: true,
         upstream: "the provider's CRD (docs/managed-resources.md)",
