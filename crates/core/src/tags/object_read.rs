@@ -4,9 +4,7 @@
 //! messages name it.
 
 use super::contract_names::{ANNOTATIONS, LABELS, LABELS_ANNOTATION};
-use super::failures::malformed;
 use super::targets::Target;
-use crate::error::Error;
 use crate::json::fields::{self, FieldError, FieldPath, StringMap};
 use crate::json::labels_annotation::{self, Entries, Malformed};
 use crate::request::AdmissionRequest;
@@ -50,15 +48,13 @@ pub(super) fn own_reference(target: &Target, request: &AdmissionRequest) -> Opti
     })
 }
 
-/// Whether `request`'s own label set as submitted (its labels, under its
+/// Whether `object`'s own label set as submitted (its labels, under its
 /// label-set annotation) says it is adopted: what `needs` asks when its
 /// row's [`Adoption::asks_own_early`](crate::tags::targets::Adoption::asks_own_early).
-pub(super) fn own_set_adopted(target: &Target, request: &AdmissionRequest) -> Result<bool, Error> {
-    let object = &request.object;
-    let own = |error| malformed(own_reference(target, request), error);
-    let annotations = fields::string_map(object, ANNOTATIONS).map_err(own)?;
-    let extra = parse_labels_annotation(&annotations).map_err(own)?;
-    let labels = OwnLabels::InPlace(fields::string_object(object, LABELS).map_err(own)?);
+pub(super) fn own_set_adopted(object: &Value) -> Result<bool, FieldError> {
+    let annotations = fields::string_map(object, ANNOTATIONS)?;
+    let extra = parse_labels_annotation(&annotations)?;
+    let labels = OwnLabels::InPlace(fields::string_object(object, LABELS)?);
     Ok(OwnLayers { labels, extra }
         .over(LabelSet::default())
         .marks_adopted())
