@@ -15,9 +15,10 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use hashbrown::HashTable;
+use metadata_propagation_core::evaluate::{DeclaredLookup, declared_lookups};
 use metadata_propagation_core::lookup::{Lookup, LookupError, ObjectRef};
 use metadata_propagation_core::projection::Projection;
-use metadata_propagation_core::request::AdmissionRequest;
+use metadata_propagation_core::request::{AdmissionRequest, GroupVersionKind};
 use serde_json::Value;
 
 use crate::audit_error::AuditError;
@@ -28,32 +29,75 @@ use crate::report::{
 use crate::tree::{self, Identity, Tree};
 
 /// The objects a look-up can ask for, as listed: of each, what the
-/// policy's look-ups read of a parent ([`READ`]), as compact JSON, decoded
-/// through a look-up's projection when asked (a parent is asked by each of
-/// its children, and decoding a small view is cheap beside keeping every
-/// projection's answer for every parent of a cluster). A look-up that
-/// reads anything else is asked of the cluster.
+/// policies' look-ups of its kind read ([`DeclaredLookup`]: the masks the
+/// stages declare), as compact JSON, decoded through a look-up's
+/// projection when asked (a parent is asked by each of its children, and
+/// decoding a small view is cheap beside keeping every projection's answer
+/// for every parent of a cluster). A look-up that reads anything else is
+/// asked of the cluster.
 #[derive(Default)]
 pub struct Parents {
     views: HashMap<Identity, View>,
     /// The apiVersions listed, each kept once.
     versions: BTreeSet<Arc<str>>,
+    /// What the policies may look up.
+    declared: Vec<DeclaredLookup>,
+    /// What is kept of each kind, worked out from `declared` once per kind
+    /// (`None`: no look-up names the kind).
+    kept: HashMap<(String, String), Option<Arc<Kept>>>,
+}
+
+/// What is kept of a kind's objects: the union of the masks of the
+/// look-ups that name it.
+struct Kept {
+    projection: Projection<'static>,
+    masks: BTreeSet<String>,
 }
 
 /// One possible parent.
 struct View {
     api_version: Arc<str>,
+    kept: Arc<Kept>,
     json: Box<[u8]>,
 }
 
 impl Parents {
-    /// Keeps `object` when a look-up can ask for its kind; an object
-    /// written since replaces the one listed.
+    /// Parents kept for the look-ups `declared`: the policies' look-ups of
+    /// the kinds an audit lists, under their settings
+    /// ([`metadata_propagation_core::evaluate::declared_lookups`]).
+    pub fn of_lookups(declared: Vec<DeclaredLookup>) -> Self {
+        Parents {
+            declared,
+            ..Parents::default()
+        }
+    }
+
+    /// Parents kept for what the policies of `settings` may look up when
+    /// they judge objects of `kinds`.
+    pub fn for_kinds<'s>(
+        settings: impl IntoIterator<Item = &'s AuditSettings>,
+        kinds: &[GroupVersionKind],
+    ) -> Self {
+        let mut declared = Vec::new();
+        for settings in settings {
+            for kind in kinds {
+                declared.extend(declared_lookups(kind, &settings.validate));
+            }
+        }
+        Parents::of_lookups(declared)
+    }
+
+    /// Keeps `object` when a look-up can ask for its kind: what those
+    /// look-ups read of it. An object written since replaces the one
+    /// listed.
     pub fn keep(&mut self, object: &Value) {
         let identity = Identity::of(object);
         if !tree::may_be_parent(&identity, object) {
             return;
         }
+        let Some(kept) = self.kept_of(identity.group(), identity.kind()) else {
+            return;
+        };
         let api_version = object["apiVersion"].as_str().unwrap_or_default();
         let api_version = match self.versions.get(api_version) {
             Some(known) => Arc::clone(known),
@@ -63,51 +107,53 @@ impl Parents {
                 new
             }
         };
-        let json = parent_view(object);
-        self.views.insert(identity, View { api_version, json });
-    }
-}
-
-/// What the policy's look-ups read of a parent: its labels and
-/// annotations, and fields of its spec (the rules' field masks:
-/// `metadata.labels`, `spec.template.metadata.annotations`, …).
-/// `metadata` is most of a listed object besides (owner references,
-/// timestamps, uid), which none of them reads.
-const READ: [&[&str]; 3] = [
-    &["metadata", "labels"],
-    &["metadata", "annotations"],
-    &["spec"],
-];
-
-/// `object` as [`Parents`] keep it: what [`READ`] names, as compact JSON.
-fn parent_view(object: &Value) -> Box<[u8]> {
-    let mut view = serde_json::Map::new();
-    for path in READ {
-        let Some(value) = path.iter().try_fold(object, |value, key| value.get(key)) else {
-            continue;
+        let whole = serde_json::to_vec(object).expect("JSON values always serialise");
+        let Ok(view) = kept.projection.decode(&whole) else {
+            return; // asked of the cluster, which says what is wrong
         };
-        let (last, parents) = path.split_last().expect("paths are not empty");
-        let mut at = &mut view;
-        for key in parents {
-            let entry = at
-                .entry(*key)
-                .or_insert_with(|| Value::Object(Default::default()));
-            at = entry
-                .as_object_mut()
-                .expect("only objects are made on the way");
-        }
-        at.insert((*last).to_owned(), value.clone());
+        let json = serde_json::to_vec(&view).expect("JSON values always serialise");
+        let json = json.into_boxed_slice();
+        self.views.insert(
+            identity,
+            View {
+                api_version,
+                kept,
+                json,
+            },
+        );
     }
-    let json = serde_json::to_vec(&view).expect("JSON values always serialise");
-    json.into_boxed_slice()
+
+    /// What is kept of objects of `group` and `kind`, if anything.
+    fn kept_of(&mut self, group: &str, kind: &str) -> Option<Arc<Kept>> {
+        let key = (group.to_owned(), kind.to_owned());
+        if let Some(kept) = self.kept.get(&key) {
+            return kept.clone();
+        }
+        let mut projection = Projection::default();
+        let mut named = false;
+        for lookup in self.declared.iter().filter(|d| d.names(group, kind)) {
+            projection.unite(&lookup.projection);
+            named = true;
+        }
+        let kept = named.then(|| {
+            let masks = projection.field_masks();
+            Arc::new(Kept { projection, masks })
+        });
+        self.kept.insert(key, kept.clone());
+        kept
+    }
 }
 
-/// Whether every path `projection` reads is in [`READ`].
-fn reads_view(projection: &Projection<'static>) -> bool {
-    projection.field_masks().iter().all(|mask| {
-        let path: Vec<&str> = mask.split('.').collect();
-        READ.iter().any(|read| path.starts_with(read))
-    })
+impl Kept {
+    /// Whether every path `projection` reads is kept.
+    fn covers(&self, projection: &Projection<'static>) -> bool {
+        projection.field_masks().iter().all(|mask| {
+            (self.masks.iter()).any(|kept| {
+                mask == kept
+                    || mask.starts_with(kept.as_str()) && mask[kept.len()..].starts_with('.')
+            })
+        })
+    }
 }
 
 /// What a look-up can read of `object`, as compact JSON: all of it but
@@ -143,7 +189,7 @@ impl Lookup for LiveLookup<'_> {
         }
         let view = self.parents.views.get(&Identity::of_ref(object));
         let view = view.filter(|view| *view.api_version == object.api_version);
-        let Some(view) = view.filter(|_| reads_view(projection)) else {
+        let Some(view) = view.filter(|view| view.kept.covers(projection)) else {
             return self.live.get(object, projection);
         };
         (projection.decode(&view.json)).map_err(|e| LookupError::Failed(e.to_string()))
@@ -324,7 +370,13 @@ mod tests {
                          "labels": {"a": "1"}, "ownerReferences": [{"kind": "MachineDeployment"}]},
             "spec": {"template": {"metadata": {"labels": {"b": "2"}}}},
             "status": {"replicas": 3}});
-        let mut parents = Parents::default();
+        let settings = AuditSettings::from_json(b"{}").unwrap();
+        let machine = GroupVersionKind {
+            group: "cluster.x-k8s.io".into(),
+            version: "v1beta2".into(),
+            kind: "Machine".into(),
+        };
+        let mut parents = Parents::for_kinds([&settings], &[machine]);
         parents.keep(&machine_set);
         let live = Counted {
             reads: Cell::new(0),
@@ -337,19 +389,25 @@ mod tests {
         let reference = ObjectRef::of(&machine_set);
         let read = |paths: &[&[&'static str]]| lookup.get(&reference, &Projection::of(paths));
 
-        let labels = read(&[&["metadata", "labels"], &["spec", "template", "metadata"]]);
+        // What a Machine's rule reads of its MachineSet: the view.
+        let labels = read(&[&["spec", "template", "metadata", "labels"]]);
         assert_eq!(
             labels.unwrap(),
-            json!({"metadata": {"labels": {"a": "1"}},
-                   "spec": {"template": {"metadata": {"labels": {"b": "2"}}}}})
+            json!({"spec": {"template": {"metadata": {"labels": {"b": "2"}}}}})
         );
         assert_eq!(live.reads.get(), 0, "answered from the view");
 
-        // The view keeps no uid: the cluster answers, with the object's own.
+        // No look-up of a MachineSet reads its own labels or its uid: the
+        // view keeps neither, and the cluster answers, with the object's
+        // own.
+        assert_eq!(
+            read(&[&["metadata", "labels"]]).unwrap(),
+            json!({"metadata": {"labels": {"a": "1"}}})
+        );
         assert_eq!(
             read(&[&["metadata", "uid"]]).unwrap(),
             json!({"metadata": {"uid": "u-1"}})
         );
-        assert_eq!(live.reads.get(), 1);
+        assert_eq!(live.reads.get(), 2);
     }
 }

@@ -117,7 +117,7 @@ impl<'p> Projection<'p> {
 
     /// Keeps what `other` keeps as well: the mask of one look-up that
     /// answers a reader of either.
-    pub(crate) fn unite(&mut self, other: &Projection<'p>) {
+    pub fn unite(&mut self, other: &Projection<'p>) {
         if self.all {
             return;
         }

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use anyhow::{Result, anyhow, bail};
 use cluster_audit::live::{LiveAudit, Parents};
 use cluster_audit::tree;
+use metadata_propagation_core::request::GroupVersionKind;
 use serde_json::Value;
 
 use super::api::{Api, Resource};
@@ -78,7 +79,16 @@ pub(super) fn list_and_judge(
         .map(|(policy, reads)| LiveAudit::new(&policy.settings, reads, full))
         .collect();
     let mut unselected = vec![0; policies.len()];
-    let mut parents = Parents::default();
+    // Of each possible parent, what the policies' look-ups of the kinds
+    // listed read: the masks their stages declare.
+    let listed: Vec<GroupVersionKind> = (order.iter())
+        .map(|r| GroupVersionKind {
+            group: r.group.clone(),
+            version: r.version.clone(),
+            kind: r.kind.clone(),
+        })
+        .collect();
+    let mut parents = Parents::for_kinds(policies.iter().map(|p| &p.settings), &listed);
     let mut namespaces = NamespaceLabels::new();
     let mut progress = Listing::new();
     let mut relisted = BTreeSet::new();
