@@ -258,7 +258,7 @@ impl<'a> LiveAudit<'a> {
         }
         self.parent
             .push(parent.map_or(tree::NO_PARENT, tree::narrow));
-        let object = whole.then(|| object.clone());
+        let object = whole.then_some(object);
         let audited = Audited::new(Arc::clone(listed), identity, object, status, evaluation);
         self.objects.push(audited);
         self.seen.insert_last(&self.objects);
