@@ -21,9 +21,10 @@ use metadata_propagation_core::request::AdmissionRequest;
 use serde_json::Value;
 
 use crate::audit_error::AuditError;
+use crate::compact::Json;
 use crate::dump_answers::{LiveSource, Recorder};
 use crate::report::{
-    AuditSettings, Audited, Evaluation, Listed, Report, Status, evaluate_object, reference,
+    AuditSettings, Audited, Evaluation, Kept, Listed, Report, Status, evaluate_object, reference,
 };
 use crate::tree::{self, Identity, Tree};
 
@@ -256,9 +257,14 @@ impl<'a> LiveAudit<'a> {
         if !(self.full || fails) {
             evaluation = None;
         }
+        // Kept until the report: only what it prints, compactly.
+        let detail = evaluation.as_mut().and_then(|e| e.detail.as_mut());
+        if let Some(detail) = detail {
+            detail.explanation.compact();
+        }
         self.parent
             .push(parent.map_or(tree::NO_PARENT, tree::narrow));
-        let object = whole.then_some(object);
+        let object = whole.then(|| Kept::Compact(Json::of(object)));
         let audited = Audited::new(Arc::clone(listed), identity, object, status, evaluation);
         self.objects.push(audited);
         self.seen.insert_last(&self.objects);

@@ -100,7 +100,8 @@ fn audit(objects: Vec<(Origin, Value)>, settings: &AuditSettings) -> Result<Repo
             let listed = Listed::new(origin, api_version);
             let identity = Identity::of(&request.object);
             let status = Status::of(evaluation.as_ref());
-            Audited::new(listed, identity, Some(&request.object), status, evaluation)
+            let object = Some(Kept::Read(request.object));
+            Audited::new(listed, identity, object, status, evaluation)
         })
         .collect();
     Ok(Report { objects, tree })
@@ -117,15 +118,13 @@ pub(crate) fn reference(object: &Value) -> ObjectRef {
 /// One object of the dump and what the audit found. A live audit keeps one
 /// per object of the cluster: what many share (where it was read, the
 /// apiVersion) is kept once ([`Listed`]), and the object itself only when
-/// it is whole, as compact JSON.
+/// it is whole.
 #[derive(Debug)]
 pub struct Audited {
     listed: Arc<Listed>,
     /// Its identity in the tree.
     pub identity: Identity,
-    /// Boxed again: a thin pointer, as most objects of a live audit keep
-    /// none.
-    object: Option<Box<Json>>,
+    object: Option<Box<Kept>>,
     /// The verdict.
     pub status: Status,
     /// `None` when the policy does not act on its kind (Cluster,
@@ -162,14 +161,14 @@ impl Audited {
     pub(crate) fn new(
         listed: Arc<Listed>,
         identity: Identity,
-        object: Option<&Value>,
+        object: Option<Kept>,
         status: Status,
         evaluation: Option<Evaluation>,
     ) -> Audited {
         Audited {
             identity,
             listed,
-            object: object.map(|object| Box::new(Json::of(object))),
+            object: object.map(Box::new),
             status,
             evaluation: evaluation.map(Box::new),
         }
@@ -198,9 +197,13 @@ impl Audited {
 
     /// The object as read (or as `--fix` wrote it), when it is kept:
     /// always in a dump; in a live audit, for an object that fails and the
-    /// objects under it (every object with `--full`). Decoded at each call.
+    /// objects under it (every object with `--full`). A copy at each call
+    /// (in a live audit, decoded from its compact JSON).
     pub fn object(&self) -> Option<Value> {
-        self.object.as_deref().map(Json::value)
+        self.object.as_deref().map(|kept| match kept {
+            Kept::Read(object) => object.clone(),
+            Kept::Compact(json) => json.value(),
+        })
     }
 
     /// Whether the object is kept ([`Audited::object`]).
@@ -210,8 +213,17 @@ impl Audited {
 
     /// Keeps `object` (as `--fix` wrote it) in place of the one read.
     pub fn replace_object(&mut self, object: &Value) {
-        self.object = Some(Box::new(Json::of(object)));
+        self.object = Some(Box::new(Kept::Compact(Json::of(object))));
     }
+}
+
+/// An object as a report keeps it: as read, in a dump, which holds every
+/// object already; as compact JSON, in a live audit, which keeps only the
+/// objects that fail and those under them, until `--fix` and the report.
+#[derive(Debug)]
+pub(crate) enum Kept {
+    Read(Value),
+    Compact(Json),
 }
 
 /// What the policy answered for one object, and why.
@@ -357,7 +369,7 @@ pub(crate) fn evaluate_object(
         deviations,
         patch: Json::of(&patch),
         detail: Some(Detail {
-            explanation: Explained::of(&explanation),
+            explanation: Explained::Whole(explanation),
             lookups: recorder.records.into_inner(),
         }),
     }
