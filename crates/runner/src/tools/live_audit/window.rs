@@ -1,7 +1,8 @@
 //! `--fix`'s writes as a rolling window: up to a number of first writes in
-//! flight at once, started in target order; the oldest is judged as soon
-//! as its answer is in, and the next target starts in its place, so the
-//! pace never waits on the slowest write of a batch. Judging in target
+//! flight (sent, not answered yet) at once, started in target order; as
+//! soon as one is answered the next target's write goes, and as soon as
+//! the oldest is answered it is judged. The pace never waits on the
+//! slowest write of a batch, nor on a slow oldest one. Judging in target
 //! order keeps the report the same from run to run, whatever order the
 //! answers come in. A target whose parent is still in the window waits
 //! for its parent's judgement: the parent's write changes what the child
@@ -22,6 +23,12 @@ pub(super) trait Rolling {
     /// Starts target `t`; `true` when a write went out.
     fn start(&mut self, t: usize) -> (Self::Started, bool);
 
+    /// Whether target `t`'s write (started, and sent) is answered.
+    fn answered(&self, t: usize) -> bool;
+
+    /// Waits until one more write is answered.
+    fn wait(&mut self);
+
     /// Judges target `t` from what its start sent.
     fn judge(&mut self, t: usize, started: Self::Started);
 }
@@ -34,6 +41,10 @@ struct Slot<S> {
     writes: bool,
 }
 
+/// Answered writes that wait for an older one to be judged, per write in
+/// flight at most: what a slow write holds back is bounded.
+const HELD: usize = 4;
+
 /// Runs every target of `targets` through a window of `size` writes in
 /// flight (at least one).
 pub(super) fn roll<R: Rolling>(size: usize, targets: &mut R) {
@@ -42,9 +53,11 @@ pub(super) fn roll<R: Rolling>(size: usize, targets: &mut R) {
     let mut next = 0;
     loop {
         while let Some((identity, parent)) = targets.target(next) {
-            let writing = window.iter().filter(|slot| slot.writes).count();
+            let in_flight = (window.iter())
+                .filter(|slot| slot.writes && !targets.answered(slot.target))
+                .count();
             let waits = parent.is_some_and(|p| window.iter().any(|slot| slot.identity == *p));
-            if writing >= size || waits {
+            if in_flight >= size || window.len() >= size * HELD || waits {
                 break;
             }
             let identity = identity.clone();
@@ -59,9 +72,14 @@ pub(super) fn roll<R: Rolling>(size: usize, targets: &mut R) {
         }
         // Nothing in the window: every target has started (none waits on
         // a window that is empty), and every one is judged.
-        let Some(oldest) = window.pop_front() else {
+        let Some(oldest) = window.front() else {
             break;
         };
+        if oldest.writes && !targets.answered(oldest.target) {
+            targets.wait();
+            continue;
+        }
+        let oldest = window.pop_front().expect("the window has a front");
         targets.judge(oldest.target, oldest.started);
     }
 }
@@ -73,13 +91,17 @@ mod tests {
     use super::*;
 
     /// Targets by name, each with its parent's; judging `grows` adds
-    /// `child` (under it) as a target. Records what happened, in order.
+    /// `child` (under it) as a target. Writes are answered in the order
+    /// `answers` names them, then in the order they were sent. Records
+    /// what happened, in order.
     struct Recorded {
         targets: Vec<(Identity, Option<Identity>)>,
         unwritten: Vec<&'static str>,
         grows: Option<(&'static str, &'static str)>,
+        answers: Vec<&'static str>,
+        sent: Vec<String>,
+        answered: Vec<String>,
         events: Vec<String>,
-        in_flight: usize,
         most_in_flight: usize,
     }
 
@@ -97,8 +119,10 @@ mod tests {
                 .collect(),
             unwritten: Vec::new(),
             grows: None,
+            answers: Vec::new(),
+            sent: Vec::new(),
+            answered: Vec::new(),
             events: Vec::new(),
-            in_flight: 0,
             most_in_flight: 0,
         }
     }
@@ -115,18 +139,39 @@ mod tests {
             let name = self.targets[t].0.name().to_owned();
             let writes = !self.unwritten.contains(&name.as_str());
             if writes {
-                self.in_flight += 1;
-                self.most_in_flight = self.most_in_flight.max(self.in_flight);
+                self.sent.push(name.clone());
+                let in_flight = self.sent.len() - self.answered.len();
+                self.most_in_flight = self.most_in_flight.max(in_flight);
             }
             self.events.push(format!("start {name}"));
             (writes, writes)
         }
 
+        fn answered(&self, t: usize) -> bool {
+            self.answered.iter().any(|a| a == self.targets[t].0.name())
+        }
+
+        fn wait(&mut self) {
+            let unanswered = |name: &str| {
+                self.sent.iter().any(|s| s == name) && !self.answered.iter().any(|a| a == name)
+            };
+            let scripted = self.answers.iter().find(|name| unanswered(name));
+            let next = match scripted {
+                Some(name) => (*name).to_owned(),
+                None => (self.sent.iter().find(|name| unanswered(name)))
+                    .expect("a write to wait for")
+                    .clone(),
+            };
+            self.events.push(format!("answer {next}"));
+            self.answered.push(next);
+        }
+
         fn judge(&mut self, t: usize, writes: bool) {
             let name = self.targets[t].0.name().to_owned();
-            if writes {
-                self.in_flight -= 1;
-            }
+            assert!(
+                !writes || self.answered(t),
+                "{name} judged before its answer"
+            );
             self.events.push(format!("judge {name}"));
             if let Some((parent, child)) = self.grows.filter(|(parent, _)| *parent == name) {
                 self.targets.push((id(child), Some(id(parent))));
@@ -141,8 +186,24 @@ mod tests {
         assert_eq!(
             targets.events,
             [
-                "start a", "start b", "judge a", "start c", "judge b", "start d", "judge c",
-                "judge d"
+                "start a", "start b", "answer a", "start c", "judge a", "answer b", "start d",
+                "judge b", "answer c", "judge c", "answer d", "judge d"
+            ]
+        );
+        assert_eq!(targets.most_in_flight, 2);
+    }
+
+    /// A slow oldest write holds back its judgement, not the next write.
+    #[test]
+    fn an_answer_frees_its_place_at_once_and_judging_keeps_the_target_order() {
+        let mut targets = recorded(&[("a", None), ("b", None), ("c", None)]);
+        targets.answers = vec!["b", "a", "c"];
+        roll(2, &mut targets);
+        assert_eq!(
+            targets.events,
+            [
+                "start a", "start b", "answer b", "start c", "answer a", "judge a", "judge b",
+                "answer c", "judge c"
             ]
         );
         assert_eq!(targets.most_in_flight, 2);
@@ -155,17 +216,18 @@ mod tests {
         assert_eq!(
             targets.events,
             [
-                "start a", "judge a", "start c", "start b", "judge c", "judge b"
+                "start a", "answer a", "judge a", "start c", "start b", "answer c", "judge c",
+                "answer b", "judge b"
             ]
         );
-        // A parent judged long before does not hold its child back.
+        // A parent judged before does not hold its child back.
         let mut targets = recorded(&[("a", None), ("b", None), ("c", None), ("x", Some("a"))]);
         roll(2, &mut targets);
         assert_eq!(
             targets.events,
             [
-                "start a", "start b", "judge a", "start c", "judge b", "start x", "judge c",
-                "judge x"
+                "start a", "start b", "answer a", "start c", "judge a", "answer b", "start x",
+                "judge b", "answer c", "judge c", "answer x", "judge x"
             ]
         );
     }
@@ -180,12 +242,15 @@ mod tests {
             targets.events,
             [
                 "start a",
-                "judge a",
+                "answer a",
                 "start b",
                 "start c",
+                "judge a",
                 "judge b",
-                "judge c",
+                "answer c",
                 "start a-child",
+                "judge c",
+                "answer a-child",
                 "judge a-child"
             ]
         );
@@ -193,6 +258,11 @@ mod tests {
         // A window of none is a window of one.
         let mut targets = recorded(&[("a", None), ("b", None)]);
         roll(0, &mut targets);
-        assert_eq!(targets.events, ["start a", "judge a", "start b", "judge b"]);
+        assert_eq!(
+            targets.events,
+            [
+                "start a", "answer a", "start b", "judge a", "answer b", "judge b"
+            ]
+        );
     }
 }

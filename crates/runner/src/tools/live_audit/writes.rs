@@ -5,7 +5,8 @@
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
-use std::thread::{Scope, ScopedJoinHandle};
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::thread::Scope;
 
 use cluster_audit::live::Parents;
 use cluster_audit::tree::Identity;
@@ -175,6 +176,7 @@ pub(super) fn fix_all(
         ),
     }
     let progress = Progress::new(targets.len());
+    let (sender, receiver) = channel();
     let (targets, done) = std::thread::scope(|scope| {
         let mut fixing = Fixing {
             scope,
@@ -190,6 +192,9 @@ pub(super) fn fix_all(
             progress,
             done: Vec::with_capacity(found),
             sent: 0,
+            answers: HashMap::new(),
+            sender,
+            receiver,
         };
         window::roll(live.burst.min(IN_FLIGHT) as usize, &mut fixing);
         fixing.progress.finish();
@@ -222,14 +227,21 @@ struct Fixing<'s, 'a> {
     done: Vec<Done>,
     /// First writes sent.
     sent: usize,
+    /// The answers to first writes not judged yet, by target.
+    answers: HashMap<usize, Answer>,
+    /// Each write's thread sends its target's answer.
+    sender: Sender<(usize, Answer)>,
+    receiver: Receiver<(usize, Answer)>,
 }
 
-/// A target started: where it is written and its first write in flight,
-/// or why it is not written.
-type Started<'s> = Result<(Resource, ScopedJoinHandle<'s, Result<Value, Failure>>), Done>;
+/// The answer to a first write.
+type Answer = Result<Value, Failure>;
 
-impl<'s> Rolling for Fixing<'s, '_> {
-    type Started = Started<'s>;
+/// A target started: where it is written, or why it is not written.
+type Started = Result<Resource, Done>;
+
+impl Rolling for Fixing<'_, '_> {
+    type Started = Started;
 
     fn target(&self, t: usize) -> Option<(&Identity, Option<&Identity>)> {
         let (identity, flagged) = self.targets.get(t)?;
@@ -239,7 +251,7 @@ impl<'s> Rolling for Fixing<'s, '_> {
         Some((identity, parent))
     }
 
-    fn start(&mut self, t: usize) -> (Started<'s>, bool) {
+    fn start(&mut self, t: usize) -> (Started, bool) {
         let (identity, flagged) = &self.targets[t];
         let target = audited(self.audits, &self.whole, flagged, identity);
         let (object, id) = (object_of(target), target.reference().to_string());
@@ -268,18 +280,32 @@ impl<'s> Rolling for Fixing<'s, '_> {
         };
         self.sent += 1;
         let (dry_run, written) = (self.live.dry_run, resource.clone());
+        let answers = self.sender.clone();
         // The write needs nothing but the API: it goes from a thread of
         // its own, and the pace spaces it from the others in flight.
-        let write = (self.scope).spawn(move || fix::first_write(api, dry_run, &written, &object));
-        (Ok((resource, write)), true)
+        (self.scope).spawn(move || {
+            let answer = fix::first_write(api, dry_run, &written, &object);
+            // Received: the run judges every write it sends before it ends.
+            let _ = answers.send((t, answer));
+        });
+        (Ok(resource), true)
     }
 
-    fn judge(&mut self, t: usize, started: Started<'s>) {
+    fn answered(&self, t: usize) -> bool {
+        self.answers.contains_key(&t)
+    }
+
+    fn wait(&mut self) {
+        let (t, answer) = (self.receiver.recv()).expect("the run holds a sender itself");
+        self.answers.insert(t, answer);
+    }
+
+    fn judge(&mut self, t: usize, started: Started) {
         let (identity, flagged) = self.targets[t].clone();
         let done = match started {
             Err(done) => done,
-            Ok((resource, write)) => {
-                let first = write.join().expect("a write never panics");
+            Ok(resource) => {
+                let first = (self.answers.remove(&t)).expect("a write is judged once answered");
                 let target = audited(self.audits, &self.whole, &flagged, &identity);
                 let (object, id) = (object_of(target), target.reference().to_string());
                 let (shared, seen, cluster): (&[Audit], &Parents, _) =
