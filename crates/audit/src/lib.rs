@@ -8,7 +8,7 @@
 //! - [`report`] evaluates every object the policy acts on with the policy's
 //!   own core, in validate mode, its look-ups answered from the dump, and
 //!   keeps the explanation, the look-ups and the patch mutate mode would
-//!   apply.
+//!   apply, compactly ([`compact`]: as the text and JSON printed).
 //! - [`live`] judges a live cluster's objects a page at a time, keeping
 //!   per object what the report and `--fix` need.
 //! - [`tree`] is the ownership tree over the objects.
@@ -24,6 +24,7 @@
 #![deny(missing_docs)]
 
 mod audit_error;
+pub mod compact;
 pub mod dump;
 mod dump_answers;
 pub mod live;

@@ -22,9 +22,10 @@ use metadata_propagation_core::request::{AdmissionRequest, GroupVersionKind};
 use serde_json::Value;
 
 use crate::audit_error::AuditError;
+use crate::compact::Json;
 use crate::dump_answers::{LiveSource, Recorder};
 use crate::report::{
-    AuditSettings, Audited, Evaluation, Listed, Report, Status, evaluate_object, reference,
+    AuditSettings, Audited, Evaluation, Kept, Listed, Report, Status, evaluate_object, reference,
 };
 use crate::tree::{self, Identity, Tree};
 
@@ -44,12 +45,12 @@ pub struct Parents {
     declared: Vec<DeclaredLookup>,
     /// What is kept of each kind, worked out from `declared` once per kind
     /// (`None`: no look-up names the kind).
-    kept: HashMap<(String, String), Option<Arc<Kept>>>,
+    kept: HashMap<(String, String), Option<Arc<ParentMask>>>,
 }
 
 /// What is kept of a kind's objects: the union of the masks of the
 /// look-ups that name it.
-struct Kept {
+struct ParentMask {
     projection: Projection<'static>,
     masks: BTreeSet<String>,
 }
@@ -57,7 +58,7 @@ struct Kept {
 /// One possible parent.
 struct View {
     api_version: Arc<str>,
-    kept: Arc<Kept>,
+    kept: Arc<ParentMask>,
     json: Box<[u8]>,
 }
 
@@ -124,7 +125,7 @@ impl Parents {
     }
 
     /// What is kept of objects of `group` and `kind`, if anything.
-    fn kept_of(&mut self, group: &str, kind: &str) -> Option<Arc<Kept>> {
+    fn kept_of(&mut self, group: &str, kind: &str) -> Option<Arc<ParentMask>> {
         let key = (group.to_owned(), kind.to_owned());
         if let Some(kept) = self.kept.get(&key) {
             return kept.clone();
@@ -137,14 +138,14 @@ impl Parents {
         }
         let kept = named.then(|| {
             let masks = projection.field_masks();
-            Arc::new(Kept { projection, masks })
+            Arc::new(ParentMask { projection, masks })
         });
         self.kept.insert(key, kept.clone());
         kept
     }
 }
 
-impl Kept {
+impl ParentMask {
     /// Whether every path `projection` reads is kept.
     fn covers(&self, projection: &Projection<'static>) -> bool {
         projection.field_masks().iter().all(|mask| {
@@ -302,9 +303,14 @@ impl<'a> LiveAudit<'a> {
         if !(self.full || fails) {
             evaluation = None;
         }
+        // Kept until the report: only what it prints, compactly.
+        let detail = evaluation.as_mut().and_then(|e| e.detail.as_mut());
+        if let Some(detail) = detail {
+            detail.explanation.compact();
+        }
         self.parent
             .push(parent.map_or(tree::NO_PARENT, tree::narrow));
-        let object = whole.then(|| object.clone());
+        let object = whole.then(|| Kept::Compact(Json::of(object)));
         let audited = Audited::new(Arc::clone(listed), identity, object, status, evaluation);
         self.objects.push(audited);
         self.seen.insert_last(&self.objects);

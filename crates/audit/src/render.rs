@@ -201,7 +201,8 @@ fn details_text(object: &Audited, evaluation: &Evaluation, out: &mut String) {
             let _ = writeln!(out, "  {line}");
         }
     }
-    if let Some(ops) = evaluation.patch.as_array().filter(|ops| !ops.is_empty()) {
+    let patch = evaluation.patch.value();
+    if let Some(ops) = patch.as_array().filter(|ops| !ops.is_empty()) {
         let _ = writeln!(out, "  patch (what mutate mode would apply):");
         for op in ops {
             let _ = writeln!(out, "    {op}");

@@ -13,7 +13,6 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use metadata_propagation_core::evaluate;
-use metadata_propagation_core::explain::Explanation;
 use metadata_propagation_core::lookup::ObjectRef;
 use metadata_propagation_core::outcome::{Outcome, Verdict};
 use metadata_propagation_core::plan::Plan;
@@ -22,6 +21,7 @@ use metadata_propagation_core::settings::Settings;
 use serde_json::{Value, json};
 
 use crate::audit_error::AuditError;
+use crate::compact::{Explained, Json};
 use crate::dump_answers::{Dump, LookupRecord, Recorder};
 use crate::origin::Origin;
 use crate::tree::{Identity, Tree};
@@ -86,6 +86,11 @@ fn audit(objects: Vec<(Origin, Value)>, settings: &AuditSettings) -> Result<Repo
         })
         .collect();
     drop(dump);
+    let tree = {
+        let values: Vec<&Value> = requests.iter().map(|r| &r.object).collect();
+        let identities: Vec<Identity> = values.iter().map(|o| Identity::of(o)).collect();
+        Tree::build(&values, &identities)
+    };
     let objects: Vec<Audited> = origins
         .into_iter()
         .zip(requests)
@@ -95,14 +100,10 @@ fn audit(objects: Vec<(Origin, Value)>, settings: &AuditSettings) -> Result<Repo
             let listed = Listed::new(origin, api_version);
             let identity = Identity::of(&request.object);
             let status = Status::of(evaluation.as_ref());
-            Audited::new(listed, identity, Some(request.object), status, evaluation)
+            let object = Some(Kept::Read(request.object));
+            Audited::new(listed, identity, object, status, evaluation)
         })
         .collect();
-    let tree = {
-        let values: Vec<&Value> = objects.iter().filter_map(Audited::object).collect();
-        let identities: Vec<Identity> = objects.iter().map(|o| o.identity.clone()).collect();
-        Tree::build(&values, &identities)
-    };
     Ok(Report { objects, tree })
 }
 
@@ -123,7 +124,7 @@ pub struct Audited {
     listed: Arc<Listed>,
     /// Its identity in the tree.
     pub identity: Identity,
-    object: Option<Box<Value>>,
+    object: Option<Box<Kept>>,
     /// The verdict.
     pub status: Status,
     /// `None` when the policy does not act on its kind (Cluster,
@@ -160,7 +161,7 @@ impl Audited {
     pub(crate) fn new(
         listed: Arc<Listed>,
         identity: Identity,
-        object: Option<Value>,
+        object: Option<Kept>,
         status: Status,
         evaluation: Option<Evaluation>,
     ) -> Audited {
@@ -196,9 +197,13 @@ impl Audited {
 
     /// The object as read (or as `--fix` wrote it), when it is kept:
     /// always in a dump; in a live audit, for an object that fails and the
-    /// objects under it (every object with `--full`).
-    pub fn object(&self) -> Option<&Value> {
-        self.object.as_deref()
+    /// objects under it (every object with `--full`). A copy at each call
+    /// (in a live audit, decoded from its compact JSON).
+    pub fn object(&self) -> Option<Value> {
+        self.object.as_deref().map(|kept| match kept {
+            Kept::Read(object) => object.clone(),
+            Kept::Compact(json) => json.value(),
+        })
     }
 
     /// Whether the object is kept ([`Audited::object`]).
@@ -207,9 +212,18 @@ impl Audited {
     }
 
     /// Keeps `object` (as `--fix` wrote it) in place of the one read.
-    pub fn replace_object(&mut self, object: Value) {
-        self.object = Some(Box::new(object));
+    pub fn replace_object(&mut self, object: &Value) {
+        self.object = Some(Box::new(Kept::Compact(Json::of(object))));
     }
+}
+
+/// An object as a report keeps it: as read, in a dump, which holds every
+/// object already; as compact JSON, in a live audit, which keeps only the
+/// objects that fail and those under them, until `--fix` and the report.
+#[derive(Debug)]
+pub(crate) enum Kept {
+    Read(Value),
+    Compact(Json),
 }
 
 /// What the policy answered for one object, and why.
@@ -220,17 +234,17 @@ pub struct Evaluation {
     /// The validate-mode report, one entry per target map.
     pub deviations: Vec<String>,
     /// The JSON patch mutate mode would apply (`[]` when none).
-    pub patch: Value,
+    pub patch: Json,
     /// Why, and what was looked up: kept for every object of a dump, and,
     /// in a live audit, for the objects that fail (all with `--full`).
     pub detail: Option<Detail>,
 }
 
-/// Why an evaluation ended as it did.
+/// Why an evaluation ended as it did, as the report prints it.
 #[derive(Debug)]
 pub struct Detail {
     /// Why each key and tag did or did not flow.
-    pub explanation: Explanation,
+    pub explanation: Explained,
     /// The look-ups the evaluation made, in order.
     pub lookups: Vec<LookupRecord>,
 }
@@ -353,9 +367,9 @@ pub(crate) fn evaluate_object(
     Evaluation {
         outcome,
         deviations,
-        patch,
+        patch: Json::of(&patch),
         detail: Some(Detail {
-            explanation,
+            explanation: Explained::Whole(explanation),
             lookups: recorder.records.into_inner(),
         }),
     }

@@ -151,9 +151,9 @@ fn object_json(object: &Audited, id: &str, parent: Option<String>, depth: usize)
         }
         let lookups: Vec<Value> = detail.lookups.iter().map(lookup_json).collect();
         out.insert("lookups".into(), json!(lookups));
-        out.insert("explanation".into(), json!(detail.explanation));
+        out.insert("explanation".into(), detail.explanation.json());
     }
-    out.insert("patch".into(), evaluation.patch.clone());
+    out.insert("patch".into(), evaluation.patch.value());
     Value::Object(out)
 }
 

@@ -26,7 +26,9 @@ mod pace;
 mod preflight;
 mod progress;
 mod signals;
+mod verdicts;
 mod webhook_scope;
+mod window;
 mod writes;
 
 use std::cell::RefCell;

@@ -1,25 +1,28 @@
 //! `--fix` over the whole audit: which objects are written and in what
 //! order (tree order, each once, a child that deviates from its parent's
 //! write after it), and what each write is judged by (every policy that
-//! found the object deviating).
+//! found the object deviating, [`super::verdicts`]).
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::thread::Scope;
 
-use cluster_audit::live::{Parents, evaluate};
+use cluster_audit::live::Parents;
 use cluster_audit::tree::Identity;
 use cluster_audit::{Audited, Status};
-use metadata_propagation_core::outcome::Verdict;
 use serde_json::Value;
 
 use super::api::{Api, Failure, Resource};
-use super::cluster_reads::{Cluster, ClusterReads};
+use super::cluster_reads::Cluster;
 use super::deployed::Audit;
 use super::fix::{self, Done, FixRun, Fixer, Judgement};
 use super::listing::Discovery;
 use super::preflight::{self, Access};
 use super::progress::Progress;
 use super::signals::Stop;
+use super::verdicts::{hint, judge};
+use super::window::{self, Rolling};
 use crate::cli::LiveArgs;
 
 /// Objects to write, each with the policies (their place in the audits)
@@ -93,9 +96,9 @@ fn audited<'a>(
     &audits[flagged[0]].report.objects[place_in(whole, flagged, identity)]
 }
 
-/// The object a target was audited as: kept whole, as every object that
-/// fails is.
-fn object_of(audited: &Audited) -> &Value {
+/// The object a target was audited as (or as written since): kept whole,
+/// as every object that fails is.
+fn object_of(audited: &Audited) -> Value {
     audited
         .object()
         .expect("an object that fails is kept whole")
@@ -119,10 +122,10 @@ fn place<'a>(
 
 /// Brings each deviating object into line, in tree order, one write each,
 /// after the pre-flight: every policy whose webhook is to write must be
-/// active and registered, or nothing is written. Objects that do not wait
-/// on one another (none is the parent of another) have their first writes
-/// sent together, up to `--burst` (at most [`IN_FLIGHT`]) at once, each at
-/// its turn of the pace; each is then judged in order.
+/// active and registered, or nothing is written. The first writes go
+/// through a rolling window ([`window`]) of `--burst` (at most
+/// [`IN_FLIGHT`]) writes in flight, each at its turn of the pace, and are
+/// judged in target order.
 pub(super) fn fix_all(
     cluster: Cluster,
     audits: &mut [Audit],
@@ -131,7 +134,7 @@ pub(super) fn fix_all(
     stop: &Stop,
 ) -> FixRun {
     let Cluster { api, discovery, .. } = cluster;
-    let (mut targets, mut at) = deviating(audits);
+    let (targets, at) = deviating(audits);
     let found = targets.len();
     let refused: Vec<String> = audits
         .iter_mut()
@@ -156,7 +159,7 @@ pub(super) fn fix_all(
             break;
         }
         let object = object_of(audited(audits, &whole, flagged, identity));
-        if let Ok((resource, namespace)) = place(api, discovery, object) {
+        if let Ok((resource, namespace)) = place(api, discovery, &object) {
             let _ = access.may_patch(api, &resource, namespace);
         }
     }
@@ -172,209 +175,201 @@ pub(super) fn fix_all(
             }
         ),
     }
-    let in_flight = live.burst.min(IN_FLIGHT) as usize;
-    let mut progress = Progress::new(targets.len());
-    let mut results = Vec::with_capacity(targets.len());
-    let mut written = 0;
-    let mut next = 0;
-    while next < targets.len() {
-        // The next objects that do not wait on one another, each with
-        // where it is written or why it is not.
-        let mut batch: Vec<(usize, Result<Resource, Done>)> = Vec::new();
-        let mut in_batch: Vec<&Identity> = Vec::new();
-        while let Some((identity, flagged)) = targets.get(next) {
-            let report = &audits[flagged[0]].report;
-            let index = place_in(&whole, flagged, identity);
-            let target = &report.objects[index];
-            let parent = (report.tree.parent(index)).map(|p| &report.objects[p].identity);
-            let waits = parent.is_some_and(|parent| in_batch.contains(&parent));
-            let attempted = batch.iter().filter(|(_, b)| b.is_ok()).count();
-            if waits || batch.len() == in_flight.max(1) {
-                break;
-            }
-            let (object, id) = (object_of(target), target.reference().to_string());
-            let not_now = match stop.requested() {
-                Some(signal) => Some(format!("interrupted ({signal}) before its write")),
-                None if live
-                    .max_objects
-                    .is_some_and(|max| written + attempted >= max) =>
-                {
-                    Some("--max-objects reached before its write".to_owned())
-                }
-                None => None,
-            };
-            let placed = match not_now {
-                Some(why) => Err(Done::unwritten(id, fix::Outcome::NotAttempted, why)),
-                None => match place(api, discovery, object) {
-                    Err(message) => Err(Done::unwritten(id, fix::Outcome::Error, message)),
-                    Ok((resource, namespace)) => {
-                        match access.may_patch(api, &resource, namespace) {
-                            Err(message) => {
-                                Err(Done::unwritten(id, fix::Outcome::Forbidden, message))
-                            }
-                            Ok(()) => Ok(resource),
-                        }
-                    }
-                },
-            };
-            in_batch.push(identity);
-            batch.push((next, placed));
-            next += 1;
-        }
-        // The first writes, together: the pace spaces them.
-        let firsts: Vec<Option<Result<Value, Failure>>> = std::thread::scope(|scope| {
-            let sent: Vec<_> = (batch.iter())
-                .map(|(t, placed)| {
-                    let (identity, flagged) = &targets[*t];
-                    let object = object_of(audited(audits, &whole, flagged, identity));
-                    placed.as_ref().ok().map(|resource| {
-                        scope.spawn(move || fix::first_write(api, live.dry_run, resource, object))
-                    })
-                })
-                .collect();
-            let answers = sent
-                .into_iter()
-                .map(|handle| handle.map(|h| h.join().expect("a write never panics")));
-            answers.collect()
-        });
-        for ((t, placed), first) in batch.into_iter().zip(firsts) {
-            let (identity, flagged) = targets[t].clone();
-            let (identity, flagged) = (&identity, &flagged);
-            let done = match (placed, first) {
-                (Err(done), _) => done,
-                (Ok(resource), Some(first)) => {
-                    let target = audited(audits, &whole, flagged, identity);
-                    let (object, id) = (object_of(target), target.reference().to_string());
-                    let shared: &[Audit] = audits;
-                    let seen: &Parents = parents;
-                    let judge = |now: &Value| judge(shared, flagged, now, cluster, seen);
-                    let hint = |resource: &Resource| hint(shared, flagged, resource);
-                    let fixer = Fixer {
-                        api,
-                        dry_run: live.dry_run,
-                        judge: &judge,
-                        hint: &hint,
-                    };
-                    fixer.fix(id, &resource, object, first)
-                }
-                (Ok(_), None) => unreachable!("every placed object's first write was sent"),
-            };
-            if done.attempts > 0 {
-                written += 1;
-            }
-            // A child is judged against its parent as it is now; one that
-            // deviates only now (from what admission wrote on its parent) is
-            // written in this run too, after its parent.
-            let wrote = done.changes.as_array().is_some_and(|c| !c.is_empty());
-            if let Some(after) = done.after.as_ref().filter(|_| !live.dry_run && wrote) {
-                parents.keep(after);
-                let mut children: Vec<(Identity, usize)> = Vec::new();
-                for &(p, i) in whole.get(identity).map(Vec::as_slice).unwrap_or_default() {
-                    let report = &mut audits[p].report;
-                    report.objects[i].replace_object(after.clone());
-                    let objects = &report.objects;
-                    children.extend(
-                        (report.tree.children(i)).map(|c| (objects[c].identity.clone(), p)),
-                    );
-                }
-                let before = targets.len();
-                for (child, p) in children {
-                    if at.contains_key(&child) {
-                        continue;
-                    }
-                    // Under an object that failed, every object is kept whole.
-                    let Some(&(_, c)) = whole
-                        .get(&child)
-                        .and_then(|places| places.iter().find(|(q, _)| *q == p))
-                    else {
-                        continue;
-                    };
-                    let now = object_of(&audits[p].report.objects[c]);
-                    if let Judgement::Deviates(_) = judge(audits, &[p], now, cluster, parents) {
-                        at.insert(child.clone(), targets.len());
-                        targets.push((child, vec![p]));
-                    }
-                }
-                progress.grow(&done.id, targets.len() - before);
-            }
-            progress.record(&done);
-            results.push(done);
-        }
-    }
-    progress.finish();
+    let progress = Progress::new(targets.len());
+    let (sender, receiver) = channel();
+    let (targets, done) = std::thread::scope(|scope| {
+        let mut fixing = Fixing {
+            scope,
+            cluster,
+            live,
+            stop,
+            audits,
+            parents,
+            targets,
+            at,
+            whole,
+            access,
+            progress,
+            done: Vec::with_capacity(found),
+            sent: 0,
+            answers: HashMap::new(),
+            sender,
+            receiver,
+        };
+        window::roll(live.burst.min(IN_FLIGHT) as usize, &mut fixing);
+        fixing.progress.finish();
+        (fixing.targets, fixing.done)
+    });
     FixRun {
         deviating: found,
         after_parent: targets.len() - found,
-        done: results,
+        done,
         refused: Vec::new(),
     }
 }
 
-/// The verdict of every policy that found the object deviating on it as it
-/// is now.
-fn judge(
-    audits: &[Audit],
-    flagged: &[usize],
-    now: &Value,
-    cluster: Cluster,
-    parents: &Parents,
-) -> Judgement {
-    let Cluster {
-        api,
-        discovery,
-        read,
-    } = cluster;
-    let mut deviations = Vec::new();
-    for &p in flagged {
-        let audit = &audits[p];
-        let reads = ClusterReads {
-            api,
-            discovery,
-            granted: &audit.policy.context_aware,
-            read,
-        };
-        let evaluation = evaluate(now, &audit.policy.settings, parents, &reads);
-        match Status::of(evaluation.as_ref()) {
-            Status::Compliant | Status::NotEvaluated => {}
-            Status::Deviates => {
-                deviations.extend(evaluation.into_iter().flat_map(|e| e.deviations));
-            }
-            Status::Rejected => {
-                let message = match evaluation.map(|e| e.outcome.verdict) {
-                    Some(Verdict::Reject { message, .. }) => message,
-                    _ => String::new(),
-                };
-                return Judgement::Rejected(format!("policy {}: {message}", audit.policy.name));
-            }
-        }
+/// One run of `--fix`'s writes: the targets, where the audits keep them,
+/// and what was done so far.
+struct Fixing<'s, 'a> {
+    scope: &'s Scope<'s, 'a>,
+    cluster: Cluster<'a>,
+    live: &'a LiveArgs,
+    stop: &'a Stop,
+    audits: &'a mut [Audit],
+    parents: &'a mut Parents,
+    targets: Targets,
+    /// Where each target is in `targets`.
+    at: BTreeMap<Identity, usize>,
+    whole: Whole,
+    access: Access,
+    progress: Progress,
+    /// Each target's ending, in target order.
+    done: Vec<Done>,
+    /// First writes sent.
+    sent: usize,
+    /// The answers to first writes not judged yet, by target.
+    answers: HashMap<usize, Answer>,
+    /// Each write's thread sends its target's answer.
+    sender: Sender<(usize, Answer)>,
+    receiver: Receiver<(usize, Answer)>,
+}
+
+/// The answer to a first write.
+type Answer = Result<Value, Failure>;
+
+/// A target started: where it is written, or why it is not written.
+type Started = Result<Resource, Done>;
+
+impl Rolling for Fixing<'_, '_> {
+    type Started = Started;
+
+    fn target(&self, t: usize) -> Option<(&Identity, Option<&Identity>)> {
+        let (identity, flagged) = self.targets.get(t)?;
+        let report = &self.audits[flagged[0]].report;
+        let index = place_in(&self.whole, flagged, identity);
+        let parent = (report.tree.parent(index)).map(|p| &report.objects[p].identity);
+        Some((identity, parent))
     }
-    match deviations.is_empty() {
-        true => Judgement::Compliant,
-        false => Judgement::Deviates(deviations),
+
+    fn start(&mut self, t: usize) -> (Started, bool) {
+        let (identity, flagged) = &self.targets[t];
+        let target = audited(self.audits, &self.whole, flagged, identity);
+        let (object, id) = (object_of(target), target.reference().to_string());
+        let not_now = match self.stop.requested() {
+            Some(signal) => Some(format!("interrupted ({signal}) before its write")),
+            None if (self.live.max_objects).is_some_and(|max| self.sent >= max) => {
+                Some("--max-objects reached before its write".to_owned())
+            }
+            None => None,
+        };
+        let api = self.cluster.api;
+        let placed = match not_now {
+            Some(why) => Err(Done::unwritten(id, fix::Outcome::NotAttempted, why)),
+            None => match place(api, self.cluster.discovery, &object) {
+                Err(message) => Err(Done::unwritten(id, fix::Outcome::Error, message)),
+                Ok((resource, namespace)) => match self.access.may_patch(api, &resource, namespace)
+                {
+                    Err(message) => Err(Done::unwritten(id, fix::Outcome::Forbidden, message)),
+                    Ok(()) => Ok(resource),
+                },
+            },
+        };
+        let resource = match placed {
+            Ok(resource) => resource,
+            Err(done) => return (Err(done), false),
+        };
+        self.sent += 1;
+        let (dry_run, written) = (self.live.dry_run, resource.clone());
+        let answers = self.sender.clone();
+        // The write needs nothing but the API: it goes from a thread of
+        // its own, and the pace spaces it from the others in flight.
+        (self.scope).spawn(move || {
+            let answer = fix::first_write(api, dry_run, &written, &object);
+            // Received: the run judges every write it sends before it ends.
+            let _ = answers.send((t, answer));
+        });
+        (Ok(resource), true)
+    }
+
+    fn answered(&self, t: usize) -> bool {
+        self.answers.contains_key(&t)
+    }
+
+    fn wait(&mut self) {
+        let (t, answer) = (self.receiver.recv()).expect("the run holds a sender itself");
+        self.answers.insert(t, answer);
+    }
+
+    fn judge(&mut self, t: usize, started: Started) {
+        let (identity, flagged) = self.targets[t].clone();
+        let done = match started {
+            Err(done) => done,
+            Ok(resource) => {
+                let first = (self.answers.remove(&t)).expect("a write is judged once answered");
+                let target = audited(self.audits, &self.whole, &flagged, &identity);
+                let (object, id) = (object_of(target), target.reference().to_string());
+                let (shared, seen, cluster): (&[Audit], &Parents, _) =
+                    (self.audits, self.parents, self.cluster);
+                let judge = |now: &Value| judge(shared, &flagged, now, cluster, seen);
+                let hint = |resource: &Resource| hint(shared, &flagged, resource);
+                let fixer = Fixer {
+                    api: cluster.api,
+                    dry_run: self.live.dry_run,
+                    judge: &judge,
+                    hint: &hint,
+                };
+                fixer.fix(id, &resource, &object, first)
+            }
+        };
+        self.follow(&identity, done);
     }
 }
 
-/// What to check when admission left an object of `resource` deviating.
-fn hint(audits: &[Audit], flagged: &[usize], resource: &Resource) -> String {
-    let checks: Vec<String> = flagged
-        .iter()
-        .map(|&p| {
-            let policy = &audits[p].policy;
-            let name = &policy.name;
-            if policy.mode != "protect" {
-                format!("ClusterAdmissionPolicy {name} is in {} mode, where its patches are not applied", policy.mode)
-            } else if !policy.mutating {
-                format!("ClusterAdmissionPolicy {name} has spec.mutating false: its patches are refused")
-            } else if !policy.rules.iter().any(|rule| rule.sends_updates_of(resource)) {
-                format!("the rules of ClusterAdmissionPolicy {name} send no UPDATE of {}", resource.name())
-            } else {
-                format!(
-                    "check that the webhook of ClusterAdmissionPolicy {name} (clusterwide-{name}) is registered and \
-                     its policy server serves it, with the settings audited here; policy-server answers a look-up \
-                     from what it read in the last 5 s, so a parent changed just before is seen as it was: run again"
-                )
+impl Fixing<'_, '_> {
+    /// Keeps `done`, and, when its write changed the object `identity`,
+    /// the object as written. A child is judged against its parent as it
+    /// is now; one that deviates only now (from what admission wrote on its
+    /// parent) is written in this run too, after its parent.
+    fn follow(&mut self, identity: &Identity, mut done: Done) {
+        let wrote = done.changes.as_array().is_some_and(|c| !c.is_empty());
+        // The object as written is kept once, in the report.
+        let after = done.after.take();
+        if let Some(after) = after.filter(|_| !self.live.dry_run && wrote) {
+            self.parents.keep(&after);
+            let mut children: Vec<(Identity, usize)> = Vec::new();
+            for &(p, i) in self
+                .whole
+                .get(identity)
+                .map(Vec::as_slice)
+                .unwrap_or_default()
+            {
+                let report = &mut self.audits[p].report;
+                report.objects[i].replace_object(&after);
+                let objects = &report.objects;
+                children
+                    .extend((report.tree.children(i)).map(|c| (objects[c].identity.clone(), p)));
             }
-        })
-        .collect();
-    checks.join("; ")
+            let before = self.targets.len();
+            for (child, p) in children {
+                if self.at.contains_key(&child) {
+                    continue;
+                }
+                // Under an object that failed, every object is kept whole.
+                let Some(&(_, c)) = (self.whole.get(&child))
+                    .and_then(|places| places.iter().find(|(q, _)| *q == p))
+                else {
+                    continue;
+                };
+                let now = object_of(&self.audits[p].report.objects[c]);
+                let judged = judge(self.audits, &[p], &now, self.cluster, self.parents);
+                if let Judgement::Deviates(_) = judged {
+                    self.at.insert(child.clone(), self.targets.len());
+                    self.targets.push((child, vec![p]));
+                }
+            }
+            self.progress.grow(&done.id, self.targets.len() - before);
+        }
+        self.progress.record(&done);
+        self.done.push(done);
+    }
 }
