@@ -110,7 +110,7 @@ mod behaviour {
     mod settings;
     // The src/ unit tests share its helpers too.
     #[path = "tags/main.rs"]
-    mod stage_door;
+    mod cloud_tags;
     pub(crate) mod support;
     mod tag_keys;
     mod tag_table_ties;
