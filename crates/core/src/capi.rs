@@ -28,8 +28,6 @@ pub(crate) mod topology;
 use crate::error::Error;
 use crate::explain::ExplanationPart;
 use crate::json::fields;
-use crate::json::projection::Projection;
-use crate::kube::kinds;
 use crate::kube::owners::owner_refs;
 use crate::request::AdmissionRequest;
 use crate::request::lookup::ObjectRef;
@@ -47,7 +45,7 @@ use parent::Parent;
 pub(crate) use resolve::Located;
 use resolve::locate;
 use resolve::{Resolved, resolve_parent};
-use rules::{FieldFlow, Flow, KeyRule, MapFlow, ParentLink, Rule};
+use rules::{FieldFlow, Flow, KeyRule, MapFlow, Rule};
 use serde_json::Value;
 
 pub(crate) use crate::kube::kinds::is_capi_group;
@@ -94,19 +92,6 @@ pub fn owners(object: &Value) -> Vec<(ObjectRef, bool)> {
 }
 pub(crate) use propagation_settings::{CapiSettings, RawCapiSettings};
 
-/// What every route to the CAPI rules reads of an object besides its
-/// rules' paths: its kind and its metadata. `managedFields`, the largest
-/// part of the metadata, is not among them.
-const OBJECT_PATHS: [&[&str]; 7] = [
-    &["apiVersion"],
-    &["kind"],
-    &["metadata", "name"],
-    &["metadata", "namespace"],
-    fields::LABELS,
-    fields::ANNOTATIONS,
-    &["metadata", "ownerReferences"],
-];
-
 /// The CAPI stage as it stands for one request's kind (`child`, found when
 /// the request was routed) under the `capi` section.
 pub(crate) struct CapiForKind<'r> {
@@ -128,28 +113,10 @@ impl<'r> StageForKind<'r> for CapiForKind<'r> {
     /// of the kinds it names, or the topology's Cluster and ClusterClass,
     /// through every path the rule may read of it.
     fn reads<'a>(&'a self, reads: &mut Declared<'a>) {
-        reads.object(OBJECT_PATHS.into_iter().chain(self.child.object_paths()));
-        if !reads.declaring_lookups() {
-            return;
-        }
-        let in_place = self.settings.in_place_fields();
-        for rule in self.child.rules() {
-            match rule.parent {
-                ParentLink::ControllerOwner(parent)
-                | ParentLink::NonControllerOwner(parent)
-                | ParentLink::AnyOwner(parent) => {
-                    let paths = parent_paths::declared_read_paths(rule, in_place);
-                    reads.lookup(Some(parent.group), parent.kind, || Projection::of(&paths));
-                }
-                ParentLink::Topology(entry) => {
-                    let fields = parent_paths::all_field_sources(rule, in_place);
-                    for shape in topology::SHAPES {
-                        let [cluster, class] = shape.projections(entry, &fields);
-                        reads.lookup(Some(kinds::CORE), Some("Cluster"), || cluster);
-                        reads.lookup(Some(kinds::CORE), Some("ClusterClass"), || class);
-                    }
-                }
-            }
+        reads.object(self.child.object_paths());
+        if reads.declaring_lookups() {
+            let in_place = self.settings.in_place_fields();
+            parent_paths::declare_lookups(self.child.rules(), in_place, reads);
         }
     }
 

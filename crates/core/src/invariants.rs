@@ -30,7 +30,7 @@ use crate::capi::owner_link;
 use crate::capi::rules::{self, CAPI_RULES, Endpoint, Flow, ParentLink, Rule, Unit};
 use crate::evaluate::route::{is_kubernetes_group, is_sig_group};
 use crate::json::fields::{ANNOTATIONS, FieldPath};
-use crate::json::go_duration;
+use crate::json::go_duration as duration;
 use crate::json::keyed_list;
 use crate::json::sorted_map;
 use crate::kube::owners;
@@ -309,9 +309,7 @@ fn check_field(
 /// every entry of `before`).
 fn holds(unit: Unit, before: Option<&Value>, after: &Value) -> bool {
     match unit {
-        Unit::Duration => after
-            .as_str()
-            .is_some_and(|t| go_duration::parse(t).is_ok()),
+        Unit::Duration => after.as_str().is_some_and(|t| duration::parse(t).is_ok()),
         Unit::Seconds | Unit::Integer => after.as_i64().is_some_and(|n| i32::try_from(n).is_ok()),
         Unit::IntegerOmitZero => after
             .as_i64()

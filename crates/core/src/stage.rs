@@ -137,16 +137,16 @@ impl<'a> Declared<'a> {
     }
 
     /// An object of `group` and `kind` (`None`: any) the stage may look
-    /// up, through the mask `projection` builds (asked only of the
-    /// look-ups' declaration: the admission path never builds it).
+    /// up, through the mask `projection`; a stage declares its look-ups
+    /// only when [`Declared::declaring_lookups`] (the admission path never
+    /// builds their masks).
     pub(crate) fn lookup(
         &mut self,
         group: Option<&'static str>,
         kind: Option<&'static str>,
-        projection: impl FnOnce() -> Projection<'static>,
+        projection: Projection<'static>,
     ) {
         if self.part == Part::Lookups {
-            let projection = projection();
             self.lookups.push(DeclaredLookup {
                 group,
                 kind,

@@ -5,6 +5,7 @@
 //! object.
 
 use super::rules::{CAPI_RULES, Flow, MACHINE, NODE_BOUND_LABELS, Rule};
+use crate::json::fields;
 
 /// The rules and checks that apply to one child kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,10 +50,10 @@ impl ChildKind {
         &CAPI_RULES[start..start + len]
     }
 
-    /// The paths of an object of this kind the rules read or write, at
-    /// every API version: each flow's targets and the Node-bound label map.
-    /// With the metadata every route reads, what the wire decodes of a
-    /// request's object; the rest passes through as text.
+    /// The paths of an object of this kind the stage reads or writes, at
+    /// every API version: the metadata every route reads ([`OBJECT_PATHS`]),
+    /// each flow's targets and the Node-bound label map. What the wire
+    /// decodes of a request's object; the rest passes through as text.
     pub(crate) fn object_paths(&self) -> impl Iterator<Item = &'static [&'static str]> {
         let flows = self.rules().iter().flat_map(Rule::flows);
         let targets = flows.flat_map(|flow| {
@@ -64,9 +65,25 @@ impl ChildKind {
                 .flatten()
                 .chain(fields.into_iter().flatten())
         });
-        targets.chain(self.node_bound)
+        OBJECT_PATHS
+            .into_iter()
+            .chain(targets)
+            .chain(self.node_bound)
     }
 }
+
+/// What every route to the CAPI rules reads of an object besides its
+/// rules' paths: its kind and its metadata. `managedFields`, the largest
+/// part of the metadata, is not among them.
+const OBJECT_PATHS: [&[&str]; 7] = [
+    &["apiVersion"],
+    &["kind"],
+    &["metadata", "name"],
+    &["metadata", "namespace"],
+    fields::LABELS,
+    fields::ANNOTATIONS,
+    &["metadata", "ownerReferences"],
+];
 
 #[cfg(test)]
 mod tests {

@@ -2,7 +2,35 @@
 //! are the look-up's field masks and the projection its answer is decoded
 //! with.
 
-use super::rules::{Flow, Rule};
+use super::rules::{Flow, ParentLink, Rule};
+use super::topology;
+use crate::json::projection::Projection;
+use crate::kube::kinds;
+use crate::stage::Declared;
+
+/// Declares in `reads` each parent `rules` may look up: an owner of the
+/// kinds a rule names, or the topology's Cluster and ClusterClass, through
+/// every path the rule may read of it.
+pub(super) fn declare_lookups(rules: &'static [Rule], in_place: bool, reads: &mut Declared<'_>) {
+    for rule in rules {
+        match rule.parent {
+            ParentLink::ControllerOwner(parent)
+            | ParentLink::NonControllerOwner(parent)
+            | ParentLink::AnyOwner(parent) => {
+                let paths = declared_read_paths(rule, in_place);
+                reads.lookup(Some(parent.group), parent.kind, Projection::of(&paths));
+            }
+            ParentLink::Topology(entry) => {
+                let fields = all_field_sources(rule, in_place);
+                for shape in topology::SHAPES {
+                    let [cluster, class] = shape.projections(entry, &fields);
+                    reads.lookup(Some(kinds::CORE), Some("Cluster"), cluster);
+                    reads.lookup(Some(kinds::CORE), Some("ClusterClass"), class);
+                }
+            }
+        }
+    }
+}
 
 /// The parent paths `rule` reads of a `kind` parent at the API version
 /// `version`: every map flow's source, and with `in_place` every field
@@ -45,7 +73,7 @@ pub(super) fn read_paths(
 /// Every parent path `rule` may read, whatever the parent's kind and
 /// version: what a look-up of its parent is declared to read
 /// ([`crate::stage::Declared::lookup`]).
-pub(super) fn declared_read_paths(rule: &Rule, in_place: bool) -> Vec<&'static [&'static str]> {
+fn declared_read_paths(rule: &Rule, in_place: bool) -> Vec<&'static [&'static str]> {
     let mut paths = Vec::new();
     for version in VERSIONS {
         // No kind: a parent read by its shape is read at both versions'
@@ -61,7 +89,7 @@ pub(super) fn declared_read_paths(rule: &Rule, in_place: bool) -> Vec<&'static [
 
 /// The field flows' sources of `rule` at every version a parent is read
 /// at.
-pub(super) fn all_field_sources(rule: &Rule, in_place: bool) -> Vec<&'static [&'static str]> {
+fn all_field_sources(rule: &Rule, in_place: bool) -> Vec<&'static [&'static str]> {
     let mut paths = Vec::new();
     for version in VERSIONS {
         for path in field_sources(rule, version, in_place) {

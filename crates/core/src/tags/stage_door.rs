@@ -117,15 +117,17 @@ impl<'r> StageForKind<'r> for TagsForKind<'r> {
         // The object a row's label set starts from: the Cluster, or a
         // managed resource's composite resource (of any XRD), masked to
         // its label set.
+        if !reads.declaring_lookups() {
+            return;
+        }
         let rows = self.rows.table().into_iter().chain(self.rows.managed_row());
         for row in rows {
-            match row.labels {
-                LabelSource::Object => {}
-                LabelSource::ClusterAndObject => {
-                    reads.lookup(Some(kinds::CORE), Some("Cluster"), label_set_mask);
-                }
-                LabelSource::ComposingResource => reads.lookup(None, None, label_set_mask),
-            }
+            let (group, kind) = match row.labels {
+                LabelSource::Object => continue,
+                LabelSource::ClusterAndObject => (Some(kinds::CORE), Some("Cluster")),
+                LabelSource::ComposingResource => (None, None),
+            };
+            reads.lookup(group, kind, label_set_mask());
         }
     }
 

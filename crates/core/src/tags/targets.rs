@@ -18,6 +18,7 @@
 //! DockerMachine), and kinds left for later (GCPMachinePool,
 //! GCPManagedCluster, GCPManagedControlPlane, AzureManaged*). Adding a provider kind is one row.
 
+pub(crate) mod adoption;
 pub(crate) mod composing_xr;
 pub(crate) mod composite;
 pub(crate) mod covering_row;
@@ -31,6 +32,7 @@ use crate::kube::kinds::{self, KindMatch};
 use crate::request::{AdmissionRequest, GroupVersionKind};
 pub(crate) use crate::tags::targets::field::Layout;
 use crate::tags::targets::field::{TagField, WhenEmpty};
+pub(crate) use adoption::Adoption;
 
 /// Whose labels become the object's tags.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,42 +110,6 @@ impl Match {
             Match::CompositeResource => &composite::SHAPE_PATHS,
             Match::ManagedResource => &managed_resource::SHAPE_PATHS,
         }
-    }
-}
-
-/// Which label sets say an object of a row is adopted (DESIGN, "Crossplane
-/// composite resources" and "Managed resources"). Each is asked once per
-/// request, where it is known.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Adoption {
-    /// None: CAPI infrastructure is tagged whatever its labels say.
-    Never,
-    /// The label set its tags are made from, its own (a composite
-    /// resource): asked as the tags are decided, or, when its tag field
-    /// cannot be read, before ([`Adoption::asks_own_early`]).
-    OwnLabelSet,
-    /// Its own label set, before its composite resource is read, so that
-    /// an adopted managed resource costs no look-up; then the composite
-    /// resource's, which its tags are made from, once it is read.
-    OwnThenComposite,
-}
-
-impl Adoption {
-    /// Whether `needs` asks the object's own label set, before any look-up:
-    /// always for a managed resource; for a composite resource, only when
-    /// its tag field cannot be read (an adopted object is never refused
-    /// for its tags), since `decide` asks the same set otherwise.
-    pub(crate) fn asks_own_early(self, field_unreadable: bool) -> bool {
-        match self {
-            Adoption::Never => false,
-            Adoption::OwnLabelSet => field_unreadable,
-            Adoption::OwnThenComposite => true,
-        }
-    }
-
-    /// Whether `decide` asks the label set the tags are made from.
-    pub(crate) fn asks_tag_source(self) -> bool {
-        self != Adoption::Never
     }
 }
 
