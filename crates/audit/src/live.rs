@@ -8,18 +8,20 @@
 //! caller lists parents' kinds first ([`crate::tree::rank`]); a parent not
 //! listed (yet) is asked of the cluster ([`LiveSource`]).
 
+mod parents;
+
 use std::cell::RefCell;
 use std::collections::hash_map::DefaultHasher;
-use std::collections::{BTreeSet, HashMap};
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use hashbrown::HashTable;
-use metadata_propagation_core::evaluate::{DeclaredLookup, declared_lookups};
 use metadata_propagation_core::lookup::{Lookup, LookupError, ObjectRef};
 use metadata_propagation_core::projection::Projection;
-use metadata_propagation_core::request::{AdmissionRequest, GroupVersionKind};
+use metadata_propagation_core::request::AdmissionRequest;
 use serde_json::Value;
+
+pub use parents::{KeptPaths, Parents, lookups_of};
 
 use crate::audit_error::AuditError;
 use crate::compact::Json;
@@ -28,134 +30,6 @@ use crate::report::{
     AuditSettings, Audited, Evaluation, Kept, Listed, Report, Status, evaluate_object, reference,
 };
 use crate::tree::{self, Identity, Tree};
-
-/// The objects a look-up can ask for, as listed: of each, what the
-/// policies' look-ups of its kind read ([`DeclaredLookup`]: the masks the
-/// stages declare), as compact JSON, decoded through a look-up's
-/// projection when asked (a parent is asked by each of its children, and
-/// decoding a small view is cheap beside keeping every projection's answer
-/// for every parent of a cluster). A look-up that reads anything else is
-/// asked of the cluster.
-#[derive(Default)]
-pub struct Parents {
-    views: HashMap<Identity, View>,
-    /// The apiVersions listed, each kept once.
-    versions: BTreeSet<Arc<str>>,
-    /// What the policies may look up.
-    declared: Vec<DeclaredLookup>,
-    /// What is kept of each kind, worked out from `declared` once per kind
-    /// (`None`: no look-up names the kind).
-    kept: HashMap<(String, String), Option<Arc<ParentMask>>>,
-}
-
-/// What is kept of a kind's objects: the union of the masks of the
-/// look-ups that name it.
-struct ParentMask {
-    projection: Projection<'static>,
-    masks: BTreeSet<String>,
-}
-
-/// One possible parent.
-struct View {
-    api_version: Arc<str>,
-    kept: Arc<ParentMask>,
-    json: Box<[u8]>,
-}
-
-impl Parents {
-    /// Parents kept for the look-ups `declared`: the policies' look-ups of
-    /// the kinds an audit lists, under their settings
-    /// ([`metadata_propagation_core::evaluate::declared_lookups`]).
-    pub fn of_lookups(declared: Vec<DeclaredLookup>) -> Self {
-        Parents {
-            declared,
-            ..Parents::default()
-        }
-    }
-
-    /// Parents kept for what the policies of `settings` may look up when
-    /// they judge objects of `kinds`.
-    pub fn for_kinds<'s>(
-        settings: impl IntoIterator<Item = &'s AuditSettings>,
-        kinds: &[GroupVersionKind],
-    ) -> Self {
-        let mut declared = Vec::new();
-        for settings in settings {
-            for kind in kinds {
-                declared.extend(declared_lookups(kind, &settings.validate));
-            }
-        }
-        Parents::of_lookups(declared)
-    }
-
-    /// Keeps `object` when a look-up can ask for its kind: what those
-    /// look-ups read of it. An object written since replaces the one
-    /// listed.
-    pub fn keep(&mut self, object: &Value) {
-        let identity = Identity::of(object);
-        if !tree::may_be_parent(&identity, object) {
-            return;
-        }
-        let Some(kept) = self.kept_of(identity.group(), identity.kind()) else {
-            return;
-        };
-        let api_version = object["apiVersion"].as_str().unwrap_or_default();
-        let api_version = match self.versions.get(api_version) {
-            Some(known) => Arc::clone(known),
-            None => {
-                let new: Arc<str> = Arc::from(api_version);
-                self.versions.insert(Arc::clone(&new));
-                new
-            }
-        };
-        let whole = serde_json::to_vec(object).expect("JSON values always serialise");
-        let Ok(view) = kept.projection.decode(&whole) else {
-            return; // asked of the cluster, which says what is wrong
-        };
-        let json = serde_json::to_vec(&view).expect("JSON values always serialise");
-        let json = json.into_boxed_slice();
-        self.views.insert(
-            identity,
-            View {
-                api_version,
-                kept,
-                json,
-            },
-        );
-    }
-
-    /// What is kept of objects of `group` and `kind`, if anything.
-    fn kept_of(&mut self, group: &str, kind: &str) -> Option<Arc<ParentMask>> {
-        let key = (group.to_owned(), kind.to_owned());
-        if let Some(kept) = self.kept.get(&key) {
-            return kept.clone();
-        }
-        let mut projection = Projection::default();
-        let mut named = false;
-        for lookup in self.declared.iter().filter(|d| d.names(group, kind)) {
-            projection.unite(&lookup.projection);
-            named = true;
-        }
-        let kept = named.then(|| {
-            let masks = projection.field_masks();
-            Arc::new(ParentMask { projection, masks })
-        });
-        self.kept.insert(key, kept.clone());
-        kept
-    }
-}
-
-impl ParentMask {
-    /// Whether every path `projection` reads is kept.
-    fn covers(&self, projection: &Projection<'static>) -> bool {
-        projection.field_masks().iter().all(|mask| {
-            (self.masks.iter()).any(|kept| {
-                mask == kept
-                    || mask.starts_with(kept.as_str()) && mask[kept.len()..].starts_with('.')
-            })
-        })
-    }
-}
 
 /// What a look-up can read of `object`, as compact JSON: all of it but
 /// `metadata.managedFields` and `status`, which no policy field mask names.
@@ -188,12 +62,10 @@ impl Lookup for LiveLookup<'_> {
         if let Some(refusal) = self.live.refusal(object) {
             return Err(LookupError::Denied(refusal));
         }
-        let view = self.parents.views.get(&Identity::of_ref(object));
-        let view = view.filter(|view| *view.api_version == object.api_version);
-        let Some(view) = view.filter(|view| view.kept.covers(projection)) else {
-            return self.live.get(object, projection);
-        };
-        (projection.decode(&view.json)).map_err(|e| LookupError::Failed(e.to_string()))
+        match self.parents.answer(object, projection) {
+            Some(answer) => answer,
+            None => self.live.get(object, projection),
+        }
     }
 }
 
@@ -327,8 +199,8 @@ impl<'a> LiveAudit<'a> {
     /// The report: every object judged, and the tree over them.
     pub fn finish(self) -> Report {
         drop(self.seen);
-        let identities: Vec<&Identity> = self.objects.iter().map(|o| &o.identity).collect();
-        let tree = Tree::of_parents(self.parent, &identities);
+        let objects = &self.objects;
+        let tree = Tree::of_parents(self.parent, &|i| &objects[i].identity);
         Report {
             objects: self.objects,
             tree,
@@ -340,6 +212,7 @@ impl<'a> LiveAudit<'a> {
 mod tests {
     use std::cell::Cell;
 
+    use metadata_propagation_core::request::GroupVersionKind;
     use serde_json::json;
 
     use super::*;

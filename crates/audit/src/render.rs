@@ -34,7 +34,8 @@ fn drawn(report: &Report, form: Form) -> Vec<bool> {
     let mut drawn: Vec<bool> = (report.objects.iter())
         .map(|object| detailed(object, form))
         .collect();
-    for (index, _) in report.tree.walk().into_iter().rev() {
+    let walk: Vec<(usize, usize)> = report.tree.walk().collect();
+    for &(index, _) in walk.iter().rev() {
         if let (true, Some(parent)) = (drawn[index], report.tree.parent(index)) {
             drawn[parent] = true;
         }

@@ -112,14 +112,14 @@ impl Tree {
                 parent.map_or(NO_PARENT, narrow)
             })
             .collect();
-        let identities: Vec<&Identity> = identities.iter().collect();
-        Tree::of_parents(parent, &identities)
+        Tree::of_parents(parent, &|i| &identities[i])
     }
 
     /// The tree over objects whose parents are known (`parent[i]`, an
-    /// index into `identities`, or [`NO_PARENT`]).
-    pub fn of_parents(mut parent: Vec<u32>, identities: &[&Identity]) -> Tree {
-        break_cycles(&mut parent, identities);
+    /// index of the objects, or [`NO_PARENT`]), object `i` being
+    /// `identity(i)`.
+    pub fn of_parents<'i>(mut parent: Vec<u32>, identity: &dyn Fn(usize) -> &'i Identity) -> Tree {
+        break_cycles(&mut parent, identity);
         let mut count = vec![0u32; parent.len() + 1];
         for &p in parent.iter().filter(|&&p| p != NO_PARENT) {
             count[index(p) + 1] += 1;
@@ -143,7 +143,7 @@ impl Tree {
         }
         drop(next);
         let sort = |list: &mut [u32]| {
-            list.sort_by(|&a, &b| order(identities[index(a)], identities[index(b)]));
+            list.sort_by(|&a, &b| order(identity(index(a)), identity(index(b))));
         };
         for i in 0..parent.len() {
             sort(&mut children[index(first_child[i])..index(first_child[i + 1])]);
@@ -184,17 +184,48 @@ impl Tree {
     }
 
     /// Every object, parents before children, siblings in order, with its
-    /// depth (roots are at 0).
-    pub fn walk(&self) -> Vec<(usize, usize)> {
-        let mut out = Vec::with_capacity(self.parent.len());
-        let mut stack: Vec<(usize, usize)> = self.roots().rev().map(|r| (r, 0)).collect();
-        while let Some((node, depth)) = stack.pop() {
-            out.push((node, depth));
-            stack.extend(self.children(node).rev().map(|c| (c, depth + 1)));
+    /// depth (roots are at 0), one at a time: a report of a cluster is
+    /// walked without a list of all its objects.
+    pub fn walk(&self) -> Walk<'_> {
+        Walk {
+            tree: self,
+            roots: self.roots.iter(),
+            stack: Vec::new(),
+            left: self.parent.len(),
         }
-        out
     }
 }
+
+/// [`Tree::walk`]: the subtree of one root at a time, each object's
+/// children stacked as it is visited.
+pub struct Walk<'t> {
+    tree: &'t Tree,
+    roots: std::slice::Iter<'t, u32>,
+    stack: Vec<(usize, usize)>,
+    left: usize,
+}
+
+impl Iterator for Walk<'_> {
+    type Item = (usize, usize);
+
+    fn next(&mut self) -> Option<(usize, usize)> {
+        let (node, depth) = match self.stack.pop() {
+            Some(next) => next,
+            None => (index(*self.roots.next()?), 0),
+        };
+        let children = self.tree.children(node).rev();
+        self.stack.extend(children.map(|c| (c, depth + 1)));
+        self.left = self.left.saturating_sub(1);
+        Some((node, depth))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        // Every object is under a root (cycles are broken).
+        (self.left, Some(self.left))
+    }
+}
+
+impl ExactSizeIterator for Walk<'_> {}
 
 /// `object`'s parent among the objects `find` knows (by identity).
 pub(crate) fn parent_of(
@@ -256,7 +287,7 @@ pub fn rank(group: &str, kind: &str) -> u8 {
 /// Ownership in a consistent dump has no cycles; in one that has, the
 /// object that sorts first in each cycle becomes a root. Each object's chain
 /// of parents is walked once: a walk stops at an object already checked.
-fn break_cycles(parent: &mut [u32], identities: &[&Identity]) {
+fn break_cycles<'i>(parent: &mut [u32], identity: &dyn Fn(usize) -> &'i Identity) {
     #[derive(Clone, Copy, PartialEq, Eq)]
     enum State {
         Unvisited,
@@ -275,7 +306,7 @@ fn break_cycles(parent: &mut [u32], identities: &[&Identity]) {
                     let first = path[at..]
                         .iter()
                         .copied()
-                        .min_by(|&a, &b| order(identities[a], identities[b]))
+                        .min_by(|&a, &b| order(identity(a), identity(b)))
                         .unwrap_or(n);
                     parent[first] = NO_PARENT;
                     break;
@@ -327,7 +358,6 @@ mod tests {
     /// The tree as indented lines, for literal expectations.
     fn lines(tree: &Tree, names: &[String]) -> Vec<String> {
         tree.walk()
-            .into_iter()
             .map(|(i, depth)| format!("{}{}", "  ".repeat(depth), names[i]))
             .collect()
     }

@@ -75,7 +75,7 @@ fn run(args: &AuditArgs) -> Result<Exit> {
     let stop = Stop::watch(api.runtime(), Exit::RunAgain.code())?;
     let policies = read_policies(&api, live)?;
     let discovery = discover(&api)?;
-    let read = RefCell::new(BTreeMap::new());
+    let read = RefCell::default();
     let cluster = Cluster {
         api: &api,
         discovery: &discovery,

@@ -10,7 +10,11 @@
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
+use std::sync::Arc;
+
 use cluster_audit::LiveSource;
+use cluster_audit::live::KeptPaths;
+use metadata_propagation_core::evaluate::DeclaredLookup;
 use metadata_propagation_core::lookup::{LookupError, ObjectRef};
 use metadata_propagation_core::projection::Projection;
 use serde_json::Value;
@@ -45,11 +49,48 @@ pub(super) fn namespace_labels(
     }
 }
 
-/// The objects read one by one (compact JSON, without `managedFields` and
-/// `status`, which no field mask names), and why not, shared by every
-/// policy: a parent that was not listed is asked for by each of its
-/// children, and a whole object as a value is many times its text.
-pub(super) type Reads = RefCell<BTreeMap<ObjectRef, Result<Box<[u8]>, LookupError>>>;
+/// The objects read one by one, and why not, shared by every policy: a
+/// parent that was not listed is asked for by each of its children.
+pub(super) type Reads = RefCell<ReadObjects>;
+
+/// The objects read one by one: of each, what the policies' look-ups of its
+/// kind read ([`KeptPaths`]: the masks the stages declare), as compact
+/// JSON; all of it but `managedFields` and `status` (which no field mask
+/// names) when no declared look-up names its kind. A look-up that reads
+/// outside what is kept is asked of the cluster again, and the object is
+/// kept whole from then on.
+#[derive(Default)]
+pub(super) struct ReadObjects {
+    /// What the policies may look up.
+    declared: Vec<DeclaredLookup>,
+    /// What is kept of each group and kind (`None`: all of it).
+    paths: BTreeMap<(String, String), Option<Arc<KeptPaths>>>,
+    read: BTreeMap<ObjectRef, Result<Read, LookupError>>,
+}
+
+/// One object read: its view pruned by `paths`.
+struct Read {
+    paths: Option<Arc<KeptPaths>>,
+    json: Box<[u8]>,
+}
+
+impl ReadObjects {
+    /// Objects read for the look-ups `declared` (see
+    /// [`cluster_audit::live::Parents::declared`]).
+    pub(super) fn declaring(&mut self, declared: &[DeclaredLookup]) {
+        self.declared = declared.to_vec();
+        self.paths.clear();
+    }
+
+    /// What is kept of objects of `group` and `kind`.
+    fn paths_of(&mut self, group: &str, kind: &str) -> Option<Arc<KeptPaths>> {
+        let key = (group.to_owned(), kind.to_owned());
+        let declared = &self.declared;
+        let paths = self.paths.entry(key);
+        let paths = paths.or_insert_with(|| KeptPaths::of(declared, group, kind).map(Arc::new));
+        paths.clone()
+    }
+}
 
 /// The cluster a run talks to: the client, what discovery found, and the
 /// objects read one by one.
@@ -70,17 +111,47 @@ pub(super) struct ClusterReads<'a> {
 }
 
 impl ClusterReads<'_> {
-    fn read(&self, object: &ObjectRef) -> Result<Value, LookupError> {
-        if let Some(answer) = self.read.borrow().get(object) {
-            let json = answer.as_ref().map_err(Clone::clone)?;
-            return serde_json::from_slice(json).map_err(|e| LookupError::Failed(e.to_string()));
+    /// `object`'s view, of which a look-up reads `masks`: as kept, or asked
+    /// of the cluster.
+    fn read(&self, object: &ObjectRef, masks: &BTreeSet<String>) -> Result<Value, LookupError> {
+        if let Some(answer) = self.read.borrow().read.get(object) {
+            let read = answer.as_ref().map_err(Clone::clone)?;
+            if read.paths.as_ref().is_none_or(|paths| paths.covers(masks)) {
+                return serde_json::from_slice(&read.json)
+                    .map_err(|e| LookupError::Failed(e.to_string()));
+            }
         }
+        let view = self
+            .get_whole(object)
+            .map(|whole| cluster_audit::live::view(&whole));
+        let mut reads = self.read.borrow_mut();
+        let paths = match reads.read.contains_key(object) {
+            true => None, // asked again: kept whole from now on
+            false => reads.paths_of(object.group(), &object.kind),
+        };
+        let kept = view.as_ref().map(|view| Read {
+            json: match &paths {
+                None => view.clone(),
+                Some(paths) => pruned(view, paths),
+            },
+            paths,
+        });
+        reads
+            .read
+            .insert(object.clone(), kept.map_err(Clone::clone));
+        view.and_then(|view| {
+            serde_json::from_slice(&view).map_err(|e| LookupError::Failed(e.to_string()))
+        })
+    }
+
+    /// `object` as the cluster serves it.
+    fn get_whole(&self, object: &ObjectRef) -> Result<Value, LookupError> {
         let resource = self
             .discovery
             .borrow_mut()
             .kind(self.api, &object.api_version, &object.kind)
             .map_err(LookupError::Failed);
-        let answer = resource.and_then(|resource| {
+        resource.and_then(|resource| {
             let namespace = match (resource.namespaced, object.namespace.as_deref()) {
                 (true, None | Some("")) => {
                     return Err(LookupError::Failed(format!(
@@ -97,11 +168,17 @@ impl ClusterReads<'_> {
                     Some(404) => LookupError::NotFound,
                     _ => LookupError::Failed(failure.to_string()),
                 })
-        });
-        let kept = answer.map(|whole| cluster_audit::live::view(&whole));
-        self.read.borrow_mut().insert(object.clone(), kept);
-        self.read(object)
+        })
     }
+}
+
+/// `view` pruned as a look-up's masks prune it, by all that `paths` keeps:
+/// what any look-up they cover reads of it.
+fn pruned(view: &[u8], paths: &KeptPaths) -> Box<[u8]> {
+    let view: Value = serde_json::from_slice(view).expect("a view is JSON");
+    let pruned = field_mask::prune(&view, Some(paths.masks()));
+    let json = serde_json::to_vec(&pruned).expect("JSON values always serialise");
+    json.into_boxed_slice()
 }
 
 impl LiveSource for ClusterReads<'_> {
@@ -120,12 +197,98 @@ impl LiveSource for ClusterReads<'_> {
         object: &ObjectRef,
         projection: &Projection<'static>,
     ) -> Result<Value, LookupError> {
-        let whole = self.read(object)?;
         let masks = projection.field_masks();
+        let whole = self.read(object, &masks)?;
         let pruned = field_mask::prune(&whole, Some(&masks));
         let json = serde_json::to_vec(&pruned).expect("JSON values always serialise");
         projection
             .decode(&json)
             .map_err(|e| LookupError::Failed(e.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::api::fake_api_server::{Seen, discovery, fake_api, ok};
+    use super::*;
+    use serde_json::json;
+
+    fn machine_set() -> Value {
+        json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineSet",
+               "metadata": {"name": "ms", "namespace": "default", "labels": {"a": "1"},
+                            "managedFields": [{"manager": "capi"}]},
+               "spec": {"replicas": 3, "selector": {"matchLabels": {"a": "1"}},
+                        "template": {"metadata": {"labels": {"b": "2"}},
+                                     "spec": {"version": "v1.34.4"}}},
+               "status": {"replicas": 3}})
+    }
+
+    #[test]
+    fn a_parent_not_listed_keeps_what_the_look_ups_read_and_is_asked_again_for_the_rest() {
+        let served = discovery(true);
+        let (api, log) = fake_api(move |seen: &Seen| match seen.uri.as_str() {
+            "/apis/cluster.x-k8s.io/v1beta2/namespaces/default/machinesets/ms" => {
+                ok(&machine_set())
+            }
+            _ => served(seen),
+        });
+        let discovery = RefCell::new(Discovery::new(&api).unwrap());
+        let read = Reads::default();
+        // What a Machine's rules read of its MachineSet.
+        let template_labels: &[&'static str] = &["spec", "template", "metadata", "labels"];
+        read.borrow_mut().declaring(&[DeclaredLookup {
+            group: Some("cluster.x-k8s.io"),
+            kind: Some("MachineSet"),
+            projection: Projection::of(&[template_labels]),
+        }]);
+        let granted = BTreeSet::from([(
+            "cluster.x-k8s.io/v1beta2".to_owned(),
+            "MachineSet".to_owned(),
+        )]);
+        let reads = ClusterReads {
+            api: &api,
+            discovery: &discovery,
+            granted: &granted,
+            read: &read,
+        };
+        let gets = || {
+            (log.lock().unwrap().iter())
+                .filter(|s| s.uri.contains("/ms"))
+                .count()
+        };
+        let reference = ObjectRef::of(&machine_set());
+        let get = |paths: &[&[&'static str]]| reads.get(&reference, &Projection::of(paths));
+
+        let labels = json!({"spec": {"template": {"metadata": {"labels": {"b": "2"}}}}});
+        assert_eq!(get(&[template_labels]).unwrap(), labels);
+        assert_eq!(get(&[template_labels]).unwrap(), labels);
+        assert_eq!(gets(), 1, "read once");
+        // Kept: the metadata, which every answer holds, and the template's
+        // labels; not the rest of the spec, nor the status.
+        let kept = |reference: &ObjectRef| {
+            let reads = read.borrow();
+            let kept = reads.read[reference].as_ref().unwrap();
+            serde_json::from_slice::<Value>(&kept.json).unwrap()
+        };
+        assert_eq!(
+            kept(&reference),
+            json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineSet",
+                   "metadata": {"name": "ms", "namespace": "default", "labels": {"a": "1"}},
+                   "spec": {"template": {"metadata": {"labels": {"b": "2"}}}}})
+        );
+
+        // A look-up outside what is kept is asked of the cluster, and the
+        // object is kept whole from then on.
+        let replicas = get(&[&["spec", "replicas"]]).unwrap();
+        assert_eq!(replicas, json!({"spec": {"replicas": 3}}));
+        assert_eq!(gets(), 2);
+        let version = get(&[&["spec", "template", "spec", "version"]]).unwrap();
+        assert_eq!(
+            version,
+            json!({"spec": {"template": {"spec": {"version": "v1.34.4"}}}})
+        );
+        assert_eq!(get(&[template_labels]).unwrap(), labels);
+        assert_eq!(gets(), 2);
+        assert!(kept(&reference)["spec"]["selector"].is_object());
     }
 }

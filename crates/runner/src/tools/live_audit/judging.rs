@@ -89,6 +89,8 @@ pub(super) fn list_and_judge(
         })
         .collect();
     let mut parents = Parents::for_kinds(policies.iter().map(|p| &p.settings), &listed);
+    // A parent not listed keeps as much of itself.
+    read.borrow_mut().declaring(parents.declared());
     let mut namespaces = NamespaceLabels::new();
     let mut progress = Listing::new();
     let mut relisted = BTreeSet::new();
