@@ -11,7 +11,7 @@ mod object_projection;
 pub(crate) mod route;
 mod stage_list;
 
-pub use crate::stage::DeclaredLookup;
+pub use crate::stage::{DeclaredLookup, LookupGroup};
 pub use declared_lookups::declared_lookups;
 pub(crate) use object_projection::{
     default_projection_covers, object_projection, old_object_projection,

@@ -9,6 +9,7 @@
 use crate::error::Error;
 use crate::explain::ExplanationPart;
 use crate::json::projection::Projection;
+use crate::kube::kinds::is_capi_group;
 use crate::request::AdmissionRequest;
 use crate::request::plan::Plan;
 use crate::request::reads::{Need, Reads};
@@ -94,25 +95,44 @@ pub(crate) enum Part {
     Lookups,
 }
 
-/// An object a stage may look up, by its group and kind (`None`: any), and
-/// the mask it reads it through: what an audit that lists the cluster
-/// keeps of each possible parent, and what the tests hold every look-up
-/// to.
+/// An object a stage may look up, by its group and kind, and the mask it
+/// reads it through: what an audit that lists the cluster keeps of each
+/// possible parent, and what the tests hold every look-up to.
 #[derive(Debug, Clone)]
 pub struct DeclaredLookup {
-    /// Its API group; `None`: any (a managed resource's composite
-    /// resource, of a user's XRD).
-    pub group: Option<&'static str>,
-    /// Its kind; `None`: any kind of the group.
+    /// The API groups it may be of.
+    pub group: LookupGroup,
+    /// Its kind; `None`: any kind of those groups.
     pub kind: Option<&'static str>,
     /// The mask, as paths kept whole.
     pub projection: Projection<'static>,
 }
 
+/// The API groups a declared look-up's object may be of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LookupGroup {
+    /// This group (a CAPI parent, a Cluster).
+    Named(&'static str),
+    /// Any group but Cluster API's (`kube::kinds::is_capi_group`): a
+    /// managed resource's composite resource, of a user's XRD, which is
+    /// never a Cluster API object.
+    AnyButClusterApi,
+}
+
+impl LookupGroup {
+    /// Whether an object of `group` may be one it names.
+    pub fn names(self, group: &str) -> bool {
+        match self {
+            LookupGroup::Named(named) => named == group,
+            LookupGroup::AnyButClusterApi => !is_capi_group(group),
+        }
+    }
+}
+
 impl DeclaredLookup {
     /// Whether an object of `group` and `kind` is one it names.
     pub fn names(&self, group: &str, kind: &str) -> bool {
-        self.group.is_none_or(|g| g == group) && self.kind.is_none_or(|k| k == kind)
+        self.group.names(group) && self.kind.is_none_or(|k| k == kind)
     }
 }
 
@@ -136,13 +156,13 @@ impl<'a> Declared<'a> {
         }
     }
 
-    /// An object of `group` and `kind` (`None`: any) the stage may look
-    /// up, through the mask `projection`; a stage declares its look-ups
-    /// only when [`Declared::declaring_lookups`] (the admission path never
-    /// builds their masks).
+    /// An object of `group` and `kind` (`None`: any of the groups) the
+    /// stage may look up, through the mask `projection`; a stage declares
+    /// its look-ups only when [`Declared::declaring_lookups`] (the
+    /// admission path never builds their masks).
     pub(crate) fn lookup(
         &mut self,
-        group: Option<&'static str>,
+        group: LookupGroup,
         kind: Option<&'static str>,
         projection: Projection<'static>,
     ) {
@@ -266,5 +286,22 @@ impl<'r> StageReport<'r> {
             reported,
             trace: trace.map(|trace| Box::new(trace) as Box<dyn StageTrace + 'r>),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LookupGroup::{AnyButClusterApi, Named};
+
+    #[test]
+    fn a_composite_resource_is_of_any_group_but_cluster_apis() {
+        for group in ["platform.example.org", "", "apps", "addons.x-k8s.io"] {
+            assert!(AnyButClusterApi.names(group), "{group}");
+        }
+        for group in ["cluster.x-k8s.io", "infrastructure.cluster.x-k8s.io"] {
+            assert!(!AnyButClusterApi.names(group), "{group}");
+        }
+        assert!(Named("cluster.x-k8s.io").names("cluster.x-k8s.io"));
+        assert!(!Named("cluster.x-k8s.io").names("controlplane.cluster.x-k8s.io"));
     }
 }

@@ -7,6 +7,7 @@ use super::topology;
 use crate::json::projection::Projection;
 use crate::kube::kinds;
 use crate::stage::Declared;
+use crate::stage::LookupGroup::Named;
 
 /// Declares in `reads` each parent `rules` may look up: an owner of the
 /// kinds a rule names, or the topology's Cluster and ClusterClass, through
@@ -18,14 +19,14 @@ pub(super) fn declare_lookups(rules: &'static [Rule], in_place: bool, reads: &mu
             | ParentLink::NonControllerOwner(parent)
             | ParentLink::AnyOwner(parent) => {
                 let paths = declared_read_paths(rule, in_place);
-                reads.lookup(Some(parent.group), parent.kind, Projection::of(&paths));
+                reads.lookup(Named(parent.group), parent.kind, Projection::of(&paths));
             }
             ParentLink::Topology(entry) => {
                 let fields = all_field_sources(rule, in_place);
                 for shape in topology::SHAPES {
                     let [cluster, class] = shape.projections(entry, &fields);
-                    reads.lookup(Some(kinds::CORE), Some("Cluster"), cluster);
-                    reads.lookup(Some(kinds::CORE), Some("ClusterClass"), class);
+                    reads.lookup(Named(kinds::CORE), Some("Cluster"), cluster);
+                    reads.lookup(Named(kinds::CORE), Some("ClusterClass"), class);
                 }
             }
         }

@@ -16,6 +16,7 @@ use crate::kube::kinds;
 use crate::request::plan::Plan;
 use crate::request::reads::{Need, Reads};
 use crate::request::{AdmissionRequest, GroupVersionKind};
+use crate::stage::LookupGroup::{AnyButClusterApi, Named};
 use crate::stage::{Declared, Stage, StageForKind, StageReport, StageTrace};
 use crate::tags::said::label_fates::TagsExplanation;
 use crate::tags::targets::covering_row::KindRows;
@@ -115,8 +116,9 @@ impl<'r> StageForKind<'r> for TagsForKind<'r> {
             reads.old_object(|| true, row.field.segments());
         }
         // The object a row's label set starts from: the Cluster, or a
-        // managed resource's composite resource (of any XRD), masked to
-        // its label set.
+        // managed resource's composite resource (of any XRD, never of a
+        // Cluster API group: `managed_resource::composing_resource`),
+        // masked to its label set.
         if !reads.declaring_lookups() {
             return;
         }
@@ -124,8 +126,8 @@ impl<'r> StageForKind<'r> for TagsForKind<'r> {
         for row in rows {
             let (group, kind) = match row.labels {
                 LabelSource::Object => continue,
-                LabelSource::ClusterAndObject => (Some(kinds::CORE), Some("Cluster")),
-                LabelSource::ComposingResource => (None, None),
+                LabelSource::ClusterAndObject => (Named(kinds::CORE), Some("Cluster")),
+                LabelSource::ComposingResource => (AnyButClusterApi, None),
             };
             reads.lookup(group, kind, label_set_mask());
         }

@@ -13,6 +13,7 @@ use super::mr_catalogue::{self, Family};
 use crate::json::fields::{self, FieldPath, Path};
 use crate::json::null_unset::null_is_default;
 use crate::json::quote::quoted;
+use crate::kube::kinds::is_capi_group;
 use crate::kube::owners;
 use crate::request::lookup::ObjectRef;
 use crate::settings_problem::{SettingsProblem, SettingsProblemKind};
@@ -235,9 +236,10 @@ impl ManagedResources {
 /// warning (docs/managed-resources.md, "What is left alone").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum LeftAlone {
-    /// No controller ownerReference, or no `crossplane.io/composite`
-    /// label: Crossplane did not compose it, and its own labels are not a
-    /// source.
+    /// No controller ownerReference, no `crossplane.io/composite` label,
+    /// or a controller of a Cluster API group (never a composite
+    /// resource): Crossplane did not compose it, and its own labels are
+    /// not a source.
     NotComposed,
     /// `metadata.deletionTimestamp` is set.
     BeingDeleted,
@@ -266,8 +268,9 @@ impl LeftAlone {
 
 /// The composite resource that composed the MR `object` (in `namespace`,
 /// empty for a cluster-scoped MR): its controller ownerReference, when it
-/// carries the `crossplane.io/composite` label too; or why the MR is left
-/// alone. An ownerReference entry missing a member is no controller: the
+/// carries the `crossplane.io/composite` label too and the controller is
+/// of no Cluster API group (an XR never is: the tags stage declares the
+/// look-up so); or why the MR is left alone. An ownerReference entry missing a member is no controller: the
 /// API server refuses such entries.
 pub(crate) fn composing_resource(object: &Value, namespace: &str) -> Result<ObjectRef, LeftAlone> {
     let deleting = fields::get(object, &["metadata", "deletionTimestamp"])
@@ -286,7 +289,9 @@ pub(crate) fn composing_resource(object: &Value, namespace: &str) -> Result<Obje
     let owners = owners::owner_refs(object).unwrap_or_default();
     let controller = owners.iter().find(|owner| owner.controller);
     match controller {
-        Some(owner) if composed => Ok(owner.object_ref(Some(namespace).filter(|n| !n.is_empty()))),
+        Some(owner) if composed && !is_capi_group(owner.group()) => {
+            Ok(owner.object_ref(Some(namespace).filter(|n| !n.is_empty())))
+        }
         _ => Err(LeftAlone::NotComposed),
     }
 }
@@ -476,6 +481,7 @@ mod tests {
     #[case::no_label(json!({"ownerReferences": owner()}), json!({}), LeftAlone::NotComposed)]
     #[case::empty_label(json!({"labels": {COMPOSITE_LABEL: ""}, "ownerReferences": owner()}), json!({}), LeftAlone::NotComposed)]
     #[case::no_controller(json!({"labels": {COMPOSITE_LABEL: "net"}, "ownerReferences": [{"apiVersion": "v1", "kind": "X", "name": "n", "uid": "u"}]}), json!({}), LeftAlone::NotComposed)]
+    #[case::capi_controller(json!({"labels": {COMPOSITE_LABEL: "net"}, "ownerReferences": [{"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Machine", "name": "m", "uid": "u", "controller": true}]}), json!({}), LeftAlone::NotComposed)]
     #[case::deleting(json!({"labels": {COMPOSITE_LABEL: "net"}, "ownerReferences": owner(), "deletionTimestamp": "2026-01-01T00:00:00Z"}), json!({}), LeftAlone::BeingDeleted)]
     #[case::observe_only(json!({"labels": {COMPOSITE_LABEL: "net"}, "ownerReferences": owner()}), json!({"managementPolicies": ["Observe"]}), LeftAlone::NeverWritten)]
     fn left_alone(#[case] metadata: Value, #[case] spec: Value, #[case] why: LeftAlone) {

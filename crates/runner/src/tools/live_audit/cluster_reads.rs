@@ -211,6 +211,7 @@ impl LiveSource for ClusterReads<'_> {
 mod tests {
     use super::super::api::fake_api_server::{Seen, discovery, fake_api, ok};
     use super::*;
+    use metadata_propagation_core::evaluate::LookupGroup;
     use serde_json::json;
 
     fn machine_set() -> Value {
@@ -237,7 +238,7 @@ mod tests {
         // What a Machine's rules read of its MachineSet.
         let template_labels: &[&'static str] = &["spec", "template", "metadata", "labels"];
         read.borrow_mut().declaring(&[DeclaredLookup {
-            group: Some("cluster.x-k8s.io"),
+            group: LookupGroup::Named("cluster.x-k8s.io"),
             kind: Some("MachineSet"),
             projection: Projection::of(&[template_labels]),
         }]);
