@@ -6,6 +6,7 @@
 //! than to itself.
 
 use crate::json::fields;
+use crate::kube::kinds::is_capi_group;
 use crate::kube::owners;
 use crate::settings::Settings;
 use crate::tags::CloudTagSettings;
@@ -123,7 +124,8 @@ pub(crate) fn is_managed_resource(object: &Value, namespace: &str) -> bool {
 
 /// Whether the MR `object` is left as submitted whatever its XR says
 /// (docs/managed-resources.md, "What is left alone"): not composed (no
-/// ownerReference with `controller: true`, or no non-empty
+/// ownerReference with `controller: true`, a controller of a Cluster API
+/// group, which is never a composite resource, or no non-empty
 /// `crossplane.io/composite` label), being deleted, never written by its
 /// provider (`spec.managementPolicies` without `*`, `Create`, `Update`), or
 /// labelled `platform/origin: adopted` itself. An ownerReferences list that
@@ -133,7 +135,9 @@ pub(crate) fn managed_resource_left_alone(object: &Value) -> bool {
     let composed = metadata["labels"]["crossplane.io/composite"]
         .as_str()
         .is_some_and(|name| !name.is_empty());
-    let controlled = (owners::owner_refs(object).unwrap_or_default().iter()).any(|o| o.controller);
+    let owners = owners::owner_refs(object).unwrap_or_default();
+    let controller = owners.iter().find(|o| o.controller);
+    let controlled = controller.is_some_and(|o| !is_capi_group(o.group()));
     let deleting = !metadata["deletionTimestamp"].is_null();
     let written = match &object["spec"]["managementPolicies"] {
         Value::Array(policies) => {
