@@ -85,7 +85,7 @@ fn look_up_parents(payload: Payload<'_>, lookup: &dyn Lookup) -> Result<(), Outc
     }
     let settings = (settings.parse()).map_err(|error| Error::from(error).into_outcome())?;
     let stages = evaluate::stages(&request.kind, route, &settings);
-    let covered = evaluate::default_projection_covers(&stages);
+    let covered = || evaluate::default_projection_covers(&stages);
     let projection = || evaluate::object_projection(&stages);
     if let Some(object) = object {
         let (value, _shape) = object

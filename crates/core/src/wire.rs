@@ -102,7 +102,7 @@ fn validate_steps(
     };
     step(Step::Settings);
     let stages = stages(&request.kind, route, &settings);
-    let covered = default_projection_covers(&stages);
+    let covered = || default_projection_covers(&stages);
     let projection = || object_projection(&stages);
     let shape = match object
         .map(|object| object.split(covered, projection))

@@ -61,10 +61,12 @@ pub(crate) fn with_projection_before_settings<R>(
     }
     let settings = Settings::before_read();
     let stages = stages(kind, route, &settings);
-    let declared = declared(&stages, Part::Object);
-    match declared.by_settings() {
-        true => split(None),
-        false => split(Some(&declared.into_projection())),
+    // Asked first, without building a projection: where a stage declares
+    // paths only the settings name (a managed resource's kind), the one
+    // the stages would declare now is never used.
+    match default_projection_covers(&stages) {
+        false => split(None),
+        true => split(Some(&object_projection(&stages))),
     }
 }
 

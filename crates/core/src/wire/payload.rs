@@ -158,15 +158,15 @@ impl<'a> Object<'a> {
     /// beyond is decoded but not read, and written back as its text),
     /// otherwise what `projection` keeps beyond is decoded from the parts
     /// the first split kept as text ([`Shape::refine`]), or split from its
-    /// text when it was not split. `projection` is built only when it is
-    /// needed.
+    /// text when it was not split. `covered` is asked, and `projection`
+    /// built, only when needed: an object kept as text asks nothing.
     pub(crate) fn split<'p>(
         self,
-        covered: bool,
+        covered: impl FnOnce() -> bool,
         projection: impl FnOnce() -> Projection<'p>,
     ) -> Result<(Value, Shape<'a>), serde_json::Error> {
         match self {
-            Object::Split { value, shape, .. } if covered => Ok((value, shape)),
+            Object::Split { value, shape, .. } if covered() => Ok((value, shape)),
             Object::Split {
                 mut value,
                 mut shape,
