@@ -11,8 +11,6 @@
 mod parents;
 
 use std::cell::RefCell;
-use std::collections::hash_map::DefaultHasher;
-use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use hashbrown::HashTable;
@@ -100,15 +98,8 @@ struct Seen {
 }
 
 impl Seen {
-    fn hash(identity: &Identity) -> u64 {
-        // Fixed keys: the same run, the same table.
-        let mut hasher = DefaultHasher::new();
-        identity.hash(&mut hasher);
-        hasher.finish()
-    }
-
     fn get(&self, objects: &[Audited], identity: &Identity) -> Option<usize> {
-        let found = (self.places).find(Self::hash(identity), |&i| {
+        let found = (self.places).find(tree::place_hash(identity), |&i| {
             objects[i as usize].identity == *identity
         });
         found.map(|&i| i as usize)
@@ -118,8 +109,8 @@ impl Seen {
     fn insert_last(&mut self, objects: &[Audited]) {
         let last = objects.last().expect("an object was just added");
         let place = tree::narrow(objects.len() - 1);
-        (self.places).insert_unique(Self::hash(&last.identity), place, |&i| {
-            Self::hash(&objects[i as usize].identity)
+        (self.places).insert_unique(tree::place_hash(&last.identity), place, |&i| {
+            tree::place_hash(&objects[i as usize].identity)
         });
     }
 }

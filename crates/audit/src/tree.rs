@@ -22,6 +22,8 @@
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
 
 use metadata_propagation_core::capi;
 use metadata_propagation_core::lookup::ObjectRef;
@@ -92,6 +94,14 @@ fn index(i: u32) -> usize {
 /// Object `i`'s place in a tree (fewer than `u32::MAX` objects).
 pub fn narrow(i: usize) -> u32 {
     u32::try_from(i).expect("fewer than u32::MAX objects")
+}
+
+/// `identity`'s hash in a table of 4-byte places (the objects seen, the
+/// parents kept), under fixed keys: the same run, the same table.
+pub(crate) fn place_hash(identity: &Identity) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    identity.hash(&mut hasher);
+    hasher.finish()
 }
 
 impl Tree {

@@ -5,9 +5,7 @@
 //! a MachineSet, the XRs of a team carry the same labels and annotations),
 //! so each distinct view is kept once.
 
-use std::collections::hash_map::DefaultHasher;
 use std::collections::{BTreeSet, HashMap, HashSet};
-use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use hashbrown::HashTable;
@@ -100,13 +98,6 @@ struct Parent {
 /// Parents to a chunk of [`Parents::table`] (56 KiB).
 const CHUNK: usize = 1024;
 
-fn hash(identity: &Identity) -> u64 {
-    // Fixed keys: the same run, the same table.
-    let mut hasher = DefaultHasher::new();
-    identity.hash(&mut hasher);
-    hasher.finish()
-}
-
 impl Parents {
     /// Parents kept for the look-ups `declared`: the policies' look-ups of
     /// the kinds an audit lists, under their settings
@@ -171,7 +162,7 @@ impl Parents {
     /// Where the parent `identity` is in `table`.
     fn place(&self, identity: &Identity) -> Option<usize> {
         let table = &self.table;
-        let found = (self.places).find(hash(identity), |&i| {
+        let found = (self.places).find(tree::place_hash(identity), |&i| {
             let i = i as usize;
             table[i / CHUNK][i % CHUNK].identity == *identity
         });
@@ -184,7 +175,7 @@ impl Parents {
             self.table.push(Vec::with_capacity(CHUNK));
         }
         let place = (self.table.len() - 1) * CHUNK + self.table.last().map_or(0, Vec::len);
-        let hashed = hash(&parent.identity);
+        let hashed = tree::place_hash(&parent.identity);
         self.table
             .last_mut()
             .expect("a chunk was just made")
@@ -192,7 +183,7 @@ impl Parents {
         let chunks = &self.table;
         (self.places).insert_unique(hashed, tree::narrow(place), |&i| {
             let i = i as usize;
-            hash(&chunks[i / CHUNK][i % CHUNK].identity)
+            tree::place_hash(&chunks[i / CHUNK][i % CHUNK].identity)
         });
     }
 

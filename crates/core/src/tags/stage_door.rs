@@ -7,7 +7,7 @@ use super::contract_names::{ANNOTATIONS, LABELS};
 use super::needs::{self, TagNeeds};
 use super::object_read::NAME_PATHS;
 use super::targets::label_source::{OWNER_PATHS, label_set_mask};
-use super::targets::{LabelSource, Match, ProfileChoice, Target};
+use super::targets::{LabelSource, ProfileChoice, Target};
 use super::{Trace, render};
 use crate::error::Error;
 use crate::explain::ExplanationPart;
@@ -61,17 +61,17 @@ pub(crate) fn for_kind<'r>(kind: &GroupVersionKind, settings: &'r TagSettings) -
 /// What the decision of `row` reads of the object besides its labels and
 /// annotations: the row's tag field and what tells its objects apart
 /// ([`Target::reads`]), what finds the object its label set starts from
-/// (its owners), and what names it in messages. A managed resource's
-/// shape reads its owners and names already: they are not declared twice
-/// (the projection is built on every request).
+/// (its owners), and what names it in messages. A managed resource's row
+/// (the one row whose labels come from its composing resource) reads its
+/// owners and names through its shape, which `Target::reads` declares:
+/// they are not declared twice (the projection is built on every request).
 fn row_reads(row: &Target) -> impl Iterator<Item = Segments<'_, '_>> {
-    let in_shape = row.matches == Match::ManagedResource;
-    let owners: &[&[&str]] = match row.labels {
-        _ if in_shape => &[],
-        LabelSource::Object => &[],
-        LabelSource::ClusterAndObject | LabelSource::ComposingResource => &OWNER_PATHS,
+    let (owners, named): (&[&[&str]], bool) = match row.labels {
+        LabelSource::Object => (&[], row.named_in_messages),
+        LabelSource::ClusterAndObject => (&OWNER_PATHS, row.named_in_messages),
+        LabelSource::ComposingResource => (&[], false),
     };
-    let named: &[&[&str]] = match row.named_in_messages && !in_shape {
+    let named: &[&[&str]] = match named {
         true => &NAME_PATHS,
         false => &[],
     };
